@@ -1,0 +1,117 @@
+# hexagon_tpu - C core, reference backend, htpu command, tests.
+#
+# Targets
+#   all (default)  static + shared library, reference backend libraries, htpu, htpu-refbuild
+#   test           C tests under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
+#   valgrind       C tests under valgrind --leak-check=full (build/plain)
+#   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   clean
+#
+# Variables
+#   CC, CROSSCOMPILE (prefix such as aarch64-linux-gnu-), CFLAGS, LDFLAGS, DEBUG=1, V=1,
+#   BUILD (output directory, default build/plain), WERROR=0 to drop -Werror.
+#
+# Nothing Qualcomm is linked: QNN libraries are dlopen'ed at run time (-ldl only).
+
+CROSSCOMPILE ?=
+CC := $(if $(CROSSCOMPILE),$(CROSSCOMPILE)gcc,$(CC))
+BUILD ?= build/plain
+WERROR ?= 1
+DEBUG ?= 0
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+        -Wcast-align -Wformat=2 -Wvla $(if $(filter 1,$(WERROR)),-Werror,)
+OPT := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) $(OPT) \
+               -Iinclude -Isrc -Ireference/model -MMD -MP
+ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
+ALL_LDFLAGS := $(SAN) $(LDFLAGS)
+LIBS := -ldl -lpthread -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+CORE_SRC := $(sort $(wildcard src/*.c))
+REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
+# the quantization kernels are shared by the core and the reference interpreter
+QUANT_SRC := src/quant.c
+TEST_SRC := $(sort $(wildcard test/c/*.c))
+HTPU_SRC := $(sort $(wildcard tools/htpu/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+CORE_OBJ := $(call obj,$(CORE_SRC))
+REFMODEL_OBJ := $(call obj,$(REFMODEL_SRC)) $(call obj,$(QUANT_SRC))
+TEST_OBJ := $(call obj,$(TEST_SRC))
+HTPU_OBJ := $(call obj,$(HTPU_SRC))
+
+LIB_A := $(BUILD)/libhexagon_tpu.a
+LIB_SO := $(BUILD)/libhexagon_tpu.so
+REF_BACKEND := $(BUILD)/libhtpu_refbackend.so
+REF_SYSTEM := $(BUILD)/libhtpu_refsystem.so
+REFBUILD := $(BUILD)/htpu-refbuild
+HTPU := $(BUILD)/htpu
+TEST_RUNNER := $(BUILD)/test_runner
+
+.PHONY: all test valgrind check-abi clean
+all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB_A): $(CORE_OBJ)
+	@$(if $(Q),echo "  AR      $@",true)
+	$(Q)rm -f $@ && $(CROSSCOMPILE)ar rcs $@ $^
+
+$(LIB_SO): $(CORE_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libhexagon_tpu.so.0 -o $@ $^ $(LIBS)
+
+$(REF_BACKEND): $(call obj,$(wildcard reference/backend/*.c)) $(REFMODEL_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
+
+$(REF_SYSTEM): $(call obj,$(wildcard reference/system/*.c)) $(REFMODEL_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
+
+$(REFBUILD): $(call obj,$(wildcard reference/tools/*.c)) $(REFMODEL_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(HTPU): $(HTPU_OBJ) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(HTPU_OBJ) $(LIB_A) $(LIBS)
+
+# the core archive comes last: it also provides the quantization kernels to the model objects
+TEST_LINK := $(TEST_OBJ) $(filter-out $(call obj,$(QUANT_SRC)),$(REFMODEL_OBJ)) $(LIB_A)
+$(TEST_RUNNER): $(TEST_LINK)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_LINK) $(LIBS)
+
+# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR.
+test:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  all build/asan/test_runner
+	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/test_runner $(TESTS)
+
+valgrind:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner
+	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/plain HTPU_TEST_VALGRIND=1 \
+	  valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	  --show-leak-kinds=definite,indirect build/plain/test_runner $(TESTS)
+
+include $(wildcard mk/*.mk)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,362 @@
+/*
+ * hexagon_tpu.h - run pre-compiled QNN context binaries on the Hexagon NPU from C.
+ *
+ * The QNN libraries are loaded with dlopen at run time; building needs no Qualcomm SDK.
+ * Links only libc, libdl, libpthread and libm.
+ *
+ * Worked lifecycle example (error checks shortened to `if (rc) goto out;`):
+ *
+ *   htpu_runtime_options ro;
+ *   htpu_runtime_options_init(&ro);            // defaults: /usr/lib/libQnnHtp.so etc.
+ *   ro.dsp_library_path = "/usr/lib/dsp";       // setenv()s DSP_ and ADSP_LIBRARY_PATH
+ *
+ *   htpu_runtime *rt = NULL; htpu_context *ctx = NULL; htpu_graph *g = NULL;
+ *   int rc = htpu_runtime_open(&ro, &rt);
+ *   if (rc) { fprintf(stderr, "%s\n", htpu_last_error()); goto out; }
+ *   rc = htpu_context_open_file(rt, "/data/mobilenet_v2.bin", &ctx);
+ *   if (rc) goto out;
+ *   rc = htpu_graph_open(ctx, NULL, &g);        // NULL: the context's only graph
+ *   if (rc) goto out;
+ *
+ *   const htpu_tensor_info *in0 = htpu_graph_input(g, 0);
+ *   const htpu_tensor_info *out0 = htpu_graph_output(g, 0);
+ *   float *image = ...;                          // in0->num_elements floats
+ *   float *scores = malloc(out0->num_elements * sizeof(float));
+ *   htpu_io in = {image, in0->num_elements * sizeof(float), HTPU_F32};   // quantized for you
+ *   htpu_io out = {scores, out0->num_elements * sizeof(float), HTPU_F32}; // dequantized
+ *   htpu_exec_stats st;
+ *   rc = htpu_graph_execute(g, &in, 1, &out, 1, &st);
+ *   if (rc == 0) printf("graphExecute took %llu ns\n", (unsigned long long)st.execute_ns);
+ * out:
+ *   if (rc) fprintf(stderr, "%s: %s\n", htpu_err_name(rc), htpu_last_error());
+ *   htpu_graph_close(&g);                        // any order: children keep parents alive
+ *   htpu_context_close(&ctx);
+ *   htpu_runtime_close(&rt);
+ *
+ * Conventions
+ *  - Fallible functions return 0 (HTPU_OK) or a negative HTPU_E* code. The detailed message of
+ *    the calling thread's last failure (stage, path, symbol, dlerror(), QNN code and name, and
+ *    the QNN log lines emitted during the call) is htpu_last_error(); handles keep theirs too.
+ *  - Handles are opaque. Each `*_close(&h)` drops the caller's reference and sets h = NULL;
+ *    closing NULL is a no-op. A handle that was closed (or never valid) is rejected with
+ *    HTPU_ECLOSED by every function: use after close is an error, never a crash.
+ *  - A graph keeps its context alive and a context its runtime, so callers may close in any
+ *    order; the QNN teardown always runs context -> device -> backend -> log -> dlclose.
+ *  - Thread safety: every function may be called from any thread. Executes of one graph are
+ *    serialized; different graphs run concurrently. Opening or closing a context waits for the
+ *    runtime's in-flight executes and holds off new ones (on the board, loading while another
+ *    graph executes has reset the device).
+ */
+#ifndef HEXAGON_TPU_H
+#define HEXAGON_TPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HTPU_VERSION_MAJOR 0
+#define HTPU_VERSION_MINOR 1
+#define HTPU_VERSION_PATCH 0
+#define HTPU_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__)
+#define HTPU_API __attribute__((visibility("default")))
+#else
+#define HTPU_API
+#endif
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* X(name, value, message). Loader stages have their own codes so callers can tell them apart. */
+#define HTPU_ERRORS(X)                                                                          \
+  X(HTPU_OK, 0, "success")                                                                     \
+  X(HTPU_EINVAL, -1, "invalid argument")                                                       \
+  X(HTPU_ENOMEM, -2, "out of memory")                                                          \
+  X(HTPU_ECLOSED, -3, "handle is closed or invalid")                                           \
+  X(HTPU_ELOAD_BACKEND, -4, "could not load the QNN backend library")                          \
+  X(HTPU_ESYMBOL, -5, "QNN entry point not found in library")                                  \
+  X(HTPU_ENO_PROVIDER, -6, "library offers no QNN provider")                                   \
+  X(HTPU_EVERSION, -7, "no provider with a supported API version")                             \
+  X(HTPU_ELOAD_SYSTEM, -8, "could not load the QNN system library")                            \
+  X(HTPU_EQNN, -9, "QNN call failed")                                                          \
+  X(HTPU_EIO, -10, "could not read file")                                                      \
+  X(HTPU_EMODEL, -11, "context binary is malformed or unsupported")                            \
+  X(HTPU_ENOT_FOUND, -12, "no such graph")                                                     \
+  X(HTPU_EMISMATCH, -13, "tensor count, type or size does not match the graph")               \
+  X(HTPU_ENAN, -14, "NaN cannot be quantized")                                                 \
+  X(HTPU_EUNSUPPORTED, -15, "not supported")                                                   \
+  X(HTPU_EBUSY, -16, "handle is in use")                                                       \
+  X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")
+
+#define HTPU_ERROR_ENUM_(name, value, msg) name = value,
+typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
+#undef HTPU_ERROR_ENUM_
+
+/* Static strings for an HTPU_E* code: "HTPU_EQNN" / "QNN call failed". Unknown -> "unknown". */
+HTPU_API const char *htpu_err_name(int code);
+HTPU_API const char *htpu_strerror(int code);
+
+/* Name and message of a QNN error code (the low 16 bits of a QNN error handle), e.g.
+ * 1007 -> "QNN_COMMON_ERROR_SYSTEM_COMMUNICATION" / "DSP subsystem restarted". Static strings;
+ * unknown codes give "QNN_ERROR_UNKNOWN". */
+HTPU_API const char *htpu_qnn_error_name(uint32_t qnn_code);
+HTPU_API const char *htpu_qnn_error_message(uint32_t qnn_code);
+
+/* The calling thread's last failure: full message (never NULL; "" when none) and the QNN code
+ * involved (0 when the failure was not a QNN call). Valid until the thread's next htpu call. */
+HTPU_API const char *htpu_last_error(void);
+HTPU_API uint32_t htpu_last_qnn_code(void);
+
+/* ---- element types ------------------------------------------------------------------------ */
+
+typedef enum htpu_dtype {
+  HTPU_DTYPE_INVALID = 0,
+  HTPU_F32,
+  HTPU_F16,
+  HTPU_U8,
+  HTPU_I8,
+  HTPU_U16,
+  HTPU_I16,
+  HTPU_U32,
+  HTPU_I32,
+  HTPU_U64,
+  HTPU_I64,
+  HTPU_BOOL8
+} htpu_dtype;
+
+/* Bytes per element (0 for HTPU_DTYPE_INVALID) and a short name ("f32", "u8", ...). */
+HTPU_API size_t htpu_dtype_size(htpu_dtype t);
+HTPU_API const char *htpu_dtype_name(htpu_dtype t);
+
+/* ---- tensor and model information ----------------------------------------------------------- */
+
+typedef enum htpu_quant_kind {
+  HTPU_QUANT_NONE = 0,   /* plain float or integer tensor */
+  HTPU_QUANT_PER_TENSOR, /* float = (q - zero_point) * scale */
+  HTPU_QUANT_PER_AXIS    /* one scale/zero_point per index along `axis` */
+} htpu_quant_kind;
+
+/* zero_point = -offset of QNN's float = (q + offset) * scale. */
+typedef struct htpu_quant {
+  htpu_quant_kind kind;
+  float scale;               /* per-tensor */
+  int32_t zero_point;        /* per-tensor */
+  int32_t axis;              /* per-axis */
+  uint32_t num_channels;     /* per-axis: length of scales/zero_points (= dims[axis]) */
+  const float *scales;       /* per-axis */
+  const int32_t *zero_points; /* per-axis */
+} htpu_quant;
+
+#define HTPU_MAX_RANK 8
+
+typedef struct htpu_tensor_info {
+  const char *name;
+  uint32_t id;           /* the id QNN assigned; executes must carry it */
+  htpu_dtype dtype;      /* storage type of one element */
+  uint32_t qnn_data_type; /* the raw Qnn_DataType_t, e.g. 0x0408 for UFIXED_POINT_8 */
+  uint32_t tensor_version; /* 1 or 2, as the binary declares it */
+  uint32_t rank;
+  uint32_t dims[HTPU_MAX_RANK];
+  size_t num_elements;
+  size_t byte_size;
+  htpu_quant quant;
+} htpu_tensor_info;
+
+typedef struct htpu_graph_info {
+  const char *name;
+  uint32_t graph_info_version; /* 1..3 */
+  uint32_t num_inputs;
+  const htpu_tensor_info *inputs;
+  uint32_t num_outputs;
+  const htpu_tensor_info *outputs;
+  uint32_t vtcm_mb;             /* from the HTP graph blob info (V3), 0 when unknown */
+} htpu_graph_info;
+
+typedef struct htpu_version3 {
+  uint32_t major, minor, patch;
+} htpu_version3;
+
+/* What a context binary says about itself (copied out of the system library). */
+typedef struct htpu_model_info {
+  uint32_t binary_info_version; /* 1..3 */
+  uint32_t backend_id;
+  const char *build_id;         /* "" when absent */
+  htpu_version3 core_api_version;
+  htpu_version3 backend_api_version;
+  htpu_version3 context_blob_version;
+  const char *soc_version;      /* "" when absent */
+  uint32_t soc_model;           /* V3 only, 0 when unknown */
+  uint32_t dsp_arch;            /* e.g. 68, 0 when unknown */
+  uint64_t context_blob_size;
+  uint32_t num_graphs;
+  const htpu_graph_info *graphs;
+} htpu_model_info;
+
+/* Reads a context binary's metadata through the QNN system library alone (no backend, no
+ * device). `system_lib` NULL = HTPU_DEFAULT_SYSTEM_LIB. On success *out is owned by the caller
+ * and freed with htpu_model_info_free. Errors: HTPU_EINVAL, HTPU_EIO, HTPU_ELOAD_SYSTEM,
+ * HTPU_ESYMBOL, HTPU_ENO_PROVIDER, HTPU_EVERSION, HTPU_EMODEL, HTPU_ENOMEM. */
+HTPU_API int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out);
+HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
+                                 htpu_model_info **out);
+HTPU_API void htpu_model_info_free(htpu_model_info *info);
+
+/* ---- runtime ------------------------------------------------------------------------------ */
+
+#define HTPU_DEFAULT_BACKEND_LIB "/usr/lib/libQnnHtp.so"
+#define HTPU_DEFAULT_SYSTEM_LIB "/usr/lib/libQnnSystem.so"
+
+typedef struct htpu_runtime htpu_runtime;
+typedef struct htpu_context htpu_context;
+typedef struct htpu_graph htpu_graph;
+
+typedef struct htpu_runtime_options {
+  const char *backend_lib;      /* path for dlopen; default HTPU_DEFAULT_BACKEND_LIB */
+  const char *system_lib;       /* default HTPU_DEFAULT_SYSTEM_LIB */
+  const char *dsp_library_path; /* NULL = leave the environment alone; otherwise setenv()
+                                   DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH before backendCreate */
+  uint32_t backend_id;          /* 0 = any (prefer HTP = 6); else only that id */
+  uint32_t log_level;           /* QNN log level 1 (error) .. 5 (debug); default 2 (warn) */
+  int skip_device;              /* nonzero: do not create a QNN device (backends without one) */
+} htpu_runtime_options;
+
+/* Fills defaults. Always call it before setting fields, so new fields get defaults. */
+HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
+
+/* Loads the libraries, picks providers, creates QNN log, backend and device.
+ * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and
+ * htpu_last_error() names the stage (loading the backend, resolving the symbol, no provider,
+ * version, loading the system library, creating the backend/device), the path, the symbol and
+ * dlerror(). Errors: HTPU_EINVAL, HTPU_ENOMEM, HTPU_ELOAD_BACKEND, HTPU_ESYMBOL,
+ * HTPU_ENO_PROVIDER, HTPU_EVERSION, HTPU_ELOAD_SYSTEM, HTPU_EQNN. */
+HTPU_API int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out);
+
+/* Drops the caller's reference and sets *rt = NULL. The QNN device/backend/log are freed and the
+ * libraries closed once no context remains. NULL or *rt == NULL: no-op. Returns 0, or
+ * HTPU_ECLOSED for a handle that is not a live runtime. */
+HTPU_API int htpu_runtime_close(htpu_runtime **rt);
+
+/* What the loader found. Strings are owned by the runtime and valid while it is open. */
+typedef struct htpu_runtime_info {
+  const char *backend_lib;
+  const char *system_lib;
+  const char *provider_name;
+  uint32_t backend_id;
+  htpu_version3 core_api_version;
+  htpu_version3 backend_api_version;
+  const char *build_id;           /* backendGetBuildId, "" when unavailable */
+  const char *system_provider_name;
+  htpu_version3 system_api_version;
+  int has_device;                 /* a QNN device was created */
+  const char *dsp_library_path;   /* DSP_LIBRARY_PATH in effect (getenv), "" when unset */
+} htpu_runtime_info;
+
+HTPU_API int htpu_runtime_get_info(htpu_runtime *rt, htpu_runtime_info *out);
+
+/* Copies the runtime's last failure message into buf (always NUL-terminated, truncated with
+ * "..." when too small). Returns the full length. */
+HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len);
+
+/* ---- context ------------------------------------------------------------------------------ */
+
+/* Deserializes one context binary (QnnContext_createFromBinary) after reading its metadata
+ * through the system library. The context keeps its own copy of the binary (it is needed to
+ * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
+ * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
+ * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EIO, HTPU_EMODEL, HTPU_EQNN, HTPU_ENOMEM. */
+HTPU_API int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **out);
+HTPU_API int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len,
+                                     htpu_context **out);
+
+/* Drops the caller's reference and sets *ctx = NULL; the QNN context is freed (waiting for the
+ * runtime's in-flight executes) when its last graph is closed too. */
+HTPU_API int htpu_context_close(htpu_context **ctx);
+
+/* The binary's metadata, owned by the context (valid while the context handle is open). */
+HTPU_API const htpu_model_info *htpu_context_model_info(htpu_context *ctx);
+HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len);
+
+/* ---- graph -------------------------------------------------------------------------------- */
+
+/* Retrieves a graph by name (graphRetrieve). name NULL: the only graph (HTPU_EINVAL naming the
+ * available graphs when there are several). Unknown name: HTPU_ENOT_FOUND, the message lists
+ * the names the binary holds. The graph holds a reference on its context. */
+HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
+HTPU_API int htpu_graph_close(htpu_graph **g);
+
+/* Borrowed from the graph; valid while the graph handle is open. NULL for a bad index/handle. */
+HTPU_API const htpu_graph_info *htpu_graph_get_info(htpu_graph *g);
+HTPU_API const htpu_tensor_info *htpu_graph_input(htpu_graph *g, uint32_t index);
+HTPU_API const htpu_tensor_info *htpu_graph_output(htpu_graph *g, uint32_t index);
+HTPU_API size_t htpu_graph_last_error(htpu_graph *g, char *buf, size_t len);
+
+/* One input or output buffer. `dtype` is what the caller's bytes are:
+ *  - the tensor's own dtype: passed to QNN as is (no copy; outputs are written in place);
+ *  - HTPU_F32 for a quantized or f16 tensor: inputs are quantized into a per-call scratch
+ *    buffer, outputs dequantized from one (round half to even, saturating; NaN is an error).
+ * `size` must be exactly num_elements * htpu_dtype_size(dtype). */
+typedef struct htpu_io {
+  void *data;
+  size_t size;
+  htpu_dtype dtype;
+} htpu_io;
+
+typedef struct htpu_exec_stats {
+  uint64_t execute_ns;    /* graphExecute alone, CLOCK_MONOTONIC */
+  uint64_t quantize_ns;   /* f32 -> tensor type conversions */
+  uint64_t dequantize_ns; /* tensor type -> f32 conversions */
+  uint64_t total_ns;      /* the whole call */
+} htpu_exec_stats;
+
+/* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts
+ * must equal the graph's. Builds fresh QNN tensor descriptors for this call only. Serialized
+ * with other executes of the same graph. `stats` may be NULL.
+ * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EMISMATCH (message names the tensor, the expected
+ * and the given), HTPU_ENAN (names tensor and element index), HTPU_EQNN (QNN code and name,
+ * with the log lines of the call), HTPU_ENOMEM. */
+HTPU_API int htpu_graph_execute(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
+                                const htpu_io *outputs, uint32_t num_outputs,
+                                htpu_exec_stats *stats);
+
+/* ---- quantization helpers ------------------------------------------------------------------ */
+
+/* f32 -> integer tensor type with its quantization (per tensor or per axis; `info` gives the
+ * dims for the axis): q = round_half_even(x / scale) + zero_point, saturated to the type's
+ * range; +-Inf saturate; NaN -> HTPU_ENAN with the element index in htpu_last_error().
+ * HTPU_QUANT_NONE to an integer type rounds and saturates the value itself; to HTPU_F16
+ * converts with round-to-nearest-even. `dst` holds info->num_elements elements of info->dtype. */
+HTPU_API int htpu_quantize(const htpu_tensor_info *info, const float *src, void *dst);
+/* Integer/f16 tensor type -> f32: x = (q - zero_point) * scale. */
+HTPU_API int htpu_dequantize(const htpu_tensor_info *info, const void *src, float *dst);
+
+/* Scalar conversions for f16, exposed for tests and tools. */
+HTPU_API uint16_t htpu_f32_to_f16(float x);
+HTPU_API float htpu_f16_to_f32(uint16_t h);
+
+/* ---- counters ----------------------------------------------------------------------------- */
+
+/* Process-wide, atomically updated, readable at any time from any thread. */
+typedef struct htpu_stats {
+  uint64_t live_runtimes;
+  uint64_t live_contexts;
+  uint64_t live_graphs;
+  uint64_t executes;
+  uint64_t execute_errors;
+  uint64_t execute_ns_total;
+  uint64_t execute_ns_last;
+  uint64_t loads;          /* contexts created */
+  uint64_t load_ns_total;
+  uint64_t quantize_ns_total;
+  uint64_t dequantize_ns_total;
+  uint64_t recoveries;     /* DSP-restart recoveries */
+} htpu_stats;
+
+HTPU_API void htpu_stats_get(htpu_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HEXAGON_TPU_H */

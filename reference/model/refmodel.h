@@ -1,0 +1,151 @@
+/*
+ * refmodel.h - the reference backend's model: its binary format (docs/reference-format.md),
+ * the builder from the text description, and the CPU interpreter.
+ *
+ * Shared by the reference backend library, the reference system library, the builder command
+ * and the C tests. Knows nothing about the QNN function tables; it does use QNN's data-type
+ * and quantization codes (src/qnn/qnn_abi.h) so the providers can report them unchanged.
+ */
+#ifndef HTPU_REFMODEL_H
+#define HTPU_REFMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REF_MAX_RANK 8
+#define REF_MAX_OP_IO 4
+
+typedef enum ref_tensor_kind {
+  REF_TENSOR_INPUT = 0,  /* graph input, QNN APP_WRITE */
+  REF_TENSOR_OUTPUT = 1, /* graph output, QNN APP_READ */
+  REF_TENSOR_NATIVE = 2, /* intermediate */
+  REF_TENSOR_STATIC = 3  /* weights/bias, data in the file */
+} ref_tensor_kind;
+
+typedef enum ref_quant_encoding {
+  REF_QUANT_NONE = 0,
+  REF_QUANT_SCALE_OFFSET = 1,      /* QNN SCALE_OFFSET */
+  REF_QUANT_AXIS_SCALE_OFFSET = 2  /* QNN AXIS_SCALE_OFFSET */
+} ref_quant_encoding;
+
+typedef struct ref_tensor {
+  uint32_t id;          /* unique within the model, nonzero */
+  const char *name;     /* points into the model's string table */
+  ref_tensor_kind kind;
+  uint32_t data_type;   /* QNN_DATATYPE_* */
+  uint32_t rank;
+  uint32_t dims[REF_MAX_RANK];
+  ref_quant_encoding quant;
+  float scale;          /* SCALE_OFFSET: float = (q + offset) * scale (QNN convention) */
+  int32_t offset;
+  int32_t axis;         /* AXIS_SCALE_OFFSET */
+  uint32_t num_axis;
+  const float *scales;  /* num_axis entries */
+  const int32_t *offsets;
+  const void *data;     /* STATIC only */
+  size_t nbytes;        /* element count * element size */
+} ref_tensor;
+
+typedef enum ref_op_type {
+  REF_OP_ADD = 1,             /* ElementWiseAdd, numpy-style broadcasting */
+  REF_OP_MUL = 2,             /* ElementWiseMultiply */
+  REF_OP_FULLY_CONNECTED = 3, /* in [N,K] (or any shape flattened to [N,K]), weights [M,K], bias [M] */
+  REF_OP_CONV2D = 4,          /* NHWC in, weights [KH,KW,Cin,Cout] (QNN HWIO), bias [Cout] */
+  REF_OP_RELU = 5,
+  REF_OP_RESHAPE = 6,
+  REF_OP_SOFTMAX = 7          /* over the last axis, param beta (default 1) */
+} ref_op_type;
+
+typedef struct ref_op {
+  ref_op_type type;
+  const char *name;
+  uint32_t num_inputs;
+  uint32_t inputs[REF_MAX_OP_IO];  /* tensor indices into ref_model.tensors */
+  uint32_t num_outputs;
+  uint32_t outputs[REF_MAX_OP_IO];
+  uint32_t stride[2];              /* CONV2D: h, w */
+  uint32_t pad[4];                 /* CONV2D: top, left, bottom, right */
+  float beta;                      /* SOFTMAX */
+} ref_op;
+
+typedef struct ref_graph {
+  const char *name;
+  uint32_t num_inputs;
+  uint32_t *inputs;   /* tensor indices, in graph-input order */
+  uint32_t num_outputs;
+  uint32_t *outputs;
+  uint32_t num_ops;
+  ref_op *ops;        /* in execution order */
+} ref_graph;
+
+/* What the reference system library reports about the binary, chosen by the model's author
+ * so that every introspection path of the core can be exercised. */
+typedef struct ref_model_meta {
+  uint32_t binary_info_version; /* 1, 2 or 3 */
+  uint32_t graph_info_version;  /* 1, 2 or 3 */
+  uint32_t tensor_version;      /* 1 or 2 */
+  uint32_t backend_id;          /* default 6 (HTP) */
+  const char *build_id;
+  uint32_t core_api[3];         /* API version the binary was "built" with */
+  uint32_t backend_api[3];
+  uint32_t context_blob_version[3];
+  const char *soc_version;      /* e.g. "v68" */
+  uint32_t soc_model;           /* e.g. 35 */
+  uint32_t dsp_arch;            /* e.g. 68 */
+  uint32_t vtcm_mb;             /* reported in the graph blob info (graph info v3) */
+} ref_model_meta;
+
+typedef struct ref_model {
+  ref_model_meta meta;
+  uint32_t num_tensors;
+  ref_tensor *tensors;
+  uint32_t num_graphs;
+  ref_graph *graphs;
+  void *storage_; /* owned allocations (copy of the file, tables); private */
+} ref_model;
+
+/* Parses a binary (bounds-checked: every offset and count against `len`). The model keeps
+ * its own copy of `buf`. Returns 0, or -1 with a message in err such as
+ * "truncated: tensor table needs 4096 bytes at offset 64, file has 100",
+ * "bad magic", "unknown format version 9 (supported: 1)", "tensor 'x': rank 12 > 8". */
+int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, size_t errlen);
+void ref_model_free(ref_model *m);
+
+/* Serializes a model (parsed, or assembled in memory with the tensor indices of ref_op and
+ * ref_graph valid) after checking it with the parser's rules. On success *out is malloc'ed
+ * (free with free()). Parsing a file written here and writing it again gives the same bytes.
+ * Returns 0 or -1 with a message. */
+int ref_model_write(const ref_model *m, void **out, size_t *out_len, char *err, size_t errlen);
+
+/* Quick check used by the system library: does buf start with the reference magic? */
+int ref_model_has_magic(const void *buf, size_t len);
+
+/* Index of the graph with this name, or -1. */
+int ref_model_find_graph(const ref_model *m, const char *name);
+/* Index of the tensor with this id, or -1. */
+int ref_model_find_tensor(const ref_model *m, uint32_t id);
+
+/* Bytes of one element of a QNN data type (0 for unsupported types). */
+size_t ref_dtype_size(uint32_t data_type);
+size_t ref_tensor_elements(const ref_tensor *t);
+
+/* Runs one graph. in[i] / out[i] are raw buffers in the graph's own input/output types
+ * (graph-input/-output order), each exactly that tensor's nbytes. Arithmetic follows QNN's
+ * semantics: quantized operands are dequantized, computed in f32, requantized with round half
+ * to even and saturation. Thread-safe for different graphs and for the same graph (no state is
+ * kept in the model). Returns 0 or -1 with a message. */
+int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
+                  void *const *out, char *err, size_t errlen);
+
+/* ---- builder: text description -> binary ---------------------------------------------------
+ * The text format is documented in docs/reference-format.md. On success *out is malloc'ed
+ * (free with free()). Returns 0 or -1 with a message naming the line ("line 12: unknown op
+ * 'conv3d'"). */
+int ref_build_from_text(const char *text, void **out, size_t *out_len, char *err,
+                        size_t errlen);
+/* Same, resolving `data_file=` paths relative to base_dir (NULL: the current directory);
+ * htpu-refbuild passes the directory of its input file. */
+int ref_build_from_text_at(const char *text, const char *base_dir, void **out, size_t *out_len,
+                           char *err, size_t errlen);
+
+#endif /* HTPU_REFMODEL_H */

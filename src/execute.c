@@ -1,0 +1,185 @@
+/*
+ * execute.c - one graph execution.
+ *
+ * Per call: check the caller's buffers against the graph's tensor infos, quantize f32 inputs
+ * that the graph wants in another type, build fresh QNN tensor descriptors (never shared
+ * between calls, so concurrent executes of different graphs cannot see each other's
+ * pointers), run graphExecute under the runtime gate (shared) and the graph's lock, then
+ * dequantize outputs the caller asked for as f32. Buffers already in the tensor's type are
+ * handed to QNN as they are: no copy in, and QNN writes outputs in place.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qnn_log.h"
+#include "stats.h"
+
+typedef enum io_mode { IO_DIRECT, IO_CONVERT } io_mode;
+
+static void format_shape(const htpu_tensor_info *t, char *buf, size_t len) {
+  size_t used = 0;
+  int w = snprintf(buf, len, "%s [", htpu_dtype_name(t->dtype));
+  used = w > 0 ? (size_t)w : 0;
+  for (uint32_t d = 0; d < t->rank && used + 1 < len; d++) {
+    w = snprintf(buf + used, len - used, "%s%u", d ? "," : "", t->dims[d]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (used + 2 <= len) snprintf(buf + used, len - used, "]");
+}
+
+/* Decides how one buffer reaches QNN; sets the error naming the tensor when it cannot. */
+static int plan_io(const char *graph, const char *role, const htpu_tensor_info *t,
+                   const htpu_io *io, io_mode *mode) {
+  char shape[160];
+  if (!io->data)
+    return htpu_set_error(HTPU_EINVAL, 0, "graph '%s' %s '%s': data pointer is NULL", graph, role,
+                          t->name);
+  if (io->dtype == t->dtype) {
+    *mode = IO_DIRECT;
+  } else if (io->dtype == HTPU_F32) {
+    *mode = IO_CONVERT;
+  } else {
+    format_shape(t, shape, sizeof shape);
+    return htpu_set_error(HTPU_EMISMATCH, 0,
+                          "graph '%s' %s '%s': expected %s data (or f32 to convert), given %s",
+                          graph, role, t->name, htpu_dtype_name(t->dtype),
+                          htpu_dtype_name(io->dtype));
+  }
+  size_t want = t->num_elements * htpu_dtype_size(io->dtype);
+  if (io->size != want) {
+    format_shape(t, shape, sizeof shape);
+    return htpu_set_error(HTPU_EMISMATCH, 0,
+                          "graph '%s' %s '%s': expected %zu bytes (%zu %s elements for %s), "
+                          "given %zu",
+                          graph, role, t->name, want, t->num_elements, htpu_dtype_name(io->dtype),
+                          shape, io->size);
+  }
+  if (t->byte_size > UINT32_MAX)
+    return htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                          "graph '%s' %s '%s': %zu bytes exceed QNN's 32-bit buffer size", graph,
+                          role, t->name, t->byte_size);
+  return 0;
+}
+
+static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+               uint32_t n_out, htpu_exec_stats *stats) {
+  uint64_t t_start = htpu_now_ns();
+  context_obj *c = g->ctx;
+  runtime_obj *rt = c->rt;
+  const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
+  const graph_templates *tm = &c->info->templates[g->index];
+
+  if (n_in != gi->num_inputs || n_out != gi->num_outputs)
+    return htpu_set_error(HTPU_EMISMATCH, 0,
+                          "graph '%s' has %u inputs and %u outputs; given %u and %u", gi->name,
+                          gi->num_inputs, gi->num_outputs, n_in, n_out);
+  if ((n_in && !inputs) || (n_out && !outputs))
+    return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
+
+  uint32_t n = n_in + n_out;
+  io_mode *modes = calloc(n ? n : 1, sizeof *modes);
+  qnn_tensor_t *tensors = calloc(n ? n : 1, sizeof *tensors);
+  int rc = (!modes || !tensors) ? htpu_set_error(HTPU_ENOMEM, 0, "out of memory") : 0;
+  size_t scratch_size = 0;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    int is_in = i < n_in;
+    const htpu_tensor_info *t = is_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
+    rc = plan_io(gi->name, is_in ? "input" : "output", t, is_in ? &inputs[i] : &outputs[i - n_in],
+                 &modes[i]);
+    if (!rc && modes[i] == IO_CONVERT) scratch_size += align16(t->byte_size);
+  }
+  char *scratch = NULL;
+  if (!rc && scratch_size) {
+    scratch = malloc(scratch_size);
+    if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
+  }
+
+  /* Fill the descriptors and convert inputs. */
+  uint64_t quant_ns = 0, dequant_ns = 0, exec_ns = 0;
+  size_t at = 0;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    int is_in = i < n_in;
+    const htpu_tensor_info *t = is_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
+    const htpu_io *io = is_in ? &inputs[i] : &outputs[i - n_in];
+    tensors[i] = is_in ? tm->inputs[i] : tm->outputs[i - n_in];
+    void *buf = io->data;
+    if (modes[i] == IO_CONVERT) {
+      buf = scratch + at;
+      at += align16(t->byte_size);
+      if (is_in) {
+        uint64_t q0 = htpu_now_ns();
+        rc = htpu_quantize(t, io->data, buf);
+        quant_ns += htpu_now_ns() - q0;
+        if (rc) htpu_append_error(" (graph '%s')", gi->name);
+      }
+    }
+    tensors[i].u.v1.mem_type = QNN_TENSORMEMTYPE_RAW;
+    tensors[i].u.v1.u.client_buf.data = buf;
+    tensors[i].u.v1.u.client_buf.data_size = (uint32_t)t->byte_size;
+  }
+
+  if (!rc) {
+    uint64_t mark = qnn_log_mark();
+    gate_enter_shared(&rt->gate);
+    pthread_mutex_lock(&g->exec_lock);
+    uint64_t e0 = htpu_now_ns();
+    qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
+                                                  NULL, NULL);
+    exec_ns = htpu_now_ns() - e0;
+    pthread_mutex_unlock(&g->exec_lock);
+    gate_leave_shared(&rt->gate);
+    if (e != QNN_SUCCESS) rc = qnn_fail(e, mark, "executing graph '%s' failed", gi->name);
+  }
+
+  for (uint32_t i = n_in; !rc && i < n; i++) {
+    if (modes[i] != IO_CONVERT) continue;
+    uint64_t d0 = htpu_now_ns();
+    rc = htpu_dequantize(&gi->outputs[i - n_in], tensors[i].u.v1.u.client_buf.data,
+                         outputs[i - n_in].data);
+    dequant_ns += htpu_now_ns() - d0;
+  }
+
+  free(scratch);
+  free(tensors);
+  free(modes);
+
+  if (exec_ns) {
+    STAT_ADD(execute_ns_total, exec_ns);
+    STAT_SET(execute_ns_last, exec_ns);
+  }
+  STAT_ADD(quantize_ns_total, quant_ns);
+  STAT_ADD(dequantize_ns_total, dequant_ns);
+  if (stats) {
+    stats->execute_ns = exec_ns;
+    stats->quantize_ns = quant_ns;
+    stats->dequantize_ns = dequant_ns;
+    stats->total_ns = htpu_now_ns() - t_start;
+  }
+  return rc;
+}
+
+int htpu_graph_execute(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
+                       const htpu_io *outputs, uint32_t num_outputs, htpu_exec_stats *stats) {
+  htpu_clear_error();
+  if (stats) memset(stats, 0, sizeof *stats);
+  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  if (!g) {
+    STAT_ADD(execute_errors, 1);
+    return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
+  }
+  int rc = run(g, inputs, num_inputs, outputs, num_outputs, stats);
+  STAT_ADD(executes, 1);
+  if (rc) {
+    STAT_ADD(execute_errors, 1);
+    obj_keep_error(&g->base);
+  }
+  /* Released after the gate: dropping the last reference may free the context, which takes
+   * the gate exclusively. */
+  obj_release(&g->base);
+  return rc;
+}

@@ -1,0 +1,44 @@
+/* gate.c - writer-preferring gate between executes and context lifecycle. */
+#include "gate.h"
+
+void gate_init(exec_gate *g) {
+  pthread_mutex_init(&g->lock, NULL);
+  pthread_cond_init(&g->cond, NULL);
+  g->readers = 0;
+  g->writers_waiting = 0;
+  g->writer_active = 0;
+}
+
+void gate_destroy(exec_gate *g) {
+  pthread_cond_destroy(&g->cond);
+  pthread_mutex_destroy(&g->lock);
+}
+
+void gate_enter_shared(exec_gate *g) {
+  pthread_mutex_lock(&g->lock);
+  while (g->writer_active || g->writers_waiting) pthread_cond_wait(&g->cond, &g->lock);
+  g->readers++;
+  pthread_mutex_unlock(&g->lock);
+}
+
+void gate_leave_shared(exec_gate *g) {
+  pthread_mutex_lock(&g->lock);
+  if (--g->readers == 0) pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->lock);
+}
+
+void gate_enter_exclusive(exec_gate *g) {
+  pthread_mutex_lock(&g->lock);
+  g->writers_waiting++;
+  while (g->writer_active || g->readers) pthread_cond_wait(&g->cond, &g->lock);
+  g->writers_waiting--;
+  g->writer_active = 1;
+  pthread_mutex_unlock(&g->lock);
+}
+
+void gate_leave_exclusive(exec_gate *g) {
+  pthread_mutex_lock(&g->lock);
+  g->writer_active = 0;
+  pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->lock);
+}

@@ -1,0 +1,29 @@
+/*
+ * gate.h - the runtime's execute gate: executes enter shared, context create/free exclusive.
+ *
+ * A writer-preferring reader/writer lock: once a context load or free is waiting, new
+ * executes wait behind it, so a load is never starved by a steady stream of inferences, and
+ * no execute is in flight while QNN creates or frees a context (on the board, loading while
+ * another graph executes has coincided with device resets).
+ */
+#ifndef HTPU_GATE_H
+#define HTPU_GATE_H
+
+#include <pthread.h>
+
+typedef struct exec_gate {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  unsigned readers;
+  unsigned writers_waiting;
+  int writer_active;
+} exec_gate;
+
+void gate_init(exec_gate *g);
+void gate_destroy(exec_gate *g);
+void gate_enter_shared(exec_gate *g);
+void gate_leave_shared(exec_gate *g);
+void gate_enter_exclusive(exec_gate *g);
+void gate_leave_exclusive(exec_gate *g);
+
+#endif

@@ -1,0 +1,124 @@
+/* graph.c - graph handles: retrieve by name, describe, close. Execute is in execute.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "qnn_log.h"
+#include "stats.h"
+
+static void graph_destroy(htpu_object *o) {
+  graph_obj *g = (graph_obj *)o;
+  context_obj *c = g->ctx;
+  /* QNN has no graph free: a retrieved graph lives as long as its context. */
+  pthread_mutex_destroy(&g->exec_lock);
+  free(g);
+  STAT_SUB(live_graphs, 1);
+  obj_release(&c->base);
+}
+
+/* "'a', 'b'" for messages. */
+static void list_graph_names(const htpu_model_info *info, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < info->num_graphs && used + 1 < len; i++) {
+    int w = snprintf(buf + used, len - used, "%s'%s'", i ? ", " : "", info->graphs[i].name);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
+
+int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_open: out is NULL");
+  *out = NULL;
+  context_obj *c = (context_obj *)obj_acquire(h, OBJ_CONTEXT);
+  if (!c) return htpu_set_error(HTPU_ECLOSED, 0, "opening a graph: the context is closed");
+  const htpu_model_info *info = &c->info->pub;
+  char names[1024];
+  int index = -1, rc;
+  if (!name) {
+    if (info->num_graphs == 1) {
+      index = 0;
+    } else {
+      list_graph_names(info, names, sizeof names);
+      rc = htpu_set_error(HTPU_EINVAL, 0, "the context holds %u graphs (%s); name the one to open",
+                          info->num_graphs, names);
+      goto fail;
+    }
+  } else {
+    for (uint32_t i = 0; i < info->num_graphs; i++)
+      if (strcmp(info->graphs[i].name, name) == 0) index = (int)i;
+    if (index < 0) {
+      list_graph_names(info, names, sizeof names);
+      rc = htpu_set_error(HTPU_ENOT_FOUND, 0, "no graph named '%s' in this context; it holds %s",
+                          name, names);
+      goto fail;
+    }
+  }
+  graph_obj *g = calloc(1, sizeof *g);
+  if (!g) {
+    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+    goto fail;
+  }
+  const char *gname = info->graphs[index].name;
+  uint64_t mark = qnn_log_mark();
+  qnn_error_t e = c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
+  if (e != QNN_SUCCESS || !g->qnn) {
+    free(g);
+    rc = qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
+    goto fail;
+  }
+  g->ctx = c; /* the reference from obj_acquire is now the graph's */
+  g->index = (uint32_t)index;
+  pthread_mutex_init(&g->exec_lock, NULL);
+  obj_init(&g->base, OBJ_GRAPH, graph_destroy);
+  STAT_ADD(live_graphs, 1);
+  void *handle = obj_register(&g->base);
+  if (!handle) {
+    obj_release(&g->base);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
+  *out = handle;
+  return 0;
+fail:
+  obj_keep_error(&c->base);
+  obj_release(&c->base);
+  return rc;
+}
+
+int htpu_graph_close(htpu_graph **gp) {
+  htpu_clear_error();
+  if (!gp || !*gp) return 0;
+  htpu_object *o = obj_unregister(*gp, OBJ_GRAPH);
+  *gp = NULL;
+  if (!o) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_graph_close: not a live graph handle");
+  obj_release(o);
+  return 0;
+}
+
+const htpu_graph_info *htpu_graph_get_info(htpu_graph *h) {
+  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  if (!g) return NULL;
+  const htpu_graph_info *gi = &g->ctx->info->pub.graphs[g->index];
+  obj_release(&g->base); /* borrowed while the caller's handle is open */
+  return gi;
+}
+
+const htpu_tensor_info *htpu_graph_input(htpu_graph *h, uint32_t index) {
+  const htpu_graph_info *gi = htpu_graph_get_info(h);
+  return (gi && index < gi->num_inputs) ? &gi->inputs[index] : NULL;
+}
+
+const htpu_tensor_info *htpu_graph_output(htpu_graph *h, uint32_t index) {
+  const htpu_graph_info *gi = htpu_graph_get_info(h);
+  return (gi && index < gi->num_outputs) ? &gi->outputs[index] : NULL;
+}
+
+size_t htpu_graph_last_error(htpu_graph *h, char *buf, size_t len) {
+  htpu_object *o = obj_acquire(h, OBJ_GRAPH);
+  if (!o) return htpu_copy_message("graph is closed", buf, len);
+  size_t n = obj_copy_error(o, buf, len);
+  obj_release(o);
+  return n;
+}

@@ -1,0 +1,115 @@
+/* object.c - the handle registry and reference counting. */
+#include "object.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hexagon_tpu.h"
+
+typedef struct slot {
+  htpu_object *obj;
+  uint32_t gen;
+  uint32_t next_free; /* index + 1 of the next free slot, 0 = none */
+} slot;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot *slots;
+static uint32_t num_slots, first_free; /* first_free: index + 1, 0 = none */
+
+/* Handle value: generation in the high half, slot index + 1 in the low half; never NULL. */
+static void *encode(uint32_t index, uint32_t gen) {
+  return (void *)(uintptr_t)(((uint64_t)gen << 32) | (uint64_t)(index + 1));
+}
+
+static slot *decode_locked(const void *handle, obj_kind kind) {
+  uint64_t v = (uint64_t)(uintptr_t)handle;
+  uint32_t index1 = (uint32_t)(v & 0xFFFFFFFFu), gen = (uint32_t)(v >> 32);
+  if (index1 == 0 || index1 > num_slots) return NULL;
+  slot *s = &slots[index1 - 1];
+  if (!s->obj || s->gen != gen || s->obj->kind != kind) return NULL;
+  return s;
+}
+
+void obj_init(htpu_object *o, obj_kind kind, void (*destroy)(htpu_object *)) {
+  o->kind = kind;
+  atomic_init(&o->refs, 1);
+  o->destroy = destroy;
+  pthread_mutex_init(&o->error_lock, NULL);
+  o->error[0] = '\0';
+}
+
+void *obj_register(htpu_object *o) {
+  pthread_mutex_lock(&reg_lock);
+  if (!first_free) {
+    uint32_t grow = num_slots ? num_slots : 64;
+    slot *n = realloc(slots, (size_t)(num_slots + grow) * sizeof *n);
+    if (!n) {
+      pthread_mutex_unlock(&reg_lock);
+      return NULL;
+    }
+    slots = n;
+    for (uint32_t i = num_slots; i < num_slots + grow; i++) {
+      slots[i].obj = NULL;
+      slots[i].gen = 1;
+      slots[i].next_free = (i + 1 < num_slots + grow) ? i + 2 : 0;
+    }
+    first_free = num_slots + 1;
+    num_slots += grow;
+  }
+  uint32_t index = first_free - 1;
+  slot *s = &slots[index];
+  first_free = s->next_free;
+  s->obj = o;
+  void *h = encode(index, s->gen);
+  pthread_mutex_unlock(&reg_lock);
+  return h;
+}
+
+htpu_object *obj_acquire(const void *handle, obj_kind kind) {
+  if (!handle) return NULL;
+  pthread_mutex_lock(&reg_lock);
+  slot *s = decode_locked(handle, kind);
+  htpu_object *o = s ? s->obj : NULL;
+  if (o) atomic_fetch_add(&o->refs, 1);
+  pthread_mutex_unlock(&reg_lock);
+  return o;
+}
+
+htpu_object *obj_unregister(const void *handle, obj_kind kind) {
+  if (!handle) return NULL;
+  pthread_mutex_lock(&reg_lock);
+  slot *s = decode_locked(handle, kind);
+  htpu_object *o = NULL;
+  if (s) {
+    o = s->obj;
+    s->obj = NULL;
+    s->gen = s->gen + 1 ? s->gen + 1 : 1; /* a stale copy of the handle never matches again */
+    s->next_free = first_free;
+    first_free = (uint32_t)(s - slots) + 1;
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return o;
+}
+
+void obj_retain(htpu_object *o) { atomic_fetch_add(&o->refs, 1); }
+
+void obj_release(htpu_object *o) {
+  if (!o) return;
+  if (atomic_fetch_sub(&o->refs, 1) == 1) {
+    pthread_mutex_destroy(&o->error_lock);
+    o->destroy(o);
+  }
+}
+
+void obj_keep_error(htpu_object *o) {
+  pthread_mutex_lock(&o->error_lock);
+  htpu_copy_message(htpu_last_error(), o->error, sizeof o->error);
+  pthread_mutex_unlock(&o->error_lock);
+}
+
+size_t obj_copy_error(htpu_object *o, char *buf, size_t len) {
+  pthread_mutex_lock(&o->error_lock);
+  size_t n = htpu_copy_message(o->error, buf, len);
+  pthread_mutex_unlock(&o->error_lock);
+  return n;
+}

@@ -1,0 +1,583 @@
+/*
+ * qnn_abi.h - the subset of the Qualcomm QNN C ABI that hexagon_tpu uses.
+ *
+ * Written by this project from published layout facts (docs/abi.md), not copied from any
+ * Qualcomm header: names are our own (qnn_ prefix, snake_case) so that `make check-abi` can
+ * include the SDK headers in the same translation unit and compare every size, offset, enum
+ * value and function-table index against them.
+ *
+ * Conventions that hold for the whole ABI (LP64: x86-64 and aarch64):
+ *  - every enum is a 4-byte unsigned integer; we use uint32_t/int32_t fields, never C enums;
+ *  - a QNN error handle is a uint64_t whose low 16 bits are the error code;
+ *  - all handles are opaque pointers;
+ *  - the log callback's last parameter is a real va_list (a struct on aarch64).
+ *
+ * Function-table entries this project never calls are declared as qnn_unused_fn: they keep
+ * their slot (and name, for the conformance check) but cannot be called by accident.
+ */
+#ifndef HTPU_QNN_ABI_H
+#define HTPU_QNN_ABI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- scalars and handles ------------------------------------------------------------------ */
+
+typedef uint64_t qnn_error_t;
+#define QNN_ERROR_CODE(e) ((uint32_t)((e)&0xFFFFu))
+
+typedef void *qnn_log_handle_t;
+typedef void *qnn_backend_handle_t;
+typedef void *qnn_device_handle_t;
+typedef void *qnn_context_handle_t;
+typedef void *qnn_graph_handle_t;
+typedef void *qnn_profile_handle_t;
+typedef void *qnn_signal_handle_t;
+typedef void *qnn_mem_handle_t;
+typedef void *qnn_system_context_handle_t;
+typedef uint64_t qnn_context_binary_size_t;
+
+typedef void (*qnn_unused_fn)(void);
+
+typedef struct qnn_version {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t patch;
+} qnn_version_t;
+
+typedef struct qnn_api_version {
+  qnn_version_t core_api_version;
+  qnn_version_t backend_api_version;
+} qnn_api_version_t;
+
+/* ---- backend ids -------------------------------------------------------------------------- */
+
+#define QNN_BACKEND_ID_NULL 0u
+#define QNN_BACKEND_ID_REFERENCE 1u
+#define QNN_BACKEND_ID_SAVER 2u
+#define QNN_BACKEND_ID_CPU 3u
+#define QNN_BACKEND_ID_GPU 4u
+#define QNN_BACKEND_ID_DSP 5u
+#define QNN_BACKEND_ID_HTP 6u
+
+/* ---- error codes (low 16 bits of qnn_error_t) ----------------------------------------------- */
+
+#define QNN_SUCCESS 0u
+#define QNN_COMMON_ERROR_NOT_SUPPORTED 1000u
+#define QNN_COMMON_ERROR_MEM_ALLOC 1002u
+#define QNN_COMMON_ERROR_SYSTEM 1003u
+#define QNN_COMMON_ERROR_INVALID_ARGUMENT 1004u
+#define QNN_COMMON_ERROR_OPERATION_NOT_PERMITTED 1005u
+#define QNN_COMMON_ERROR_PLATFORM_NOT_SUPPORTED 1006u
+#define QNN_COMMON_ERROR_SYSTEM_COMMUNICATION 1007u
+#define QNN_COMMON_ERROR_INCOMPATIBLE_BINARIES 1008u
+#define QNN_COMMON_ERROR_LOADING_BINARIES 1009u
+#define QNN_COMMON_ERROR_RESOURCE_UNAVAILABLE 1010u
+#define QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL 1011u
+#define QNN_COMMON_ERROR_GENERAL 1100u
+
+#define QNN_BACKEND_ERROR_CANNOT_INITIALIZE 4000u
+#define QNN_BACKEND_ERROR_INVALID_ARGUMENT 4004u
+#define QNN_BACKEND_ERROR_INVALID_HANDLE 4011u
+
+#define QNN_CONTEXT_ERROR_INVALID_ARGUMENT 5000u
+#define QNN_CONTEXT_ERROR_CTX_DOES_NOT_EXIST 5001u
+#define QNN_CONTEXT_ERROR_INVALID_HANDLE 5002u
+#define QNN_CONTEXT_ERROR_BINARY_VERSION 5004u
+#define QNN_CONTEXT_ERROR_CREATE_FROM_BINARY 5005u
+#define QNN_CONTEXT_ERROR_BINARY_CONFIGURATION 5008u
+
+#define QNN_GRAPH_ERROR_INVALID_ARGUMENT 6000u
+#define QNN_GRAPH_ERROR_INVALID_HANDLE 6001u
+#define QNN_GRAPH_ERROR_GRAPH_DOES_NOT_EXIST 6002u
+#define QNN_GRAPH_ERROR_INVALID_NAME 6003u
+#define QNN_GRAPH_ERROR_INVALID_TENSOR 6004u
+
+#define QNN_LOG_ERROR_INVALID_ARGUMENT 11003u
+#define QNN_LOG_ERROR_INVALID_HANDLE 11004u
+
+#define QNN_DEVICE_ERROR_INVALID_HANDLE 14000u
+#define QNN_DEVICE_ERROR_INVALID_CONFIG 14001u
+#define QNN_DEVICE_ERROR_HARDWARE_UNAVAILABLE 14002u
+#define QNN_DEVICE_ERROR_ASSOCIATED_TO_CONTEXT 14003u
+
+#define QNN_SYSTEM_CONTEXT_ERROR_INVALID_HANDLE 30000u
+#define QNN_SYSTEM_CONTEXT_ERROR_INVALID_ARGUMENT 30001u
+#define QNN_SYSTEM_CONTEXT_ERROR_OPERATION_FAILED 30002u
+#define QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY 30010u
+
+/* ---- properties --------------------------------------------------------------------------- */
+
+#define QNN_PROPERTY_GROUP_DEVICE 1501u
+
+/* ---- data types --------------------------------------------------------------------------- */
+
+#define QNN_DATATYPE_INT_8 0x0008u
+#define QNN_DATATYPE_INT_16 0x0016u
+#define QNN_DATATYPE_INT_32 0x0032u
+#define QNN_DATATYPE_INT_64 0x0064u
+#define QNN_DATATYPE_UINT_8 0x0108u
+#define QNN_DATATYPE_UINT_16 0x0116u
+#define QNN_DATATYPE_UINT_32 0x0132u
+#define QNN_DATATYPE_UINT_64 0x0164u
+#define QNN_DATATYPE_FLOAT_16 0x0216u
+#define QNN_DATATYPE_FLOAT_32 0x0232u
+#define QNN_DATATYPE_SFIXED_POINT_8 0x0308u
+#define QNN_DATATYPE_SFIXED_POINT_16 0x0316u
+#define QNN_DATATYPE_SFIXED_POINT_32 0x0332u
+#define QNN_DATATYPE_UFIXED_POINT_8 0x0408u
+#define QNN_DATATYPE_UFIXED_POINT_16 0x0416u
+#define QNN_DATATYPE_UFIXED_POINT_32 0x0432u
+#define QNN_DATATYPE_BOOL_8 0x0508u
+#define QNN_DATATYPE_UNDEFINED 0x7FFFFFFFu
+
+/* ---- quantization ------------------------------------------------------------------------- */
+
+#define QNN_DEFINITION_IMPL_GENERATED 0
+#define QNN_DEFINITION_DEFINED 1
+#define QNN_DEFINITION_UNDEFINED 0x7FFFFFFF
+
+#define QNN_QUANTIZATION_ENCODING_SCALE_OFFSET 0
+#define QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET 1
+#define QNN_QUANTIZATION_ENCODING_BW_SCALE_OFFSET 2
+#define QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET 3
+#define QNN_QUANTIZATION_ENCODING_UNDEFINED 0x7FFFFFFF
+
+/* float = (q + offset) * scale; offset is the negated zero point. */
+typedef struct qnn_scale_offset {
+  float scale;
+  int32_t offset;
+} qnn_scale_offset_t;
+
+typedef struct qnn_axis_scale_offset {
+  int32_t axis;
+  uint32_t num_scale_offsets;
+  qnn_scale_offset_t *scale_offset;
+} qnn_axis_scale_offset_t;
+
+typedef struct qnn_bw_scale_offset {
+  uint32_t bitwidth;
+  float scale;
+  int32_t offset;
+} qnn_bw_scale_offset_t;
+
+typedef struct qnn_bw_axis_scale_offset {
+  uint32_t bitwidth;
+  int32_t axis;
+  uint32_t num_elements;
+  float *scales;
+  int32_t *offsets;
+} qnn_bw_axis_scale_offset_t;
+
+typedef struct qnn_quantize_params {
+  int32_t encoding_definition;
+  int32_t quantization_encoding;
+  union {
+    qnn_scale_offset_t scale_offset_encoding;
+    qnn_axis_scale_offset_t axis_scale_offset_encoding;
+    qnn_bw_scale_offset_t bw_scale_offset_encoding;
+    qnn_bw_axis_scale_offset_t bw_axis_scale_offset_encoding;
+    void *other_encoding; /* block/vector/mapped encodings: pointers we never follow */
+  } u;
+} qnn_quantize_params_t;
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+
+#define QNN_TENSOR_VERSION_1 1u
+#define QNN_TENSOR_VERSION_2 2u
+
+#define QNN_TENSOR_TYPE_APP_WRITE 0u
+#define QNN_TENSOR_TYPE_APP_READ 1u
+#define QNN_TENSOR_TYPE_APP_READWRITE 2u
+#define QNN_TENSOR_TYPE_NATIVE 3u
+#define QNN_TENSOR_TYPE_STATIC 4u
+#define QNN_TENSOR_TYPE_NULL 5u
+
+#define QNN_TENSOR_DATA_FORMAT_DENSE 0u
+
+#define QNN_TENSORMEMTYPE_RAW 0u
+#define QNN_TENSORMEMTYPE_MEMHANDLE 1u
+
+typedef struct qnn_client_buffer {
+  void *data;
+  uint32_t data_size;
+} qnn_client_buffer_t;
+
+typedef struct qnn_sparse_params {
+  int32_t type; /* 0 = hybrid COO */
+  union {
+    struct {
+      uint32_t num_specified_elements;
+      uint32_t num_sparse_dimensions;
+    } hybrid_coo;
+  } u;
+} qnn_sparse_params_t;
+
+typedef struct qnn_tensor_v1 {
+  uint32_t id;
+  const char *name;
+  uint32_t type;
+  uint32_t data_format;
+  uint32_t data_type;
+  qnn_quantize_params_t quantize_params;
+  uint32_t rank;
+  uint32_t *dimensions;
+  uint32_t mem_type;
+  union {
+    qnn_client_buffer_t client_buf;
+    qnn_mem_handle_t mem_handle;
+  } u;
+} qnn_tensor_v1_t;
+
+/* V2 = V1's fields at the same offsets, then dynamic dims, sparsity and isProduced. */
+typedef struct qnn_tensor_v2 {
+  uint32_t id;
+  const char *name;
+  uint32_t type;
+  uint32_t data_format;
+  uint32_t data_type;
+  qnn_quantize_params_t quantize_params;
+  uint32_t rank;
+  uint32_t *dimensions;
+  uint32_t mem_type;
+  union {
+    qnn_client_buffer_t client_buf;
+    qnn_mem_handle_t mem_handle;
+    void *retrieve_raw;
+  } u;
+  uint8_t *is_dynamic_dimensions;
+  qnn_sparse_params_t sparse_params;
+  uint8_t is_produced;
+} qnn_tensor_v2_t;
+
+typedef struct qnn_tensor {
+  uint32_t version;
+  union {
+    qnn_tensor_v1_t v1;
+    qnn_tensor_v2_t v2;
+  } u;
+} qnn_tensor_t;
+
+/* ---- configs (NULL-terminated arrays of pointers; NULL = defaults) -------------------------- */
+
+typedef struct qnn_backend_config {
+  uint32_t option;
+  union {
+    void *custom_config;
+    const char *platform_option;
+    uint64_t pad_;
+  } u;
+} qnn_backend_config_t;
+
+#define QNN_DEVICE_CONFIG_OPTION_CUSTOM 0u
+typedef struct qnn_device_config {
+  uint32_t option;
+  union {
+    void *custom_config;
+    void *hardware_info;
+  } u;
+} qnn_device_config_t;
+
+#define QNN_CONTEXT_CONFIG_OPTION_PRIORITY 1u
+#define QNN_PRIORITY_NORMAL 100u
+typedef struct qnn_context_config {
+  uint32_t option;
+  union {
+    void *custom_config;
+    uint32_t priority;
+    uint64_t memory_limit_hint;
+    uint8_t is_persistent_binary;
+    const char *const *enable_graphs;
+  } u;
+} qnn_context_config_t;
+
+/* ---- log ---------------------------------------------------------------------------------- */
+
+#define QNN_LOG_LEVEL_ERROR 1u
+#define QNN_LOG_LEVEL_WARN 2u
+#define QNN_LOG_LEVEL_INFO 3u
+#define QNN_LOG_LEVEL_VERBOSE 4u
+#define QNN_LOG_LEVEL_DEBUG 5u
+
+/* May be called from any thread, also during and after a failed logCreate. */
+typedef void (*qnn_log_callback_t)(const char *fmt, uint32_t level, uint64_t timestamp,
+                                   va_list args);
+
+/* ---- the backend interface: QnnInterface_getProviders ---------------------------------------
+ * Slot order is the table layout of core API 2.18 (62 slots), extended by appending up to
+ * 2.32 (71 slots). Never read a slot at or past qnn_core_table_slots(provider's core version).
+ */
+typedef struct qnn_interface_table {
+  qnn_error_t (*property_has_capability)(uint32_t key);                                     /* 0 */
+  qnn_error_t (*backend_create)(qnn_log_handle_t, const qnn_backend_config_t **,
+                                qnn_backend_handle_t *);                                  /* 1 */
+  qnn_unused_fn backend_set_config;                                                        /* 2 */
+  qnn_error_t (*backend_get_api_version)(qnn_api_version_t *);                             /* 3 */
+  qnn_error_t (*backend_get_build_id)(const char **);                                      /* 4 */
+  qnn_unused_fn backend_register_op_package;                                               /* 5 */
+  qnn_unused_fn backend_get_supported_operations;                                          /* 6 */
+  qnn_unused_fn backend_validate_op_config;                                                /* 7 */
+  qnn_error_t (*backend_free)(qnn_backend_handle_t);                                       /* 8 */
+  qnn_unused_fn context_create;                                                            /* 9 */
+  qnn_unused_fn context_set_config;                                                        /* 10 */
+  qnn_unused_fn context_get_binary_size;                                                   /* 11 */
+  qnn_unused_fn context_get_binary;                                                        /* 12 */
+  qnn_error_t (*context_create_from_binary)(qnn_backend_handle_t, qnn_device_handle_t,
+                                            const qnn_context_config_t **, const void *,
+                                            qnn_context_binary_size_t, qnn_context_handle_t *,
+                                            qnn_profile_handle_t);                        /* 13 */
+  qnn_error_t (*context_free)(qnn_context_handle_t, qnn_profile_handle_t);                 /* 14 */
+  qnn_unused_fn graph_create;                                                              /* 15 */
+  qnn_unused_fn graph_create_subgraph;                                                     /* 16 */
+  qnn_unused_fn graph_set_config;                                                          /* 17 */
+  qnn_unused_fn graph_add_node;                                                            /* 18 */
+  qnn_unused_fn graph_finalize;                                                            /* 19 */
+  qnn_error_t (*graph_retrieve)(qnn_context_handle_t, const char *, qnn_graph_handle_t *); /* 20 */
+  qnn_error_t (*graph_execute)(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
+                               qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
+                               qnn_signal_handle_t);                                      /* 21 */
+  qnn_unused_fn graph_execute_async;                                                       /* 22 */
+  qnn_unused_fn tensor_create_context_tensor;                                              /* 23 */
+  qnn_unused_fn tensor_create_graph_tensor;                                                /* 24 */
+  qnn_error_t (*log_create)(qnn_log_callback_t, uint32_t, qnn_log_handle_t *);             /* 25 */
+  qnn_error_t (*log_set_log_level)(qnn_log_handle_t, uint32_t);                            /* 26 */
+  qnn_error_t (*log_free)(qnn_log_handle_t);                                               /* 27 */
+  qnn_unused_fn profile_create;                                                            /* 28 */
+  qnn_unused_fn profile_set_config;                                                        /* 29 */
+  qnn_unused_fn profile_get_events;                                                        /* 30 */
+  qnn_unused_fn profile_get_sub_events;                                                    /* 31 */
+  qnn_unused_fn profile_get_event_data;                                                    /* 32 */
+  qnn_unused_fn profile_get_extended_event_data;                                           /* 33 */
+  qnn_unused_fn profile_free;                                                              /* 34 */
+  qnn_unused_fn mem_register;                                                              /* 35 */
+  qnn_unused_fn mem_de_register;                                                           /* 36 */
+  qnn_unused_fn device_get_platform_info;                                                  /* 37 */
+  qnn_unused_fn device_free_platform_info;                                                 /* 38 */
+  qnn_unused_fn device_get_infrastructure;                                                 /* 39 */
+  qnn_error_t (*device_create)(qnn_log_handle_t, const qnn_device_config_t **,
+                               qnn_device_handle_t *);                                    /* 40 */
+  qnn_unused_fn device_set_config;                                                         /* 41 */
+  qnn_unused_fn device_get_info;                                                           /* 42 */
+  qnn_error_t (*device_free)(qnn_device_handle_t);                                         /* 43 */
+  qnn_unused_fn signal_create;                                                             /* 44 */
+  qnn_unused_fn signal_set_config;                                                         /* 45 */
+  qnn_unused_fn signal_trigger;                                                            /* 46 */
+  qnn_unused_fn signal_free;                                                               /* 47 */
+  qnn_error_t (*error_get_message)(qnn_error_t, const char **);                            /* 48 */
+  qnn_unused_fn error_get_verbose_message;                                                 /* 49 */
+  qnn_unused_fn error_free_verbose_message;                                                /* 50 */
+  qnn_unused_fn graph_prepare_execution_environment;                                       /* 51 */
+  qnn_unused_fn graph_release_execution_environment;                                       /* 52 */
+  qnn_unused_fn graph_get_property;                                                        /* 53 */
+  qnn_error_t (*context_validate_binary)(qnn_backend_handle_t, qnn_device_handle_t,
+                                         const qnn_context_config_t **, const void *,
+                                         qnn_context_binary_size_t);                      /* 54 */
+  qnn_unused_fn context_create_from_binary_with_signal;                                    /* 55 */
+  qnn_unused_fn context_create_from_binary_list_async;                                     /* 56 */
+  qnn_unused_fn tensor_update_graph_tensors;                                               /* 57 */
+  qnn_unused_fn tensor_update_context_tensors;                                             /* 58 */
+  qnn_unused_fn context_get_binary_section_size;                                           /* 59 */
+  qnn_unused_fn context_get_binary_section;                                                /* 60 */
+  qnn_unused_fn context_apply_binary_section;                                              /* 61 */
+  /* ---- appended after core API 2.18 ---- */
+  qnn_unused_fn backend_get_property;                                                      /* 62 */
+  qnn_unused_fn context_get_property;                                                      /* 63 */
+  qnn_unused_fn context_get_incremental_binary;                                            /* 64 */
+  qnn_unused_fn context_release_incremental_binary;                                        /* 65 */
+  qnn_unused_fn context_finalize;                                                          /* 66 */
+  qnn_unused_fn global_config_set;                                                         /* 67 */
+  qnn_unused_fn context_create_from_binary_with_callback;                                  /* 68 */
+  qnn_unused_fn context_get_binary_section_update;                                         /* 69 */
+  qnn_unused_fn context_free_binary_section_update;                                        /* 70 */
+} qnn_interface_table_t;
+
+#define QNN_INTERFACE_SLOT(field) \
+  ((uint32_t)(offsetof(qnn_interface_table_t, field) / sizeof(void (*)(void))))
+
+typedef struct qnn_interface {
+  uint32_t backend_id;
+  const char *provider_name;
+  qnn_api_version_t api_version;
+  qnn_interface_table_t table; /* the provider may have fewer slots: see QNN_INTERFACE_SLOT */
+} qnn_interface_t;
+
+typedef qnn_error_t (*qnn_interface_get_providers_fn)(const qnn_interface_t ***provider_list,
+                                                      uint32_t *num_providers);
+#define QNN_INTERFACE_GET_PROVIDERS_SYMBOL "QnnInterface_getProviders"
+
+/* ---- the system interface: QnnSystemInterface_getProviders ----------------------------------
+ * Append-only: System API 1.1 has the first 4 slots, 1.7 all 16.
+ */
+typedef struct qnn_system_interface_table {
+  qnn_error_t (*system_context_create)(qnn_system_context_handle_t *);                    /* 0 */
+  qnn_error_t (*system_context_get_binary_info)(qnn_system_context_handle_t, void *, uint64_t,
+                                                const void **binary_info,
+                                                qnn_context_binary_size_t *);             /* 1 */
+  qnn_error_t (*system_context_get_metadata)(qnn_system_context_handle_t, const void *,
+                                             uint64_t, const void **binary_info);         /* 2 */
+  qnn_error_t (*system_context_free)(qnn_system_context_handle_t);                         /* 3 */
+  qnn_unused_fn system_tensor_get_memory_footprint;                                        /* 4 */
+  qnn_unused_fn system_log_create;                                                         /* 5 */
+  qnn_unused_fn system_log_set_log_level;                                                  /* 6 */
+  qnn_unused_fn system_log_free;                                                           /* 7 */
+  qnn_unused_fn system_dlc_create_from_file;                                               /* 8 */
+  qnn_unused_fn system_dlc_create_from_binary;                                             /* 9 */
+  qnn_unused_fn system_dlc_compose_graphs;                                                 /* 10 */
+  qnn_unused_fn system_dlc_get_op_mappings;                                                /* 11 */
+  qnn_unused_fn system_dlc_free;                                                           /* 12 */
+  qnn_unused_fn system_profile_create_serialization_target;                                /* 13 */
+  qnn_unused_fn system_profile_serialize_event_data;                                       /* 14 */
+  qnn_unused_fn system_profile_free_serialization_target;                                  /* 15 */
+} qnn_system_interface_table_t;
+
+#define QNN_SYSTEM_INTERFACE_SLOT(field) \
+  ((uint32_t)(offsetof(qnn_system_interface_table_t, field) / sizeof(void (*)(void))))
+
+typedef struct qnn_system_interface {
+  uint32_t backend_id;
+  const char *provider_name;
+  qnn_version_t system_api_version;
+  qnn_system_interface_table_t table;
+} qnn_system_interface_t;
+
+typedef qnn_error_t (*qnn_system_interface_get_providers_fn)(
+    const qnn_system_interface_t ***provider_list, uint32_t *num_providers);
+#define QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL "QnnSystemInterface_getProviders"
+
+/* ---- system context: binary info ------------------------------------------------------------
+ * V3 is NOT a prefix-extension of V1/V2 (the hardware-info blob fields were removed), so the
+ * member is always chosen by `version`.
+ */
+#define QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_1 1u
+#define QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_2 2u
+#define QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_3 3u
+
+typedef struct qnn_system_context_graph_info qnn_system_context_graph_info_t;
+
+typedef struct qnn_binary_info_v1 {
+  uint32_t backend_id;
+  const char *build_id;
+  qnn_version_t core_api_version;
+  qnn_version_t backend_api_version;
+  const char *soc_version;
+  qnn_version_t hw_info_blob_version;
+  qnn_version_t context_blob_version;
+  uint32_t hw_info_blob_size;
+  void *hw_info_blob;
+  uint64_t context_blob_size;
+  uint32_t num_context_tensors;
+  qnn_tensor_t *context_tensors;
+  uint32_t num_graphs;
+  qnn_system_context_graph_info_t *graphs;
+} qnn_binary_info_v1_t;
+
+typedef struct qnn_binary_info_v2 {
+  uint32_t backend_id;
+  const char *build_id;
+  qnn_version_t core_api_version;
+  qnn_version_t backend_api_version;
+  const char *soc_version;
+  qnn_version_t hw_info_blob_version;
+  qnn_version_t context_blob_version;
+  uint32_t hw_info_blob_size;
+  void *hw_info_blob;
+  uint64_t context_blob_size;
+  uint32_t num_context_tensors;
+  qnn_tensor_t *context_tensors;
+  uint32_t num_graphs;
+  qnn_system_context_graph_info_t *graphs;
+  void *platform_info; /* qnn_device_platform_info_t* */
+} qnn_binary_info_v2_t;
+
+typedef struct qnn_binary_info_v3 {
+  uint32_t backend_id;
+  const char *build_id;
+  qnn_version_t core_api_version;
+  qnn_version_t backend_api_version;
+  const char *soc_version;
+  qnn_version_t context_blob_version;
+  uint64_t context_blob_size;
+  uint32_t num_context_tensors;
+  qnn_tensor_t *context_tensors;
+  uint32_t num_graphs;
+  qnn_system_context_graph_info_t *graphs;
+  void *platform_info;
+  uint32_t context_metadata_size;
+  void *context_metadata;
+  uint32_t soc_model;
+} qnn_binary_info_v3_t;
+
+typedef struct qnn_system_context_binary_info {
+  uint32_t version;
+  union {
+    qnn_binary_info_v1_t v1;
+    qnn_binary_info_v2_t v2;
+    qnn_binary_info_v3_t v3;
+  } u;
+} qnn_system_context_binary_info_t;
+
+/* ---- system context: graph info ------------------------------------------------------------
+ * V1, V2 and V3 share a prefix. The array stride is the *system library's* struct size, which
+ * grew when V2 (64 bytes) and V3 (88 bytes) were added: see qnn_versions.h.
+ */
+#define QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_1 1u
+#define QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_2 2u
+#define QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 3u
+
+typedef struct qnn_graph_info_v1 {
+  const char *graph_name;
+  uint32_t num_graph_inputs;
+  qnn_tensor_t *graph_inputs;
+  uint32_t num_graph_outputs;
+  qnn_tensor_t *graph_outputs;
+} qnn_graph_info_v1_t;
+
+typedef struct qnn_graph_info_v2 {
+  const char *graph_name;
+  uint32_t num_graph_inputs;
+  qnn_tensor_t *graph_inputs;
+  uint32_t num_graph_outputs;
+  qnn_tensor_t *graph_outputs;
+  uint32_t num_updateable_tensors;
+  qnn_tensor_t *updateable_tensors;
+} qnn_graph_info_v2_t;
+
+typedef struct qnn_graph_info_v3 {
+  const char *graph_name;
+  uint32_t num_graph_inputs;
+  qnn_tensor_t *graph_inputs;
+  uint32_t num_graph_outputs;
+  qnn_tensor_t *graph_outputs;
+  uint32_t num_updateable_tensors;
+  qnn_tensor_t *updateable_tensors;
+  uint32_t graph_blob_info_size;
+  void *graph_blob_info;
+  uint32_t start_op_index;
+  uint32_t end_op_index;
+} qnn_graph_info_v3_t;
+
+struct qnn_system_context_graph_info {
+  uint32_t version;
+  union {
+    qnn_graph_info_v1_t v1;
+    qnn_graph_info_v2_t v2;
+    qnn_graph_info_v3_t v3;
+  } u;
+};
+
+/* Strides of the three generations of the graph-info array element. */
+#define QNN_GRAPH_INFO_STRIDE_V1_ONLY 48u
+#define QNN_GRAPH_INFO_STRIDE_V2 64u
+#define QNN_GRAPH_INFO_STRIDE_V3 88u
+/* Tensor arrays: 144 bytes since Qnn_Tensor_t gained V2 (every version at our floor). */
+#define QNN_TENSOR_STRIDE 144u
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HTPU_QNN_ABI_H */

@@ -1,0 +1,32 @@
+/* stats.c - counters, readable at any time from any thread. */
+#include "stats.h"
+
+#include <time.h>
+
+#include "hexagon_tpu.h"
+
+htpu_counters htpu_g_counters;
+
+uint64_t htpu_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#define LOAD(field) atomic_load_explicit(&htpu_g_counters.field, memory_order_relaxed)
+
+void htpu_stats_get(htpu_stats *out) {
+  if (!out) return;
+  out->live_runtimes = LOAD(live_runtimes);
+  out->live_contexts = LOAD(live_contexts);
+  out->live_graphs = LOAD(live_graphs);
+  out->executes = LOAD(executes);
+  out->execute_errors = LOAD(execute_errors);
+  out->execute_ns_total = LOAD(execute_ns_total);
+  out->execute_ns_last = LOAD(execute_ns_last);
+  out->loads = LOAD(loads);
+  out->load_ns_total = LOAD(load_ns_total);
+  out->quantize_ns_total = LOAD(quantize_ns_total);
+  out->dequantize_ns_total = LOAD(dequantize_ns_total);
+  out->recoveries = LOAD(recoveries);
+}
