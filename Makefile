@@ -26,6 +26,8 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) $(OPT) \
                -Iinclude -Isrc -Ireference/model -MMD -MP
 ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
+# shared objects must resolve everything they use (catches a missing object at link time)
+SO_LDFLAGS := -shared -Wl,-z,defs
 LIBS := -ldl -lpthread -lm
 
 ifeq ($(V),1)
@@ -36,8 +38,9 @@ endif
 
 CORE_SRC := $(sort $(wildcard src/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
-# the quantization kernels are shared by the core and the reference interpreter
-QUANT_SRC := src/quant.c
+# the quantization kernels (and the error and dtype helpers they use) are shared by the core
+# and the reference interpreter
+QUANT_SRC := src/quant.c src/dtype.c src/errors.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c))
 
@@ -56,7 +59,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind check-abi clean
+.PHONY: all test valgrind check-abi clean demo
 all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU)
 
 $(BUILD)/obj/%.o: %.c
@@ -70,15 +73,15 @@ $(LIB_A): $(CORE_OBJ)
 
 $(LIB_SO): $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libhexagon_tpu.so.0 -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -Wl,-soname,libhexagon_tpu.so.0 -o $@ $^ $(LIBS)
 
 $(REF_BACKEND): $(call obj,$(wildcard reference/backend/*.c)) $(REFMODEL_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
+	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
 
 $(REF_SYSTEM): $(call obj,$(wildcard reference/system/*.c)) $(REFMODEL_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
+	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
 
 $(REFBUILD): $(call obj,$(wildcard reference/tools/*.c)) $(REFMODEL_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
@@ -102,6 +105,21 @@ test:
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
+	$(Q)bash test/cli/test_htpu.sh build/asan
+
+# The main job until the digits demo lands: make a model, check the stack, inspect, run.
+DEMO_DIR := build/demo
+demo:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/hello
+	@mkdir -p $(DEMO_DIR)
+	build/plain/htpu-refbuild examples/add.txt $(DEMO_DIR)/add.bin
+	build/plain/htpu doctor --backend reference --system-lib reference
+	build/plain/htpu info $(DEMO_DIR)/add.bin --system-lib reference
+	build/plain/hello build/plain/libhtpu_refbackend.so build/plain/libhtpu_refsystem.so $(DEMO_DIR)/add.bin
+
+$(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

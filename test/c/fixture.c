@@ -1,0 +1,99 @@
+/* fixture.c - shared helpers for the core tests. */
+#include "fixture.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../reference/backend/htpu_ref_control.h"
+#include "refmodel.h"
+#include "test.h"
+
+const char *FX_ADD_F32 =
+    "graph add_f32\n"
+    "  input a f32 [1,4]\n"
+    "  input b f32 [1,4]\n"
+    "  output y f32 [1,4]\n"
+    "  op ElementWiseAdd a b -> y\n";
+
+void fx_ref_options(htpu_runtime_options *o) {
+  htpu_runtime_options_init(o);
+  o->backend_lib = test_build_path("libhtpu_refbackend.so");
+  o->system_lib = test_build_path("libhtpu_refsystem.so");
+}
+
+htpu_runtime *fx_open_runtime(void) {
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  htpu_runtime *rt = NULL;
+  int rc = htpu_runtime_open(&o, &rt);
+  if (rc) printf("    htpu_runtime_open: %s: %s\n", htpu_err_name(rc), htpu_last_error());
+  return rt;
+}
+
+void *fx_build_model(const char *text, size_t *len) {
+  void *out = NULL;
+  char err[512];
+  if (ref_build_from_text(text, &out, len, err, sizeof err) != 0) {
+    printf("    builder: %s\n", err);
+    return NULL;
+  }
+  return out;
+}
+
+const char *fx_build_model_file(const char *name, const char *text) {
+  size_t len = 0;
+  void *bin = fx_build_model(text, &len);
+  if (!bin) return NULL;
+  const char *path = test_tmp_path(name);
+  int rc = test_write_file(path, bin, len);
+  free(bin);
+  return rc == 0 ? path : NULL;
+}
+
+void fx_reset_env(void) {
+  unsetenv("HTPU_REF_PROVIDERS");
+  unsetenv("HTPU_REF_SYSTEM_PROVIDERS");
+  unsetenv("HTPU_REF_GETPROVIDERS_ERROR");
+  unsetenv("HTPU_REF_FAULTS");
+  unsetenv("HTPU_REF_LATENCY");
+  fx_ref_disarm();
+}
+
+/* The control API lives in the reference backend. The tests keep one reference to the
+ * library for the whole run, so they and the core share one library state and the resolved
+ * functions never dangle. */
+static void *ref_symbol(const char *name) {
+  static void *dl;
+  if (!dl) dl = dlopen(test_build_path("libhtpu_refbackend.so"), RTLD_NOW | RTLD_GLOBAL);
+  return dl ? dlsym(dl, name) : NULL;
+}
+
+int fx_ref_arm(const char *rules) {
+  htpu_ref_arm_fn f = (htpu_ref_arm_fn)ref_symbol("htpu_ref_arm");
+  return f ? f(rules) : -1;
+}
+
+void fx_ref_disarm(void) {
+  htpu_ref_disarm_fn f = (htpu_ref_disarm_fn)ref_symbol("htpu_ref_disarm");
+  if (f) f();
+}
+
+unsigned long fx_ref_violations(void) {
+  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
+  if (!f) return 0;
+  htpu_ref_stats s;
+  f(&s);
+  return (unsigned long)s.violations;
+}
+
+const char *fx_ref_last_violation(void) {
+  htpu_ref_last_violation_fn f = (htpu_ref_last_violation_fn)ref_symbol("htpu_ref_last_violation");
+  return f ? f() : "";
+}
+
+int fx_ref_set_latency(const char *api, unsigned usec) {
+  htpu_ref_set_latency_fn f = (htpu_ref_set_latency_fn)ref_symbol("htpu_ref_set_latency");
+  return f ? f(api, usec) : -1;
+}

@@ -1,0 +1,35 @@
+/* fixture.h - helpers the core tests share: reference runtimes and models made on the fly. */
+#ifndef HTPU_TEST_FIXTURE_H
+#define HTPU_TEST_FIXTURE_H
+
+#include <stddef.h>
+
+#include "hexagon_tpu.h"
+
+/* Runtime options pointing at the reference backend and system library of this build. */
+void fx_ref_options(htpu_runtime_options *o);
+
+/* Opens a reference runtime; NULL on failure (message printed). */
+htpu_runtime *fx_open_runtime(void);
+
+/* Builds a model from the text description into a temporary file; returns its path (in a
+ * static ring) or NULL with the builder's message printed. */
+const char *fx_build_model_file(const char *name, const char *text);
+
+/* Builds into a malloc'ed buffer (free()). */
+void *fx_build_model(const char *text, size_t *len);
+
+/* Clears every HTPU_REF_* variable the tests set. */
+void fx_reset_env(void);
+
+/* The reference backend's control API, resolved from the loaded library (NULL if absent). */
+int fx_ref_arm(const char *rules);
+void fx_ref_disarm(void);
+unsigned long fx_ref_violations(void);
+const char *fx_ref_last_violation(void);
+int fx_ref_set_latency(const char *api, unsigned usec);
+
+/* A small model with graphs: add_f32 (a+b, f32 [1,4]). */
+extern const char *FX_ADD_F32;
+
+#endif

@@ -1,0 +1,192 @@
+/* Introspection through the system library: every binary-info, graph-info and tensor version,
+ * both graph-info strides, quantization metadata, and copies that outlive the system context. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+static const char *MULTI_GRAPH_BODY =
+    "graph first\n"
+    "  input x u8 [1,3] scale=0.5 zero_point=3\n"
+    "  static w u8 [2,3] axis=0 scales=[0.25,0.125] zero_points=[1,2] data=[1,2,3,4,5,6]\n"
+    "  output y u8 [1,2] scale=0.25 zero_point=0\n"
+    "  op FullyConnected x w -> y\n"
+    "graph second\n"
+    "  input p f16 [2,2]\n"
+    "  output q f16 [2,2]\n"
+    "  op Relu p -> q\n"
+    "graph third\n"
+    "  input m i8 [4] scale=0.1 zero_point=-5\n"
+    "  output n i8 [4] scale=0.1 zero_point=-5\n"
+    "  op Relu m -> n\n";
+
+static char *model_text(unsigned bi, unsigned gi, unsigned tv) {
+  static char text[4096];
+  snprintf(text, sizeof text,
+           "meta binary_info=%u graph_info=%u tensor=%u backend_id=6 build_id=\"v2.42.0.ref\" "
+           "core_api=2.32.0 backend_api=5.42.0 context_blob=3.3.4 soc_version=\"v68\" "
+           "soc_model=35 dsp_arch=68 vtcm_mb=2\n%s",
+           bi, gi, tv, MULTI_GRAPH_BODY);
+  return text;
+}
+
+static void check_model(const htpu_model_info *m, unsigned bi, unsigned gi_expected, unsigned tv) {
+  CHECK_EQ(m->binary_info_version, bi);
+  CHECK_EQ(m->backend_id, 6);
+  CHECK(strcmp(m->build_id, "v2.42.0.ref") == 0);
+  CHECK_EQ(m->core_api_version.major, 2);
+  CHECK_EQ(m->core_api_version.minor, 32);
+  CHECK_EQ(m->backend_api_version.minor, 42);
+  CHECK(strcmp(m->soc_version, "v68") == 0);
+  if (bi == 3) CHECK_EQ(m->soc_model, 35);
+  CHECK_EQ(m->num_graphs, 3);
+  /* graphs[1] and [2] are only right when the library's stride was used. */
+  CHECK(strcmp(m->graphs[0].name, "first") == 0);
+  CHECK(strcmp(m->graphs[1].name, "second") == 0);
+  CHECK(strcmp(m->graphs[2].name, "third") == 0);
+  for (int i = 0; i < 3; i++) CHECK_EQ(m->graphs[i].graph_info_version, gi_expected);
+  if (gi_expected == 3) CHECK_EQ(m->graphs[0].vtcm_mb, 2);
+  const htpu_tensor_info *x = &m->graphs[0].inputs[0];
+  CHECK(strcmp(x->name, "x") == 0);
+  CHECK_EQ(x->tensor_version, tv);
+  CHECK_EQ(x->dtype, HTPU_U8);
+  CHECK_EQ(x->qnn_data_type, 0x0408);
+  CHECK_EQ(x->rank, 2);
+  CHECK_EQ(x->dims[1], 3);
+  CHECK_EQ(x->byte_size, 3);
+  CHECK_EQ(x->quant.kind, HTPU_QUANT_PER_TENSOR);
+  CHECK(x->quant.scale == 0.5f);
+  CHECK_EQ(x->quant.zero_point, 3); /* QNN stores offset -3 */
+  const htpu_tensor_info *p = &m->graphs[1].inputs[0];
+  CHECK_EQ(p->dtype, HTPU_F16);
+  CHECK_EQ(p->byte_size, 8);
+  CHECK_EQ(p->quant.kind, HTPU_QUANT_NONE);
+  const htpu_tensor_info *n = &m->graphs[2].outputs[0];
+  CHECK_EQ(n->dtype, HTPU_I8);
+  CHECK_EQ(n->quant.zero_point, -5);
+  CHECK(m->graphs[0].inputs[0].id != m->graphs[2].inputs[0].id);
+
+}
+
+TEST(introspect_every_info_version_and_stride) {
+  fx_reset_env();
+  /* System API 1.7 lays graph infos out at 88 bytes, 1.1 at 64 (no V3 there). */
+  const char *systems[] = {"SYS17:1.7.0", "SYS11:1.1.0"};
+  for (int s = 0; s < 2; s++) {
+    setenv("HTPU_REF_SYSTEM_PROVIDERS", systems[s], 1);
+    for (unsigned bi = 1; bi <= 3; bi++)
+      for (unsigned gi = 1; gi <= 3; gi++)
+        for (unsigned tv = 1; tv <= 2; tv++) {
+          size_t len = 0;
+          void *bin = fx_build_model(model_text(bi, gi, tv), &len);
+          CHECK(bin);
+          htpu_model_info *m = NULL;
+          int rc = htpu_inspect_buffer(test_build_path("libhtpu_refsystem.so"), bin, len, &m);
+          free(bin);
+          CHECK_MSG(rc == HTPU_OK, "%s bi=%u gi=%u tv=%u: %s", systems[s], bi, gi, tv,
+                    htpu_last_error());
+          /* A 64-byte-stride library reports graph info v3 requests as v2. */
+          unsigned gi_expected = (s == 1 && gi == 3) ? 2 : gi;
+          check_model(m, bi, gi_expected, tv);
+          htpu_model_info_free(m);
+          if (test_failed()) {
+            printf("    (at %s bi=%u gi=%u tv=%u)\n", systems[s], bi, gi, tv);
+            fx_reset_env();
+            return;
+          }
+        }
+  }
+  fx_reset_env();
+}
+
+TEST(introspect_per_axis_quantization_and_context) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("multi.bin", model_text(3, 3, 2));
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  const htpu_model_info *m = htpu_context_model_info(ctx);
+  CHECK(m);
+  CHECK_EQ(m->num_graphs, 3);
+  CHECK_EQ(m->dsp_arch == 68 || m->dsp_arch == 0, 1);
+  htpu_graph *g = NULL;
+  CHECK_EQ(htpu_graph_open(ctx, NULL, &g), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "'first', 'second', 'third'");
+  CHECK_EQ(htpu_graph_open(ctx, "fourth", &g), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(htpu_last_error(), "no graph named 'fourth'");
+  char buf[256];
+  htpu_context_last_error(ctx, buf, sizeof buf);
+  CHECK_STR_CONTAINS(buf, "fourth");
+  CHECK_EQ(htpu_graph_open(ctx, "third", &g), HTPU_OK);
+  CHECK(strcmp(htpu_graph_get_info(g)->name, "third") == 0);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+}
+
+TEST(introspect_bad_files) {
+  fx_reset_env();
+  const char *sys = test_build_path("libhtpu_refsystem.so");
+  htpu_model_info *m = NULL;
+  CHECK_EQ(htpu_inspect_file(sys, "/nonexistent/model.bin", &m), HTPU_EIO);
+  CHECK_STR_CONTAINS(htpu_last_error(), "/nonexistent/model.bin");
+  const char *empty = test_tmp_path("empty.bin");
+  CHECK_EQ(test_write_file(empty, "", 0), 0);
+  CHECK_EQ(htpu_inspect_file(sys, empty, &m), HTPU_EMODEL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "empty");
+  const char *garbage = test_tmp_path("garbage.bin");
+  char junk[333];
+  for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
+  CHECK_EQ(test_write_file(garbage, junk, sizeof junk), 0);
+  CHECK_EQ(htpu_inspect_file(sys, garbage, &m), HTPU_EMODEL);
+  CHECK_EQ(htpu_last_qnn_code(), 30010);
+  CHECK_STR_CONTAINS(htpu_last_error(), "QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY");
+  CHECK(m == NULL);
+  /* Every truncation of a valid binary fails cleanly, in the inspector and in a context. */
+  size_t len = 0;
+  void *bin = fx_build_model(model_text(3, 3, 2), &len);
+  CHECK(bin);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  for (size_t cut = 1; cut < len; cut += (len / 97) + 1) {
+    int rc = htpu_inspect_buffer(sys, bin, cut, &m);
+    CHECK_MSG(rc == HTPU_EMODEL, "cut at %zu of %zu: %s", cut, len, htpu_err_name(rc));
+    htpu_context *ctx = NULL;
+    rc = htpu_context_open_buffer(rt, bin, cut, &ctx);
+    CHECK_MSG(rc == HTPU_EMODEL && ctx == NULL, "context from cut %zu: %s", cut, htpu_err_name(rc));
+  }
+  free(bin);
+  htpu_context *ctx = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, garbage, &ctx), HTPU_EMODEL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "garbage.bin");
+  CHECK_EQ(htpu_context_open_buffer(rt, NULL, 0, &ctx), HTPU_EINVAL);
+  htpu_runtime_close(&rt);
+  htpu_stats s;
+  htpu_stats_get(&s);
+  CHECK_EQ(s.live_contexts, 0);
+}
+
+TEST(introspect_backend_rejects_binary_from_other_backend) {
+  fx_reset_env();
+  size_t len = 0;
+  void *bin = fx_build_model(
+      "meta binary_info=3 graph_info=3 tensor=2 backend_id=3\n"
+      "graph g\n  input a f32 [2]\n  output b f32 [2]\n  op Relu a -> b\n",
+      &len);
+  CHECK(bin);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  int rc = htpu_context_open_buffer(rt, bin, len, &ctx);
+  free(bin);
+  CHECK_EQ(rc, HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), 5008);
+  CHECK_STR_CONTAINS(htpu_last_error(), "creating the context");
+  CHECK_STR_CONTAINS(htpu_last_error(), "qnn"); /* the backend's own log line is quoted */
+  htpu_runtime_close(&rt);
+}
