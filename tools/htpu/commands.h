@@ -1,0 +1,10 @@
+/* commands.h - the subcommands, each defined in its own file (info.c, doctor.c, ...). */
+#ifndef HTPU_COMMANDS_H
+#define HTPU_COMMANDS_H
+
+#include "cli.h"
+
+extern const cli_command cmd_info;
+extern const cli_command cmd_doctor;
+
+#endif /* HTPU_COMMANDS_H */

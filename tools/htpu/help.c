@@ -1,0 +1,82 @@
+/* help.c - usage lines, per-command help and the command overview, all from the tables. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_print_usage_line(const cli_command *cmd, FILE *f) {
+  fprintf(f, "usage: htpu %s %s\n", cmd->name, cmd->synopsis ? cmd->synopsis : "");
+}
+
+/* Prints `text` word-wrapped to HELP_COLUMNS, continuation lines indented by `indent`. */
+#define HELP_COLUMNS 96
+static void print_wrapped(FILE *f, const char *text, size_t indent, size_t first_col) {
+  size_t col = first_col;
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ') p++;
+    size_t n = strcspn(p, " ");
+    if (n == 0) break;
+    if (col > indent && col + 1 + n > HELP_COLUMNS) {
+      fprintf(f, "\n%*s", (int)indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', f);
+      col++;
+    }
+    fwrite(p, 1, n, f);
+    col += n;
+    p += n;
+  }
+  fputc('\n', f);
+}
+
+void cli_print_command_help(const cli_command *cmd, FILE *f) {
+  cli_print_usage_line(cmd, f);
+  fprintf(f, "\n%s\n", cmd->summary);
+  if (cmd->description && cmd->description[0]) fprintf(f, "\n%s", cmd->description);
+  if (cmd->description && cmd->description[0] &&
+      cmd->description[strlen(cmd->description) - 1] != '\n')
+    fputc('\n', f);
+
+  /* Align the help texts on the widest "--name METAVAR". */
+  size_t width = strlen("-h, --help");
+  for (int i = 0; cmd->options && cmd->options[i].name; i++) {
+    const cli_option *o = &cmd->options[i];
+    size_t w = 2 + strlen(o->name) + (o->metavar ? 1 + strlen(o->metavar) : 0);
+    if (w > width) width = w;
+  }
+  fprintf(f, "\noptions:\n");
+  for (int i = 0; cmd->options && cmd->options[i].name; i++) {
+    const cli_option *o = &cmd->options[i];
+    char lhs[128];
+    snprintf(lhs, sizeof(lhs), "--%s%s%s", o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+    char text[512];
+    snprintf(text, sizeof(text), "%s%s", o->help, o->repeatable ? " (repeatable)" : "");
+    fprintf(f, "  %-*s  ", (int)width, lhs);
+    print_wrapped(f, text, width + 4, width + 4);
+  }
+  fprintf(f, "  %-*s  %s\n", (int)width, "-h, --help", "show this help");
+}
+
+void cli_print_overview(FILE *f) {
+  fprintf(f, "usage: htpu [--help] [--version] COMMAND [ARGS]\n"
+             "\n"
+             "Run pre-compiled QNN context binaries on the Hexagon NPU.\n"
+             "\n"
+             "commands:\n");
+  size_t width = strlen("help");
+  for (size_t i = 0; cli_commands[i]; i++) {
+    size_t w = strlen(cli_commands[i]->name);
+    if (w > width) width = w;
+  }
+  for (size_t i = 0; cli_commands[i]; i++)
+    fprintf(f, "  %-*s  %s\n", (int)width, cli_commands[i]->name, cli_commands[i]->summary);
+  fprintf(f, "  %-*s  %s\n", (int)width, "help", "show the help of a command");
+  fprintf(f, "\n"
+             "Library paths given as 'reference' mean the reference libraries next to this\n"
+             "executable (or in $HTPU_REFERENCE_DIR).\n"
+             "Exit codes: 0 success, 1 the operation failed, 2 usage error.\n"
+             "Run 'htpu help COMMAND' for a command's options.\n");
+}

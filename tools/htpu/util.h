@@ -1,0 +1,50 @@
+/* util.h - small helpers shared by the htpu subcommands. */
+#ifndef HTPU_UTIL_H
+#define HTPU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hexagon_tpu.h"
+
+/* ---- libpath.c ---- */
+
+#define CLI_REFERENCE_BACKEND "libhtpu_refbackend.so"
+#define CLI_REFERENCE_SYSTEM "libhtpu_refsystem.so"
+
+/* Resolves a --backend/--system-lib value. The word "reference" means the library `refname`
+ * in $HTPU_REFERENCE_DIR when set and non-empty, else next to the running executable (the build
+ * directory puts them side by side). Any other value is returned as given; NULL stays NULL
+ * (the library default). Returns NULL and prints why on stderr when the executable's directory
+ * cannot be found or the path does not fit in buf. */
+const char *cli_resolve_lib(const char *value, const char *refname, char *buf, size_t len,
+                            int *failed);
+
+/* ---- names.c ---- */
+
+/* "HTP", "SAVER", ... for a QNN backend id; "unknown" otherwise. */
+const char *cli_backend_name(uint32_t backend_id);
+/* "FLOAT_32", "UFIXED_POINT_8", ... for a raw Qnn_DataType_t; "UNKNOWN" otherwise. */
+const char *cli_qnn_type_name(uint32_t qnn_data_type);
+/* "2.32.0" */
+void cli_format_version(htpu_version3 v, char *buf, size_t len);
+
+/* ---- table.c: left-aligned text columns ---- */
+
+typedef struct cli_table {
+  size_t num_cols, num_rows, cap_rows;
+  char **cells; /* num_rows * num_cols, owned */
+  int failed;   /* an allocation failed: printing says so instead of printing a partial table */
+} cli_table;
+
+void cli_table_init(cli_table *t, size_t num_cols);
+/* Adds a row of num_cols cells; NULL cells print empty. Control characters are shown as '?'
+ * so a hostile tensor name cannot break the layout or the terminal. */
+void cli_table_add(cli_table *t, const char *const *cells);
+/* Prints the rows, each prefixed by `indent` spaces, columns two spaces apart; the last column
+ * is not padded. Returns 0, or -1 if a row could not be stored. */
+int cli_table_print(const cli_table *t, FILE *f, int indent);
+void cli_table_free(cli_table *t);
+
+#endif /* HTPU_UTIL_H */
