@@ -1,0 +1,578 @@
+/*
+ * check_abi.c - compare src/qnn/qnn_abi.h (and the facts in qnn_versions.h) with a QNN SDK.
+ *
+ * One translation unit includes the SDK headers and our declarations; the build renames our
+ * QNN_ macros to OURS_QNN_ first (gen_abi_tables.sh) so both sets of names coexist. Checked:
+ *   - sizeof/alignof of every struct we declare against its SDK counterpart;
+ *   - offsetof and sizeof of every member (nested union/struct members included);
+ *   - every object-like QNN_ value we define that the SDK also defines; the ones it does not
+ *     must be listed in own_names[] below with the reason;
+ *   - the index of every slot of our interface tables whose index is below the SDK table's slot
+ *     count, and that count against qnn_core_table_slots()/qnn_system_table_slots();
+ *   - graph-info stride/version and tensor stride facts used by the loader.
+ * Declarations the SDK does not have (newer-SDK-only structs and members) are skipped, and every
+ * member we declare must be either checked or skipped: a member this file forgets is a failure.
+ *
+ * Default build: a runtime table that prints every mismatch and exits 1 (V=1 prints every
+ * check). With -DABI_STATIC the same lists become _Static_asserts (used to compile our
+ * declarations for another target, e.g. aarch64, without a C library).
+ */
+#ifndef ABI_STATIC
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#endif
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdk_includes.h" /* the SDK */
+#include "qnn/qnn_versions.h" /* ours, renamed: OURS_QNN_*; includes qnn/qnn_abi.h */
+#include "sdk_have.h"     /* HAVE_TYPE_x / HAVE_IF_x / HAVE_SYS_x for what this SDK declares */
+
+/* ---- preprocessor helpers: ABI_IS1(X) is 1 when X is a macro defined as 1, else 0 ---------- */
+#define ABI_CAT(a, b) ABI_CAT_(a, b)
+#define ABI_CAT_(a, b) a##b
+#define ABI_PLACEHOLDER_1 0,
+#define ABI_SECOND(a, b, ...) b
+#define ABI_IS1(x) ABI_IS1_(x)
+#define ABI_IS1_(v) ABI_IS1__(ABI_PLACEHOLDER_##v)
+#define ABI_IS1__(junk) ABI_SECOND(junk 1, 0, ~)
+#define ABI_IF_ELSE(c) ABI_CAT(ABI_IF_ELSE_, c)
+#define ABI_IF_ELSE_1(yes, no) yes
+#define ABI_IF_ELSE_0(yes, no) no
+
+#define FN_SIZE sizeof(void (*)(void))
+#define SDK_CORE_SLOTS (sizeof(QNN_INTERFACE_VER_TYPE) / sizeof(void *))
+#define SDK_SYSTEM_SLOTS (sizeof(QNN_SYSTEM_INTERFACE_VER_TYPE) / sizeof(void *))
+
+/* ---- one check ---------------------------------------------------------------------------- */
+enum { K_EQ, K_SKIP, K_OWN, K_SLOT_BEYOND };
+
+#ifdef ABI_STATIC
+#define CHECK(kind, tag, path, a, b) \
+  _Static_assert((long long)(a) == (long long)(b), kind " " tag " " path);
+#define NOTE(tag, path, why)
+#define OWN(name)
+#define SLOT_BEYOND(tbl, field, idx, sdk_slots) \
+  _Static_assert((idx) >= (sdk_slots), "slot " #tbl "." #field ": SDK has no member of that name");
+#else
+typedef struct {
+  int kind;
+  const char *what; /* sizeof, offsetof, value, slot, fact, ... */
+  const char *tag;  /* our struct tag or value name */
+  const char *path; /* member path, "" for whole-struct checks */
+  long long ours, sdk;
+  const char *why; /* skips */
+} check_t;
+#define CHECK(kind, tag, path, a, b) {K_EQ, kind, tag, path, (long long)(a), (long long)(b), NULL},
+#define NOTE(tag, path, why) {K_SKIP, "skip", tag, path, 0, 0, why},
+#define OWN(name) {K_OWN, "value", name, "", 0, 0, NULL},
+#define SLOT_BEYOND(tbl, field, idx, sdk_slots) \
+  {K_SLOT_BEYOND, "slot", #tbl, #field, (long long)(idx), (long long)(sdk_slots), NULL},
+#endif
+
+/* whole structs */
+#define STRUCT(ours, sdk)                                                  \
+  CHECK("sizeof", #ours, "", sizeof(struct ours), sizeof(sdk))             \
+  CHECK("alignof", #ours, "", _Alignof(struct ours), _Alignof(sdk))
+#define ALIGN_ONLY(ours, sdk) CHECK("alignof", #ours, "", _Alignof(struct ours), _Alignof(sdk))
+/* a member: offset and size */
+#define MSIZE(type, path) sizeof(((type *)0)->path)
+#define FIELD(ours, opath, sdk, spath)                                                    \
+  CHECK("offsetof", #ours, #opath, offsetof(struct ours, opath), offsetof(sdk, spath))    \
+  CHECK("sizeof", #ours, #opath, MSIZE(struct ours, opath), MSIZE(sdk, spath))
+/* our named union/struct member standing for the SDK's anonymous one: offset of its first member */
+#define ANON(ours, opath, sdk, first_member) \
+  CHECK("offsetof", #ours, #opath, offsetof(struct ours, opath), offsetof(sdk, first_member))
+/* only when the SDK declares `have` (a HAVE_ macro) */
+#define CHECK_IF(have, kind, tag, path, a, b) \
+  ABI_IF_ELSE(ABI_IS1(have))(CHECK(kind, tag, path, a, b), )
+#define FIELD_IF(have, ours, opath, sdk, spath) \
+  ABI_IF_ELSE(ABI_IS1(have))(FIELD(ours, opath, sdk, spath), NOTE(#ours, #opath, "not in this SDK"))
+
+/* a function-table slot: same index as the SDK member of that name, or beyond the SDK table */
+#define SLOT_(tbl, field, sdk_t, sdk_name, have, sdk_slots)                                     \
+  ABI_IF_ELSE(ABI_IS1(have))(                                                                  \
+      CHECK("slot", #tbl, #field, offsetof(struct tbl, field) / FN_SIZE,                       \
+            offsetof(sdk_t, sdk_name) / sizeof(void *)),                                       \
+      SLOT_BEYOND(tbl, field, offsetof(struct tbl, field) / FN_SIZE, sdk_slots))
+#define SLOT(field, sdk_name)                                                          \
+  SLOT_(qnn_interface_table, field, QNN_INTERFACE_VER_TYPE, sdk_name, HAVE_IF_##sdk_name, \
+        SDK_CORE_SLOTS)
+#define SYSSLOT(field, sdk_name)                                                         \
+  SLOT_(qnn_system_interface_table, field, QNN_SYSTEM_INTERFACE_VER_TYPE, sdk_name,     \
+        HAVE_SYS_##sdk_name, SDK_SYSTEM_SLOTS)
+
+/* values */
+#define ABI_VALUE(name) CHECK("value", #name, "", OURS_##name, name)
+#define ABI_OWN(name) OWN(#name)
+
+/* ---- the lists ---------------------------------------------------------------------------- */
+#define STRUCT_CHECKS                                                                          \
+  STRUCT(qnn_version, Qnn_Version_t)                                                           \
+  FIELD(qnn_version, major, Qnn_Version_t, major)                                              \
+  FIELD(qnn_version, minor, Qnn_Version_t, minor)                                              \
+  FIELD(qnn_version, patch, Qnn_Version_t, patch)                                              \
+  STRUCT(qnn_api_version, Qnn_ApiVersion_t)                                                    \
+  FIELD(qnn_api_version, core_api_version, Qnn_ApiVersion_t, coreApiVersion)                   \
+  FIELD(qnn_api_version, backend_api_version, Qnn_ApiVersion_t, backendApiVersion)             \
+                                                                                               \
+  STRUCT(qnn_scale_offset, Qnn_ScaleOffset_t)                                                  \
+  FIELD(qnn_scale_offset, scale, Qnn_ScaleOffset_t, scale)                                     \
+  FIELD(qnn_scale_offset, offset, Qnn_ScaleOffset_t, offset)                                   \
+  STRUCT(qnn_axis_scale_offset, Qnn_AxisScaleOffset_t)                                         \
+  FIELD(qnn_axis_scale_offset, axis, Qnn_AxisScaleOffset_t, axis)                              \
+  FIELD(qnn_axis_scale_offset, num_scale_offsets, Qnn_AxisScaleOffset_t, numScaleOffsets)      \
+  FIELD(qnn_axis_scale_offset, scale_offset, Qnn_AxisScaleOffset_t, scaleOffset)               \
+  STRUCT(qnn_bw_scale_offset, Qnn_BwScaleOffset_t)                                             \
+  FIELD(qnn_bw_scale_offset, bitwidth, Qnn_BwScaleOffset_t, bitwidth)                          \
+  FIELD(qnn_bw_scale_offset, scale, Qnn_BwScaleOffset_t, scale)                                \
+  FIELD(qnn_bw_scale_offset, offset, Qnn_BwScaleOffset_t, offset)                              \
+  STRUCT(qnn_bw_axis_scale_offset, Qnn_BwAxisScaleOffset_t)                                    \
+  FIELD(qnn_bw_axis_scale_offset, bitwidth, Qnn_BwAxisScaleOffset_t, bitwidth)                 \
+  FIELD(qnn_bw_axis_scale_offset, axis, Qnn_BwAxisScaleOffset_t, axis)                         \
+  FIELD(qnn_bw_axis_scale_offset, num_elements, Qnn_BwAxisScaleOffset_t, numElements)          \
+  FIELD(qnn_bw_axis_scale_offset, scales, Qnn_BwAxisScaleOffset_t, scales)                     \
+  FIELD(qnn_bw_axis_scale_offset, offsets, Qnn_BwAxisScaleOffset_t, offsets)                   \
+  STRUCT(qnn_quantize_params, Qnn_QuantizeParams_t)                                            \
+  FIELD(qnn_quantize_params, encoding_definition, Qnn_QuantizeParams_t, encodingDefinition)    \
+  FIELD(qnn_quantize_params, quantization_encoding, Qnn_QuantizeParams_t, quantizationEncoding) \
+  ANON(qnn_quantize_params, u, Qnn_QuantizeParams_t, scaleOffsetEncoding)                      \
+  FIELD(qnn_quantize_params, u.scale_offset_encoding, Qnn_QuantizeParams_t, scaleOffsetEncoding) \
+  FIELD(qnn_quantize_params, u.axis_scale_offset_encoding, Qnn_QuantizeParams_t,               \
+        axisScaleOffsetEncoding)                                                               \
+  FIELD(qnn_quantize_params, u.bw_scale_offset_encoding, Qnn_QuantizeParams_t,                 \
+        bwScaleOffsetEncoding)                                                                 \
+  FIELD(qnn_quantize_params, u.bw_axis_scale_offset_encoding, Qnn_QuantizeParams_t,            \
+        bwAxisScaleOffsetEncoding)                                                             \
+  FIELD_IF(HAVE_TYPE_Qnn_BlockwiseExpansion_t, qnn_quantize_params, u.other_encoding,          \
+           Qnn_QuantizeParams_t, blockwiseExpansion)                                           \
+                                                                                               \
+  STRUCT(qnn_client_buffer, Qnn_ClientBuffer_t)                                                \
+  FIELD(qnn_client_buffer, data, Qnn_ClientBuffer_t, data)                                     \
+  FIELD(qnn_client_buffer, data_size, Qnn_ClientBuffer_t, dataSize)                            \
+  STRUCT(qnn_sparse_params, Qnn_SparseParams_t)                                                \
+  FIELD(qnn_sparse_params, type, Qnn_SparseParams_t, type)                                     \
+  ANON(qnn_sparse_params, u, Qnn_SparseParams_t, hybridCoo)                                    \
+  FIELD(qnn_sparse_params, u.hybrid_coo, Qnn_SparseParams_t, hybridCoo)                        \
+  FIELD(qnn_sparse_params, u.hybrid_coo.num_specified_elements, Qnn_SparseParams_t,            \
+        hybridCoo.numSpecifiedElements)                                                        \
+  FIELD(qnn_sparse_params, u.hybrid_coo.num_sparse_dimensions, Qnn_SparseParams_t,             \
+        hybridCoo.numSparseDimensions)                                                         \
+  TENSOR_COMMON(qnn_tensor_v1, Qnn_TensorV1_t)                                                 \
+  TENSOR_COMMON(qnn_tensor_v2, Qnn_TensorV2_t)                                                 \
+  FIELD_IF(HAVE_TYPE_Qnn_TensorRetrieveRaw_t, qnn_tensor_v2, u.retrieve_raw, Qnn_TensorV2_t,   \
+           retrieveRaw)                                                                        \
+  FIELD(qnn_tensor_v2, is_dynamic_dimensions, Qnn_TensorV2_t, isDynamicDimensions)             \
+  FIELD(qnn_tensor_v2, sparse_params, Qnn_TensorV2_t, sparseParams)                            \
+  FIELD(qnn_tensor_v2, is_produced, Qnn_TensorV2_t, isProduced)                                \
+  STRUCT(qnn_tensor, Qnn_Tensor_t)                                                             \
+  FIELD(qnn_tensor, version, Qnn_Tensor_t, version)                                            \
+  ANON(qnn_tensor, u, Qnn_Tensor_t, v1)                                                        \
+  FIELD(qnn_tensor, u.v1, Qnn_Tensor_t, v1)                                                    \
+  FIELD(qnn_tensor, u.v2, Qnn_Tensor_t, v2)                                                    \
+                                                                                               \
+  STRUCT(qnn_backend_config, QnnBackend_Config_t)                                              \
+  FIELD(qnn_backend_config, option, QnnBackend_Config_t, option)                               \
+  ANON(qnn_backend_config, u, QnnBackend_Config_t, customConfig)                               \
+  FIELD(qnn_backend_config, u.custom_config, QnnBackend_Config_t, customConfig)                \
+  FIELD(qnn_backend_config, u.platform_option, QnnBackend_Config_t, platformOption)            \
+  FIELD(qnn_backend_config, u.pad_, QnnBackend_Config_t, errorConfig)                          \
+  STRUCT(qnn_device_config, QnnDevice_Config_t)                                                \
+  FIELD(qnn_device_config, option, QnnDevice_Config_t, option)                                 \
+  ANON(qnn_device_config, u, QnnDevice_Config_t, customConfig)                                 \
+  FIELD(qnn_device_config, u.custom_config, QnnDevice_Config_t, customConfig)                  \
+  FIELD(qnn_device_config, u.hardware_info, QnnDevice_Config_t, hardwareInfo)                  \
+  STRUCT(qnn_context_config, QnnContext_Config_t)                                              \
+  FIELD(qnn_context_config, option, QnnContext_Config_t, option)                               \
+  ANON(qnn_context_config, u, QnnContext_Config_t, customConfig)                               \
+  FIELD(qnn_context_config, u.custom_config, QnnContext_Config_t, customConfig)                \
+  FIELD(qnn_context_config, u.priority, QnnContext_Config_t, priority)                         \
+  FIELD(qnn_context_config, u.memory_limit_hint, QnnContext_Config_t, memoryLimitHint)         \
+  FIELD(qnn_context_config, u.is_persistent_binary, QnnContext_Config_t, isPersistentBinary)   \
+  FIELD(qnn_context_config, u.enable_graphs, QnnContext_Config_t, enableGraphs)                \
+                                                                                               \
+  /* the provider structs: equal up to the table; the table's own size depends on the version */ \
+  ALIGN_ONLY(qnn_interface, QnnInterface_t)                                                    \
+  FIELD(qnn_interface, backend_id, QnnInterface_t, backendId)                                  \
+  FIELD(qnn_interface, provider_name, QnnInterface_t, providerName)                            \
+  FIELD(qnn_interface, api_version, QnnInterface_t, apiVersion)                                \
+  ANON(qnn_interface, table, QnnInterface_t, QNN_INTERFACE_VER_NAME)                           \
+  CHECK("sizeof-minus-table", "qnn_interface", "",                                             \
+        sizeof(struct qnn_interface) - sizeof(struct qnn_interface_table),                     \
+        sizeof(QnnInterface_t) - sizeof(QNN_INTERFACE_VER_TYPE))                               \
+  ALIGN_ONLY(qnn_system_interface, QnnSystemInterface_t)                                       \
+  FIELD(qnn_system_interface, backend_id, QnnSystemInterface_t, backendId)                     \
+  FIELD(qnn_system_interface, provider_name, QnnSystemInterface_t, providerName)               \
+  FIELD(qnn_system_interface, system_api_version, QnnSystemInterface_t, systemApiVersion)      \
+  ANON(qnn_system_interface, table, QnnSystemInterface_t, QNN_SYSTEM_INTERFACE_VER_NAME)       \
+  CHECK("sizeof-minus-table", "qnn_system_interface", "",                                      \
+        sizeof(struct qnn_system_interface) - sizeof(struct qnn_system_interface_table),       \
+        sizeof(QnnSystemInterface_t) - sizeof(QNN_SYSTEM_INTERFACE_VER_TYPE))                  \
+  ALIGN_ONLY(qnn_interface_table, QNN_INTERFACE_VER_TYPE)                                      \
+  ALIGN_ONLY(qnn_system_interface_table, QNN_SYSTEM_INTERFACE_VER_TYPE)                        \
+                                                                                               \
+  BINFO_COMMON(qnn_binary_info_v1, QnnSystemContext_BinaryInfoV1_t)                            \
+  BINFO_COMMON(qnn_binary_info_v2, QnnSystemContext_BinaryInfoV2_t)                            \
+  FIELD(qnn_binary_info_v2, platform_info, QnnSystemContext_BinaryInfoV2_t, platformInfo)      \
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnSystemContext_BinaryInfoV3_t))(                             \
+      BINFO_V3(STRUCT, FIELD), BINFO_V3(SKIP_STRUCT, SKIP_FIELD))                              \
+  STRUCT_IF_ELSE_GE(HAVE_TYPE_QnnSystemContext_BinaryInfoV3_t, qnn_system_context_binary_info, \
+                    QnnSystemContext_BinaryInfo_t)                                             \
+  FIELD(qnn_system_context_binary_info, version, QnnSystemContext_BinaryInfo_t, version)       \
+  ANON(qnn_system_context_binary_info, u, QnnSystemContext_BinaryInfo_t, contextBinaryInfoV1)  \
+  FIELD(qnn_system_context_binary_info, u.v1, QnnSystemContext_BinaryInfo_t, contextBinaryInfoV1) \
+  FIELD(qnn_system_context_binary_info, u.v2, QnnSystemContext_BinaryInfo_t, contextBinaryInfoV2) \
+  FIELD_IF(HAVE_TYPE_QnnSystemContext_BinaryInfoV3_t, qnn_system_context_binary_info, u.v3,    \
+           QnnSystemContext_BinaryInfo_t, contextBinaryInfoV3)                                 \
+                                                                                               \
+  GINFO_V1(STRUCT, FIELD, qnn_graph_info_v1, QnnSystemContext_GraphInfoV1_t)                                  \
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnSystemContext_GraphInfoV2_t))(                              \
+      GINFO_V2(STRUCT, FIELD, qnn_graph_info_v2, QnnSystemContext_GraphInfoV2_t),              \
+      GINFO_V2(SKIP_STRUCT, SKIP_FIELD, qnn_graph_info_v2, QnnSystemContext_GraphInfoV2_t))    \
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnSystemContext_GraphInfoV3_t))(                              \
+      GINFO_V3(STRUCT, FIELD), GINFO_V3(SKIP_STRUCT, SKIP_FIELD))                              \
+  STRUCT_IF_ELSE_GE(HAVE_TYPE_QnnSystemContext_GraphInfoV3_t, qnn_system_context_graph_info,   \
+                    QnnSystemContext_GraphInfo_t)                                              \
+  FIELD(qnn_system_context_graph_info, version, QnnSystemContext_GraphInfo_t, version)         \
+  ANON(qnn_system_context_graph_info, u, QnnSystemContext_GraphInfo_t, graphInfoV1)            \
+  FIELD(qnn_system_context_graph_info, u.v1, QnnSystemContext_GraphInfo_t, graphInfoV1)        \
+  FIELD_IF(HAVE_TYPE_QnnSystemContext_GraphInfoV2_t, qnn_system_context_graph_info, u.v2,      \
+           QnnSystemContext_GraphInfo_t, graphInfoV2)                                          \
+  FIELD_IF(HAVE_TYPE_QnnSystemContext_GraphInfoV3_t, qnn_system_context_graph_info, u.v3,      \
+           QnnSystemContext_GraphInfo_t, graphInfoV3)
+
+/* A union holder that gained a member in newer SDKs: equal when the SDK has it, else not smaller. */
+#define STRUCT_IF_ELSE_GE(have, ours, sdk)                                                   \
+  ABI_IF_ELSE(ABI_IS1(have))(STRUCT(ours, sdk),                                              \
+                             CHECK("sizeof>=", #ours, "", sizeof(struct ours) >= sizeof(sdk), 1) \
+                             ALIGN_ONLY(ours, sdk))
+
+#define TENSOR_COMMON(o, s)                                     \
+  STRUCT(o, s)                                                  \
+  FIELD(o, id, s, id)                                           \
+  FIELD(o, name, s, name)                                       \
+  FIELD(o, type, s, type)                                       \
+  FIELD(o, data_format, s, dataFormat)                          \
+  FIELD(o, data_type, s, dataType)                              \
+  FIELD(o, quantize_params, s, quantizeParams)                  \
+  FIELD(o, rank, s, rank)                                       \
+  FIELD(o, dimensions, s, dimensions)                           \
+  FIELD(o, mem_type, s, memType)                                \
+  ANON(o, u, s, clientBuf)                                      \
+  FIELD(o, u.client_buf, s, clientBuf)                          \
+  FIELD(o, u.mem_handle, s, memHandle)
+
+#define BINFO_COMMON(o, s)                                      \
+  STRUCT(o, s)                                                  \
+  FIELD(o, backend_id, s, backendId)                            \
+  FIELD(o, build_id, s, buildId)                                \
+  FIELD(o, core_api_version, s, coreApiVersion)                 \
+  FIELD(o, backend_api_version, s, backendApiVersion)           \
+  FIELD(o, soc_version, s, socVersion)                          \
+  FIELD(o, hw_info_blob_version, s, hwInfoBlobVersion)          \
+  FIELD(o, context_blob_version, s, contextBlobVersion)         \
+  FIELD(o, hw_info_blob_size, s, hwInfoBlobSize)                \
+  FIELD(o, hw_info_blob, s, hwInfoBlob)                         \
+  FIELD(o, context_blob_size, s, contextBlobSize)               \
+  FIELD(o, num_context_tensors, s, numContextTensors)           \
+  FIELD(o, context_tensors, s, contextTensors)                  \
+  FIELD(o, num_graphs, s, numGraphs)                            \
+  FIELD(o, graphs, s, graphs)
+
+/* Structs a given SDK may lack are written once against S (whole struct) and F (member):
+ * STRUCT/FIELD to compare, SKIP_STRUCT/SKIP_FIELD to record them as skipped. */
+#define SKIP_STRUCT(ours, sdk) NOTE(#ours, "", "struct not in this SDK")
+#define SKIP_FIELD(ours, opath, sdk, spath) NOTE(#ours, #opath, "struct not in this SDK")
+
+#define BINFO_V3_T QnnSystemContext_BinaryInfoV3_t
+#define BINFO_V3(S, F)                                                     \
+  S(qnn_binary_info_v3, BINFO_V3_T)                                        \
+  F(qnn_binary_info_v3, backend_id, BINFO_V3_T, backendId)                 \
+  F(qnn_binary_info_v3, build_id, BINFO_V3_T, buildId)                     \
+  F(qnn_binary_info_v3, core_api_version, BINFO_V3_T, coreApiVersion)      \
+  F(qnn_binary_info_v3, backend_api_version, BINFO_V3_T, backendApiVersion) \
+  F(qnn_binary_info_v3, soc_version, BINFO_V3_T, socVersion)               \
+  F(qnn_binary_info_v3, context_blob_version, BINFO_V3_T, contextBlobVersion) \
+  F(qnn_binary_info_v3, context_blob_size, BINFO_V3_T, contextBlobSize)    \
+  F(qnn_binary_info_v3, num_context_tensors, BINFO_V3_T, numContextTensors) \
+  F(qnn_binary_info_v3, context_tensors, BINFO_V3_T, contextTensors)       \
+  F(qnn_binary_info_v3, num_graphs, BINFO_V3_T, numGraphs)                 \
+  F(qnn_binary_info_v3, graphs, BINFO_V3_T, graphs)                        \
+  F(qnn_binary_info_v3, platform_info, BINFO_V3_T, platformInfo)           \
+  F(qnn_binary_info_v3, context_metadata_size, BINFO_V3_T, contextMetadataSize) \
+  F(qnn_binary_info_v3, context_metadata, BINFO_V3_T, contextMetadata)     \
+  F(qnn_binary_info_v3, soc_model, BINFO_V3_T, socModel)
+
+#define GINFO_V1(S, F, o, s)                                    \
+  S(o, s)                                                       \
+  F(o, graph_name, s, graphName)                                \
+  F(o, num_graph_inputs, s, numGraphInputs)                     \
+  F(o, graph_inputs, s, graphInputs)                            \
+  F(o, num_graph_outputs, s, numGraphOutputs)                   \
+  F(o, graph_outputs, s, graphOutputs)
+#define GINFO_V2(S, F, o, s)                                    \
+  GINFO_V1(S, F, o, s)                                          \
+  F(o, num_updateable_tensors, s, numUpdateableTensors)         \
+  F(o, updateable_tensors, s, updateableTensors)
+#define GINFO_V3_T QnnSystemContext_GraphInfoV3_t
+#define GINFO_V3(S, F)                                                      \
+  GINFO_V2(S, F, qnn_graph_info_v3, GINFO_V3_T)                             \
+  F(qnn_graph_info_v3, graph_blob_info_size, GINFO_V3_T, graphBlobInfoSize) \
+  F(qnn_graph_info_v3, graph_blob_info, GINFO_V3_T, graphBlobInfo)          \
+  F(qnn_graph_info_v3, start_op_index, GINFO_V3_T, startOpIndex)            \
+  F(qnn_graph_info_v3, end_op_index, GINFO_V3_T, endOpIndex)
+
+#define SLOT_CHECKS                                                            \
+  SLOT(property_has_capability, propertyHasCapability)                         \
+  SLOT(backend_create, backendCreate)                                          \
+  SLOT(backend_set_config, backendSetConfig)                                   \
+  SLOT(backend_get_api_version, backendGetApiVersion)                          \
+  SLOT(backend_get_build_id, backendGetBuildId)                                \
+  SLOT(backend_register_op_package, backendRegisterOpPackage)                  \
+  SLOT(backend_get_supported_operations, backendGetSupportedOperations)        \
+  SLOT(backend_validate_op_config, backendValidateOpConfig)                    \
+  SLOT(backend_free, backendFree)                                              \
+  SLOT(context_create, contextCreate)                                          \
+  SLOT(context_set_config, contextSetConfig)                                   \
+  SLOT(context_get_binary_size, contextGetBinarySize)                          \
+  SLOT(context_get_binary, contextGetBinary)                                   \
+  SLOT(context_create_from_binary, contextCreateFromBinary)                    \
+  SLOT(context_free, contextFree)                                              \
+  SLOT(graph_create, graphCreate)                                              \
+  SLOT(graph_create_subgraph, graphCreateSubgraph)                             \
+  SLOT(graph_set_config, graphSetConfig)                                       \
+  SLOT(graph_add_node, graphAddNode)                                           \
+  SLOT(graph_finalize, graphFinalize)                                          \
+  SLOT(graph_retrieve, graphRetrieve)                                          \
+  SLOT(graph_execute, graphExecute)                                            \
+  SLOT(graph_execute_async, graphExecuteAsync)                                 \
+  SLOT(tensor_create_context_tensor, tensorCreateContextTensor)                \
+  SLOT(tensor_create_graph_tensor, tensorCreateGraphTensor)                    \
+  SLOT(log_create, logCreate)                                                  \
+  SLOT(log_set_log_level, logSetLogLevel)                                      \
+  SLOT(log_free, logFree)                                                      \
+  SLOT(profile_create, profileCreate)                                          \
+  SLOT(profile_set_config, profileSetConfig)                                   \
+  SLOT(profile_get_events, profileGetEvents)                                   \
+  SLOT(profile_get_sub_events, profileGetSubEvents)                            \
+  SLOT(profile_get_event_data, profileGetEventData)                            \
+  SLOT(profile_get_extended_event_data, profileGetExtendedEventData)           \
+  SLOT(profile_free, profileFree)                                              \
+  SLOT(mem_register, memRegister)                                              \
+  SLOT(mem_de_register, memDeRegister)                                         \
+  SLOT(device_get_platform_info, deviceGetPlatformInfo)                        \
+  SLOT(device_free_platform_info, deviceFreePlatformInfo)                      \
+  SLOT(device_get_infrastructure, deviceGetInfrastructure)                     \
+  SLOT(device_create, deviceCreate)                                            \
+  SLOT(device_set_config, deviceSetConfig)                                     \
+  SLOT(device_get_info, deviceGetInfo)                                         \
+  SLOT(device_free, deviceFree)                                                \
+  SLOT(signal_create, signalCreate)                                            \
+  SLOT(signal_set_config, signalSetConfig)                                     \
+  SLOT(signal_trigger, signalTrigger)                                          \
+  SLOT(signal_free, signalFree)                                                \
+  SLOT(error_get_message, errorGetMessage)                                     \
+  SLOT(error_get_verbose_message, errorGetVerboseMessage)                      \
+  SLOT(error_free_verbose_message, errorFreeVerboseMessage)                    \
+  SLOT(graph_prepare_execution_environment, graphPrepareExecutionEnvironment)  \
+  SLOT(graph_release_execution_environment, graphReleaseExecutionEnvironment)  \
+  SLOT(graph_get_property, graphGetProperty)                                   \
+  SLOT(context_validate_binary, contextValidateBinary)                         \
+  SLOT(context_create_from_binary_with_signal, contextCreateFromBinaryWithSignal) \
+  SLOT(context_create_from_binary_list_async, contextCreateFromBinaryListAsync) \
+  SLOT(tensor_update_graph_tensors, tensorUpdateGraphTensors)                  \
+  SLOT(tensor_update_context_tensors, tensorUpdateContextTensors)              \
+  SLOT(context_get_binary_section_size, contextGetBinarySectionSize)           \
+  SLOT(context_get_binary_section, contextGetBinarySection)                    \
+  SLOT(context_apply_binary_section, contextApplyBinarySection)                \
+  SLOT(backend_get_property, backendGetProperty)                               \
+  SLOT(context_get_property, contextGetProperty)                               \
+  SLOT(context_get_incremental_binary, contextGetIncrementalBinary)            \
+  SLOT(context_release_incremental_binary, contextReleaseIncrementalBinary)    \
+  SLOT(context_finalize, contextFinalize)                                      \
+  SLOT(global_config_set, globalConfigSet)                                     \
+  SLOT(context_create_from_binary_with_callback, contextCreateFromBinaryWithCallback) \
+  SLOT(context_get_binary_section_update, contextGetBinarySectionUpdate)       \
+  SLOT(context_free_binary_section_update, contextFreeBinarySectionUpdate)     \
+                                                                               \
+  SYSSLOT(system_context_create, systemContextCreate)                          \
+  SYSSLOT(system_context_get_binary_info, systemContextGetBinaryInfo)          \
+  SYSSLOT(system_context_get_metadata, systemContextGetMetaData)               \
+  SYSSLOT(system_context_free, systemContextFree)                              \
+  SYSSLOT(system_tensor_get_memory_footprint, systemTensorGetMemoryFootprint)  \
+  SYSSLOT(system_log_create, systemLogCreate)                                  \
+  SYSSLOT(system_log_set_log_level, systemLogSetLogLevel)                      \
+  SYSSLOT(system_log_free, systemLogFree)                                      \
+  SYSSLOT(system_dlc_create_from_file, systemDlcCreateFromFile)                \
+  SYSSLOT(system_dlc_create_from_binary, systemDlcCreateFromBinary)            \
+  SYSSLOT(system_dlc_compose_graphs, systemDlcComposeGraphs)                   \
+  SYSSLOT(system_dlc_get_op_mappings, systemDlcGetOpMappings)                  \
+  SYSSLOT(system_dlc_free, systemDlcFree)                                      \
+  SYSSLOT(system_profile_create_serialization_target, systemProfileCreateSerializationTarget) \
+  SYSSLOT(system_profile_serialize_event_data, systemProfileSerializeEventData) \
+  SYSSLOT(system_profile_free_serialization_target, systemProfileFreeSerializationTarget)
+
+/* Layout facts behind the OURS_ stride constants (constant expressions). */
+#define ROUND8(x) (((x) + 7u) & ~(size_t)7u)
+#define STRIDE_CHECKS                                                                        \
+  CHECK("fact", "QNN_TENSOR_STRIDE", "= sizeof(Qnn_Tensor_t)", OURS_QNN_TENSOR_STRIDE,      \
+        sizeof(Qnn_Tensor_t))                                                                \
+  CHECK("fact", "QNN_GRAPH_INFO_STRIDE_V1_ONLY", "= graph info holding only V1",            \
+        OURS_QNN_GRAPH_INFO_STRIDE_V1_ONLY,                                                  \
+        ROUND8(offsetof(QnnSystemContext_GraphInfo_t, graphInfoV1) +                         \
+               sizeof(QnnSystemContext_GraphInfoV1_t)))                                      \
+  CHECK_IF(HAVE_TYPE_QnnSystemContext_GraphInfoV2_t, "fact", "QNN_GRAPH_INFO_STRIDE_V2",      \
+           "= graph info holding V1+V2", OURS_QNN_GRAPH_INFO_STRIDE_V2,                      \
+           ROUND8(offsetof(QnnSystemContext_GraphInfo_t, graphInfoV2) +                      \
+                  sizeof(QnnSystemContext_GraphInfoV2_t)))                                   \
+  CHECK_IF(HAVE_TYPE_QnnSystemContext_GraphInfoV3_t, "fact", "QNN_GRAPH_INFO_STRIDE_V3",      \
+           "= sizeof(QnnSystemContext_GraphInfo_t)", OURS_QNN_GRAPH_INFO_STRIDE_V3,          \
+           sizeof(QnnSystemContext_GraphInfo_t))                                             \
+  CHECK("fact", "QNN_CORE_API_MAJOR", "= QNN_API_VERSION_MAJOR", OURS_QNN_CORE_API_MAJOR,    \
+        QNN_API_VERSION_MAJOR)                                                               \
+  CHECK("fact", "QNN_SYSTEM_API_MAJOR", "= QNN_SYSTEM_API_VERSION_MAJOR",                    \
+        OURS_QNN_SYSTEM_API_MAJOR, QNN_SYSTEM_API_VERSION_MAJOR)
+
+#ifdef ABI_STATIC
+STRUCT_CHECKS
+SLOT_CHECKS
+STRIDE_CHECKS
+#undef ABI_OWN
+#define ABI_OWN(name)
+#include "our_values.h"
+
+#else /* runtime table */
+
+/* Our names the SDK need not define, and why. Anything else we define must match the SDK. */
+static const struct {
+  const char *name, *why;
+} own_names[] = {
+    {"QNN_BACKEND_ID_REFERENCE", "id 1 is only named in a QnnCommon.h comment"},
+    {"QNN_BACKEND_ERROR_CANNOT_INITIALIZE", "not defined by every SDK"},
+    {"QNN_INTERFACE_GET_PROVIDERS_SYMBOL", "checked as a declared function name below"},
+    {"QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL", "checked as a declared function name below"},
+    {"QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_3", "newer SDKs only (absent at System API 1.1, present at 1.4)"},
+    {"QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3", "newer SDKs only (absent at System API 1.1, present at 1.4)"},
+    {"QNN_GRAPH_INFO_STRIDE_V1_ONLY", "layout fact, checked against the SDK struct below"},
+    {"QNN_GRAPH_INFO_STRIDE_V2", "layout fact, checked against the SDK struct below"},
+    {"QNN_GRAPH_INFO_STRIDE_V3", "layout fact, checked against the SDK struct below"},
+    {"QNN_TENSOR_STRIDE", "layout fact, checked against the SDK struct below"},
+};
+
+static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS
+#include "our_values.h"
+};
+
+static const struct {
+  const char *tag, *path;
+} declared[] = {
+#include "our_fields.h"
+};
+
+static int verbose;
+static unsigned n_ok, n_skip, n_fail;
+
+static void report(int ok, const char *what, const char *tag, const char *path, long long ours,
+                   long long sdk, const char *note) {
+  if (ok) n_ok++;
+  else n_fail++;
+  if (ok && !verbose) return;
+  printf("%-4s %-18s %s%s%s: ours=%lld sdk=%lld%s%s\n", ok ? "ok" : "FAIL", what, tag,
+         *path ? "." : "", path, ours, sdk, note ? "  " : "", note ? note : "");
+}
+
+static void skip(const char *what, const char *tag, const char *path, const char *why) {
+  n_skip++;
+  if (verbose) printf("skip %-18s %s%s%s  (%s)\n", what, tag, *path ? "." : "", path, why);
+}
+
+static const char *own_reason(const char *name) {
+  for (size_t i = 0; i < sizeof own_names / sizeof own_names[0]; i++)
+    if (!strcmp(own_names[i].name, name)) return own_names[i].why;
+  return NULL;
+}
+
+static int covered(const char *tag, const char *path) {
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+    const check_t *c = &checks[i];
+    if (c->kind != K_OWN && !strcmp(c->tag, tag) && !strcmp(c->path, path)) return 1;
+  }
+  return 0;
+}
+
+#define SDK_NAME_OF(fn) ((void)sizeof(&fn), #fn) /* compiles only if the SDK declares fn */
+
+int main(void) {
+  const char *v = getenv("V");
+  verbose = v && *v && strcmp(v, "0");
+
+  printf("check-abi: SDK core API %d.%d.%d, System API %d.%d.%d: core table %u slots, system "
+         "table %u slots, graph info %u bytes\n",
+         QNN_API_VERSION_MAJOR, QNN_API_VERSION_MINOR, QNN_API_VERSION_PATCH,
+         QNN_SYSTEM_API_VERSION_MAJOR, QNN_SYSTEM_API_VERSION_MINOR, QNN_SYSTEM_API_VERSION_PATCH,
+         (unsigned)SDK_CORE_SLOTS, (unsigned)SDK_SYSTEM_SLOTS,
+         (unsigned)sizeof(QnnSystemContext_GraphInfo_t));
+
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+    const check_t *c = &checks[i];
+    switch (c->kind) {
+    case K_EQ: report(c->ours == c->sdk, c->what, c->tag, c->path, c->ours, c->sdk, NULL); break;
+    case K_SKIP: skip("member", c->tag, c->path, c->why); break;
+    case K_SLOT_BEYOND:
+      if (c->ours >= c->sdk) skip("slot", c->tag, c->path, "beyond this SDK's table");
+      else
+        report(0, "slot", c->tag, c->path, c->ours, -1,
+               "(the SDK table has this index but no member of the expected name)");
+      break;
+    case K_OWN: {
+      const char *why = own_reason(c->tag);
+      if (why) skip("value", c->tag, "", why);
+      else
+        report(0, "value", c->tag, "", 0, 0,
+               "(we define it, this SDK does not, and own_names[] does not list it)");
+      break;
+    }
+    }
+  }
+
+  /* every member we declare must have been checked or explicitly skipped */
+  for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++)
+    if (!covered(declared[i].tag, declared[i].path))
+      report(0, "unchecked member", declared[i].tag, declared[i].path, 0, 0,
+             "(declared in qnn_abi.h but check_abi.c has no entry for it)");
+
+  /* run-time facts: qnn_versions.h against this SDK */
+  const qnn_version_t core = {QNN_API_VERSION_MAJOR, QNN_API_VERSION_MINOR, QNN_API_VERSION_PATCH};
+  const qnn_version_t sys = {QNN_SYSTEM_API_VERSION_MAJOR, QNN_SYSTEM_API_VERSION_MINOR,
+                             QNN_SYSTEM_API_VERSION_PATCH};
+  report(qnn_core_table_slots(core) == SDK_CORE_SLOTS, "fact", "qnn_core_table_slots", "",
+         qnn_core_table_slots(core), (long long)SDK_CORE_SLOTS, NULL);
+  report(qnn_system_table_slots(sys) == SDK_SYSTEM_SLOTS, "fact", "qnn_system_table_slots", "",
+         qnn_system_table_slots(sys), (long long)SDK_SYSTEM_SLOTS, NULL);
+  report(qnn_core_table_slots(core) <= sizeof(qnn_interface_table_t) / FN_SIZE, "fact",
+         "qnn_core_table_slots<=declared", "", qnn_core_table_slots(core),
+         (long long)(sizeof(qnn_interface_table_t) / FN_SIZE), NULL);
+  report(qnn_graph_info_stride(sys) == sizeof(QnnSystemContext_GraphInfo_t), "fact",
+         "qnn_graph_info_stride", "", qnn_graph_info_stride(sys),
+         (long long)sizeof(QnnSystemContext_GraphInfo_t), NULL);
+  const long long sdk_gi_max = ABI_IS1(HAVE_TYPE_QnnSystemContext_GraphInfoV3_t)   ? 3
+                               : ABI_IS1(HAVE_TYPE_QnnSystemContext_GraphInfoV2_t) ? 2
+                                                                                    : 1;
+  report(qnn_graph_info_max_version(sys) == sdk_gi_max, "fact", "qnn_graph_info_max_version", "",
+         qnn_graph_info_max_version(sys), sdk_gi_max, NULL);
+  const uint64_t e = 0x123456789abcdef0ull;
+  report(OURS_QNN_ERROR_CODE(e) == QNN_GET_ERROR_CODE(e), "fact", "QNN_ERROR_CODE", "",
+         OURS_QNN_ERROR_CODE(e), (long long)QNN_GET_ERROR_CODE(e), NULL);
+  const char *sym = SDK_NAME_OF(QnnInterface_getProviders);
+  report(!strcmp(OURS_QNN_INTERFACE_GET_PROVIDERS_SYMBOL, sym), "symbol",
+         OURS_QNN_INTERFACE_GET_PROVIDERS_SYMBOL, "", 0, 0, sym);
+  sym = SDK_NAME_OF(QnnSystemInterface_getProviders);
+  report(!strcmp(OURS_QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL, sym), "symbol",
+         OURS_QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL, "", 0, 0, sym);
+
+  printf("check-abi: %u checks passed, %u skipped (not in this SDK), %u FAILED\n", n_ok, n_skip,
+         n_fail);
+  return n_fail ? 1 : 0;
+}
+#endif
