@@ -73,9 +73,9 @@ static void check_model(const htpu_model_info *m, unsigned bi, unsigned gi_expec
 
 TEST(introspect_every_info_version_and_stride) {
   fx_reset_env();
-  /* System API 1.7 lays graph infos out at 88 bytes, 1.1 at 64 (no V3 there). */
-  const char *systems[] = {"SYS17:1.7.0", "SYS11:1.1.0"};
-  for (int s = 0; s < 2; s++) {
+  /* System API 1.4 and later lay graph infos out at 88 bytes, 1.1 at 64 (no V3 there). */
+  const char *systems[] = {"SYS17:1.7.0", "SYS11:1.1.0", "SYS14:1.4.0"};
+  for (int s = 0; s < 3; s++) {
     setenv("HTPU_REF_SYSTEM_PROVIDERS", systems[s], 1);
     for (unsigned bi = 1; bi <= 3; bi++)
       for (unsigned gi = 1; gi <= 3; gi++)
