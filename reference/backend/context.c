@@ -1,0 +1,210 @@
+/* context.c - contexts from reference binaries, their graphs, and contextFree's rules. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_internal.h"
+
+/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked. */
+static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
+                               rb_device **d) {
+  pthread_mutex_lock(&g_rb.lock);
+  *b = rb_find_backend(bh);
+  *d = dh ? rb_find_device(dh) : NULL;
+  if (!*b || (dh && (!*d || (*d)->backend != *b))) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  }
+  atomic_fetch_add(&(*b)->busy, 1);
+  pthread_mutex_unlock(&g_rb.lock);
+  return QNN_SUCCESS;
+}
+
+static void unpin_backend(rb_backend *b) { atomic_fetch_sub(&b->busy, 1); }
+
+/* Parses the binary and checks it is meant for this backend. */
+static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
+                              qnn_context_binary_size_t size, ref_model **out) {
+  char err[256];
+  ref_model *m = NULL;
+  if (ref_model_parse(buf, (size_t)size, &m, err, sizeof(err)) != 0) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: cannot deserialize the context binary (%llu "
+            "bytes): %s", api, (unsigned long long)size, err);
+    return QNN_CONTEXT_ERROR_CREATE_FROM_BINARY;
+  }
+  if (m->meta.backend_id != b->backend_id) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: the binary was built for backend id %u, this "
+            "backend is id %u", api, m->meta.backend_id, b->backend_id);
+    ref_model_free(m);
+    return QNN_CONTEXT_ERROR_BINARY_CONFIGURATION;
+  }
+  *out = m;
+  return QNN_SUCCESS;
+}
+
+qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_handle_t dh,
+                                          const qnn_context_config_t **cfg, const void *buf,
+                                          qnn_context_binary_size_t size,
+                                          qnn_context_handle_t *out,
+                                          qnn_profile_handle_t profile) {
+  rb_backend *b;
+  rb_device *d;
+  qnn_error_t rc = pin_backend(bh, dh, &b, &d);
+  if (rc != QNN_SUCCESS) return rc;
+  ref_model *m = NULL;
+  rb_context *c = NULL;
+  if (!buf || !size || !out) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextCreateFromBinary: %s is NULL/empty",
+            !out ? "the context out-pointer" : "the binary buffer");
+    rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
+  } else if (profile) {
+    /* profileCreate is not supported here, so no profile handle can be valid. */
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextCreateFromBinary: unknown profile handle");
+    rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  } else {
+    rc = rb_fault(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log);
+  }
+  /* A board rule rather than an API rule: loading while another graph executes has
+   * coincided with device resets (creating a session tears down and recreates the DSP
+   * process domain), so a client must hold loads off until executes finish. */
+  int busy = rb_exec_in_flight();
+  if (busy > 0)
+    rb_violation(b->log, "contextCreateFromBinary while %d graphExecute call(s) are in flight "
+                 "in this process (loading during inference has reset the device)", busy);
+  for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
+    rb_logf(b->log, QNN_LOG_LEVEL_VERBOSE, "contextCreateFromBinary: config option %u "
+            "accepted and ignored", cfg[i]->option);
+  if (rc == QNN_SUCCESS) rc = load_model(b, "contextCreateFromBinary", buf, size, &m);
+  if (rc == QNN_SUCCESS) {
+    c = calloc(1, sizeof(*c));
+    if (c) c->graphs = calloc(m->num_graphs ? m->num_graphs : 1, sizeof(*c->graphs));
+    if (!c || !c->graphs) rc = QNN_COMMON_ERROR_MEM_ALLOC;
+  }
+
+  pthread_mutex_lock(&g_rb.lock);
+  unpin_backend(b);
+  /* The device may have been freed while we parsed unlocked. */
+  if (rc == QNN_SUCCESS && dh && rb_find_device(dh) != d) rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  if (rc != QNN_SUCCESS) {
+    pthread_mutex_unlock(&g_rb.lock);
+    if (c) free(c->graphs);
+    free(c);
+    ref_model_free(m);
+    return rc;
+  }
+  c->backend = b;
+  c->device = d;
+  c->model = m; /* the model holds its own copy: the caller's buffer may go away now */
+  c->num_graphs = m->num_graphs;
+  c->handle = rb_new_handle();
+  for (uint32_t i = 0; i < c->num_graphs; i++) {
+    c->graphs[i].handle = rb_new_handle();
+    c->graphs[i].ctx = c;
+    c->graphs[i].index = i;
+    pthread_mutex_init(&c->graphs[i].exec_lock, NULL);
+  }
+  c->next = g_rb.contexts;
+  g_rb.contexts = c;
+  *out = (qnn_context_handle_t)c->handle;
+  pthread_mutex_unlock(&g_rb.lock);
+  rb_logf(b->log, QNN_LOG_LEVEL_INFO, "contextCreateFromBinary: context 0x%lx with %u graph(s)",
+          (unsigned long)c->handle, m->num_graphs);
+  return QNN_SUCCESS;
+}
+
+qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile) {
+  pthread_mutex_lock(&g_rb.lock);
+  rb_context *c = rb_find_context(h);
+  if (!c) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  }
+  rb_backend *b = c->backend;
+  if (profile) {
+    pthread_mutex_unlock(&g_rb.lock);
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextFree: unknown profile handle");
+    return QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
+  }
+  if (atomic_load(&c->executing)) {
+    rb_violation(b->log, "contextFree of context 0x%lx while %d graphExecute call(s) on its "
+                 "graphs are in progress", (unsigned long)c->handle,
+                 atomic_load(&c->executing));
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_COMMON_ERROR_OPERATION_NOT_PERMITTED;
+  }
+  int busy = rb_exec_in_flight();
+  if (busy > 0)
+    rb_violation(b->log, "contextFree while %d graphExecute call(s) are in flight in this "
+                 "process (the DSP process domain is shared)", busy);
+  /* Unlink before the (possibly slow) fault check so no new execute can start on it. */
+  rb_context_destroy(c);
+  atomic_fetch_add(&b->busy, 1);
+  pthread_mutex_unlock(&g_rb.lock);
+  /* An injected failure still frees the context: after a DSP restart there is nothing left
+   * to free on the DSP side, and the caller cannot do anything else with the handle. */
+  qnn_error_t rc = rb_fault(b, FR_CONTEXT_FREE, b->log);
+  unpin_backend(b);
+  return rc;
+}
+
+qnn_error_t rb_context_validate_binary(qnn_backend_handle_t bh, qnn_device_handle_t dh,
+                                       const qnn_context_config_t **cfg, const void *buf,
+                                       qnn_context_binary_size_t size) {
+  (void)cfg;
+  rb_backend *b;
+  rb_device *d;
+  qnn_error_t rc = pin_backend(bh, dh, &b, &d);
+  if (rc != QNN_SUCCESS) return rc;
+  ref_model *m = NULL;
+  if (!buf || !size)
+    rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
+  else
+    rc = load_model(b, "contextValidateBinary", buf, size, &m);
+  ref_model_free(m);
+  unpin_backend(b);
+  return rc;
+}
+
+qnn_error_t rb_graph_retrieve(qnn_context_handle_t h, const char *name, qnn_graph_handle_t *out) {
+  pthread_mutex_lock(&g_rb.lock);
+  rb_context *c = rb_find_context(h);
+  if (!c) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_GRAPH_ERROR_INVALID_HANDLE;
+  }
+  rb_backend *b = c->backend;
+  atomic_fetch_add(&b->busy, 1);
+  pthread_mutex_unlock(&g_rb.lock);
+
+  qnn_error_t rc = rb_fault(b, FR_GRAPH_RETRIEVE, b->log);
+
+  pthread_mutex_lock(&g_rb.lock);
+  unpin_backend(b);
+  c = rb_find_context(h); /* it may have been freed while the fault latency ran */
+  if (rc == QNN_SUCCESS && !c) rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
+  if (rc == QNN_SUCCESS && (!name || !out)) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphRetrieve: %s is NULL",
+            !name ? "the graph name" : "the graph out-pointer");
+    rc = QNN_GRAPH_ERROR_INVALID_NAME;
+  }
+  if (rc == QNN_SUCCESS) {
+    int g = ref_model_find_graph(c->model, name);
+    if (g < 0) {
+      char names[512] = "";
+      size_t used = 0;
+      for (uint32_t i = 0; i < c->model->num_graphs && used < sizeof(names); i++) {
+        int n = snprintf(names + used, sizeof(names) - used, "%s'%s'", i ? ", " : "",
+                         c->model->graphs[i].name);
+        if (n < 0) break;
+        used += (size_t)n;
+      }
+      rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphRetrieve: no graph named '%s' in context "
+              "0x%lx; it has: %s", name, (unsigned long)c->handle, names);
+      rc = QNN_GRAPH_ERROR_INVALID_NAME;
+    } else {
+      *out = (qnn_graph_handle_t)c->graphs[g].handle;
+    }
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  return rc;
+}

@@ -1,0 +1,195 @@
+/*
+ * providers.c - QnnInterface_getProviders: provider structs built from HTPU_REF_PROVIDERS.
+ *
+ * Each provider is allocated with exactly the table slots its core API version has, so a
+ * loader that reads a slot the version lacks overflows the heap block (ASan reports it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qnn/qnn_versions.h"
+#include "rb_internal.h"
+
+#define DEFAULT_SPEC "HTPU_REFERENCE:6:2.32.0:5.42.0"
+/* Slot count given to versions the project does not support (2.7's table is laid out
+ * differently); every slot answers NOT_SUPPORTED. */
+#define UNSUPPORTED_SLOTS 44u
+#define MAX_BACKEND_ID 15u
+
+/* backendCreate takes no provider argument, so each backend id gets its own entry point and
+ * the backend it creates knows which provider's id to check binaries against. */
+#define RB_IDS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) \
+  X(14) X(15)
+#define RB_CREATE_FN(id)                                                                 \
+  static qnn_error_t backend_create_##id(qnn_log_handle_t log,                           \
+                                         const qnn_backend_config_t **cfg,               \
+                                         qnn_backend_handle_t *out) {                    \
+    return rb_backend_create(id##u, log, cfg, out);                                      \
+  }
+RB_IDS(RB_CREATE_FN)
+#define RB_CREATE_ENTRY(id) backend_create_##id,
+static qnn_error_t (*const k_create[MAX_BACKEND_ID + 1])(qnn_log_handle_t,
+                                                         const qnn_backend_config_t **,
+                                                         qnn_backend_handle_t *) = {
+    RB_IDS(RB_CREATE_ENTRY)};
+
+typedef struct provider_set {
+  struct provider_set *next;
+  char *spec;
+  uint32_t count;                /* providers handed out */
+  uint32_t cap;                  /* entries allocated (partial builds are freed by cap) */
+  const qnn_interface_t **list; /* exactly count entries */
+  char **names;
+} provider_set;
+
+static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
+static provider_set *g_sets;
+static qnn_api_version_t g_current = {{2, 32, 0}, {5, 42, 0}};
+
+qnn_api_version_t rb_current_api_version(void) {
+  pthread_mutex_lock(&g_prov_lock);
+  qnn_api_version_t v = g_current;
+  pthread_mutex_unlock(&g_prov_lock);
+  return v;
+}
+
+static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int supported) {
+  qnn_unused_fn *slot = (qnn_unused_fn *)(void *)t;
+  for (size_t i = 0; i < sizeof(*t) / sizeof(qnn_unused_fn); i++)
+    slot[i] = (qnn_unused_fn)rb_not_supported;
+  if (!supported) return;
+  t->property_has_capability = rb_property_has_capability;
+  t->backend_create = k_create[backend_id];
+  t->backend_get_api_version = rb_backend_get_api_version;
+  t->backend_get_build_id = rb_backend_get_build_id;
+  t->backend_free = rb_backend_free;
+  t->context_create_from_binary = rb_context_create_from_binary;
+  t->context_free = rb_context_free;
+  t->graph_retrieve = rb_graph_retrieve;
+  t->graph_execute = rb_graph_execute;
+  t->log_create = rb_log_create;
+  t->log_set_log_level = rb_log_set_level;
+  t->log_free = rb_log_free;
+  t->device_create = rb_device_create;
+  t->device_free = rb_device_free;
+  t->error_get_message = rb_error_get_message;
+  t->context_validate_binary = rb_context_validate_binary;
+}
+
+static int parse_version(const char *s, size_t n, qnn_version_t *v) {
+  char buf[40];
+  if (n == 0 || n >= sizeof(buf)) return -1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  char tail;
+  return sscanf(buf, "%u.%u.%u%c", &v->major, &v->minor, &v->patch, &tail) == 3 ? 0 : -1;
+}
+
+static void set_free(provider_set *s) {
+  for (uint32_t i = 0; i < s->cap; i++) {
+    free((void *)s->list[i]);
+    free(s->names[i]);
+  }
+  free(s->list);
+  free(s->names);
+  free(s->spec);
+  free(s);
+}
+
+/* Builds the providers of one spec; NULL on a syntax error (message in err). */
+static provider_set *set_build(const char *spec, char *err, size_t errlen) {
+  provider_set *s = calloc(1, sizeof(*s));
+  if (!s || !(s->spec = strdup(spec))) goto oom;
+  uint32_t n = *spec ? 1 : 0;
+  for (const char *p = spec; *p; p++) n += *p == ',';
+  if (n) {
+    s->list = calloc(n, sizeof(*s->list));
+    s->names = calloc(n, sizeof(*s->names));
+    if (!s->list || !s->names) goto oom;
+    s->cap = n;
+  }
+  const char *p = spec;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *f[4];
+    size_t fl[4];
+    uint32_t id = 0;
+    qnn_interface_t head;
+    memset(&head, 0, sizeof(head));
+    if (fr_split(p, len, f, fl, 4) != 4 || fl[0] == 0 ||
+        fr_parse_u32(f[1], fl[1], 0, MAX_BACKEND_ID, &id) != 0 ||
+        parse_version(f[2], fl[2], &head.api_version.core_api_version) != 0 ||
+        parse_version(f[3], fl[3], &head.api_version.backend_api_version) != 0) {
+      snprintf(err, errlen, "bad provider '%.*s' (expected NAME:BACKEND_ID(0-%u):"
+               "CORE_MAJ.MIN.PATCH:BACKEND_MAJ.MIN.PATCH)", (int)len, p, MAX_BACKEND_ID);
+      set_free(s);
+      return NULL;
+    }
+    if (!(s->names[i] = strndup(f[0], fl[0]))) goto oom;
+    uint32_t slots = qnn_core_table_slots(head.api_version.core_api_version);
+    int supported = slots != 0;
+    if (!supported) slots = UNSUPPORTED_SLOTS;
+    size_t table_off = offsetof(qnn_interface_t, table);
+    /* The name lives in its own block so nothing of ours sits right after the last slot. */
+    unsigned char *block = malloc(table_off + slots * sizeof(qnn_unused_fn));
+    if (!block) goto oom;
+    qnn_interface_table_t table;
+    fill_table(&table, id, supported);
+    head.backend_id = id;
+    head.provider_name = s->names[i];
+    memcpy(block, &head, table_off);
+    memcpy(block + table_off, &table, slots * sizeof(qnn_unused_fn));
+    s->list[i] = (const qnn_interface_t *)(void *)block;
+    s->count = i + 1;
+    p = end ? end + 1 : p + len;
+  }
+  return s;
+oom:
+  snprintf(err, errlen, "out of memory");
+  if (s) set_free(s);
+  return NULL;
+}
+
+RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num) {
+  if (!list || !num) return QNN_COMMON_ERROR_INVALID_ARGUMENT;
+  const char *forced = getenv("HTPU_REF_GETPROVIDERS_ERROR");
+  if (forced && *forced) {
+    uint32_t code = 0;
+    if (fr_parse_u32(forced, strlen(forced), 0, 0xFFFF, &code) == 0 && code) return code;
+  }
+  uint32_t code = rb_fault(NULL, FR_GET_PROVIDERS, NULL);
+  if (code) return code;
+  const char *spec = getenv("HTPU_REF_PROVIDERS");
+  if (!spec) spec = DEFAULT_SPEC;
+
+  pthread_mutex_lock(&g_prov_lock);
+  provider_set *s = g_sets;
+  while (s && strcmp(s->spec, spec) != 0) s = s->next;
+  if (!s) {
+    char err[256];
+    s = set_build(spec, err, sizeof(err));
+    if (!s) {
+      pthread_mutex_unlock(&g_prov_lock);
+      fprintf(stderr, "htpu_refbackend: HTPU_REF_PROVIDERS: %s\n", err);
+      return QNN_COMMON_ERROR_GENERAL;
+    }
+    s->next = g_sets;
+    g_sets = s;
+  }
+  if (s->count) g_current = s->list[0]->api_version;
+  *list = s->count ? s->list : NULL;
+  *num = s->count;
+  pthread_mutex_unlock(&g_prov_lock);
+  return QNN_SUCCESS;
+}
+
+/* Provider arrays stay valid until the library is unloaded, as a real backend's do. */
+__attribute__((destructor)) static void providers_unload(void) {
+  while (g_sets) {
+    provider_set *s = g_sets;
+    g_sets = s->next;
+    set_free(s);
+  }
+}

@@ -1,0 +1,72 @@
+/* registry.c - the live objects of the reference backend, looked up by handle value. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rb_internal.h"
+
+/* Handles start well above any page a loader could dereference by accident. */
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, NULL, NULL, NULL, NULL};
+
+uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
+
+#define RB_FIND(type, list)                                  \
+  for (type *o = g_rb.list; o; o = o->next)                  \
+    if (h && o->handle == (uintptr_t)h) return o;            \
+  return NULL
+
+rb_log *rb_find_log(const void *h) { RB_FIND(rb_log, logs); }
+rb_backend *rb_find_backend(const void *h) { RB_FIND(rb_backend, backends); }
+rb_device *rb_find_device(const void *h) { RB_FIND(rb_device, devices); }
+rb_context *rb_find_context(const void *h) { RB_FIND(rb_context, contexts); }
+
+rb_graph *rb_find_graph(const void *h) {
+  if (!h) return NULL;
+  for (rb_context *c = g_rb.contexts; c; c = c->next)
+    for (uint32_t i = 0; i < c->num_graphs; i++)
+      if (c->graphs[i].handle == (uintptr_t)h) return &c->graphs[i];
+  return NULL;
+}
+
+#define RB_UNLINK(type, list, obj)                                \
+  for (type **pp = &g_rb.list; *pp; pp = &(*pp)->next)            \
+    if (*pp == (obj)) {                                           \
+      *pp = (obj)->next;                                          \
+      break;                                                      \
+    }
+
+void rb_context_destroy(rb_context *c) {
+  RB_UNLINK(rb_context, contexts, c);
+  for (uint32_t i = 0; i < c->num_graphs; i++) pthread_mutex_destroy(&c->graphs[i].exec_lock);
+  free(c->graphs);
+  ref_model_free(c->model);
+  free(c);
+}
+
+void rb_device_destroy(rb_device *d) {
+  RB_UNLINK(rb_device, devices, d);
+  if (d->log) d->log->users--;
+  free(d);
+}
+
+/* A caller that never freed its handles would otherwise leave them to LeakSanitizer with no
+ * useful stack once the library is gone; say so and release them. */
+__attribute__((destructor)) static void rb_registry_unload(void) {
+  unsigned n = 0;
+  pthread_mutex_lock(&g_rb.lock);
+  while (g_rb.contexts) rb_context_destroy(g_rb.contexts), n++;
+  while (g_rb.devices) rb_device_destroy(g_rb.devices), n++;
+  while (g_rb.backends) {
+    rb_backend *b = g_rb.backends;
+    g_rb.backends = b->next;
+    free(b);
+    n++;
+  }
+  while (g_rb.logs) {
+    rb_log *l = g_rb.logs;
+    g_rb.logs = l->next;
+    free(l);
+    n++;
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  if (n) fprintf(stderr, "htpu_refbackend: %u QNN handle(s) still alive at unload\n", n);
+}

@@ -1,0 +1,211 @@
+/* binary_info.c - QnnSystemContext binary info built from a reference model. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "qnn/qnn_versions.h"
+#include "rs_internal.h"
+
+void *rs_alloc(rs_context *c, size_t size) {
+  rs_block *b = malloc(sizeof(*b));
+  void *p = calloc(1, size ? size : 1);
+  if (!b || !p) {
+    free(b);
+    free(p);
+    return NULL;
+  }
+  b->p = p;
+  b->size = size;
+  b->next = c->blocks;
+  c->blocks = b;
+  return p;
+}
+
+void rs_free_all(rs_context *c) {
+  while (c->blocks) {
+    rs_block *b = c->blocks;
+    c->blocks = b->next;
+    free(b->p);
+    free(b);
+  }
+}
+
+size_t rs_allocated(const rs_context *c) {
+  size_t n = 0;
+  for (const rs_block *b = c->blocks; b; b = b->next) n += b->size;
+  return n;
+}
+
+static char *rs_strdup(rs_context *c, const char *s) {
+  if (!s) s = "";
+  size_t n = strlen(s) + 1;
+  char *p = rs_alloc(c, n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* HTP graph blob info, version 1, as HTP/QnnHtpSystemContext.h lays it out (40 bytes). */
+typedef struct rs_htp_graph_blob {
+  uint32_t version;
+  uint64_t spill_fill_buffer_size;
+  uint32_t vtcm_size_mb;
+  uint32_t optimization_level;
+  uint8_t htp_dlbc;
+  uint64_t num_hvx_threads;
+} rs_htp_graph_blob;
+_Static_assert(offsetof(rs_htp_graph_blob, spill_fill_buffer_size) == 8, "blob layout");
+_Static_assert(offsetof(rs_htp_graph_blob, vtcm_size_mb) == 16, "blob layout");
+_Static_assert(offsetof(rs_htp_graph_blob, optimization_level) == 20, "blob layout");
+_Static_assert(offsetof(rs_htp_graph_blob, htp_dlbc) == 24, "blob layout");
+_Static_assert(offsetof(rs_htp_graph_blob, num_hvx_threads) == 32, "blob layout");
+_Static_assert(sizeof(rs_htp_graph_blob) == 40, "blob layout");
+_Static_assert(sizeof(qnn_tensor_t) == QNN_TENSOR_STRIDE, "tensor stride");
+_Static_assert(sizeof(qnn_system_context_graph_info_t) == QNN_GRAPH_INFO_STRIDE_V3, "stride");
+
+static int fill_quant(rs_context *c, const ref_tensor *t, qnn_quantize_params_t *q) {
+  memset(q, 0, sizeof(*q));
+  switch (t->quant) {
+    case REF_QUANT_SCALE_OFFSET:
+      q->encoding_definition = QNN_DEFINITION_DEFINED;
+      q->quantization_encoding = QNN_QUANTIZATION_ENCODING_SCALE_OFFSET;
+      q->u.scale_offset_encoding.scale = t->scale;
+      q->u.scale_offset_encoding.offset = t->offset;
+      return 0;
+    case REF_QUANT_AXIS_SCALE_OFFSET: {
+      qnn_scale_offset_t *so = rs_alloc(c, t->num_axis * sizeof(*so));
+      if (!so) return -1;
+      for (uint32_t i = 0; i < t->num_axis; i++) {
+        so[i].scale = t->scales[i];
+        so[i].offset = t->offsets[i];
+      }
+      q->encoding_definition = QNN_DEFINITION_DEFINED;
+      q->quantization_encoding = QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET;
+      q->u.axis_scale_offset_encoding.axis = t->axis;
+      q->u.axis_scale_offset_encoding.num_scale_offsets = t->num_axis;
+      q->u.axis_scale_offset_encoding.scale_offset = so;
+      return 0;
+    }
+    default:
+      q->encoding_definition = QNN_DEFINITION_UNDEFINED;
+      q->quantization_encoding = QNN_QUANTIZATION_ENCODING_UNDEFINED;
+      return 0;
+  }
+}
+
+/* One graph input/output as the version-`version` tensor QNN would report. */
+static int fill_tensor(rs_context *c, const ref_tensor *t, uint32_t version, uint32_t type,
+                       qnn_tensor_t *out) {
+  const char *name = rs_strdup(c, t->name);
+  uint32_t *dims = rs_alloc(c, t->rank * sizeof(uint32_t));
+  qnn_quantize_params_t q;
+  if (!name || !dims || fill_quant(c, t, &q) != 0) return -1;
+  memcpy(dims, t->dims, t->rank * sizeof(uint32_t));
+  memset(out, 0, sizeof(*out));
+  out->version = version;
+  /* V2 only appends fields (left zero: static dims, dense, not produced). */
+#define RS_FILL(m)                                        \
+  out->u.m.id = t->id;                                    \
+  out->u.m.name = name;                                   \
+  out->u.m.type = type;                                   \
+  out->u.m.data_format = QNN_TENSOR_DATA_FORMAT_DENSE;    \
+  out->u.m.data_type = t->data_type;                      \
+  out->u.m.quantize_params = q;                           \
+  out->u.m.rank = t->rank;                                \
+  out->u.m.dimensions = dims;                             \
+  out->u.m.mem_type = QNN_TENSORMEMTYPE_RAW
+  if (version == QNN_TENSOR_VERSION_2) {
+    RS_FILL(v2);
+  } else {
+    RS_FILL(v1);
+  }
+#undef RS_FILL
+  return 0;
+}
+
+static qnn_tensor_t *fill_tensors(rs_context *c, const ref_model *m, const uint32_t *idx,
+                                  uint32_t n, uint32_t version, uint32_t type) {
+  qnn_tensor_t *arr = rs_alloc(c, n * sizeof(qnn_tensor_t));
+  if (!arr) return NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (fill_tensor(c, &m->tensors[idx[i]], version, type, &arr[i]) != 0) return NULL;
+  return arr;
+}
+
+/* Graph infos in an array of `stride`-byte elements: the layout a system library of that
+ * API version was compiled with, which the caller must stride by. */
+static void *fill_graphs(rs_context *c, const ref_model *m, uint32_t stride) {
+  uint32_t gv = m->meta.graph_info_version, tv = m->meta.tensor_version;
+  if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && stride < QNN_GRAPH_INFO_STRIDE_V3) {
+    rs_log("the binary asks for graph info v3, but this System API's %u-byte graph info has no "
+           "room for it: reporting v2", stride);
+    gv = QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_2;
+  }
+  unsigned char *arr = rs_alloc(c, (size_t)m->num_graphs * stride);
+  if (!arr) return NULL;
+  for (uint32_t i = 0; i < m->num_graphs; i++) {
+    const ref_graph *g = &m->graphs[i];
+    qnn_system_context_graph_info_t gi;
+    memset(&gi, 0, sizeof(gi));
+    gi.version = gv;
+    /* V1, V2 and V3 share their first fields, so fill through v3 and copy `stride` bytes. */
+    qnn_graph_info_v3_t *v = &gi.u.v3;
+    v->graph_name = rs_strdup(c, g->name);
+    v->num_graph_inputs = g->num_inputs;
+    v->graph_inputs = fill_tensors(c, m, g->inputs, g->num_inputs, tv, QNN_TENSOR_TYPE_APP_WRITE);
+    v->num_graph_outputs = g->num_outputs;
+    v->graph_outputs =
+        fill_tensors(c, m, g->outputs, g->num_outputs, tv, QNN_TENSOR_TYPE_APP_READ);
+    if (!v->graph_name || !v->graph_inputs || !v->graph_outputs) return NULL;
+    if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3) {
+      rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
+      if (!blob) return NULL;
+      blob->version = 1;
+      blob->vtcm_size_mb = m->meta.vtcm_mb;
+      v->graph_blob_info_size = (uint32_t)sizeof(*blob);
+      v->graph_blob_info = blob;
+    }
+    memcpy(arr + (size_t)i * stride, &gi, stride);
+  }
+  return arr;
+}
+
+static qnn_version_t ver(const uint32_t v[3]) { return (qnn_version_t){v[0], v[1], v[2]}; }
+
+int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32_t stride,
+                         const qnn_system_context_binary_info_t **out) {
+  qnn_system_context_binary_info_t *info = rs_alloc(c, sizeof(*info));
+  if (!info) return -1;
+  void *graphs = fill_graphs(c, m, stride);
+  const char *build_id = rs_strdup(c, m->meta.build_id);
+  const char *soc = rs_strdup(c, m->meta.soc_version);
+  if (!graphs || !build_id || !soc) return -1;
+  const ref_model_meta *mm = &m->meta;
+  info->version = mm->binary_info_version;
+  if (info->version == QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_3) {
+    /* V3 dropped the hardware-info blob fields, so everything after soc_version moved. */
+    qnn_binary_info_v3_t *v = &info->u.v3;
+    v->backend_id = mm->backend_id;
+    v->build_id = build_id;
+    v->core_api_version = ver(mm->core_api);
+    v->backend_api_version = ver(mm->backend_api);
+    v->soc_version = soc;
+    v->context_blob_version = ver(mm->context_blob_version);
+    v->context_blob_size = len;
+    v->num_graphs = m->num_graphs;
+    v->graphs = graphs;
+    v->soc_model = mm->soc_model;
+  } else {
+    /* V2 is V1 plus platform_info, which stays NULL (no device platform info here). */
+    qnn_binary_info_v2_t *v = &info->u.v2;
+    v->backend_id = mm->backend_id;
+    v->build_id = build_id;
+    v->core_api_version = ver(mm->core_api);
+    v->backend_api_version = ver(mm->backend_api);
+    v->soc_version = soc;
+    v->context_blob_version = ver(mm->context_blob_version);
+    v->context_blob_size = len;
+    v->num_graphs = m->num_graphs;
+    v->graphs = graphs;
+  }
+  *out = info;
+  return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * rs_internal.h - state shared by the files of the reference system library.
+ *
+ * A system context owns everything systemContextGetBinaryInfo/GetMetaData hand out: each piece
+ * is its own heap block, all freed by systemContextFree, so a caller that keeps a pointer past
+ * that (or strides an array wrongly) is caught by AddressSanitizer.
+ */
+#ifndef HTPU_RS_INTERNAL_H
+#define HTPU_RS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend/ref_faultrules.h"
+#include "qnn/qnn_abi.h"
+#include "refmodel.h"
+
+#define RS_EXPORT __attribute__((visibility("default")))
+
+/* The blocks one system context has handed out. */
+typedef struct rs_block {
+  struct rs_block *next;
+  void *p;
+  size_t size;
+} rs_block;
+
+typedef struct rs_context {
+  struct rs_context *next;
+  uintptr_t handle;
+  rs_block *blocks;
+} rs_context;
+
+/* ---- arena (binary_info.c) ---- */
+void *rs_alloc(rs_context *c, size_t size); /* zeroed; NULL on OOM */
+void rs_free_all(rs_context *c);
+size_t rs_allocated(const rs_context *c);
+
+/* Builds the binary info of model m (a binary of len bytes) for a system library whose graph
+ * info array stride is `stride`. Returns 0 or -1 on OOM. */
+int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32_t stride,
+                         const qnn_system_context_binary_info_t **out);
+
+/* ---- sys_context.c ---- */
+/* Diagnostics go to stderr when HTPU_REF_SYSTEM_LOG is set (the system log API is not
+ * implemented). */
+void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+qnn_error_t rs_context_create(qnn_system_context_handle_t *out);
+qnn_error_t rs_context_free(qnn_system_context_handle_t h);
+qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t size,
+                        const void **info, qnn_context_binary_size_t *info_size,
+                        uint32_t stride, uint32_t api);
+qnn_error_t rs_not_supported(void);
+
+RS_EXPORT qnn_error_t QnnSystemInterface_getProviders(const qnn_system_interface_t ***list,
+                                                      uint32_t *num);
+
+#endif /* HTPU_RS_INTERNAL_H */
