@@ -44,7 +44,7 @@
  *    order; the QNN teardown always runs context -> device -> backend -> log -> dlclose.
  *  - Thread safety: every function may be called from any thread. Executes of one graph are
  *    serialized; different graphs run concurrently. Opening or closing a context waits for the
- *    runtime's in-flight executes and holds off new ones (on the board, loading while another
+ *    runtime's in-flight executes and holds off new ones, process-wide (on the board, loading while another
  *    graph executes has reset the device).
  */
 #ifndef HEXAGON_TPU_H

@@ -12,9 +12,9 @@ static void context_destroy(htpu_object *o) {
   runtime_obj *rt = c->rt;
   if (c->qnn) {
     /* No execute of this runtime may be in flight while QNN frees a context. */
-    gate_enter_exclusive(&rt->gate);
+    gate_enter_exclusive(&htpu_exec_gate);
     rt->backend_lib.context_free(c->qnn, NULL);
-    gate_leave_exclusive(&rt->gate);
+    gate_leave_exclusive(&htpu_exec_gate);
   }
   model_info_free(c->info);
   free(c->binary);
@@ -54,10 +54,10 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   c->info = info;
 
   uint64_t mark = qnn_log_mark();
-  gate_enter_exclusive(&rt->gate);
+  gate_enter_exclusive(&htpu_exec_gate);
   qnn_error_t e = rt->backend_lib.context_create_from_binary(
       rt->backend, rt->device, NULL, c->binary, (qnn_context_binary_size_t)len, &c->qnn, NULL);
-  gate_leave_exclusive(&rt->gate);
+  gate_leave_exclusive(&htpu_exec_gate);
   if (e != QNN_SUCCESS || !c->qnn) {
     c->qnn = NULL;
     qnn_fail(e, mark, "creating the context from %s failed", origin);

@@ -4,7 +4,7 @@
  * Per call: check the caller's buffers against the graph's tensor infos, quantize f32 inputs
  * that the graph wants in another type, build fresh QNN tensor descriptors (never shared
  * between calls, so concurrent executes of different graphs cannot see each other's
- * pointers), run graphExecute under the runtime gate (shared) and the graph's lock, then
+ * pointers), run graphExecute under the process-wide execute gate (shared) and the graph's lock, then
  * dequantize outputs the caller asked for as f32. Buffers already in the tensor's type are
  * handed to QNN as they are: no copy in, and QNN writes outputs in place.
  */
@@ -125,14 +125,14 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
 
   if (!rc) {
     uint64_t mark = qnn_log_mark();
-    gate_enter_shared(&rt->gate);
+    gate_enter_shared(&htpu_exec_gate);
     pthread_mutex_lock(&g->exec_lock);
     uint64_t e0 = htpu_now_ns();
     qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
                                                   NULL, NULL);
     exec_ns = htpu_now_ns() - e0;
     pthread_mutex_unlock(&g->exec_lock);
-    gate_leave_shared(&rt->gate);
+    gate_leave_shared(&htpu_exec_gate);
     if (e != QNN_SUCCESS) rc = qnn_fail(e, mark, "executing graph '%s' failed", gi->name);
   }
 

@@ -1,18 +1,7 @@
 /* gate.c - writer-preferring gate between executes and context lifecycle. */
 #include "gate.h"
 
-void gate_init(exec_gate *g) {
-  pthread_mutex_init(&g->lock, NULL);
-  pthread_cond_init(&g->cond, NULL);
-  g->readers = 0;
-  g->writers_waiting = 0;
-  g->writer_active = 0;
-}
-
-void gate_destroy(exec_gate *g) {
-  pthread_cond_destroy(&g->cond);
-  pthread_mutex_destroy(&g->lock);
-}
+exec_gate htpu_exec_gate = EXEC_GATE_INITIALIZER;
 
 void gate_enter_shared(exec_gate *g) {
   pthread_mutex_lock(&g->lock);

@@ -1,5 +1,8 @@
 /*
- * gate.h - the runtime's execute gate: executes enter shared, context create/free exclusive.
+ * gate.h - the execute gate: executes enter shared, context create/free exclusive.
+ *
+ * One gate for the whole process, not one per runtime: the DSP process domain is shared by
+ * every runtime in the process, and creating a context can tear it down and recreate it.
  *
  * A writer-preferring reader/writer lock: once a context load or free is waiting, new
  * executes wait behind it, so a load is never starved by a steady stream of inferences, and
@@ -19,8 +22,11 @@ typedef struct exec_gate {
   int writer_active;
 } exec_gate;
 
-void gate_init(exec_gate *g);
-void gate_destroy(exec_gate *g);
+#define EXEC_GATE_INITIALIZER {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0}
+
+/* The process-wide gate. */
+extern exec_gate htpu_exec_gate;
+
 void gate_enter_shared(exec_gate *g);
 void gate_leave_shared(exec_gate *g);
 void gate_enter_exclusive(exec_gate *g);

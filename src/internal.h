@@ -1,7 +1,7 @@
 /*
  * internal.h - the objects behind htpu_runtime, htpu_context and htpu_graph.
  *
- *   runtime  (owns: libraries, QNN log, backend, device, the execute gate)
+ *   runtime  (owns: libraries, QNN log, backend, device)
  *     ^ referenced by
  *   context  (owns: QNN context, its copy of the binary, the model info)
  *     ^ referenced by
@@ -29,7 +29,6 @@ typedef struct runtime_obj {
   qnn_log_handle_t log;
   qnn_backend_handle_t backend;
   qnn_device_handle_t device;
-  exec_gate gate;
   char *build_id;
   char *dsp_library_path;
 } runtime_obj;

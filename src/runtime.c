@@ -43,7 +43,6 @@ static void runtime_teardown(runtime_obj *rt) {
 static void runtime_destroy(htpu_object *o) {
   runtime_obj *rt = (runtime_obj *)o;
   runtime_teardown(rt);
-  gate_destroy(&rt->gate);
   free(rt->build_id);
   free(rt->dsp_library_path);
   free(rt);
@@ -115,7 +114,6 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
 
   runtime_obj *rt = calloc(1, sizeof *rt);
   if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  gate_init(&rt->gate);
   int rc = loader_open_backend(backend_path, o->backend_id, &rt->backend_lib);
   if (!rc) rc = loader_open_system(system_path, &rt->system_lib);
   if (!rc) rc = create_qnn_objects(rt, o);
@@ -126,8 +124,7 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   }
   if (rc) {
     runtime_teardown(rt);
-    gate_destroy(&rt->gate);
-    free(rt->build_id);
+      free(rt->build_id);
     free(rt->dsp_library_path);
     free(rt);
     return rc;
