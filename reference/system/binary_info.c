@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "rs_internal.h"
 
@@ -170,6 +171,33 @@ static void *fill_graphs(rs_context *c, const ref_model *m, uint32_t stride) {
 
 static qnn_version_t ver(const uint32_t v[3]) { return (qnn_version_t){v[0], v[1], v[2]}; }
 
+/* The device the binary was built for, as an HTP platform-info chain: one on-chip device
+ * with one NSP core, whose extension carries the DSP arch, SoC model and VTCM size. */
+static qnn_device_platform_info_t *fill_platform_info(rs_context *c, const ref_model_meta *mm) {
+  qnn_device_platform_info_t *p = rs_alloc(c, sizeof(*p));
+  qnn_device_hardware_device_info_t *dev = rs_alloc(c, sizeof(*dev));
+  qnn_device_core_info_t *core = rs_alloc(c, sizeof(*core));
+  qnn_htp_device_info_extension_t *ext = rs_alloc(c, sizeof(*ext));
+  if (!p || !dev || !core || !ext) return NULL;
+  ext->dev_type = QNN_HTP_DEVICE_TYPE_ON_CHIP;
+  ext->u.on_chip_device.vtcm_size_mb = mm->vtcm_mb;
+  ext->u.on_chip_device.soc_model = mm->soc_model;
+  ext->u.on_chip_device.arch = mm->dsp_arch;
+  core->version = QNN_DEVICE_CORE_INFO_VERSION_1;
+  core->u.v1.core_id = 0;
+  core->u.v1.core_type = 0; /* NSP */
+  dev->version = QNN_DEVICE_HARDWARE_DEVICE_INFO_VERSION_1;
+  dev->u.v1.device_id = 0;
+  dev->u.v1.device_type = QNN_HTP_DEVICE_TYPE_ON_CHIP;
+  dev->u.v1.num_cores = 1;
+  dev->u.v1.cores = core;
+  dev->u.v1.device_info_extension = ext;
+  p->version = QNN_DEVICE_PLATFORM_INFO_VERSION_1;
+  p->u.v1.num_hw_devices = 1;
+  p->u.v1.hw_devices = dev;
+  return p;
+}
+
 int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32_t stride,
                          const qnn_system_context_binary_info_t **out) {
   qnn_system_context_binary_info_t *info = rs_alloc(c, sizeof(*info));
@@ -193,8 +221,10 @@ int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32
     v->num_graphs = m->num_graphs;
     v->graphs = graphs;
     v->soc_model = mm->soc_model;
+    v->platform_info = fill_platform_info(c, mm);
+    if (!v->platform_info) return -1;
   } else {
-    /* V2 is V1 plus platform_info, which stays NULL (no device platform info here). */
+    /* V2 is V1 plus platform_info; V1 has none. */
     qnn_binary_info_v2_t *v = &info->u.v2;
     v->backend_id = mm->backend_id;
     v->build_id = build_id;
@@ -205,6 +235,10 @@ int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32
     v->context_blob_size = len;
     v->num_graphs = m->num_graphs;
     v->graphs = graphs;
+    if (info->version == QNN_SYSTEM_CONTEXT_BINARY_INFO_VERSION_2) {
+      v->platform_info = fill_platform_info(c, mm);
+      if (!v->platform_info) return -1;
+    }
   }
   *out = info;
   return 0;

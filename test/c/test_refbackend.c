@@ -13,6 +13,7 @@
 #include "qnn/qnn_abi.h"
 #include "qnn/qnn_versions.h"
 #include "refmodel.h"
+#include "qnn/qnn_device_abi.h"
 #include "test.h"
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -987,7 +988,7 @@ static void check_info(const qnn_system_context_binary_info_t *info, unsigned bi
     CHECK_EQ(v->context_blob_version.patch, 4);
     CHECK_EQ(v->context_blob_size, blob_len);
     CHECK_EQ(v->soc_model, 35);
-    CHECK(v->platform_info == NULL);
+    CHECK(v->platform_info != NULL);
     num_graphs = v->num_graphs;
     graphs = (const unsigned char *)v->graphs;
   } else {
@@ -997,7 +998,13 @@ static void check_info(const qnn_system_context_binary_info_t *info, unsigned bi
     CHECK(strcmp(v->soc_version, "v68") == 0);
     CHECK_EQ(v->context_blob_version.major, 3);
     CHECK_EQ(v->context_blob_size, blob_len);
-    if (bi == 2) CHECK(info->u.v2.platform_info == NULL);
+    if (bi == 2) {
+      /* V2 carries the device the binary was built for: HTP on-chip, arch 68, SoC 35. */
+      const qnn_device_platform_info_t *p = info->u.v2.platform_info;
+      CHECK(p && p->version == 1 && p->u.v1.num_hw_devices == 1);
+      const qnn_htp_device_info_extension_t *ext = p->u.v1.hw_devices[0].u.v1.device_info_extension;
+      CHECK(ext && ext->u.on_chip_device.arch == 68 && ext->u.on_chip_device.soc_model == 35);
+    }
     num_graphs = v->num_graphs;
     graphs = (const unsigned char *)v->graphs;
   }
