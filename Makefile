@@ -55,12 +55,14 @@ LIB_A := $(BUILD)/libhexagon_tpu.a
 LIB_SO := $(BUILD)/libhexagon_tpu.so
 REF_BACKEND := $(BUILD)/libhtpu_refbackend.so
 REF_SYSTEM := $(BUILD)/libhtpu_refsystem.so
+REF_CDSPRPC := $(BUILD)/libhtpu_refcdsprpc.so
 REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
 .PHONY: all test valgrind check-abi clean demo
-all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU)
+all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU) \
+     $(if $(wildcard reference/cdsprpc/*.c),$(REF_CDSPRPC))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -80,6 +82,11 @@ $(REF_BACKEND): $(call obj,$(wildcard reference/backend/*.c)) $(REFMODEL_OBJ)
 	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
 
 $(REF_SYSTEM): $(call obj,$(wildcard reference/system/*.c)) $(REFMODEL_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
+
+# A stand-in for libcdsprpc.so: FastRPC shared memory (rpcmem_*) backed by memfd.
+$(REF_CDSPRPC): $(call obj,$(wildcard reference/cdsprpc/*.c))
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(SO_LDFLAGS) $(ALL_LDFLAGS) -o $@ $(sort $^) $(LIBS)
 

@@ -44,6 +44,10 @@ typedef uint64_t qnn_context_binary_size_t;
 
 typedef void (*qnn_unused_fn)(void);
 
+/* Declared in qnn_htp_abi.h and qnn_device_abi.h; only pointers to them appear here. */
+struct qnn_mem_descriptor;
+struct qnn_device_platform_info;
+
 typedef struct qnn_version {
   uint32_t major;
   uint32_t minor;
@@ -354,15 +358,20 @@ typedef struct qnn_interface_table {
   qnn_unused_fn profile_get_event_data;                                                    /* 32 */
   qnn_unused_fn profile_get_extended_event_data;                                           /* 33 */
   qnn_unused_fn profile_free;                                                              /* 34 */
-  qnn_unused_fn mem_register;                                                              /* 35 */
-  qnn_unused_fn mem_de_register;                                                           /* 36 */
-  qnn_unused_fn device_get_platform_info;                                                  /* 37 */
-  qnn_unused_fn device_free_platform_info;                                                 /* 38 */
-  qnn_unused_fn device_get_infrastructure;                                                 /* 39 */
+  qnn_error_t (*mem_register)(qnn_context_handle_t, const struct qnn_mem_descriptor *, uint32_t,
+                              qnn_mem_handle_t *);                                        /* 35 */
+  qnn_error_t (*mem_de_register)(const qnn_mem_handle_t *, uint32_t);                     /* 36 */
+  qnn_error_t (*device_get_platform_info)(qnn_log_handle_t,
+                                          const struct qnn_device_platform_info **); /* 37 */
+  qnn_error_t (*device_free_platform_info)(qnn_log_handle_t,
+                                           const struct qnn_device_platform_info *); /* 38 */
+  /* The argument is the address of a pointer the backend sets to its own memory. */
+  qnn_error_t (*device_get_infrastructure)(void *const *infrastructure);                   /* 39 */
   qnn_error_t (*device_create)(qnn_log_handle_t, const qnn_device_config_t **,
                                qnn_device_handle_t *);                                    /* 40 */
   qnn_unused_fn device_set_config;                                                         /* 41 */
-  qnn_unused_fn device_get_info;                                                           /* 42 */
+  qnn_error_t (*device_get_info)(qnn_device_handle_t,
+                                 const struct qnn_device_platform_info **);               /* 42 */
   qnn_error_t (*device_free)(qnn_device_handle_t);                                         /* 43 */
   qnn_unused_fn signal_create;                                                             /* 44 */
   qnn_unused_fn signal_set_config;                                                         /* 45 */
