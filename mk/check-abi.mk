@@ -1,4 +1,5 @@
-# check-abi.mk - compare src/qnn/qnn_abi.h with a QNN / QAIRT SDK's headers.
+# check-abi.mk - compare src/qnn/*.h (qnn_abi.h, qnn_device_abi.h, qnn_htp_abi.h and the
+# facts in qnn_versions.h) with a QNN / QAIRT SDK's headers (docs/abi.md).
 #
 #   make check-abi QNN_SDK_ROOT=<sdk>      (<sdk>/include/QNN must hold QnnInterface.h)
 #   make check-abi QNN_SDK_ROOT=<sdk> V=1  (also list every passing and skipped check)
@@ -9,7 +10,7 @@
 # compiled as _Static_asserts for that target. Nothing from the SDK is copied anywhere.
 
 ABI_DIR := $(BUILD)/check-abi
-# ABI_SRC: where qnn/qnn_abi.h and qnn/qnn_versions.h are read (override to check a copy)
+# ABI_SRC: where the qnn/*.h headers are read (override to check a modified copy)
 ABI_SRC ?= src
 ABI_SDK_INC = $(QNN_SDK_ROOT)/include/QNN
 ABI_CFLAGS := -std=c11 -Wall -Wextra -Werror -O0 -g

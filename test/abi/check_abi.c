@@ -9,7 +9,11 @@
  *     must be listed in own_names[] below with the reason;
  *   - the index of every slot of our interface tables whose index is below the SDK table's slot
  *     count, and that count against qnn_core_table_slots()/qnn_system_table_slots();
- *   - graph-info stride/version and tensor stride facts used by the loader.
+ *   - graph-info stride/version and tensor stride facts used by the loader;
+ *   - the same for qnn_device_abi.h and qnn_htp_abi.h (device platform info, HTP device info
+ *     extension, graph blob info, memory descriptors, HTP device config, performance
+ *     infrastructure), values whose SDK name differs from ours through VALUE_ALIASES, and the
+ *     function types of the typed slots 35-43 and of the performance-infrastructure table.
  * Declarations the SDK does not have (newer-SDK-only structs and members) are skipped, and every
  * member we declare must be either checked or skipped: a member this file forgets is a failure.
  *
@@ -27,6 +31,8 @@
 
 #include "sdk_includes.h" /* the SDK */
 #include "qnn/qnn_versions.h" /* ours, renamed: OURS_QNN_*; includes qnn/qnn_abi.h */
+#include "qnn/qnn_device_abi.h" /* ours, renamed */
+#include "qnn/qnn_htp_abi.h"    /* ours, renamed: OURS_QNN_*, OURS_DCVS_* */
 #include "sdk_have.h"     /* HAVE_TYPE_x / HAVE_IF_x / HAVE_SYS_x for what this SDK declares */
 
 /* ---- preprocessor helpers: ABI_IS1(X) is 1 when X is a macro defined as 1, else 0 ---------- */
@@ -46,7 +52,7 @@
 #define SDK_SYSTEM_SLOTS (sizeof(QNN_SYSTEM_INTERFACE_VER_TYPE) / sizeof(void *))
 
 /* ---- one check ---------------------------------------------------------------------------- */
-enum { K_EQ, K_SKIP, K_OWN, K_SLOT_BEYOND };
+enum { K_EQ, K_SKIP, K_OWN, K_SLOT_BEYOND, K_ALIAS_MISSING };
 
 #ifdef ABI_STATIC
 #define CHECK(kind, tag, path, a, b) \
@@ -55,6 +61,7 @@ enum { K_EQ, K_SKIP, K_OWN, K_SLOT_BEYOND };
 #define OWN(name)
 #define SLOT_BEYOND(tbl, field, idx, sdk_slots) \
   _Static_assert((idx) >= (sdk_slots), "slot " #tbl "." #field ": SDK has no member of that name");
+#define ALIAS_MISSING(ours, sdk)
 #else
 typedef struct {
   int kind;
@@ -69,6 +76,7 @@ typedef struct {
 #define OWN(name) {K_OWN, "value", name, "", 0, 0, NULL},
 #define SLOT_BEYOND(tbl, field, idx, sdk_slots) \
   {K_SLOT_BEYOND, "slot", #tbl, #field, (long long)(idx), (long long)(sdk_slots), NULL},
+#define ALIAS_MISSING(ours, sdk) {K_ALIAS_MISSING, "value", #ours, "= " #sdk, 0, 0, NULL},
 #endif
 
 /* whole structs */
@@ -413,6 +421,240 @@ typedef struct {
   SYSSLOT(system_profile_serialize_event_data, systemProfileSerializeEventData) \
   SYSSLOT(system_profile_free_serialization_target, systemProfileFreeSerializationTarget)
 
+/* ---- qnn_device_abi.h and qnn_htp_abi.h -------------------------------------------------------
+ * Each group is written once against S (whole struct), F (member) and A (our named union for the
+ * SDK's anonymous one) and expanded with the comparing macros when the SDK declares the group's
+ * holder type, else with the skipping ones (an SDK without HTP headers, or one older than the
+ * struct). The holder types are ones each group's SDK header declares. */
+#define SKIP_ANON(ours, opath, sdk, first) NOTE(#ours, #opath, "struct not in this SDK")
+#define GROUP_IF(have, G) ABI_IF_ELSE(ABI_IS1(have))(G(STRUCT, FIELD, ANON), G(SKIP_STRUCT, SKIP_FIELD, SKIP_ANON))
+
+/* Function types. TPL(T) spells the SDK's function type with the one struct it involves
+ * replaced by T; our member must be TPL(our struct) and the SDK's member TPL(SDK struct), both
+ * exactly (type compatibility, checked by _Generic). With the struct checks this proves that
+ * every parameter and the result have the same ABI on both sides. */
+#define FN_SIG(ours, opath, sdk_t, spath, TPL, our_arg, sdk_arg)                               \
+  CHECK("fn-type", #ours, #opath,                                                            \
+        _Generic(((struct ours *)0)->opath, TPL(our_arg) : 1, default : 0), 1)               \
+  CHECK("fn-type(sdk)", #ours, #opath,                                                       \
+        _Generic(((sdk_t *)0)->spath, TPL(sdk_arg) : 1, default : 0), 1)
+#define SLOT_SIG(field, sdk_name, TPL, our_arg, sdk_arg) \
+  FN_SIG(qnn_interface_table, field, QNN_INTERFACE_VER_TYPE, sdk_name, TPL, our_arg, sdk_arg)
+#define TPL_MEM_REGISTER(T) uint64_t (*)(void *, const T *, uint32_t, void **)
+#define TPL_MEM_DE_REGISTER(T) uint64_t (*)(void *const *, uint32_t)
+#define TPL_GET_PLATFORM_INFO(T) uint64_t (*)(void *, const T **)
+#define TPL_FREE_PLATFORM_INFO(T) uint64_t (*)(void *, const T *)
+#define TPL_GET_INFRASTRUCTURE(T) uint64_t (*)(T *const *)
+#define TPL_DEVICE_CREATE(T) uint64_t (*)(void *, const T **, void **)
+#define TPL_DEVICE_FREE(T) uint64_t (*)(void *)
+#define TPL_CREATE_POWER_CONFIG_ID(T) uint64_t (*)(uint32_t, uint32_t, uint32_t *)
+#define TPL_DESTROY_POWER_CONFIG_ID(T) uint64_t (*)(uint32_t)
+#define TPL_SET_POWER_CONFIG(T) uint64_t (*)(uint32_t, const T **)
+#define PLATFORM_T struct qnn_device_platform_info
+/* the typed slots 35..43 (slot 39: ours is type-erased, the SDK's is the backend's struct) */
+#define SIG_CHECKS                                                                             \
+  SLOT_SIG(mem_register, memRegister, TPL_MEM_REGISTER, struct qnn_mem_descriptor,             \
+           Qnn_MemDescriptor_t)                                                                \
+  SLOT_SIG(mem_de_register, memDeRegister, TPL_MEM_DE_REGISTER, void, void)                    \
+  SLOT_SIG(device_get_platform_info, deviceGetPlatformInfo, TPL_GET_PLATFORM_INFO, PLATFORM_T, \
+           QnnDevice_PlatformInfo_t)                                                           \
+  SLOT_SIG(device_free_platform_info, deviceFreePlatformInfo, TPL_FREE_PLATFORM_INFO,          \
+           PLATFORM_T, QnnDevice_PlatformInfo_t)                                               \
+  SLOT_SIG(device_get_infrastructure, deviceGetInfrastructure, TPL_GET_INFRASTRUCTURE, void,   \
+           struct _QnnDevice_Infrastructure_t)                                                 \
+  SLOT_SIG(device_create, deviceCreate, TPL_DEVICE_CREATE, struct qnn_device_config,           \
+           QnnDevice_Config_t)                                                                 \
+  SLOT_SIG(device_get_info, deviceGetInfo, TPL_GET_PLATFORM_INFO, PLATFORM_T,                  \
+           QnnDevice_PlatformInfo_t)                                                           \
+  SLOT_SIG(device_free, deviceFree, TPL_DEVICE_FREE, void, void)                               \
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnHtpDevice_Infrastructure_t))(PERF_SIG_CHECKS, )
+#define PERF_SIG(field, sdk_name, TPL, our_arg, sdk_arg)                                       \
+  FN_SIG(qnn_htp_perf_infrastructure, field, QnnHtpDevice_PerfInfrastructure_t, sdk_name, TPL, \
+         our_arg, sdk_arg)
+#define PERF_SIG_CHECKS                                                                        \
+  PERF_SIG(create_power_config_id, createPowerConfigId, TPL_CREATE_POWER_CONFIG_ID, void, void) \
+  PERF_SIG(destroy_power_config_id, destroyPowerConfigId, TPL_DESTROY_POWER_CONFIG_ID, void,   \
+           void)                                                                               \
+  PERF_SIG(set_power_config, setPowerConfig, TPL_SET_POWER_CONFIG, struct qnn_htp_power_config, \
+           QnnHtpPerfInfrastructure_PowerConfig_t)
+
+/* QnnDevice.h: the platform info chain */
+#define G_DEVICE_INFO(S, F, A)                                                                 \
+  S(qnn_device_core_info_v1, QnnDevice_CoreInfoV1_t)                                           \
+  F(qnn_device_core_info_v1, core_id, QnnDevice_CoreInfoV1_t, coreId)                          \
+  F(qnn_device_core_info_v1, core_type, QnnDevice_CoreInfoV1_t, coreType)                      \
+  F(qnn_device_core_info_v1, core_info_extension, QnnDevice_CoreInfoV1_t, coreInfoExtension)   \
+  S(qnn_device_core_info, QnnDevice_CoreInfo_t)                                                \
+  F(qnn_device_core_info, version, QnnDevice_CoreInfo_t, version)                              \
+  A(qnn_device_core_info, u, QnnDevice_CoreInfo_t, v1)                                         \
+  F(qnn_device_core_info, u.v1, QnnDevice_CoreInfo_t, v1)                                      \
+  S(qnn_device_hardware_device_info_v1, QnnDevice_HardwareDeviceInfoV1_t)                      \
+  F(qnn_device_hardware_device_info_v1, device_id, QnnDevice_HardwareDeviceInfoV1_t, deviceId) \
+  F(qnn_device_hardware_device_info_v1, device_type, QnnDevice_HardwareDeviceInfoV1_t,         \
+    deviceType)                                                                                \
+  F(qnn_device_hardware_device_info_v1, num_cores, QnnDevice_HardwareDeviceInfoV1_t, numCores) \
+  F(qnn_device_hardware_device_info_v1, cores, QnnDevice_HardwareDeviceInfoV1_t, cores)        \
+  F(qnn_device_hardware_device_info_v1, device_info_extension,                                 \
+    QnnDevice_HardwareDeviceInfoV1_t, deviceInfoExtension)                                     \
+  S(qnn_device_hardware_device_info, QnnDevice_HardwareDeviceInfo_t)                           \
+  F(qnn_device_hardware_device_info, version, QnnDevice_HardwareDeviceInfo_t, version)         \
+  A(qnn_device_hardware_device_info, u, QnnDevice_HardwareDeviceInfo_t, v1)                    \
+  F(qnn_device_hardware_device_info, u.v1, QnnDevice_HardwareDeviceInfo_t, v1)                 \
+  S(qnn_device_platform_info_v1, QnnDevice_PlatformInfoV1_t)                                   \
+  F(qnn_device_platform_info_v1, num_hw_devices, QnnDevice_PlatformInfoV1_t, numHwDevices)     \
+  F(qnn_device_platform_info_v1, hw_devices, QnnDevice_PlatformInfoV1_t, hwDevices)            \
+  S(qnn_device_platform_info, QnnDevice_PlatformInfo_t)                                        \
+  F(qnn_device_platform_info, version, QnnDevice_PlatformInfo_t, version)                      \
+  A(qnn_device_platform_info, u, QnnDevice_PlatformInfo_t, v1)                                 \
+  F(qnn_device_platform_info, u.v1, QnnDevice_PlatformInfo_t, v1)
+
+/* HTP/QnnHtpDevice.h: what deviceInfoExtension points to on HTP */
+#define HTP_ONCHIP_T QnnHtpDevice_OnChipDeviceInfoExtension_t
+#define HTP_DEVEXT_T QnnHtpDevice_DeviceInfoExtension_t
+#define G_HTP_DEVICE_INFO(S, F, A)                                                             \
+  S(qnn_htp_on_chip_device_info, HTP_ONCHIP_T)                                                 \
+  F(qnn_htp_on_chip_device_info, vtcm_size_mb, HTP_ONCHIP_T, vtcmSize)                         \
+  F(qnn_htp_on_chip_device_info, soc_model, HTP_ONCHIP_T, socModel)                            \
+  F(qnn_htp_on_chip_device_info, signed_pd_support, HTP_ONCHIP_T, signedPdSupport)             \
+  F(qnn_htp_on_chip_device_info, dlbc_support, HTP_ONCHIP_T, dlbcSupport)                      \
+  F(qnn_htp_on_chip_device_info, arch, HTP_ONCHIP_T, arch)                                     \
+  S(qnn_htp_device_info_extension, HTP_DEVEXT_T)                                               \
+  F(qnn_htp_device_info_extension, dev_type, HTP_DEVEXT_T, devType)                            \
+  A(qnn_htp_device_info_extension, u, HTP_DEVEXT_T, onChipDevice)                              \
+  F(qnn_htp_device_info_extension, u.on_chip_device, HTP_DEVEXT_T, onChipDevice)
+
+/* HTP/QnnHtpSystemContext.h: what graph info V3's graphBlobInfo points to (newer SDKs) */
+#define HTP_BLOB_V1_T QnnHtpSystemContext_GraphBlobInfoV1_t
+#define HTP_BLOB_T QnnHtpSystemContext_GraphBlobInfo_t
+#define G_HTP_GRAPH_BLOB(S, F, A)                                                              \
+  S(qnn_htp_graph_blob_info_v1, HTP_BLOB_V1_T)                                                 \
+  F(qnn_htp_graph_blob_info_v1, spill_fill_buffer_size, HTP_BLOB_V1_T, spillFillBufferSize)    \
+  F(qnn_htp_graph_blob_info_v1, vtcm_size_mb, HTP_BLOB_V1_T, vtcmSize)                         \
+  F(qnn_htp_graph_blob_info_v1, optimization_level, HTP_BLOB_V1_T, optimizationLevel)          \
+  F(qnn_htp_graph_blob_info_v1, htp_dlbc, HTP_BLOB_V1_T, htpDlbc)                              \
+  F(qnn_htp_graph_blob_info_v1, num_hvx_threads, HTP_BLOB_V1_T, numHvxThreads)                 \
+  S(qnn_htp_graph_blob_info, HTP_BLOB_T)                                                       \
+  F(qnn_htp_graph_blob_info, version, HTP_BLOB_T, version)                                     \
+  A(qnn_htp_graph_blob_info, u, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)                      \
+  F(qnn_htp_graph_blob_info, u.v1, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)
+
+/* QnnMem.h: what memRegister (slot 35) takes an array of */
+#define G_MEM(S, F, A)                                                                         \
+  S(qnn_mem_shape, Qnn_MemShape_t)                                                             \
+  F(qnn_mem_shape, num_dim, Qnn_MemShape_t, numDim)                                            \
+  F(qnn_mem_shape, dim_size, Qnn_MemShape_t, dimSize)                                          \
+  F(qnn_mem_shape, shape_config, Qnn_MemShape_t, shapeConfig)                                  \
+  S(qnn_mem_descriptor, Qnn_MemDescriptor_t)                                                   \
+  F(qnn_mem_descriptor, mem_shape, Qnn_MemDescriptor_t, memShape)                              \
+  F(qnn_mem_descriptor, data_type, Qnn_MemDescriptor_t, dataType)                              \
+  F(qnn_mem_descriptor, mem_type, Qnn_MemDescriptor_t, memType)                                \
+  A(qnn_mem_descriptor, u, Qnn_MemDescriptor_t, ionInfo)                                       \
+  F(qnn_mem_descriptor, u.ion_info, Qnn_MemDescriptor_t, ionInfo)                              \
+  F(qnn_mem_descriptor, u.ion_info.fd, Qnn_MemDescriptor_t, ionInfo.fd)                        \
+  F(qnn_mem_descriptor, u.custom_info, Qnn_MemDescriptor_t, customInfo)                        \
+  F(qnn_mem_descriptor, u.dma_buf_info, Qnn_MemDescriptor_t, dmaBufInfo)                       \
+  F(qnn_mem_descriptor, u.dma_buf_info.fd, Qnn_MemDescriptor_t, dmaBufInfo.fd)                 \
+  F(qnn_mem_descriptor, u.dma_buf_info.data, Qnn_MemDescriptor_t, dmaBufInfo.data)
+
+/* HTP/QnnHtpMem.h: what a custom memory descriptor's customInfo points to on HTP */
+#define G_HTP_MEM(S, F, A)                                                                     \
+  S(qnn_htp_shared_buffer_config, QnnHtpMem_SharedBufferConfig_t)                              \
+  F(qnn_htp_shared_buffer_config, fd, QnnHtpMem_SharedBufferConfig_t, fd)                      \
+  F(qnn_htp_shared_buffer_config, offset, QnnHtpMem_SharedBufferConfig_t, offset)              \
+  S(qnn_htp_mem_descriptor, QnnMemHtp_Descriptor_t)                                            \
+  F(qnn_htp_mem_descriptor, type, QnnMemHtp_Descriptor_t, type)                                \
+  F(qnn_htp_mem_descriptor, size, QnnMemHtp_Descriptor_t, size)                                \
+  A(qnn_htp_mem_descriptor, u, QnnMemHtp_Descriptor_t, qurtAddress)                            \
+  F(qnn_htp_mem_descriptor, u.qurt_address, QnnMemHtp_Descriptor_t, qurtAddress)               \
+  F(qnn_htp_mem_descriptor, u.shared_buffer_config, QnnMemHtp_Descriptor_t, sharedBufferConfig)
+
+/* HTP/QnnHtpDevice.h: the device custom config */
+#define HTP_DEVCFG_T QnnHtpDevice_CustomConfig_t
+#define G_HTP_DEVICE_CONFIG(S, F, A)                                                           \
+  S(qnn_htp_device_custom_config, HTP_DEVCFG_T)                                                \
+  F(qnn_htp_device_custom_config, option, HTP_DEVCFG_T, option)                                \
+  A(qnn_htp_device_custom_config, u, HTP_DEVCFG_T, socModel)                                   \
+  F(qnn_htp_device_custom_config, u.soc_model, HTP_DEVCFG_T, socModel)                         \
+  F(qnn_htp_device_custom_config, u.arch, HTP_DEVCFG_T, arch)                                  \
+  F(qnn_htp_device_custom_config, u.arch.device_id, HTP_DEVCFG_T, arch.deviceId)               \
+  F(qnn_htp_device_custom_config, u.arch.arch, HTP_DEVCFG_T, arch.arch)                        \
+  F(qnn_htp_device_custom_config, u.use_signed_process_domain, HTP_DEVCFG_T,                   \
+    useSignedProcessDomain)                                                                    \
+  F(qnn_htp_device_custom_config, u.use_signed_process_domain.device_id, HTP_DEVCFG_T,         \
+    useSignedProcessDomain.deviceId)                                                           \
+  F(qnn_htp_device_custom_config, u.use_signed_process_domain.use_signed_process_domain,       \
+    HTP_DEVCFG_T, useSignedProcessDomain.useSignedProcessDomain)
+
+/* HTP/QnnHtpPerfInfrastructure.h: power votes */
+#define HTP_DCVS_T QnnHtpPerfInfrastructure_DcvsV3_t
+#define HTP_PCFG_T QnnHtpPerfInfrastructure_PowerConfig_t
+#define G_HTP_POWER_CONFIG(S, F, A)                                                            \
+  S(qnn_htp_dcvs_v3, HTP_DCVS_T)                                                               \
+  F(qnn_htp_dcvs_v3, context_id, HTP_DCVS_T, contextId)                                        \
+  F(qnn_htp_dcvs_v3, set_dcvs_enable, HTP_DCVS_T, setDcvsEnable)                               \
+  F(qnn_htp_dcvs_v3, dcvs_enable, HTP_DCVS_T, dcvsEnable)                                      \
+  F(qnn_htp_dcvs_v3, power_mode, HTP_DCVS_T, powerMode)                                        \
+  F(qnn_htp_dcvs_v3, set_sleep_latency, HTP_DCVS_T, setSleepLatency)                           \
+  F(qnn_htp_dcvs_v3, sleep_latency, HTP_DCVS_T, sleepLatency)                                  \
+  F(qnn_htp_dcvs_v3, set_sleep_disable, HTP_DCVS_T, setSleepDisable)                           \
+  F(qnn_htp_dcvs_v3, sleep_disable, HTP_DCVS_T, sleepDisable)                                  \
+  F(qnn_htp_dcvs_v3, set_bus_params, HTP_DCVS_T, setBusParams)                                 \
+  F(qnn_htp_dcvs_v3, bus_voltage_corner_min, HTP_DCVS_T, busVoltageCornerMin)                  \
+  F(qnn_htp_dcvs_v3, bus_voltage_corner_target, HTP_DCVS_T, busVoltageCornerTarget)            \
+  F(qnn_htp_dcvs_v3, bus_voltage_corner_max, HTP_DCVS_T, busVoltageCornerMax)                  \
+  F(qnn_htp_dcvs_v3, set_core_params, HTP_DCVS_T, setCoreParams)                               \
+  F(qnn_htp_dcvs_v3, core_voltage_corner_min, HTP_DCVS_T, coreVoltageCornerMin)                \
+  F(qnn_htp_dcvs_v3, core_voltage_corner_target, HTP_DCVS_T, coreVoltageCornerTarget)          \
+  F(qnn_htp_dcvs_v3, core_voltage_corner_max, HTP_DCVS_T, coreVoltageCornerMax)                \
+  S(qnn_htp_power_config, HTP_PCFG_T)                                                          \
+  F(qnn_htp_power_config, option, HTP_PCFG_T, option)                                          \
+  A(qnn_htp_power_config, u, HTP_PCFG_T, dcvsV3Config)                                         \
+  F(qnn_htp_power_config, u.dcvs_v3_config, HTP_PCFG_T, dcvsV3Config)                          \
+  F(qnn_htp_power_config, u.rpc_control_latency_config, HTP_PCFG_T, rpcControlLatencyConfig)   \
+  F(qnn_htp_power_config, u.rpc_polling_time_config, HTP_PCFG_T, rpcPollingTimeConfig)
+
+/* HTP/QnnHtpDevice.h: what deviceGetInfrastructure (slot 39) hands back. The member offsets of
+ * the function table are its order (slot i at i * pointer size). */
+#define HTP_PERF_T QnnHtpDevice_PerfInfrastructure_t
+#define HTP_INFRA_T QnnHtpDevice_Infrastructure_t
+#define G_HTP_INFRASTRUCTURE(S, F, A)                                                          \
+  S(qnn_htp_perf_infrastructure, HTP_PERF_T)                                                   \
+  F(qnn_htp_perf_infrastructure, create_power_config_id, HTP_PERF_T, createPowerConfigId)      \
+  F(qnn_htp_perf_infrastructure, destroy_power_config_id, HTP_PERF_T, destroyPowerConfigId)    \
+  F(qnn_htp_perf_infrastructure, set_power_config, HTP_PERF_T, setPowerConfig)                 \
+  F(qnn_htp_perf_infrastructure, set_memory_config, HTP_PERF_T, setMemoryConfig)               \
+  S(qnn_htp_device_infrastructure, HTP_INFRA_T)                                                \
+  F(qnn_htp_device_infrastructure, infra_type, HTP_INFRA_T, infraType)                         \
+  A(qnn_htp_device_infrastructure, u, HTP_INFRA_T, perfInfra)                                  \
+  F(qnn_htp_device_infrastructure, u.perf_infra, HTP_INFRA_T, perfInfra)
+
+#define EXT_CHECKS                                                                             \
+  GROUP_IF(HAVE_TYPE_QnnDevice_PlatformInfo_t, G_DEVICE_INFO)                                  \
+  GROUP_IF(HAVE_TYPE_QnnHtpDevice_DeviceInfoExtension_t, G_HTP_DEVICE_INFO)                    \
+  GROUP_IF(HAVE_TYPE_QnnHtpSystemContext_GraphBlobInfo_t, G_HTP_GRAPH_BLOB)                    \
+  GROUP_IF(HAVE_TYPE_Qnn_MemDescriptor_t, G_MEM)                                               \
+  GROUP_IF(HAVE_TYPE_QnnMemHtp_Descriptor_t, G_HTP_MEM)                                        \
+  GROUP_IF(HAVE_TYPE_QnnHtpDevice_CustomConfig_t, G_HTP_DEVICE_CONFIG)                         \
+  GROUP_IF(HAVE_TYPE_QnnHtpPerfInfrastructure_PowerConfig_t, G_HTP_POWER_CONFIG)               \
+  GROUP_IF(HAVE_TYPE_QnnHtpDevice_Infrastructure_t, G_HTP_INFRASTRUCTURE)                      \
+  SIG_CHECKS
+
+/* Values we name differently from the SDK: VALUE_AS(ours, SDK name). Compared when the SDK's
+ * header declares `have` (a HAVE_ macro; NONE for core headers), a failure otherwise. */
+#define HAVE_NONE 1
+#define VALUE_AS(have, ours, sdk)                                                              \
+  ABI_IF_ELSE(ABI_IS1(have))(CHECK("value", #ours, "= " #sdk, OURS_##ours, sdk),               \
+                             ALIAS_MISSING(ours, sdk))
+#define VALUE_ALIASES(X)                                                                       \
+  X(HAVE_NONE, QNN_PROPERTY_MEM_SUPPORT_ION, QNN_PROPERTY_MEMORY_SUPPORT_MEM_TYPE_ION)         \
+  X(HAVE_NONE, QNN_PROPERTY_MEM_SUPPORT_CUSTOM, QNN_PROPERTY_MEMORY_SUPPORT_MEM_TYPE_CUSTOM)   \
+  X(HAVE_NONE, QNN_PROPERTY_MEM_SUPPORT_DMA_BUF, QNN_PROPERTY_MEMORY_SUPPORT_MEM_TYPE_DMA_BUF) \
+  X(HAVE_TYPE_QnnHtpPerfInfrastructure_PowerConfig_t, QNN_HTP_PERF_ERROR_INVALID_INPUT,        \
+    QNN_HTP_PERF_INFRASTRUCTURE_ERROR_INVALID_INPUT)                                           \
+  X(HAVE_TYPE_QnnHtpPerfInfrastructure_PowerConfig_t, QNN_HTP_PERF_ERROR_UNSUPPORTED_CONFIG,   \
+    QNN_HTP_PERF_INFRASTRUCTURE_ERROR_UNSUPPORTED_CONFIG)
+#define ALIAS_CHECKS VALUE_ALIASES(VALUE_AS)
+
 /* Layout facts behind the OURS_ stride constants (constant expressions). */
 #define ROUND8(x) (((x) + 7u) & ~(size_t)7u)
 #define STRIDE_CHECKS                                                                        \
@@ -438,6 +680,8 @@ typedef struct {
 STRUCT_CHECKS
 SLOT_CHECKS
 STRIDE_CHECKS
+EXT_CHECKS
+ALIAS_CHECKS
 #undef ABI_OWN
 #define ABI_OWN(name)
 #include "our_values.h"
@@ -460,9 +704,13 @@ static const struct {
     {"QNN_TENSOR_STRIDE", "layout fact, checked against the SDK struct below"},
 };
 
-static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS
+static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS EXT_CHECKS ALIAS_CHECKS
 #include "our_values.h"
 };
+
+/* our names checked against a differently named SDK value (VALUE_ALIASES) */
+#define ALIAS_NAME(have, ours, sdk) #ours,
+static const char *const aliased[] = {VALUE_ALIASES(ALIAS_NAME)};
 
 static const struct {
   const char *tag, *path;
@@ -479,12 +727,18 @@ static void report(int ok, const char *what, const char *tag, const char *path, 
   else n_fail++;
   if (ok && !verbose) return;
   printf("%-4s %-18s %s%s%s: ours=%lld sdk=%lld%s%s\n", ok ? "ok" : "FAIL", what, tag,
-         *path ? "." : "", path, ours, sdk, note ? "  " : "", note ? note : "");
+         *path == '=' ? " " : *path ? "." : "", path, ours, sdk, note ? "  " : "", note ? note : "");
 }
 
 static void skip(const char *what, const char *tag, const char *path, const char *why) {
   n_skip++;
   if (verbose) printf("skip %-18s %s%s%s  (%s)\n", what, tag, *path ? "." : "", path, why);
+}
+
+static int is_aliased(const char *name) {
+  for (size_t i = 0; i < sizeof aliased / sizeof aliased[0]; i++)
+    if (!strcmp(aliased[i], name)) return 1;
+  return 0;
 }
 
 static const char *own_reason(const char *name) {
@@ -525,7 +779,11 @@ int main(void) {
         report(0, "slot", c->tag, c->path, c->ours, -1,
                "(the SDK table has this index but no member of the expected name)");
       break;
+    case K_ALIAS_MISSING:
+      report(0, "value", c->tag, c->path, 0, 0, "(the SDK header declaring it is missing)");
+      break;
     case K_OWN: {
+      if (is_aliased(c->tag)) break; /* compared under its SDK name (VALUE_ALIASES) */
       const char *why = own_reason(c->tag);
       if (why) skip("value", c->tag, "", why);
       else
@@ -540,7 +798,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++)
     if (!covered(declared[i].tag, declared[i].path))
       report(0, "unchecked member", declared[i].tag, declared[i].path, 0, 0,
-             "(declared in qnn_abi.h but check_abi.c has no entry for it)");
+             "(declared in src/qnn but check_abi.c has no entry for it)");
 
   /* run-time facts: qnn_versions.h against this SDK */
   const qnn_version_t core = {QNN_API_VERSION_MAJOR, QNN_API_VERSION_MINOR, QNN_API_VERSION_PATCH};

@@ -1,7 +1,14 @@
 /* The SDK headers check_abi.c compares against (include path: <SDK>/include/QNN).
  * The per-backend headers define the backend ids; a partial header set (no such directory)
- * still compiles, and then check_abi reports those ids as undefined by the SDK. */
+ * still compiles, and then check_abi reports those ids as undefined by the SDK. The HTP
+ * headers declare the device-info extension, memory descriptor, device config, performance
+ * infrastructure and graph blob info that qnn_device_abi.h / qnn_htp_abi.h mirror; without
+ * them those structs are reported as skipped and their values as undefined by the SDK. */
+#include <stdbool.h>
 #include "QnnInterface.h"
+#include "QnnDevice.h"
+#include "QnnMem.h"
+#include "QnnProperty.h"
 #include "System/QnnSystemInterface.h"
 #include "System/QnnSystemContext.h"
 #if __has_include("CPU/QnnCpuCommon.h")
@@ -15,6 +22,18 @@
 #endif
 #if __has_include("HTP/QnnHtpCommon.h")
 #include "HTP/QnnHtpCommon.h"
+#endif
+#if __has_include("HTP/QnnHtpDevice.h")
+#include "HTP/QnnHtpDevice.h" /* includes HTP/QnnHtpPerfInfrastructure.h */
+#endif
+#if __has_include("HTP/QnnHtpPerfInfrastructure.h")
+#include "HTP/QnnHtpPerfInfrastructure.h"
+#endif
+#if __has_include("HTP/QnnHtpMem.h")
+#include "HTP/QnnHtpMem.h"
+#endif
+#if __has_include("HTP/QnnHtpSystemContext.h")
+#include "HTP/QnnHtpSystemContext.h"
 #endif
 #if __has_include("Saver/QnnSaverCommon.h")
 #include "Saver/QnnSaverCommon.h"

@@ -1,6 +1,7 @@
 # struct_fields.awk - list every member of every tagged struct in a header written in this
 # project's style (src/qnn/qnn_abi.h), one "tag member.path" line each, nested union/struct
-# members included ("qnn_tensor_v1 u.client_buf"). Comments and preprocessor lines are ignored.
+# members included ("qnn_tensor_v1 u.client_buf"), and a line with the bare tag for the struct
+# itself (its size/alignment must be checked too). Comments and preprocessor lines are ignored.
 # Used by gen_abi_tables.sh so that check_abi can prove it checks every declared member.
 { buf = buf "\n" $0 }
 END {
@@ -23,7 +24,7 @@ END {
     if (ch == "}") {
       if (depth == 0) { continue }
       depth--; closing = 1
-      if (depth == 0) { for (k = 1; k <= cnt[1]; k++) print tag, m[1, k]; tag = "" }
+      if (depth == 0) { print tag; for (k = 1; k <= cnt[1]; k++) print tag, m[1, k]; tag = "" }
       continue
     }
     # ch == ';'
