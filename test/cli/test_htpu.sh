@@ -14,6 +14,10 @@ fi
 BUILD=$(cd "$1" && pwd)
 HTPU="$BUILD/htpu"
 REFBUILD="$BUILD/htpu-refbuild"
+# HTPU_TEST_EMU: a command put in front of every program this script runs, for a cross build
+# tested without binfmt_misc, e.g. HTPU_TEST_EMU="qemu-aarch64 -L /usr/aarch64-linux-gnu" (set by
+# make test-aarch64). Split on spaces, so the emulator's path must not contain any.
+EMU=${HTPU_TEST_EMU:-}
 for f in "$HTPU" "$REFBUILD" "$BUILD/libhtpu_refbackend.so" "$BUILD/libhtpu_refsystem.so"; do
   if [ ! -e "$f" ]; then
     echo "missing $f: build first (make BUILD=$1)" >&2
@@ -44,7 +48,7 @@ fail() {
 
 # run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
 run() {
-  "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
+  $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
   RC=$?
 }
 
@@ -106,7 +110,8 @@ input b f32 [1,4]
 output y f32 [1,4]
 op ElementWiseAdd a b -> y
 EOF
-if "$REFBUILD" "$TMP/add.txt" "$TMP/add.bin" >"$TMP/out" 2>"$TMP/err" && [ -s "$TMP/add.bin" ]; then
+if $EMU "$REFBUILD" "$TMP/add.txt" "$TMP/add.bin" >"$TMP/out" 2>"$TMP/err" \
+  && [ -s "$TMP/add.bin" ]; then
   pass "htpu-refbuild makes add.bin"
 else
   RC=1
@@ -135,7 +140,8 @@ output y f32 [2]
 op Relu a -> y
 EOF
 for m in quant v1; do
-  if "$REFBUILD" "$TMP/$m.txt" "$TMP/$m.bin" >"$TMP/out" 2>"$TMP/err" && [ -s "$TMP/$m.bin" ]; then
+  if $EMU "$REFBUILD" "$TMP/$m.txt" "$TMP/$m.bin" >"$TMP/out" 2>"$TMP/err" \
+    && [ -s "$TMP/$m.bin" ]; then
     pass "htpu-refbuild makes $m.bin"
   else
     RC=1
