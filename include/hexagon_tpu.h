@@ -89,7 +89,8 @@ extern "C" {
   X(HTPU_ENAN, -14, "NaN cannot be quantized")                                                 \
   X(HTPU_EUNSUPPORTED, -15, "not supported")                                                   \
   X(HTPU_EBUSY, -16, "handle is in use")                                                       \
-  X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")
+  X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")     \
+  X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")
 
 #define HTPU_ERROR_ENUM_(name, value, msg) name = value,
 typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
@@ -213,6 +214,27 @@ typedef struct htpu_runtime htpu_runtime;
 typedef struct htpu_context htpu_context;
 typedef struct htpu_graph htpu_graph;
 
+/* Performance profiles: what each votes (DCVS v3 through the HTP perf infrastructure) is in
+ * docs/board.md. DEFAULT casts no vote and leaves the clocks to the DSP's own governor. */
+typedef enum htpu_perf_profile {
+  HTPU_PERF_DEFAULT = 0,
+  HTPU_PERF_BURST,
+  HTPU_PERF_SUSTAINED_HIGH_PERFORMANCE,
+  HTPU_PERF_HIGH_PERFORMANCE,
+  HTPU_PERF_BALANCED,
+  HTPU_PERF_LOW_BALANCED,
+  HTPU_PERF_HIGH_POWER_SAVER,
+  HTPU_PERF_POWER_SAVER,
+  HTPU_PERF_LOW_POWER_SAVER,
+  HTPU_PERF_EXTREME_POWER_SAVER,
+  HTPU_PERF_PROFILE_COUNT
+} htpu_perf_profile;
+
+/* "burst", "balanced", ... ("default" for HTPU_PERF_DEFAULT); NULL for an invalid value. */
+HTPU_API const char *htpu_perf_profile_name(htpu_perf_profile p);
+/* Parses a name as above. Returns 0, or HTPU_EINVAL listing the valid names. */
+HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *out);
+
 typedef struct htpu_runtime_options {
   const char *backend_lib;      /* path for dlopen; default HTPU_DEFAULT_BACKEND_LIB */
   const char *system_lib;       /* default HTPU_DEFAULT_SYSTEM_LIB */
@@ -221,6 +243,14 @@ typedef struct htpu_runtime_options {
   uint32_t backend_id;          /* 0 = any (prefer HTP = 6); else only that id */
   uint32_t log_level;           /* QNN log level 1 (error) .. 5 (debug); default 2 (warn) */
   int skip_device;              /* nonzero: do not create a QNN device (backends without one) */
+  htpu_perf_profile perf_profile; /* voted at open; default HTPU_PERF_DEFAULT (no vote) */
+  const char *fastrpc_lib;      /* FastRPC shared memory (rpcmem_*); default "libcdsprpc.so" */
+  uint32_t recovery_retries;    /* after a DSP restart (QNN 1007): recreate the context and
+                                   retry the call this many times; 0 = off; default 1 */
+  uint32_t startup_retries;     /* transient backend/device creation failures (the first
+                                   FastRPC session after boot) are retried this many times;
+                                   default 3 */
+  uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry; default 100 */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -252,7 +282,21 @@ typedef struct htpu_runtime_info {
   htpu_version3 system_api_version;
   int has_device;                 /* a QNN device was created */
   const char *dsp_library_path;   /* DSP_LIBRARY_PATH in effect (getenv), "" when unset */
+  uint32_t device_arch;           /* HTP arch the device reports (68 = v68), 0 = unknown */
+  uint32_t device_soc_model;      /* SoC model the device reports, 0 = unknown */
+  uint32_t device_vtcm_mb;        /* VTCM the device reports, 0 = unknown */
+  htpu_perf_profile perf_profile; /* the runtime's current profile */
+  int has_perf_infrastructure;    /* power votes are possible */
+  int has_shared_memory;          /* FastRPC shared buffers can be registered */
+  const char *shared_memory_note; /* why not, when has_shared_memory is 0 */
+  uint32_t startup_attempts;      /* backend/device creation attempts it took */
 } htpu_runtime_info;
+
+/* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
+ * A rejected optional setting (e.g. RPC polling on v68) is not an error. Errors: HTPU_ECLOSED,
+ * HTPU_EINVAL, HTPU_EUNSUPPORTED (the backend has no perf infrastructure, for anything but
+ * DEFAULT), HTPU_EQNN. Thread-safe. */
+HTPU_API int htpu_runtime_set_perf_profile(htpu_runtime *rt, htpu_perf_profile p);
 
 HTPU_API int htpu_runtime_get_info(htpu_runtime *rt, htpu_runtime_info *out);
 
@@ -321,6 +365,48 @@ HTPU_API int htpu_graph_execute(htpu_graph *g, const htpu_io *inputs, uint32_t n
                                 const htpu_io *outputs, uint32_t num_outputs,
                                 htpu_exec_stats *stats);
 
+/* Per-call options for htpu_graph_execute_ex. Zero-initialize. */
+typedef struct htpu_exec_options {
+  /* Vote this profile for the duration of the call when it is higher than the runtime's (the
+   * highest profile among the runtime's and all in-flight calls' is in effect), then back
+   * down. HTPU_PERF_DEFAULT: no per-call vote. */
+  htpu_perf_profile perf_profile;
+} htpu_exec_options;
+
+/* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
+ * is recreated from its retained binary, its graphs re-retrieved, shared buffers re-registered
+ * and the call retried (runtime option recovery_retries); a failed recovery or QNN 1011 gives
+ * HTPU_EDEVICE_RESET, after which the handles are still safe to close. */
+HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
+                                   const htpu_io *outputs, uint32_t num_outputs,
+                                   const htpu_exec_options *opts, htpu_exec_stats *stats);
+
+/* ---- shared (zero-copy) buffers ----------------------------------------------------------------
+ * Memory the DSP reads and writes directly (FastRPC rpcmem, loaded with dlopen after the device
+ * exists). An htpu_io whose data lies inside a shared buffer is registered with the graph's
+ * context on first use (memRegister, HTP shared-buffer descriptor: fd, offset, total size),
+ * cached, and bound by handle instead of being copied through FastRPC on every call. When
+ * FastRPC memory or registration is unavailable, ordinary memory is returned instead and
+ * htpu_runtime_info.shared_memory_note says why; executes still work, with copies. */
+typedef struct htpu_shared htpu_shared;
+
+/* Allocates size bytes (64-byte aligned). The buffer holds a reference on the runtime.
+ * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_ENOMEM. */
+HTPU_API int htpu_shared_alloc(htpu_runtime *rt, size_t size, htpu_shared **out);
+/* Deregisters it from every context (waiting for in-flight executes) and frees it. */
+HTPU_API int htpu_shared_free(htpu_shared **buf);
+/* Borrowed pointer / size; NULL / 0 for a closed handle. */
+HTPU_API void *htpu_shared_data(htpu_shared *buf);
+HTPU_API size_t htpu_shared_size(htpu_shared *buf);
+/* 1 when the memory is FastRPC shared memory, 0 when it is the ordinary-memory fallback. */
+HTPU_API int htpu_shared_is_fastrpc(htpu_shared *buf);
+
+/* Convenience: one shared buffer holding every input and output of the graph in its own type,
+ * 64-byte aligned; fills inputs[num_inputs] and outputs[num_outputs] to point into it, ready to
+ * fill and to pass to htpu_graph_execute. Free with htpu_shared_free. */
+HTPU_API int htpu_graph_alloc_io(htpu_graph *g, htpu_io *inputs, htpu_io *outputs,
+                                 htpu_shared **out);
+
 /* ---- quantization helpers ------------------------------------------------------------------ */
 
 /* f32 -> integer tensor type with its quantization (per tensor or per axis; `info` gives the
@@ -351,7 +437,11 @@ typedef struct htpu_stats {
   uint64_t load_ns_total;
   uint64_t quantize_ns_total;
   uint64_t dequantize_ns_total;
-  uint64_t recoveries;     /* DSP-restart recoveries */
+  uint64_t recoveries;     /* DSP-restart recoveries that succeeded */
+  uint64_t recovery_failures; /* ... that did not (HTPU_EDEVICE_RESET) */
+  uint64_t live_shared_buffers;
+  uint64_t mem_registrations; /* memRegister calls that succeeded */
+  uint64_t startup_retries;   /* transient backend/device creation failures retried */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

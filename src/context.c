@@ -10,12 +10,16 @@
 static void context_destroy(htpu_object *o) {
   context_obj *c = (context_obj *)o;
   runtime_obj *rt = c->rt;
-  if (c->qnn) {
-    /* No execute of this runtime may be in flight while QNN frees a context. */
-    gate_enter_exclusive(&htpu_exec_gate);
-    rt->backend_lib.context_free(c->qnn, NULL);
-    gate_leave_exclusive(&htpu_exec_gate);
-  }
+  /* No execute may be in flight while QNN frees a context; registered buffers must be
+   * deregistered before it is freed. */
+  gate_enter_exclusive(&htpu_exec_gate);
+  runtime_remove_context(rt, c);
+  mem_cache_release(&c->mem, &rt->backend_lib, -1);
+  if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
+  gate_leave_exclusive(&htpu_exec_gate);
+  mem_cache_destroy(&c->mem);
+  pthread_mutex_destroy(&c->graphs_lock);
+  free(c->graphs);
   model_info_free(c->info);
   free(c->binary);
   free(c);
@@ -52,21 +56,36 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   c->binary = binary;
   c->binary_len = len;
   c->info = info;
+  mem_cache_init(&c->mem);
+  pthread_mutex_init(&c->graphs_lock, NULL);
 
   uint64_t mark = qnn_log_mark();
   gate_enter_exclusive(&htpu_exec_gate);
-  qnn_error_t e = rt->backend_lib.context_create_from_binary(
-      rt->backend, rt->device, NULL, c->binary, (qnn_context_binary_size_t)len, &c->qnn, NULL);
-  gate_leave_exclusive(&htpu_exec_gate);
-  if (e != QNN_SUCCESS || !c->qnn) {
+  rc = compat_check(rt, info, c->binary, len);
+  if (!rc) {
+    qnn_error_t e = rt->backend_lib.context_create_from_binary(
+        rt->backend, rt->device, NULL, c->binary, (qnn_context_binary_size_t)len, &c->qnn, NULL);
+    if (e != QNN_SUCCESS || !c->qnn) {
+      c->qnn = NULL;
+      rc = qnn_fail(e, mark, "creating the context from %s failed", origin);
+    }
+  }
+  if (!rc && runtime_add_context(rt, c) != 0) {
+    rt->backend_lib.context_free(c->qnn, NULL);
     c->qnn = NULL;
-    qnn_fail(e, mark, "creating the context from %s failed", origin);
+    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
+  gate_leave_exclusive(&htpu_exec_gate);
+  if (rc) {
+    if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
     obj_keep_error(&rt->base);
+    mem_cache_destroy(&c->mem);
+    pthread_mutex_destroy(&c->graphs_lock);
     model_info_free(c->info);
     free(c->binary);
     free(c);
     obj_release(&rt->base);
-    return HTPU_EQNN;
+    return rc;
   }
   obj_init(&c->base, OBJ_CONTEXT, context_destroy);
   STAT_ADD(live_contexts, 1);
@@ -135,4 +154,55 @@ size_t htpu_context_last_error(htpu_context *h, char *buf, size_t len) {
   size_t n = obj_copy_error(o, buf, len);
   obj_release(o);
   return n;
+}
+
+int context_recover_locked(context_obj *c, uint64_t seen_generation) {
+  if (c->generation != seen_generation) return 0; /* another call already recovered it */
+  if (c->dead)
+    return htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                          "the DSP restarted and this model could not be recovered earlier");
+  runtime_obj *rt = c->rt;
+  const qnn_backend_lib *b = &rt->backend_lib;
+  /* The stale context: its registrations and handles died with the DSP process. */
+  mem_cache_release(&c->mem, b, -1);
+  if (c->qnn) (void)b->context_free(c->qnn, NULL);
+  c->qnn = NULL;
+  uint64_t mark = qnn_log_mark();
+  qnn_error_t e = b->context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
+                                                (qnn_context_binary_size_t)c->binary_len, &c->qnn,
+                                                NULL);
+  int rc = 0;
+  if (e != QNN_SUCCESS || !c->qnn) {
+    c->qnn = NULL;
+    uint32_t code = QNN_ERROR_CODE(e);
+    rc = htpu_set_error(HTPU_EDEVICE_RESET, code,
+                        "the DSP restarted and recreating the context failed: QNN error %u (%s)",
+                        code, htpu_qnn_error_name(code));
+    qnn_log_append_since(mark);
+  }
+  pthread_mutex_lock(&c->graphs_lock);
+  for (size_t i = 0; !rc && i < c->num_graphs; i++) {
+    graph_obj *g = c->graphs[i];
+    const char *name = c->info->pub.graphs[g->index].name;
+    qnn_graph_handle_t h = NULL;
+    e = b->graph_retrieve(c->qnn, name, &h);
+    if (e != QNN_SUCCESS || !h) {
+      uint32_t code = QNN_ERROR_CODE(e);
+      rc = htpu_set_error(HTPU_EDEVICE_RESET, code,
+                          "the DSP restarted and retrieving graph '%s' again failed: QNN error "
+                          "%u (%s)",
+                          name, code, htpu_qnn_error_name(code));
+    } else {
+      g->qnn = h;
+    }
+  }
+  pthread_mutex_unlock(&c->graphs_lock);
+  if (rc) {
+    c->dead = 1;
+    STAT_ADD(recovery_failures, 1);
+    return rc;
+  }
+  c->generation++;
+  STAT_ADD(recoveries, 1);
+  return 0;
 }

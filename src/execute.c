@@ -66,8 +66,102 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
 
 static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
 
+/* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
+ * (FastRPC) allocation, else as a client buffer. Runs under the gate, as handles can change. */
+static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, const io_mode *modes, uint32_t n_in,
+                         uint32_t n) {
+  context_obj *c = g->ctx;
+  runtime_obj *rt = c->rt;
+  const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
+  for (uint32_t i = 0; i < n; i++) {
+    qnn_tensor_v1_t *t = &tensors[i].u.v1;
+    void *data = modes[i] == IO_DIRECT ? t->u.client_buf.data : NULL;
+    qnn_mem_handle_t h = NULL;
+    if (data) {
+      const htpu_tensor_info *info = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
+      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
+    }
+    if (h) {
+      /* The client buffer stays recorded in the template copy for a later rebind. */
+      t->mem_type = QNN_TENSORMEMTYPE_MEMHANDLE;
+      t->u.mem_handle = h;
+    }
+  }
+}
+
+/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows. */
+static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, const io_mode *modes,
+                                 uint32_t n_in, uint32_t n_out, uint64_t *exec_ns) {
+  context_obj *c = g->ctx;
+  runtime_obj *rt = c->rt;
+  const char *name = c->info->pub.graphs[g->index].name;
+  uint32_t n = n_in + n_out;
+  qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
+  if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  int rc = 0;
+  for (uint32_t attempt = 0;; attempt++) {
+    memcpy(tensors, prepared, n * sizeof *tensors);
+    uint64_t mark = qnn_log_mark();
+    gate_enter_shared(&htpu_exec_gate);
+    if (c->dead) {
+      gate_leave_shared(&htpu_exec_gate);
+      rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                          "graph '%s': the DSP restarted and this model could not be recovered; "
+                          "close it and load it again",
+                          name);
+      break;
+    }
+    uint64_t generation = c->generation;
+    bind_buffers(g, tensors, modes, n_in, n);
+    pthread_mutex_lock(&g->exec_lock);
+    uint64_t e0 = htpu_now_ns();
+    qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
+                                                  NULL, NULL);
+    *exec_ns = htpu_now_ns() - e0;
+    pthread_mutex_unlock(&g->exec_lock);
+    gate_leave_shared(&htpu_exec_gate);
+    uint32_t code = QNN_ERROR_CODE(e);
+    if (e == QNN_SUCCESS) {
+      rc = 0;
+      break;
+    }
+    if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) {
+      c->dead = 1;
+      STAT_ADD(recovery_failures, 1);
+      htpu_set_error(HTPU_EDEVICE_RESET, code,
+                     "executing graph '%s': the DSP restarted and did not recover: QNN error %u "
+                     "(%s); close the model and its runtime and open them again",
+                     name, code, htpu_qnn_error_name(code));
+      qnn_log_append_since(mark);
+      rc = HTPU_EDEVICE_RESET;
+      break;
+    }
+    if (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION || rt->recovery_retries == 0) {
+      rc = qnn_fail(e, mark, "executing graph '%s' failed", name);
+      break;
+    }
+    if (attempt >= rt->recovery_retries) {
+      htpu_set_error(HTPU_EDEVICE_RESET, code,
+                     "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
+                     "error %u (%s)",
+                     name, attempt, attempt == 1 ? "y" : "ies", code, htpu_qnn_error_name(code));
+      qnn_log_append_since(mark);
+      STAT_ADD(recovery_failures, 1);
+      rc = HTPU_EDEVICE_RESET;
+      break;
+    }
+    /* A subsystem restart: recreate the context from its binary, then try again. */
+    gate_enter_exclusive(&htpu_exec_gate);
+    rc = context_recover_locked(c, generation);
+    gate_leave_exclusive(&htpu_exec_gate);
+    if (rc) break;
+  }
+  free(tensors);
+  return rc;
+}
+
 static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-               uint32_t n_out, htpu_exec_stats *stats) {
+               uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats) {
   uint64_t t_start = htpu_now_ns();
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
@@ -123,17 +217,15 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     tensors[i].u.v1.u.client_buf.data_size = (uint32_t)t->byte_size;
   }
 
+  htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
+  if (!rc && (unsigned)vote >= HTPU_PERF_PROFILE_COUNT)
+    rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)vote);
   if (!rc) {
-    uint64_t mark = qnn_log_mark();
-    gate_enter_shared(&htpu_exec_gate);
-    pthread_mutex_lock(&g->exec_lock);
-    uint64_t e0 = htpu_now_ns();
-    qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
-                                                  NULL, NULL);
-    exec_ns = htpu_now_ns() - e0;
-    pthread_mutex_unlock(&g->exec_lock);
-    gate_leave_shared(&htpu_exec_gate);
-    if (e != QNN_SUCCESS) rc = qnn_fail(e, mark, "executing graph '%s' failed", gi->name);
+    /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
+    (void)perf_call_enter(&rt->perf, vote);
+    htpu_clear_error();
+    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, &exec_ns);
+    perf_call_leave(&rt->perf, vote);
   }
 
   for (uint32_t i = n_in; !rc && i < n; i++) {
@@ -165,6 +257,12 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
 
 int htpu_graph_execute(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
                        const htpu_io *outputs, uint32_t num_outputs, htpu_exec_stats *stats) {
+  return htpu_graph_execute_ex(h, inputs, num_inputs, outputs, num_outputs, NULL, stats);
+}
+
+int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
+                          const htpu_io *outputs, uint32_t num_outputs,
+                          const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_clear_error();
   if (stats) memset(stats, 0, sizeof *stats);
   graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
@@ -172,7 +270,7 @@ int htpu_graph_execute(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
-  int rc = run(g, inputs, num_inputs, outputs, num_outputs, stats);
+  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats);
   STAT_ADD(executes, 1);
   if (rc) {
     STAT_ADD(execute_errors, 1);

@@ -11,6 +11,7 @@ static void graph_destroy(htpu_object *o) {
   graph_obj *g = (graph_obj *)o;
   context_obj *c = g->ctx;
   /* QNN has no graph free: a retrieved graph lives as long as its context. */
+  context_remove_graph(c, g);
   pthread_mutex_destroy(&g->exec_lock);
   free(g);
   STAT_SUB(live_graphs, 1);
@@ -63,10 +64,17 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   const char *gname = info->graphs[index].name;
   uint64_t mark = qnn_log_mark();
-  qnn_error_t e = c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
-  if (e != QNN_SUCCESS || !g->qnn) {
+  /* Shared with the gate: a recovery may be replacing the context's QNN handle. */
+  gate_enter_shared(&htpu_exec_gate);
+  qnn_error_t e = c->dead ? QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL
+                          : c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
+  int added = (e == QNN_SUCCESS && g->qnn) ? context_add_graph(c, g) : -1;
+  gate_leave_shared(&htpu_exec_gate);
+  if (added != 0) {
+    int retrieved = e == QNN_SUCCESS && g->qnn;
     free(g);
-    rc = qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
+    rc = retrieved ? htpu_set_error(HTPU_ENOMEM, 0, "out of memory")
+                   : qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
     goto fail;
   }
   g->ctx = c; /* the reference from obj_acquire is now the graph's */

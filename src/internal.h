@@ -21,6 +21,15 @@
 #include "loader.h"
 #include "model_info.h"
 #include "object.h"
+#include "perf.h"
+#include "shared_mem.h"
+
+typedef struct context_obj context_obj;
+typedef struct graph_obj graph_obj;
+
+typedef struct device_facts {
+  uint32_t arch, soc_model, vtcm_mb;
+} device_facts;
 
 typedef struct runtime_obj {
   htpu_object base;
@@ -29,26 +38,58 @@ typedef struct runtime_obj {
   qnn_log_handle_t log;
   qnn_backend_handle_t backend;
   qnn_device_handle_t device;
+  device_facts device_facts;
   char *build_id;
   char *dsp_library_path;
+  uint32_t recovery_retries;
+  uint32_t startup_attempts;
+  perf_state perf;
+  shared_registry shared; /* FastRPC library and the live shared buffers */
+  /* Live contexts, not owned: each leaves in its own teardown. Shared-buffer frees use it to
+   * deregister everywhere. */
+  pthread_mutex_t contexts_lock;
+  context_obj **contexts;
+  size_t num_contexts, cap_contexts;
 } runtime_obj;
 
-typedef struct context_obj {
+struct context_obj {
   htpu_object base;
   runtime_obj *rt;
-  qnn_context_handle_t qnn;
+  qnn_context_handle_t qnn;   /* replaced by a recovery; read under the execute gate */
+  uint64_t generation;        /* bumped by each recovery */
+  int dead;                   /* recovery failed: every execute gives HTPU_EDEVICE_RESET */
   void *binary; /* our copy, retained to recreate the context after a DSP restart */
   size_t binary_len;
   model_info *info;
-} context_obj;
+  mem_cache mem;              /* registered shared buffers of this context */
+  /* Live graphs, not owned: a recovery re-retrieves their QNN handles. */
+  pthread_mutex_t graphs_lock;
+  graph_obj **graphs;
+  size_t num_graphs, cap_graphs;
+};
 
-typedef struct graph_obj {
+struct graph_obj {
   htpu_object base;
   context_obj *ctx;
   uint32_t index; /* into ctx->info */
-  qnn_graph_handle_t qnn;
+  qnn_graph_handle_t qnn; /* replaced by a recovery; read under the execute gate */
   pthread_mutex_t exec_lock; /* QNN executes of one graph are serialized */
-} graph_obj;
+};
+
+/* Non-owning registries (internal.c). */
+int runtime_add_context(runtime_obj *rt, context_obj *c);
+void runtime_remove_context(runtime_obj *rt, context_obj *c);
+int context_add_graph(context_obj *c, graph_obj *g);
+void context_remove_graph(context_obj *c, graph_obj *g);
+
+/* Recreates a context after a DSP restart: deregisters and frees the stale QNN context,
+ * creates it again from the retained binary, re-retrieves its graphs. The caller holds the
+ * execute gate exclusively. Returns 0 or HTPU_EDEVICE_RESET (error set; c->dead = 1). */
+int context_recover_locked(context_obj *c, uint64_t seen_generation);
+
+/* Compatibility preflight of a binary against this runtime's device and backend: returns 0
+ * or HTPU_EINCOMPATIBLE with one message naming both sides. */
+int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len);
 
 /* Formats "QNN error N (NAME: message)" plus the log lines since mark into the thread's last
  * error, with the given prefix; returns HTPU_EQNN. */

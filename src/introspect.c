@@ -76,9 +76,8 @@ static int pick_binary_fields(const qnn_system_context_binary_info_t *bi, binary
   }
 }
 
-/* DSP arch and SoC model from the HTP extension of the first hardware device, if present. */
-static void read_platform_info(const qnn_device_platform_info_t *p, uint32_t *arch,
-                               uint32_t *soc_model) {
+void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
+                        uint32_t *soc_model, uint32_t *vtcm_mb) {
   if (!p || p->version != QNN_DEVICE_PLATFORM_INFO_VERSION_1) return;
   if (p->u.v1.num_hw_devices == 0 || !p->u.v1.hw_devices) return;
   const qnn_device_hardware_device_info_t *d = &p->u.v1.hw_devices[0];
@@ -87,6 +86,7 @@ static void read_platform_info(const qnn_device_platform_info_t *p, uint32_t *ar
   if (!ext || ext->dev_type != QNN_HTP_DEVICE_TYPE_ON_CHIP) return;
   *arch = ext->u.on_chip_device.arch;
   if (!*soc_model) *soc_model = ext->u.on_chip_device.soc_model;
+  if (vtcm_mb) *vtcm_mb = (uint32_t)ext->u.on_chip_device.vtcm_size_mb;
 }
 
 static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *src,
@@ -292,7 +292,8 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
     if (g->version == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && g->u.v3.graph_blob_info &&
         g->u.v3.graph_blob_info_size >= offsetof(qnn_htp_graph_blob_info_t, u.v1.optimization_level)) {
       const qnn_htp_graph_blob_info_t *b = g->u.v3.graph_blob_info;
-      if (b->version == 1 || b->version == 2) gi->vtcm_mb = b->u.v1.vtcm_size_mb;
+      /* Only V1 has this layout: a V2 blob starts with 64-bit sizes instead. */
+      if (b->version == 1) gi->vtcm_mb = b->u.v1.vtcm_size_mb;
     }
   }
   m->pub.graphs = graphs;
@@ -340,7 +341,7 @@ int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_in
       m->pub.context_blob_version = v3(f.blob_version);
       m->pub.context_blob_size = f.blob_size;
       m->pub.soc_model = f.soc_model;
-      read_platform_info(f.platform_info, &m->pub.dsp_arch, &m->pub.soc_model);
+      platform_info_read(f.platform_info, &m->pub.dsp_arch, &m->pub.soc_model, NULL);
       if (!m->pub.build_id || !m->pub.soc_version)
         rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
       else

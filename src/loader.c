@@ -123,6 +123,12 @@ int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_
   TAKE_SLOT(out, device_free);
   TAKE_SLOT(out, error_get_message);
   TAKE_SLOT(out, context_validate_binary);
+  TAKE_SLOT(out, mem_register);
+  TAKE_SLOT(out, mem_de_register);
+  TAKE_SLOT(out, device_get_info);
+  TAKE_SLOT(out, device_get_platform_info);
+  TAKE_SLOT(out, device_free_platform_info);
+  TAKE_SLOT(out, device_get_infrastructure);
 
   const char *missing = !out->backend_create               ? "backendCreate"
                         : !out->backend_free               ? "backendFree"

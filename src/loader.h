@@ -42,6 +42,15 @@ typedef struct qnn_backend_lib {
   qnn_error_t (*context_validate_binary)(qnn_backend_handle_t, qnn_device_handle_t,
                                          const qnn_context_config_t **, const void *,
                                          qnn_context_binary_size_t);
+  qnn_error_t (*mem_register)(qnn_context_handle_t, const struct qnn_mem_descriptor *, uint32_t,
+                              qnn_mem_handle_t *);
+  qnn_error_t (*mem_de_register)(const qnn_mem_handle_t *, uint32_t);
+  qnn_error_t (*device_get_info)(qnn_device_handle_t, const struct qnn_device_platform_info **);
+  qnn_error_t (*device_get_platform_info)(qnn_log_handle_t,
+                                          const struct qnn_device_platform_info **);
+  qnn_error_t (*device_free_platform_info)(qnn_log_handle_t,
+                                           const struct qnn_device_platform_info *);
+  qnn_error_t (*device_get_infrastructure)(void *const *);
 } qnn_backend_lib;
 
 typedef struct qnn_system_lib {

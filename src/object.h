@@ -16,7 +16,7 @@
 
 #include "errors.h"
 
-typedef enum obj_kind { OBJ_RUNTIME = 1, OBJ_CONTEXT = 2, OBJ_GRAPH = 3 } obj_kind;
+typedef enum obj_kind { OBJ_RUNTIME = 1, OBJ_CONTEXT = 2, OBJ_GRAPH = 3, OBJ_SHARED = 4 } obj_kind;
 
 typedef struct htpu_object htpu_object;
 struct htpu_object {

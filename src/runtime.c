@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
+#include "qnn/qnn_device_abi.h"
 #include "qnn_log.h"
 #include "stats.h"
 
@@ -27,22 +29,36 @@ void htpu_runtime_options_init(htpu_runtime_options *o) {
   o->backend_lib = HTPU_DEFAULT_BACKEND_LIB;
   o->system_lib = HTPU_DEFAULT_SYSTEM_LIB;
   o->log_level = QNN_LOG_LEVEL_WARN;
+  o->perf_profile = HTPU_PERF_DEFAULT;
+  o->fastrpc_lib = "libcdsprpc.so";
+  o->recovery_retries = 1;
+  o->startup_retries = 3;
+  o->startup_retry_delay_ms = 100;
 }
 
-/* Frees what exists, in QNN's required order; safe on a partly built runtime. */
-static void runtime_teardown(runtime_obj *rt) {
+/* Frees the QNN objects in QNN's required order; safe on a partly built runtime. */
+static void free_qnn_objects(runtime_obj *rt) {
   qnn_backend_lib *b = &rt->backend_lib;
   if (rt->device && b->device_free) b->device_free(rt->device);
   if (rt->backend) b->backend_free(rt->backend);
   if (rt->log && b->log_free) b->log_free(rt->log);
   rt->device = rt->backend = rt->log = NULL;
+}
+
+/* Everything, in order: the vote goes before its device, the libraries last. */
+static void runtime_teardown(runtime_obj *rt) {
+  perf_release(&rt->perf);
+  free_qnn_objects(rt);
+  shared_registry_destroy(&rt->shared);
   loader_close_system(&rt->system_lib);
-  loader_close_backend(b);
+  loader_close_backend(&rt->backend_lib);
 }
 
 static void runtime_destroy(htpu_object *o) {
   runtime_obj *rt = (runtime_obj *)o;
   runtime_teardown(rt);
+  pthread_mutex_destroy(&rt->contexts_lock);
+  free(rt->contexts);
   free(rt->build_id);
   free(rt->dsp_library_path);
   free(rt);
@@ -89,6 +105,75 @@ static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
   return 0;
 }
 
+/* QNN codes that the first FastRPC session after boot can produce while the DSP daemon is
+ * still coming up. A configuration error (e.g. 14001, a skel mismatch) is not among them:
+ * retrying it would poison the DSP for the whole process. */
+static int is_transient_startup_code(uint32_t code) {
+  switch (code) {
+    case QNN_COMMON_ERROR_SYSTEM:
+    case QNN_COMMON_ERROR_RESOURCE_UNAVAILABLE:
+    case QNN_COMMON_ERROR_SYSTEM_COMMUNICATION:
+    case QNN_BACKEND_ERROR_CANNOT_INITIALIZE:
+    case QNN_DEVICE_ERROR_HARDWARE_UNAVAILABLE:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+static void sleep_ms(uint64_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* Log, backend and device, retried with backoff while the failure looks transient. */
+static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
+  uint64_t delay = o->startup_retry_delay_ms;
+  for (uint32_t attempt = 0;; attempt++) {
+    rt->startup_attempts = attempt + 1;
+    int rc = create_qnn_objects(rt, o);
+    if (rc == 0) return 0;
+    uint32_t code = htpu_last_qnn_code();
+    free_qnn_objects(rt);
+    if (rc != HTPU_EQNN || !is_transient_startup_code(code) || attempt >= o->startup_retries) {
+      if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
+      return rc;
+    }
+    STAT_ADD(startup_retries, 1);
+    sleep_ms(delay);
+    delay = delay * 2 > 10000 ? 10000 : delay * 2;
+  }
+}
+
+/* What the device says about itself: arch, SoC model, VTCM (for the compatibility checks). */
+static void read_device_facts(runtime_obj *rt) {
+  const qnn_backend_lib *b = &rt->backend_lib;
+  if (!rt->device || !b->device_get_platform_info || !b->device_free_platform_info) return;
+  const struct qnn_device_platform_info *p = NULL;
+  if (b->device_get_platform_info(rt->log, &p) != QNN_SUCCESS || !p) return;
+  platform_info_read(p, &rt->device_facts.arch, &rt->device_facts.soc_model,
+                     &rt->device_facts.vtcm_mb);
+  b->device_free_platform_info(rt->log, p);
+}
+
+/* The HTP perf infrastructure, when the backend and its version have one. */
+static const qnn_htp_perf_infrastructure_t *find_perf_infrastructure(runtime_obj *rt) {
+  const qnn_backend_lib *b = &rt->backend_lib;
+  if (!rt->device || !b->device_get_infrastructure) return NULL;
+  if (b->property_has_capability &&
+      b->property_has_capability(QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE) != QNN_SUCCESS)
+    return NULL;
+  void *infra = NULL;
+  if (b->device_get_infrastructure(&infra) != QNN_SUCCESS || !infra) return NULL;
+  const qnn_htp_device_infrastructure_t *htp = infra;
+  if (htp->infra_type != QNN_HTP_DEVICE_INFRASTRUCTURE_TYPE_PERF) return NULL;
+  const qnn_htp_perf_infrastructure_t *perf = &htp->u.perf_infra;
+  if (!perf->create_power_config_id || !perf->destroy_power_config_id || !perf->set_power_config)
+    return NULL;
+  return perf;
+}
+
 int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   htpu_clear_error();
   if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_runtime_open: out is NULL");
@@ -112,11 +197,30 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
                             o->dsp_library_path);
   }
 
+  if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
+
   runtime_obj *rt = calloc(1, sizeof *rt);
   if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  pthread_mutex_init(&rt->contexts_lock, NULL);
+  perf_init(&rt->perf, NULL, 0);
+  shared_registry_init(&rt->shared, &rt->backend_lib, 0, "");
+  rt->recovery_retries = o->recovery_retries;
   int rc = loader_open_backend(backend_path, o->backend_id, &rt->backend_lib);
   if (!rc) rc = loader_open_system(system_path, &rt->system_lib);
-  if (!rc) rc = create_qnn_objects(rt, o);
+  if (!rc) rc = create_with_retries(rt, o);
+  if (!rc) {
+    read_device_facts(rt);
+    perf_release(&rt->perf);
+    perf_init(&rt->perf, find_perf_infrastructure(rt), rt->device_facts.arch);
+    if (o->perf_profile != HTPU_PERF_DEFAULT) rc = perf_set_base(&rt->perf, o->perf_profile);
+  }
+  if (!rc) {
+    /* FastRPC memory only works once the device (a FastRPC session) exists. */
+    shared_registry_destroy(&rt->shared);
+    shared_registry_init(&rt->shared, &rt->backend_lib, rt->device != NULL,
+                         o->fastrpc_lib ? o->fastrpc_lib : "libcdsprpc.so");
+  }
   if (!rc) {
     const char *dsp = getenv("DSP_LIBRARY_PATH");
     rt->dsp_library_path = strdup(dsp ? dsp : "");
@@ -170,9 +274,30 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
       (htpu_version3){rt->system_lib.api.major, rt->system_lib.api.minor, rt->system_lib.api.patch};
   out->has_device = rt->device != NULL;
   out->dsp_library_path = rt->dsp_library_path;
+  out->device_arch = rt->device_facts.arch;
+  out->device_soc_model = rt->device_facts.soc_model;
+  out->device_vtcm_mb = rt->device_facts.vtcm_mb;
+  pthread_mutex_lock(&rt->perf.lock);
+  out->perf_profile = rt->perf.base;
+  out->has_perf_infrastructure = rt->perf.infra != NULL;
+  pthread_mutex_unlock(&rt->perf.lock);
+  out->has_shared_memory = rt->shared.available;
+  out->shared_memory_note = rt->shared.note; /* set when registration is or becomes unusable */
+  out->startup_attempts = rt->startup_attempts;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);
   return 0;
+}
+
+int htpu_runtime_set_perf_profile(htpu_runtime *h, htpu_perf_profile p) {
+  htpu_clear_error();
+  runtime_obj *rt = (runtime_obj *)obj_acquire(h, OBJ_RUNTIME);
+  if (!rt)
+    return htpu_set_error(HTPU_ECLOSED, 0, "setting the performance profile: the runtime is closed");
+  int rc = perf_set_base(&rt->perf, p);
+  if (rc) obj_keep_error(&rt->base);
+  obj_release(&rt->base);
+  return rc;
 }
 
 size_t htpu_runtime_last_error(htpu_runtime *h, char *buf, size_t len) {

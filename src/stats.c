@@ -29,4 +29,8 @@ void htpu_stats_get(htpu_stats *out) {
   out->quantize_ns_total = LOAD(quantize_ns_total);
   out->dequantize_ns_total = LOAD(dequantize_ns_total);
   out->recoveries = LOAD(recoveries);
+  out->recovery_failures = LOAD(recovery_failures);
+  out->live_shared_buffers = LOAD(live_shared_buffers);
+  out->mem_registrations = LOAD(mem_registrations);
+  out->startup_retries = LOAD(startup_retries);
 }

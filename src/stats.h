@@ -9,7 +9,8 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t live_runtimes, live_contexts, live_graphs;
   atomic_uint_fast64_t executes, execute_errors, execute_ns_total, execute_ns_last;
   atomic_uint_fast64_t loads, load_ns_total, quantize_ns_total, dequantize_ns_total;
-  atomic_uint_fast64_t recoveries;
+  atomic_uint_fast64_t recoveries, recovery_failures;
+  atomic_uint_fast64_t live_shared_buffers, mem_registrations, startup_retries;
 } htpu_counters;
 
 extern htpu_counters htpu_g_counters;

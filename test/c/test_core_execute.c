@@ -157,7 +157,7 @@ TEST(execute_injected_faults_surface_with_qnn_code_and_recover) {
   htpu_io out = {y, sizeof y, HTPU_F32};
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
-  const unsigned codes[] = {1007, 6004, 1002, 14002, 1003};
+  const unsigned codes[] = {6004, 1002, 14002, 1003, 6031};
   for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
     char rule[64];
     snprintf(rule, sizeof rule, "graphExecute:1:%u", codes[i]);
@@ -171,6 +171,7 @@ TEST(execute_injected_faults_surface_with_qnn_code_and_recover) {
     CHECK(y[0] == 2 && y[3] == 5);
   }
   CHECK_STR_CONTAINS(htpu_qnn_error_message(1007), "restarted");
+  CHECK_STR_CONTAINS(htpu_qnn_error_name(6031), "ABORTED");
   htpu_stats_get(&s1);
   CHECK_EQ(s1.execute_errors - s0.execute_errors, 5);
   CHECK_EQ(s1.executes - s0.executes, 10);
@@ -228,12 +229,13 @@ TEST(execute_fatal_dsp_restart_fails_cleanly) {
   htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
   htpu_io out = {y, sizeof y, HTPU_F32};
   CHECK_EQ(fx_ref_arm("graphExecute:1:1011"), 0);
-  CHECK_EQ(htpu_graph_execute(m.g, in, 2, &out, 1, NULL), HTPU_EQNN);
+  CHECK_EQ(htpu_graph_execute(m.g, in, 2, &out, 1, NULL), HTPU_EDEVICE_RESET);
   CHECK_EQ(htpu_last_qnn_code(), 1011);
   CHECK_STR_CONTAINS(htpu_last_error(), "did not recover");
   fx_ref_disarm();
   /* The device is gone for this backend: calls keep failing, closing stays safe. */
-  CHECK_EQ(htpu_graph_execute(m.g, in, 2, &out, 1, NULL), HTPU_EQNN);
+  CHECK_EQ(htpu_graph_execute(m.g, in, 2, &out, 1, NULL), HTPU_EDEVICE_RESET);
+  CHECK_STR_CONTAINS(htpu_last_error(), "load it again");
   close_model(&m);
   htpu_stats s;
   htpu_stats_get(&s);

@@ -172,12 +172,13 @@ TEST(loader_system_library_stages) {
 
 TEST(loader_backend_create_failure_is_staged_with_qnn_code) {
   fx_reset_env();
-  setenv("HTPU_REF_FAULTS", "backendCreate:1:4000", 1);
+  /* 4004 is a configuration error, not a start-up hiccup: not retried. */
+  setenv("HTPU_REF_FAULTS", "backendCreate:1:4004", 1);
   htpu_runtime *rt = NULL;
   CHECK_EQ(open_with(NULL, NULL, 0, &rt), HTPU_EQNN);
-  CHECK_EQ(htpu_last_qnn_code(), 4000);
+  CHECK_EQ(htpu_last_qnn_code(), 4004);
   CHECK_STR_CONTAINS(htpu_last_error(), "creating the QNN backend");
-  CHECK_STR_CONTAINS(htpu_last_error(), "QNN_BACKEND_ERROR_CANNOT_INITIALIZE");
+  CHECK_STR_CONTAINS(htpu_last_error(), "QNN_BACKEND_ERROR_INVALID_ARGUMENT");
   fx_reset_env();
   setenv("HTPU_REF_FAULTS", "deviceCreate:1:14001", 1);
   CHECK_EQ(open_with(NULL, NULL, 0, &rt), HTPU_EQNN);

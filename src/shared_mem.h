@@ -1,0 +1,74 @@
+/*
+ * shared_mem.h - FastRPC shared buffers and their registration with contexts.
+ *
+ * The runtime loads the FastRPC library (rpcmem_*) after its device exists (before that,
+ * rpcmem_alloc returns NULL on upstream Linux fastrpc) and keeps the live shared regions.
+ * Each context caches the QNN memory handles it registered (HTP shared-buffer descriptor:
+ * fd, offset, *total* size of the allocation), keyed by data pointer and tensor layout, and
+ * deregisters them before it is freed, as QNN requires.
+ */
+#ifndef HTPU_SHARED_MEM_H
+#define HTPU_SHARED_MEM_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hexagon_tpu.h"
+#include "loader.h"
+
+typedef struct shared_region {
+  void *base;
+  size_t size;
+  int fd;
+} shared_region;
+
+typedef struct shared_registry {
+  pthread_mutex_t lock;
+  void *dl;
+  void *(*rpc_alloc)(int heap_id, uint32_t flags, int size);
+  void (*rpc_free)(void *p);
+  int (*rpc_to_fd)(void *p);
+  int available;  /* FastRPC memory can be allocated and registered */
+  char note[512]; /* why not, when !available */
+  shared_region *regions;
+  size_t num_regions, cap_regions;
+} shared_registry;
+
+/* Loads the FastRPC library and decides whether registration can work with this backend.
+ * Never fails: when something is missing, available = 0 and note says what. */
+void shared_registry_init(shared_registry *r, const qnn_backend_lib *b, int has_device,
+                          const char *fastrpc_lib);
+void shared_registry_destroy(shared_registry *r);
+
+/* The live region that holds [p, p + len), if any (1 = found). */
+int shared_registry_find(shared_registry *r, const void *p, size_t len, shared_region *out);
+
+typedef struct mem_entry {
+  const void *ptr;
+  uint32_t data_type, rank, dims[HTPU_MAX_RANK];
+  int fd;
+  qnn_mem_handle_t handle;
+} mem_entry;
+
+typedef struct mem_cache {
+  pthread_mutex_t lock;
+  mem_entry *entries;
+  size_t num, cap;
+} mem_cache;
+
+void mem_cache_init(mem_cache *c);
+void mem_cache_destroy(mem_cache *c);
+
+/* The registered handle for this tensor at ptr, registering it on first use. NULL when ptr is
+ * not in a shared region or registration failed (the caller then passes the buffer as a plain
+ * client buffer). Called with the execute gate held shared. */
+qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_backend_lib *b,
+                                qnn_context_handle_t ctx, const htpu_tensor_info *t,
+                                const void *ptr);
+
+/* Deregisters the entries of one fd (fd < 0: all). Called with the gate held exclusively or
+ * from the context's teardown. */
+void mem_cache_release(mem_cache *c, const qnn_backend_lib *b, int fd);
+
+#endif

@@ -1,0 +1,171 @@
+/* DSP restart recovery (QNN 1007) and transient start-up failures. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+typedef struct rig {
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *g;
+} rig;
+
+static int rig_open(rig *r, uint32_t recovery_retries) {
+  memset(r, 0, sizeof *r);
+  const char *path = fx_build_model_file("recover.bin", FX_ADD_F32);
+  if (!path) return -1;
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.recovery_retries = recovery_retries;
+  int rc = htpu_runtime_open(&o, &r->rt);
+  if (!rc) rc = htpu_context_open_file(r->rt, path, &r->ctx);
+  if (!rc) rc = htpu_graph_open(r->ctx, "add_f32", &r->g);
+  return rc;
+}
+
+static void rig_close(rig *r) {
+  htpu_graph_close(&r->g);
+  htpu_context_close(&r->ctx);
+  htpu_runtime_close(&r->rt);
+}
+
+static int add(rig *r, float base, float *y) {
+  float a[4] = {base, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
+  htpu_io out = {y, 4 * sizeof(float), HTPU_F32};
+  return htpu_graph_execute(r->g, in, 2, &out, 1, NULL);
+}
+
+TEST(recovery_dsp_restart_is_transparent) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 1), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  unsigned long v0 = fx_ref_violations();
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007"), 0);
+  float y[4];
+  CHECK_MSG(add(&r, 5, y) == HTPU_OK, "%s", htpu_last_error());
+  CHECK(y[0] == 15 && y[3] == 44);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  CHECK_EQ(s1.live_contexts, s0.live_contexts);
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 6, y), HTPU_OK);
+  /* The stale context was freed after its handles, under the gate. */
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  rig_close(&r);
+}
+
+TEST(recovery_off_reports_the_qnn_error) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 0), HTPU_OK);
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007"), 0);
+  float y[4];
+  CHECK_EQ(add(&r, 1, y), HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), 1007);
+  CHECK_STR_CONTAINS(htpu_last_error(), "QNN_COMMON_ERROR_SYSTEM_COMMUNICATION");
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 1, y), HTPU_OK);
+  rig_close(&r);
+}
+
+TEST(recovery_second_restart_is_a_device_reset) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 1), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007:2"), 0);
+  float y[4];
+  CHECK_EQ(add(&r, 1, y), HTPU_EDEVICE_RESET);
+  CHECK_EQ(htpu_last_qnn_code(), 1007);
+  CHECK_STR_CONTAINS(htpu_last_error(), "restarted again after 1 recovery");
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  CHECK_EQ(s1.recovery_failures - s0.recovery_failures, 1);
+  fx_ref_disarm();
+  /* The one recovery that did happen left a working context. */
+  CHECK_EQ(add(&r, 2, y), HTPU_OK);
+  rig_close(&r);
+}
+
+TEST(recovery_that_cannot_recreate_leaves_safe_handles) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 1), HTPU_OK);
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007,contextCreateFromBinary:1:5005"), 0);
+  float y[4];
+  CHECK_EQ(add(&r, 1, y), HTPU_EDEVICE_RESET);
+  CHECK_STR_CONTAINS(htpu_last_error(), "recreating the context failed");
+  CHECK_EQ(htpu_last_qnn_code(), 5005);
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 1, y), HTPU_EDEVICE_RESET);
+  CHECK_STR_CONTAINS(htpu_last_error(), "could not be recovered");
+  htpu_graph *g2 = NULL;
+  CHECK(htpu_graph_open(r.ctx, "add_f32", &g2) != HTPU_OK);
+  rig_close(&r);
+  htpu_stats s;
+  htpu_stats_get(&s);
+  CHECK_EQ(s.live_contexts, 0);
+  CHECK_EQ(s.live_runtimes, 0);
+}
+
+TEST(recovery_a_thousand_restarts_leak_nothing) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 1), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  unsigned long v0 = fx_ref_violations();
+  int n = test_under_valgrind() ? 50 : 1000;
+  float y[4];
+  for (int i = 0; i < n; i++) {
+    CHECK_EQ(fx_ref_arm("graphExecute:1:1007"), 0);
+    CHECK_EQ(add(&r, (float)i, y), HTPU_OK);
+    CHECK(y[0] == (float)i + 10);
+  }
+  fx_ref_disarm();
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, (uint64_t)n);
+  CHECK_EQ(s1.live_contexts, s0.live_contexts);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  rig_close(&r);
+}
+
+TEST(startup_transient_failures_are_retried_with_backoff) {
+  fx_reset_env();
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.startup_retry_delay_ms = 1;
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  /* The first two device creations fail as the first FastRPC session after boot can. */
+  CHECK_EQ(fx_ref_arm("deviceCreate:1:14002:2"), 0);
+  htpu_runtime *rt = NULL;
+  CHECK_MSG(htpu_runtime_open(&o, &rt) == HTPU_OK, "%s", htpu_last_error());
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), HTPU_OK);
+  CHECK_EQ(info.startup_attempts, 3);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.startup_retries - s0.startup_retries, 2);
+  htpu_runtime_close(&rt);
+  /* More failures than the bound: the staged message, with the attempts. */
+  o.startup_retries = 2;
+  CHECK_EQ(fx_ref_arm("backendCreate:1:1003:5"), 0);
+  CHECK_EQ(htpu_runtime_open(&o, &rt), HTPU_EQNN);
+  CHECK_STR_CONTAINS(htpu_last_error(), "creating the QNN backend");
+  CHECK_STR_CONTAINS(htpu_last_error(), "after 3 attempts");
+  /* A configuration error is never retried. */
+  CHECK_EQ(fx_ref_arm("deviceCreate:1:14001:1"), 0);
+  CHECK_EQ(htpu_runtime_open(&o, &rt), HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), 14001);
+  CHECK(strstr(htpu_last_error(), "attempts") == NULL);
+  fx_ref_disarm();
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.live_runtimes, 0);
+}
