@@ -82,6 +82,8 @@ static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
     return qnn_fail(e, mark, "creating the QNN backend of '%s' failed", b->path);
   }
   const char *build_id = NULL;
+  free(rt->build_id); /* from an earlier attempt */
+  rt->build_id = NULL;
   if (b->backend_get_build_id && b->backend_get_build_id(&build_id) == QNN_SUCCESS && build_id)
     rt->build_id = strdup(build_id);
   else
