@@ -306,7 +306,7 @@ expect "doctor: a file that is not a library -> exit 1" 1 out "does not load"
 HTPU_REF_PROVIDERS="OLD_REF:6:2.7.0:5.0.0" run doctor --backend reference --system-lib reference
 expect "doctor: too old an API -> EVERSION with a hint" 1 out "HTPU_EVERSION" out "hint:"
 
-HTPU_REF_FAULTS="backendCreate:1:4000" run doctor --backend reference --system-lib reference
+HTPU_REF_FAULTS="backendCreate:1:4004" run doctor --backend reference --system-lib reference
 expect "doctor: backendCreate fails -> exit 1" 1 out "[FAIL] runtime" out "HTPU_EQNN"
 
 # a common code from backendCreate: the skip_device retry fails the same way, so the runtime

@@ -59,18 +59,22 @@ cli_parse_result cli_parse(const cli_command *cmd, int argc, char **argv, cli_ar
       cli_print_command_help(cmd, stdout);
       return CLI_PARSE_HELP;
     }
-    if (a[1] != '-') {
+    /* A single-letter option "-x" is the option a command declares with the one-letter
+     * name "x" (e.g. bench's -n); nothing else may start with a single dash. */
+    int short_form = a[1] != '-';
+    if (short_form && strlen(a) != 2) {
       cli_args_free(out);
       cli_usage_error(cmd, "unknown option '%s'", a);
       return CLI_PARSE_USAGE;
     }
-    const char *name = a + 2;
-    const char *eq = strchr(name, '=');
+    const char *name = short_form ? a + 1 : a + 2;
+    const char *eq = short_form ? NULL : strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
     int idx = find_option(cmd, name, name_len);
-    if (idx < 0) {
+    if (idx < 0 || (short_form != (strlen(cmd->options[idx].name) == 1))) {
       cli_args_free(out);
-      cli_usage_error(cmd, "unknown option '--%.*s'", (int)name_len, name);
+      cli_usage_error(cmd, "unknown option '%s%.*s'", short_form ? "-" : "--", (int)name_len,
+                      name);
       return CLI_PARSE_USAGE;
     }
     const cli_option *opt = &cmd->options[idx];

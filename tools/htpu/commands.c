@@ -9,6 +9,8 @@
 const cli_command *const cli_commands[] = {
     &cmd_info,
     &cmd_doctor,
+    &cmd_run,
+    &cmd_bench,
     NULL,
 };
 

@@ -6,5 +6,7 @@
 
 extern const cli_command cmd_info;
 extern const cli_command cmd_doctor;
+extern const cli_command cmd_run;
+extern const cli_command cmd_bench;
 
 #endif /* HTPU_COMMANDS_H */

@@ -1,0 +1,625 @@
+#!/usr/bin/env bash
+# test_htpu_run.sh BUILD_DIR - end-to-end checks of `htpu run` and `htpu bench` against the
+# reference libraries.
+#
+# Builds models of each I/O type with BUILD_DIR/htpu-refbuild, writes raw and .npy inputs with
+# printf (npy_write below), runs the commands and checks the written .npy files byte-exactly
+# (header text, then the values with od). One line per check, then "N passed, N failed"; exits
+# non-zero if any check failed. JSON is checked with node when it is installed, otherwise with
+# grep and shell arithmetic.
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+HTPU="$BUILD/htpu"
+REFBUILD="$BUILD/htpu-refbuild"
+# HTPU_TEST_EMU: a command put in front of every program this script runs, for a cross build
+# tested without binfmt_misc (same convention as test_htpu.sh). Split on spaces.
+EMU=${HTPU_TEST_EMU:-}
+for f in "$HTPU" "$REFBUILD" "$BUILD/libhtpu_refbackend.so" "$BUILD/libhtpu_refsystem.so"; do
+  if [ ! -e "$f" ]; then
+    echo "missing $f: build first (make BUILD=$1)" >&2
+    exit 2
+  fi
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_htpu_run.XXXXXX")
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 2
+unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+
+PASSED=0
+FAILED=0
+pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
+fail() {
+  FAILED=$((FAILED + 1))
+  echo "FAIL $1"
+  shift
+  for line in "$@"; do echo "     $line"; done
+  echo "     --- stdout:"; sed 's/^/     | /' "$TMP/out" | head -40
+  echo "     --- stderr:"; sed 's/^/     | /' "$TMP/err" | head -40
+}
+
+# Every run uses the reference libraries.
+LIBS=(--backend reference --system-lib reference)
+
+# run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
+run() {
+  $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+}
+
+# expect NAME RC [out|err PATTERN]... : the last run's exit status and fixed strings in its
+# stdout or stderr.
+expect() {
+  local name=$1 want=$2
+  shift 2
+  if [ "$RC" -ne "$want" ]; then
+    fail "$name" "exit status $RC, expected $want"
+    return
+  fi
+  while [ $# -ge 2 ]; do
+    if ! grep -qF -- "$2" "$TMP/$1"; then
+      fail "$name" "std$1 lacks: $2"
+      return
+    fi
+    shift 2
+  done
+  pass "$name"
+}
+
+# check NAME COMMAND...: passes when COMMAND succeeds.
+check() {
+  local name=$1
+  shift
+  if "$@"; then pass "$name"; else fail "$name" "check failed: $*"; fi
+}
+
+HAVE_NODE=0
+[ "${HTPU_TEST_NODE:-1}" != 0 ] && command -v node >/dev/null 2>&1 && HAVE_NODE=1
+
+# json_check NAME SCRIPT: evaluates SCRIPT with the parsed $TMP/out as `j` (node only).
+json_check() {
+  local name=$1 script=$2
+  if [ $HAVE_NODE -eq 0 ]; then
+    echo "skip $name (node not installed)"
+    return
+  fi
+  if node -e '
+    const fs = require("fs");
+    const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    const ok = (function (j) { return eval(process.argv[2]); })(j);
+    if (!ok) { console.error("assertion false: " + process.argv[2]); process.exit(1); }
+  ' "$TMP/out" "$script" 2>"$TMP/node_err"; then
+    pass "$name"
+  else
+    fail "$name" "$(cat "$TMP/node_err")"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# data helpers (pure shell: printf writes the bytes, od reads them back)
+
+# f32 VALUE...: little-endian IEEE bytes of a few exactly representable values.
+f32() {
+  local v
+  for v in "$@"; do
+    case $v in
+      0) printf '\000\000\000\000' ;;
+      0.25) printf '\000\000\200\076' ;;
+      0.5) printf '\000\000\000\077' ;;
+      -0.5) printf '\000\000\000\277' ;;
+      1) printf '\000\000\200\077' ;;
+      -1) printf '\000\000\200\277' ;;
+      2) printf '\000\000\000\100' ;;
+      -2) printf '\000\000\000\300' ;;
+      3) printf '\000\000\100\100' ;;
+      -3) printf '\000\000\100\300' ;;
+      3.5) printf '\000\000\140\100' ;;
+      4) printf '\000\000\200\100' ;;
+      10) printf '\000\000\040\101' ;;
+      20) printf '\000\000\240\101' ;;
+      30) printf '\000\000\360\101' ;;
+      40) printf '\000\000\040\102' ;;
+      nan) printf '\000\000\300\177' ;;
+      *) echo "f32: no bytes for $v" >&2; return 1 ;;
+    esac
+  done
+}
+
+# bytes N...: one byte per decimal value 0..255.
+bytes() {
+  local v
+  for v in "$@"; do printf "\\$(printf %03o "$v")"; done
+}
+
+# npy_write FILE DESCR SHAPE [VERSION]: a .npy header (numpy's layout: dict padded with spaces
+# to a multiple of 64 bytes, ending in '\n') followed by stdin. SHAPE as Python prints it:
+# "(1, 4)", "(4,)". VERSION 1 (u16 length) or 2 (u32 length).
+npy_write() {
+  local file=$1 descr=$2 shape=$3 version=${4:-1}
+  local dict="{'descr': '$descr', 'fortran_order': False, 'shape': $shape, }"
+  local pre=$((version == 1 ? 10 : 12))
+  local total=$((pre + ${#dict} + 1))
+  local pad=$(((64 - total % 64) % 64))
+  local hlen=$((${#dict} + pad + 1))
+  {
+    printf '\223NUMPY'
+    bytes "$version" 0 $((hlen & 255)) $((hlen >> 8))
+    [ "$version" -ne 1 ] && bytes 0 0
+    printf '%s%*s\n' "$dict" "$pad" ''
+    cat
+  } >"$file"
+}
+
+# npy_dict FILE: the header dict of a .npy file (version 1.0), trailing padding removed.
+npy_dict() {
+  local hlen
+  hlen=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' ')
+  head -c $((10 + hlen)) "$1" | tail -c +11 | sed 's/ *$//'
+}
+
+# npy_values FILE TYPE: the data of a .npy 1.0 file as od prints TYPE (f4, u1, d1, u2, x2),
+# one line, single spaces.
+npy_values() {
+  local hlen
+  hlen=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' ')
+  od -An -v -t"$2" -j$((10 + hlen)) "$1" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'
+}
+
+# expect_npy NAME FILE DICT TYPE VALUES: header dict and values of an output file.
+expect_npy() {
+  local name=$1 file=$2 dict=$3 type=$4 values=$5
+  if [ ! -f "$file" ]; then
+    fail "$name" "$file was not written"
+    return
+  fi
+  local got_dict got_values
+  got_dict=$(npy_dict "$file")
+  got_values=$(npy_values "$file" "$type")
+  if [ "$got_dict" != "$dict" ]; then
+    fail "$name" "header: $got_dict" "wanted: $dict"
+  elif [ "$got_values" != "$values" ]; then
+    fail "$name" "values: $got_values" "wanted: $values"
+  elif [ $(($(od -An -tu2 -j8 -N2 "$file" | tr -d ' ') % 64)) -ne 54 ]; then
+    fail "$name" "the data does not start at a multiple of 64 bytes"
+  else
+    pass "$name"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# models: one per I/O type, two graphs in one, awkward output names
+
+cat >"$TMP/add.txt" <<'EOF'
+graph add_f32
+input a f32 [1,4]
+input b f32 [1,4]
+output y f32 [1,4]
+op ElementWiseAdd a b -> y
+EOF
+cat >"$TMP/f16.txt" <<'EOF'
+graph relu_f16
+input x f16 [4]
+output y f16 [4]
+op Relu x -> y
+EOF
+# u8 per tensor: real = (q - 128) * 0.5
+cat >"$TMP/u8.txt" <<'EOF'
+graph add_u8
+input a u8 [1,4] scale=0.5 zero_point=128
+input b u8 [1,4] scale=0.5 zero_point=128
+output y u8 [1,4] scale=0.5 zero_point=128
+op ElementWiseAdd a b -> y
+EOF
+cat >"$TMP/i8.txt" <<'EOF'
+graph relu_i8
+input x i8 [2,2] scale=0.25 zero_point=0
+output y i8 [2,2] scale=0.25 zero_point=0
+op Relu x -> y
+EOF
+# u16: real = (q - 100) * 0.25
+cat >"$TMP/u16.txt" <<'EOF'
+graph relu_u16
+input x u16 [3] scale=0.25 zero_point=100
+output y u16 [3] scale=0.25 zero_point=100
+op Relu x -> y
+EOF
+cat >"$TMP/two.txt" <<'EOF'
+graph first
+input x f32 [2]
+output y f32 [2]
+op Relu x -> y
+
+graph second
+input x f32 [2]
+input z f32 [2]
+output y f32 [2]
+op ElementWiseMultiply x z -> y
+EOF
+cat >"$TMP/names.txt" <<'EOF'
+graph names
+input x f32 [2]
+output "a/b c" f32 [2]
+output ".hidden" f32 [2]
+output "A/B C" f32 [2]
+op Relu x -> "a/b c"
+op Relu x -> ".hidden"
+op Relu x -> "A/B C"
+EOF
+# quantized inputs for bench: per tensor and per axis
+cat >"$TMP/quant.txt" <<'EOF'
+graph quant
+input x u8 [1,2,2,6] scale=0.0078125 zero_point=128
+input w i8 [1,2,2,6] axis=3 scales=[0.5,0.25,0.125,1,2,4] zero_points=[0,1,2,3,4,5]
+output y u8 [1,2,2,6] scale=0.015625 zero_point=0
+op ElementWiseAdd x w -> y
+EOF
+for m in add f16 u8 i8 u16 two names quant; do
+  if $EMU "$REFBUILD" "$TMP/$m.txt" "$TMP/$m.bin" >"$TMP/out" 2>"$TMP/err" &&
+    [ -s "$TMP/$m.bin" ]; then
+    pass "htpu-refbuild makes $m.bin"
+  else
+    RC=1
+    fail "htpu-refbuild makes $m.bin"
+  fi
+done
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+f32 1 2 3 4 >"$TMP/a.raw"
+f32 10 20 30 40 >"$TMP/b.raw"
+f32 1 2 3 4 | npy_write "$TMP/a.npy" '<f4' '(1, 4)'
+f32 10 20 30 40 | npy_write "$TMP/b.npy" '<f4' '(1, 4)' 2
+
+# ---------------------------------------------------------------------------------------------
+# help
+
+run help run
+expect "help run" 0 out "usage: htpu run MODEL" out "--input NAME=FILE" out "--output-dir" \
+  out "--native-output" out "(repeatable)"
+run help bench
+expect "help bench" 0 out "usage: htpu bench MODEL" out "--iterations" out "--duration" \
+  out "--warmup" out "--perf-profile" out "nearest-rank"
+run --help
+expect "--help lists run and bench" 0 out "run" out "bench"
+
+# ---------------------------------------------------------------------------------------------
+# run: f32
+
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_add"
+expect "run f32, raw inputs" 0 out "add_f32" out "a.raw" out "raw" \
+  out "y: [11, 22, 33, 44]" out "$TMP/o_add/y.npy"
+expect_npy "run f32: y.npy header and values" "$TMP/o_add/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "11 22 33 44"
+# min max mean argmax in the output table
+if grep -qE '^  y +f32 +\[1,4\] +11 +44 +27\.5 +3 ' "$TMP/out"; then
+  pass "run f32: min/max/mean/argmax"
+else
+  fail "run f32: min/max/mean/argmax" "expected y f32 [1,4] 11 44 27.5 3"
+fi
+
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.npy" --input "b=$TMP/b.npy" \
+  --output-dir "$TMP/o_add_npy"
+expect "run f32, .npy inputs (v1.0 and v2.0 headers)" 0 out "npy" out "y: [11, 22, 33, 44]"
+expect_npy "run f32 .npy: values" "$TMP/o_add_npy/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "11 22 33 44"
+
+run run "$TMP/add.bin" "${LIBS[@]}" --input "$TMP/a.npy" --input "$TMP/b.raw"
+expect "run: bare --input files in graph order" 0 out "y: [11, 22, 33, 44]" out "output/y.npy"
+check "run without --output-dir writes no file" test ! -e "$TMP/y.npy"
+
+run run "$TMP/add.bin" "${LIBS[@]}" --input "b=$TMP/b.raw" --input "a=$TMP/b.raw" --json
+expect "run --json (grep)" 0 out '"schema": "htpu.run/1"' out '"graph": "add_f32"' \
+  out '"first": [20, 40, 60, 80]' out '"argmax": 3' out '"file": "output/y.npy"'
+json_check "run --json parses" '
+  j.schema === "htpu.run/1" && j.inputs.length === 2 && j.inputs[0].name === "a" &&
+  j.inputs[0].format === "raw" && j.outputs[0].name === "y" && j.outputs[0].min === 20 &&
+  j.outputs[0].max === 80 && j.outputs[0].mean === 50 && j.outputs[0].shape.join() === "1,4" &&
+  j.timing_ns.total >= j.timing_ns.execute && j.timing_ns.execute > 0'
+
+# ---------------------------------------------------------------------------------------------
+# run: f16 (f32 in -> quantized to f16; native f16 in; native f16 out)
+
+f32 -1 0.5 2 -3 >"$TMP/x16.raw"
+run run "$TMP/f16.bin" "${LIBS[@]}" --input "x=$TMP/x16.raw" --output-dir "$TMP/o_f16"
+expect "run f16, f32 raw input" 0 out "f32 -> f16" out "y: [0, 0.5, 2, 0]"
+expect_npy "run f16: dequantized f32 output" "$TMP/o_f16/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }" f4 "0 0.5 2 0"
+
+# -1 0.5 2 -3 as f16: bc00 3800 4000 c200
+bytes 0 188 0 56 0 64 0 194 | npy_write "$TMP/x16.npy" '<f2' '(4,)'
+run run "$TMP/f16.bin" "${LIBS[@]}" --input "x=$TMP/x16.npy" --output-dir "$TMP/o_f16n" \
+  --native-output
+expect "run f16, native .npy input and output" 0 out "f16 (native)" out "y: [0, 0.5, 2, 0]"
+expect_npy "run f16 --native-output: '<f2' file" "$TMP/o_f16n/y.npy" \
+  "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }" x2 "0000 3800 4000 0000"
+
+bytes 0 188 0 56 0 64 0 194 >"$TMP/x16n.raw"
+run run "$TMP/f16.bin" "${LIBS[@]}" --input "x=$TMP/x16n.raw"
+expect "run f16, native raw input (8 bytes)" 0 out "f16 (native)" out "y: [0, 0.5, 2, 0]"
+
+# ---------------------------------------------------------------------------------------------
+# run: u8 per tensor (real = (q - 128) * 0.5)
+
+f32 -2 -0.5 1 3.5 >"$TMP/u8a.raw"
+# 130 132 134 136 = 1 2 3 4
+bytes 130 132 134 136 | npy_write "$TMP/u8b.npy" '|u1' '(1, 4)'
+run run "$TMP/u8.bin" "${LIBS[@]}" --input "a=$TMP/u8a.raw" --input "b=$TMP/u8b.npy" \
+  --output-dir "$TMP/o_u8"
+expect "run u8: f32 raw + native .npy input" 0 out "f32 -> u8" out "u8 (native)" \
+  out "y: [-1, 1.5, 4, 7.5]" out "f32 (from u8)"
+expect_npy "run u8: dequantized output" "$TMP/o_u8/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "-1 1.5 4 7.5"
+run run "$TMP/u8.bin" "${LIBS[@]}" --input "a=$TMP/u8a.raw" --input "b=$TMP/u8b.npy" \
+  --output-dir "$TMP/o_u8n" --native-output
+expect_npy "run u8 --native-output: '|u1' q values" "$TMP/o_u8n/y.npy" \
+  "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 4), }" u1 "126 131 136 143"
+
+# ---------------------------------------------------------------------------------------------
+# run: i8 (real = q * 0.25), raw native input of 4 bytes
+
+bytes 252 4 8 248 >"$TMP/i8.raw" # -4 4 8 -8
+run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" --output-dir "$TMP/o_i8"
+expect "run i8: native raw input" 0 out "i8 (native)" out "y: [0, 1, 2, 0]"
+expect_npy "run i8: dequantized output" "$TMP/o_i8/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }" f4 "0 1 2 0"
+run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" --output-dir "$TMP/o_i8n" \
+  --native-output
+expect_npy "run i8 --native-output: '|i1'" "$TMP/o_i8n/y.npy" \
+  "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }" d1 "0 4 8 0"
+
+# ---------------------------------------------------------------------------------------------
+# run: u16 (real = (q - 100) * 0.25), f32 .npy input
+
+f32 -2 0.25 3 | npy_write "$TMP/u16.npy" '<f4' '(3,)'
+run run "$TMP/u16.bin" "${LIBS[@]}" --input "x=$TMP/u16.npy" --output-dir "$TMP/o_u16" \
+  --native-output
+expect "run u16: f32 .npy input, native output" 0 out "f32 -> u16" out "y: [100, 101, 112]"
+expect_npy "run u16 --native-output: '<u2'" "$TMP/o_u16/y.npy" \
+  "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }" u2 "100 101 112"
+run run "$TMP/u16.bin" "${LIBS[@]}" --input "x=$TMP/u16.npy" --json
+json_check "run u16 --json: dequantized" '
+  j.outputs[0].first.join() === "0,0.25,3" && j.outputs[0].dtype === "f32" &&
+  j.outputs[0].tensor_dtype === "u16" && j.inputs[0].dtype === "f32"'
+
+# ---------------------------------------------------------------------------------------------
+# run: two graphs
+
+f32 -1 2 >"$TMP/x2.raw"
+f32 3 4 >"$TMP/z2.raw"
+run run "$TMP/two.bin" "${LIBS[@]}" --input "x=$TMP/x2.raw"
+expect "run: two graphs without --graph -> exit 2 naming them" 2 \
+  err "holds 2 graphs ('first', 'second')" err "--graph"
+run run "$TMP/two.bin" "${LIBS[@]}" --graph second --input "x=$TMP/x2.raw" \
+  --input "z=$TMP/z2.raw"
+expect "run --graph second" 0 out "second" out "y: [-3, 8]"
+run run "$TMP/two.bin" "${LIBS[@]}" --graph first --input "x=$TMP/x2.raw"
+expect "run --graph first" 0 out "y: [0, 2]"
+run run "$TMP/two.bin" "${LIBS[@]}" --graph third --input "x=$TMP/x2.raw"
+expect "run: unknown --graph -> exit 2 listing the graphs" 2 \
+  err "no graph 'third' (graphs: 'first', 'second')"
+
+# ---------------------------------------------------------------------------------------------
+# run: output file names
+
+run run "$TMP/names.bin" "${LIBS[@]}" --input "x=$TMP/x2.raw" --output-dir "$TMP/o_names"
+expect "run: odd output names" 0 out "a/b c"
+check "run: 'a/b c' -> a_b_c.npy" test -f "$TMP/o_names/a_b_c.npy"
+check "run: '.hidden' -> _hidden.npy" test -f "$TMP/o_names/_hidden.npy"
+check "run: 'A/B C' (same name ignoring case) -> A_B_C_2.npy" test -f "$TMP/o_names/A_B_C_2.npy"
+check "run: nothing else written" test "$(ls -A "$TMP/o_names" | wc -l)" -eq 3
+
+# ---------------------------------------------------------------------------------------------
+# run: argument errors (exit 2, the graph's inputs listed)
+
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw"
+expect "run: missing input -> exit 2" 2 err "missing input 'b'" \
+  err "(inputs: 'a' f32 [1,4], 'b' f32 [1,4])"
+run run "$TMP/add.bin" "${LIBS[@]}"
+expect "run: no inputs -> exit 2" 2 err "missing input 'a'"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "$TMP/a.raw" --input "$TMP/b.raw" \
+  --input "$TMP/a.raw"
+expect "run: extra bare input -> exit 2" 2 err "extra input, the graph has 2"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "a=$TMP/b.raw" \
+  --input "b=$TMP/b.raw"
+expect "run: duplicate input -> exit 2" 2 err "input 'a' given twice"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "c=$TMP/b.raw"
+expect "run: unknown input name -> exit 2 listing valid names" 2 \
+  err "the graph has no input 'c' (inputs: 'a' f32 [1,4], 'b' f32 [1,4])"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "$TMP/b.raw"
+expect "run: NAME=FILE mixed with a bare FILE -> exit 2" 2 err "not a mix"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "$TMP/a.raw"
+expect "run: one bare file for two inputs -> exit 2" 2 err "name them as NAME=FILE"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=" --input "b=$TMP/b.raw"
+expect "run: empty file name -> exit 2" 2 err "no file name"
+run run
+expect "run: no MODEL -> exit 2" 2 err "missing MODEL"
+run run "$TMP/add.bin" --bogus
+expect "run: unknown option -> exit 2" 2 err "unknown option '--bogus'"
+
+# ---------------------------------------------------------------------------------------------
+# run: failures (exit 1)
+
+run run "$TMP/nonexistent.bin" "${LIBS[@]}" --input "a=$TMP/a.raw"
+expect "run: nonexistent model -> exit 1" 1 err "nonexistent.bin" err "HTPU_EIO"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/nope.raw" --input "b=$TMP/b.raw"
+expect "run: nonexistent input file -> exit 1" 1 err "cannot open $TMP/nope.raw"
+head -c 15 "$TMP/a.raw" >"$TMP/short.raw"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/short.raw" --input "b=$TMP/b.raw"
+expect "run: raw file of the wrong size -> exit 1" 1 \
+  err "has 15 bytes; a raw file must have 16 bytes (4 f32 values)"
+run run "$TMP/u8.bin" "${LIBS[@]}" --input "a=$TMP/short.raw" --input "b=$TMP/u8b.npy"
+expect "run: wrong raw size names both accepted sizes" 1 \
+  err "16 bytes (4 f32 values) or 4 bytes (4 u8 values)"
+f32 1 nan 3 4 >"$TMP/nan.raw"
+run run "$TMP/u8.bin" "${LIBS[@]}" --input "a=$TMP/nan.raw" --input "b=$TMP/u8b.npy"
+expect "run: NaN for a quantized input -> exit 1" 1 err "HTPU_ENAN"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "b=$TMP/b.raw" \
+  --output-dir "$TMP/a.raw/sub"
+expect "run: output dir under a file -> exit 1" 1 err "output directory"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "b=$TMP/b.raw" \
+  --output-dir "$TMP/a.raw"
+expect "run: output dir is a file -> exit 1" 1 err "is not a directory"
+if [ "$(id -u)" -ne 0 ]; then
+  mkdir "$TMP/ro" && chmod 555 "$TMP/ro"
+  run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "b=$TMP/b.raw" \
+    --output-dir "$TMP/ro"
+  expect "run: read-only output dir -> exit 1" 1 err "is not writable"
+else
+  echo "skip run: read-only output dir (root ignores permissions)"
+fi
+
+# corrupt and mismatching .npy files
+npy_case() { # NAME FILE PATTERN: runs add.bin with FILE as input a, expects exit 1 + PATTERN
+  run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$2" --input "b=$TMP/b.raw"
+  expect "$1" 1 err "$3"
+}
+printf 'NUMPY\001\000' >"$TMP/magic.npy"
+npy_case "npy: bad magic" "$TMP/magic.npy" "not a .npy file"
+f32 1 2 3 4 | npy_write "$TMP/v4.npy" '<f4' '(1, 4)'
+printf '\004' | dd of="$TMP/v4.npy" bs=1 seek=6 conv=notrunc status=none
+npy_case "npy: unknown version 4.0" "$TMP/v4.npy" "unsupported .npy version 4.0"
+head -c 9 "$TMP/a.npy" >"$TMP/cut9.npy"
+npy_case "npy: length field cut off" "$TMP/cut9.npy" "header length field is cut off"
+head -c 40 "$TMP/a.npy" >"$TMP/cut40.npy"
+npy_case "npy: truncated header" "$TMP/cut40.npy" "the header needs 128 bytes, file has 40"
+{ printf '\223NUMPY\002\000'; bytes 0 0 2 0; } >"$TMP/huge.npy"
+npy_case "npy: header length beyond the limit" "$TMP/huge.npy" "exceeds the limit"
+f32 1 2 3 4 | npy_write "$TMP/dict.npy" '<f4' '(1, 4' # unbalanced tuple
+npy_case "npy: malformed shape tuple" "$TMP/dict.npy" "'shape' holds something other than"
+f32 1 2 3 4 | npy_write "$TMP/shape.npy" '<f4' '(4,)'
+npy_case "npy: wrong shape names both" "$TMP/shape.npy" \
+  "has shape (4,); the tensor's shape is (1, 4)"
+f32 1 2 3 4 | npy_write "$TMP/shape3.npy" '<f4' '(1, 1, 4)'
+npy_case "npy: extra leading 1 is a mismatch" "$TMP/shape3.npy" "has shape (1, 1, 4)"
+bytes 1 0 2 0 3 0 4 0 | npy_write "$TMP/i2.npy" '<i2' '(1, 4)'
+npy_case "npy: wrong dtype" "$TMP/i2.npy" "has dtype '<i2'; the input takes '<f4'"
+f32 1 2 3 4 | npy_write "$TMP/f8.npy" '<f8' '(1, 2)'
+npy_case "npy: unsupported dtype" "$TMP/f8.npy" "'<f8', which htpu does not read"
+f32 1 2 3 4 | npy_write "$TMP/be.npy" '>f4' '(1, 4)'
+npy_case "npy: big-endian f32 is not read" "$TMP/be.npy" "'>f4', which htpu does not read"
+f32 1 2 3 | npy_write "$TMP/short.npy" '<f4' '(1, 4)'
+npy_case "npy: data shorter than the shape" "$TMP/short.npy" "holds 12 data bytes"
+f32 1 2 3 4 1 | npy_write "$TMP/long.npy" '<f4' '(1, 4)'
+npy_case "npy: trailing data" "$TMP/long.npy" "holds 20 data bytes"
+f32 1 2 3 4 | npy_write "$TMP/fortran.npy" '<f4' '(1, 4)'
+sed -i 's/False/True /' "$TMP/fortran.npy"
+npy_case "npy: Fortran order" "$TMP/fortran.npy" "Fortran order"
+f32 1 2 3 4 | npy_write "$TMP/key.npy" '<f4' '(1, 4), '"'"'extra'"'"': 1'
+npy_case "npy: unexpected key" "$TMP/key.npy" "unexpected key 'extra'"
+f32 1 2 3 4 >"$TMP/nomagic.npy"
+npy_case "npy: a .npy name without the magic is not read as raw" "$TMP/nomagic.npy" \
+  "not a .npy file"
+# the magic makes a file .npy whatever its name
+cp "$TMP/a.npy" "$TMP/a_npy.dat"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a_npy.dat" --input "b=$TMP/b.raw"
+expect "run: .npy recognized by its magic" 0 out "y: [11, 22, 33, 44]"
+
+# ---------------------------------------------------------------------------------------------
+# bench
+
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 50 --warmup 2
+expect "bench --iterations 50" 0 out "50 timed (+2 warmup)" out "execute" out "whole call" \
+  out "p50" out "p99" out "generated f32"
+# progress goes to a terminal only
+check "bench: no progress on a non-terminal stderr" test ! -s "$TMP/err"
+
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 200 --json
+expect "bench --json (grep)" 0 out '"schema": "htpu.bench/1"' out '"iterations": 200' \
+  out '"p50_ns"' out '"p90_ns"' out '"p99_ns"' out '"max_ns"' out '"mean_ns"' \
+  out '"throughput_per_s"' out '"execute"' out '"total"' out '"warmup": 5'
+json_check "bench --json: p50 <= p90 <= p99 <= max, total >= execute" '
+  ["execute", "total"].every(k => { const l = j[k];
+    return l.min_ns <= l.p50_ns && l.p50_ns <= l.p90_ns && l.p90_ns <= l.p99_ns &&
+           l.p99_ns <= l.max_ns && l.mean_ns > 0 && l.throughput_per_s > 0; }) &&
+  j.total.p50_ns >= j.execute.p50_ns && j.requested_iterations === 200 &&
+  j.requested_duration_s === null && j.perf_profile.requested === null &&
+  j.inputs.every(i => i.source === "generated")'
+# the same order check without node: the execute block comes first
+ORDER=$(awk -F': ' '/"(min|p50|p90|p99|max)_ns"/ { gsub(/,/, "", $2); printf "%s ", $2 }' \
+  "$TMP/out")
+set -- $ORDER
+if [ $# -eq 10 ] && [ "$1" -le "$2" ] && [ "$2" -le "$3" ] && [ "$3" -le "$4" ] &&
+  [ "$4" -le "$5" ] && [ "$6" -le "$7" ] && [ "$7" -le "$8" ] && [ "$8" -le "$9" ] &&
+  [ "$9" -le "${10}" ]; then
+  pass "bench --json: percentiles ordered (shell)"
+else
+  fail "bench --json: percentiles ordered (shell)" "got: $ORDER"
+fi
+
+run bench "$TMP/add.bin" "${LIBS[@]}" --duration 0.2 --warmup 0 --json
+expect "bench --duration 0.2" 0 out '"requested_duration_s": 0.2' out '"warmup": 0'
+json_check "bench --duration: ran about 0.2 s" '
+  j.iterations >= 1 && j.wall_s >= 0.2 && j.wall_s < 5 && j.requested_iterations === null'
+
+run bench "$TMP/quant.bin" "${LIBS[@]}" --iterations 20 --input "x=$TMP/nonexistent"
+expect "bench: input file errors as in run" 1 err "cannot open"
+bytes $(seq 100 123) | npy_write "$TMP/qx.npy" '|u1' '(1, 2, 2, 6)'
+run bench "$TMP/quant.bin" "${LIBS[@]}" --iterations 20 --input "x=$TMP/qx.npy" --json
+expect "bench: quantized model, one input from a file, one generated" 0 \
+  out '"source": "npy"' out '"source": "generated"'
+json_check "bench: the file input is native, the generated one f32" '
+  typeof j.quantize_mean_ns === "number" && j.inputs[0].dtype === "u8" &&
+  j.inputs[1].dtype === "f32"'
+
+run bench "$TMP/two.bin" "${LIBS[@]}" --graph second --iterations 10
+expect "bench --graph" 0 out "second"
+run bench "$TMP/two.bin" "${LIBS[@]}" --iterations 10
+expect "bench: two graphs without --graph -> exit 2" 2 err "choose one with --graph"
+
+# Until the library has a profile API the option must say so, never pretend; once it is wired
+# (tools/htpu/profile.c) the reference backend applies it. Either way the report must agree
+# with stderr.
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 10 --perf-profile burst --json
+if grep -qF "performance profiles are not available in this build" "$TMP/err"; then
+  expect "bench --perf-profile burst: a note, not a fake" 0 \
+    err "performance profiles are not available in this build; running with the backend's default" \
+    out '"requested": "burst"' out '"applied": false'
+else
+  expect "bench --perf-profile burst: applied" 0 out '"requested": "burst"' out '"applied": true'
+fi
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 10 --perf-profile sustained_high_performance
+if grep -qF "not available" "$TMP/err"; then
+  expect "bench --perf-profile: human report says it was not applied" 0 \
+    out "sustained_high_performance (not available: backend default)"
+else
+  expect "bench --perf-profile: human report names the profile" 0 \
+    out "perf profile   sustained_high_performance"
+fi
+run bench "$TMP/add.bin" "${LIBS[@]}" --perf-profile turbo
+expect "bench: unknown profile -> exit 2 listing the profiles" 2 \
+  err "unknown --perf-profile 'turbo'" err "burst, sustained_high_performance" \
+  err "extreme_power_saver, default"
+
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 0
+expect "bench --iterations 0 -> exit 2" 2 err "--iterations must be between 1 and"
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations abc
+expect "bench --iterations abc -> exit 2" 2 err "wants an unsigned integer"
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations -5
+expect "bench --iterations -5 -> exit 2" 2 err "wants an unsigned integer"
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 20000000
+expect "bench --iterations above the cap -> exit 2" 2 err "between 1 and 10000000"
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 5 --duration 1
+expect "bench --iterations with --duration -> exit 2" 2 err "not both"
+for d in 0 -1 abc 1s nan inf 100000; do
+  run bench "$TMP/add.bin" "${LIBS[@]}" --duration "$d"
+  expect "bench --duration $d -> exit 2" 2 err "--duration wants seconds"
+done
+run bench "$TMP/add.bin" "${LIBS[@]}" --warmup x
+expect "bench --warmup x -> exit 2" 2 err "wants an unsigned integer"
+run bench "$TMP/add.bin" "${LIBS[@]}" --input "c=$TMP/a.raw"
+expect "bench: unknown input name -> exit 2" 2 err "the graph has no input 'c'"
+run bench "$TMP/nonexistent.bin" "${LIBS[@]}"
+expect "bench: nonexistent model -> exit 1" 1 err "nonexistent.bin"
+run bench "$TMP/add.bin" --backend "$TMP/nonexistent/libQnnHtp.so" --system-lib reference
+expect "bench: nonexistent backend -> exit 1" 1 err "HTPU_ELOAD_BACKEND"
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,442 @@
+/* bench.c - `htpu bench MODEL`: execute a graph repeatedly and report latency percentiles and
+ * throughput for graphExecute alone and for the whole htpu_graph_execute call. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "inputs.h"
+#include "json.h"
+#include "profile.h"
+#include "session.h"
+#include "stats.h"
+#include "util.h"
+
+#define BENCH_DEFAULT_ITERATIONS 100u
+#define BENCH_DEFAULT_WARMUP 5u
+#define BENCH_MAX_DURATION_S 86400.0
+/* Fixed so that two runs (or two machines) time the same data. */
+#define BENCH_SEED 0x68747075ull /* "htpu" */
+#define PROGRESS_INTERVAL_NS 100000000ull /* at most ~10 updates a second */
+
+typedef struct bench_opts {
+  uint32_t iterations; /* 0 with --duration */
+  double duration_s;   /* 0 with --iterations */
+  uint32_t warmup;
+  const char *profile; /* NULL: not requested */
+} bench_opts;
+
+typedef struct bench {
+  const cli_args *args;
+  bench_opts o;
+  cli_session s;
+  cli_inputs in;
+  htpu_io *io; /* inputs then outputs */
+  void **out_bufs;
+  int profile_applied;
+  cli_samples exec, total;
+  uint64_t quantize_ns, dequantize_ns; /* sums over the timed iterations */
+  uint64_t wall_ns;
+  int cap_reached;
+  int progress; /* stderr is a terminal */
+  size_t progress_len;
+} bench;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ---- */
+
+static int parse_duration(const cli_args *a, double *out) {
+  const char *s = cli_get(a, "duration");
+  *out = 0;
+  if (!s) return CLI_EXIT_OK;
+  char *end = NULL;
+  errno = 0;
+  double v = (s[0] >= '0' && s[0] <= '9') || s[0] == '.' ? strtod(s, &end) : NAN;
+  if (!end || *end != '\0' || errno == ERANGE || !(v > 0) || v > BENCH_MAX_DURATION_S)
+    return cli_usage_error(a->cmd, "--duration wants seconds, more than 0 and at most %.0f, not "
+                                   "'%s'",
+                           BENCH_MAX_DURATION_S, s);
+  *out = v;
+  return CLI_EXIT_OK;
+}
+
+static int parse_options(const cli_args *a, bench_opts *o) {
+  memset(o, 0, sizeof(*o));
+  if (cli_has(a, "n") && cli_has(a, "iterations"))
+    return cli_usage_error(a->cmd, "-n and --iterations are the same option; give one");
+  const char *count_opt = cli_has(a, "n") ? "n" : "iterations";
+  int rc = cli_get_u32(a, count_opt, BENCH_DEFAULT_ITERATIONS, &o->iterations);
+  if (rc == CLI_EXIT_OK) rc = cli_get_u32(a, "warmup", BENCH_DEFAULT_WARMUP, &o->warmup);
+  if (rc == CLI_EXIT_OK) rc = parse_duration(a, &o->duration_s);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (cli_has(a, count_opt) && cli_has(a, "duration"))
+    return cli_usage_error(a->cmd, "give --iterations or --duration, not both");
+  if (cli_has(a, "duration")) o->iterations = 0;
+  if (cli_has(a, count_opt) && (o->iterations < 1 || o->iterations > CLI_SAMPLES_MAX))
+    return cli_usage_error(a->cmd, "--iterations must be between 1 and %u, not %u",
+                           CLI_SAMPLES_MAX, o->iterations);
+  o->profile = cli_get(a, "perf-profile");
+  if (o->profile && cli_perf_profile_find(o->profile) < 0)
+    return cli_usage_error(a->cmd, "unknown --perf-profile '%s' (profiles: %s)", o->profile,
+                           cli_perf_profile_list());
+  return CLI_EXIT_OK;
+}
+
+/* ---- progress on a terminal ---- */
+
+static void progress_show(bench *b, const char *phase, uint64_t done, uint64_t elapsed_ns) {
+  char line[128];
+  int n;
+  if (b->o.iterations && strcmp(phase, "timing") == 0)
+    n = snprintf(line, sizeof(line), "htpu bench: %s %llu/%u iterations", phase,
+                 (unsigned long long)done, b->o.iterations);
+  else if (strcmp(phase, "timing") == 0)
+    n = snprintf(line, sizeof(line), "htpu bench: %s %llu iterations, %.1f/%g s", phase,
+                 (unsigned long long)done, (double)elapsed_ns / 1e9, b->o.duration_s);
+  else
+    n = snprintf(line, sizeof(line), "htpu bench: %s %llu/%u", phase, (unsigned long long)done,
+                 b->o.warmup);
+  if (n < 0) return;
+  /* pad over the previous, possibly longer, line: \r alone does not clear it */
+  size_t len = strlen(line);
+  fprintf(stderr, "\r%s%*s", line, b->progress_len > len ? (int)(b->progress_len - len) : 0, "");
+  fflush(stderr);
+  b->progress_len = len;
+}
+
+static void progress_clear(bench *b) {
+  if (!b->progress_len) return;
+  fprintf(stderr, "\r%*s\r", (int)b->progress_len, "");
+  fflush(stderr);
+  b->progress_len = 0;
+}
+
+/* ---- running ---- */
+
+static int setup_io(bench *b) {
+  const htpu_graph_info *gi = b->s.info;
+  uint32_t n_in = gi->num_inputs, n_out = gi->num_outputs;
+  b->io = calloc((size_t)n_in + n_out + 1, sizeof(*b->io));
+  b->out_bufs = calloc((size_t)n_out + 1, sizeof(*b->out_bufs));
+  if (!b->io || !b->out_bufs) return cli_fail(b->args->cmd, "out of memory");
+  cli_inputs_fill_io(&b->in, b->io);
+  /* f32 outputs: the whole-call figure then includes dequantization, as a caller sees it */
+  for (uint32_t i = 0; i < n_out; i++) {
+    const htpu_tensor_info *t = &gi->outputs[i];
+    size_t size = t->num_elements * sizeof(float);
+    b->out_bufs[i] = malloc(size ? size : 1);
+    if (!b->out_bufs[i]) return cli_fail(b->args->cmd, "out of memory (%zu bytes)", size);
+    b->io[n_in + i] = (htpu_io){b->out_bufs[i], size, HTPU_F32};
+  }
+  return CLI_EXIT_OK;
+}
+
+static int execute_once(bench *b, htpu_exec_stats *st) {
+  const htpu_graph_info *gi = b->s.info;
+  int rc = htpu_graph_execute(b->s.graph, b->io, gi->num_inputs, b->io + gi->num_inputs,
+                              gi->num_outputs, st);
+  if (rc != 0) {
+    progress_clear(b);
+    return cli_fail_htpu(b->args->cmd, rc, "executing the graph");
+  }
+  return CLI_EXIT_OK;
+}
+
+static int warm_up(bench *b) {
+  uint64_t start = now_ns(), last = 0;
+  for (uint32_t i = 0; i < b->o.warmup; i++) {
+    htpu_exec_stats st;
+    int rc = execute_once(b, &st);
+    if (rc != CLI_EXIT_OK) return rc;
+    uint64_t t = now_ns();
+    if (b->progress && t - last >= PROGRESS_INTERVAL_NS) {
+      progress_show(b, "warmup", i + 1, t - start);
+      last = t;
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
+static int timed_loop(bench *b) {
+  size_t reserve = b->o.iterations ? b->o.iterations : 1024;
+  if (cli_samples_reserve(&b->exec, reserve) != 0 || cli_samples_reserve(&b->total, reserve) != 0)
+    return cli_fail(b->args->cmd, "out of memory for %zu latency samples", reserve);
+  uint64_t deadline = (uint64_t)(b->o.duration_s * 1e9);
+  uint64_t start = now_ns(), last = start, t = start;
+  for (uint64_t i = 0;; i++) {
+    if (b->o.iterations ? i >= b->o.iterations : (i > 0 && t - start >= deadline)) break;
+    htpu_exec_stats st;
+    int rc = execute_once(b, &st);
+    if (rc != CLI_EXIT_OK) return rc;
+    t = now_ns();
+    if (cli_samples_push(&b->exec, st.execute_ns) != 0 ||
+        cli_samples_push(&b->total, st.total_ns) != 0) {
+      /* both series must stay the same length; drop the half-stored sample */
+      if (b->exec.n > b->total.n) b->exec.n--;
+      b->cap_reached = 1;
+      break;
+    }
+    b->quantize_ns += st.quantize_ns;
+    b->dequantize_ns += st.dequantize_ns;
+    if (b->progress && t - last >= PROGRESS_INTERVAL_NS) {
+      progress_show(b, "timing", i + 1, t - start);
+      last = t;
+    }
+  }
+  b->wall_ns = t - start;
+  progress_clear(b);
+  if (b->cap_reached)
+    fprintf(stderr,
+            "htpu %s: note: stopped after %zu iterations (%.1f of %g s): that is the most one "
+            "run records\n",
+            b->args->cmd->name, b->exec.n, (double)b->wall_ns / 1e9, b->o.duration_s);
+  return CLI_EXIT_OK;
+}
+
+/* ---- reports ---- */
+
+static double throughput(const cli_latency *l) {
+  return l->sum > 0 ? (double)l->count / (l->sum / 1e9) : 0;
+}
+
+/* "2171081/s", "12.5/s": whole numbers once the fraction stops mattering */
+static void format_rate(double per_s, char *buf, size_t len) {
+  snprintf(buf, len, per_s >= 100 ? "%.0f/s" : "%.3g/s", per_s);
+}
+
+static void latency_row(cli_table *t, const char *label, const cli_latency *l) {
+  char c[7][32];
+  cli_format_ns((double)l->min, c[0], sizeof(c[0]));
+  cli_format_ns((double)l->p50, c[1], sizeof(c[1]));
+  cli_format_ns((double)l->p90, c[2], sizeof(c[2]));
+  cli_format_ns((double)l->p99, c[3], sizeof(c[3]));
+  cli_format_ns((double)l->max, c[4], sizeof(c[4]));
+  cli_format_ns(l->mean, c[5], sizeof(c[5]));
+  format_rate(throughput(l), c[6], sizeof(c[6]));
+  const char *row[] = {label, c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+  cli_table_add(t, row);
+}
+
+static void input_description(const cli_input *x, char *buf, size_t len) {
+  if (x->source == CLI_INPUT_GENERATED && x->tensor->dtype == HTPU_F32)
+    snprintf(buf, len, "generated f32");
+  else if (x->source == CLI_INPUT_GENERATED)
+    snprintf(buf, len, "generated f32 -> %s", htpu_dtype_name(x->tensor->dtype));
+  else if (x->dtype == x->tensor->dtype)
+    snprintf(buf, len, "%s (%s, native %s)", x->path, cli_input_source_name(x->source),
+             htpu_dtype_name(x->dtype));
+  else
+    snprintf(buf, len, "%s (%s, f32 -> %s)", x->path, cli_input_source_name(x->source),
+             htpu_dtype_name(x->tensor->dtype));
+}
+
+static int print_human(const bench *b, const cli_latency *ex, const cli_latency *tot) {
+  char runs[160], profile[128], host[256], q[32], dq[32], other[32], wall[32], rate[32];
+  double wall_s = (double)b->wall_ns / 1e9;
+  cli_format_ns((double)b->wall_ns, wall, sizeof(wall));
+  format_rate(wall_s > 0 ? (double)ex->count / wall_s : 0, rate, sizeof(rate));
+  snprintf(runs, sizeof(runs), "%zu timed (+%u warmup) in %s, %s", ex->count, b->o.warmup, wall,
+           rate);
+  if (!b->o.profile)
+    snprintf(profile, sizeof(profile), "backend default");
+  else
+    snprintf(profile, sizeof(profile), "%s%s", b->o.profile,
+             b->profile_applied ? "" : " (not available: backend default)");
+  double n = (double)ex->count;
+  double other_ns = tot->mean - ex->mean - (double)b->quantize_ns / n -
+                    (double)b->dequantize_ns / n;
+  cli_format_ns((double)b->quantize_ns / n, q, sizeof(q));
+  cli_format_ns((double)b->dequantize_ns / n, dq, sizeof(dq));
+  cli_format_ns(other_ns > 0 ? other_ns : 0, other, sizeof(other));
+  snprintf(host, sizeof(host), "quantize %s, dequantize %s, other %s (means per call)", q, dq,
+           other);
+
+  cli_table head;
+  cli_table_init(&head, 2);
+  const char *rows[][2] = {
+      {"model", b->s.model}, {"graph", b->s.info->name}, {"backend", b->s.backend_lib},
+      {"perf profile", profile}, {"iterations", runs},   {"host overhead", host},
+  };
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
+  for (uint32_t i = 0; i < b->in.count; i++) {
+    char label[32], desc[600];
+    snprintf(label, sizeof(label), "input %u", (unsigned)i);
+    char name_desc[512];
+    input_description(&b->in.items[i], name_desc, sizeof(name_desc));
+    snprintf(desc, sizeof(desc), "%s: %s", b->in.items[i].tensor->name, name_desc);
+    const char *row[] = {label, desc};
+    cli_table_add(&head, row);
+  }
+  int rc = cli_table_print(&head, stdout, 0);
+  cli_table_free(&head);
+
+  printf("\n");
+  cli_table t;
+  cli_table_init(&t, 8);
+  const char *h[] = {"latency", "min", "p50", "p90", "p99", "max", "mean", "throughput"};
+  cli_table_add(&t, h);
+  latency_row(&t, "execute", ex);
+  latency_row(&t, "whole call", tot);
+  if (cli_table_print(&t, stdout, 0) != 0) rc = -1;
+  cli_table_free(&t);
+  return rc;
+}
+
+static void json_latency(cli_json *j, const char *key, const cli_latency *l) {
+  cli_json_object_begin(j, key);
+  cli_json_uint(j, "min_ns", l->min);
+  cli_json_uint(j, "p50_ns", l->p50);
+  cli_json_uint(j, "p90_ns", l->p90);
+  cli_json_uint(j, "p99_ns", l->p99);
+  cli_json_uint(j, "max_ns", l->max);
+  cli_json_double(j, "mean_ns", l->mean);
+  cli_json_double(j, "throughput_per_s", throughput(l));
+  cli_json_object_end(j);
+}
+
+static int print_json(const bench *b, const cli_latency *ex, const cli_latency *tot) {
+  cli_json j;
+  double wall_s = (double)b->wall_ns / 1e9;
+  cli_json_init(&j, stdout);
+  cli_json_object_begin(&j, NULL);
+  cli_json_string(&j, "schema", "htpu.bench/1");
+  cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
+  cli_json_string(&j, "model", b->s.model);
+  cli_json_string(&j, "graph", b->s.info->name);
+  cli_json_string(&j, "backend_lib", b->s.backend_lib);
+  cli_json_string(&j, "system_lib", b->s.system_lib);
+  cli_json_object_begin(&j, "perf_profile");
+  cli_json_string(&j, "requested", b->o.profile);
+  cli_json_bool(&j, "applied", b->profile_applied);
+  cli_json_object_end(&j);
+  cli_json_array_begin(&j, "inputs", 0);
+  for (uint32_t i = 0; i < b->in.count; i++) {
+    const cli_input *x = &b->in.items[i];
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "name", x->tensor->name);
+    cli_json_string(&j, "source", cli_input_source_name(x->source));
+    cli_json_string(&j, "file", x->path);
+    cli_json_string(&j, "dtype", htpu_dtype_name(x->dtype));
+    cli_json_string(&j, "tensor_dtype", htpu_dtype_name(x->tensor->dtype));
+    cli_json_object_end(&j);
+  }
+  cli_json_array_end(&j);
+  cli_json_uint(&j, "warmup", b->o.warmup);
+  cli_json_uint(&j, "iterations", ex->count);
+  if (b->o.iterations)
+    cli_json_uint(&j, "requested_iterations", b->o.iterations);
+  else
+    cli_json_null(&j, "requested_iterations");
+  if (b->o.duration_s > 0)
+    cli_json_double(&j, "requested_duration_s", b->o.duration_s);
+  else
+    cli_json_null(&j, "requested_duration_s");
+  cli_json_bool(&j, "sample_cap_reached", b->cap_reached);
+  cli_json_double(&j, "wall_s", wall_s);
+  cli_json_double(&j, "wall_throughput_per_s", wall_s > 0 ? (double)ex->count / wall_s : 0);
+  json_latency(&j, "execute", ex);
+  json_latency(&j, "total", tot);
+  cli_json_double(&j, "quantize_mean_ns", (double)b->quantize_ns / (double)ex->count);
+  cli_json_double(&j, "dequantize_mean_ns", (double)b->dequantize_ns / (double)ex->count);
+  cli_json_object_end(&j);
+  return cli_json_finish(&j);
+}
+
+static int report(bench *b) {
+  cli_latency ex, tot;
+  if (cli_latency_compute(b->exec.v, b->exec.n, &ex) != 0 ||
+      cli_latency_compute(b->total.v, b->total.n, &tot) != 0)
+    return cli_fail(b->args->cmd, "no samples to report (out of memory?)");
+  int w = cli_has(b->args, "json") ? print_json(b, &ex, &tot) : print_human(b, &ex, &tot);
+  return w == 0 ? CLI_EXIT_OK : cli_fail(b->args->cmd, "could not write the report");
+}
+
+/* ---- command ---- */
+
+static void bench_free(bench *b) {
+  for (uint32_t i = 0; b->out_bufs && b->s.info && i < b->s.info->num_outputs; i++)
+    free(b->out_bufs[i]);
+  free(b->out_bufs);
+  free(b->io);
+  cli_samples_free(&b->exec);
+  cli_samples_free(&b->total);
+  cli_inputs_free(&b->in);
+  cli_session_close(&b->s);
+}
+
+static int run_bench(const cli_args *a) {
+  bench b;
+  memset(&b, 0, sizeof(b));
+  b.args = a;
+  int rc = parse_options(a, &b.o);
+  if (rc != CLI_EXIT_OK) return rc;
+  b.progress = isatty(STDERR_FILENO);
+  rc = cli_session_open(a, &b.s);
+  if (rc != CLI_EXIT_OK) return rc;
+  rc = cli_inputs_bind(a, b.s.info, 1, &b.in);
+  if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &b.in);
+  if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &b.in, BENCH_SEED);
+  if (rc == CLI_EXIT_OK) rc = setup_io(&b);
+  if (rc == CLI_EXIT_OK && b.o.profile)
+    rc = cli_perf_profile_apply(a->cmd, b.s.rt, b.o.profile, &b.profile_applied);
+  if (rc == CLI_EXIT_OK) rc = warm_up(&b);
+  if (rc == CLI_EXIT_OK) rc = timed_loop(&b);
+  if (rc == CLI_EXIT_OK) rc = report(&b);
+  bench_free(&b);
+  return rc;
+}
+
+static const cli_option bench_options[] = {
+    {"graph", "NAME", "the graph to run (needed when MODEL holds several)", 0},
+    {"iterations", "N", "timed executes (default 100; at most 10000000)", 0},
+    {"n", "N", "same as --iterations", 0},
+    {"duration", "S", "time executes for S seconds instead of a count (decimals allowed)", 0},
+    {"warmup", "W", "untimed executes before timing (default 5)", 0},
+    {"input", "NAME=FILE",
+     "input data as for htpu run; inputs not given get deterministic pseudo-random f32 data "
+     "within the tensor's representable range",
+     1},
+    {"perf-profile", "P",
+     "performance profile: burst, sustained_high_performance, high_performance, balanced, "
+     "low_balanced, high_power_saver, power_saver, low_power_saver, extreme_power_saver, default",
+     0},
+    {"backend", "PATH",
+     "QNN backend library (default " HTPU_DEFAULT_BACKEND_LIB "; 'reference' = the reference "
+     "backend)",
+     0},
+    {"system-lib", "PATH",
+     "QNN system library (default " HTPU_DEFAULT_SYSTEM_LIB "; 'reference' = the reference "
+     "system library)",
+     0},
+    {"json", NULL, "print the report as JSON (schema htpu.bench/1, see docs/htpu.md)", 0},
+    {NULL, NULL, NULL, 0},
+};
+
+const cli_command cmd_bench = {
+    .name = "bench",
+    .synopsis = "MODEL [--graph NAME] [--iterations N | --duration S] [--warmup W] "
+                "[--input NAME=FILE ...] [--perf-profile P] [--backend PATH|reference] "
+                "[--system-lib PATH|reference] [--json]",
+    .summary = "time a graph: latency percentiles and throughput, execute vs whole call",
+    .description =
+        "Executes one graph repeatedly and reports min, p50, p90, p99, max and mean latency and\n"
+        "throughput twice: for graphExecute alone and for the whole htpu_graph_execute call\n"
+        "(quantizing f32 inputs, executing, dequantizing f32 outputs), so host overhead is\n"
+        "visible. Percentiles are nearest-rank: the smallest sample with at least p% of the\n"
+        "samples at or below it. Progress is shown on stderr when it is a terminal.\n",
+    .options = bench_options,
+    .positional_name = "MODEL",
+    .min_positional = 1,
+    .max_positional = 1,
+    .run = run_bench,
+};

@@ -1,0 +1,171 @@
+/* input_file.c - reading one input from a raw or .npy file (see inputs.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "inputs.h"
+#include "npy.h"
+#include "session.h"
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Reads exactly len bytes at the current position; -1 on error or early end of file. */
+static int read_exact(FILE *f, void *buf, size_t len) {
+  return fread(buf, 1, len, f) == len ? 0 : -1;
+}
+
+/* "16 bytes (4 f32 values) or 4 bytes (4 u8 values)": what a raw file for t may hold. */
+static void raw_expectation(const htpu_tensor_info *t, char *buf, size_t len) {
+  size_t f32_size = t->num_elements * sizeof(float);
+  if (t->dtype == HTPU_F32)
+    snprintf(buf, len, "%zu bytes (%zu f32 values)", f32_size, t->num_elements);
+  else
+    snprintf(buf, len, "%zu bytes (%zu f32 values) or %zu bytes (%zu %s values)", f32_size,
+             t->num_elements, t->byte_size, t->num_elements, htpu_dtype_name(t->dtype));
+}
+
+static int read_raw(const cli_command *cmd, cli_input *in, FILE *f, size_t file_size) {
+  const htpu_tensor_info *t = in->tensor;
+  char shape[160], want[160];
+  cli_shape_string(t, shape, sizeof(shape));
+  /* The size decides the type: f32 first, so a quantized i32/u32 tensor (same size either way)
+   * reads f32 - the common case of a dequantized tensor dump. The note says so. */
+  if (file_size == t->num_elements * sizeof(float)) {
+    in->dtype = HTPU_F32;
+    if (t->dtype != HTPU_F32 && htpu_dtype_size(t->dtype) == sizeof(float))
+      fprintf(stderr,
+              "htpu %s: note: input '%s': %s has the size of both f32 and %s data; read as f32 "
+              "(use a .npy file to pass %s values)\n",
+              cmd->name, t->name, in->path, htpu_dtype_name(t->dtype), htpu_dtype_name(t->dtype));
+  } else if (file_size == t->byte_size) {
+    in->dtype = t->dtype;
+  } else {
+    raw_expectation(t, want, sizeof(want));
+    return cli_fail(cmd, "input '%s' (%s %s): %s has %zu bytes; a raw file must have %s",
+                    t->name, htpu_dtype_name(t->dtype), shape, in->path, file_size, want);
+  }
+  in->size = file_size;
+  in->data = malloc(file_size ? file_size : 1);
+  if (!in->data) return cli_fail(cmd, "out of memory reading %s (%zu bytes)", in->path, file_size);
+  if (read_exact(f, in->data, file_size) != 0)
+    return cli_fail(cmd, "reading %s: %s", in->path, ferror(f) ? strerror(errno) : "file shrank");
+  in->source = CLI_INPUT_RAW;
+  return CLI_EXIT_OK;
+}
+
+/* Checks a parsed .npy header against the tensor; words the mismatch. */
+static int check_npy(const cli_command *cmd, const cli_input *in, const npy_header *h,
+                     size_t file_size) {
+  const htpu_tensor_info *t = in->tensor;
+  const char *native = npy_descr(t->dtype);
+  char want_types[64];
+  if (t->dtype == HTPU_F32 || !native)
+    snprintf(want_types, sizeof(want_types), "'<f4'");
+  else
+    snprintf(want_types, sizeof(want_types), "'<f4' or '%s' (its native %s)", native,
+             htpu_dtype_name(t->dtype));
+  if (h->dtype == HTPU_DTYPE_INVALID)
+    return cli_fail(cmd, "input '%s': %s has dtype '%s', which htpu does not read; the input "
+                         "takes %s",
+                    t->name, in->path, h->descr, want_types);
+  if (h->dtype != HTPU_F32 && h->dtype != t->dtype)
+    return cli_fail(cmd, "input '%s': %s has dtype '%s'; the input takes %s", t->name, in->path,
+                    h->descr, want_types);
+  if (h->fortran_order)
+    return cli_fail(cmd, "input '%s': %s is in Fortran order; only C order is read (save "
+                         "np.ascontiguousarray(x))",
+                    t->name, in->path);
+  int same = h->rank == t->rank;
+  for (uint32_t d = 0; same && d < h->rank; d++) same = h->dims[d] == t->dims[d];
+  if (!same) {
+    char got[256], want[160];
+    npy_format_shape64(h->dims, h->rank, got, sizeof(got));
+    npy_format_shape32(t->dims, t->rank, want, sizeof(want));
+    return cli_fail(cmd, "input '%s': %s has shape %s; the tensor's shape is %s", t->name,
+                    in->path, got, want);
+  }
+  size_t data = file_size - h->data_offset;
+  size_t need = t->num_elements * htpu_dtype_size(h->dtype);
+  if (data != need) {
+    char shape[256];
+    npy_format_shape64(h->dims, h->rank, shape, sizeof(shape));
+    return cli_fail(cmd, "input '%s': %s holds %zu data bytes after its header; shape %s of "
+                         "'%s' needs %zu",
+                    t->name, in->path, data, shape, h->descr, need);
+  }
+  return CLI_EXIT_OK;
+}
+
+static int read_npy(const cli_command *cmd, cli_input *in, FILE *f, size_t file_size) {
+  const htpu_tensor_info *t = in->tensor;
+  /* The file can hold at most a maximal header and the larger of the f32 and native data, so
+   * a huge or hostile file is refused before anything is allocated for it. */
+  size_t f32_size = t->num_elements * sizeof(float);
+  size_t max_data = f32_size > t->byte_size ? f32_size : t->byte_size;
+  if (file_size > NPY_PREAMBLE_MAX + NPY_MAX_HEADER + max_data)
+    return cli_fail(cmd, "input '%s': %s has %zu bytes, more than a .npy file of this tensor can "
+                         "hold (%zu data bytes at most)",
+                    t->name, in->path, file_size, max_data);
+  unsigned char *buf = malloc(file_size ? file_size : 1);
+  if (!buf) return cli_fail(cmd, "out of memory reading %s (%zu bytes)", in->path, file_size);
+  if (read_exact(f, buf, file_size) != 0) {
+    free(buf);
+    return cli_fail(cmd, "reading %s: %s", in->path, ferror(f) ? strerror(errno) : "file shrank");
+  }
+  npy_header h;
+  char err[256];
+  if (npy_parse(buf, file_size, &h, err, sizeof(err)) != 0) {
+    free(buf);
+    return cli_fail(cmd, "input '%s': %s: %s", t->name, in->path, err);
+  }
+  int rc = check_npy(cmd, in, &h, file_size);
+  if (rc != CLI_EXIT_OK) {
+    free(buf);
+    return rc;
+  }
+  /* Move the data to the start of the (malloc-aligned) block: a hand-made header need not keep
+   * the data aligned for float access. */
+  size_t size = file_size - h.data_offset;
+  memmove(buf, buf + h.data_offset, size);
+  in->data = buf;
+  in->size = size;
+  in->dtype = h.dtype;
+  in->source = CLI_INPUT_NPY;
+  return CLI_EXIT_OK;
+}
+
+int cli_input_read_file(const cli_command *cmd, cli_input *in) {
+  FILE *f = fopen(in->path, "rb");
+  if (!f)
+    return cli_fail(cmd, "input '%s': cannot open %s: %s", in->tensor->name, in->path,
+                    strerror(errno));
+  struct stat st;
+  int rc;
+  if (fstat(fileno(f), &st) != 0) {
+    rc = cli_fail(cmd, "input '%s': %s: %s", in->tensor->name, in->path, strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    rc = cli_fail(cmd, "input '%s': %s is not a regular file", in->tensor->name, in->path);
+  } else {
+    size_t size = (size_t)st.st_size;
+    unsigned char magic[6] = {0};
+    size_t got = fread(magic, 1, sizeof(magic), f);
+    rewind(f);
+    /* .npy by name (so a corrupt .npy is reported as such, not read as raw bytes), or by its
+     * magic whatever the name */
+    int is_npy = ends_with(in->path, ".npy") ||
+                 (got == sizeof(magic) && memcmp(magic, "\x93NUMPY", 6) == 0);
+    rc = is_npy ? read_npy(cmd, in, f, size) : read_raw(cmd, in, f, size);
+  }
+  fclose(f);
+  if (rc != CLI_EXIT_OK) {
+    free(in->data);
+    in->data = NULL;
+    in->size = 0;
+  }
+  return rc;
+}

@@ -1,0 +1,124 @@
+/* session.c - opening MODEL for `htpu run` and `htpu bench` (see session.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+#include "util.h"
+
+int cli_fail_htpu(const cli_command *cmd, int rc, const char *what) {
+  const char *msg = htpu_last_error();
+  return cli_fail(cmd, "%s%s%s: %s", what ? what : "", what ? ": " : "", htpu_err_name(rc),
+                  msg && msg[0] ? msg : htpu_strerror(rc));
+}
+
+void cli_shape_string(const htpu_tensor_info *t, char *buf, size_t len) {
+  size_t pos = 0;
+  if (len == 0) return;
+  buf[0] = '\0';
+  int w = snprintf(buf, len, "[");
+  for (uint32_t d = 0; w >= 0 && d < t->rank && d < HTPU_MAX_RANK; d++) {
+    pos += (size_t)w;
+    if (pos >= len) return;
+    w = snprintf(buf + pos, len - pos, "%s%" PRIu32, d ? "," : "", t->dims[d]);
+  }
+  if (w < 0) return;
+  pos += (size_t)w;
+  if (pos < len) snprintf(buf + pos, len - pos, "]");
+}
+
+/* "'a', 'b'" into buf, control bytes shown as '?' (names come from the binary), truncated
+ * with "..." when the list does not fit. */
+static void graph_names(const htpu_model_info *m, char *buf, size_t len) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  for (uint32_t g = 0; g < m->num_graphs; g++) {
+    const char *name = m->graphs[g].name ? m->graphs[g].name : "";
+    size_t need = strlen(name) + 4;
+    if (pos + need + 4 >= len) {
+      snprintf(buf + pos, len - pos, "...");
+      return;
+    }
+    pos += (size_t)snprintf(buf + pos, len - pos, "%s'", g ? ", " : "");
+    for (const char *p = name; *p; p++)
+      buf[pos++] = ((unsigned char)*p < 0x20 || *p == 0x7F) ? '?' : *p;
+    buf[pos++] = '\'';
+    buf[pos] = '\0';
+  }
+}
+
+/* The name check happens here rather than in htpu_graph_open so a wrong --graph is a usage
+ * error (exit 2) with the same wording in both commands. */
+static int select_graph(const cli_args *a, cli_session *s, const char **name) {
+  const htpu_model_info *m = htpu_context_model_info(s->ctx);
+  const char *want = cli_get(a, "graph");
+  *name = want;
+  if (!m) return CLI_EXIT_OK; /* the library will say what is wrong */
+  char names[1024];
+  graph_names(m, names, sizeof(names));
+  if (!want) {
+    if (m->num_graphs > 1)
+      return cli_usage_error(a->cmd, "%s holds %" PRIu32 " graphs (%s): choose one with --graph",
+                             s->model, m->num_graphs, names);
+    return CLI_EXIT_OK;
+  }
+  for (uint32_t g = 0; g < m->num_graphs; g++)
+    if (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0) return CLI_EXIT_OK;
+  return cli_usage_error(a->cmd, "%s has no graph '%s' (graphs: %s)", s->model, want, names);
+}
+
+int cli_session_open(const cli_args *a, cli_session *s) {
+  memset(s, 0, sizeof(*s));
+  s->model = a->positional[0];
+  int failed = 0;
+  const char *backend = cli_resolve_lib(cli_get(a, "backend"), CLI_REFERENCE_BACKEND,
+                                        s->backend_buf, sizeof(s->backend_buf), &failed);
+  if (failed) return CLI_EXIT_FAIL;
+  const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM,
+                                           s->system_buf, sizeof(s->system_buf), &failed);
+  if (failed) return CLI_EXIT_FAIL;
+
+  htpu_runtime_options ro;
+  htpu_runtime_options_init(&ro);
+  if (backend) ro.backend_lib = backend;
+  if (system_lib) ro.system_lib = system_lib;
+  s->backend_lib = ro.backend_lib;
+  s->system_lib = ro.system_lib;
+
+  int rc = htpu_runtime_open(&ro, &s->rt);
+  if (rc != 0) return cli_fail_htpu(a->cmd, rc, "opening the runtime");
+  /* the message first: closing is an htpu call and resets htpu_last_error() */
+  rc = htpu_context_open_file(s->rt, s->model, &s->ctx);
+  if (rc != 0) {
+    int failed_rc = cli_fail_htpu(a->cmd, rc, "loading the model");
+    cli_session_close(s);
+    return failed_rc;
+  }
+  const char *name = NULL;
+  int ex = select_graph(a, s, &name);
+  if (ex != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return ex;
+  }
+  rc = htpu_graph_open(s->ctx, name, &s->graph);
+  if (rc != 0) {
+    int failed_rc = cli_fail_htpu(a->cmd, rc, "opening the graph");
+    cli_session_close(s);
+    return failed_rc;
+  }
+  s->info = htpu_graph_get_info(s->graph);
+  if (!s->info) {
+    cli_session_close(s);
+    return cli_fail(a->cmd, "the graph has no information (htpu_graph_get_info failed)");
+  }
+  return CLI_EXIT_OK;
+}
+
+void cli_session_close(cli_session *s) {
+  /* children first: not required (handles keep their parents alive) but it tears down in the
+   * order QNN expects without relying on that */
+  htpu_graph_close(&s->graph);
+  htpu_context_close(&s->ctx);
+  htpu_runtime_close(&s->rt);
+  s->info = NULL;
+}

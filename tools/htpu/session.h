@@ -1,0 +1,38 @@
+/*
+ * session.h - the runtime, context and graph that `htpu run` and `htpu bench` work on.
+ *
+ * Both commands take MODEL, --backend, --system-lib and --graph with the same meaning; this is
+ * the one place that turns them into open handles and words the failures.
+ */
+#ifndef HTPU_SESSION_H
+#define HTPU_SESSION_H
+
+#include "cli.h"
+#include "hexagon_tpu.h"
+
+typedef struct cli_session {
+  const char *model;      /* the MODEL argument */
+  const char *backend_lib; /* as opened (resolved "reference", or the library default) */
+  const char *system_lib;
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *graph;
+  const htpu_graph_info *info; /* borrowed from graph */
+  char backend_buf[4096], system_buf[4096];
+} cli_session;
+
+/* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph. Without
+ * --graph the model must hold one graph; a missing or unknown --graph is a usage error that
+ * lists the graph names. Returns CLI_EXIT_OK, or the exit code after printing why; the session
+ * is then already closed. */
+int cli_session_open(const cli_args *a, cli_session *s);
+void cli_session_close(cli_session *s);
+
+/* Prints "htpu CMD: HTPU_E...: <htpu_last_error()>" for a failed library call and returns
+ * CLI_EXIT_FAIL. `what` prefixes the message ("executing graph 'g'"), may be NULL. */
+int cli_fail_htpu(const cli_command *cmd, int rc, const char *what);
+
+/* "[1,4]" */
+void cli_shape_string(const htpu_tensor_info *t, char *buf, size_t len);
+
+#endif /* HTPU_SESSION_H */
