@@ -117,6 +117,9 @@ test:
 	$(Q)ASAN_OPTIONS=detect_leaks=1 build/asan/digits_demo build/asan/libhtpu_refbackend.so \
 	  build/asan/libhtpu_refsystem.so $(DIGITS)/digits.bin $(DIGITS)/test_x.f32 \
 	  $(DIGITS)/test_y.u8 $(DIGITS)/float_pred.u8 >/dev/null
+	$(Q)bash test/cli/test_htpu_run.sh build/asan
+	@echo "ExUnit: the Elixir package against the reference backend"
+	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.

@@ -1,0 +1,100 @@
+/*
+ * atoms.h - every atom the NIF returns or matches, made once in load/upgrade
+ * (nif_atoms_make in convert.c).
+ *
+ * X(c_name, "erlang_name"). Atoms are VM-global, so making them again on upgrade yields the
+ * same values.
+ */
+#ifndef HTPU_NIF_ATOMS_H
+#define HTPU_NIF_ATOMS_H
+
+#include <erl_nif.h>
+
+#define HTPU_NIF_ATOMS(X)                         \
+  X(ok, "ok")                                     \
+  X(error, "error")                               \
+  X(nil, "nil")                                   \
+  X(true_, "true")                                \
+  X(false_, "false")                              \
+  X(unknown, "unknown")                           \
+  /* runtime options */                           \
+  X(backend_lib, "backend_lib")                   \
+  X(system_lib, "system_lib")                     \
+  X(dsp_library_path, "dsp_library_path")         \
+  X(backend_id, "backend_id")                     \
+  X(log_level, "log_level")                       \
+  X(skip_device, "skip_device")                   \
+  X(env, "env")                                   \
+  /* runtime info */                              \
+  X(provider_name, "provider_name")               \
+  X(core_api_version, "core_api_version")         \
+  X(backend_api_version, "backend_api_version")   \
+  X(build_id, "build_id")                         \
+  X(system_provider_name, "system_provider_name") \
+  X(system_api_version, "system_api_version")     \
+  X(has_device, "has_device")                     \
+  /* model / graph / tensor info */               \
+  X(binary_info_version, "binary_info_version")   \
+  X(context_blob_version, "context_blob_version") \
+  X(soc_version, "soc_version")                   \
+  X(soc_model, "soc_model")                       \
+  X(dsp_arch, "dsp_arch")                         \
+  X(context_blob_size, "context_blob_size")       \
+  X(graphs, "graphs")                             \
+  X(name, "name")                                 \
+  X(graph_info_version, "graph_info_version")     \
+  X(inputs, "inputs")                             \
+  X(outputs, "outputs")                           \
+  X(vtcm_mb, "vtcm_mb")                           \
+  X(id, "id")                                     \
+  X(dtype, "dtype")                               \
+  X(qnn_data_type, "qnn_data_type")               \
+  X(tensor_version, "tensor_version")             \
+  X(shape, "shape")                               \
+  X(num_elements, "num_elements")                 \
+  X(byte_size, "byte_size")                       \
+  X(quantization, "quantization")                 \
+  X(scale, "scale")                               \
+  X(zero_point, "zero_point")                     \
+  X(axis, "axis")                                 \
+  X(scales, "scales")                             \
+  X(zero_points, "zero_points")                   \
+  /* execute stats */                             \
+  X(execute_ns, "execute_ns")                     \
+  X(quantize_ns, "quantize_ns")                   \
+  X(dequantize_ns, "dequantize_ns")               \
+  X(total_ns, "total_ns")                         \
+  X(nif_ns, "nif_ns")                             \
+  /* htpu_stats + reaper */                       \
+  X(live_runtimes, "live_runtimes")               \
+  X(live_contexts, "live_contexts")               \
+  X(live_graphs, "live_graphs")                   \
+  X(executes, "executes")                         \
+  X(execute_errors, "execute_errors")             \
+  X(execute_ns_total, "execute_ns_total")         \
+  X(execute_ns_last, "execute_ns_last")           \
+  X(loads, "loads")                               \
+  X(load_ns_total, "load_ns_total")               \
+  X(quantize_ns_total, "quantize_ns_total")       \
+  X(dequantize_ns_total, "dequantize_ns_total")   \
+  X(recoveries, "recoveries")                     \
+  X(recovery_failures, "recovery_failures")       \
+  X(live_shared_buffers, "live_shared_buffers")   \
+  X(mem_registrations, "mem_registrations")       \
+  X(startup_retries, "startup_retries")           \
+  X(reaper_queued, "reaper_queued")               \
+  X(reaper_closed, "reaper_closed")               \
+  X(reaper_inline, "reaper_inline")
+
+typedef struct nif_atoms {
+#define HTPU_NIF_ATOM_FIELD_(c_name, str) ERL_NIF_TERM c_name;
+  HTPU_NIF_ATOMS(HTPU_NIF_ATOM_FIELD_)
+#undef HTPU_NIF_ATOM_FIELD_
+} nif_atoms;
+
+extern nif_atoms ATOMS;
+
+/* Fills ATOMS and the error/dtype atom tables. */
+void nif_atoms_make(ErlNifEnv *env);
+
+#endif

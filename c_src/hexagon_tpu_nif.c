@@ -1,0 +1,491 @@
+/*
+ * hexagon_tpu_nif.c - the NIF: a thin client of include/hexagon_tpu.h for HexagonTpu.NIF.
+ *
+ * Every function decodes terms, calls the C API once and builds the answer; validation with
+ * friendly messages happens in Elixir first, the core checks everything again. Wrong term
+ * types raise badarg (they mean a bug in lib/, not a user error). C failures come back as
+ * {:error, {reason_atom, message, qnn_code, qnn_name | nil}}; HexagonTpu.Error wraps them.
+ *
+ * Scheduling: whatever can wait on the DSP (load, graph retrieve, execute, every close) runs
+ * on a dirty IO scheduler; see the table at the bottom for the reasons.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "atoms.h"
+#include "nif.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static ERL_NIF_TERM ok3(ErlNifEnv *env, ERL_NIF_TERM a, ERL_NIF_TERM b) {
+  return enif_make_tuple3(env, ATOMS.ok, a, b);
+}
+
+static ERL_NIF_TERM closed_error(ErlNifEnv *env, const char *what) {
+  return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
+}
+
+/* A handle term that is not a resource of our type. After the NIF module is purged (not
+ * upgraded), ERTS unlinks the old resource types: handles made before are still references
+ * (their destructors still run) but no longer match the reloaded library's types. That is a
+ * :closed error ("closed or invalid", as the C API says), not a crash; any other term is a bug
+ * in lib/ and raises badarg. */
+static ERL_NIF_TERM bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what) {
+  if (!enif_is_ref(env, term)) return enif_make_badarg(env);
+  return nif_make_error_msg(env, HTPU_ECLOSED,
+                            "the %s handle was made by a purged copy of the NIF library; open "
+                            "it again",
+                            what);
+}
+
+/* Optional map field: 1 found, 0 absent. */
+static int map_get(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, ERL_NIF_TERM *val) {
+  return enif_get_map_value(env, map, key, val);
+}
+
+/* Applies [{name, value | nil}] with setenv/unsetenv and records the previous values in `saved`
+ * (same shape) so they can be restored. Test-only: setenv is not safe against concurrent getenv
+ * in other threads, which is why HexagonTpu.Runtime documents `env:` as a test hook. */
+typedef struct env_entry {
+  char *name;
+  char *old; /* NULL: was unset */
+} env_entry;
+
+static void env_restore(env_entry *saved, unsigned n) {
+  for (unsigned i = n; i-- > 0;) {
+    if (saved[i].old)
+      setenv(saved[i].name, saved[i].old, 1);
+    else
+      unsetenv(saved[i].name);
+    enif_free(saved[i].name);
+    if (saved[i].old) enif_free(saved[i].old);
+  }
+}
+
+static char *dup_cstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = enif_alloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
+                     unsigned *count) {
+  *count = 0;
+  ERL_NIF_TERM head, tail = list;
+  while (enif_get_list_cell(env, tail, &head, &tail)) {
+    const ERL_NIF_TERM *kv;
+    int arity;
+    char *name = NULL, *value = NULL;
+    if (*count >= max || !enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+        nif_get_cstring_or_nil(env, kv[0], &name) || !name ||
+        nif_get_cstring_or_nil(env, kv[1], &value)) {
+      if (name) enif_free(name);
+      return -1;
+    }
+    const char *old = getenv(name);
+    saved[*count].name = name;
+    saved[*count].old = old ? dup_cstr(old) : NULL;
+    (*count)++;
+    if (value) {
+      setenv(name, value, 1);
+      enif_free(value);
+    } else {
+      unsetenv(name);
+    }
+  }
+  return enif_is_empty_list(env, tail) ? 0 : -1;
+}
+
+/* ---- runtime ------------------------------------------------------------------------------ */
+
+#define MAX_ENV 16
+
+/* runtime_open(%{backend_lib, system_lib, dsp_library_path: binary | nil, backend_id,
+ * log_level: non_neg_integer, skip_device: boolean, env: [{name, value | nil}]})
+ * -> {:ok, ref, info_map} | {:error, reason} */
+static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ERL_NIF_TERM ret, v;
+  char *backend_lib = NULL, *system_lib = NULL, *dsp_path = NULL;
+  env_entry saved[MAX_ENV];
+  unsigned n_saved = 0;
+  int env_applied = 0;
+  htpu_runtime *rt = NULL;
+
+  htpu_runtime_options o;
+  htpu_runtime_options_init(&o);
+  if (!enif_is_map(env, argv[0])) return enif_make_badarg(env);
+  if ((map_get(env, argv[0], ATOMS.backend_lib, &v) && nif_get_cstring_or_nil(env, v, &backend_lib)) ||
+      (map_get(env, argv[0], ATOMS.system_lib, &v) && nif_get_cstring_or_nil(env, v, &system_lib)) ||
+      (map_get(env, argv[0], ATOMS.dsp_library_path, &v) && nif_get_cstring_or_nil(env, v, &dsp_path)) ||
+      (map_get(env, argv[0], ATOMS.backend_id, &v) && !enif_get_uint(env, v, &o.backend_id)) ||
+      (map_get(env, argv[0], ATOMS.log_level, &v) && !enif_get_uint(env, v, &o.log_level))) {
+    ret = enif_make_badarg(env);
+    goto out;
+  }
+  if (map_get(env, argv[0], ATOMS.skip_device, &v)) o.skip_device = enif_is_identical(v, ATOMS.true_);
+  if (backend_lib) o.backend_lib = backend_lib;
+  if (system_lib) o.system_lib = system_lib;
+  o.dsp_library_path = dsp_path;
+
+  if (map_get(env, argv[0], ATOMS.env, &v)) {
+    env_applied = 1;
+    if (env_apply(env, v, saved, MAX_ENV, &n_saved)) {
+      ret = enif_make_badarg(env);
+      goto out;
+    }
+  }
+
+  int rc = htpu_runtime_open(&o, &rt);
+  if (rc) {
+    ret = nif_make_error(env, rc);
+    goto out;
+  }
+  htpu_runtime_info info;
+  if ((rc = htpu_runtime_get_info(rt, &info)) != 0) {
+    ret = nif_make_error(env, rc);
+    htpu_runtime_close(&rt);
+    goto out;
+  }
+  /* The info is built now, while no other thread can close the handle (its strings are
+   * borrowed from the runtime). */
+  ERL_NIF_TERM info_term = nif_make_runtime_info(env, &info);
+  nif_runtime *res = enif_alloc_resource(RUNTIME_RT, sizeof *res);
+  if (!res) {
+    htpu_runtime_close(&rt);
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (runtime resource)");
+    goto out;
+  }
+  atomic_init(&res->handle, rt);
+  ret = ok3(env, enif_make_resource(env, res), info_term);
+  enif_release_resource(res); /* the term owns it now */
+
+out:
+  /* The reference backend reads HTPU_REF_* at backendCreate and keeps the rules with that
+   * backend, so the variables can go back right away and never leak into other runtimes. */
+  if (env_applied) env_restore(saved, n_saved);
+  if (backend_lib) enif_free(backend_lib);
+  if (system_lib) enif_free(system_lib);
+  if (dsp_path) enif_free(dsp_path);
+  return ret;
+}
+
+static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  /* A purged library's handle is closed by its own destructor at GC: nothing to do here. */
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+    return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
+  htpu_runtime *h = atomic_exchange(&res->handle, NULL);
+  htpu_runtime_close(&h); /* NULL (already closed) is a no-op: close is idempotent */
+  return ATOMS.ok;
+}
+
+/* ---- context ------------------------------------------------------------------------------ */
+
+static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx) {
+  if (rc) return nif_make_error(env, rc);
+  const htpu_model_info *mi = htpu_context_model_info(ctx);
+  if (!mi) {
+    ERL_NIF_TERM err = nif_make_error_msg(env, HTPU_EMODEL, "the context has no model info");
+    htpu_context_close(&ctx);
+    return err;
+  }
+  ERL_NIF_TERM info = nif_make_model_info(env, mi); /* borrowed from ctx: build it now */
+  nif_context *res = enif_alloc_resource(CONTEXT_RT, sizeof *res);
+  if (!res) {
+    htpu_context_close(&ctx);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (context resource)");
+  }
+  atomic_init(&res->handle, ctx);
+  ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
+  enif_release_resource(res);
+  return ret;
+}
+
+static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *rt;
+  char *path = NULL;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
+    return bad_handle(env, argv[0], "runtime");
+  if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
+    if (path) enif_free(path);
+    return enif_make_badarg(env);
+  }
+  htpu_runtime *h = atomic_load(&rt->handle);
+  htpu_context *ctx = NULL;
+  int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
+  enif_free(path);
+  if (!h) return closed_error(env, "runtime");
+  return context_result(env, rc, ctx);
+}
+
+static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *rt;
+  ErlNifBinary bin;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
+    return bad_handle(env, argv[0], "runtime");
+  if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
+  htpu_runtime *h = atomic_load(&rt->handle);
+  if (!h) return closed_error(env, "runtime");
+  htpu_context *ctx = NULL;
+  /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
+   * outlive the call and is passed by pointer. */
+  int rc = htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
+  return context_result(env, rc, ctx);
+}
+
+static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_context *res;
+  if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&res))
+    return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
+  htpu_context *h = atomic_exchange(&res->handle, NULL);
+  htpu_context_close(&h);
+  return ATOMS.ok;
+}
+
+/* ---- graph -------------------------------------------------------------------------------- */
+
+static nif_io_desc *copy_descs(const htpu_tensor_info *ts, uint32_t n) {
+  nif_io_desc *d = enif_alloc((n ? n : 1) * sizeof *d);
+  if (!d) return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    d[i].dtype = ts[i].dtype;
+    d[i].num_elements = ts[i].num_elements;
+  }
+  return d;
+}
+
+/* graph_open(context_ref, name | nil) -> {:ok, ref, graph_info_map} | {:error, reason} */
+static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_context *cres;
+  char *name = NULL;
+  if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&cres))
+    return bad_handle(env, argv[0], "context");
+  if (nif_get_cstring_or_nil(env, argv[1], &name)) return enif_make_badarg(env);
+  htpu_context *ch = atomic_load(&cres->handle);
+  htpu_graph *g = NULL;
+  int rc = ch ? htpu_graph_open(ch, name, &g) : HTPU_ECLOSED;
+  if (name) enif_free(name);
+  if (!ch) return closed_error(env, "context");
+  if (rc) return nif_make_error(env, rc);
+
+  const htpu_graph_info *gi = htpu_graph_get_info(g);
+  nif_graph *res = gi ? enif_alloc_resource(GRAPH_RT, sizeof *res) : NULL;
+  if (!res) {
+    htpu_graph_close(&g);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
+  }
+  atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  res->num_inputs = gi->num_inputs;
+  res->num_outputs = gi->num_outputs;
+  res->inputs = copy_descs(gi->inputs, gi->num_inputs);
+  res->outputs = copy_descs(gi->outputs, gi->num_outputs);
+  if (!res->inputs || !res->outputs) {
+    enif_release_resource(res); /* destructor frees the arrays; the handle is still ours */
+    htpu_graph_close(&g);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph descriptors)");
+  }
+  ERL_NIF_TERM info = nif_make_graph_info(env, gi);
+  atomic_store(&res->handle, g);
+  ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
+  enif_release_resource(res);
+  return ret;
+}
+
+static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_graph *res;
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
+    return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
+  htpu_graph *h = atomic_exchange(&res->handle, NULL);
+  htpu_graph_close(&h);
+  return ATOMS.ok;
+}
+
+/* graph_execute(graph_ref, [{binary, dtype}], [dtype])
+ *   -> {:ok, [binary], stats_map} | {:error, reason}
+ * Inputs go to the core by pointer (the core quantizes f32 ones into its scratch); each output
+ * is a fresh refc binary the backend (or the core's dequantizer) writes into, handed to Erlang
+ * with enif_make_binary: no copy on the way out. */
+static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
+  nif_graph *res;
+  unsigned n_in, n_out;
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
+    return bad_handle(env, argv[0], "graph");
+  if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out))
+    return enif_make_badarg(env);
+  htpu_graph *h = atomic_load(&res->handle);
+  if (!h) return closed_error(env, "graph");
+  if (n_in != res->num_inputs || n_out != res->num_outputs)
+    return nif_make_error_msg(env, HTPU_EMISMATCH,
+                              "the graph has %u inputs and %u outputs; given %u and %u",
+                              res->num_inputs, res->num_outputs, n_in, n_out);
+
+  ERL_NIF_TERM ret;
+  unsigned n = n_in + n_out, made = 0;
+  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
+  void **copies = enif_alloc((n_in ? n_in : 1) * sizeof *copies);
+  ErlNifBinary *outs = enif_alloc((n_out ? n_out : 1) * sizeof *outs);
+  if (!io || !copies || !outs) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
+    goto out;
+  }
+  memset(copies, 0, (n_in ? n_in : 1) * sizeof *copies);
+
+  ERL_NIF_TERM head, tail = argv[1];
+  for (unsigned i = 0; i < n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    const ERL_NIF_TERM *pair;
+    int arity;
+    ErlNifBinary bin;
+    if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
+        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype)) {
+      ret = enif_make_badarg(env);
+      goto out;
+    }
+    io[i].data = bin.data;
+    io[i].size = bin.size;
+    /* A sub-binary (e.g. from binary matching) can start at any byte; the core reads whole
+     * elements, so an unaligned buffer is copied once instead of read misaligned. */
+    size_t align = htpu_dtype_size(io[i].dtype);
+    if (align > 1 && bin.size && ((uintptr_t)bin.data % align) != 0) {
+      copies[i] = enif_alloc(bin.size);
+      if (!copies[i]) {
+        ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
+        goto out;
+      }
+      memcpy(copies[i], bin.data, bin.size);
+      io[i].data = copies[i];
+    }
+  }
+
+  tail = argv[2];
+  for (unsigned i = 0; i < n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    htpu_io *o = &io[n_in + i];
+    if (nif_get_dtype(env, head, &o->dtype)) {
+      ret = enif_make_badarg(env);
+      goto out;
+    }
+    /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
+     * (HTPU_EMISMATCH), never an overflow. */
+    size_t size = res->outputs[i].num_elements * htpu_dtype_size(o->dtype);
+    if (!enif_alloc_binary(size, &outs[i])) {
+      ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
+      goto out;
+    }
+    made++;
+    o->data = outs[i].data;
+    o->size = outs[i].size;
+  }
+
+  htpu_exec_stats st;
+  int rc = htpu_graph_execute(h, io, n_in, io + n_in, n_out, &st);
+  if (rc) {
+    ret = nif_make_error(env, rc);
+    goto out;
+  }
+  ERL_NIF_TERM list = enif_make_list(env, 0);
+  for (unsigned i = n_out; i-- > 0;) list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
+  made = 0; /* ownership moved to the terms */
+  ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
+                      ATOMS.nif_ns};
+  ERL_NIF_TERM v[] = {enif_make_uint64(env, st.execute_ns), enif_make_uint64(env, st.quantize_ns),
+                      enif_make_uint64(env, st.dequantize_ns), enif_make_uint64(env, st.total_ns),
+                      enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0)};
+  ERL_NIF_TERM stats;
+  enif_make_map_from_arrays(env, k, v, sizeof k / sizeof k[0], &stats);
+  ret = ok3(env, list, stats);
+
+out:
+  for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
+  if (copies)
+    for (unsigned i = 0; i < n_in; i++)
+      if (copies[i]) enif_free(copies[i]);
+  if (outs) enif_free(outs);
+  if (copies) enif_free(copies);
+  if (io) enif_free(io);
+  return ret;
+}
+
+/* handle_alive(ref) -> boolean: an open handle of this library (not closed, not purged). */
+static ERL_NIF_TERM nif_handle_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *r;
+  nif_context *c;
+  nif_graph *g;
+  int alive = (enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&r) && atomic_load(&r->handle)) ||
+              (enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&c) && atomic_load(&c->handle)) ||
+              (enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g) && atomic_load(&g->handle));
+  return alive ? ATOMS.true_ : ATOMS.false_;
+}
+
+/* ---- counters ----------------------------------------------------------------------------- */
+
+static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return nif_make_stats(env);
+}
+
+/* ---- load / upgrade / unload ---------------------------------------------------------------- */
+
+static int nif_setup(ErlNifEnv *env) {
+  nif_atoms_make(env);
+  if (nif_resources_open(env)) return -1;
+  return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
+}
+
+static int nif_load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
+  (void)info;
+  *priv = NULL;
+  return nif_setup(env);
+}
+
+/* A new version of HexagonTpu.NIF while the old one is still loaded: take the resource types
+ * over and add a user to the reaper (shared when the .so path is the same). */
+static int nif_upgrade(ErlNifEnv *env, void **priv, void **old_priv, ERL_NIF_TERM info) {
+  (void)old_priv;
+  (void)info;
+  *priv = NULL;
+  return nif_setup(env);
+}
+
+static void nif_unload(ErlNifEnv *env, void *priv) {
+  (void)env;
+  (void)priv;
+  nif_reaper_stop();
+}
+
+/* Scheduler per function:
+ *  - runtime_open: dlopen + backend/device creation talk to the DSP and can block for long:
+ *    dirty IO (it waits, it does not compute).
+ *  - context_open_*: reading the file and QnnContext_createFromBinary (a transfer to the DSP,
+ *    and a wait for the runtime's in-flight executes): dirty IO.
+ *  - graph_open: graphRetrieve may round-trip to the DSP: dirty IO.
+ *  - graph_execute: dirty IO. On the board the thread mostly waits (for the graph's lock, the
+ *    runtime gate and the DSP); (de)quantization is a small linear pass. Waiting on dirty CPU
+ *    schedulers would take cores away from CPU work (e.g. Nx pre-processing) while idle, and
+ *    there are only as many of them as cores.
+ *  - *_close: frees cross to the DSP and wait for in-flight executes: dirty IO.
+ *  - stats, handle_alive: atomic loads only: normal scheduler. */
+static ErlNifFunc nif_funcs[] = {
+    {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_open_file", 2, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_open_binary", 2, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute", 3, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"handle_alive", 1, nif_handle_alive, 0},
+    {"stats", 0, nif_stats, 0},
+};
+
+ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

@@ -1,0 +1,156 @@
+/*
+ * reaper.c - closes handles that garbage collection dropped, off the schedulers.
+ *
+ * Resource destructors run on whatever scheduler did the GC, and htpu_*_close may block (a
+ * QNN free crosses to the DSP and waits for the runtime's in-flight executes), so destructors
+ * only queue the handle here. One thread, one FIFO: the core's refcounts make the close order
+ * irrelevant for correctness (a child keeps its parent alive).
+ *
+ * Lifetime: the NIF library can be loaded more than once at a time (upgrade loads the new
+ * module while the old one is still there; with the same .so path both share this file's
+ * statics), so the thread is reference counted by load/upgrade and unload and joined by the
+ * last unload, after it drained the queue.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "nif.h"
+
+typedef struct reap_item {
+  struct reap_item *next;
+  nif_reap_kind kind;
+  void *handle;
+} reap_item;
+
+/* lifecycle_lock serializes start/stop; a static initializer because load has nothing to
+ * create it with before the first call. */
+static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
+static int users;
+
+static ErlNifMutex *q_lock;
+static ErlNifCond *q_cond;
+static ErlNifTid tid;
+static reap_item *head, *tail;
+static int running, stopping;
+static _Atomic uint64_t n_queued, n_closed, n_inline;
+
+static void close_handle(nif_reap_kind kind, void *handle) {
+  switch (kind) {
+    case REAP_RUNTIME: {
+      htpu_runtime *h = handle;
+      htpu_runtime_close(&h);
+      break;
+    }
+    case REAP_CONTEXT: {
+      htpu_context *h = handle;
+      htpu_context_close(&h);
+      break;
+    }
+    case REAP_GRAPH: {
+      htpu_graph *h = handle;
+      htpu_graph_close(&h);
+      break;
+    }
+  }
+}
+
+static void *reaper_main(void *arg) {
+  (void)arg;
+  enif_mutex_lock(q_lock);
+  for (;;) {
+    while (!head && !stopping) enif_cond_wait(q_cond, q_lock);
+    if (!head) break; /* stopping and drained */
+    reap_item *it = head;
+    head = it->next;
+    if (!head) tail = NULL;
+    /* The close runs unlocked so destructors can keep queueing behind a slow free. */
+    enif_mutex_unlock(q_lock);
+    close_handle(it->kind, it->handle);
+    enif_free(it);
+    atomic_fetch_add(&n_closed, 1);
+    enif_mutex_lock(q_lock);
+  }
+  enif_mutex_unlock(q_lock);
+  return NULL;
+}
+
+int nif_reaper_start(void) {
+  int rc = 0;
+  pthread_mutex_lock(&lifecycle_lock);
+  if (users++ == 0) {
+    q_lock = enif_mutex_create("htpu_reaper_queue");
+    q_cond = enif_cond_create("htpu_reaper_cond");
+    ErlNifThreadOpts *opts = enif_thread_opts_create("htpu_reaper_opts");
+    stopping = 0;
+    if (!q_lock || !q_cond || !opts ||
+        enif_thread_create("htpu_reaper", &tid, reaper_main, NULL, opts) != 0) {
+      if (q_cond) enif_cond_destroy(q_cond);
+      if (q_lock) enif_mutex_destroy(q_lock);
+      q_cond = NULL;
+      q_lock = NULL;
+      users = 0;
+      rc = -1;
+    } else {
+      running = 1;
+    }
+    if (opts) enif_thread_opts_destroy(opts);
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+  return rc;
+}
+
+void nif_reaper_stop(void) {
+  pthread_mutex_lock(&lifecycle_lock);
+  if (users > 0 && --users == 0 && running) {
+    enif_mutex_lock(q_lock);
+    stopping = 1;
+    enif_cond_signal(q_cond);
+    enif_mutex_unlock(q_lock);
+    enif_thread_join(tid, NULL);
+    /* From here on destructors (resources can outlive the module's unload) close inline. */
+    enif_mutex_lock(q_lock);
+    running = 0;
+    enif_mutex_unlock(q_lock);
+    enif_cond_destroy(q_cond);
+    enif_mutex_destroy(q_lock);
+    q_cond = NULL;
+    q_lock = NULL;
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+}
+
+void nif_reaper_push(nif_reap_kind kind, void *handle) {
+  if (!handle) return;
+  reap_item *it = enif_alloc(sizeof *it);
+  /* lifecycle_lock keeps q_lock alive while we use it. Start/stop hold it only in load and
+   * unload, so a scheduler waits on it only while a module is being loaded or purged. */
+  pthread_mutex_lock(&lifecycle_lock);
+  int queued = 0;
+  if (it && running) {
+    it->next = NULL;
+    it->kind = kind;
+    it->handle = handle;
+    enif_mutex_lock(q_lock);
+    if (tail)
+      tail->next = it;
+    else
+      head = it;
+    tail = it;
+    enif_cond_signal(q_cond);
+    enif_mutex_unlock(q_lock);
+    queued = 1;
+    atomic_fetch_add(&n_queued, 1);
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+  if (!queued) {
+    if (it) enif_free(it);
+    atomic_fetch_add(&n_inline, 1);
+    close_handle(kind, handle);
+  }
+}
+
+void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_closed) {
+  *queued = atomic_load(&n_queued);
+  *closed = atomic_load(&n_closed);
+  *inline_closed = atomic_load(&n_inline);
+}

@@ -1,0 +1,114 @@
+defmodule HexagonTpu do
+  @moduledoc """
+  Run pre-compiled neural networks (QNN context binaries) on the Qualcomm Hexagon NPU.
+
+      {:ok, model} = HexagonTpu.load_model("/data/mobilenet_v2.bin")
+      {:ok, [scores]} = HexagonTpu.predict(model, [image])
+
+  Inputs are f32 Nx tensors (or binaries) and are quantized to each input's type from the
+  model's own metadata; outputs come back dequantized as f32. Everything runs through the C
+  library `include/hexagon_tpu.h`; long calls run on dirty schedulers.
+
+  Layers, for when `load_model/2` is not enough:
+
+    * `HexagonTpu.Runtime` - the QNN libraries (`backend: :reference` runs anywhere)
+    * `HexagonTpu.Context` - a loaded context binary, possibly with several graphs
+    * `HexagonTpu.Graph` - one graph: `inputs/1`, `outputs/1`, `execute/3`
+    * `HexagonTpu.TensorInfo` - name, type, shape and quantization of a tensor
+    * `HexagonTpu.Error` - the error every function returns (and `!` functions raise)
+
+  Handles are freed by garbage collection (off the schedulers, in dependency order) or
+  deterministically with `close/1`.
+  """
+
+  alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
+
+  @typedoc "A loaded model: one graph, ready to run."
+  @type model :: Graph.t()
+
+  @doc """
+  Loads a context binary and opens one of its graphs.
+
+  `source` is a path, `{:file, path}` or `{:binary, bytes}` (see `HexagonTpu.Context.load/3`).
+
+  ## Options
+
+    * `:graph` - the graph's name when the context holds several
+    * `:runtime` - a `HexagonTpu.Runtime` to load into; by default the runtime shared by all
+      models loaded with the same runtime options (`HexagonTpu.Runtime.shared/1`)
+    * `:backend`, `:system_library`, `:dsp_library_path`, `:log_level`, `:backend_id`,
+      `:skip_device` - runtime options (see `HexagonTpu.Runtime.open/1`), used when
+      `:runtime` is not given; e.g. `backend: :reference` runs the reference backend
+  """
+  @spec load_model(Context.source(), keyword()) :: {:ok, model()} | {:error, Error.t()}
+  def load_model(source, opts \\ []) do
+    rt_names = Runtime.option_names() -- [:env]
+    {rt_opts, own} = Options.split(opts, rt_names)
+
+    spec = %{
+      graph: {:string_or_nil, "a graph name (string) or nil", nil},
+      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil}
+    }
+
+    with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2"),
+         {:ok, runtime} <- runtime(o.runtime, rt_opts),
+         {:ok, ctx} <- Context.load(runtime, source) do
+      # The graph keeps the context alive, so the model needs only the graph's handle.
+      result = Graph.open(ctx, graph: o.graph)
+      Context.close(ctx)
+      result
+    end
+  end
+
+  @doc "Like `load_model/2`, raising `HexagonTpu.Error`."
+  @spec load_model!(Context.source(), keyword()) :: model()
+  def load_model!(source, opts \\ []), do: unwrap!(load_model(source, opts))
+
+  @doc """
+  Runs the model once on a list of inputs (in input order); returns the outputs in output
+  order.
+
+  ## Options
+
+  `:quantize`, `:dequantize`, `:output` and `:stats`: see `HexagonTpu.Graph.execute/3`.
+  """
+  @spec predict(model(), [Graph.input()], keyword()) ::
+          {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
+  def predict(model, inputs, opts \\ []), do: Graph.execute(model, inputs, opts)
+
+  @doc "Like `predict/3`, raising `HexagonTpu.Error`."
+  @spec predict!(model(), [Graph.input()], keyword()) ::
+          [Graph.output()] | {[Graph.output()], map()}
+  def predict!(model, inputs, opts \\ []), do: Graph.execute!(model, inputs, opts)
+
+  @doc "Closes the model now instead of at garbage collection. Idempotent."
+  @spec close(model()) :: :ok
+  def close(model), do: Graph.close(model)
+
+  @doc """
+  The C library's process-wide counters (`htpu_stats_get`): `:live_runtimes`,
+  `:live_contexts`, `:live_graphs`, `:executes`, `:execute_errors`, `:execute_ns_total`,
+  `:execute_ns_last`, `:loads`, `:load_ns_total`, `:quantize_ns_total`,
+  `:dequantize_ns_total`, `:recoveries`, `:recovery_failures`, `:live_shared_buffers`,
+  `:mem_registrations`, `:startup_retries`; and the NIF's reaper: `:reaper_queued` (handles
+  dropped by GC), `:reaper_closed`, `:reaper_inline`.
+  """
+  @spec stats() :: %{atom() => non_neg_integer()}
+  def stats, do: NIF.stats()
+
+  @doc false
+  def unwrap!({:ok, value}), do: value
+  def unwrap!({:error, %Error{} = error}), do: raise(error)
+
+  defp runtime(nil, rt_opts), do: Runtime.shared(rt_opts)
+  defp runtime(%Runtime{} = rt, []), do: {:ok, rt}
+
+  defp runtime(%Runtime{}, rt_opts) do
+    {:error,
+     Error.new(
+       :invalid_option,
+       "HexagonTpu.load_model/2: expected either :runtime or runtime options, got both " <>
+         "(#{inspect(Keyword.keys(rt_opts))})"
+     )}
+  end
+end

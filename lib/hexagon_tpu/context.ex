@@ -1,0 +1,122 @@
+defmodule HexagonTpu.Context do
+  @moduledoc """
+  A QNN context: one context binary deserialized onto a runtime. It may hold several graphs.
+
+  The context keeps its runtime alive, and each graph opened from it keeps the context alive,
+  so handles can be closed (or dropped) in any order.
+
+  ## Example
+
+      {:ok, rt} = HexagonTpu.Runtime.open(backend: :reference)
+      {:ok, ctx} = HexagonTpu.Context.load(rt, "/data/two_graphs.bin")
+      HexagonTpu.Context.graph_names(ctx)   #=> ["add_f32", "scale_u8"]
+      {:ok, graph} = HexagonTpu.Graph.open(ctx, graph: "scale_u8")
+      :ok = HexagonTpu.Context.close(ctx)
+  """
+
+  alias HexagonTpu.{Error, NIF, Options, Runtime, TensorInfo}
+
+  defstruct [:ref, :info, :graphs]
+
+  @typedoc "A graph the context holds, with its tensors."
+  @type graph_summary :: %{
+          name: String.t(),
+          inputs: [TensorInfo.t()],
+          outputs: [TensorInfo.t()],
+          vtcm_mb: non_neg_integer()
+        }
+
+  @type source :: String.t() | {:file, Path.t()} | {:binary, binary()}
+  @type t :: %__MODULE__{ref: reference(), info: map(), graphs: [graph_summary()]}
+
+  # A path is short printable text; a context binary starts with a binary header (QNN's and the
+  # reference format's both contain NUL bytes within the first 16 bytes).
+  @max_path 4096
+
+  @doc """
+  Loads a context binary from a file or from memory.
+
+  `source` is `{:file, path}`, `{:binary, bytes}`, or a bare string: a path when it is short
+  printable text without NUL bytes, the model's bytes otherwise. The core keeps its own copy of
+  the bytes (it needs them to recreate the context after a DSP restart).
+
+  ## Options
+
+  None yet; an unknown option is an `:invalid_option` error.
+  """
+  @spec load(Runtime.t(), source(), keyword()) :: {:ok, t()} | {:error, Error.t()}
+  def load(runtime, source, opts \\ [])
+
+  def load(%Runtime{ref: rt}, source, opts) do
+    with {:ok, _} <- Options.validate(opts, %{}, "HexagonTpu.Context.load/3"),
+         {:ok, call} <- classify(source),
+         {:ok, ref, info} <- Error.wrap(call.(rt)) do
+      {:ok, from_nif(ref, info)}
+    end
+  end
+
+  def load(other, _source, _opts),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Runtime{}, got #{inspect(other)}")}
+
+  @doc "Like `load/3`, raising `HexagonTpu.Error`."
+  @spec load!(Runtime.t(), source(), keyword()) :: t()
+  def load!(runtime, source, opts \\ []), do: HexagonTpu.unwrap!(load(runtime, source, opts))
+
+  @doc "The graphs of the context with their tensor infos, in the binary's order."
+  @spec graphs(t()) :: [graph_summary()]
+  def graphs(%__MODULE__{graphs: graphs}), do: graphs
+
+  @doc "The names of the context's graphs."
+  @spec graph_names(t()) :: [String.t()]
+  def graph_names(%__MODULE__{graphs: graphs}), do: Enum.map(graphs, & &1.name)
+
+  @doc """
+  What the binary says about itself: `:build_id`, `:soc_version`, `:dsp_arch`,
+  `:core_api_version`, `:backend_api_version`, `:context_blob_size`, ... (read at load).
+  """
+  @spec info(t()) :: map()
+  def info(%__MODULE__{info: info}), do: info
+
+  @doc """
+  Drops this handle's reference; the QNN context is freed when its last graph is closed too.
+  Idempotent; later use of the handle gives a `:closed` error.
+  """
+  @spec close(t()) :: :ok
+  def close(%__MODULE__{ref: ref}), do: NIF.context_close(ref)
+
+  defp classify({:file, path}) when is_binary(path), do: {:ok, &NIF.context_open_file(&1, path)}
+  defp classify({:binary, bin}) when is_binary(bin), do: {:ok, &NIF.context_open_binary(&1, bin)}
+
+  defp classify(source) when is_binary(source) do
+    if path?(source),
+      do: classify({:file, source}),
+      else: classify({:binary, source})
+  end
+
+  defp classify(other) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "expected a path, {:file, path} or {:binary, bytes}, got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  defp path?(s),
+    do: byte_size(s) < @max_path and String.printable?(s) and not String.contains?(s, <<0>>)
+
+  defp from_nif(ref, info) do
+    graphs =
+      Enum.map(info.graphs, fn g ->
+        %{
+          name: g.name,
+          inputs: Enum.map(g.inputs, &TensorInfo.from_nif/1),
+          outputs: Enum.map(g.outputs, &TensorInfo.from_nif/1),
+          vtcm_mb: g.vtcm_mb
+        }
+      end)
+
+    %__MODULE__{ref: ref, info: Map.put(info, :graphs, graphs), graphs: graphs}
+  end
+end

@@ -1,0 +1,67 @@
+defmodule HexagonTpu.Error do
+  @moduledoc """
+  The one error shape of hexagon_tpu.
+
+  Every non-raising function returns `{:error, %HexagonTpu.Error{}}`; the `!` variants raise
+  it. Match on `:reason`:
+
+  | reason | meaning |
+  |---|---|
+  | `:mismatch` | input count, shape, type or byte size differs from the graph (`:tensor` names the tensor) |
+  | `:invalid_option` | unknown option or bad option value |
+  | `:invalid_argument` | a bad argument (e.g. not a list of inputs) |
+  | `:closed` | the runtime, context or graph was closed |
+  | `:not_found` | no graph with that name (the message lists the graphs) |
+  | `:io` / `:model` | the model file cannot be read / is not a valid context binary |
+  | `:qnn_error` | a QNN call failed: `:qnn_code` and `:qnn_name` say which (e.g. 1007, `"QNN_COMMON_ERROR_SYSTEM_COMMUNICATION"`: the DSP restarted) |
+  | `:device_reset` | the DSP restarted and the model could not be recovered |
+  | `:incompatible` | the context binary was built for another device or a newer SDK |
+  | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
+  | `:nan`, `:no_memory`, `:unsupported`, `:busy` | as the C API's `HTPU_E*` codes |
+
+  The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case
+  (`HTPU_EQNN` is `:qnn_error`, `HTPU_EINVAL` `:invalid_argument`, `HTPU_ENOMEM` `:no_memory`).
+
+      case HexagonTpu.predict(model, [image]) do
+        {:ok, [scores]} -> scores
+        {:error, %HexagonTpu.Error{reason: :qnn_error, qnn_code: 1007}} -> :retry
+        {:error, error} -> raise error
+      end
+  """
+
+  defexception [:reason, :message, :qnn_code, :qnn_name, :tensor]
+
+  @type t :: %__MODULE__{
+          reason: atom(),
+          message: String.t(),
+          qnn_code: non_neg_integer() | nil,
+          qnn_name: String.t() | nil,
+          tensor: String.t() | nil
+        }
+
+  @impl true
+  def message(%__MODULE__{reason: reason, message: message}), do: "#{reason}: #{message}"
+
+  @doc false
+  @spec new(atom(), String.t(), keyword()) :: t()
+  def new(reason, message, fields \\ []) do
+    struct!(%__MODULE__{reason: reason, message: message}, fields)
+  end
+
+  @doc false
+  # {reason, message, qnn_code, qnn_name | nil} as built by c_src/convert.c
+  @spec from_nif({atom(), String.t(), non_neg_integer(), String.t() | nil}) :: t()
+  def from_nif({reason, message, qnn_code, qnn_name}) do
+    %__MODULE__{
+      reason: reason,
+      message: message,
+      qnn_code: if(qnn_code == 0, do: nil, else: qnn_code),
+      qnn_name: qnn_name
+    }
+  end
+
+  @doc false
+  # Wraps a NIF answer: {:ok, ...} passes through, {:error, nif_tuple} becomes an Error.
+  def wrap({:error, {_, _, _, _} = nif_error}), do: {:error, from_nif(nif_error)}
+  def wrap(other), do: other
+end

@@ -1,0 +1,304 @@
+defmodule HexagonTpu.Graph do
+  @moduledoc """
+  One graph of a context, ready to execute. This is the model `HexagonTpu.load_model/2`
+  returns.
+
+  A graph keeps its context (and so its runtime) alive. Executes of one graph are serialized by
+  the C core; different graphs run concurrently. Execution runs on a dirty IO scheduler.
+
+  ## Example
+
+      {:ok, rt} = HexagonTpu.Runtime.open(backend: :reference)
+      {:ok, ctx} = HexagonTpu.Context.load(rt, "add.bin")
+      {:ok, graph} = HexagonTpu.Graph.open(ctx, graph: "add_f32")
+      a = <<1.0::float-32-native, 2.0::float-32-native, 3.0::float-32-native, 4.0::float-32-native>>
+      {:ok, [sum]} = HexagonTpu.Graph.execute(graph, [a, a], output: :binary)
+      :ok = HexagonTpu.Graph.close(graph)
+  """
+
+  alias HexagonTpu.{Context, Error, NIF, Options, TensorInfo}
+
+  defstruct [:ref, :name, :inputs, :outputs, :vtcm_mb]
+
+  @type t :: %__MODULE__{
+          ref: reference(),
+          name: String.t(),
+          inputs: [TensorInfo.t()],
+          outputs: [TensorInfo.t()],
+          vtcm_mb: non_neg_integer()
+        }
+
+  @typedoc "An Nx tensor (when Nx is loaded) or a binary of native-endian elements."
+  @type input :: binary() | struct()
+  @type output :: binary() | struct()
+
+  @compile {:no_warn_undefined, [Nx]}
+
+  @open_spec %{graph: {:string_or_nil, "a graph name (string) or nil", nil}}
+
+  @exec_spec %{
+    quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
+    dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
+    output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
+    stats: {:boolean, "a boolean", false}
+  }
+
+  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
+
+  @doc false
+  def execute_option_names, do: Map.keys(@exec_spec)
+
+  @doc """
+  Opens a graph of the context.
+
+  ## Options
+
+    * `:graph` - the graph's name; may be omitted (or `nil`) when the context holds exactly one
+      graph. An unknown name is a `:not_found` error listing the graphs the binary holds.
+  """
+  @spec open(Context.t(), keyword()) :: {:ok, t()} | {:error, Error.t()}
+  def open(context, opts \\ [])
+
+  def open(%Context{ref: ref}, opts) do
+    with {:ok, o} <- Options.validate(opts, @open_spec, "HexagonTpu.Graph.open/2"),
+         {:ok, gref, info} <- Error.wrap(NIF.graph_open(ref, o.graph)) do
+      {:ok,
+       %__MODULE__{
+         ref: gref,
+         name: info.name,
+         inputs: Enum.map(info.inputs, &TensorInfo.from_nif/1),
+         outputs: Enum.map(info.outputs, &TensorInfo.from_nif/1),
+         vtcm_mb: info.vtcm_mb
+       }}
+    end
+  end
+
+  def open(other, _opts),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Context{}, got #{inspect(other)}")}
+
+  @doc "Like `open/2`, raising `HexagonTpu.Error`."
+  @spec open!(Context.t(), keyword()) :: t()
+  def open!(context, opts \\ []), do: HexagonTpu.unwrap!(open(context, opts))
+
+  @doc "The graph's inputs, in the order `execute/3` takes them."
+  @spec inputs(t()) :: [TensorInfo.t()]
+  def inputs(%__MODULE__{inputs: inputs}), do: inputs
+
+  @doc "The graph's outputs, in the order `execute/3` returns them."
+  @spec outputs(t()) :: [TensorInfo.t()]
+  def outputs(%__MODULE__{outputs: outputs}), do: outputs
+
+  @doc """
+  Runs the graph once.
+
+  `inputs` is a list in graph-input order. Each is an Nx tensor (its shape must equal the
+  tensor's; its type must be the tensor's own type, or `{:f, 32}` to be quantized), or a binary
+  of native-endian elements: f32 by default (quantized to the tensor's type by the C core), in
+  the tensor's own type with `quantize: :none`. Data already in the tensor's type is handed to
+  the backend without a copy.
+
+  Returns outputs in graph-output order: dequantized f32 by default, as Nx tensors of the
+  output's shape when Nx is loaded, binaries otherwise.
+
+  ## Options
+
+    * `:quantize` - `:auto` (default): f32 inputs are quantized to each tensor's type;
+      `:none`: binaries are in the tensor's own type (Nx tensors must be)
+    * `:dequantize` - `:auto` (default): outputs are f32; `:none`: outputs in the tensor's own
+      type (no conversion)
+    * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is loaded)
+    * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
+      alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call) and `:nif_ns` (the NIF)
+
+  When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute]` with measurements
+  `%{duration: native_time, execute_ns: ..., quantize_ns: ..., dequantize_ns: ...}` and
+  metadata `%{graph: name, result: :ok | {:error, reason}}`.
+  """
+  @spec execute(t(), [input()], keyword()) ::
+          {:ok, [output()]} | {:ok, [output()], map()} | {:error, Error.t()}
+  def execute(graph, inputs, opts \\ [])
+
+  def execute(%__MODULE__{} = g, inputs, opts) do
+    start = System.monotonic_time()
+
+    result =
+      with {:ok, o} <- Options.validate(opts, @exec_spec, "execute"),
+           {:ok, kind} <- output_kind(o.output),
+           {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
+           out_types = output_types(g, o.dequantize),
+           {:ok, bins, stats} <- Error.wrap(NIF.graph_execute(g.ref, nif_inputs, out_types)) do
+        outputs = build_outputs(g.outputs, bins, out_types, kind)
+        if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
+      end
+
+    HexagonTpu.Telemetry.execute(g.name, start, result)
+
+    case result do
+      {:ok, outputs, _stats, :no_stats} -> {:ok, outputs}
+      other -> other
+    end
+  end
+
+  def execute(other, _inputs, _opts),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
+
+  @doc "Like `execute/3`, raising `HexagonTpu.Error`."
+  @spec execute!(t(), [input()], keyword()) :: [output()] | {[output()], map()}
+  def execute!(graph, inputs, opts \\ []) do
+    case execute(graph, inputs, opts) do
+      {:ok, outputs} -> outputs
+      {:ok, outputs, stats} -> {outputs, stats}
+      {:error, error} -> raise error
+    end
+  end
+
+  @doc """
+  Drops this handle's reference; with it go the context and runtime if nothing else holds them.
+  Idempotent; a later `execute/3` gives a `:closed` error. Runs on a dirty scheduler (QNN frees
+  can wait on the DSP and on this graph's in-flight executes).
+  """
+  @spec close(t()) :: :ok
+  def close(%__MODULE__{ref: ref}), do: NIF.graph_close(ref)
+
+  # ---- inputs --------------------------------------------------------------------------------
+
+  defp output_kind(:binary), do: {:ok, :binary}
+  defp output_kind(:auto), do: {:ok, if(nx?(), do: :nx, else: :binary)}
+
+  defp output_kind(:nx) do
+    if nx?(),
+      do: {:ok, :nx},
+      else:
+        {:error, Error.new(:invalid_option, "execute: output: :nx needs Nx, which is not loaded")}
+  end
+
+  defp nx?, do: HexagonTpu.Optional.available?(Nx)
+
+  defp prepare_inputs(%__MODULE__{inputs: infos} = g, inputs, quantize) when is_list(inputs) do
+    given = length(inputs)
+    expected = length(infos)
+
+    if given != expected do
+      names = Enum.map_join(infos, ", ", & &1.name)
+
+      {:error,
+       Error.new(
+         :mismatch,
+         "graph '#{g.name}' expects #{expected} input(s) (#{names}), got #{given}"
+       )}
+    else
+      infos
+      |> Enum.zip(inputs)
+      |> Enum.with_index()
+      |> Enum.reduce_while({:ok, []}, fn {{info, input}, i}, {:ok, acc} ->
+        case prepare_input(g.name, info, i, input, quantize) do
+          {:ok, pair} -> {:cont, {:ok, [pair | acc]}}
+          error -> {:halt, error}
+        end
+      end)
+      |> case do
+        {:ok, acc} -> {:ok, Enum.reverse(acc)}
+        error -> error
+      end
+    end
+  end
+
+  defp prepare_inputs(g, other, _quantize) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  defp prepare_input(graph, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
+    if nx?() do
+      type = Nx.type(t)
+      shape = Nx.shape(t)
+
+      cond do
+        shape != info.shape ->
+          mismatch(graph, info, i, "expected shape #{inspect(info.shape)}, got #{inspect(shape)}")
+
+        type == info.type ->
+          {:ok, {Nx.to_binary(t), info.dtype}}
+
+        type == {:f, 32} and quantize == :auto ->
+          {:ok, {Nx.to_binary(t), :f32}}
+
+        true ->
+          alt = if quantize == :auto, do: " (or {:f, 32} to quantize)", else: ""
+
+          mismatch(
+            graph,
+            info,
+            i,
+            "expected type #{inspect(info.type)}#{alt}, got #{inspect(type)}"
+          )
+      end
+    else
+      mismatch(graph, info, i, "got an Nx tensor but Nx is not loaded")
+    end
+  end
+
+  defp prepare_input(graph, info, i, bin, quantize) when is_binary(bin) do
+    dtype = if quantize == :none, do: info.dtype, else: :f32
+    want = info.num_elements * Map.fetch!(@sizes, dtype)
+
+    cond do
+      byte_size(bin) == want ->
+        {:ok, {bin, dtype}}
+
+      quantize == :auto and byte_size(bin) == info.byte_size ->
+        mismatch(
+          graph,
+          info,
+          i,
+          "expected #{want} bytes (#{info.num_elements} f32 elements of shape " <>
+            "#{inspect(info.shape)}), got #{byte_size(bin)}: the size of #{info.dtype} data; " <>
+            "pass quantize: :none for data in the tensor's own type"
+        )
+
+      true ->
+        mismatch(
+          graph,
+          info,
+          i,
+          "expected #{want} bytes (#{info.num_elements} #{dtype} elements of shape " <>
+            "#{inspect(info.shape)}), got #{byte_size(bin)}"
+        )
+    end
+  end
+
+  defp prepare_input(graph, info, i, other, _quantize) do
+    mismatch(graph, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
+  end
+
+  defp mismatch(graph, info, i, what) do
+    {:error,
+     Error.new(:mismatch, "graph '#{graph}' input '#{info.name}' (#{i}): #{what}",
+       tensor: info.name
+     )}
+  end
+
+  # ---- outputs -------------------------------------------------------------------------------
+
+  defp output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
+  defp output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
+
+  defp build_outputs(_infos, bins, _types, :binary), do: bins
+
+  defp build_outputs(infos, bins, types, :nx) do
+    [infos, bins, types]
+    |> Enum.zip()
+    |> Enum.map(fn {info, bin, dtype} ->
+      bin
+      |> Nx.from_binary(TensorInfo.nx_type(dtype))
+      |> Nx.reshape(info.shape)
+    end)
+  end
+end

@@ -1,0 +1,68 @@
+defmodule HexagonTpu.Options do
+  # Keyword option checking shared by the public modules: unknown keys and bad values become
+  # {:error, %HexagonTpu.Error{reason: :invalid_option}} ("expected ..., got ..."), so the
+  # non-raising API never raises on options; the ! variants raise that error.
+  @moduledoc false
+
+  alias HexagonTpu.Error
+
+  @typedoc """
+  name => {check, description of what is expected, default}. A check is data (so specs can
+  live in module attributes): `{:one_of, values}`, `:boolean`, `:non_neg_integer`,
+  `:string_or_nil` (non-empty string or nil), `{:struct_or_nil, module}`, or a remote capture
+  `&Mod.fun/1` returning a boolean.
+  """
+  @type check ::
+          {:one_of, [term()]}
+          | :boolean
+          | :non_neg_integer
+          | :string_or_nil
+          | {:struct_or_nil, module()}
+          | (term() -> boolean())
+  @type spec :: %{atom() => {check(), String.t(), term()}}
+
+  @spec validate(term(), spec(), String.t()) :: {:ok, map()} | {:error, Error.t()}
+  def validate(opts, spec, where) when is_list(opts) do
+    if Keyword.keyword?(opts) do
+      Enum.reduce_while(opts, {:ok, defaults(spec)}, fn {key, value}, {:ok, acc} ->
+        case Map.fetch(spec, key) do
+          {:ok, {check, expected, _default}} ->
+            if valid?(check, value) do
+              {:cont, {:ok, Map.put(acc, key, value)}}
+            else
+              {:halt,
+               error(
+                 "#{where}: expected #{inspect(key)} to be #{expected}, got #{inspect(value)}"
+               )}
+            end
+
+          :error ->
+            known = spec |> Map.keys() |> Enum.sort() |> Enum.map_join(", ", &inspect/1)
+
+            {:halt, error("#{where}: unknown option #{inspect(key)} (known options: #{known})")}
+        end
+      end)
+    else
+      error("#{where}: expected options to be a keyword list, got #{inspect(opts)}")
+    end
+  end
+
+  def validate(opts, _spec, where),
+    do: error("#{where}: expected options to be a keyword list, got #{inspect(opts)}")
+
+  @doc false
+  @spec split(keyword(), [atom()]) :: {keyword(), keyword()}
+  def split(opts, keys) when is_list(opts), do: Keyword.split(opts, keys)
+  def split(opts, _keys), do: {[], opts}
+
+  defp valid?({:one_of, values}, v), do: v in values
+  defp valid?(:boolean, v), do: is_boolean(v)
+  defp valid?(:non_neg_integer, v), do: is_integer(v) and v >= 0
+  defp valid?(:string_or_nil, v), do: is_nil(v) or (is_binary(v) and v != "")
+  defp valid?({:struct_or_nil, mod}, v), do: is_nil(v) or is_struct(v, mod)
+  defp valid?(fun, v) when is_function(fun, 1), do: fun.(v)
+
+  defp defaults(spec), do: Map.new(spec, fn {key, {_, _, default}} -> {key, default} end)
+
+  defp error(message), do: {:error, Error.new(:invalid_option, message)}
+end

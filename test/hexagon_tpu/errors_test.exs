@@ -1,0 +1,180 @@
+defmodule HexagonTpu.ErrorsTest do
+  use ExUnit.Case, async: true
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.{Context, Error, Graph, Runtime}
+
+  setup_all do
+    %{
+      model:
+        HexagonTpu.load_model!({:binary, build!(two_graphs())},
+          backend: :reference,
+          graph: "scale_u8"
+        ),
+      add: HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+    }
+  end
+
+  defp err(result) do
+    assert {:error, %Error{} = e} = result
+    e
+  end
+
+  describe "inputs" do
+    test "wrong count names the graph and its inputs", %{add: add} do
+      e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4])]))
+      assert e.reason == :mismatch
+      assert e.message =~ "graph 'add_f32' expects 2 input(s) (a, b), got 1"
+    end
+
+    test "wrong byte size names tensor, expected and given", %{add: add} do
+      e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4]), f32([1, 2, 3])]))
+      assert %{reason: :mismatch, tensor: "b"} = e
+
+      assert e.message =~
+               "input 'b' (1): expected 16 bytes (4 f32 elements of shape {1, 4}), got 12"
+    end
+
+    test "native-sized data without quantize: :none gets a hint", %{model: model} do
+      e = err(HexagonTpu.predict(model, [<<1, 2, 3, 4>>]))
+      assert e.message =~ "expected 16 bytes"
+      assert e.message =~ "pass quantize: :none"
+    end
+
+    test "native data of the wrong size", %{model: model} do
+      e = err(HexagonTpu.predict(model, [<<1, 2, 3>>], quantize: :none))
+      assert e.message =~ "input 'x' (0): expected 4 bytes (4 u8 elements of shape {1, 4}), got 3"
+    end
+
+    test "not a tensor or binary", %{add: add} do
+      e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4]), [1, 2, 3, 4]]))
+      assert %{reason: :mismatch, tensor: "b"} = e
+      assert e.message =~ "expected an Nx tensor or a binary, got [1, 2, 3, 4]"
+    end
+
+    test "inputs not a list", %{add: add} do
+      assert %{reason: :invalid_argument} = err(HexagonTpu.predict(add, f32([1, 2, 3, 4])))
+    end
+
+    test "NaN cannot be quantized; the C message names the tensor and element", %{model: model} do
+      nan = <<0, 0, 192, 127>>
+      e = err(HexagonTpu.predict(model, [f32([1, 2]) <> nan <> f32([3])]))
+      assert e.reason == :nan
+      assert e.message =~ "'x'"
+      assert e.message =~ "element 2"
+    end
+
+    test "the model is not an Nx tensor or graph" do
+      assert %{reason: :invalid_argument} = err(HexagonTpu.predict(:nope, []))
+    end
+  end
+
+  describe "options" do
+    test "unknown option of predict", %{add: add} do
+      e = err(HexagonTpu.predict(add, [], bogus: 1))
+      assert e.reason == :invalid_option
+      assert e.message =~ "unknown option :bogus"
+    end
+
+    test "bad option values say what was expected and what was given", %{add: add} do
+      e = err(HexagonTpu.predict(add, [], quantize: :yes))
+      assert e.message =~ "expected :quantize to be :auto or :none, got :yes"
+      assert err(HexagonTpu.predict(add, [], output: "nx")).reason == :invalid_option
+      assert err(HexagonTpu.predict(add, [], :not_a_keyword)).reason == :invalid_option
+    end
+
+    test "output: :nx without Nx is an error, not a crash", %{add: add} do
+      unless Code.ensure_loaded?(Nx) do
+        e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4]), f32([1, 2, 3, 4])], output: :nx))
+        assert e.message =~ "needs Nx"
+      end
+    end
+
+    test "unknown option and bad values of load_model" do
+      bin = build!(add_f32())
+      assert err(HexagonTpu.load_model(bin, bogus: true)).message =~ "unknown option :bogus"
+      assert err(HexagonTpu.load_model(bin, backend: 42)).message =~ "expected :backend to be"
+      assert err(HexagonTpu.load_model(bin, graph: 1)).reason == :invalid_option
+      rt = Runtime.open!(backend: :reference)
+
+      assert err(HexagonTpu.load_model(bin, runtime: rt, backend: :reference)).message =~
+               "either :runtime"
+    end
+
+    test "bad runtime options" do
+      assert err(Runtime.open(log_level: :loud)).message =~ "expected :log_level to be"
+      assert err(Runtime.open(env: [{"A", 1}])).reason == :invalid_option
+    end
+
+    test "! variants raise HexagonTpu.Error", %{add: add} do
+      assert_raise Error, ~r/unknown option :bogus/, fn ->
+        HexagonTpu.predict!(add, [], bogus: 1)
+      end
+
+      assert_raise Error, ~r/^io: cannot open/, fn ->
+        HexagonTpu.load_model!("/nonexistent.bin", backend: :reference)
+      end
+
+      assert_raise Error, fn -> Runtime.open!(backend: "/nonexistent/libQnnHtp.so") end
+    end
+  end
+
+  describe "models and graphs" do
+    test "unknown graph lists the graphs" do
+      e =
+        err(
+          HexagonTpu.load_model({:binary, build!(two_graphs())},
+            backend: :reference,
+            graph: "nope"
+          )
+        )
+
+      assert e.reason == :not_found
+      assert e.message =~ "'add_f32', 'scale_u8'"
+    end
+
+    test "no graph name with several graphs" do
+      e = err(HexagonTpu.load_model({:binary, build!(two_graphs())}, backend: :reference))
+      assert e.reason == :invalid_argument
+      assert e.message =~ "name the one to open"
+    end
+
+    test "missing, unreadable and corrupt files" do
+      assert %{reason: :io} =
+               err(HexagonTpu.load_model("/nonexistent/model.bin", backend: :reference))
+
+      assert %{reason: :io} = err(HexagonTpu.load_model({:file, tmp_dir!()}, backend: :reference))
+
+      corrupt = Path.join(tmp_dir!(), "corrupt.bin")
+      File.write!(corrupt, :binary.copy(<<0xAB, 0, 1>>, 100))
+
+      assert %{
+               reason: :model,
+               qnn_code: 30010,
+               qnn_name: "QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY"
+             } = err(HexagonTpu.load_model(corrupt, backend: :reference))
+
+      good = build!(add_f32())
+      truncated = binary_part(good, 0, div(byte_size(good), 2))
+
+      assert %{reason: :model} =
+               err(HexagonTpu.load_model({:binary, truncated}, backend: :reference))
+
+      assert %{reason: r} = err(HexagonTpu.load_model({:binary, <<>>}, backend: :reference))
+      assert r in [:invalid_argument, :model]
+    end
+
+    test "bad sources and handles" do
+      rt = Runtime.open!(backend: :reference)
+      assert %{reason: :invalid_argument} = err(Context.load(rt, 123))
+      assert %{reason: :invalid_argument} = err(Context.load(:rt, "x.bin"))
+      assert %{reason: :invalid_argument} = err(Graph.open(:ctx))
+    end
+
+    test "backend library that does not load names the stage and path" do
+      e = err(Runtime.open(backend: "/nonexistent/libQnnHtp.so"))
+      assert e.reason == :load_backend
+      assert e.message =~ "/nonexistent/libQnnHtp.so"
+    end
+  end
+end

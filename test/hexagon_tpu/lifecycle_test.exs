@@ -1,0 +1,134 @@
+defmodule HexagonTpu.LifecycleTest do
+  # Not async: it compares the process-wide live counters with a baseline.
+  use ExUnit.Case, async: false
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.{Context, Error, Graph, Runtime}
+
+  setup do
+    %{baseline: settle(), bin: build!(add_f32())}
+  end
+
+  defp run_add(g) do
+    with {:ok, [y]} <- Graph.execute(g, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary) do
+      {:ok, from_f32(y)}
+    end
+  end
+
+  defp open_all(bin) do
+    rt = Runtime.open!(backend: :reference)
+    ctx = Context.load!(rt, {:binary, bin})
+    {rt, ctx, Graph.open!(ctx)}
+  end
+
+  test "a graph outlives its dropped runtime and context variables", %{baseline: base, bin: bin} do
+    # The parents live only in the opener process; the graph only in the user process. The
+    # test process holds none of them, so each drop below is real garbage.
+    test = self()
+    queued = HexagonTpu.stats().reaper_queued
+
+    user =
+      spawn(fn ->
+        receive do
+          {:graph, g} ->
+            send(test, :parents_dropped?)
+
+            receive do
+              :go -> send(test, {:result, run_add(g)})
+            end
+        end
+      end)
+
+    spawn(fn ->
+      {_rt, _ctx, g} = open_all(bin)
+      send(user, {:graph, g})
+    end)
+
+    assert_receive :parents_dropped?
+    settle()
+    # the runtime and context resources were collected and handed to the reaper ...
+    assert HexagonTpu.stats().reaper_queued >= queued + 2
+    # ... and the C core keeps both alive for the graph
+    assert live() == %{
+             live_runtimes: base.live_runtimes + 1,
+             live_contexts: base.live_contexts + 1,
+             live_graphs: base.live_graphs + 1
+           }
+
+    send(user, :go)
+    assert_receive {:result, {:ok, [2.0, 3.0, 4.0, 5.0]}}
+    # the user process has exited: the graph, then context and runtime, go
+    assert settle() == base
+  end
+
+  test "close in every order, and use after close", %{baseline: base, bin: bin} do
+    orders =
+      for a <- [:rt, :ctx, :g],
+          b <- [:rt, :ctx, :g],
+          c <- [:rt, :ctx, :g],
+          Enum.uniq([a, b, c]) == [a, b, c],
+          do: [a, b, c]
+
+    assert length(orders) == 6
+
+    for order <- orders do
+      {rt, ctx, g} = open_all(bin)
+      handles = %{rt: {Runtime, rt}, ctx: {Context, ctx}, g: {Graph, g}}
+
+      Enum.each(order, fn name ->
+        {mod, h} = handles[name]
+        assert mod.close(h) == :ok
+        # the graph runs as long as its own handle is open, whatever the parents did
+        if name != :g and :g not in Enum.take_while(order, &(&1 != name)) do
+          assert run_add(g) == {:ok, [2.0, 3.0, 4.0, 5.0]}
+        end
+      end)
+
+      # idempotent close; use after close is an error
+      assert Graph.close(g) == :ok and Context.close(ctx) == :ok and Runtime.close(rt) == :ok
+      assert {:error, %Error{reason: :closed}} = run_add(g)
+      assert {:error, %Error{reason: :closed}} = Graph.open(ctx)
+      assert {:error, %Error{reason: :closed}} = Context.load(rt, {:binary, bin})
+      assert live() == base, "order #{inspect(order)}"
+    end
+  end
+
+  test "thousands of load/execute/close cycles return to the baseline", %{
+    baseline: base,
+    bin: bin
+  } do
+    rt = Runtime.open!(backend: :reference)
+    before = HexagonTpu.stats()
+
+    for _ <- 1..2000 do
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      {:ok, [2.0, 3.0, 4.0, 5.0]} = run_add(model)
+      :ok = HexagonTpu.close(model)
+    end
+
+    # The same without close: garbage collection and the reaper do it.
+    for _ <- 1..1000 do
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      {:ok, _} = run_add(model)
+    end
+
+    Runtime.close(rt)
+    assert settle() == base
+    s = HexagonTpu.stats()
+    assert s.loads - before.loads == 3000
+    assert s.executes - before.executes == 3000
+    assert s.reaper_queued == s.reaper_closed
+  end
+
+  test "close while another process executes: the close does not wait", %{bin: bin} do
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:200000"}])
+    g = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    task = Task.async(fn -> run_add(g) end)
+    Process.sleep(50)
+    {usec, :ok} = :timer.tc(fn -> Graph.close(g) end)
+    assert usec < 100_000
+    assert Task.await(task) == {:ok, [2.0, 3.0, 4.0, 5.0]}
+    assert {:error, %Error{reason: :closed}} = run_add(g)
+    Runtime.close(rt)
+  end
+end

@@ -1,0 +1,62 @@
+defmodule HexagonTpu.NifReloadTest do
+  # Not async: it unloads and reloads the NIF module under everyone's feet.
+  use ExUnit.Case, async: false
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.NIF
+
+  defp add(model),
+    do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+
+  test "the NIF is loaded" do
+    assert :erlang.function_exported(NIF, :graph_execute, 3)
+    assert %{live_graphs: _} = HexagonTpu.stats()
+  end
+
+  test "upgrade: load a new copy of the module, purge the old, models keep working" do
+    model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+    {NIF, beam, file} = :code.get_object_code(NIF)
+
+    # The current code becomes old; on_load of the new one runs the NIF's upgrade callback.
+    assert {:module, NIF} = :code.load_binary(NIF, file, beam)
+    assert :code.soft_purge(NIF)
+    assert {:ok, _} = add(model)
+
+    # The reaper survived the old instance's unload: a dropped model is still closed off-scheduler.
+    before = HexagonTpu.stats()
+    spawn(fn -> HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference) end)
+    settle()
+    after_ = HexagonTpu.stats()
+    assert after_.reaper_queued > before.reaper_queued
+    assert after_.reaper_inline == before.reaper_inline
+    HexagonTpu.close(model)
+  end
+
+  test "purge and reload: old handles are :closed errors (never a crash) and still get freed" do
+    base = settle()
+    old = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+    assert :code.delete(NIF)
+    # Only old code is left: purging it runs nothing yet, since `old` still holds resources
+    # whose destructor lives in the old library instance.
+    assert :code.purge(NIF) == false
+    refute :erlang.module_loaded(NIF)
+
+    assert {:module, NIF} = Code.ensure_loaded(NIF)
+    # ERTS unlinks a purged library's resource types: the old handle is unusable now.
+    assert {:error, %HexagonTpu.Error{reason: :closed, message: msg}} = add(old)
+    assert msg =~ "purged"
+    assert HexagonTpu.close(old) == :ok
+
+    # The shared runtime was made by the purged copy too: a fresh one replaces it.
+    assert {:ok, new} = HexagonTpu.load_model({:binary, build!(add_f32())}, backend: :reference)
+    assert {:ok, [y]} = add(new)
+    assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
+    HexagonTpu.close(new)
+
+    # Dropping the old handles runs the old destructors: everything is freed.
+    _ = old
+    HexagonTpu.Runtime.close_shared()
+    {:ok, _} = HexagonTpu.Runtime.shared(backend: :reference)
+    assert settle().live_graphs == base.live_graphs
+  end
+end

@@ -1,0 +1,152 @@
+defmodule HexagonTpu.TestModels do
+  @moduledoc false
+  # Reference models for the tests, built on the fly with priv/htpu-refbuild
+  # (docs/reference-format.md), and small helpers shared by the test modules.
+
+  alias HexagonTpu.Runtime
+
+  @add_f32 """
+  graph add_f32
+    input a f32 [1,4]
+    input b f32 [1,4]
+    output y f32 [1,4]
+    op ElementWiseAdd a b -> y
+  """
+
+  # Per-tensor u8 with a static operand; two graphs in one context.
+  @two_graphs @add_f32 <>
+                """
+                graph scale_u8
+                  input x u8 [1,4] scale=0.1 zero_point=128
+                  static s u8 [1,4] scale=0.02 zero_point=0 data=[50,100,150,200]
+                  output y u8 [1,4] scale=0.1 zero_point=128
+                  op ElementWiseMultiply x s -> y
+                """
+
+  # y = relu-free FullyConnected(x, w, b) with per-axis u8 weights and an i32 bias; f16, i8,
+  # u16 and i16 graphs; a float32 graph with two outputs.
+  @mixed """
+  graph fc_u8
+    input x u8 [1,3] scale=0.5 zero_point=10
+    static w u8 [2,3] axis=0 scales=[0.25,0.5] zero_points=[4,8] data=[8,4,4,10,8,6]
+    static b i32 [2] scale=0.125 zero_point=0 data=[8,-16]
+    output y u8 [1,2] scale=0.25 zero_point=2
+    op FullyConnected x w b -> y
+  graph relu_f16
+    input p f16 [4]
+    output q f16 [4]
+    op Relu p -> q
+  graph relu_i8
+    input m i8 [4] scale=0.1 zero_point=-5
+    output n i8 [4] scale=0.1 zero_point=-5
+    op Relu m -> n
+  graph add_u16
+    input a u16 [2,2] scale=0.01 zero_point=1000
+    input b u16 [2,2] scale=0.01 zero_point=1000
+    output y u16 [2,2] scale=0.02 zero_point=500
+    op ElementWiseAdd a b -> y
+  graph relu_i16
+    input a i16 [3] scale=0.001 zero_point=0
+    output y i16 [3] scale=0.001 zero_point=0
+    op Relu a -> y
+  graph two_out
+    input a f32 [2]
+    input b f32 [2]
+    output s f32 [2]
+    output p f32 [2]
+    op ElementWiseAdd a b -> s
+    op ElementWiseMultiply a b -> p
+  graph per_axis_in
+    input x u8 [2,3] axis=0 scales=[0.5,0.25] zero_points=[1,2]
+    output y f32 [2,3]
+    op Relu x -> y
+  """
+
+  def add_f32, do: @add_f32
+  def two_graphs, do: @two_graphs
+  def mixed, do: @mixed
+
+  @doc "Builds a model from its text; returns the binary."
+  def build!(text) do
+    dir = tmp_dir!()
+    name = "m#{System.unique_integer([:positive])}"
+    src = Path.join(dir, name <> ".txt")
+    out = Path.join(dir, name <> ".bin")
+    File.write!(src, text)
+
+    {msg, status} =
+      System.cmd(Runtime.priv_path("htpu-refbuild"), [src, out], stderr_to_stdout: true)
+
+    if status != 0, do: raise("htpu-refbuild failed: #{msg}")
+    bin = File.read!(out)
+    File.rm!(src)
+    File.rm!(out)
+    bin
+  end
+
+  @doc "Builds a model from its text into a file; returns the path."
+  def build_file!(text, name \\ nil) do
+    path = Path.join(tmp_dir!(), (name || "m#{System.unique_integer([:positive])}") <> ".bin")
+    File.write!(path, build!(text))
+    path
+  end
+
+  def tmp_dir! do
+    dir = Path.join(System.tmp_dir!(), "hexagon_tpu_test_#{System.pid()}")
+    File.mkdir_p!(dir)
+    dir
+  end
+
+  def f32(list), do: for(x <- list, into: <<>>, do: <<x::float-32-native>>)
+  def from_f32(bin), do: for(<<x::float-32-native <- bin>>, do: x)
+
+  def assert_close(got, want, tol \\ 1.0e-5) do
+    ok =
+      length(got) == length(want) and
+        Enum.all?(Enum.zip(got, want), fn {g, w} -> abs(g - w) <= tol end)
+
+    unless ok,
+      do: raise(ExUnit.AssertionError, message: "expected #{inspect(want)}, got #{inspect(got)}")
+
+    true
+  end
+
+  @doc "Polls HexagonTpu.stats/0 until the live counters equal `baseline` (GC + reaper)."
+  def wait_for_live(baseline, timeout_ms \\ 5000) do
+    deadline = System.monotonic_time(:millisecond) + timeout_ms
+    do_wait(baseline, deadline)
+  end
+
+  defp do_wait(baseline, deadline) do
+    :erlang.garbage_collect()
+    live = live()
+
+    cond do
+      live == baseline -> live
+      System.monotonic_time(:millisecond) > deadline -> live
+      true -> Process.sleep(10) && do_wait(baseline, deadline)
+    end
+  end
+
+  @doc """
+  Waits until garbage collection and the reaper are quiet (every queued handle closed, live
+  counters unchanged across two polls); returns the live counters.
+  """
+  def settle(tries \\ 200) do
+    for p <- Process.list(), do: :erlang.garbage_collect(p)
+    before = HexagonTpu.stats()
+    Process.sleep(10)
+    now = HexagonTpu.stats()
+
+    quiet =
+      now.reaper_queued == now.reaper_closed and
+        Map.take(before, [:live_runtimes, :live_contexts, :live_graphs]) == live()
+
+    if quiet or tries == 0, do: live(), else: settle(tries - 1)
+  end
+
+  def live do
+    s = HexagonTpu.stats()
+    Map.take(s, [:live_runtimes, :live_contexts, :live_graphs])
+  end
+end
