@@ -6,8 +6,15 @@
 qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
 qnn_error_t rb_property_has_capability(uint32_t key) {
-  /* Only the device group: loaders probe it before deviceCreate. */
-  return key == QNN_PROPERTY_GROUP_DEVICE ? QNN_SUCCESS : QNN_COMMON_ERROR_NOT_SUPPORTED;
+  switch (key) {
+    case QNN_PROPERTY_GROUP_DEVICE:                  /* loaders probe it before deviceCreate */
+    case QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE: /* power votes */
+    case QNN_PROPERTY_MEM_SUPPORT_ION:
+    case QNN_PROPERTY_MEM_SUPPORT_CUSTOM:
+      return QNN_SUCCESS;
+    default: /* DMA_BUF (1104) included: memRegister rejects it */
+      return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
 }
 
 qnn_error_t rb_backend_get_build_id(const char **out) {
@@ -110,6 +117,10 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
     rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: %s", err);
     rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
   }
+  if (rc == QNN_SUCCESS && rb_hw_from_env(&b->hw, err, sizeof(err)) != 0) {
+    rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: HTPU_REF_DEVICE: %s", err);
+    rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
+  }
   if (rc == QNN_SUCCESS) rc = rb_fault(NULL, FR_BACKEND_CREATE, l);
   for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
     rb_logf(l, QNN_LOG_LEVEL_VERBOSE, "backendCreate: config option %u accepted and ignored",
@@ -123,14 +134,17 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
     return rc;
   }
   b->backend_id = backend_id;
+  b->api = rb_provider_api_version(backend_id);
+  b->next_power_id = 1;
   b->log = l;
   b->handle = rb_new_handle();
   b->next = g_rb.backends;
   g_rb.backends = b;
   *out = (qnn_backend_handle_t)b->handle;
   pthread_mutex_unlock(&g_rb.lock);
-  rb_logf(l, QNN_LOG_LEVEL_INFO, "backendCreate: backend id %u, build %s, %u fault rule(s)",
-          backend_id, RB_BUILD_ID, b->faults.num_rules);
+  rb_logf(l, QNN_LOG_LEVEL_INFO, "backendCreate: backend id %u, build %s, %u fault rule(s), "
+          "device v%u soc_model %u vtcm %u MB", backend_id, RB_BUILD_ID, b->faults.num_rules,
+          b->hw.arch, b->hw.soc_model, b->hw.vtcm_mb);
   return QNN_SUCCESS;
 }
 
@@ -164,6 +178,8 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
     rb_count_leak();
     rb_device_destroy(d);
   }
+  rb_power_release_all(b);
+  rb_pinfo_release_all(b);
   for (rb_backend **pp = &g_rb.backends; *pp; pp = &(*pp)->next)
     if (*pp == b) {
       *pp = b->next;
@@ -181,7 +197,7 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
 
 /* The device belongs to the backend that shares its logger, else to the newest backend: the
  * QNN call takes no backend handle, and on the board there is one backend per process. */
-static rb_backend *owner_for(rb_log *l) {
+rb_backend *rb_owner_for(rb_log *l) {
   for (rb_backend *b = g_rb.backends; b; b = b->next)
     if (l && b->log == l) return b;
   return g_rb.backends; /* list head = newest */
@@ -196,7 +212,7 @@ qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **c
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_DEVICE_ERROR_INVALID_HANDLE;
   }
-  rb_backend *b = owner_for(l);
+  rb_backend *b = rb_owner_for(l);
   if (!b) {
     rb_violation(l, "deviceCreate before backendCreate");
     pthread_mutex_unlock(&g_rb.lock);
@@ -205,10 +221,13 @@ qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **c
   atomic_fetch_add(&b->busy, 1);
   pthread_mutex_unlock(&g_rb.lock);
 
-  qnn_error_t rc = rb_fault(b, FR_DEVICE_CREATE, l ? l : b->log);
-  for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
-    rb_logf(l, QNN_LOG_LEVEL_VERBOSE, "deviceCreate: config option %u accepted and ignored",
-            cfg[i]->option);
+  rb_log *dlog = l ? l : b->log;
+  /* Counted process-wide (not per backend), so "fails the first N times" spans the
+   * successive backends a retrying loader creates. */
+  qnn_error_t rc = rb_fault(b, FR_DEVICE_CREATE, dlog);
+  if (rc == QNN_SUCCESS) rc = rb_device_check_configs(b, dlog, cfg);
+  /* Creating the device opens the FastRPC session, which initialises rpcmem. */
+  if (rc == QNN_SUCCESS) rb_fastrpc_session_open(dlog);
   rb_device *d = rc == QNN_SUCCESS ? calloc(1, sizeof(*d)) : NULL;
   if (rc == QNN_SUCCESS && !d) rc = QNN_COMMON_ERROR_MEM_ALLOC;
 

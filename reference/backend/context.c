@@ -22,7 +22,7 @@ static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, 
 
 static void unpin_backend(rb_backend *b) { atomic_fetch_sub(&b->busy, 1); }
 
-/* Parses the binary and checks it is meant for this backend. */
+/* Parses the binary and checks it is meant for this backend and its device. */
 static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
                               qnn_context_binary_size_t size, ref_model **out) {
   char err[256];
@@ -32,11 +32,10 @@ static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
             "bytes): %s", api, (unsigned long long)size, err);
     return QNN_CONTEXT_ERROR_CREATE_FROM_BINARY;
   }
-  if (m->meta.backend_id != b->backend_id) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: the binary was built for backend id %u, this "
-            "backend is id %u", api, m->meta.backend_id, b->backend_id);
+  qnn_error_t rc = rb_check_binary(b, api, m);
+  if (rc != QNN_SUCCESS) {
     ref_model_free(m);
-    return QNN_CONTEXT_ERROR_BINARY_CONFIGURATION;
+    return rc;
   }
   *out = m;
   return QNN_SUCCESS;
@@ -75,6 +74,8 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
     rb_logf(b->log, QNN_LOG_LEVEL_VERBOSE, "contextCreateFromBinary: config option %u "
             "accepted and ignored", cfg[i]->option);
   if (rc == QNN_SUCCESS) rc = load_model(b, "contextCreateFromBinary", buf, size, &m);
+  /* Loading a context opens the FastRPC session (if the device did not already). */
+  if (rc == QNN_SUCCESS) rb_fastrpc_session_open(b->log);
   if (rc == QNN_SUCCESS) {
     c = calloc(1, sizeof(*c));
     if (c) c->graphs = calloc(m->num_graphs ? m->num_graphs : 1, sizeof(*c->graphs));
@@ -136,6 +137,11 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   if (busy > 0)
     rb_violation(b->log, "contextFree while %d graphExecute call(s) are in flight in this "
                  "process (the DSP process domain is shared)", busy);
+  /* After a subsystem restart nothing is left on the DSP side: the handles died with it. */
+  uint32_t mems = rb_mem_count(c);
+  if (mems && !atomic_load(&c->stale))
+    rb_violation(b->log, "contextFree of context 0x%lx with %u mem handle(s) still registered "
+                 "(memDeRegister them first; freeing them now)", (unsigned long)c->handle, mems);
   /* Unlink before the (possibly slow) fault check so no new execute can start on it. */
   rb_context_destroy(c);
   atomic_fetch_add(&b->busy, 1);
@@ -156,10 +162,14 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t bh, qnn_device_handl
   qnn_error_t rc = pin_backend(bh, dh, &b, &d);
   if (rc != QNN_SUCCESS) return rc;
   ref_model *m = NULL;
-  if (!buf || !size)
+  if (!buf || !size) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextValidateBinary: the binary buffer is "
+            "NULL/empty");
     rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
-  else
-    rc = load_model(b, "contextValidateBinary", buf, size, &m);
+  } else {
+    rc = rb_fault(b, FR_CONTEXT_VALIDATE_BINARY, b->log);
+  }
+  if (rc == QNN_SUCCESS) rc = load_model(b, "contextValidateBinary", buf, size, &m);
   ref_model_free(m);
   unpin_backend(b);
   return rc;
@@ -182,6 +192,11 @@ qnn_error_t rb_graph_retrieve(qnn_context_handle_t h, const char *name, qnn_grap
   unpin_backend(b);
   c = rb_find_context(h); /* it may have been freed while the fault latency ran */
   if (rc == QNN_SUCCESS && !c) rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
+  if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphRetrieve: context 0x%lx was lost in a DSP "
+            "subsystem restart; free it and create a new one", (unsigned long)c->handle);
+    rc = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  }
   if (rc == QNN_SUCCESS && (!name || !out)) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphRetrieve: %s is NULL",
             !name ? "the graph name" : "the graph out-pointer");

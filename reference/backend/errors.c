@@ -39,6 +39,15 @@ const char *rb_error_text(uint32_t code) {
     case QNN_DEVICE_ERROR_INVALID_CONFIG: return "device: invalid config";
     case QNN_DEVICE_ERROR_HARDWARE_UNAVAILABLE: return "device: hardware unavailable";
     case QNN_DEVICE_ERROR_ASSOCIATED_TO_CONTEXT: return "device is still associated to a context";
+    case QNN_MEM_ERROR_INVALID_ARGUMENT: return "mem: invalid argument or memory descriptor";
+    case QNN_MEM_ERROR_INVALID_HANDLE: return "mem: invalid handle";
+    case QNN_MEM_ERROR_ALREADY_REGISTERED: return "mem: memory already registered";
+    case QNN_MEM_ERROR_MAPPING: return "mem: mapping the memory failed";
+    case QNN_MEM_ERROR_INVALID_SHAPE: return "mem: invalid memory shape";
+    case QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE: return "mem: memory type not supported";
+    case 13000u: return "perf infrastructure: invalid handle pointer";
+    case QNN_HTP_PERF_ERROR_INVALID_INPUT: return "perf infrastructure: invalid input";
+    case QNN_HTP_PERF_ERROR_UNSUPPORTED_CONFIG: return "perf infrastructure: unsupported config";
     default: return NULL;
   }
 }

@@ -18,7 +18,7 @@ static bool g_env_parsed, g_env_bad;
 static pthread_mutex_t g_violation_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_last_violation[512];
 
-static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults;
+static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
 static atomic_int g_in_flight;
 
 void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
@@ -67,15 +67,31 @@ static void env_refresh_locked(void) {
   if (g_env_bad) fprintf(stderr, "htpu_refbackend: HTPU_REF_FAULTS/HTPU_REF_LATENCY: %s\n", err);
 }
 
+unsigned rb_ssr(rb_backend *b) {
+  unsigned n = 0;
+  pthread_mutex_lock(&g_rb.lock);
+  for (rb_context *c = g_rb.contexts; c; c = c->next) {
+    if (b && c->backend != b) continue;
+    if (!atomic_exchange(&c->stale, true)) n++;
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  atomic_fetch_add(&g_ssr_events, 1);
+  return n;
+}
+
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
-  uint32_t code, lat;
+  uint32_t code, lat, flags = 0;
   if (b && atomic_load(&b->fatal)) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: the DSP subsystem did not recover from an earlier "
             "failure; free and recreate the backend", fr_api_name(api));
     return QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL;
   }
+  /* deviceCreate counts in the process-wide set (as it was at the latest backendCreate), not
+   * in the backend's: a loader that retries start-up creates a new backend each time, and
+   * "deviceCreate:1:1003:2" must mean the first two deviceCreate calls of the process. */
+  bool process_wide = !b || api == FR_DEVICE_CREATE;
   pthread_mutex_lock(&g_fault_lock);
-  fr_set *own = b ? &b->faults : &g_env;
+  fr_set *own = process_wide ? &g_env : &b->faults;
   if (!b) env_refresh_locked();
   if (!b && g_env_bad) {
     pthread_mutex_unlock(&g_fault_lock);
@@ -86,16 +102,23 @@ uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
   lat = g_control.latency_us[api] > own->latency_us[api] ? g_control.latency_us[api]
                                                          : own->latency_us[api];
   /* Both sets count every call, so each one's "nth" means calls since it was armed. */
-  uint32_t c1 = fr_next(&g_control, api), c2 = fr_next(own, api);
-  code = c1 ? c1 : c2;
+  const fr_rule *r1 = fr_next_rule(&g_control, api), *r2 = fr_next_rule(own, api);
+  const fr_rule *r = r1 ? r1 : r2;
+  code = r ? r->code : 0;
+  if (r) flags = r->flags;
   pthread_mutex_unlock(&g_fault_lock);
   if (lat) usleep(lat);
   if (code) {
     /* 1011 models an unrecovered subsystem restart: the backend stays unusable. */
     if (b && code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) atomic_store(&b->fatal, true);
     atomic_fetch_add(&g_faults, 1);
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: injected fault, returning %u", fr_api_name(api),
-            code);
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: injected fault, returning %u%s", fr_api_name(api),
+            code, flags & FR_FLAG_SSR ? " (DSP subsystem restart)" : "");
+    if (flags & FR_FLAG_SSR) {
+      unsigned n = rb_ssr(b);
+      rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: DSP subsystem restart: %u context(s) lost; free "
+              "them and create new ones", fr_api_name(api), n);
+    }
   }
   return code;
 }
@@ -142,13 +165,31 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
   for (rb_log *l = g_rb.logs; l; l = l->next) out->live_logs++;
   for (rb_backend *b = g_rb.backends; b; b = b->next) out->live_backends++;
   for (rb_device *d = g_rb.devices; d; d = d->next) out->live_devices++;
-  for (rb_context *c = g_rb.contexts; c; c = c->next) out->live_contexts++;
+  for (rb_context *c = g_rb.contexts; c; c = c->next) {
+    out->live_contexts++;
+    out->stale_contexts += atomic_load(&c->stale);
+  }
+  for (rb_mem *m = g_rb.mems; m; m = m->next) out->live_mem_handles++;
+  for (rb_backend *b = g_rb.backends; b; b = b->next)
+    for (rb_pinfo *p = b->pinfos; p; p = p->next) out->live_platform_infos++;
+  out->live_power_config_ids = rb_power_live_count();
   pthread_mutex_unlock(&g_rb.lock);
   out->executes_in_flight = (uint32_t)atomic_load(&g_in_flight);
   out->total_executes = atomic_load(&g_total_executes);
   out->violations = atomic_load(&g_violations);
   out->leaked_handles = atomic_load(&g_leaked);
   out->faults_injected = atomic_load(&g_faults);
+  out->ssr_events = atomic_load(&g_ssr_events);
+}
+
+RB_EXPORT uint32_t htpu_ref_trigger_ssr(void) {
+  unsigned n = rb_ssr(NULL);
+  pthread_mutex_lock(&g_rb.lock);
+  for (rb_backend *b = g_rb.backends; b; b = b->next)
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "DSP subsystem restart (htpu_ref_trigger_ssr): "
+            "%u context(s) lost", n);
+  pthread_mutex_unlock(&g_rb.lock);
+  return n;
 }
 
 RB_EXPORT void htpu_ref_reset_stats(void) {
@@ -156,6 +197,7 @@ RB_EXPORT void htpu_ref_reset_stats(void) {
   atomic_store(&g_violations, 0);
   atomic_store(&g_leaked, 0);
   atomic_store(&g_faults, 0);
+  atomic_store(&g_ssr_events, 0);
   pthread_mutex_lock(&g_violation_lock);
   g_last_violation[0] = '\0';
   pthread_mutex_unlock(&g_violation_lock);

@@ -47,10 +47,12 @@ static int position_of(const ref_model *m, const uint32_t *list, uint32_t n, uin
   return -1;
 }
 
-/* Checks tensor t against graph input/output i. Logs why it is rejected. */
-static qnn_error_t check_tensor(rb_log *log, const ref_model *m, const ref_graph *rg,
-                                int is_input, uint32_t i, const qnn_tensor_t *t,
-                                const void **data) {
+/* Checks tensor t against graph input/output i of context c. Logs why it is rejected. A
+ * MEMHANDLE tensor's handle is pinned in *pin until the execute ends. */
+static qnn_error_t check_tensor(rb_log *log, rb_context *c, const ref_graph *rg, int is_input,
+                                uint32_t i, const qnn_tensor_t *t, const void **data,
+                                rb_mem **pin) {
+  const ref_model *m = c->model;
   const char *role = is_input ? "input" : "output";
   const ref_tensor *want = &m->tensors[is_input ? rg->inputs[i] : rg->outputs[i]];
   tview v;
@@ -87,9 +89,16 @@ static qnn_error_t check_tensor(rb_log *log, const ref_model *m, const ref_graph
     shape_str(exp, sizeof(exp), want->rank, want->dims);
     REJECT("dimensions %s, the graph has %s", got, exp);
   }
+  if (v.mem_type == QNN_TENSORMEMTYPE_MEMHANDLE) {
+    /* The handle shares the union's first word with clientBuf.data. */
+    char why[320];
+    void *p = rb_mem_resolve(c, v.data, want, pin, why, sizeof(why));
+    if (!p) REJECT("%s", why);
+    *data = p;
+    return QNN_SUCCESS;
+  }
   if (v.mem_type != QNN_TENSORMEMTYPE_RAW)
-    REJECT("memType %u: only RAW client buffers can be used (memRegister is not supported)",
-           v.mem_type);
+    REJECT("memType %u: expected RAW (0) or MEMHANDLE (1)", v.mem_type);
   if (!v.data) REJECT("clientBuf.data is NULL");
   size_t esize = ref_dtype_size(want->data_type), n = ref_tensor_elements(want);
   if ((size_t)v.data_size != n * esize)
@@ -100,8 +109,9 @@ static qnn_error_t check_tensor(rb_log *log, const ref_model *m, const ref_graph
   return QNN_SUCCESS;
 }
 
-static qnn_error_t run(rb_log *log, const ref_model *m, uint32_t gi, const qnn_tensor_t *in,
+static qnn_error_t run(rb_log *log, rb_context *c, uint32_t gi, const qnn_tensor_t *in,
                        uint32_t nin, qnn_tensor_t *out, uint32_t nout) {
+  const ref_model *m = c->model;
   const ref_graph *rg = &m->graphs[gi];
   if (nin != rg->num_inputs || nout != rg->num_outputs) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s' takes %u input(s) and %u "
@@ -115,12 +125,13 @@ static qnn_error_t run(rb_log *log, const ref_model *m, uint32_t gi, const qnn_t
   }
   const void **inp = calloc(nin + 1, sizeof(*inp));
   void **outp = calloc(nout + 1, sizeof(*outp));
-  qnn_error_t rc = inp && outp ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  rb_mem **pins = calloc(nin + nout + 1, sizeof(*pins));
+  qnn_error_t rc = inp && outp && pins ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nin; i++)
-    rc = check_tensor(log, m, rg, 1, i, &in[i], &inp[i]);
+    rc = check_tensor(log, c, rg, 1, i, &in[i], &inp[i], &pins[i]);
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nout; i++) {
     const void *p = NULL;
-    rc = check_tensor(log, m, rg, 0, i, &out[i], &p);
+    rc = check_tensor(log, c, rg, 0, i, &out[i], &p, &pins[nin + i]);
     outp[i] = (void *)(uintptr_t)p; /* output buffers are the caller's writable memory */
   }
   if (rc == QNN_SUCCESS) {
@@ -133,6 +144,9 @@ static qnn_error_t run(rb_log *log, const ref_model *m, uint32_t gi, const qnn_t
       rb_count_execute();
     }
   }
+  if (pins)
+    for (uint32_t i = 0; i < nin + nout; i++) rb_mem_unpin(pins[i]);
+  free(pins);
   free(inp);
   free(outp);
   return rc;
@@ -170,9 +184,16 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
             profile ? "profile" : "signal");
     rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
   }
-  /* An injected failure leaves the graph untouched and usable: a recovered DSP restart. */
+  if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': context 0x%lx was lost in "
+            "a DSP subsystem restart; free it and create a new one", name,
+            (unsigned long)c->handle);
+    rc = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  }
+  /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
+   * a recovered DSP restart). */
   if (rc == QNN_SUCCESS) rc = rb_fault(b, FR_GRAPH_EXECUTE, b->log);
-  if (rc == QNN_SUCCESS) rc = run(b->log, m, g->index, inputs, nin, outputs, nout);
+  if (rc == QNN_SUCCESS) rc = run(b->log, c, g->index, inputs, nin, outputs, nout);
   pthread_mutex_unlock(&g->exec_lock);
 
   /* Release in child-to-parent order: once c->executing drops, contextFree may free g and c;

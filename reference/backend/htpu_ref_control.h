@@ -24,6 +24,12 @@ typedef struct htpu_ref_stats {
   uint64_t violations;         /* API-rule violations (see htpu_ref_last_violation) */
   uint64_t leaked_handles;     /* devices/contexts still alive at backendFree (freed there) */
   uint64_t faults_injected;    /* calls failed by a fault rule */
+  /* HTP device features */
+  uint32_t live_mem_handles;      /* memRegister handles not yet deregistered */
+  uint32_t live_power_config_ids; /* createPowerConfigId ids not yet destroyed */
+  uint32_t live_platform_infos;   /* deviceGetPlatformInfo answers not yet freed */
+  uint32_t stale_contexts;        /* live contexts lost in a DSP subsystem restart */
+  uint64_t ssr_events;            /* subsystem restarts (ssr rules, htpu_ref_trigger_ssr) */
 } htpu_ref_stats;
 
 /* Replaces the global rule set with `rules` ("api:nth:code[:count],..."; nth "*" = every call)
@@ -57,6 +63,46 @@ void htpu_ref_reset_stats(void);
  * until the next call from the same thread. */
 typedef const char *(*htpu_ref_last_violation_fn)(void);
 const char *htpu_ref_last_violation(void);
+
+/* A DSP subsystem restart now: every live context of every backend becomes stale (graphExecute,
+ * graphRetrieve and memRegister on it return 1007, its mem handles are dead, contextFree
+ * succeeds); contexts created afterwards work. Returns the number of contexts made stale. */
+typedef uint32_t (*htpu_ref_trigger_ssr_fn)(void);
+uint32_t htpu_ref_trigger_ssr(void);
+
+/* What the perf infrastructure last applied through one power config id. DCVS fields are the
+ * merged DCVS v3 state: each group (dcvs enable + power mode, sleep latency, sleep disable,
+ * bus corners, core corners) holds the values of the last config whose set_* flag was 1 for
+ * it, and its set_* field says whether any config ever set it. */
+typedef struct htpu_ref_power_state {
+  uint32_t power_config_id;
+  uint32_t device_id, core_id;  /* as passed to createPowerConfigId */
+  uint32_t destroyed;           /* 1: destroyPowerConfigId was called (state as it was then) */
+  uint32_t set_calls;           /* setPowerConfig calls that succeeded */
+  uint32_t rejected_calls;      /* setPowerConfig calls that failed (nothing applied) */
+  uint32_t has_dcvs_v3;         /* a DCVS_V3 config was applied */
+  uint32_t set_dcvs_enable, dcvs_enable, power_mode;
+  uint32_t set_sleep_latency, sleep_latency_us;
+  uint32_t set_sleep_disable, sleep_disable;
+  uint32_t set_bus_params, bus_corner_min, bus_corner_target, bus_corner_max;
+  uint32_t set_core_params, core_corner_min, core_corner_target, core_corner_max;
+  uint32_t has_rpc_control_latency, rpc_control_latency_us;
+  uint32_t has_rpc_polling_time, rpc_polling_time_us;
+} htpu_ref_power_state;
+
+/* Fills *out for power_config_id. Returns 0 for a live id, 1 for a destroyed one (its state
+ * when destroyPowerConfigId or backendFree released it; the most recent such), -1 if the id
+ * was never seen. Ids restart at 1 per backend: a live id of the newest backend wins. */
+typedef int (*htpu_ref_get_power_state_fn)(uint32_t power_config_id, htpu_ref_power_state *out);
+int htpu_ref_get_power_state(uint32_t power_config_id, htpu_ref_power_state *out);
+
+/* Number of live power config ids over all backends. */
+typedef uint32_t (*htpu_ref_live_power_config_ids_fn)(void);
+uint32_t htpu_ref_live_power_config_ids(void);
+
+/* Forgets the destroyed power states remembered for htpu_ref_get_power_state. */
+typedef void (*htpu_ref_forget_power_history_fn)(void);
+void htpu_ref_forget_power_history(void);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,20 @@ typedef struct provider_set {
 
 static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
 static provider_set *g_sets;
+static provider_set *g_last; /* the set most recently handed out */
 static qnn_api_version_t g_current = {{2, 32, 0}, {5, 42, 0}};
+
+qnn_api_version_t rb_provider_api_version(uint32_t backend_id) {
+  pthread_mutex_lock(&g_prov_lock);
+  qnn_api_version_t v = g_current;
+  for (uint32_t i = 0; g_last && i < g_last->count; i++)
+    if (g_last->list[i]->backend_id == backend_id) {
+      v = g_last->list[i]->api_version;
+      break;
+    }
+  pthread_mutex_unlock(&g_prov_lock);
+  return v;
+}
 
 qnn_api_version_t rb_current_api_version(void) {
   pthread_mutex_lock(&g_prov_lock);
@@ -75,6 +88,12 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->device_free = rb_device_free;
   t->error_get_message = rb_error_get_message;
   t->context_validate_binary = rb_context_validate_binary;
+  t->mem_register = rb_mem_register;
+  t->mem_de_register = rb_mem_de_register;
+  t->device_get_platform_info = rb_device_get_platform_info;
+  t->device_free_platform_info = rb_device_free_platform_info;
+  t->device_get_infrastructure = rb_device_get_infrastructure;
+  t->device_get_info = rb_device_get_info;
 }
 
 static int parse_version(const char *s, size_t n, qnn_version_t *v) {
@@ -179,6 +198,7 @@ RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, u
     g_sets = s;
   }
   if (s->count) g_current = s->list[0]->api_version;
+  g_last = s;
   *list = s->count ? s->list : NULL;
   *num = s->count;
   pthread_mutex_unlock(&g_prov_lock);

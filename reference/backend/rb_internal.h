@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #include "qnn/qnn_abi.h"
+#include "qnn/qnn_device_abi.h"
+#include "qnn/qnn_htp_abi.h"
 #include "ref_faultrules.h"
 #include "refmodel.h"
 
@@ -33,14 +35,49 @@ typedef struct rb_log {
   uint32_t users; /* backends and devices logging through it (registry lock) */
 } rb_log;
 
+/* The HTP device a backend reports (HTPU_REF_DEVICE at backendCreate). */
+typedef struct rb_hw {
+  uint32_t arch;      /* 68 = v68 */
+  uint32_t soc_model; /* 35 = QCS6490 in binaries; the board reportedly says 93 */
+  uint32_t vtcm_mb;
+  uint32_t signed_pd; /* signed process domain available (the board uses unsigned PD) */
+  uint32_t dlbc;
+} rb_hw;
+
+/* A platform-info chain handed out by deviceGetPlatformInfo (or kept by a device for
+ * deviceGetInfo). Every piece is its own heap block. */
+typedef struct rb_pinfo {
+  struct rb_pinfo *next;
+  qnn_device_platform_info_t *info;
+  qnn_device_hardware_device_info_t *dev;
+  qnn_device_core_info_t *core;
+  qnn_htp_device_info_extension_t *ext;
+} rb_pinfo;
+
+/* One power config id (perf infrastructure) and what was last applied through it. */
+typedef struct rb_power {
+  struct rb_power *next;
+  uint32_t id;
+  uint32_t device_id, core_id;
+  uint32_t set_calls, rejected_calls;
+  bool has_dcvs, has_rpc_latency, has_rpc_polling;
+  qnn_htp_dcvs_v3_t dcvs; /* merged: each set_* group keeps its last applied values */
+  uint32_t rpc_latency_us, rpc_polling_us;
+} rb_power;
+
 typedef struct rb_backend {
   struct rb_backend *next;
   uintptr_t handle;
   uint32_t backend_id; /* of the provider whose backendCreate made it */
+  qnn_api_version_t api; /* versions of the providers current at backendCreate */
+  rb_hw hw;
   rb_log *log;
   fr_set faults;       /* HTPU_REF_FAULTS/HTPU_REF_LATENCY at backendCreate (fault lock) */
   atomic_bool fatal;   /* an injected 1011: the DSP did not recover */
   atomic_int busy;     /* calls using it outside the registry lock (fault latency, execute) */
+  rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
+  rb_power *powers;    /* live power config ids (registry lock) */
+  uint32_t next_power_id;
 } rb_backend;
 
 typedef struct rb_device {
@@ -48,6 +85,7 @@ typedef struct rb_device {
   uintptr_t handle;
   rb_backend *backend;
   rb_log *log;
+  rb_pinfo *info; /* deviceGetInfo's answer, kept until deviceFree */
 } rb_device;
 
 struct rb_context;
@@ -68,7 +106,26 @@ typedef struct rb_context {
   uint32_t num_graphs;
   rb_graph *graphs;
   atomic_int executing; /* executes in flight over all its graphs */
+  atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
 } rb_context;
+
+/* A registered shared buffer (memRegister). The backend maps the fd itself. */
+typedef struct rb_mem {
+  struct rb_mem *next;
+  uintptr_t handle;
+  rb_context *ctx;
+  uint32_t mem_type;   /* QNN_MEM_TYPE_ION or _CUSTOM */
+  int fd;
+  uint64_t ino, dev;   /* identity of the file behind fd at registration */
+  uint64_t size;       /* of the whole allocation */
+  uint64_t offset;
+  uint64_t bytes;      /* of the tensor: dims x element size */
+  uint32_t data_type;
+  uint32_t rank;
+  uint32_t dims[8];
+  unsigned char *map;  /* whole file, MAP_SHARED */
+  atomic_int in_use;   /* executes reading/writing it */
+} rb_mem;
 
 typedef struct rb_registry {
   pthread_mutex_t lock;
@@ -77,6 +134,7 @@ typedef struct rb_registry {
   rb_backend *backends;
   rb_device *devices;
   rb_context *contexts;
+  rb_mem *mems;
 } rb_registry;
 
 extern rb_registry g_rb;
@@ -88,7 +146,7 @@ rb_backend *rb_find_backend(const void *h);
 rb_device *rb_find_device(const void *h);
 rb_context *rb_find_context(const void *h);
 rb_graph *rb_find_graph(const void *h);
-/* Unlinks and frees a context that has no execute in flight. */
+/* Unlinks and frees a context that has no execute in flight (and its mem handles). */
 void rb_context_destroy(rb_context *c);
 void rb_device_destroy(rb_device *d);
 
@@ -113,6 +171,9 @@ void rb_count_execute(void);
 void rb_exec_in_flight_add(int delta);
 /* graphExecute calls in flight in this process, on any backend. */
 int rb_exec_in_flight(void);
+/* A DSP subsystem restart: every context of b (NULL: of every backend) alive now becomes
+ * stale. Takes the registry lock. Returns the number of contexts made stale. */
+unsigned rb_ssr(rb_backend *b);
 
 /* ---- backend.c ---- */
 qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
@@ -128,11 +189,58 @@ qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **c
                              qnn_device_handle_t *out);
 qnn_error_t rb_device_free(qnn_device_handle_t h);
 qnn_error_t rb_not_supported(void);
+/* The backend a device-less call (platform info, perf infrastructure) belongs to: the one
+ * sharing log l, else the newest. Registry lock held. */
+rb_backend *rb_owner_for(rb_log *l);
+
+/* ---- device_info.c ---- */
+/* Parses HTPU_REF_DEVICE ("arch=68,soc_model=35,vtcm_mb=2,signed_pd=0,dlbc=0"). Returns 0 or
+ * -1 with a message. */
+int rb_hw_from_env(rb_hw *hw, char *err, size_t errlen);
+/* Checks deviceCreate's configs against b's device; logs why one is rejected. */
+qnn_error_t rb_device_check_configs(rb_backend *b, rb_log *log, const qnn_device_config_t **cfg);
+rb_pinfo *rb_pinfo_new(const rb_hw *hw);
+void rb_pinfo_free(rb_pinfo *p);
+/* Frees b's platform infos, counting each as a leak (backendFree; registry lock held). */
+void rb_pinfo_release_all(rb_backend *b);
+qnn_error_t rb_device_get_platform_info(qnn_log_handle_t, const qnn_device_platform_info_t **);
+qnn_error_t rb_device_free_platform_info(qnn_log_handle_t, const qnn_device_platform_info_t *);
+qnn_error_t rb_device_get_info(qnn_device_handle_t, const qnn_device_platform_info_t **);
+/* Opens the FastRPC-like allocator next to this library and initialises it, as the first
+ * FastRPC session does on the board (deviceCreate, contextCreateFromBinary). */
+void rb_fastrpc_session_open(rb_log *log);
+
+/* ---- perf.c ---- */
+qnn_error_t rb_device_get_infrastructure(void *const *infra);
+/* Destroys b's power config ids, counting each as a leak (backendFree; registry lock held). */
+void rb_power_release_all(rb_backend *b);
+uint32_t rb_power_live_count(void); /* registry lock held */
+
+/* ---- mem.c ---- */
+qnn_error_t rb_mem_register(qnn_context_handle_t, const qnn_mem_descriptor_t *, uint32_t,
+                            qnn_mem_handle_t *);
+qnn_error_t rb_mem_de_register(const qnn_mem_handle_t *, uint32_t);
+/* Mem handles registered on c (registry lock held). */
+uint32_t rb_mem_count(const rb_context *c);
+/* Unmaps and frees every mem handle of c (registry lock held). */
+void rb_mem_drop_context(rb_context *c);
+/* Resolves a MEMHANDLE tensor of graph tensor `want` executed in c: on success returns the
+ * mapped address and pins the handle (*pin); else NULL with the reason in why. */
+void *rb_mem_resolve(rb_context *c, const void *handle, const ref_tensor *want, rb_mem **pin,
+                     char *why, size_t whylen);
+void rb_mem_unpin(rb_mem *m);
+
+/* ---- validate.c ---- */
+/* Compares what the binary says with backend b and its device; logs why it is rejected. */
+qnn_error_t rb_check_binary(rb_backend *b, const char *api, const ref_model *m);
 
 /* ---- providers.c ---- */
 RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
 /* API version reported by backendGetApiVersion: that of the first provider last handed out. */
 qnn_api_version_t rb_current_api_version(void);
+/* API versions of the first provider with this backend id in the set last handed out (else
+ * rb_current_api_version()): what a backend created through it checks binaries against. */
+qnn_api_version_t rb_provider_api_version(uint32_t backend_id);
 
 /* ---- errors.c ---- */
 qnn_error_t rb_error_get_message(qnn_error_t err, const char **msg);

@@ -3,12 +3,14 @@
  * reference system library (header-only: the two libraries are linked from separate source
  * directories and each keeps its own state).
  *
- *   rules   := rule ("," rule)*          rule    := api ":" nth ":" code [":" count]
+ *   rules   := rule ("," rule)*   rule  := api ":" nth ":" code [":" count] [":" "ssr"]
  *   latency := entry ("," entry)*        entry   := api ":" usec
  *
  * nth is 1-based and counts calls of that API since the rule set was armed; "*" fails every
  * call. count (default 1) extends the failure to the following count-1 calls. code is the QNN
- * error code to return (1..65535).
+ * error code to return (1..65535). The "ssr" flag makes the failure a DSP subsystem restart:
+ * what that means is up to the library that matches the rule (the backend makes its contexts
+ * stale; the system library ignores the flag).
  */
 #ifndef HTPU_REF_FAULTRULES_H
 #define HTPU_REF_FAULTRULES_H
@@ -31,17 +33,23 @@ enum fr_api {
   FR_SYSTEM_CONTEXT_CREATE,
   FR_SYSTEM_CONTEXT_GET_BINARY_INFO,
   FR_SYSTEM_CONTEXT_GET_METADATA,
+  FR_MEM_REGISTER,
+  FR_CONTEXT_VALIDATE_BINARY,
+  FR_CREATE_POWER_CONFIG_ID,
+  FR_SET_POWER_CONFIG,
   FR_API_COUNT
 };
 
 #define FR_MAX_RULES 32u
 #define FR_EVERY 0u /* nth value of a "*" rule */
+#define FR_FLAG_SSR 1u /* the failure is a DSP subsystem restart */
 
 typedef struct fr_rule {
   uint32_t api;
   uint32_t nth;
   uint32_t code;
   uint32_t count;
+  uint32_t flags; /* FR_FLAG_* */
 } fr_rule;
 
 /* A set of rules and the call counters they are matched against. Callers lock around use. */
@@ -66,6 +74,10 @@ static inline const char *fr_api_name(uint32_t api) {
     case FR_SYSTEM_CONTEXT_CREATE: return "systemContextCreate";
     case FR_SYSTEM_CONTEXT_GET_BINARY_INFO: return "systemContextGetBinaryInfo";
     case FR_SYSTEM_CONTEXT_GET_METADATA: return "systemContextGetMetaData";
+    case FR_MEM_REGISTER: return "memRegister";
+    case FR_CONTEXT_VALIDATE_BINARY: return "contextValidateBinary";
+    case FR_CREATE_POWER_CONFIG_ID: return "createPowerConfigId";
+    case FR_SET_POWER_CONFIG: return "setPowerConfig";
     default: return "?";
   }
 }
@@ -119,11 +131,16 @@ static inline int fr_parse_rules(const char *spec, fr_rule *out, uint32_t *num, 
   while (*p) {
     const char *end = strchr(p, ',');
     size_t n = end ? (size_t)(end - p) : strlen(p);
-    const char *f[4];
-    size_t len[4];
-    int k = fr_split(p, n, f, len, 4);
-    fr_rule r = {0, 0, 0, 1};
-    int api = k >= 3 ? fr_api_lookup(f[0], len[0]) : -1;
+    const char *f[5];
+    size_t len[5];
+    int k = fr_split(p, n, f, len, 5);
+    fr_rule r = {0, 0, 0, 1, 0};
+    /* a trailing "ssr" field is the flag, with or without a count before it */
+    if (k >= 4 && len[k - 1] == 3 && memcmp(f[k - 1], "ssr", 3) == 0) {
+      r.flags |= FR_FLAG_SSR;
+      k--;
+    }
+    int api = k >= 3 && k <= 4 ? fr_api_lookup(f[0], len[0]) : -1;
     int ok = api >= 0;
     if (ok) {
       r.api = (uint32_t)api;
@@ -136,8 +153,8 @@ static inline int fr_parse_rules(const char *spec, fr_rule *out, uint32_t *num, 
     if (ok && k == 4) ok = fr_parse_u32(f[3], len[3], 1, UINT32_MAX, &r.count) == 0;
     if (ok && *num == FR_MAX_RULES) ok = 0;
     if (!ok) {
-      snprintf(err, errlen, "bad fault rule '%.*s' (expected api:nth|*:code[:count], api one of "
-               "the QNN names, at most %u rules)", (int)n, p, FR_MAX_RULES);
+      snprintf(err, errlen, "bad fault rule '%.*s' (expected api:nth|*:code[:count][:ssr], api "
+               "one of the QNN names, at most %u rules)", (int)n, p, FR_MAX_RULES);
       *num = 0;
       return -1;
     }
@@ -172,16 +189,22 @@ static inline int fr_parse_latency(const char *spec, uint32_t lat[FR_API_COUNT],
   return 0;
 }
 
-/* Counts one call of api and returns the code of the first rule that fails it, or 0. */
-static inline uint32_t fr_next(fr_set *s, uint32_t api) {
+/* Counts one call of api and returns the first rule that fails it, or NULL. */
+static inline const fr_rule *fr_next_rule(fr_set *s, uint32_t api) {
   uint32_t call = ++s->calls[api];
   for (uint32_t i = 0; i < s->num_rules; i++) {
     const fr_rule *r = &s->rules[i];
     if (r->api != api) continue;
-    if (r->nth == FR_EVERY) return r->code;
-    if (call >= r->nth && call - r->nth < r->count) return r->code;
+    if (r->nth == FR_EVERY) return r;
+    if (call >= r->nth && call - r->nth < r->count) return r;
   }
-  return 0;
+  return NULL;
+}
+
+/* Counts one call of api and returns the code of the first rule that fails it, or 0. */
+static inline uint32_t fr_next(fr_set *s, uint32_t api) {
+  const fr_rule *r = fr_next_rule(s, api);
+  return r ? r->code : 0;
 }
 
 #endif /* HTPU_REF_FAULTRULES_H */

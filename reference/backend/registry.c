@@ -5,7 +5,7 @@
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
-rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, NULL, NULL, NULL, NULL};
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, NULL, NULL, NULL, NULL, NULL};
 
 uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
 
@@ -36,6 +36,7 @@ rb_graph *rb_find_graph(const void *h) {
 
 void rb_context_destroy(rb_context *c) {
   RB_UNLINK(rb_context, contexts, c);
+  rb_mem_drop_context(c);
   for (uint32_t i = 0; i < c->num_graphs; i++) pthread_mutex_destroy(&c->graphs[i].exec_lock);
   free(c->graphs);
   ref_model_free(c->model);
@@ -45,6 +46,7 @@ void rb_context_destroy(rb_context *c) {
 void rb_device_destroy(rb_device *d) {
   RB_UNLINK(rb_device, devices, d);
   if (d->log) d->log->users--;
+  rb_pinfo_free(d->info);
   free(d);
 }
 
@@ -58,6 +60,16 @@ __attribute__((destructor)) static void rb_registry_unload(void) {
   while (g_rb.backends) {
     rb_backend *b = g_rb.backends;
     g_rb.backends = b->next;
+    while (b->powers) {
+      rb_power *p = b->powers;
+      b->powers = p->next;
+      free(p);
+    }
+    while (b->pinfos) {
+      rb_pinfo *p = b->pinfos;
+      b->pinfos = p->next;
+      rb_pinfo_free(p);
+    }
     free(b);
     n++;
   }

@@ -58,6 +58,8 @@ void fx_reset_env(void) {
   unsetenv("HTPU_REF_GETPROVIDERS_ERROR");
   unsetenv("HTPU_REF_FAULTS");
   unsetenv("HTPU_REF_LATENCY");
+  unsetenv("HTPU_REF_DEVICE");
+  unsetenv("HTPU_REF_RPCMEM_FAIL");
   fx_ref_disarm();
 }
 

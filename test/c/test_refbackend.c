@@ -608,7 +608,7 @@ TEST(refb_backend_id_from_provider) {
   qnn_backend_handle_t be = NULL;
   CHECK_EQ(p->table.backend_create(NULL, NULL, &be), QNN_SUCCESS);
   size_t len = 0;
-  void *bin = build("meta backend_id=3\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
+  void *bin = build("meta backend_id=3 backend_api=1.0.0\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
                     "  op Relu a -> b\n", &len);
   size_t len6 = 0;
   void *bin6 = build(RB_ADD, &len6);
