@@ -64,8 +64,8 @@ test-aarch64:
 	$(Q)$(MAKE) --no-print-directory CROSSCOMPILE=$(AARCH64_PREFIX) BUILD=$(AARCH64_BUILD) \
 	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner
 	$(Q)rm -rf $(AARCH64_EMU_DIR) && mkdir -p $(AARCH64_EMU_DIR)
-	$(Q)for lib in libhtpu_refbackend.so libhtpu_refsystem.so libhexagon_tpu.so; do \
-	  ln -s ../$$lib $(AARCH64_EMU_DIR)/$$lib || exit 1; done
+	$(Q)for lib in $(AARCH64_BUILD)/*.so; do \
+	  ln -s ../$${lib##*/} $(AARCH64_EMU_DIR)/$${lib##*/} || exit 1; done
 	$(Q)for prog in htpu htpu-refbuild; do \
 	  printf '#!/bin/sh\n# made by make test-aarch64: run the aarch64 %s under qemu-user\n' \
 	    $$prog >$(AARCH64_EMU_DIR)/$$prog && \

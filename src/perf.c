@@ -15,8 +15,9 @@ typedef struct profile_setting {
   uint32_t power_mode;
   uint32_t sleep_latency_us;
   uint32_t corner; /* bus and core min = target = max */
-  uint32_t rpc_control_latency_us; /* 0 = not voted */
-  uint32_t rpc_polling_us;         /* 0 = not voted; V69+ only */
+  uint32_t rpc_control_latency_us; /* always voted: a setting persists until changed, so a
+                                      lower profile must undo a higher one's */
+  uint32_t rpc_polling_us;         /* 0 = off; voted on V69+ only */
 } profile_setting;
 
 static const profile_setting settings[HTPU_PERF_PROFILE_COUNT] = {
@@ -30,22 +31,22 @@ static const profile_setting settings[HTPU_PERF_PROFILE_COUNT] = {
                                     QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE, 100,
                                     DCVS_VOLTAGE_VCORNER_TURBO, 100, 9999},
     [HTPU_PERF_BALANCED] = {"balanced", 1, QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE,
-                            1000, DCVS_VOLTAGE_VCORNER_NOM_PLUS, 0, 0},
+                            1000, DCVS_VOLTAGE_VCORNER_NOM_PLUS, 1000, 0},
     [HTPU_PERF_LOW_BALANCED] = {"low_balanced", 1,
                                 QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE, 1000,
-                                DCVS_VOLTAGE_VCORNER_NOM, 0, 0},
+                                DCVS_VOLTAGE_VCORNER_NOM, 1000, 0},
     [HTPU_PERF_HIGH_POWER_SAVER] = {"high_power_saver", 1,
                                     QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE, 1000,
-                                    DCVS_VOLTAGE_VCORNER_SVS_PLUS, 0, 0},
+                                    DCVS_VOLTAGE_VCORNER_SVS_PLUS, 1000, 0},
     [HTPU_PERF_POWER_SAVER] = {"power_saver", 1,
                                QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE, 1000,
-                               DCVS_VOLTAGE_VCORNER_SVS, 0, 0},
+                               DCVS_VOLTAGE_VCORNER_SVS, 1000, 0},
     [HTPU_PERF_LOW_POWER_SAVER] = {"low_power_saver", 1,
                                    QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_PERFORMANCE_MODE, 1000,
-                                   DCVS_VOLTAGE_VCORNER_SVS2, 0, 0},
+                                   DCVS_VOLTAGE_VCORNER_SVS2, 1000, 0},
     [HTPU_PERF_EXTREME_POWER_SAVER] = {"extreme_power_saver", 1,
                                        QNN_HTP_PERF_INFRASTRUCTURE_POWERMODE_POWER_SAVER_MODE, 1000,
-                                       DCVS_VOLTAGE_CORNER_DISABLE, 0, 0},
+                                       DCVS_VOLTAGE_CORNER_DISABLE, 1000, 0},
 };
 
 const char *htpu_perf_profile_name(htpu_perf_profile p) {
@@ -134,13 +135,14 @@ static int apply_locked(perf_state *p, htpu_perf_profile profile) {
   p->applied = profile;
   /* The RPC settings are optional: sent one per call so a rejected one cannot take the DCVS
    * vote down with it, and a rejection is recorded, not returned. */
-  if (s->rpc_control_latency_us) {
+  {
     qnn_htp_power_config_t lat = {.option = QNN_HTP_PERF_INFRASTRUCTURE_POWER_CONFIGOPTION_RPC_CONTROL_LATENCY};
     lat.u.rpc_control_latency_config = s->rpc_control_latency_us;
     (void)set_one(p, &lat, "RPC control latency");
   }
-  /* Polling is documented for V69 and later only; QCS6490 is V68. */
-  if (s->rpc_polling_us && p->device_arch >= 69) {
+  /* Polling is documented for V69 and later only; QCS6490 is V68. Where it exists it is
+   * always voted (0 = off), so a lower profile turns a higher one's polling off. */
+  if (p->device_arch >= 69) {
     qnn_htp_power_config_t poll = {.option = QNN_HTP_PERF_INFRASTRUCTURE_POWER_CONFIGOPTION_RPC_POLLING_TIME};
     poll.u.rpc_polling_time_config = s->rpc_polling_us;
     (void)set_one(p, &poll, "RPC polling");

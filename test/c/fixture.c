@@ -99,3 +99,32 @@ int fx_ref_set_latency(const char *api, unsigned usec) {
   htpu_ref_set_latency_fn f = (htpu_ref_set_latency_fn)ref_symbol("htpu_ref_set_latency");
   return f ? f(api, usec) : -1;
 }
+
+int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out) {
+  int (*f)(uint32_t, htpu_ref_power_state *) =
+      (int (*)(uint32_t, htpu_ref_power_state *))ref_symbol("htpu_ref_get_power_state");
+  return f ? f(id, out) : -1;
+}
+
+uint32_t fx_ref_live_power_ids(void) {
+  uint32_t (*f)(void) = (uint32_t(*)(void))ref_symbol("htpu_ref_live_power_config_ids");
+  return f ? f() : 0;
+}
+
+uint32_t fx_ref_live_mem_handles(void) {
+  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
+  if (!f) return 0;
+  htpu_ref_stats s;
+  f(&s);
+  return s.live_mem_handles;
+}
+
+void fx_ref_forget_power_history(void) {
+  void (*f)(void) = (void (*)(void))ref_symbol("htpu_ref_forget_power_history");
+  if (f) f();
+}
+
+void fx_ref_options_shared(htpu_runtime_options *o) {
+  fx_ref_options(o);
+  o->fastrpc_lib = test_build_path("libhtpu_refcdsprpc.so");
+}

@@ -29,6 +29,17 @@ unsigned long fx_ref_violations(void);
 const char *fx_ref_last_violation(void);
 int fx_ref_set_latency(const char *api, unsigned usec);
 
+/* Power state of a power config id as the reference backend recorded it (see
+ * htpu_ref_control.h); returns 0 live, 1 destroyed, -1 unknown. */
+struct htpu_ref_power_state;
+int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out);
+uint32_t fx_ref_live_power_ids(void);
+uint32_t fx_ref_live_mem_handles(void);
+void fx_ref_forget_power_history(void);
+
+/* Options with the reference FastRPC allocator of this build (the one the backend loads). */
+void fx_ref_options_shared(htpu_runtime_options *o);
+
 /* A small model with graphs: add_f32 (a+b, f32 [1,4]). */
 extern const char *FX_ADD_F32;
 
