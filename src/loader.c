@@ -17,6 +17,33 @@ static const char *dl_error(void) {
 
 static const char *safe_name(const char *s) { return s ? s : "(unnamed)"; }
 
+/* dlopen + dlsym of the entry point. Returns 0, or the stage's code with its message. */
+static int open_entry(const char *path, int flags, int load_code, const char *what,
+                      const char *symbol, void **dl_out, void **entry) {
+  dlerror();
+  void *dl = dlopen(path, flags);
+  if (!dl)
+    return htpu_set_error(load_code, 0, "loading the %s '%s' failed: %s", what, path, dl_error());
+  *entry = dlsym(dl, symbol);
+  if (!*entry) {
+    htpu_set_error(HTPU_ESYMBOL, 0, "resolving the symbol '%s' in '%s' failed: %s", symbol, path,
+                   dl_error());
+    dlclose(dl);
+    return HTPU_ESYMBOL;
+  }
+  *dl_out = dl;
+  return 0;
+}
+
+/* The last step of both loaders: keep the path, or undo everything. */
+static int finish_open(void *dl, const char *path, char **path_out, void *out, size_t out_size) {
+  *path_out = strdup(path);
+  if (*path_out) return 0;
+  dlclose(dl);
+  memset(out, 0, out_size);
+  return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+}
+
 /* Reads one slot only when the provider's version has it. */
 #define TAKE_SLOT(lib, field)                                              \
   ((lib)->field = (QNN_INTERFACE_SLOT(field) < (lib)->slots)               \
@@ -41,21 +68,13 @@ static void describe_providers(const qnn_interface_t **list, uint32_t n, char *b
 
 int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_lib *out) {
   memset(out, 0, sizeof *out);
-  dlerror();
   /* RTLD_GLOBAL: the HTP backend loads its stub and skel helpers, which resolve symbols
    * against it; this is how every known working client opens it. */
-  void *dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!dl)
-    return htpu_set_error(HTPU_ELOAD_BACKEND, 0,
-                          "loading the backend library '%s' failed: %s", path, dl_error());
-  qnn_interface_get_providers_fn get =
-      (qnn_interface_get_providers_fn)dlsym(dl, QNN_INTERFACE_GET_PROVIDERS_SYMBOL);
-  if (!get) {
-    htpu_set_error(HTPU_ESYMBOL, 0, "resolving the symbol '%s' in '%s' failed: %s",
-                   QNN_INTERFACE_GET_PROVIDERS_SYMBOL, path, dl_error());
-    dlclose(dl);
-    return HTPU_ESYMBOL;
-  }
+  void *dl = NULL, *entry = NULL;
+  int orc = open_entry(path, RTLD_NOW | RTLD_GLOBAL, HTPU_ELOAD_BACKEND, "backend library",
+                       QNN_INTERFACE_GET_PROVIDERS_SYMBOL, &dl, &entry);
+  if (orc) return orc;
+  qnn_interface_get_providers_fn get = (qnn_interface_get_providers_fn)entry;
   const qnn_interface_t **list = NULL;
   uint32_t n = 0;
   qnn_error_t rc = get(&list, &n);
@@ -145,13 +164,7 @@ int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_
     memset(out, 0, sizeof *out);
     return HTPU_ENO_PROVIDER;
   }
-  out->path = strdup(path);
-  if (!out->path) {
-    dlclose(dl);
-    memset(out, 0, sizeof *out);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  }
-  return 0;
+  return finish_open(dl, path, &out->path, out, sizeof *out);
 }
 
 void loader_close_backend(qnn_backend_lib *lib) {
@@ -167,19 +180,11 @@ void loader_close_backend(qnn_backend_lib *lib) {
 
 int loader_open_system(const char *path, qnn_system_lib *out) {
   memset(out, 0, sizeof *out);
-  dlerror();
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!dl)
-    return htpu_set_error(HTPU_ELOAD_SYSTEM, 0,
-                          "loading the system library '%s' failed: %s", path, dl_error());
-  qnn_system_interface_get_providers_fn get = (qnn_system_interface_get_providers_fn)dlsym(
-      dl, QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL);
-  if (!get) {
-    htpu_set_error(HTPU_ESYMBOL, 0, "resolving the symbol '%s' in '%s' failed: %s",
-                   QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL, path, dl_error());
-    dlclose(dl);
-    return HTPU_ESYMBOL;
-  }
+  void *dl = NULL, *entry = NULL;
+  int orc = open_entry(path, RTLD_NOW | RTLD_LOCAL, HTPU_ELOAD_SYSTEM, "system library",
+                       QNN_SYSTEM_INTERFACE_GET_PROVIDERS_SYMBOL, &dl, &entry);
+  if (orc) return orc;
+  qnn_system_interface_get_providers_fn get = (qnn_system_interface_get_providers_fn)entry;
   const qnn_system_interface_t **list = NULL;
   uint32_t n = 0;
   qnn_error_t rc = get(&list, &n);
@@ -227,13 +232,7 @@ int loader_open_system(const char *path, qnn_system_lib *out) {
     memset(out, 0, sizeof *out);
     return HTPU_ENO_PROVIDER;
   }
-  out->path = strdup(path);
-  if (!out->path) {
-    dlclose(dl);
-    memset(out, 0, sizeof *out);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  }
-  return 0;
+  return finish_open(dl, path, &out->path, out, sizeof *out);
 }
 
 void loader_close_system(qnn_system_lib *lib) {
