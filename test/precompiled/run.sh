@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# run.sh DIR - check the precompiled NIF archives in DIR (make precompiled-all puts them in
+# build/precompiled; `make test-precompiled` builds them and runs this).
+#
+#  1. every archive's SHA-256 matches DIR/checksum.exs
+#  2. per target (x86-64 natively, aarch64 under qemu-user): unpack; nif_entry.c, built for the
+#     target, dlopen()s the NIF and checks what nif_init returns (NIF version, module name);
+#     every enif_* the NIF imports is declared by the erl_nif_api_funcs.h it was built with;
+#     tools/check-glibc.sh prints the newest glibc symbol version each file needs
+#  3. x86-64: `mix test` (the ExUnit suite against the reference backend) in a copy of the Elixir
+#     project without the C sources, with HEXAGON_TPU_PRECOMPILED=DIR and MAKE=false: the
+#     compiler has to take the archive (verify, unpack) since it cannot build
+#  4. aarch64: an arm64 BEAM (Debian's, test/precompiled/arm64-otp.sh, OTP 27) under qemu-user
+#     loads the aarch64 NIF and runs smoke.exs (load a model, predict, close) with the archive's
+#     reference backend. Needs network the first time (apt's Debian mirror; cached in
+#     ARM64_OTP_DIR). HTPU_PRECOMPILED_BEAM=auto (default: skipped with a note when the arm64 VM
+#     cannot be had), 1 (required), 0 (skipped).
+#
+# Environment: QEMU_AARCH64, AARCH64_SYSROOT, AARCH64_PREFIX (as mk/cross.mk), ERTS_INCLUDE_DIR,
+# ARM64_OTP_DIR (default build/arm64-otp), GLIBC_MAX (default 2.34), PRECOMPILED_MIX_TEST_ARGS
+# (extra `mix test` arguments, e.g. test files).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+
+dir=$(cd "${1:?usage: run.sh DIR}" && pwd)
+qemu=${QEMU_AARCH64:-$(command -v qemu-aarch64 || command -v qemu-aarch64-static || true)}
+sysroot=${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
+a64=${AARCH64_PREFIX:-aarch64-linux-gnu-}
+beam_mode=${HTPU_PRECOMPILED_BEAM:-auto}
+otp_dir=${ARM64_OTP_DIR:-$root/build/arm64-otp}
+glibc_max=${GLIBC_MAX:-2.34}
+erts_inc=${ERTS_INCLUDE_DIR:-$(erl -noshell -eval \
+  'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().')}
+version=$(sed -n 's/^ *@version "\([^"]*\)".*/\1/p' mix.exs)
+nif=$(erl -noshell -eval 'io:format("~s", [erlang:system_info(nif_version)]), halt().')
+module=Elixir.HexagonTpu.NIF
+# at least these (mk/nif.mk may add more reference-backend files; all are checked)
+required="hexagon_tpu_nif.so libhtpu_refbackend.so libhtpu_refsystem.so htpu-refbuild"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/htpu-precompiled.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+step() { printf '\n== %s\n' "$*"; }
+t0=$(date +%s)
+
+step "checksums ($dir/checksum.exs)"
+n=0
+while IFS= read -r line; do
+  name=$(printf '%s\n' "$line" | sed -n 's/^ *"\([^"]*\)" => "sha256:\([0-9a-f]*\)".*/\1/p')
+  want=$(printf '%s\n' "$line" | sed -n 's/^ *"\([^"]*\)" => "sha256:\([0-9a-f]*\)".*/\2/p')
+  [ -n "$name" ] || continue
+  have=$(sha256sum "$dir/$name" | cut -d' ' -f1)
+  if [ "$have" != "$want" ]; then echo "FAIL: $name is $have, checksum.exs says $want"; exit 1; fi
+  echo "ok  $name  sha256:$have"
+  n=$((n + 1))
+done <"$dir/checksum.exs"
+[ "$n" -gt 0 ] || { echo "FAIL: no entries in $dir/checksum.exs"; exit 1; }
+
+for target in x86_64-linux-gnu aarch64-linux-gnu; do
+  archive="$dir/hexagon_tpu-nif-$nif-$target-$version.tar.gz"
+  step "$target: $(basename "$archive")"
+  [ -f "$archive" ] || { echo "FAIL: missing $archive (make precompiled TARGET=$target)"; exit 1; }
+  priv="$work/$target/priv"
+  mkdir -p "$priv"
+  tar -xzf "$archive" -C "$priv"
+  for f in $required; do [ -f "$priv/$f" ] || { echo "FAIL: $f not in the archive"; exit 1; }; done
+  files=$(tar -tzf "$archive" | LC_ALL=C sort)
+  if printf '%s\n' "$files" | grep -qvE '^[A-Za-z0-9][A-Za-z0-9._+-]*$'; then
+    echo "FAIL: entries that are not plain file names: $(echo $files)"; exit 1
+  fi
+  echo "files: $(echo $files)"
+  case $target in
+    x86_64-*) cc=gcc emu=() readelf=readelf machine="X86-64" ;;
+    aarch64-*) cc=${a64}gcc emu=("$qemu" -L "$sysroot") readelf=${a64}readelf machine=AArch64 ;;
+  esac
+  if [ "$target" = aarch64-linux-gnu ] && [ -z "$qemu" ]; then
+    echo "FAIL: no qemu-aarch64 (apt-get install qemu-user)"; exit 1
+  fi
+  for f in $files; do
+    m=$("$readelf" -h "$priv/$f" | sed -n 's/^ *Machine: *//p')
+    case $m in *"$machine"*) ;; *) echo "FAIL: $f is '$m', not $machine"; exit 1 ;; esac
+  done
+  echo "machine: $machine (all $(echo $files | wc -w) files)"
+
+  # what nif_init returns, from the target's own dlopen
+  "$cc" -std=c11 -O1 -Wall -Wextra -Werror -isystem "$erts_inc" -o "$work/$target/nif_entry" \
+    test/precompiled/nif_entry.c -ldl
+  "${emu[@]}" "$work/$target/nif_entry" "$priv/hexagon_tpu_nif.so" "$module" "$nif" |
+    grep -v '^  '
+
+  # the NIF's imports: every enif_* must be in the NIF API it was compiled against
+  imports=$("$readelf" --dyn-syms -W "$priv/hexagon_tpu_nif.so" |
+    awk '$7 == "UND" && $8 ~ /^enif_/ { sub(/@.*/, "", $8); print $8 }' | sort -u)
+  missing=""
+  for s in $imports; do
+    grep -q "[ ,(]$s[ ,)]" "$erts_inc/erl_nif_api_funcs.h" || missing="$missing $s"
+  done
+  [ -z "$missing" ] || { echo "FAIL: not in NIF $nif's API:$missing"; exit 1; }
+  echo "imports: $(echo "$imports" | wc -l) enif_* functions, all in $erts_inc/erl_nif_api_funcs.h (NIF $nif)"
+  exports=$("$readelf" --dyn-syms -W "$priv/hexagon_tpu_nif.so" |
+    awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" { print $8 }' | tr '\n' ' ')
+  [ "$exports" = "nif_init " ] || { echo "FAIL: exports '$exports', expected only nif_init"; exit 1; }
+  echo "exports: nif_init only"
+
+  READELF=$readelf bash tools/check-glibc.sh --max "$glibc_max" "$priv"
+done
+
+step "x86_64-linux-gnu: mix test with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
+proj="$work/project"
+mkdir -p "$proj"
+cp -R mix.exs .formatter.exs lib test models examples "$proj/"
+ts=$(date +%s)
+(cd "$proj" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TARGET_ARCH -u TARGET_OS \
+  HEXAGON_TPU_PRECOMPILED="$dir" MAKE=false MIX_ENV=test mix test ${PRECOMPILED_MIX_TEST_ARGS:-})
+for f in $(cd "$work/x86_64-linux-gnu/priv" && ls); do
+  cmp "$proj/_build/test/lib/hexagon_tpu/priv/$f" "$work/x86_64-linux-gnu/priv/$f"
+done
+echo "x86_64: priv/ holds the archive's files; mix test took $(($(date +%s) - ts)) s"
+
+# a corrupted archive must stop the compile, not be unpacked
+bad="$work/tampered"
+mkdir -p "$bad"
+cp "$dir"/hexagon_tpu-nif-*-x86_64-linux-gnu-*.tar.gz "$bad/"
+printf 'x' >>"$(ls "$bad"/*.tar.gz)"
+cp "$dir/checksum.exs" "$bad/"
+rm -rf "$proj/_build/test/lib/hexagon_tpu/priv" "$proj/_build/test/lib/hexagon_tpu/native"
+if out=$(cd "$proj" && HEXAGON_TPU_PRECOMPILED="$bad" MAKE=false MIX_ENV=test mix compile 2>&1); then
+  echo "FAIL: mix compile accepted a corrupted archive"; exit 1
+fi
+printf '%s\n' "$out" | grep -q 'does not match checksum.exs' ||
+  { echo "FAIL: unexpected error: $out"; exit 1; }
+[ ! -e "$proj/_build/test/lib/hexagon_tpu/priv/hexagon_tpu_nif.so" ] ||
+  { echo "FAIL: a corrupted archive was unpacked"; exit 1; }
+echo "x86_64: a corrupted archive is refused: $(printf '%s\n' "$out" | grep -m1 'does not match')"
+
+step "aarch64-linux-gnu: arm64 BEAM under qemu-user"
+if [ "$beam_mode" = 0 ]; then
+  echo "skipped (HTPU_PRECOMPILED_BEAM=0)"
+else
+  if erl_a64=$(QEMU_AARCH64="$qemu" bash test/precompiled/arm64-otp.sh "$otp_dir"); then
+    app="$work/lib/hexagon_tpu-$version"
+    mkdir -p "$app"
+    cp -R "$proj/_build/test/lib/hexagon_tpu/ebin" "$app/ebin"
+    cp -R "$work/aarch64-linux-gnu/priv" "$app/priv"
+    # the model, made by the archive's own (aarch64) htpu-refbuild
+    "$qemu" -L "$sysroot" "$app/priv/htpu-refbuild" examples/add.txt "$work/add.bin"
+    elixir_ebin=$(elixir -e 'IO.puts(:code.lib_dir(:elixir))')/ebin
+    ts=$(date +%s)
+    MODEL="$work/add.bin" "$erl_a64" -noshell -pa "$elixir_ebin" -pa "$app/ebin" \
+      -s elixir start_cli -extra test/precompiled/smoke.exs
+    echo "aarch64: smoke.exs passed on the arm64 BEAM in $(($(date +%s) - ts)) s"
+  elif [ "$beam_mode" = 1 ]; then
+    echo "FAIL: no arm64 BEAM (test/precompiled/arm64-otp.sh failed)"; exit 1
+  else
+    echo "skipped: no arm64 BEAM (arm64-otp.sh failed: no network?); the nif_init check above ran"
+  fi
+fi
+
+echo
+echo "test-precompiled: ok ($(($(date +%s) - t0)) s)"
