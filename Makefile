@@ -118,6 +118,7 @@ test:
 	  build/asan/libhtpu_refsystem.so $(DIGITS)/digits.bin $(DIGITS)/test_x.f32 \
 	  $(DIGITS)/test_y.u8 $(DIGITS)/float_pred.u8 >/dev/null
 	$(Q)bash test/cli/test_htpu_run.sh build/asan
+	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 

@@ -77,6 +77,8 @@ test-aarch64:
 	  $(AARCH64_EMU) $(AARCH64_BUILD)/test_runner $(TESTS)
 	@echo "  TEST    test/cli/test_htpu.sh $(AARCH64_BUILD) under $(AARCH64_EMU)"
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_run.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_device.sh $(AARCH64_BUILD)
 	$(Q)READELF=$(AARCH64_PREFIX)readelf \
 	  bash tools/check-glibc.sh --max $(GLIBC_MAX) $(AARCH64_BUILD)
 

@@ -1,5 +1,6 @@
 /* bench.c - `htpu bench MODEL`: execute a graph repeatedly and report latency percentiles and
- * throughput for graphExecute alone and for the whole htpu_graph_execute call. */
+ * throughput for graphExecute alone and for the whole htpu_graph_execute call, on ordinary or
+ * (--shared-buffers) registered shared buffers. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "json.h"
 #include "profile.h"
 #include "session.h"
+#include "shared_io.h"
 #include "stats.h"
 #include "util.h"
 
@@ -29,6 +31,7 @@ typedef struct bench_opts {
   double duration_s;   /* 0 with --iterations */
   uint32_t warmup;
   const char *profile; /* NULL: not requested */
+  int shared;          /* --shared-buffers / --zero-copy */
 } bench_opts;
 
 typedef struct bench {
@@ -38,6 +41,8 @@ typedef struct bench {
   cli_inputs in;
   htpu_io *io; /* inputs then outputs */
   void **out_bufs;
+  cli_shared_io sio; /* --shared-buffers */
+  uint64_t registrations; /* memRegister calls during the run */
   int profile_applied;
   cli_samples exec, total;
   uint64_t quantize_ns, dequantize_ns; /* sums over the timed iterations */
@@ -85,6 +90,7 @@ static int parse_options(const cli_args *a, bench_opts *o) {
   if (cli_has(a, count_opt) && (o->iterations < 1 || o->iterations > CLI_SAMPLES_MAX))
     return cli_usage_error(a->cmd, "--iterations must be between 1 and %u, not %u",
                            CLI_SAMPLES_MAX, o->iterations);
+  o->shared = cli_has(a, "shared-buffers") || cli_has(a, "zero-copy");
   o->profile = cli_get(a, "perf-profile");
   if (o->profile && cli_perf_profile_find(o->profile) < 0)
     return cli_usage_error(a->cmd, "unknown --perf-profile '%s' (profiles: %s)", o->profile,
@@ -123,7 +129,17 @@ static void progress_clear(bench *b) {
 
 /* ---- running ---- */
 
+/* --shared-buffers: inputs converted once into the registered buffer, outputs left in their
+ * own type there; every execute then passes the same buffers by handle. */
+static int setup_shared_io(bench *b) {
+  int rc = cli_shared_io_open(b->args->cmd, b->s.rt, b->s.graph, b->s.info, &b->sio);
+  if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(b->args->cmd, &b->sio, &b->in);
+  if (rc == CLI_EXIT_OK) b->io = b->sio.io;
+  return rc;
+}
+
 static int setup_io(bench *b) {
+  if (b->o.shared) return setup_shared_io(b);
   const htpu_graph_info *gi = b->s.info;
   uint32_t n_in = gi->num_inputs, n_out = gi->num_outputs;
   b->io = calloc((size_t)n_in + n_out + 1, sizeof(*b->io));
@@ -227,8 +243,12 @@ static void latency_row(cli_table *t, const char *label, const cli_latency *l) {
   cli_table_add(t, row);
 }
 
-static void input_description(const cli_input *x, char *buf, size_t len) {
-  if (x->source == CLI_INPUT_GENERATED && x->tensor->dtype == HTPU_F32)
+static void input_description(const cli_input *x, int shared, char *buf, size_t len) {
+  if (shared && x->dtype != x->tensor->dtype)
+    snprintf(buf, len, "%s f32 -> %s, converted once into the shared buffer",
+                       x->source == CLI_INPUT_GENERATED ? "generated" : x->path,
+                       htpu_dtype_name(x->tensor->dtype));
+  else if (x->source == CLI_INPUT_GENERATED && x->tensor->dtype == HTPU_F32)
     snprintf(buf, len, "generated f32");
   else if (x->source == CLI_INPUT_GENERATED)
     snprintf(buf, len, "generated f32 -> %s", htpu_dtype_name(x->tensor->dtype));
@@ -242,6 +262,7 @@ static void input_description(const cli_input *x, char *buf, size_t len) {
 
 static int print_human(const bench *b, const cli_latency *ex, const cli_latency *tot) {
   char runs[160], profile[128], host[256], q[32], dq[32], other[32], wall[32], rate[32];
+  char shared[1200];
   double wall_s = (double)b->wall_ns / 1e9;
   cli_format_ns((double)b->wall_ns, wall, sizeof(wall));
   format_rate(wall_s > 0 ? (double)ex->count / wall_s : 0, rate, sizeof(rate));
@@ -260,19 +281,27 @@ static int print_human(const bench *b, const cli_latency *ex, const cli_latency 
   cli_format_ns(other_ns > 0 ? other_ns : 0, other, sizeof(other));
   snprintf(host, sizeof(host), "quantize %s, dequantize %s, other %s (means per call)", q, dq,
            other);
+  if (!b->o.shared)
+    snprintf(shared, sizeof(shared), "no (ordinary buffers, copied on every call)");
+  else if (b->sio.fastrpc)
+    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered",
+             (unsigned long long)b->registrations, b->registrations == 1 ? "" : "s");
+  else
+    snprintf(shared, sizeof(shared), "requested, fallback to ordinary memory: %s", b->sio.note);
 
   cli_table head;
   cli_table_init(&head, 2);
   const char *rows[][2] = {
       {"model", b->s.model}, {"graph", b->s.info->name}, {"backend", b->s.backend_lib},
-      {"perf profile", profile}, {"iterations", runs},   {"host overhead", host},
+      {"perf profile", profile}, {"shared I/O", shared}, {"iterations", runs},
+      {"host overhead", host},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
   for (uint32_t i = 0; i < b->in.count; i++) {
     char label[32], desc[600];
     snprintf(label, sizeof(label), "input %u", (unsigned)i);
     char name_desc[512];
-    input_description(&b->in.items[i], name_desc, sizeof(name_desc));
+    input_description(&b->in.items[i], b->o.shared, name_desc, sizeof(name_desc));
     snprintf(desc, sizeof(desc), "%s: %s", b->in.items[i].tensor->name, name_desc);
     const char *row[] = {label, desc};
     cli_table_add(&head, row);
@@ -326,7 +355,8 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
     cli_json_string(&j, "name", x->tensor->name);
     cli_json_string(&j, "source", cli_input_source_name(x->source));
     cli_json_string(&j, "file", x->path);
-    cli_json_string(&j, "dtype", htpu_dtype_name(x->dtype));
+    /* what reaches htpu_graph_execute: with shared buffers, the tensor's own type */
+    cli_json_string(&j, "dtype", htpu_dtype_name(b->o.shared ? x->tensor->dtype : x->dtype));
     cli_json_string(&j, "tensor_dtype", htpu_dtype_name(x->tensor->dtype));
     cli_json_object_end(&j);
   }
@@ -348,6 +378,13 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
   json_latency(&j, "total", tot);
   cli_json_double(&j, "quantize_mean_ns", (double)b->quantize_ns / (double)ex->count);
   cli_json_double(&j, "dequantize_mean_ns", (double)b->dequantize_ns / (double)ex->count);
+  cli_json_object_begin(&j, "shared_buffers");
+  cli_json_bool(&j, "requested", b->o.shared);
+  cli_json_bool(&j, "fastrpc", b->o.shared && b->sio.fastrpc);
+  cli_json_string(&j, "note", b->o.shared && !b->sio.fastrpc ? b->sio.note : NULL);
+  cli_json_uint(&j, "registrations", b->registrations);
+  cli_json_object_end(&j);
+  cli_json_string(&j, "fastrpc_lib", b->s.fastrpc_lib);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -367,7 +404,11 @@ static void bench_free(bench *b) {
   for (uint32_t i = 0; b->out_bufs && b->s.info && i < b->s.info->num_outputs; i++)
     free(b->out_bufs[i]);
   free(b->out_bufs);
-  free(b->io);
+  if (b->o.shared)
+    cli_shared_io_close(&b->sio); /* b->io pointed into it */
+  else
+    free(b->io);
+  b->io = NULL;
   cli_samples_free(&b->exec);
   cli_samples_free(&b->total);
   cli_inputs_free(&b->in);
@@ -391,6 +432,7 @@ static int run_bench(const cli_args *a) {
     rc = cli_perf_profile_apply(a->cmd, b.s.rt, b.o.profile, &b.profile_applied);
   if (rc == CLI_EXIT_OK) rc = warm_up(&b);
   if (rc == CLI_EXIT_OK) rc = timed_loop(&b);
+  if (b.o.shared && b.sio.buf) b.registrations = cli_shared_io_registrations(&b.sio);
   if (rc == CLI_EXIT_OK) rc = report(&b);
   bench_free(&b);
   return rc;
@@ -410,14 +452,12 @@ static const cli_option bench_options[] = {
      "performance profile: burst, sustained_high_performance, high_performance, balanced, "
      "low_balanced, high_power_saver, power_saver, low_power_saver, extreme_power_saver, default",
      0},
-    {"backend", "PATH",
-     "QNN backend library (default " HTPU_DEFAULT_BACKEND_LIB "; 'reference' = the reference "
-     "backend)",
+    {"shared-buffers", NULL,
+     "zero-copy: run on one registered shared buffer holding every input and output in its "
+     "own type (htpu_graph_alloc_io); inputs are converted once, before timing",
      0},
-    {"system-lib", "PATH",
-     "QNN system library (default " HTPU_DEFAULT_SYSTEM_LIB "; 'reference' = the reference "
-     "system library)",
-     0},
+    {"zero-copy", NULL, "same as --shared-buffers", 0},
+    CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.bench/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -425,15 +465,20 @@ static const cli_option bench_options[] = {
 const cli_command cmd_bench = {
     .name = "bench",
     .synopsis = "MODEL [--graph NAME] [--iterations N | --duration S] [--warmup W] "
-                "[--input NAME=FILE ...] [--perf-profile P] [--backend PATH|reference] "
-                "[--system-lib PATH|reference] [--json]",
+                "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers] "
+                "[--backend PATH|reference] [--system-lib PATH|reference] "
+                "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
+                "[--json]",
     .summary = "time a graph: latency percentiles and throughput, execute vs whole call",
     .description =
         "Executes one graph repeatedly and reports min, p50, p90, p99, max and mean latency and\n"
         "throughput twice: for graphExecute alone and for the whole htpu_graph_execute call\n"
         "(quantizing f32 inputs, executing, dequantizing f32 outputs), so host overhead is\n"
         "visible. Percentiles are nearest-rank: the smallest sample with at least p% of the\n"
-        "samples at or below it. Progress is shown on stderr when it is a terminal.\n",
+        "samples at or below it. Progress is shown on stderr when it is a terminal.\n"
+        "With --shared-buffers the I/O lives in registered FastRPC memory, in the tensors' own\n"
+        "types: nothing is copied or converted per call, and the report says whether FastRPC\n"
+        "memory was obtained or why the library fell back to ordinary memory.\n",
     .options = bench_options,
     .positional_name = "MODEL",
     .min_positional = 1,

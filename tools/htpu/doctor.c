@@ -1,7 +1,9 @@
 /*
  * doctor.c - `htpu doctor`: the first thing to run on a board. Checks, in the order a load
  * goes through them, the DSP environment, the library files, the board's FastRPC plumbing (only
- * for the HTP backend), then opens a runtime and reports what the loader found.
+ * for the HTP backend; skipped, not failed, for others), then opens a runtime and reports what
+ * the loader found and what the device says about itself (arch, SoC, VTCM, power votes, shared
+ * memory, start-up attempts).
  *
  * Human output prints each step as soon as it is known (a hang or crash in the QNN libraries
  * then shows where it happened); --json collects the steps and prints one document at the end.
@@ -52,8 +54,18 @@ static const char *status_word(step_status s) {
 
 #define MAX_DETAILS 16
 #define MAX_STEPS 16
+#define MAX_DIRS 12
 
-typedef enum { D_STR, D_NULL, D_UINT, D_BOOL } detail_kind;
+/* D_DIRS: the step's `dirs`, a JSON array of objects. */
+typedef enum { D_STR, D_NULL, D_UINT, D_BOOL, D_DIRS } detail_kind;
+
+/* One directory of the DSP library search path. */
+typedef struct dir_check {
+  char dir[512];
+  const char *from; /* "DSP_LIBRARY_PATH", "--dsp-library-path", "fastrpc default" */
+  int exists;
+  int skel;
+} dir_check;
 
 /* One fact of a step: `label` is shown to humans, `key` (snake_case) is the JSON member. */
 typedef struct detail {
@@ -72,6 +84,8 @@ typedef struct step {
   char hint[1024];
   int num_details;
   detail details[MAX_DETAILS];
+  int num_dirs;
+  dir_check dirs[MAX_DIRS];
 } step;
 
 typedef struct doctor {
@@ -179,8 +193,21 @@ static void step_end(doctor *d, step *s) {
   size_t w = 0;
   for (int i = 0; i < s->num_details; i++)
     if (strlen(s->details[i].label) > w) w = strlen(s->details[i].label);
-  for (int i = 0; i < s->num_details; i++)
-    printf("       %-*s  %s\n", (int)w, s->details[i].label, s->details[i].str);
+  for (int i = 0; i < s->num_details; i++) {
+    if (s->details[i].kind != D_DIRS) {
+      printf("       %-*s  %s\n", (int)w, s->details[i].label, s->details[i].str);
+      continue;
+    }
+    for (int k = 0; k < s->num_dirs; k++) {
+      const dir_check *c = &s->dirs[k];
+      printf("       %-*s  %s: %s (%s)\n", (int)w, k ? "" : s->details[i].label, c->dir,
+             !c->exists ? "no such directory"
+             : c->skel  ? BOARD_SKEL " present"
+                        : "no " BOARD_SKEL,
+             c->from);
+    }
+    if (!s->num_dirs) printf("       %-*s  (empty)\n", (int)w, s->details[i].label);
+  }
   if (s->hint[0]) print_indented("hint: ", s->hint);
   fflush(stdout);
 }
@@ -215,7 +242,8 @@ static void fill_environment(step *s, const char *backend, const char *dsp_opt) 
     return;
   }
   if (!is_board_backend(backend)) {
-    set_message(s, ST_OK, "%s", (dsp || adsp) ? "set" : "unset (not needed for this backend)");
+    set_message(s, ST_SKIP, "not applicable: only the HTP backend (libQnnHtp.so) needs them (%s)",
+                (dsp || adsp) ? "set" : "unset");
     return;
   }
   if (!dsp || !adsp) {
@@ -228,6 +256,13 @@ static void fill_environment(step *s, const char *backend, const char *dsp_opt) 
                 "--dsp-library-path /usr/lib/dsp");
     return;
   }
+  if (strcmp(dsp, adsp) != 0) {
+    set_message(s, ST_WARN, "DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH differ");
+    set_hint(s, "set both to the same ';'-separated list, as the image does "
+                "(DSP_LIBRARY_PATH=ADSP_LIBRARY_PATH=/usr/lib/dsp): the DSP side must find the "
+                "same skel whichever variable is read");
+    return;
+  }
   if (strstr(dsp, "onnxruntime-qnn") || strstr(adsp, "onnxruntime-qnn")) {
     set_message(s, ST_WARN, "the DSP search path includes the onnxruntime-qnn QNN set");
     set_hint(s,
@@ -236,7 +271,7 @@ static void fill_environment(step *s, const char *backend, const char *dsp_opt) 
              backend);
     return;
   }
-  set_message(s, ST_OK, "set");
+  set_message(s, ST_OK, "both set, same value");
 }
 
 static void check_environment(doctor *d, const char *backend, const char *dsp_opt) {
@@ -345,29 +380,113 @@ static int find_in_dsp_path(const char *search, const char *name, char *out, siz
   return 0;
 }
 
-static void check_board(doctor *d, const char *backend, const char *dsp_opt) {
+/* The fastrpc search order, one entry per directory: the given list (';'-separated, order
+ * matters) followed by fastrpc's compiled-in defaults. */
+static void list_dsp_path(step *s, const char *search, const char *from) {
+  s->num_dirs = 0;
+  char *copy = search ? strdup(search) : NULL;
+  char *save = NULL;
+  for (char *dir = copy ? strtok_r(copy, ";", &save) : NULL; dir && s->num_dirs < MAX_DIRS;
+       dir = strtok_r(NULL, ";", &save)) {
+    if (!dir[0]) continue;
+    dir_check *c = &s->dirs[s->num_dirs++];
+    copy_str(c->dir, sizeof(c->dir), dir);
+    c->from = from;
+    c->exists = is_dir(dir);
+    c->skel = c->exists && file_exists(dir, BOARD_SKEL);
+  }
+  free(copy);
+  for (size_t i = 0; i < sizeof(k_fastrpc_default_dirs) / sizeof(k_fastrpc_default_dirs[0]) &&
+                     s->num_dirs < MAX_DIRS;
+       i++) {
+    dir_check *c = &s->dirs[s->num_dirs++];
+    copy_str(c->dir, sizeof(c->dir), k_fastrpc_default_dirs[i]);
+    c->from = "fastrpc default";
+    c->exists = is_dir(c->dir);
+    c->skel = c->exists && file_exists(c->dir, BOARD_SKEL);
+  }
+  add_detail(s, "search path", "search_path", D_DIRS);
+}
+
+/* Loads the FastRPC library the runtime will use for shared memory and looks for the rpcmem
+ * calls. Returns 0 (usable), 1 (loads, calls missing: `why` names them), -1 (does not load). */
+static int probe_fastrpc_lib(const char *path, char *why, size_t len) {
+  dlerror();
+  /* NODELETE: libcdsprpc sets FastRPC up in its constructor; keep that state for the stub. */
+  void *rpc = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+  if (!rpc) {
+    const char *e = dlerror();
+    snprintf(why, len, "%s", e ? e : "does not load");
+    return -1;
+  }
+  static const char *const calls[] = {"rpcmem_alloc", "rpcmem_free", "rpcmem_to_fd"};
+  size_t pos = 0;
+  why[0] = '\0';
+  for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+    if (dlsym(rpc, calls[i])) continue;
+    int w = snprintf(why + pos, len - pos, "%s%s", pos ? ", " : "no ", calls[i]);
+    if (w > 0 && (size_t)w < len - pos) pos += (size_t)w;
+  }
+  dlclose(rpc);
+  if (pos) return 1;
+  snprintf(why, len, "loads, rpcmem_alloc/rpcmem_free/rpcmem_to_fd found");
+  return 0;
+}
+
+/* Not the HTP backend: the board checks do not apply. The FastRPC library is still probed
+ * when --fastrpc-lib names one (shared buffers use it with any backend that registers memory). */
+static void skip_board(doctor *d, const char *backend, const char *fastrpc_lib, int fastrpc_given) {
+  const char *base = strrchr(backend, '/');
+  base = base ? base + 1 : backend;
+  step *s = step_begin(d, "fastrpc", "fastrpc");
+  detail_str(s, "FastRPC library", "fastrpc_lib", fastrpc_lib);
+  if (fastrpc_given) {
+    char why[512];
+    int r = probe_fastrpc_lib(fastrpc_lib, why, sizeof(why));
+    detail_str(s, "rpcmem", "rpcmem", why);
+    if (r == 0) {
+      set_message(s, ST_OK, "--fastrpc-lib loads and has the rpcmem calls (device checks not "
+                            "applicable to %s)", base);
+    } else {
+      set_message(s, ST_FAIL, "--fastrpc-lib %s: %s", fastrpc_lib, why);
+      set_hint(s, "give the path of libcdsprpc.so (or 'reference' for the reference stand-in "
+                  "next to htpu)");
+    }
+  } else {
+    set_message(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so)", base);
+  }
+  step_end(d, s);
+  s = step_begin(d, "dsp_libraries", "dsp libraries");
+  set_message(s, ST_SKIP, "not applicable: %s loads no DSP skel", base);
+  step_end(d, s);
+}
+
+static void check_board(doctor *d, const char *backend, const char *dsp_opt,
+                        const char *fastrpc_lib) {
   step *s = step_begin(d, "fastrpc", "fastrpc");
   const char *dev = "/dev/fastrpc-cdsp";
   int dev_ok = access(dev, R_OK | W_OK) == 0;
   int dev_exists = access(dev, F_OK) == 0;
   int daemon = process_running("cdsprpcd");
-  dlerror();
-  /* NODELETE: libcdsprpc sets FastRPC up in its constructor; keep that state for the stub. */
-  void *rpc = dlopen("libcdsprpc.so", RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
-  const char *rpc_err = rpc ? NULL : dlerror();
+  char why[512];
+  int rpc = probe_fastrpc_lib(fastrpc_lib, why, sizeof(why));
   detail_str(s, dev, "fastrpc_device",
              dev_ok       ? "read/write"
              : dev_exists ? "not accessible"
                           : "missing");
   detail_str(s, "cdsprpcd", "cdsprpcd", daemon ? "running" : "not running");
-  detail_str(s, "libcdsprpc.so", "libcdsprpc",
-             rpc ? "loads" : (rpc_err ? rpc_err : "does not load"));
-  if (rpc) dlclose(rpc);
-  if (!dev_exists || !rpc) {
-    set_message(s, ST_FAIL, "%s",
-                !dev_exists ? "no CDSP FastRPC device" : "libcdsprpc.so does not load");
-    set_hint(s, "the CDSP remoteproc must be running (/sys/class/remoteproc/*/state) and "
-                "qcom-fastrpc installed; qcom-coldplug.sh starts both at boot");
+  detail_str(s, "libcdsprpc.so", "libcdsprpc", rpc >= 0 ? "loads" : why);
+  detail_str(s, "FastRPC library", "fastrpc_lib", fastrpc_lib);
+  detail_str(s, "rpcmem", "rpcmem", rpc >= 0 ? why : "not loaded");
+  if (!dev_exists) {
+    set_message(s, ST_FAIL, "no CDSP FastRPC device (%s missing)", dev);
+    set_hint(s, "the CDSP remoteproc must be running (cat /sys/class/remoteproc/*/state shows "
+                "'running'); qcom-coldplug.sh loads its firmware and starts it at boot, after "
+                "which /dev/fastrpc-cdsp appears");
+  } else if (rpc < 0) {
+    set_message(s, ST_FAIL, "%s does not load: %s", fastrpc_lib, why);
+    set_hint(s, "install the fastrpc user library (qcom-fastrpc: libcdsprpc.so in /usr/lib), "
+                "or give its path with --fastrpc-lib; the HTP stub needs it too");
   } else if (!dev_ok) {
     set_message(s, ST_FAIL, "%s is not readable and writable by this user", dev);
     set_hint(s, "the image's udev rule 99-qcom-npu.rules makes fastrpc-* mode 0666");
@@ -375,8 +494,12 @@ static void check_board(doctor *d, const char *backend, const char *dsp_opt) {
     set_message(s, ST_WARN, "cdsprpcd is not running");
     set_hint(s, "qcom-coldplug.sh starts it after /dev/fastrpc-cdsp appears; right after boot "
                 "the first session can fail with 0x72 until it is up: wait and retry");
+  } else if (rpc > 0) {
+    set_message(s, ST_WARN, "%s loads but has %s: shared buffers will use ordinary memory",
+                fastrpc_lib, why);
+    set_hint(s, "point --fastrpc-lib (runtime option fastrpc_lib) at the real libcdsprpc.so");
   } else {
-    set_message(s, ST_OK, "CDSP device and daemon present");
+    set_message(s, ST_OK, "CDSP device and daemon present, %s loads", fastrpc_lib);
   }
   step_end(d, s);
 
@@ -384,6 +507,7 @@ static void check_board(doctor *d, const char *backend, const char *dsp_opt) {
   const char *search = dsp_opt ? dsp_opt : getenv("DSP_LIBRARY_PATH");
   char skel_dir[4096], stub_dir[4096];
   int skel = find_in_dsp_path(search, BOARD_SKEL, skel_dir, sizeof(skel_dir));
+  list_dsp_path(s, search, dsp_opt ? "--dsp-library-path" : "DSP_LIBRARY_PATH");
   /* the stub is dlopen'ed by the backend through the linker path; next to it is where the
    * image installs it */
   snprintf(stub_dir, sizeof(stub_dir), "%s", backend);
@@ -397,7 +521,9 @@ static void check_board(doctor *d, const char *backend, const char *dsp_opt) {
   detail_str(s, BOARD_STUB, "stub_dir", stub ? stub_dir : "not found next to the backend");
   if (!skel) {
     set_message(s, ST_FAIL, "%s not found (QCS6490 is HTP v68)", BOARD_SKEL);
-    set_hint(s, "point DSP_LIBRARY_PATH at the QAIRT skel directory (/usr/lib/dsp on the image)");
+    set_hint(s, "point DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH at the directory holding the "
+                "QAIRT 2.42 skel (/usr/lib/dsp on the image), or install the QAIRT DSP "
+                "libraries there; none of the directories listed above has it");
   } else if (strstr(skel_dir, "onnxruntime-qnn")) {
     set_message(s, ST_WARN, "the first %s in the search path is the onnxruntime-qnn copy",
                 BOARD_SKEL);
@@ -470,15 +596,55 @@ static void runtime_hint(step *s, int rc, uint32_t qnn, const char *backend) {
            htpu_qnn_error_message(qnn));
 }
 
-/* Fills the runtime step from htpu_runtime_get_info; returns has_device, or -1. */
-static int report_runtime(step *s, htpu_runtime *rt) {
+/* What the open runtime said about the device, kept for the device and shared_memory steps
+ * (the runtime is closed before they are printed). */
+typedef struct device_facts_seen {
+  int has_device;
+  uint32_t arch, soc_model, vtcm_mb, startup_attempts;
+  int has_perf, has_shared;
+  char perf_profile[64];
+  char note[1024];      /* shared_memory_note */
+  int alloc_rc;         /* htpu_shared_alloc of the test buffer */
+  int alloc_fastrpc;    /* ... and whether it is FastRPC memory */
+  char alloc_err[512];
+} device_facts_seen;
+
+#define SHARED_TEST_BYTES 4096u
+
+/* Fills the runtime step from htpu_runtime_get_info, and `f` for the device steps (with a test
+ * allocation of shared memory); returns has_device, or -1. */
+static int report_runtime(step *s, htpu_runtime *rt, device_facts_seen *f) {
   htpu_runtime_info ri;
   memset(&ri, 0, sizeof(ri));
+  memset(f, 0, sizeof(*f));
   if (htpu_runtime_get_info(rt, &ri) != 0) {
     set_message(s, ST_FAIL, "runtime opened but htpu_runtime_get_info failed: %s",
                 htpu_last_error());
     return -1;
   }
+  f->has_device = ri.has_device != 0;
+  f->arch = ri.device_arch;
+  f->soc_model = ri.device_soc_model;
+  f->vtcm_mb = ri.device_vtcm_mb;
+  f->startup_attempts = ri.startup_attempts;
+  f->has_perf = ri.has_perf_infrastructure != 0;
+  f->has_shared = ri.has_shared_memory != 0;
+  const char *pp = htpu_perf_profile_name(ri.perf_profile);
+  copy_str(f->perf_profile, sizeof(f->perf_profile), pp ? pp : "unknown");
+  if (f->has_device) {
+    /* rpcmem only works once a FastRPC session is open: a real allocation is the test */
+    htpu_shared *buf = NULL;
+    f->alloc_rc = htpu_shared_alloc(rt, SHARED_TEST_BYTES, &buf);
+    if (f->alloc_rc == 0) {
+      f->alloc_fastrpc = htpu_shared_is_fastrpc(buf);
+    } else {
+      copy_str(f->alloc_err, sizeof(f->alloc_err), htpu_last_error());
+    }
+    htpu_shared_free(&buf);
+    htpu_runtime_info after; /* the note may have been set by the allocation */
+    if (htpu_runtime_get_info(rt, &after) == 0) ri.shared_memory_note = after.shared_memory_note;
+  }
+  copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
   char backend[64];
   snprintf(backend, sizeof(backend), "%" PRIu32 " (%s)", ri.backend_id,
            cli_backend_name(ri.backend_id));
@@ -510,18 +676,104 @@ static int could_be_device_stage(uint32_t qnn) {
   return (qnn >= 14000 && qnn < 15000) || (qnn >= 1000 && qnn < 2000);
 }
 
+static void report_device(step *dev, const device_facts_seen *f, int board) {
+  char shown[128];
+  snprintf(shown, sizeof(shown), f->arch ? "v%" PRIu32 : "(unknown)", f->arch);
+  detail_uint(dev, "device arch", "device_arch", f->arch, shown);
+  if (!f->soc_model)
+    snprintf(shown, sizeof(shown), "(unknown)");
+  else if (f->soc_model == 35 || f->soc_model == 93)
+    snprintf(shown, sizeof(shown), "%" PRIu32 " (binaries built for 35 or 93 both load)",
+             f->soc_model);
+  else
+    snprintf(shown, sizeof(shown), "%" PRIu32, f->soc_model);
+  detail_uint(dev, "SoC model", "device_soc_model", f->soc_model, shown);
+  snprintf(shown, sizeof(shown), f->vtcm_mb ? "%" PRIu32 " MB" : "(unknown)", f->vtcm_mb);
+  detail_uint(dev, "VTCM", "device_vtcm_mb", f->vtcm_mb, shown);
+  detail_bool(dev, "perf infrastructure", "has_perf_infrastructure", f->has_perf);
+  detail_str(dev, "perf profile", "perf_profile", f->perf_profile);
+  snprintf(shown, sizeof(shown), "%" PRIu32, f->startup_attempts);
+  detail_uint(dev, "start-up attempts", "startup_attempts", f->startup_attempts, shown);
+  if (f->startup_attempts > 1)
+    set_message(dev, ST_OK, "QNN device created after %" PRIu32 " start-up attempts",
+                f->startup_attempts);
+  else
+    set_message(dev, ST_OK, "QNN device created");
+  if (f->startup_attempts > 1)
+    set_hint(dev, "the first attempts failed with a transient code and were retried (normal "
+                  "for the first FastRPC session right after boot, while cdsprpcd starts); "
+                  "allow more with the runtime option startup_retries (htpu run/bench --startup-retries N)");
+  if (board && f->arch && f->arch != 68) {
+    set_message(dev, ST_WARN, "QNN device created, but it reports v%" PRIu32
+                              " where QCS6490 is v68", f->arch);
+    set_hint(dev, "the skel and binary checks above assume v68; binaries must be built for "
+                  "the arch shown here");
+  }
+  if (!f->has_perf && board) {
+    if (dev->status == ST_OK) set_message(dev, ST_WARN, "QNN device created, no perf infrastructure");
+    set_hint(dev, "performance profiles cannot be voted: the backend offers no HTP perf "
+                  "infrastructure (check that libQnnHtp.so is the QAIRT 2.42 one)");
+  }
+}
+
+/* A test allocation through htpu_shared_alloc: FastRPC memory, or the fallback and why. */
+static void check_shared_memory(doctor *d, const device_facts_seen *f, int board,
+                                const char *fastrpc_lib, int fastrpc_given) {
+  step *s = step_begin(d, "shared_memory", "shared memory");
+  detail_str(s, "FastRPC library", "fastrpc_lib", fastrpc_lib);
+  detail_bool(s, "registration possible", "has_shared_memory", f->has_shared);
+  detail_str(s, "test allocation", "test_allocation",
+             f->alloc_rc     ? "failed"
+             : f->alloc_fastrpc ? "FastRPC memory"
+                                : "ordinary memory (fallback)");
+  detail_str(s, "note", "note", f->note[0] ? f->note : NULL);
+  if (!f->note[0]) /* null in JSON, readable for humans */
+    copy_str(s->details[s->num_details - 1].str, sizeof(s->details[0].str), "(none)");
+  if (f->alloc_rc) {
+    set_message(s, ST_FAIL, "htpu_shared_alloc of %u bytes failed: %s", SHARED_TEST_BYTES,
+                f->alloc_err);
+    return (void)step_end(d, s);
+  }
+  if (f->alloc_fastrpc) {
+    set_message(s, ST_OK, "yes: FastRPC shared buffers, registered with the context on use");
+    return (void)step_end(d, s);
+  }
+  const char *why = f->note[0] ? f->note : "no reason given";
+  if (!board && !fastrpc_given) {
+    (void)why;
+    set_message(s, ST_SKIP, "not applicable: no FastRPC library for this backend (shared "
+                            "buffers use ordinary memory; see the note)");
+    set_hint(s, "--fastrpc-lib reference uses the reference stand-in next to htpu");
+    return (void)step_end(d, s);
+  }
+  set_message(s, ST_WARN, "no: shared buffers fall back to ordinary memory (copied on every "
+                          "call): %s", why);
+  if (!f->has_shared)
+    set_hint(s, "the library dlopens %s after the device exists and needs rpcmem_alloc, "
+                "rpcmem_free and rpcmem_to_fd; check the fastrpc step above (`ldd`, "
+                "--fastrpc-lib PATH)",
+             fastrpc_lib);
+  else
+    set_hint(s, "rpcmem_alloc returned nothing: FastRPC memory comes from /dev/dma_heap/system, "
+                "which must be readable and writable (the image's udev rule makes it 0666), and "
+                "only works once a FastRPC session is open");
+  step_end(d, s);
+}
+
 /* Opens the runtime as a user of the library would. A backend without devices (the Saver, a
  * CPU backend) fails device creation; for those we retry with skip_device to tell "no device"
  * apart from "broken". Not on the board's HTP backend: there a failed device creation means a
  * poisoned DSP configuration, and a second backendCreate in the same process has taken the
  * whole process down on this board (platform notes 1.4). */
-static void check_runtime(doctor *d, const htpu_runtime_options *base) {
+static void check_runtime(doctor *d, const htpu_runtime_options *base, int fastrpc_given) {
   step *s = step_begin(d, "runtime", "runtime");
   htpu_runtime_options ro = *base;
   htpu_runtime *rt = NULL;
+  device_facts_seen facts;
+  int board = is_board_backend(base->backend_lib);
   int rc = htpu_runtime_open(&ro, &rt);
   if (rc == 0) {
-    int has = report_runtime(s, rt);
+    int has = report_runtime(s, rt, &facts);
     htpu_runtime_close(&rt);
     step_end(d, s);
     step *dev = step_begin(d, "device", "device");
@@ -529,13 +781,20 @@ static void check_runtime(doctor *d, const htpu_runtime_options *base) {
       set_message(dev, ST_SKIP, "runtime information unavailable");
     } else {
       if (has)
-        set_message(dev, ST_OK, "QNN device created");
-      else if (is_board_backend(base->backend_lib))
+        report_device(dev, &facts, board);
+      else if (board)
         set_message(dev, ST_FAIL, "the HTP backend created no device");
       else
         set_message(dev, ST_OK, "backend has no device");
     }
     step_end(d, dev);
+    if (has > 0) {
+      check_shared_memory(d, &facts, board, base->fastrpc_lib, fastrpc_given);
+    } else {
+      step *sm = step_begin(d, "shared_memory", "shared memory");
+      set_message(sm, ST_SKIP, "no QNN device: shared buffers need one");
+      step_end(d, sm);
+    }
     return;
   }
 
@@ -546,7 +805,7 @@ static void check_runtime(doctor *d, const htpu_runtime_options *base) {
   if (rc == HTPU_EQNN && could_be_device_stage(first_qnn) && !is_board_backend(base->backend_lib)) {
     ro.skip_device = 1;
     if (htpu_runtime_open(&ro, &rt) == 0) {
-      (void)report_runtime(s, rt);
+      (void)report_runtime(s, rt, &facts);
       htpu_runtime_close(&rt);
       step_end(d, s);
       step *dev = step_begin(d, "device", "device");
@@ -600,6 +859,18 @@ static void print_json(const doctor *d) {
       case D_NULL: cli_json_null(&j, x->key); break;
       case D_UINT: cli_json_uint(&j, x->key, x->u); break;
       case D_BOOL: cli_json_bool(&j, x->key, (int)x->u); break;
+      case D_DIRS:
+        cli_json_array_begin(&j, x->key, 0);
+        for (int n = 0; n < s->num_dirs; n++) {
+          cli_json_object_begin(&j, NULL);
+          cli_json_string(&j, "dir", s->dirs[n].dir);
+          cli_json_string(&j, "from", s->dirs[n].from);
+          cli_json_bool(&j, "exists", s->dirs[n].exists);
+          cli_json_bool(&j, "skel", s->dirs[n].skel);
+          cli_json_object_end(&j);
+        }
+        cli_json_array_end(&j);
+        break;
       }
     }
     cli_json_object_end(&j);
@@ -621,6 +892,10 @@ static int run_doctor(const cli_args *a) {
   const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM,
                                            system_buf, sizeof(system_buf), &failed);
   if (failed) return CLI_EXIT_FAIL;
+  char fastrpc_buf[4096];
+  const char *fastrpc_opt = cli_resolve_lib(cli_get(a, "fastrpc-lib"), CLI_REFERENCE_CDSPRPC,
+                                            fastrpc_buf, sizeof(fastrpc_buf), &failed);
+  if (failed) return CLI_EXIT_FAIL;
   const char *dsp_opt = cli_get(a, "dsp-library-path");
 
   htpu_runtime_options ro;
@@ -628,6 +903,8 @@ static int run_doctor(const cli_args *a) {
   if (backend) ro.backend_lib = backend;
   if (system_lib) ro.system_lib = system_lib;
   if (dsp_opt) ro.dsp_library_path = dsp_opt;
+  if (fastrpc_opt) ro.fastrpc_lib = fastrpc_opt;
+  if (!ro.fastrpc_lib) ro.fastrpc_lib = CLI_DEFAULT_FASTRPC_LIB;
 
   doctor *d = calloc(1, sizeof(*d));
   if (!d) return cli_fail(a->cmd, "out of memory");
@@ -639,10 +916,13 @@ static int run_doctor(const cli_args *a) {
                                  ro.backend_lib, "QnnInterface_getProviders");
   int system_ok = check_library(d, "system_library", "system library", "system-lib",
                                 "system library", ro.system_lib, "QnnSystemInterface_getProviders");
-  if (is_board_backend(ro.backend_lib)) check_board(d, ro.backend_lib, dsp_opt);
+  if (is_board_backend(ro.backend_lib))
+    check_board(d, ro.backend_lib, dsp_opt, ro.fastrpc_lib);
+  else
+    skip_board(d, ro.backend_lib, ro.fastrpc_lib, fastrpc_opt != NULL);
 
   if (backend_ok && system_ok && d->num_failed == 0) {
-    check_runtime(d, &ro);
+    check_runtime(d, &ro, fastrpc_opt != NULL);
   } else {
     /* The runtime would only repeat the failure above; on the board a backendCreate with a
      * known-bad setup can also poison the DSP configuration for this process. */
@@ -677,6 +957,10 @@ static const cli_option doctor_options[] = {
      0},
     {"dsp-library-path", "DIR",
      "set DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH to DIR before the backend is created", 0},
+    {"fastrpc-lib", "PATH",
+     "FastRPC library for shared memory (default libcdsprpc.so; 'reference' = the reference "
+     "stand-in libhtpu_refcdsprpc.so)",
+     0},
     {"json", NULL, "print the report as JSON (schema htpu.doctor/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -684,20 +968,25 @@ static const cli_option doctor_options[] = {
 const cli_command cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--dsp-library-path DIR] [--json]",
+                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--json]",
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"
-        "  environment      DSP_LIBRARY_PATH / ADSP_LIBRARY_PATH (needed by the HTP backend)\n"
+        "  environment      DSP_LIBRARY_PATH / ADSP_LIBRARY_PATH: both set, same value (HTP\n"
+        "                   backend only)\n"
         "  backend library  the file exists, loads and exports QnnInterface_getProviders\n"
         "  system library   the same for QnnSystemInterface_getProviders\n"
-        "  fastrpc          HTP backend only: /dev/fastrpc-cdsp, cdsprpcd, libcdsprpc.so\n"
-        "  dsp libraries    HTP backend only: the v68 skel in the DSP search path, the stub\n"
+        "  fastrpc          HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
+        "                   library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
+        "  dsp libraries    HTP backend: each directory of the DSP search path, which holds\n"
+        "                   libQnnHtpV68Skel.so; the stub next to the backend\n"
         "  runtime          htpu_runtime_open: provider, backend id, API versions, build id,\n"
         "                   system provider and API version\n"
-        "  device           whether a QNN device was created (\"backend has no device\" for\n"
-        "                   backends without one)\n"
-        "Failures carry the library's message and a hint. Exit 0 when nothing failed.\n",
+        "  device           whether a QNN device was created, and what it reports: arch, SoC\n"
+        "                   model, VTCM, perf infrastructure, start-up attempts\n"
+        "  shared memory    a test allocation: FastRPC shared memory, or why not\n"
+        "Board checks are skipped (not failed) for other backends. Failures carry the\n"
+        "library's message and a hint. Exit 0 when nothing failed.\n",
     .options = doctor_options,
     .min_positional = 0,
     .max_positional = 0,

@@ -262,7 +262,10 @@ const cli_command cmd_info = {
         "DSP arch, blob size) and, for each graph, one row per input and output tensor: index,\n"
         "name, id, element type (with the raw QNN data type in hex), shape, element count, byte\n"
         "size and quantization (scale/zero_point, or per-axis axis, channel count and the\n"
-        "first scales/zero points). zero_point is the negated QNN offset.\n",
+        "first scales/zero points). zero_point is the negated QNN offset.\n"
+        "Backend id, DSP arch, SoC model, API versions and each graph's VTCM are what the\n"
+        "library compares with the device before loading (htpu doctor shows the device's side;\n"
+        "docs/board.md).\n",
     .options = info_options,
     .positional_name = "MODEL",
     .min_positional = 1,

@@ -11,6 +11,7 @@
 #include "json.h"
 #include "outputs.h"
 #include "session.h"
+#include "shared_io.h"
 #include "stats.h"
 #include "util.h"
 
@@ -30,6 +31,9 @@ typedef struct run_state {
   run_output *out;
   uint32_t num_out;
   htpu_exec_stats st;
+  int shared;        /* --shared-buffers */
+  cli_shared_io sio; /* with --shared-buffers */
+  uint64_t registrations;
 } run_state;
 
 static void free_outputs(run_state *r) {
@@ -61,7 +65,26 @@ static int alloc_outputs(run_state *r, int native) {
   return CLI_EXIT_OK;
 }
 
+/* --shared-buffers: inputs converted into the registered buffer, executed there, outputs read
+ * back from it in the requested type. */
+static int execute_shared(run_state *r) {
+  const cli_command *cmd = r->args->cmd;
+  const htpu_graph_info *gi = r->s.info;
+  int rc = cli_shared_io_open(cmd, r->s.rt, r->s.graph, gi, &r->sio);
+  if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(cmd, &r->sio, &r->in);
+  if (rc != CLI_EXIT_OK) return rc;
+  int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,
+                             gi->num_outputs, &r->st);
+  if (e != 0) return cli_fail_htpu(cmd, e, "executing the graph");
+  r->registrations = cli_shared_io_registrations(&r->sio);
+  for (uint32_t i = 0; i < r->num_out && rc == CLI_EXIT_OK; i++)
+    rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].dtype, r->out[i].data,
+                                   r->out[i].size);
+  return rc;
+}
+
 static int execute(run_state *r) {
+  if (r->shared) return execute_shared(r);
   uint32_t n_in = r->in.count, n_out = r->num_out;
   htpu_io *io = calloc((size_t)n_in + n_out + 1, sizeof(*io));
   if (!io) return cli_fail(r->args->cmd, "out of memory");
@@ -119,13 +142,18 @@ static void print_first_values(const run_output *o) {
 
 static int print_human(const run_state *r) {
   const cli_session *s = &r->s;
-  char exec[32], total[32], quant[32], dequant[32], timing[256];
+  char exec[32], total[32], quant[32], dequant[32], timing[256], shared[1200];
   cli_format_ns((double)r->st.execute_ns, exec, sizeof(exec));
   cli_format_ns((double)r->st.total_ns, total, sizeof(total));
   cli_format_ns((double)r->st.quantize_ns, quant, sizeof(quant));
   cli_format_ns((double)r->st.dequantize_ns, dequant, sizeof(dequant));
   snprintf(timing, sizeof(timing), "%s (whole call %s: quantize %s, dequantize %s)", exec, total,
            quant, dequant);
+  if (r->shared && r->sio.fastrpc)
+    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered",
+             (unsigned long long)r->registrations, r->registrations == 1 ? "" : "s");
+  else if (r->shared)
+    snprintf(shared, sizeof(shared), "requested, fallback to ordinary memory: %s", r->sio.note);
   cli_table head;
   cli_table_init(&head, 2);
   const char *rows[][2] = {
@@ -133,8 +161,10 @@ static int print_human(const run_state *r) {
       {"graph", s->info->name},
       {"backend", s->backend_lib},
       {"execute", timing},
+      {"shared I/O", shared},
   };
-  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
+  size_t nrows = sizeof(rows) / sizeof(rows[0]) - (r->shared ? 0 : 1);
+  for (size_t i = 0; i < nrows; i++) cli_table_add(&head, rows[i]);
   int rc = cli_table_print(&head, stdout, 0);
   cli_table_free(&head);
 
@@ -253,6 +283,13 @@ static int print_json(const run_state *r) {
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
+  cli_json_object_begin(&j, "shared_buffers");
+  cli_json_bool(&j, "requested", r->shared);
+  cli_json_bool(&j, "fastrpc", r->shared && r->sio.fastrpc);
+  cli_json_string(&j, "note", r->shared && !r->sio.fastrpc ? r->sio.note : NULL);
+  cli_json_uint(&j, "registrations", r->registrations);
+  cli_json_object_end(&j);
+  cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -263,6 +300,7 @@ static int run_run(const cli_args *a) {
   run_state r;
   memset(&r, 0, sizeof(r));
   r.args = a;
+  r.shared = cli_has(a, "shared-buffers") || cli_has(a, "zero-copy");
   /* ./output by default, as Qualcomm's qnn-net-run does, never the current directory itself:
    * an output named like a file there would be overwritten silently. */
   const char *dir = cli_get(a, "output-dir");
@@ -286,6 +324,7 @@ static int run_run(const cli_args *a) {
     if (w != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free_outputs(&r);
+  cli_shared_io_close(&r.sio);
   cli_inputs_free(&r.in);
   cli_session_close(&r.s);
   return rc;
@@ -303,14 +342,12 @@ static const cli_option run_options[] = {
      "sanitized)", 0},
     {"native-output", NULL,
      "write outputs in the tensor's own type instead of dequantized f32", 0},
-    {"backend", "PATH",
-     "QNN backend library (default " HTPU_DEFAULT_BACKEND_LIB "; 'reference' = the reference "
-     "backend)",
+    {"shared-buffers", NULL,
+     "run on one registered shared buffer holding every input and output in its own type "
+     "(htpu_graph_alloc_io); the outputs are the same",
      0},
-    {"system-lib", "PATH",
-     "QNN system library (default " HTPU_DEFAULT_SYSTEM_LIB "; 'reference' = the reference "
-     "system library)",
-     0},
+    {"zero-copy", NULL, "same as --shared-buffers", 0},
+    CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.run/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -318,8 +355,9 @@ static const cli_option run_options[] = {
 const cli_command cmd_run = {
     .name = "run",
     .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
-                "[--native-output] [--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--json]",
+                "[--native-output] [--shared-buffers] [--backend PATH|reference] "
+                "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
+                "[--recovery-retries N] [--startup-retries N] [--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",
     .description =
         "Loads MODEL, runs one graph once and prints, for each output, its type, shape,\n"

@@ -77,15 +77,24 @@ int cli_session_open(const cli_args *a, cli_session *s) {
   const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM,
                                            s->system_buf, sizeof(s->system_buf), &failed);
   if (failed) return CLI_EXIT_FAIL;
+  const char *fastrpc_lib = cli_resolve_lib(cli_get(a, "fastrpc-lib"), CLI_REFERENCE_CDSPRPC,
+                                            s->fastrpc_buf, sizeof(s->fastrpc_buf), &failed);
+  if (failed) return CLI_EXIT_FAIL;
 
   htpu_runtime_options ro;
   htpu_runtime_options_init(&ro);
   if (backend) ro.backend_lib = backend;
   if (system_lib) ro.system_lib = system_lib;
+  if (fastrpc_lib) ro.fastrpc_lib = fastrpc_lib;
+  int rc = cli_get_u32(a, "recovery-retries", ro.recovery_retries, &ro.recovery_retries);
+  if (rc == CLI_EXIT_OK)
+    rc = cli_get_u32(a, "startup-retries", ro.startup_retries, &ro.startup_retries);
+  if (rc != CLI_EXIT_OK) return rc;
   s->backend_lib = ro.backend_lib;
   s->system_lib = ro.system_lib;
+  s->fastrpc_lib = ro.fastrpc_lib ? ro.fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
 
-  int rc = htpu_runtime_open(&ro, &s->rt);
+  rc = htpu_runtime_open(&ro, &s->rt);
   if (rc != 0) return cli_fail_htpu(a->cmd, rc, "opening the runtime");
   /* the message first: closing is an htpu call and resets htpu_last_error() */
   rc = htpu_context_open_file(s->rt, s->model, &s->ctx);

@@ -1,8 +1,9 @@
 /*
  * session.h - the runtime, context and graph that `htpu run` and `htpu bench` work on.
  *
- * Both commands take MODEL, --backend, --system-lib and --graph with the same meaning; this is
- * the one place that turns them into open handles and words the failures.
+ * Both commands take MODEL, --backend, --system-lib, --fastrpc-lib, --recovery-retries,
+ * --startup-retries and --graph with the same meaning; this is the one place that turns them
+ * into open handles and words the failures.
  */
 #ifndef HTPU_SESSION_H
 #define HTPU_SESSION_H
@@ -14,12 +15,35 @@ typedef struct cli_session {
   const char *model;      /* the MODEL argument */
   const char *backend_lib; /* as opened (resolved "reference", or the library default) */
   const char *system_lib;
+  const char *fastrpc_lib; /* as passed to the runtime ("libcdsprpc.so" by default) */
   htpu_runtime *rt;
   htpu_context *ctx;
   htpu_graph *graph;
   const htpu_graph_info *info; /* borrowed from graph */
-  char backend_buf[4096], system_buf[4096];
+  char backend_buf[4096], system_buf[4096], fastrpc_buf[4096];
 } cli_session;
+
+/* Options every session command declares (append to the command's option table through
+ * CLI_SESSION_OPTIONS). */
+#define CLI_SESSION_OPTIONS                                                                      \
+  {"backend", "PATH",                                                                            \
+   "QNN backend library (default " HTPU_DEFAULT_BACKEND_LIB "; 'reference' = the reference "     \
+   "backend)",                                                                                   \
+   0},                                                                                           \
+      {"system-lib", "PATH",                                                                     \
+       "QNN system library (default " HTPU_DEFAULT_SYSTEM_LIB "; 'reference' = the reference "   \
+       "system library)",                                                                        \
+       0},                                                                                       \
+      {"fastrpc-lib", "PATH",                                                                    \
+       "FastRPC library for shared buffers (rpcmem_*; default libcdsprpc.so; 'reference' = "     \
+       "the reference stand-in libhtpu_refcdsprpc.so)",                                          \
+       0},                                                                                       \
+      {"recovery-retries", "N",                                                                  \
+       "after a DSP restart, recreate the model and retry a call up to N times (default 1; 0 = "  \
+       "off)",                                                                                   \
+       0},                                                                                       \
+      {"startup-retries", "N",                                                                   \
+       "retry a transient failure to open the NPU session up to N times (default 3)", 0}
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph. Without
  * --graph the model must hold one graph; a missing or unknown --graph is a usage error that

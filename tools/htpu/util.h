@@ -12,8 +12,12 @@
 
 #define CLI_REFERENCE_BACKEND "libhtpu_refbackend.so"
 #define CLI_REFERENCE_SYSTEM "libhtpu_refsystem.so"
+/* the reference FastRPC stand-in (rpcmem_*), for --fastrpc-lib reference */
+#define CLI_REFERENCE_CDSPRPC "libhtpu_refcdsprpc.so"
+/* what the library dlopens for shared memory when runtime option fastrpc_lib is NULL */
+#define CLI_DEFAULT_FASTRPC_LIB "libcdsprpc.so"
 
-/* Resolves a --backend/--system-lib value. The word "reference" means the library `refname`
+/* Resolves a --backend/--system-lib/--fastrpc-lib value. The word "reference" means the library `refname`
  * in $HTPU_REFERENCE_DIR when set and non-empty, else next to the running executable (the build
  * directory puts them side by side). Any other value is returned as given; NULL stays NULL
  * (the library default). Returns NULL and prints why on stderr when the executable's directory
