@@ -1,27 +1,209 @@
 defmodule HexagonTpu.Telemetry do
-  # Emits :telemetry events when the :telemetry module is loadable; a no-op otherwise, so the
-  # package has no compile-time dependency on it.
-  @moduledoc false
+  @moduledoc ~S"""
+  The `:telemetry` events hexagon_tpu emits. `:telemetry` is optional: the events are emitted
+  when it is loadable at run time and cost nothing otherwise (no compile-time dependency).
+  Names follow `:telemetry.span/3` and `Nx.Serving` (`:start` / `:stop` / `:exception`);
+  durations are in `:native` time units (`System.convert_time_unit/3`).
+
+  ## Events
+
+    * `[:hexagon_tpu, :execute, :start]` - an execute begins. Measurements:
+      `%{monotonic_time: native, system_time: native}`. Metadata: `%{graph: name}`. (Emitted
+      by `execute_start/1`, which `HexagonTpu.Graph.execute/3` does not call yet.)
+
+    * `[:hexagon_tpu, :execute, :stop]` - after every execute (`HexagonTpu.predict/3`,
+      `HexagonTpu.Graph.execute/3`). Measurements:
+        * `:duration` - the QNN `graphExecute` time alone (native units, from the C core's
+          `execute_ns`); on an error, where that is not known, the wall time of the call
+        * `:call_duration` - wall time of the whole call (validation, (de)quantization, NIF)
+        * `:monotonic_time`
+        * on success also `:execute_ns`, `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C
+          call) and `:nif_ns` (the NIF), in nanoseconds
+
+      Metadata: `%{graph: name, status: :ok | {:error, reason}}`.
+
+    * `[:hexagon_tpu, :load, :start]` / `[:hexagon_tpu, :load, :stop]` /
+      `[:hexagon_tpu, :load, :exception]` - a model load (emitted by `load_span/2`, which
+      `HexagonTpu.load_model/2` does not call yet).
+      `:start`: `%{monotonic_time, system_time}`; `:stop`: `%{duration, monotonic_time}`
+      (native units) with metadata `%{source: path | :binary, graph: name | nil,
+      status: :ok | {:error, reason}}`; `:exception` (the load raised): `%{duration}` with
+      `%{kind, reason, stacktrace}` added to the metadata.
+
+    * `[:hexagon_tpu, :error]` - any execute or load that returned an error. Measurements:
+      `%{system_time: native}`. Metadata: `%{operation: :execute | :load, graph: name | nil,
+      reason: atom, error: %HexagonTpu.Error{}}`.
+
+    * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
+
+  ## Example
+
+      :telemetry.attach(
+        "log-slow-inference",
+        [:hexagon_tpu, :execute, :stop],
+        fn _event, %{duration: d}, %{graph: graph, status: status}, _config ->
+          ms = System.convert_time_unit(d, :native, :microsecond) / 1000
+          if ms > 50, do: IO.puts("#{graph}: graphExecute took #{ms} ms (#{inspect(status)})")
+        end,
+        nil
+      )
+
+  A handler that raises is detached by `:telemetry` (and logged); it never fails the execute.
+  """
 
   @compile {:no_warn_undefined, [:telemetry]}
 
-  @doc false
-  def execute(graph, start, result) do
-    if HexagonTpu.Optional.available?(:telemetry) do
-      duration = System.monotonic_time() - start
+  @typedoc "What `HexagonTpu.Graph.execute/3` hands to `execute/3` after the call."
+  @type execute_result ::
+          {:ok, list(), map()}
+          | {:ok, list(), map(), :no_stats}
+          | {:error, HexagonTpu.Error.t()}
+          | term()
 
-      {measurements, meta_result} =
+  @doc "Is `:telemetry` loadable (so events are emitted)?"
+  @spec enabled?() :: boolean()
+  def enabled?, do: HexagonTpu.Optional.available?(:telemetry)
+
+  @doc """
+  Emits `[:hexagon_tpu, :execute, :start]` for `graph` and returns the start time
+  (`System.monotonic_time/0`) to hand to `execute/3`. For `HexagonTpu.Graph.execute/3`.
+  """
+  @spec execute_start(String.t()) :: integer()
+  def execute_start(graph) do
+    start = System.monotonic_time()
+
+    if enabled?() do
+      emit(
+        [:hexagon_tpu, :execute, :start],
+        %{monotonic_time: start, system_time: System.system_time()},
+        %{graph: graph}
+      )
+    end
+
+    start
+  end
+
+  @doc """
+  Emits `[:hexagon_tpu, :execute, :stop]` (and `[:hexagon_tpu, :error]` for an error) after an
+  execute, given the call's start time (`System.monotonic_time/0`) and its result. Called by
+  `HexagonTpu.Graph.execute/3`. Always returns `:ok`.
+  """
+  @spec execute(String.t(), integer(), execute_result()) :: :ok
+  def execute(graph, start, result) do
+    if enabled?() do
+      now = System.monotonic_time()
+      call = now - start
+
+      {measurements, status} =
         case result do
-          {:ok, _outputs, stats} -> {stats, :ok}
-          {:ok, _outputs, stats, :no_stats} -> {stats, :ok}
-          {:error, %{reason: reason}} -> {%{}, {:error, reason}}
+          {:ok, _outputs, stats} -> {exec_measurements(stats, call), :ok}
+          {:ok, _outputs, stats, :no_stats} -> {exec_measurements(stats, call), :ok}
+          {:error, %{reason: reason}} -> {%{duration: call}, {:error, reason}}
+          _ -> {%{duration: call}, {:error, :unknown}}
         end
 
-      :telemetry.execute(
-        [:hexagon_tpu, :execute],
-        Map.put(measurements, :duration, duration),
-        %{graph: graph, result: meta_result}
+      measurements = Map.merge(measurements, %{call_duration: call, monotonic_time: now})
+      emit([:hexagon_tpu, :execute, :stop], measurements, %{graph: graph, status: status})
+
+      with {:error, %{reason: reason} = error} <- result do
+        error(:execute, graph, reason, error)
+      end
+    end
+
+    :ok
+  end
+
+  defp exec_measurements(%{execute_ns: ns} = stats, _call) when is_integer(ns),
+    do: Map.put(stats, :duration, System.convert_time_unit(ns, :nanosecond, :native))
+
+  defp exec_measurements(stats, call) when is_map(stats), do: Map.put(stats, :duration, call)
+  defp exec_measurements(_stats, call), do: %{duration: call}
+
+  @doc """
+  Runs a model load (`fun` returns `{:ok, %HexagonTpu.Graph{}}` or `{:error, error}`) between
+  `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
+  returns its result unchanged. `metadata` should hold `:source`. For
+  `HexagonTpu.load_model/2`.
+  """
+  @spec load_span(map(), (() -> result)) :: result when result: term()
+  def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
+    if enabled?() do
+      start = System.monotonic_time()
+
+      emit(
+        [:hexagon_tpu, :load, :start],
+        %{monotonic_time: start, system_time: System.system_time()},
+        metadata
       )
+
+      try do
+        fun.()
+      catch
+        kind, reason ->
+          load_exception(metadata, start, kind, reason, __STACKTRACE__)
+          :erlang.raise(kind, reason, __STACKTRACE__)
+      else
+        result ->
+          now = System.monotonic_time()
+
+          {graph, status} =
+            case result do
+              {:ok, %{name: name}} -> {name, :ok}
+              {:ok, _} -> {nil, :ok}
+              {:error, %{reason: reason}} -> {Map.get(metadata, :graph), {:error, reason}}
+              _ -> {Map.get(metadata, :graph), {:error, :unknown}}
+            end
+
+          emit(
+            [:hexagon_tpu, :load, :stop],
+            %{duration: now - start, monotonic_time: now},
+            Map.merge(metadata, %{graph: graph, status: status})
+          )
+
+          with {:error, %{reason: reason} = error} <- result do
+            error(:load, graph, reason, error)
+          end
+
+          result
+      end
+    else
+      fun.()
+    end
+  end
+
+  defp load_exception(metadata, start, kind, reason, stacktrace) do
+    emit(
+      [:hexagon_tpu, :load, :exception],
+      %{duration: System.monotonic_time() - start, monotonic_time: System.monotonic_time()},
+      Map.merge(metadata, %{kind: kind, reason: reason, stacktrace: stacktrace})
+    )
+  end
+
+  @doc false
+  # [:hexagon_tpu, :error] for an execute or load that returned an error.
+  @spec error(:execute | :load, String.t() | nil, atom(), term()) :: :ok
+  def error(operation, graph, reason, error) do
+    emit(
+      [:hexagon_tpu, :error],
+      %{system_time: System.system_time()},
+      %{operation: operation, graph: graph, reason: reason, error: error}
+    )
+  end
+
+  @doc false
+  # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.
+  @spec stats(map(), map()) :: :ok
+  def stats(measurements, metadata), do: emit([:hexagon_tpu, :stats], measurements, metadata)
+
+  # :telemetry.execute/3 already isolates handler failures; the catch-all keeps a broken or
+  # half-started :telemetry (e.g. its application not started) from ever failing a caller.
+  defp emit(event, measurements, metadata) do
+    if enabled?() do
+      try do
+        :telemetry.execute(event, measurements, metadata)
+      catch
+        _, _ -> :ok
+      end
     end
 
     :ok

@@ -6,37 +6,174 @@ defmodule HexagonTpu.TelemetryTest do
   @compile {:no_warn_undefined, [:telemetry]}
 
   import HexagonTpu.TestModels
+  alias HexagonTpu.{Error, Monitor}
+
+  @events [
+    [:hexagon_tpu, :execute, :start],
+    [:hexagon_tpu, :execute, :stop],
+    [:hexagon_tpu, :load, :start],
+    [:hexagon_tpu, :load, :stop],
+    [:hexagon_tpu, :load, :exception],
+    [:hexagon_tpu, :error],
+    [:hexagon_tpu, :stats]
+  ]
 
   setup_all do
     {:ok, _} = Application.ensure_all_started(:telemetry)
-    :ok
+    # for capture_log/1 (telemetry logs a detached handler)
+    {:ok, _} = Application.ensure_all_started(:logger)
+    %{bin: build!(add_f32())}
   end
 
-  test "each execute emits [:hexagon_tpu, :execute] with durations and the result" do
-    model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+  # Forwards the events emitted by this test process (other async tests execute too) or by an
+  # unnamed Monitor to the test process.
+  setup do
     test = self()
-    id = "#{inspect(test)}"
+    id = "#{inspect(test)}-#{System.unique_integer()}"
 
     :ok =
-      :telemetry.attach(
+      :telemetry.attach_many(
         id,
-        [:hexagon_tpu, :execute],
-        fn name, measurements, meta, _ -> send(test, {:event, name, measurements, meta}) end,
+        @events,
+        fn name, measurements, meta, _ ->
+          # a Monitor started with name: nil emits from itself, as itself
+          if self() == test or meta[:monitor] == self() do
+            send(test, {:event, name, measurements, meta})
+          end
+        end,
         nil
       )
 
     on_exit(fn -> :telemetry.detach(id) end)
+    :ok
+  end
 
-    {:ok, _} = HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 2, 3, 4])], output: :binary)
+  defp add(model, opts \\ []),
+    do:
+      HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 2, 3, 4])], [output: :binary] ++ opts)
 
-    assert_receive {:event, [:hexagon_tpu, :execute], %{duration: d, execute_ns: e},
-                    %{graph: "add_f32", result: :ok}}
+  test "each execute emits [:hexagon_tpu, :execute, :stop]: graphExecute time, status", %{
+    bin: bin
+  } do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    {:ok, _, %{execute_ns: ns}} = add(model, stats: true)
 
-    assert d > 0 and e > 0
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], m, %{graph: "add_f32", status: :ok}}
+    # duration is the graphExecute time (the C core's execute_ns) in native units
+    assert m.duration == System.convert_time_unit(ns, :nanosecond, :native)
+    assert m.execute_ns == ns
+    assert m.call_duration >= m.duration
+    assert is_integer(m.monotonic_time)
 
-    {:error, _} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])])
+    for key <- [:quantize_ns, :dequantize_ns, :total_ns, :nif_ns],
+        do: assert(is_integer(m[key]), "#{key}")
 
-    assert_receive {:event, [:hexagon_tpu, :execute], %{duration: _},
-                    %{result: {:error, :mismatch}}}
+    # without stats: true as well
+    {:ok, _} = add(model)
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], %{duration: d}, %{status: :ok}}
+    assert d >= 0
+    refute_received {:event, [:hexagon_tpu, :error], _, _}
+    HexagonTpu.close(model)
+  end
+
+  test "a failed execute: stop with {:error, reason} and an [:hexagon_tpu, :error]", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    {:error, error} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])])
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], %{duration: d, call_duration: d},
+                    %{graph: "add_f32", status: {:error, :mismatch}}}
+
+    assert_receive {:event, [:hexagon_tpu, :error], %{system_time: _},
+                    %{operation: :execute, graph: "add_f32", reason: :mismatch, error: ^error}}
+
+    HexagonTpu.close(model)
+  end
+
+  test "execute_start/1 emits [:hexagon_tpu, :execute, :start] and returns the start time" do
+    start = HexagonTpu.Telemetry.execute_start("g")
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :start],
+                    %{monotonic_time: ^start, system_time: _}, %{graph: "g"}}
+  end
+
+  test "load_span/2: start and stop with the graph and status; errors; exceptions", %{bin: bin} do
+    loaded =
+      HexagonTpu.Telemetry.load_span(%{source: :binary}, fn ->
+        HexagonTpu.load_model({:binary, bin}, backend: :reference)
+      end)
+
+    assert {:ok, %HexagonTpu.Graph{} = model} = loaded
+    HexagonTpu.close(model)
+
+    assert_receive {:event, [:hexagon_tpu, :load, :start], %{monotonic_time: _},
+                    %{source: :binary}}
+
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], %{duration: d},
+                    %{source: :binary, graph: "add_f32", status: :ok}}
+
+    assert d > 0
+
+    {:error, %Error{reason: :model} = e} =
+      HexagonTpu.Telemetry.load_span(%{source: "bad.bin"}, fn ->
+        HexagonTpu.load_model({:binary, "not a model"}, backend: :reference)
+      end)
+
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], _,
+                    %{source: "bad.bin", status: {:error, :model}}}
+
+    assert_receive {:event, [:hexagon_tpu, :error], _,
+                    %{operation: :load, reason: :model, error: ^e}}
+
+    assert_raise RuntimeError, "boom", fn ->
+      HexagonTpu.Telemetry.load_span(%{source: "x"}, fn -> raise "boom" end)
+    end
+
+    assert_receive {:event, [:hexagon_tpu, :load, :exception], %{duration: _},
+                    %{source: "x", kind: :error, reason: %RuntimeError{}, stacktrace: [_ | _]}}
+  end
+
+  test "a raising handler does not fail the execute", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    id = "raising-#{System.unique_integer()}"
+    test = self()
+
+    :telemetry.attach(
+      id,
+      [:hexagon_tpu, :execute, :stop],
+      fn _, _, _, _ -> if self() == test, do: raise("handler bug") end,
+      nil
+    )
+
+    on_exit(fn -> :telemetry.detach(id) end)
+    ExUnit.CaptureLog.capture_log(fn -> assert {:ok, _} = add(model) end)
+    assert {:ok, _} = add(model)
+    HexagonTpu.close(model)
+  end
+
+  test "each Monitor tick emits [:hexagon_tpu, :stats]" do
+    pid =
+      start_supervised!({Monitor, name: nil, interval_ms: 3_600_000, utilization_window_ms: 5})
+
+    report = Monitor.tick(pid)
+
+    assert_receive {:event, [:hexagon_tpu, :stats], m, %{monitor: ^pid, warnings: []}}
+
+    for key <- [
+          :live_runtimes,
+          :live_contexts,
+          :live_graphs,
+          :executes,
+          :execute_ns_total,
+          :live_handles,
+          :memory_binary,
+          :memory_total,
+          :dirty_cpu,
+          :dirty_io,
+          :cost_us
+        ],
+        do: assert(is_number(m[key]), "#{key}")
+
+    assert m.live_handles == report.live_handles
+    assert m.cost_us == report.cost_us
   end
 end

@@ -1,0 +1,370 @@
+defmodule HexagonTpu.Monitor do
+  @moduledoc """
+  A process for your supervision tree that watches hexagon_tpu in production: every interval
+  it reads `HexagonTpu.Stats` (C counters, memory, dirty scheduler utilization), emits them as
+  the `[:hexagon_tpu, :stats]` telemetry event (when `:telemetry` is loadable) and logs a
+  warning when
+
+    * a live handle count (`:live_runtimes`, `:live_contexts`, `:live_graphs`,
+      `:live_shared_buffers`) or a memory figure (BEAM `:binary`, BEAM `:total`, OS `:rss`)
+      grew at every one of the last `:intervals` ticks, by at least the minimum growth in
+      total: references to models or outputs are being kept somewhere (a leak); handles
+      dropped without `close/1` go back after garbage collection, so steady use stays flat;
+    * the dirty CPU or dirty IO schedulers were busy at least `:saturation_threshold` of the
+      measuring window at each of the last `:intervals` ticks: executes are queueing for a
+      dirty scheduler.
+
+  A warning is logged when its condition starts to hold and again only after it has cleared;
+  the current ones are always in `last_report/1`.
+
+  ## Example
+
+      children = [
+        {HexagonTpu.Monitor, interval_ms: 30_000}
+      ]
+
+      Supervisor.start_link(children, strategy: :one_for_one)
+
+      HexagonTpu.Monitor.last_report()
+      #=> %{native: %{live_graphs: 2, executes: 10_523, ...}, live_handles: 4,
+      #=>   memory: %{binary: 2_301_992, total: 41_090_112, rss: 96_866_304},
+      #=>   dirty_utilization: %{dirty_cpu: 0.0, dirty_io: 0.41, window_ms: 1000},
+      #=>   warnings: [], tick: 42, at: ~U[2025-01-01 12:00:00Z], cost_us: 95}
+
+  ## Telemetry
+
+  `[:hexagon_tpu, :stats]`, once per tick. Measurements (numbers): every counter of
+  `HexagonTpu.Stats.native/0`, `:live_handles`, `:memory_binary`, `:memory_total`,
+  `:memory_rss` (absent when unknown), `:dirty_cpu` and `:dirty_io` (absent when
+  `utilization_window_ms: 0`) and `:cost_us`. Metadata: `%{monitor: name or pid, warnings:
+  [warning]}`.
+
+  ## Cost
+
+  A tick reads the counters (a NIF call on a normal scheduler), `/proc/self/statm` and
+  `:erlang.memory/1`: around a hundred microseconds, reported as `:cost_us`. Measuring
+  utilization enables `scheduler_wall_time` for the window only (see
+  `HexagonTpu.Stats.dirty_utilization/1`) and sleeps in the monitor process meanwhile; it
+  uses no CPU, but `tick/2` and `last_report/2` wait for it.
+  """
+
+  use GenServer
+
+  alias HexagonTpu.{Error, Options, Stats}
+
+  @handle_metrics [:live_runtimes, :live_contexts, :live_graphs, :live_shared_buffers]
+  @memory_metrics [:binary, :total, :rss]
+
+  @typedoc "A current suspicion; see the module doc."
+  @type warning ::
+          %{
+            kind: :leak,
+            metric: atom(),
+            from: non_neg_integer(),
+            to: non_neg_integer(),
+            intervals: pos_integer()
+          }
+          | %{
+              kind: :saturation,
+              scheduler: :dirty_cpu | :dirty_io,
+              values: [float()],
+              threshold: number()
+            }
+
+  @typedoc "What one tick measured; see the module doc."
+  @type report :: %{
+          native: Stats.native(),
+          live_handles: non_neg_integer(),
+          memory: Stats.memory(),
+          dirty_utilization: Stats.utilization() | nil,
+          warnings: [warning()],
+          tick: pos_integer(),
+          at: DateTime.t(),
+          cost_us: non_neg_integer()
+        }
+
+  @spec_opts %{
+    name:
+      {&__MODULE__.valid_name?/1, "an atom, {:global, term}, {:via, module, term} or nil",
+       __MODULE__},
+    interval_ms: {&__MODULE__.pos_integer?/1, "a positive integer (milliseconds)", 30_000},
+    intervals: {&__MODULE__.pos_integer?/1, "a positive integer (ticks)", 5},
+    min_handle_growth: {&__MODULE__.pos_integer?/1, "a positive integer (handles)", 1},
+    min_memory_growth: {:non_neg_integer, "a non-negative integer (bytes)", 8 * 1024 * 1024},
+    saturation_threshold: {&__MODULE__.fraction?/1, "a number greater than 0 and at most 1", 0.9},
+    utilization_window_ms: {:non_neg_integer, "a non-negative integer (milliseconds)", 1_000}
+  }
+
+  @doc """
+  Starts the monitor. Returns `{:error, %HexagonTpu.Error{reason: :invalid_option}}` for bad
+  options (with a message naming the option and what was expected).
+
+  ## Options
+
+    * `:interval_ms` - time between ticks (default `30_000`)
+    * `:intervals` - how many consecutive ticks a growth or saturation must last before it is
+      reported (default `5`)
+    * `:min_handle_growth` - least total growth of a live handle count over those ticks
+      (default `1`: growing at every tick is enough)
+    * `:min_memory_growth` - least total growth, in bytes, of a memory figure over those ticks
+      (default 8 MiB; small ups and downs of memory are normal)
+    * `:saturation_threshold` - busy share (0 < t <= 1) at or above which the dirty
+      schedulers of a type count as saturated (default `0.9`)
+    * `:utilization_window_ms` - how long each tick measures dirty scheduler utilization
+      (default `1_000`, at most `:interval_ms`); `0` turns the measurement and the
+      saturation warning off
+    * `:name` - registered name (default `HexagonTpu.Monitor`); `nil` for none
+  """
+  @spec start_link(keyword()) :: GenServer.on_start() | {:error, Error.t()}
+  def start_link(opts \\ []) do
+    with {:ok, config} <- validate(opts) do
+      gen_opts = if config.name, do: [name: config.name], else: []
+      GenServer.start_link(__MODULE__, config, gen_opts)
+    end
+  end
+
+  @doc """
+  Validates monitor options; returns the full configuration (defaults filled in).
+
+  ## Options
+
+  See `start_link/1`.
+  """
+  @spec validate(keyword()) :: {:ok, map()} | {:error, Error.t()}
+  def validate(opts) do
+    with {:ok, config} <- Options.validate(opts, @spec_opts, "HexagonTpu.Monitor") do
+      if config.utilization_window_ms > config.interval_ms do
+        {:error,
+         Error.new(
+           :invalid_option,
+           "HexagonTpu.Monitor: expected :utilization_window_ms " <>
+             "(#{config.utilization_window_ms}) to be at most :interval_ms " <>
+             "(#{config.interval_ms})"
+         )}
+      else
+        {:ok, config}
+      end
+    end
+  end
+
+  @doc """
+  Runs a tick now (besides the periodic ones) and returns its report. Waits for the
+  utilization window.
+
+  ## Options
+
+  None; `timeout` is the `GenServer.call/3` timeout (default `:infinity`).
+  """
+  @spec tick(GenServer.server(), timeout()) :: report()
+  def tick(server \\ __MODULE__, timeout \\ :infinity), do: GenServer.call(server, :tick, timeout)
+
+  @doc """
+  The report of the last tick, or `nil` before the first one.
+
+  ## Options
+
+  None; `timeout` is the `GenServer.call/3` timeout (default `60_000`: a tick in progress
+  is waited for).
+  """
+  @spec last_report(GenServer.server(), timeout()) :: report() | nil
+  def last_report(server \\ __MODULE__, timeout \\ 60_000),
+    do: GenServer.call(server, :last_report, timeout)
+
+  # ---- option checks (public for HexagonTpu.Options captures) --------------------------------
+
+  @doc false
+  @spec pos_integer?(term()) :: boolean()
+  def pos_integer?(v), do: is_integer(v) and v > 0
+  @doc false
+  @spec fraction?(term()) :: boolean()
+  def fraction?(v), do: is_number(v) and v > 0 and v <= 1
+  @doc false
+  @spec valid_name?(term()) :: boolean()
+  def valid_name?(nil), do: true
+  def valid_name?(name) when is_atom(name), do: true
+  def valid_name?({:global, _}), do: true
+  def valid_name?({:via, mod, _}) when is_atom(mod), do: true
+  def valid_name?(_), do: false
+
+  # ---- server --------------------------------------------------------------------------------
+
+  @impl GenServer
+  def init(config) do
+    schedule(config)
+
+    {:ok,
+     %{
+       config: config,
+       id: config.name || self(),
+       history: [],
+       utilization: [],
+       active: MapSet.new(),
+       ticks: 0,
+       last: nil
+     }}
+  end
+
+  @impl GenServer
+  def handle_call(:tick, _from, state) do
+    state = run_tick(state)
+    {:reply, state.last, state}
+  end
+
+  def handle_call(:last_report, _from, state), do: {:reply, state.last, state}
+
+  @impl GenServer
+  def handle_info(:tick, state) do
+    state = run_tick(state)
+    schedule(state.config)
+    {:noreply, state}
+  end
+
+  def handle_info(_other, state), do: {:noreply, state}
+
+  defp schedule(config), do: Process.send_after(self(), :tick, config.interval_ms)
+
+  defp run_tick(%{config: config} = state) do
+    t0 = System.monotonic_time()
+    native = Stats.native()
+    memory = Stats.memory()
+    t1 = System.monotonic_time()
+
+    util =
+      if config.utilization_window_ms > 0,
+        do: Stats.dirty_utilization(config.utilization_window_ms)
+
+    t2 = System.monotonic_time()
+
+    n = config.intervals
+    sample = sample(native, memory)
+    history = Enum.take([sample | state.history], n + 1)
+    utilization = if util, do: Enum.take([util | state.utilization], n), else: []
+
+    warnings = leaks(history, config) ++ saturation(utilization, config)
+    keys = MapSet.new(warnings, &warning_key/1)
+    for w <- warnings, not MapSet.member?(state.active, warning_key(w)), do: log(w)
+
+    # The tick's own cost: the readings and the analysis, not the utilization window (a sleep)
+    # and not the user's telemetry handlers.
+    t3 = System.monotonic_time()
+    cost = System.convert_time_unit(t1 - t0 + (t3 - t2), :native, :microsecond)
+
+    report = %{
+      native: native,
+      live_handles: Stats.live_handles(native),
+      memory: memory,
+      dirty_utilization: util,
+      warnings: warnings,
+      tick: state.ticks + 1,
+      at: DateTime.utc_now(),
+      cost_us: cost
+    }
+
+    HexagonTpu.Telemetry.stats(measurements(report), %{monitor: state.id, warnings: warnings})
+
+    %{
+      state
+      | history: history,
+        utilization: utilization,
+        active: keys,
+        ticks: state.ticks + 1,
+        last: report
+    }
+  end
+
+  defp sample(native, memory) do
+    handles = Map.take(native, @handle_metrics)
+    mem = for {k, v} <- Map.take(memory, @memory_metrics), is_integer(v), into: %{}, do: {k, v}
+    Map.merge(handles, mem)
+  end
+
+  # history is newest first, at most intervals + 1 samples: a metric leaks when it grew at each
+  # of the last `intervals` steps and by at least the minimum growth over them.
+  defp leaks(history, %{intervals: n} = config) when length(history) == n + 1 do
+    [newest | _] = history
+    oldest = List.last(history)
+
+    for metric <- @handle_metrics ++ @memory_metrics,
+        values = history |> Enum.map(&Map.get(&1, metric)) |> Enum.reverse(),
+        Enum.all?(values, &is_integer/1),
+        strictly_increasing?(values),
+        newest[metric] - oldest[metric] >= min_growth(metric, config) do
+      %{kind: :leak, metric: metric, from: oldest[metric], to: newest[metric], intervals: n}
+    end
+  end
+
+  defp leaks(_history, _config), do: []
+
+  defp min_growth(metric, config) when metric in @handle_metrics, do: config.min_handle_growth
+  defp min_growth(_metric, config), do: config.min_memory_growth
+
+  defp strictly_increasing?(values),
+    do: values |> Enum.chunk_every(2, 1, :discard) |> Enum.all?(fn [a, b] -> b > a end)
+
+  defp saturation(utilization, %{intervals: n, saturation_threshold: t})
+       when length(utilization) == n do
+    for scheduler <- [:dirty_cpu, :dirty_io],
+        values = utilization |> Enum.map(& &1[scheduler]) |> Enum.reverse(),
+        Enum.all?(values, &(&1 >= t)) do
+      %{kind: :saturation, scheduler: scheduler, values: values, threshold: t}
+    end
+  end
+
+  defp saturation(_utilization, _config), do: []
+
+  defp warning_key(%{kind: :leak, metric: m}), do: {:leak, m}
+  defp warning_key(%{kind: :saturation, scheduler: s}), do: {:saturation, s}
+
+  defp log(%{kind: :leak, metric: metric, from: from, to: to, intervals: n})
+       when metric in @handle_metrics do
+    warn(
+      "HexagonTpu.Monitor: #{metric} grew at each of the last #{n} intervals " <>
+        "(#{from} -> #{to}): models or handles are being kept alive (a leak?); handles " <>
+        "dropped without close/1 are freed after garbage collection"
+    )
+  end
+
+  defp log(%{kind: :leak, metric: metric, from: from, to: to, intervals: n}) do
+    warn(
+      "HexagonTpu.Monitor: #{memory_name(metric)} grew at each of the last #{n} intervals " <>
+        "(#{from} -> #{to} bytes, +#{to - from}): possible memory leak"
+    )
+  end
+
+  defp log(%{kind: :saturation, scheduler: scheduler, values: values, threshold: t}) do
+    shown = Enum.map_join(values, ", ", &:erlang.float_to_binary(&1 * 1.0, decimals: 2))
+
+    warn(
+      "HexagonTpu.Monitor: #{scheduler} schedulers busy at or above #{t} for the last " <>
+        "#{length(values)} intervals (#{shown}): inference calls are queueing for dirty " <>
+        "schedulers"
+    )
+  end
+
+  # Erlang's :logger (kernel), which Elixir's Logger is built on: Logger itself would need
+  # :logger in the application's extra_applications.
+  defp warn(message), do: :logger.warning(message, %{mfa: {__MODULE__, :log, 1}})
+
+  defp memory_name(:binary), do: "BEAM binary memory"
+  defp memory_name(:total), do: "BEAM total memory"
+  defp memory_name(:rss), do: "OS resident memory (RSS)"
+
+  defp measurements(report) do
+    mem =
+      for {k, name} <- [binary: :memory_binary, total: :memory_total, rss: :memory_rss],
+          is_integer(report.memory[k]),
+          into: %{},
+          do: {name, report.memory[k]}
+
+    util =
+      case report.dirty_utilization do
+        nil -> %{}
+        u -> Map.take(u, [:dirty_cpu, :dirty_io])
+      end
+
+    report.native
+    |> Map.merge(mem)
+    |> Map.merge(util)
+    |> Map.merge(%{live_handles: report.live_handles, cost_us: report.cost_us})
+  end
+end

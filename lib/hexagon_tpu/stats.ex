@@ -1,0 +1,209 @@
+defmodule HexagonTpu.Stats do
+  @moduledoc """
+  Observability readings: the C library's counters, how busy the dirty schedulers are
+  (inference runs there) and memory. All cheap except `dirty_utilization/1`, which waits for
+  its window.
+
+      HexagonTpu.Stats.native()
+      #=> %{live_graphs: 2, live_contexts: 1, live_runtimes: 1, executes: 1234,
+      #=>   execute_ns_last: 1_850_000, ...}
+
+      HexagonTpu.Stats.dirty_utilization(1_000)
+      #=> %{dirty_cpu: 0.03, dirty_io: 0.72, window_ms: 1000}
+
+      HexagonTpu.Stats.memory()
+      #=> %{binary: 1_234_567, total: 45_678_901, rss: 98_304_000}
+
+  `HexagonTpu.Monitor` takes these readings periodically, emits them as telemetry and warns
+  about handle or memory growth and saturated dirty schedulers.
+
+  ## Leak guard
+
+  `:live_runtimes`, `:live_contexts` and `:live_graphs` count the C handles alive in the
+  process. A handle dropped without `close/1` is closed after garbage collection (by the NIF's
+  reaper thread), so after a GC the counts return to their baseline; counts that keep growing
+  mean references are being kept somewhere.
+  """
+
+  alias HexagonTpu.NIF
+
+  @typedoc "The C counters; see `native/0`."
+  @type native :: %{atom() => non_neg_integer()}
+
+  @typedoc "Busy share (0.0..1.0) of each dirty scheduler type over `window_ms`."
+  @type utilization :: %{dirty_cpu: float(), dirty_io: float(), window_ms: pos_integer()}
+
+  @typedoc "Bytes: BEAM binary and total memory, OS resident set (`nil` when unknown)."
+  @type memory :: %{
+          binary: non_neg_integer(),
+          total: non_neg_integer(),
+          rss: non_neg_integer() | nil
+        }
+
+  @live_keys [:live_runtimes, :live_contexts, :live_graphs]
+
+  @doc """
+  The C library's process-wide counters (`htpu_stats_get`) and the NIF reaper's, as a map.
+  Runs on a normal scheduler and takes about a microsecond.
+
+    * `:live_runtimes`, `:live_contexts`, `:live_graphs` - handles alive now (the leak guard:
+      back to baseline after garbage collection)
+    * `:live_shared_buffers`, `:mem_registrations` - shared (rpcmem) buffers alive, memory
+      registrations made
+    * `:executes`, `:execute_errors` - graph executes that succeeded / failed
+    * `:execute_ns_total`, `:execute_ns_last` - QNN `graphExecute` time alone (no
+      (de)quantization, no NIF), summed and of the last execute
+    * `:loads`, `:load_ns_total` - context loads and their time
+    * `:quantize_ns_total`, `:dequantize_ns_total` - time spent converting f32 inputs and
+      outputs
+    * `:recoveries`, `:recovery_failures` - recoveries after a DSP subsystem restart
+    * `:startup_retries` - backend/device creation retries
+    * `:reaper_queued`, `:reaper_closed`, `:reaper_inline` - handles dropped by GC and queued
+      for closing, closed by the reaper, closed inline
+
+  The same map as `HexagonTpu.stats/0`.
+  """
+  @spec native() :: native()
+  def native, do: NIF.stats()
+
+  @doc """
+  The sum of the live runtime, context and graph counts of `native/0` (or of the given
+  counters).
+  """
+  @spec live_handles(native()) :: non_neg_integer()
+  def live_handles(native \\ native()) do
+    Enum.reduce(@live_keys, 0, fn key, acc -> acc + Map.get(native, key, 0) end)
+  end
+
+  @doc """
+  The busy share of the dirty CPU and dirty IO schedulers over the next `window_ms`
+  milliseconds (blocks the caller that long).
+
+  Each value is the time the schedulers of that type spent running work (a dirty NIF, e.g. an
+  execute, counts as busy for its whole duration, including time it spends waiting for the
+  DSP or for a lock) divided by their wall time, averaged over the schedulers of the type:
+  `dirty_io: 0.5` with 10 dirty IO schedulers is five of them occupied on average. It measures
+  occupancy, not CPU use; values near 1.0 mean new dirty calls queue. A type with no
+  schedulers reads `0.0`.
+
+  Uses `:erlang.statistics(:scheduler_wall_time_all)`. The `scheduler_wall_time` flag is
+  enabled for the caller only while measuring and then released: the flag is counted per
+  process, so if it was off it is off again afterwards (also if the caller dies meanwhile), and
+  if other code had it on, its readings are not disturbed (nothing is reset). Works on OTP 21
+  and later; no `:runtime_tools` needed.
+  """
+  @spec dirty_utilization(pos_integer()) :: utilization()
+  def dirty_utilization(window_ms) when is_integer(window_ms) and window_ms > 0 do
+    _was_on = :erlang.system_flag(:scheduler_wall_time, true)
+
+    try do
+      first = :erlang.statistics(:scheduler_wall_time_all)
+      Process.sleep(window_ms)
+      second = :erlang.statistics(:scheduler_wall_time_all)
+      utilization(first, second) |> Map.put(:window_ms, window_ms)
+    after
+      # Decrements this process's count: the node-wide flag goes back to what it was.
+      :erlang.system_flag(:scheduler_wall_time, false)
+    end
+  end
+
+  def dirty_utilization(other) do
+    raise ArgumentError,
+          "HexagonTpu.Stats.dirty_utilization/1: expected a window in milliseconds " <>
+            "(positive integer), got #{inspect(other)}"
+  end
+
+  @doc false
+  # Busy share per dirty type between two scheduler_wall_time_all samples. Scheduler ids:
+  # 1..S normal, S+1..S+DC dirty CPU, then dirty IO (erlang:statistics/1).
+  @spec utilization(list() | :undefined, list() | :undefined) :: %{
+          dirty_cpu: float(),
+          dirty_io: float()
+        }
+  def utilization(first, second) when is_list(first) and is_list(second) do
+    normal = :erlang.system_info(:schedulers)
+    dirty_cpu = :erlang.system_info(:dirty_cpu_schedulers)
+    before = Map.new(first, fn {id, active, total} -> {id, {active, total}} end)
+
+    {cpu, io} =
+      Enum.reduce(second, {{0, 0}, {0, 0}}, fn {id, active, total}, {cpu, io} ->
+        {a0, t0} = Map.get(before, id, {0, 0})
+        delta = {active - a0, total - t0}
+
+        cond do
+          id <= normal -> {cpu, io}
+          id <= normal + dirty_cpu -> {add(cpu, delta), io}
+          true -> {cpu, add(io, delta)}
+        end
+      end)
+
+    %{dirty_cpu: share(cpu), dirty_io: share(io)}
+  end
+
+  def utilization(_first, _second), do: %{dirty_cpu: 0.0, dirty_io: 0.0}
+
+  defp add({a, t}, {da, dt}), do: {a + da, t + dt}
+  defp share({_active, total}) when total <= 0, do: 0.0
+  defp share({active, total}), do: min(max(active / total, 0.0), 1.0)
+
+  @doc """
+  BEAM and OS memory, in bytes.
+
+    * `:binary` - `:erlang.memory(:binary)`: refc binaries, where outputs live
+    * `:total` - `:erlang.memory(:total)`: everything the BEAM allocated
+    * `:rss` - the OS process's resident memory (BEAM plus native allocations: QNN, the
+      reference backend, shared buffers) from `/proc/self/statm` times the page size on Linux;
+      `nil` elsewhere or when it cannot be read
+
+  Costs a few microseconds (one small `/proc` read).
+  """
+  @spec memory() :: memory()
+  def memory do
+    [binary: binary, total: total] = :erlang.memory([:binary, :total])
+    %{binary: binary, total: total, rss: rss()}
+  end
+
+  @doc false
+  @spec rss() :: non_neg_integer() | nil
+  def rss do
+    with {:unix, :linux} <- :os.type(),
+         {:ok, statm} <- File.read("/proc/self/statm"),
+         [_size, resident | _] <- String.split(statm),
+         {pages, ""} <- Integer.parse(resident),
+         size when is_integer(size) <- page_size() do
+      pages * size
+    else
+      _ -> nil
+    end
+  end
+
+  # The page size from the ELF auxiliary vector (AT_PAGESZ = 6): native-endian pairs of
+  # machine words. Read once; 4096 if it cannot be read.
+  defp page_size do
+    case :persistent_term.get({__MODULE__, :page_size}, nil) do
+      nil ->
+        size = read_page_size() || 4096
+        :persistent_term.put({__MODULE__, :page_size}, size)
+        size
+
+      size ->
+        size
+    end
+  end
+
+  defp read_page_size do
+    bits = :erlang.system_info({:wordsize, :external}) * 8
+
+    with {:ok, auxv} <- File.read("/proc/self/auxv") do
+      Enum.find_value(
+        for(<<type::native-size(bits), value::native-size(bits) <- auxv>>, do: {type, value}),
+        fn
+          {6, value} when value > 0 -> value
+          _ -> nil
+        end
+      )
+    else
+      _ -> nil
+    end
+  end
+end
