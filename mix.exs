@@ -2,8 +2,8 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
   @shortdoc "Builds the hexagon_tpu NIF and reference backend into priv/ with make"
   @moduledoc """
   Runs `make nif` (mk/nif.mk) so `mix compile` builds `priv/hexagon_tpu_nif.so` and copies the
-  reference backend (`libhtpu_refbackend.so`, `libhtpu_refsystem.so`, `htpu-refbuild`) next to
-  it. No Hex build tool: the project's own Makefile does the work.
+  reference backend (`libhtpu_refbackend.so`, `libhtpu_refsystem.so`, its FastRPC stand-in
+  `libhtpu_refcdsprpc.so`, `htpu-refbuild`) next to it. No Hex build tool: the project's own Makefile does the work.
 
   Environment honoured (Nerves sets these for the target): `CC`, `CROSSCOMPILE`, `CFLAGS`,
   `LDFLAGS`, `ERTS_INCLUDE_DIR`, `MAKE`.

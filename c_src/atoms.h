@@ -25,6 +25,10 @@
   X(log_level, "log_level")                       \
   X(skip_device, "skip_device")                   \
   X(env, "env")                                   \
+  X(fastrpc_lib, "fastrpc_lib")                   \
+  X(recovery_retries, "recovery_retries")         \
+  X(startup_retry_delay_ms, "startup_retry_delay_ms") \
+  X(perf_profile, "perf_profile")                 \
   /* runtime info */                              \
   X(provider_name, "provider_name")               \
   X(core_api_version, "core_api_version")         \
@@ -33,6 +37,23 @@
   X(system_provider_name, "system_provider_name") \
   X(system_api_version, "system_api_version")     \
   X(has_device, "has_device")                     \
+  X(device_arch, "device_arch")                   \
+  X(device_soc_model, "device_soc_model")         \
+  X(device_vtcm_mb, "device_vtcm_mb")             \
+  X(has_perf_infrastructure, "has_perf_infrastructure") \
+  X(has_shared_memory, "has_shared_memory")       \
+  X(shared_memory_note, "shared_memory_note")     \
+  X(startup_attempts, "startup_attempts")         \
+  /* shared buffers */                            \
+  X(fastrpc, "fastrpc")                           \
+  X(note, "note")                                 \
+  X(first_fallback, "first_fallback")             \
+  X(size, "size")                                 \
+  X(raw, "raw")                                   \
+  X(quantize, "quantize")                         \
+  X(copy, "copy")                                 \
+  X(dequantize, "dequantize")                     \
+  X(view, "view")                                 \
   /* model / graph / tensor info */               \
   X(binary_info_version, "binary_info_version")   \
   X(context_blob_version, "context_blob_version") \

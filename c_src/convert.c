@@ -203,11 +203,19 @@ ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
+static ERL_NIF_TERM perf_profile_atom(ErlNifEnv *env, htpu_perf_profile p) {
+  const char *name = htpu_perf_profile_name(p);
+  return name ? enif_make_atom(env, name) : ATOMS.unknown;
+}
+
 ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) {
   ERL_NIF_TERM k[] = {ATOMS.backend_lib,          ATOMS.system_lib,         ATOMS.provider_name,
                       ATOMS.backend_id,           ATOMS.core_api_version,   ATOMS.backend_api_version,
                       ATOMS.build_id,             ATOMS.system_provider_name,
-                      ATOMS.system_api_version,   ATOMS.has_device,         ATOMS.dsp_library_path};
+                      ATOMS.system_api_version,   ATOMS.has_device,         ATOMS.dsp_library_path,
+                      ATOMS.device_arch,          ATOMS.device_soc_model,   ATOMS.device_vtcm_mb,
+                      ATOMS.perf_profile,         ATOMS.has_perf_infrastructure,
+                      ATOMS.has_shared_memory,    ATOMS.shared_memory_note, ATOMS.startup_attempts};
   ERL_NIF_TERM v[] = {nif_make_string(env, ri->backend_lib),
                       nif_make_string(env, ri->system_lib),
                       nif_make_string(env, ri->provider_name),
@@ -218,7 +226,38 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       nif_make_string(env, ri->system_provider_name),
                       nif_make_version(env, ri->system_api_version),
                       ri->has_device ? ATOMS.true_ : ATOMS.false_,
-                      nif_make_string(env, ri->dsp_library_path)};
+                      nif_make_string(env, ri->dsp_library_path),
+                      enif_make_uint(env, ri->device_arch),
+                      enif_make_uint(env, ri->device_soc_model),
+                      enif_make_uint(env, ri->device_vtcm_mb),
+                      perf_profile_atom(env, ri->perf_profile),
+                      ri->has_perf_infrastructure ? ATOMS.true_ : ATOMS.false_,
+                      ri->has_shared_memory ? ATOMS.true_ : ATOMS.false_,
+                      (ri->shared_memory_note && ri->shared_memory_note[0])
+                          ? nif_make_string(env, ri->shared_memory_note)
+                          : ATOMS.nil,
+                      enif_make_uint(env, ri->startup_attempts)};
+  return make_map(env, k, v, sizeof k / sizeof k[0]);
+}
+
+int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out) {
+  char name[64];
+  if (enif_is_identical(term, ATOMS.nil)) {
+    *out = HTPU_PERF_DEFAULT;
+    return 0;
+  }
+  if (enif_get_atom(env, term, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
+  return htpu_perf_profile_from_name(name, out) == 0 ? 0 : -1;
+}
+
+ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0) {
+  ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
+                      ATOMS.nif_ns};
+  ERL_NIF_TERM v[] = {enif_make_uint64(env, st->execute_ns),
+                      enif_make_uint64(env, st->quantize_ns),
+                      enif_make_uint64(env, st->dequantize_ns),
+                      enif_make_uint64(env, st->total_ns),
+                      enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0)};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 

@@ -46,12 +46,7 @@ static int map_get(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, ERL_NIF_T
 /* Applies [{name, value | nil}] with setenv/unsetenv and records the previous values in `saved`
  * (same shape) so they can be restored. Test-only: setenv is not safe against concurrent getenv
  * in other threads, which is why HexagonTpu.Runtime documents `env:` as a test hook. */
-typedef struct env_entry {
-  char *name;
-  char *old; /* NULL: was unset */
-} env_entry;
-
-static void env_restore(env_entry *saved, unsigned n) {
+void env_restore(env_entry *saved, unsigned n) {
   for (unsigned i = n; i-- > 0;) {
     if (saved[i].old)
       setenv(saved[i].name, saved[i].old, 1);
@@ -69,7 +64,7 @@ static char *dup_cstr(const char *s) {
   return d;
 }
 
-static int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
+int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
                      unsigned *count) {
   *count = 0;
   ERL_NIF_TERM head, tail = list;
@@ -99,15 +94,16 @@ static int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsign
 
 /* ---- runtime ------------------------------------------------------------------------------ */
 
-#define MAX_ENV 16
 
-/* runtime_open(%{backend_lib, system_lib, dsp_library_path: binary | nil, backend_id,
- * log_level: non_neg_integer, skip_device: boolean, env: [{name, value | nil}]})
- * -> {:ok, ref, info_map} | {:error, reason} */
+/* runtime_open(%{backend_lib, system_lib, dsp_library_path, fastrpc_lib: binary | nil,
+ * backend_id, log_level, recovery_retries, startup_retries, startup_retry_delay_ms:
+ * non_neg_integer, skip_device: boolean, perf_profile: atom | nil, env: [{name, value | nil}]})
+ * -> {:ok, ref, info_map} | {:error, reason}. Absent keys keep htpu_runtime_options_init's
+ * defaults. */
 static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ERL_NIF_TERM ret, v;
-  char *backend_lib = NULL, *system_lib = NULL, *dsp_path = NULL;
+  char *backend_lib = NULL, *system_lib = NULL, *dsp_path = NULL, *fastrpc_lib = NULL;
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
   int env_applied = 0;
@@ -120,7 +116,16 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
       (map_get(env, argv[0], ATOMS.system_lib, &v) && nif_get_cstring_or_nil(env, v, &system_lib)) ||
       (map_get(env, argv[0], ATOMS.dsp_library_path, &v) && nif_get_cstring_or_nil(env, v, &dsp_path)) ||
       (map_get(env, argv[0], ATOMS.backend_id, &v) && !enif_get_uint(env, v, &o.backend_id)) ||
-      (map_get(env, argv[0], ATOMS.log_level, &v) && !enif_get_uint(env, v, &o.log_level))) {
+      (map_get(env, argv[0], ATOMS.log_level, &v) && !enif_get_uint(env, v, &o.log_level)) ||
+      (map_get(env, argv[0], ATOMS.fastrpc_lib, &v) && nif_get_cstring_or_nil(env, v, &fastrpc_lib)) ||
+      (map_get(env, argv[0], ATOMS.recovery_retries, &v) &&
+       !enif_get_uint(env, v, &o.recovery_retries)) ||
+      (map_get(env, argv[0], ATOMS.startup_retries, &v) &&
+       !enif_get_uint(env, v, &o.startup_retries)) ||
+      (map_get(env, argv[0], ATOMS.startup_retry_delay_ms, &v) &&
+       !enif_get_uint(env, v, &o.startup_retry_delay_ms)) ||
+      (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
+       nif_get_perf_profile(env, v, &o.perf_profile))) {
     ret = enif_make_badarg(env);
     goto out;
   }
@@ -128,6 +133,7 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
   if (backend_lib) o.backend_lib = backend_lib;
   if (system_lib) o.system_lib = system_lib;
   o.dsp_library_path = dsp_path;
+  if (fastrpc_lib) o.fastrpc_lib = fastrpc_lib;
 
   if (map_get(env, argv[0], ATOMS.env, &v)) {
     env_applied = 1;
@@ -152,12 +158,15 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
    * borrowed from the runtime). */
   ERL_NIF_TERM info_term = nif_make_runtime_info(env, &info);
   nif_runtime *res = enif_alloc_resource(RUNTIME_RT, sizeof *res);
-  if (!res) {
+  if (res) res->link = NULL; /* the destructor may run below: keep it consistent */
+  nif_rt_link *link = res ? nif_link_new(rt) : NULL;
+  if (!link) {
+    if (res) enif_release_resource(res);
     htpu_runtime_close(&rt);
     ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (runtime resource)");
     goto out;
   }
-  atomic_init(&res->handle, rt);
+  res->link = link;
   ret = ok3(env, enif_make_resource(env, res), info_term);
   enif_release_resource(res); /* the term owns it now */
 
@@ -168,6 +177,7 @@ out:
   if (backend_lib) enif_free(backend_lib);
   if (system_lib) enif_free(system_lib);
   if (dsp_path) enif_free(dsp_path);
+  if (fastrpc_lib) enif_free(fastrpc_lib);
   return ret;
 }
 
@@ -177,14 +187,56 @@ static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   /* A purged library's handle is closed by its own destructor at GC: nothing to do here. */
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
-  htpu_runtime *h = atomic_exchange(&res->handle, NULL);
+  /* Under the link's lock only for the swap: a concurrent info/1 copying the runtime's strings
+   * finishes before the handle (and with it, maybe, the strings) goes. */
+  enif_mutex_lock(res->link->lock);
+  htpu_runtime *h = atomic_exchange(&res->link->handle, NULL);
+  enif_mutex_unlock(res->link->lock);
   htpu_runtime_close(&h); /* NULL (already closed) is a no-op: close is idempotent */
   return ATOMS.ok;
 }
 
+/* runtime_info(ref) -> {:ok, info_map} | {:error, reason}: read now (the profile and the shared
+ * memory note change after open). */
+static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+    return bad_handle(env, argv[0], "runtime");
+  ERL_NIF_TERM ret;
+  enif_mutex_lock(res->link->lock);
+  htpu_runtime *h = atomic_load(&res->link->handle);
+  htpu_runtime_info info;
+  int rc = h ? htpu_runtime_get_info(h, &info) : HTPU_ECLOSED;
+  if (!h)
+    ret = closed_error(env, "runtime");
+  else if (rc)
+    ret = nif_make_error(env, rc);
+  else
+    ret = enif_make_tuple2(env, ATOMS.ok, nif_make_runtime_info(env, &info));
+  enif_mutex_unlock(res->link->lock);
+  return ret;
+}
+
+/* runtime_set_perf_profile(ref, profile_atom) -> :ok | {:error, reason} */
+static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
+                                                 const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  htpu_perf_profile p;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+    return bad_handle(env, argv[0], "runtime");
+  if (nif_get_perf_profile(env, argv[1], &p)) return enif_make_badarg(env);
+  htpu_runtime *h = atomic_load(&res->link->handle);
+  if (!h) return closed_error(env, "runtime");
+  int rc = htpu_runtime_set_perf_profile(h, p);
+  return rc ? nif_make_error(env, rc) : ATOMS.ok;
+}
+
 /* ---- context ------------------------------------------------------------------------------ */
 
-static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx) {
+static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
+                                   nif_rt_link *link) {
   if (rc) return nif_make_error(env, rc);
   const htpu_model_info *mi = htpu_context_model_info(ctx);
   if (!mi) {
@@ -199,6 +251,8 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx) {
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (context resource)");
   }
   atomic_init(&res->handle, ctx);
+  nif_link_retain(link);
+  res->link = link;
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
   enif_release_resource(res);
   return ret;
@@ -214,12 +268,12 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
     if (path) enif_free(path);
     return enif_make_badarg(env);
   }
-  htpu_runtime *h = atomic_load(&rt->handle);
+  htpu_runtime *h = atomic_load(&rt->link->handle);
   htpu_context *ctx = NULL;
   int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
   enif_free(path);
   if (!h) return closed_error(env, "runtime");
-  return context_result(env, rc, ctx);
+  return context_result(env, rc, ctx, rt->link);
 }
 
 static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -229,13 +283,13 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
     return bad_handle(env, argv[0], "runtime");
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
-  htpu_runtime *h = atomic_load(&rt->handle);
+  htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return closed_error(env, "runtime");
   htpu_context *ctx = NULL;
   /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
    * outlive the call and is passed by pointer. */
   int rc = htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
-  return context_result(env, rc, ctx);
+  return context_result(env, rc, ctx, rt->link);
 }
 
 static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -282,6 +336,8 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  nif_link_retain(cres->link);
+  res->link = cres->link;
   res->num_inputs = gi->num_inputs;
   res->num_outputs = gi->num_outputs;
   res->inputs = copy_descs(gi->inputs, gi->num_inputs);
@@ -308,8 +364,9 @@ static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   return ATOMS.ok;
 }
 
-/* graph_execute(graph_ref, [{binary, dtype}], [dtype])
+/* graph_execute(graph_ref, [{binary, dtype}], [dtype], perf_profile_atom | nil)
  *   -> {:ok, [binary], stats_map} | {:error, reason}
+ * A profile other than nil/:default is voted around this call (htpu_graph_execute_ex).
  * Inputs go to the core by pointer (the core quantizes f32 ones into its scratch); each output
  * is a fresh refc binary the backend (or the core's dequantizer) writes into, handed to Erlang
  * with enif_make_binary: no copy on the way out. */
@@ -385,8 +442,14 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
     o->size = outs[i].size;
   }
 
+  htpu_exec_options xo;
+  memset(&xo, 0, sizeof xo);
+  if (nif_get_perf_profile(env, argv[3], &xo.perf_profile)) {
+    ret = enif_make_badarg(env);
+    goto out;
+  }
   htpu_exec_stats st;
-  int rc = htpu_graph_execute(h, io, n_in, io + n_in, n_out, &st);
+  int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &st);
   if (rc) {
     ret = nif_make_error(env, rc);
     goto out;
@@ -394,14 +457,7 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = n_out; i-- > 0;) list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
   made = 0; /* ownership moved to the terms */
-  ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
-                      ATOMS.nif_ns};
-  ERL_NIF_TERM v[] = {enif_make_uint64(env, st.execute_ns), enif_make_uint64(env, st.quantize_ns),
-                      enif_make_uint64(env, st.dequantize_ns), enif_make_uint64(env, st.total_ns),
-                      enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0)};
-  ERL_NIF_TERM stats;
-  enif_make_map_from_arrays(env, k, v, sizeof k / sizeof k[0], &stats);
-  ret = ok3(env, list, stats);
+  ret = ok3(env, list, nif_make_exec_stats(env, &st, t0));
 
 out:
   for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
@@ -420,9 +476,12 @@ static ERL_NIF_TERM nif_handle_alive(ErlNifEnv *env, int argc, const ERL_NIF_TER
   nif_runtime *r;
   nif_context *c;
   nif_graph *g;
-  int alive = (enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&r) && atomic_load(&r->handle)) ||
-              (enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&c) && atomic_load(&c->handle)) ||
-              (enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g) && atomic_load(&g->handle));
+  nif_shared *sh;
+  int alive =
+      (enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&r) && atomic_load(&r->link->handle)) ||
+      (enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&c) && atomic_load(&c->handle)) ||
+      (enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g) && atomic_load(&g->handle)) ||
+      (enif_get_resource(env, argv[0], SHARED_RT, (void **)&sh) && !atomic_load(&sh->closed));
   return alive ? ATOMS.true_ : ATOMS.false_;
 }
 
@@ -474,6 +533,14 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *    schedulers would take cores away from CPU work (e.g. Nx pre-processing) while idle, and
  *    there are only as many of them as cores.
  *  - *_close: frees cross to the DSP and wait for in-flight executes: dirty IO.
+ *  - runtime_set_perf_profile: setPowerConfig crosses to the DSP: dirty IO.
+ *  - graph_alloc_io: rpcmem_alloc is an ioctl into the FastRPC driver: dirty IO.
+ *  - graph_execute_shared: as graph_execute.
+ *  - shared_write / shared_read: a memcpy or a (de)quantization pass over one tensor: normal
+ *    scheduler up to 64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/shared.c). They
+ *    never wait: the buffer is kept alive by a reference count, not a lock.
+ *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
+ *    for a pointer swap: normal scheduler.
  *  - stats, handle_alive: atomic loads only: normal scheduler. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -483,7 +550,14 @@ static ErlNifFunc nif_funcs[] = {
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
-    {"graph_execute", 3, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"runtime_info", 1, nif_runtime_info, 0},
+    {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute_shared", 3, nif_graph_execute_shared, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"shared_write", 4, nif_shared_write, 0},
+    {"shared_read", 3, nif_shared_read, 0},
+    {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"handle_alive", 1, nif_handle_alive, 0},
     {"stats", 0, nif_stats, 0},
 };

@@ -12,19 +12,39 @@
 #include "hexagon_tpu.h"
 
 /* ---- resources (resources.c) -------------------------------------------------------------
- * A resource holds one C handle and nothing else that could outlive it: the C core already
- * keeps a graph's context and a context's runtime alive, so the resources need no links to
- * each other. The handle is swapped out atomically by close/1 or the destructor, whichever
+ * A resource holds one C handle: the C core already keeps a graph's context and a context's
+ * runtime alive, so the resources hold no references on each other (the only exception: a
+ * shared IO buffer keeps the graph resource it was laid out for, to recognise it). They do
+ * share a small nif_rt_link with their runtime (below), which is not a resource. The handle is swapped out atomically by close/1 or the destructor, whichever
  * comes first. A thread that loaded the handle just before a concurrent close still calls the
  * core safely: core handles are generation-checked registry ids, not pointers, so a stale one
  * is answered with HTPU_ECLOSED. */
 
-typedef struct nif_runtime {
+/* What a runtime's context and graph resources share with it: the caller's runtime handle
+ * (the runtime resource's, NULL once closed) and the once-per-runtime fallback warning flag.
+ * Reference counted (the runtime resource and every context/graph resource made from it hold
+ * one), so a graph can still ask "which runtime?" after the runtime's variable is gone, without
+ * keeping the runtime resource itself alive. `lock` is held by the runtime close (only while the
+ * handle is swapped out) and by whoever reads htpu_runtime_get_info strings (borrowed from the
+ * runtime while the caller's handle is open): the close cannot free them mid-copy. */
+typedef struct nif_rt_link {
+  _Atomic unsigned refs;
+  ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
+  atomic_int fallback_warned;
+} nif_rt_link;
+
+nif_rt_link *nif_link_new(htpu_runtime *h); /* refs = 1; NULL when out of memory */
+void nif_link_retain(nif_rt_link *l);
+void nif_link_release(nif_rt_link *l);     /* NULL is a no-op */
+
+typedef struct nif_runtime {
+  nif_rt_link *link;
 } nif_runtime;
 
 typedef struct nif_context {
   _Atomic(htpu_context *) handle;
+  nif_rt_link *link; /* of the runtime it was loaded on */
 } nif_context;
 
 /* What execute needs to size its output binaries, copied at open: the core's tensor infos are
@@ -39,13 +59,50 @@ typedef struct nif_graph {
   uint32_t num_inputs, num_outputs;
   nif_io_desc *inputs;  /* enif_alloc'ed, freed by the destructor */
   nif_io_desc *outputs;
+  nif_rt_link *link;
 } nif_graph;
+
+/* One tensor's place in a shared buffer, with a deep copy of its tensor info (the core's is
+ * borrowed from the graph handle): htpu_quantize/htpu_dequantize need the quantization. */
+typedef struct nif_slot {
+  size_t offset, size;
+  htpu_tensor_info info;
+  char *name;
+  float *scales;
+  int32_t *zero_points;
+} nif_slot;
+
+/* A graph's inputs and outputs in one htpu_shared buffer (htpu_graph_alloc_io).
+ * Lifetime: `refs` counts 1 for "open" (dropped by close/1 or the destructor) + 1 per live
+ * zero-copy view binary + 1 per NIF call using the memory right now. Whoever drops the last
+ * reference frees the htpu_shared (close/1 inline on its dirty scheduler, everyone else through
+ * the reaper), so the memory outlives every view and every in-flight execute/write/read, and a
+ * close never waits for them. A call takes a reference only while refs > 0 and `closed` is 0. */
+typedef struct nif_shared {
+  _Atomic(htpu_shared *) handle;
+  _Atomic unsigned refs;
+  atomic_int closed;
+  nif_graph *graph; /* enif_keep_resource'd: the graph it was laid out for */
+  char *base;
+  size_t size;
+  int fastrpc;
+  uint32_t num_inputs, num_outputs;
+  nif_slot *slots; /* inputs, then outputs */
+} nif_shared;
+
+/* A zero-copy output binary (enif_make_resource_binary) keeps one of these alive, and it keeps
+ * one reference on its shared buffer (and the shared resource itself). */
+typedef struct nif_view {
+  nif_shared *shared;
+} nif_view;
 
 extern ErlNifResourceType *RUNTIME_RT;
 extern ErlNifResourceType *CONTEXT_RT;
 extern ErlNifResourceType *GRAPH_RT;
+extern ErlNifResourceType *SHARED_RT;
+extern ErlNifResourceType *VIEW_RT;
 
-/* Opens (or takes over, on upgrade) the three resource types. Returns 0 or -1. */
+/* Opens (or takes over, on upgrade) the resource types. Returns 0 or -1. */
 int nif_resources_open(ErlNifEnv *env);
 
 /* ---- reaper (reaper.c) ---------------------------------------------------------------------
@@ -53,13 +110,46 @@ int nif_resources_open(ErlNifEnv *env);
  * wait on the DSP (and on in-flight executes), which must never happen on a normal scheduler.
  * Started by the first load, stopped (after draining) by the last unload; when it is not
  * running the close happens inline. */
-typedef enum nif_reap_kind { REAP_RUNTIME, REAP_CONTEXT, REAP_GRAPH } nif_reap_kind;
+typedef enum nif_reap_kind { REAP_RUNTIME, REAP_CONTEXT, REAP_GRAPH, REAP_SHARED } nif_reap_kind;
 
 int nif_reaper_start(void);
 void nif_reaper_stop(void);
 void nif_reaper_push(nif_reap_kind kind, void *handle);
 /* Handles queued so far, closed by the thread, and closed inline (no thread / no memory). */
 void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_closed);
+
+/* ---- shared buffers (shared.c) ----------------------------------------------------------- */
+
+/* Takes a reference for a call (0: closed). */
+int nif_shared_acquire(nif_shared *sh);
+/* Drops one; the last one frees the htpu_shared: inline when `may_block`, else via the reaper. */
+void nif_shared_unref(nif_shared *sh, int may_block);
+/* Frees what the resource owns besides the buffer (slots, the graph reference). */
+void nif_shared_dtor(ErlNifEnv *env, void *obj);
+void nif_view_dtor(ErlNifEnv *env, void *obj);
+
+ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* Test hook (HexagonTpu.Runtime.open/1's and Graph.alloc_io/2's `env:`): applies
+ * [{name, value | nil}] with setenv/unsetenv, recording the previous values in `saved` so
+ * env_restore can put them back. Not safe against concurrent getenv in other threads. */
+typedef struct env_entry {
+  char *name;
+  char *old; /* NULL: was unset */
+} env_entry;
+#define MAX_ENV 16
+int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max, unsigned *count);
+void env_restore(env_entry *saved, unsigned n);
+
+/* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */
+int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out);
+ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0);
+/* The runtime's shared_memory_note, copied under the link's lock ("" when closed). */
+void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len);
 
 /* ---- terms (convert.c) --------------------------------------------------------------------- */
 

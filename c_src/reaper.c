@@ -51,6 +51,11 @@ static void close_handle(nif_reap_kind kind, void *handle) {
       htpu_graph_close(&h);
       break;
     }
+    case REAP_SHARED: {
+      htpu_shared *h = handle;
+      htpu_shared_free(&h); /* deregisters (waiting for in-flight executes), then frees */
+      break;
+    }
   }
 }
 

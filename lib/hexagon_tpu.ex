@@ -13,7 +13,8 @@ defmodule HexagonTpu do
 
     * `HexagonTpu.Runtime` - the QNN libraries (`backend: :reference` runs anywhere)
     * `HexagonTpu.Context` - a loaded context binary, possibly with several graphs
-    * `HexagonTpu.Graph` - one graph: `inputs/1`, `outputs/1`, `execute/3`
+    * `HexagonTpu.Graph` - one graph: `inputs/1`, `outputs/1`, `execute/3`, `alloc_io/1`
+    * `HexagonTpu.SharedIO` - preallocated zero-copy input/output buffers (FastRPC memory)
     * `HexagonTpu.TensorInfo` - name, type, shape and quantization of a tensor
     * `HexagonTpu.Error` - the error every function returns (and `!` functions raise)
 
@@ -37,11 +38,25 @@ defmodule HexagonTpu do
     * `:runtime` - a `HexagonTpu.Runtime` to load into; by default the runtime shared by all
       models loaded with the same runtime options (`HexagonTpu.Runtime.shared/1`)
     * `:backend`, `:system_library`, `:dsp_library_path`, `:log_level`, `:backend_id`,
-      `:skip_device` - runtime options (see `HexagonTpu.Runtime.open/1`), used when
-      `:runtime` is not given; e.g. `backend: :reference` runs the reference backend
+      `:skip_device`, `:perf_profile`, `:fastrpc_library`, `:recovery`, `:startup_retries`,
+      `:startup_retry_delay_ms` - runtime options (see `HexagonTpu.Runtime.open/1`), used when
+      `:runtime` is not given; e.g. `backend: :reference` runs the reference backend, and
+      `perf_profile: :burst` loads into the shared runtime voting burst (models loaded with
+      other options share another runtime). To change the profile of a runtime already open,
+      `HexagonTpu.Runtime.set_perf_profile/2`; for single calls, `predict/3`'s `:perf_profile`
   """
   @spec load_model(Context.source(), keyword()) :: {:ok, model()} | {:error, Error.t()}
   def load_model(source, opts \\ []) do
+    HexagonTpu.Telemetry.load_span(%{source: telemetry_source(source)}, fn ->
+      do_load_model(source, opts)
+    end)
+  end
+
+  defp telemetry_source({:binary, _}), do: :binary
+  defp telemetry_source({:file, path}), do: path
+  defp telemetry_source(path), do: path
+
+  defp do_load_model(source, opts) do
     rt_names = Runtime.option_names() -- [:env]
     {rt_opts, own} = Options.split(opts, rt_names)
 
@@ -68,18 +83,31 @@ defmodule HexagonTpu do
   Runs the model once on a list of inputs (in input order); returns the outputs in output
   order.
 
+  `inputs` may also be a `HexagonTpu.SharedIO` from `alloc_io/1` whose inputs were written:
+  the call runs in place and returns `{:ok, io}`; read the outputs from `io`.
+
   ## Options
 
-  `:quantize`, `:dequantize`, `:output` and `:stats`: see `HexagonTpu.Graph.execute/3`.
+  `:quantize`, `:dequantize`, `:output`, `:stats` and `:perf_profile` (e.g.
+  `perf_profile: :burst` for this call only): see `HexagonTpu.Graph.execute/3`.
   """
-  @spec predict(model(), [Graph.input()], keyword()) ::
-          {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
+  @spec predict(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
+          {:ok, [Graph.output()] | HexagonTpu.SharedIO.t()}
+          | {:ok, [Graph.output()] | HexagonTpu.SharedIO.t(), map()}
+          | {:error, Error.t()}
   def predict(model, inputs, opts \\ []), do: Graph.execute(model, inputs, opts)
 
   @doc "Like `predict/3`, raising `HexagonTpu.Error`."
-  @spec predict!(model(), [Graph.input()], keyword()) ::
-          [Graph.output()] | {[Graph.output()], map()}
+  @spec predict!(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
+          [Graph.output()]
+          | {[Graph.output()], map()}
+          | HexagonTpu.SharedIO.t()
+          | {HexagonTpu.SharedIO.t(), map()}
   def predict!(model, inputs, opts \\ []), do: Graph.execute!(model, inputs, opts)
+
+  @doc "Zero-copy input/output buffers for the model: see `HexagonTpu.Graph.alloc_io/1`."
+  @spec alloc_io(model()) :: {:ok, HexagonTpu.SharedIO.t()} | {:error, Error.t()}
+  def alloc_io(model), do: Graph.alloc_io(model)
 
   @doc "Closes the model now instead of at garbage collection. Idempotent."
   @spec close(model()) :: :ok

@@ -6,8 +6,8 @@
 # under MIX_APP_PATH, so host and Nerves-target objects never mix. It builds, with the same
 # strict warnings as the core (and -Werror unless WERROR=0):
 #   $(MIX_APP_PATH)/priv/hexagon_tpu_nif.so   c_src/*.c + the core archive, only nif_init exported
-#   $(MIX_APP_PATH)/priv/libhtpu_refbackend.so, libhtpu_refsystem.so, htpu-refbuild
-#                                              (the reference backend: `backend: :reference`)
+#   $(MIX_APP_PATH)/priv/libhtpu_refbackend.so, libhtpu_refsystem.so, libhtpu_refcdsprpc.so,
+#                        htpu-refbuild          (the reference backend: `backend: :reference`)
 # Without MIX_APP_PATH / ERTS_INCLUDE_DIR (plain `make nif`) they are derived from `erl`.
 
 MIX_APP_PATH ?= $(CURDIR)/_build/dev/lib/hexagon_tpu
@@ -18,8 +18,11 @@ NIF_PRIV := $(MIX_APP_PATH)/priv
 NIF_SO := $(NIF_PRIV)/hexagon_tpu_nif.so
 NIF_SRC := $(sort $(wildcard c_src/*.c))
 NIF_OBJ := $(call obj,$(NIF_SRC))
+# libhtpu_refcdsprpc.so must sit next to libhtpu_refbackend.so: the reference backend dlopens
+# the allocator from its own directory (as libQnnHtp does libcdsprpc.so), and HexagonTpu.Runtime
+# passes this same path as `fastrpc_lib`, so the core's rpcmem_* are that initialised instance.
 NIF_PRIV_FILES := $(NIF_PRIV)/libhtpu_refbackend.so $(NIF_PRIV)/libhtpu_refsystem.so \
-                  $(NIF_PRIV)/htpu-refbuild
+                  $(NIF_PRIV)/libhtpu_refcdsprpc.so $(NIF_PRIV)/htpu-refbuild
 
 # erl_nif.h comes in as a system header: our warnings are for our code, and ERTS's header
 # does not promise to be clean under -Wstrict-prototypes/-Wcast-align. A recursive (=)

@@ -8,22 +8,24 @@ defmodule HexagonTpu.Error do
   | reason | meaning |
   |---|---|
   | `:mismatch` | input count, shape, type or byte size differs from the graph (`:tensor` names the tensor) |
-  | `:invalid_option` | unknown option or bad option value |
+  | `:invalid_option` | unknown option or bad option value (e.g. a `:perf_profile` that is not one of `HexagonTpu.Runtime.perf_profiles/0`) |
   | `:invalid_argument` | a bad argument (e.g. not a list of inputs) |
-  | `:closed` | the runtime, context or graph was closed |
+  | `:closed` | the runtime, context, graph or `HexagonTpu.SharedIO` was closed |
   | `:not_found` | no graph with that name (the message lists the graphs) |
   | `:io` / `:model` | the model file cannot be read / is not a valid context binary |
-  | `:qnn_error` | a QNN call failed: `:qnn_code` and `:qnn_name` say which (e.g. 1007, `"QNN_COMMON_ERROR_SYSTEM_COMMUNICATION"`: the DSP restarted) |
-  | `:device_reset` | the DSP restarted and the model could not be recovered |
-  | `:incompatible` | the context binary was built for another device or a newer SDK |
+  | `:qnn_error` | a QNN call failed: `:qnn_code` and `:qnn_name` say which (e.g. 1007, `"QNN_COMMON_ERROR_SYSTEM_COMMUNICATION"`: the DSP restarted, and the runtime was opened with `recovery: false` or the restart was transient) |
+  | `:device_reset` | the DSP restarted and the model could not be recovered (recovery failed, or QNN 1011); the handles stay safe to close: open a fresh runtime (`HexagonTpu.Runtime.close_shared/0`) and load again |
+  | `:incompatible` | the context binary was built for another device or a newer SDK; the message names both sides ("built for v73, this device is v68") |
+  | `:unsupported` | e.g. a performance profile on a backend without the HTP perf infrastructure |
   | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
-  | `:nan`, `:no_memory`, `:unsupported`, `:busy` | as the C API's `HTPU_E*` codes |
+  | `:nan`, `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
 
   The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case
   (`HTPU_EQNN` is `:qnn_error`, `HTPU_EINVAL` `:invalid_argument`, `HTPU_ENOMEM` `:no_memory`).
 
       case HexagonTpu.predict(model, [image]) do
         {:ok, [scores]} -> scores
+        {:error, %HexagonTpu.Error{reason: :device_reset}} -> :reload
         {:error, %HexagonTpu.Error{reason: :qnn_error, qnn_code: 1007}} -> :retry
         {:error, error} -> raise error
       end

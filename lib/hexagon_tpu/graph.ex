@@ -16,16 +16,17 @@ defmodule HexagonTpu.Graph do
       :ok = HexagonTpu.Graph.close(graph)
   """
 
-  alias HexagonTpu.{Context, Error, NIF, Options, TensorInfo}
+  alias HexagonTpu.{Context, Error, NIF, Options, Runtime, SharedIO, TensorInfo}
 
-  defstruct [:ref, :name, :inputs, :outputs, :vtcm_mb]
+  defstruct [:ref, :name, :inputs, :outputs, :vtcm_mb, :model_info]
 
   @type t :: %__MODULE__{
           ref: reference(),
           name: String.t(),
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
-          vtcm_mb: non_neg_integer()
+          vtcm_mb: non_neg_integer(),
+          model_info: map()
         }
 
   @typedoc "An Nx tensor (when Nx is loaded) or a binary of native-endian elements."
@@ -40,8 +41,13 @@ defmodule HexagonTpu.Graph do
     quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
-    stats: {:boolean, "a boolean", false}
+    stats: {:boolean, "a boolean", false},
+    perf_profile:
+      {{:one_of, Runtime.perf_profiles()},
+       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
   }
+
+  @shared_exec_spec Map.take(@exec_spec, [:stats, :perf_profile])
 
   @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
 
@@ -59,7 +65,7 @@ defmodule HexagonTpu.Graph do
   @spec open(Context.t(), keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(context, opts \\ [])
 
-  def open(%Context{ref: ref}, opts) do
+  def open(%Context{ref: ref} = ctx, opts) do
     with {:ok, o} <- Options.validate(opts, @open_spec, "HexagonTpu.Graph.open/2"),
          {:ok, gref, info} <- Error.wrap(NIF.graph_open(ref, o.graph)) do
       {:ok,
@@ -68,7 +74,8 @@ defmodule HexagonTpu.Graph do
          name: info.name,
          inputs: Enum.map(info.inputs, &TensorInfo.from_nif/1),
          outputs: Enum.map(info.outputs, &TensorInfo.from_nif/1),
-         vtcm_mb: info.vtcm_mb
+         vtcm_mb: info.vtcm_mb,
+         model_info: Map.delete(ctx.info, :graphs)
        }}
     end
   end
@@ -91,6 +98,58 @@ defmodule HexagonTpu.Graph do
   def outputs(%__MODULE__{outputs: outputs}), do: outputs
 
   @doc """
+  What the context binary says about itself (`HexagonTpu.Context.info/1` without `:graphs`):
+  `:dsp_arch` (e.g. 68), `:soc_model`, `:soc_version`, `:build_id`, `:backend_id`,
+  `:core_api_version`, `:backend_api_version`, `:context_blob_version`, `:context_blob_size`,
+  `:binary_info_version`. Compare with `HexagonTpu.Runtime.info/1`'s `:device_arch`.
+  """
+  @spec model_info(t()) :: map()
+  def model_info(%__MODULE__{model_info: info}), do: info
+
+  @doc """
+  Allocates a `HexagonTpu.SharedIO`: every input and output of the graph in one buffer of
+  FastRPC shared memory, to fill, execute with (`execute/3` takes it in place of the inputs)
+  and read without copies.
+
+  When FastRPC memory is unavailable the buffer is ordinary memory (`io.fastrpc == false`,
+  `io.note` says why); the first time that happens on a runtime a warning is logged, and
+  `HexagonTpu.Runtime.info/1` reports it as `:shared_memory_note`.
+  """
+  @spec alloc_io(t(), keyword()) :: {:ok, SharedIO.t()} | {:error, Error.t()}
+  def alloc_io(graph, opts \\ [])
+
+  def alloc_io(%__MODULE__{} = g, opts) do
+    # `env:` is an undocumented test hook, as for Runtime.open/1: OS environment variables set
+    # around the allocation only (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
+    spec = %{env: {&Runtime.valid_env?/1, "a list of {name, value | nil} string tuples", []}}
+
+    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),
+         {:ok, ref, meta, _offsets} <- Error.wrap(NIF.graph_alloc_io(g.ref, o.env)) do
+      if meta.first_fallback do
+        # Erlang's :logger (kernel), which Elixir's Logger is built on: Logger itself would
+        # need :logger in the application's extra_applications.
+        :logger.warning(
+          "hexagon_tpu: graph '#{g.name}': shared IO uses ordinary memory, not FastRPC shared " <>
+            "memory (#{meta.note}); executes still work, with FastRPC copying the tensors. " <>
+            "Said once per runtime; HexagonTpu.Runtime.info/1 has :shared_memory_note",
+          %{mfa: {__MODULE__, :alloc_io, 1}}
+        )
+      end
+
+      {:ok, SharedIO.from_nif(ref, g.name, g.inputs, g.outputs, meta)}
+    end
+  end
+
+  def alloc_io(other, _opts),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
+
+  @doc "Like `alloc_io/1`, raising `HexagonTpu.Error`."
+  @spec alloc_io!(t(), keyword()) :: SharedIO.t()
+  def alloc_io!(graph, opts \\ []), do: HexagonTpu.unwrap!(alloc_io(graph, opts))
+
+  @doc """
   Runs the graph once.
 
   `inputs` is a list in graph-input order. Each is an Nx tensor (its shape must equal the
@@ -111,24 +170,56 @@ defmodule HexagonTpu.Graph do
     * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is loaded)
     * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
       alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call) and `:nif_ns` (the NIF)
+    * `:perf_profile` - a performance profile (`HexagonTpu.Runtime.open/1`) voted for this call
+      only when it is higher than the runtime's, then released (`htpu_graph_execute_ex`); e.g.
+      `perf_profile: :burst` for one latency-critical call on a power-saving runtime
 
-  When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute]` with measurements
-  `%{duration: native_time, execute_ns: ..., quantize_ns: ..., dequantize_ns: ...}` and
-  metadata `%{graph: name, result: :ok | {:error, reason}}`.
+  ## With a `HexagonTpu.SharedIO`
+
+  `execute(graph, io)` with an `io` from `alloc_io/1` runs on the inputs already written into
+  it and leaves the outputs there: it returns `{:ok, io}` (`{:ok, io, stats}` with
+  `stats: true`); read them with `HexagonTpu.SharedIO.read_output/3`. Only `:stats` and
+  `:perf_profile` apply.
+
+  When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute, :start]` and
+  `[:hexagon_tpu, :execute, :stop]` (measurements `%{duration: graphExecute time (native),
+  execute_ns: ..., ...}`, metadata `%{graph: name, status: :ok | {:error, reason}}`); see
+  `HexagonTpu.Telemetry`.
   """
-  @spec execute(t(), [input()], keyword()) ::
-          {:ok, [output()]} | {:ok, [output()], map()} | {:error, Error.t()}
+  @spec execute(t(), [input()] | SharedIO.t(), keyword()) ::
+          {:ok, [output()] | SharedIO.t()}
+          | {:ok, [output()] | SharedIO.t(), map()}
+          | {:error, Error.t()}
   def execute(graph, inputs, opts \\ [])
 
+  def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
+    start = HexagonTpu.Telemetry.execute_start(g.name)
+
+    result =
+      with {:ok, o} <- Options.validate(opts, @shared_exec_spec, "execute"),
+           {:ok, stats} <- Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
+        if o.stats, do: {:ok, [], stats}, else: {:ok, [], stats, :no_stats}
+      end
+
+    HexagonTpu.Telemetry.execute(g.name, start, result)
+
+    case result do
+      {:ok, [], _stats, :no_stats} -> {:ok, io}
+      {:ok, [], stats} -> {:ok, io, stats}
+      other -> other
+    end
+  end
+
   def execute(%__MODULE__{} = g, inputs, opts) do
-    start = System.monotonic_time()
+    start = HexagonTpu.Telemetry.execute_start(g.name)
 
     result =
       with {:ok, o} <- Options.validate(opts, @exec_spec, "execute"),
            {:ok, kind} <- output_kind(o.output),
            {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
            out_types = output_types(g, o.dequantize),
-           {:ok, bins, stats} <- Error.wrap(NIF.graph_execute(g.ref, nif_inputs, out_types)) do
+           {:ok, bins, stats} <-
+             Error.wrap(NIF.graph_execute(g.ref, nif_inputs, out_types, o.perf_profile)) do
         outputs = build_outputs(g.outputs, bins, out_types, kind)
         if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
       end
@@ -147,7 +238,8 @@ defmodule HexagonTpu.Graph do
        Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
 
   @doc "Like `execute/3`, raising `HexagonTpu.Error`."
-  @spec execute!(t(), [input()], keyword()) :: [output()] | {[output()], map()}
+  @spec execute!(t(), [input()] | SharedIO.t(), keyword()) ::
+          [output()] | {[output()], map()} | SharedIO.t() | {SharedIO.t(), map()}
   def execute!(graph, inputs, opts \\ []) do
     case execute(graph, inputs, opts) do
       {:ok, outputs} -> outputs

@@ -19,12 +19,22 @@ defmodule HexagonTpu.NIF do
 
   def runtime_open(_options), do: :erlang.nif_error(:not_loaded)
   def runtime_close(_runtime), do: :erlang.nif_error(:not_loaded)
+  def runtime_info(_runtime), do: :erlang.nif_error(:not_loaded)
+  def runtime_set_perf_profile(_runtime, _profile), do: :erlang.nif_error(:not_loaded)
   def context_open_file(_runtime, _path), do: :erlang.nif_error(:not_loaded)
   def context_open_binary(_runtime, _binary), do: :erlang.nif_error(:not_loaded)
   def context_close(_context), do: :erlang.nif_error(:not_loaded)
   def graph_open(_context, _name), do: :erlang.nif_error(:not_loaded)
   def graph_close(_graph), do: :erlang.nif_error(:not_loaded)
-  def graph_execute(_graph, _inputs, _output_types), do: :erlang.nif_error(:not_loaded)
+
+  def graph_execute(_graph, _inputs, _output_types, _perf_profile),
+    do: :erlang.nif_error(:not_loaded)
+
+  def graph_execute_shared(_graph, _shared, _perf_profile), do: :erlang.nif_error(:not_loaded)
+  def graph_alloc_io(_graph, _env), do: :erlang.nif_error(:not_loaded)
+  def shared_write(_shared, _slot, _binary, _mode), do: :erlang.nif_error(:not_loaded)
+  def shared_read(_shared, _slot, _mode), do: :erlang.nif_error(:not_loaded)
+  def shared_close(_shared), do: :erlang.nif_error(:not_loaded)
   def handle_alive(_ref), do: :erlang.nif_error(:not_loaded)
   def stats, do: :erlang.nif_error(:not_loaded)
 end

@@ -25,6 +25,34 @@ defmodule HexagonTpu.Runtime do
 
   @log_levels %{error: 1, warn: 2, info: 3, verbose: 4, debug: 5}
 
+  # The C core's htpu_perf_profile names, highest performance first.
+  @perf_profiles [
+    :burst,
+    :sustained_high_performance,
+    :high_performance,
+    :balanced,
+    :low_balanced,
+    :high_power_saver,
+    :power_saver,
+    :low_power_saver,
+    :extreme_power_saver,
+    :default
+  ]
+  @perf_expected "one of " <> Enum.map_join(@perf_profiles, ", ", &inspect/1)
+
+  @typedoc "A performance profile (what each votes: docs/board.md); `:default` casts no vote."
+  @type perf_profile ::
+          :burst
+          | :sustained_high_performance
+          | :high_performance
+          | :balanced
+          | :low_balanced
+          | :high_power_saver
+          | :power_saver
+          | :low_power_saver
+          | :extreme_power_saver
+          | :default
+
   @path_or_nil "a path (string) or nil"
 
   @spec_opts %{
@@ -36,6 +64,12 @@ defmodule HexagonTpu.Runtime do
        ":error, :warn, :info, :verbose, :debug or 1..5", :warn},
     backend_id: {:non_neg_integer, "a non-negative integer", 0},
     skip_device: {:boolean, "a boolean", false},
+    perf_profile: {{:one_of, @perf_profiles}, @perf_expected, :default},
+    fastrpc_library: {:string_or_nil, @path_or_nil, nil},
+    recovery: {&__MODULE__.valid_recovery?/1, "true, false or a non-negative integer", true},
+    # nil: the C core's default (htpu_runtime_options_init)
+    startup_retries: {:non_neg_integer, "a non-negative integer", nil},
+    startup_retry_delay_ms: {:non_neg_integer, "a non-negative integer", nil},
     env: {&__MODULE__.valid_env?/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -59,6 +93,22 @@ defmodule HexagonTpu.Runtime do
     * `:backend_id` - accept only the provider with this QNN backend id (default 0: any,
       preferring HTP)
     * `:skip_device` - do not create a QNN device (backends without one); default `false`
+    * `:perf_profile` - the performance profile voted while the runtime is open: #{@perf_expected}
+      (default `:default`: no vote, the DSP's own governor decides). Change it later with
+      `set_perf_profile/2`, or raise it for single calls with `HexagonTpu.predict/3`'s
+      `:perf_profile`. Backends without the HTP perf infrastructure accept only `:default`
+      (`:unsupported` error otherwise; `info/1` says `has_perf_infrastructure`)
+    * `:fastrpc_library` - the FastRPC library providing `rpcmem_*` shared memory for
+      `HexagonTpu.Graph.alloc_io/1`; default `libcdsprpc.so` (the reference allocator in
+      `priv/` with `backend: :reference`)
+    * `:recovery` - after a DSP subsystem restart (QNN error 1007) the core recreates the
+      context from its retained binary, re-registers shared buffers and retries the call:
+      `true` (default, 1 retry), `false` (off: the call fails with `qnn_code: 1007`) or the
+      number of retries. A restart that cannot be recovered is a `:device_reset` error
+    * `:startup_retries` - transient backend/device creation failures (the first FastRPC
+      session after boot) are retried this many times (default 3), with
+      `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry.
+      `info/1`'s `:startup_attempts` says how many attempts it took
     * `:env` - **test hook**: `[{"HTPU_REF_FAULTS", "graphExecute:1:1007"}]` sets these OS
       environment variables (`nil` unsets) around the open only, then restores them; the
       reference backend reads its fault-injection rules then (docs/reference-backend.md).
@@ -121,9 +171,13 @@ defmodule HexagonTpu.Runtime do
   """
   @spec close_shared() :: :ok
   def close_shared do
+    # Close first, erase second: the values :persistent_term.get/0 returns are not copied to
+    # this process's heap, and once erased, the literal area holding the resource can be
+    # released (and the resource destructed) while a dirty NIF still reads it; seen on OTP 25
+    # as a crash in runtime_close at VM exit.
     for {{__MODULE__, :shared, _} = key, %__MODULE__{} = rt} <- :persistent_term.get() do
-      :persistent_term.erase(key)
       close(rt)
+      :persistent_term.erase(key)
     end
 
     :ok
@@ -137,37 +191,124 @@ defmodule HexagonTpu.Runtime do
   def close(%__MODULE__{ref: ref}), do: NIF.runtime_close(ref)
 
   @doc """
-  What the loader found, read at open: `:backend_lib`, `:system_lib`, `:provider_name`,
-  `:backend_id`, `:core_api_version`, `:backend_api_version` (`{major, minor, patch}`),
-  `:build_id`, `:system_provider_name`, `:system_api_version`, `:has_device`,
-  `:dsp_library_path`.
+  What the loader found and the device reports, read now (the struct's `:info` is the same map
+  as read at open):
+
+    * `:backend_lib`, `:system_lib`, `:provider_name`, `:backend_id`, `:core_api_version`,
+      `:backend_api_version` (`{major, minor, patch}`), `:build_id`, `:system_provider_name`,
+      `:system_api_version`, `:has_device`, `:dsp_library_path`
+    * `:device_arch` (68 = v68), `:device_soc_model`, `:device_vtcm_mb` - what the HTP device
+      reports (0 = unknown)
+    * `:perf_profile` - the runtime's current profile (`open/1`, `set_perf_profile/2`);
+      `:has_perf_infrastructure` - whether power votes are possible at all
+    * `:has_shared_memory` - whether FastRPC shared buffers can be registered;
+      `:shared_memory_note` - why not, or why an allocation fell back to ordinary memory
+      (`nil` when there is nothing to say)
+    * `:startup_attempts` - backend/device creation attempts it took (1 = no retry)
+
+  A closed runtime gives the map read at open.
   """
   @spec info(t()) :: map()
-  def info(%__MODULE__{info: info}), do: info
+  def info(%__MODULE__{ref: ref, info: info}) do
+    case NIF.runtime_info(ref) do
+      {:ok, live} -> live
+      {:error, _} -> info
+    end
+  end
+
+  @doc """
+  Changes the runtime's performance profile (the vote is replaced; `:default` releases it).
+  Returns `{:error, %HexagonTpu.Error{reason: :invalid_option}}` for an unknown name and
+  `:unsupported` when the backend has no perf infrastructure (anything but `:default`).
+  """
+  @spec set_perf_profile(t(), perf_profile()) :: :ok | {:error, Error.t()}
+  def set_perf_profile(%__MODULE__{ref: ref}, profile) do
+    with {:ok, p} <- validate_perf_profile(profile, "HexagonTpu.Runtime.set_perf_profile/2") do
+      Error.wrap(NIF.runtime_set_perf_profile(ref, p))
+    end
+  end
+
+  def set_perf_profile(other, _profile),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Runtime{}, got #{inspect(other)}")}
+
+  @doc "Like `set_perf_profile/2`, raising `HexagonTpu.Error`."
+  @spec set_perf_profile!(t(), perf_profile()) :: :ok
+  def set_perf_profile!(runtime, profile) do
+    case set_perf_profile(runtime, profile) do
+      :ok -> :ok
+      {:error, error} -> raise error
+    end
+  end
+
+  @doc "The performance profile names, highest performance first (`:default` last)."
+  @spec perf_profiles() :: [perf_profile()]
+  def perf_profiles, do: @perf_profiles
+
+  @doc false
+  # {:ok, profile} or the :invalid_option error every API uses for a bad profile name.
+  def validate_perf_profile(profile, where) do
+    if profile in @perf_profiles do
+      {:ok, profile}
+    else
+      {:error,
+       Error.new(
+         :invalid_option,
+         "#{where}: expected :perf_profile to be #{@perf_expected}, got #{inspect(profile)}"
+       )}
+    end
+  end
 
   @doc "Path of a file shipped in this package's `priv/` (the reference libraries, the builder)."
   @spec priv_path(String.t()) :: String.t()
   def priv_path(file), do: Path.join(to_string(:code.priv_dir(:hexagon_tpu)), file)
 
   defp nif_options(o) do
-    {backend_lib, default_system} =
+    # The reference backend dlopens its allocator from its own directory; the core must dlopen
+    # the very same path to share that (initialised) instance.
+    {backend_lib, default_system, default_fastrpc} =
       case o.backend do
-        :htp -> {nil, nil}
-        :reference -> {priv_path("libhtpu_refbackend.so"), priv_path("libhtpu_refsystem.so")}
-        path -> {path, nil}
+        :htp ->
+          {nil, nil, nil}
+
+        :reference ->
+          {priv_path("libhtpu_refbackend.so"), priv_path("libhtpu_refsystem.so"),
+           priv_path("libhtpu_refcdsprpc.so")}
+
+        path ->
+          {path, nil, nil}
       end
 
-    {:ok,
-     %{
-       backend_lib: backend_lib,
-       system_lib: o.system_library || default_system,
-       dsp_library_path: o.dsp_library_path,
-       backend_id: o.backend_id,
-       log_level: Map.get(@log_levels, o.log_level, o.log_level),
-       skip_device: o.skip_device,
-       env: o.env
-     }}
+    nif_opts =
+      %{
+        backend_lib: backend_lib,
+        system_lib: o.system_library || default_system,
+        dsp_library_path: o.dsp_library_path,
+        fastrpc_lib: o.fastrpc_library || default_fastrpc,
+        backend_id: o.backend_id,
+        log_level: Map.get(@log_levels, o.log_level, o.log_level),
+        skip_device: o.skip_device,
+        perf_profile: o.perf_profile,
+        recovery_retries: recovery_retries(o.recovery),
+        startup_retries: o.startup_retries,
+        startup_retry_delay_ms: o.startup_retry_delay_ms,
+        env: o.env
+      }
+      # nil integers: keep the core's defaults
+      |> Map.reject(fn {k, v} ->
+        is_nil(v) and k in [:startup_retries, :startup_retry_delay_ms]
+      end)
+
+    {:ok, nif_opts}
   end
+
+  defp recovery_retries(true), do: 1
+  defp recovery_retries(false), do: 0
+  defp recovery_retries(n) when is_integer(n), do: n
+
+  @doc false
+  def valid_recovery?(v), do: is_boolean(v) or (is_integer(v) and v >= 0 and v < 1_000)
 
   @doc false
   def valid_backend?(b), do: b in [:htp, :reference] or (is_binary(b) and b != "")

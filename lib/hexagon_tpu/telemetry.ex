@@ -8,8 +8,7 @@ defmodule HexagonTpu.Telemetry do
   ## Events
 
     * `[:hexagon_tpu, :execute, :start]` - an execute begins. Measurements:
-      `%{monotonic_time: native, system_time: native}`. Metadata: `%{graph: name}`. (Emitted
-      by `execute_start/1`, which `HexagonTpu.Graph.execute/3` does not call yet.)
+      `%{monotonic_time: native, system_time: native}`. Metadata: `%{graph: name}`.
 
     * `[:hexagon_tpu, :execute, :stop]` - after every execute (`HexagonTpu.predict/3`,
       `HexagonTpu.Graph.execute/3`). Measurements:
@@ -23,8 +22,7 @@ defmodule HexagonTpu.Telemetry do
       Metadata: `%{graph: name, status: :ok | {:error, reason}}`.
 
     * `[:hexagon_tpu, :load, :start]` / `[:hexagon_tpu, :load, :stop]` /
-      `[:hexagon_tpu, :load, :exception]` - a model load (emitted by `load_span/2`, which
-      `HexagonTpu.load_model/2` does not call yet).
+      `[:hexagon_tpu, :load, :exception]` - a model load (`HexagonTpu.load_model/2`).
       `:start`: `%{monotonic_time, system_time}`; `:stop`: `%{duration, monotonic_time}`
       (native units) with metadata `%{source: path | :binary, graph: name | nil,
       status: :ok | {:error, reason}}`; `:exception` (the load raised): `%{duration}` with

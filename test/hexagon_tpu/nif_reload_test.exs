@@ -9,7 +9,7 @@ defmodule HexagonTpu.NifReloadTest do
     do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
 
   test "the NIF is loaded" do
-    assert :erlang.function_exported(NIF, :graph_execute, 3)
+    assert :erlang.function_exported(NIF, :graph_execute, 4)
     assert %{live_graphs: _} = HexagonTpu.stats()
   end
 

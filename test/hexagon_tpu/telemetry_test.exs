@@ -176,4 +176,26 @@ defmodule HexagonTpu.TelemetryTest do
     assert m.live_handles == report.live_handles
     assert m.cost_us == report.cost_us
   end
+
+  test "load_model/2 and predict/3 emit start and stop events", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    assert_receive {:event, [:hexagon_tpu, :load, :start], _, %{source: :binary}}
+
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], %{duration: _},
+                    %{source: :binary, graph: "add_f32", status: :ok}}
+
+    {:error, _} = HexagonTpu.load_model({:binary, "junk"}, backend: :reference)
+    assert_receive {:event, [:hexagon_tpu, :error], _, %{operation: :load, reason: :model}}
+
+    {:ok, _} = add(model)
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :start], %{monotonic_time: t0},
+                    %{graph: "add_f32"}}
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], %{monotonic_time: t1},
+                    %{status: :ok}}
+
+    assert t1 >= t0
+    :ok = HexagonTpu.close(model)
+  end
 end

@@ -1,0 +1,401 @@
+/*
+ * shared.c - zero-copy I/O: one htpu_shared buffer per HexagonTpu.SharedIO (htpu_graph_alloc_io).
+ *
+ * Inputs are written into the buffer (copied in the tensor's type, or quantized from f32 by
+ * htpu_quantize straight into it); executes pass pointers into it, which the core registers
+ * with the context (memRegister) on first use, so FastRPC moves nothing per call; outputs are
+ * read back as a copy, dequantized, or as a resource binary pointing into the buffer.
+ *
+ * Memory safety rests on nif_shared.refs (see nif.h): the buffer is freed only when nothing
+ * uses it any more: not the SharedIO term (close/1 or GC), not a view binary, not a call in
+ * progress. No lock is held across a call, so close/1 never waits and a write or read never
+ * blocks a normal scheduler.
+ */
+#include <string.h>
+
+#include "atoms.h"
+#include "nif.h"
+
+/* Above this many bytes a copy or (de)quantization pass goes to a dirty CPU scheduler: a
+ * memcpy runs at several GB/s, a quantize pass at a few hundred MB/s, so 64 KiB stays well
+ * under the 1 ms a normal-scheduler NIF may take. */
+#define NORMAL_SCHEDULER_MAX_BYTES (64u * 1024u)
+
+static ERL_NIF_TERM ok2(ErlNifEnv *env, ERL_NIF_TERM a) { return enif_make_tuple2(env, ATOMS.ok, a); }
+
+static ERL_NIF_TERM shared_closed(ErlNifEnv *env) {
+  return nif_make_error_msg(env, HTPU_ECLOSED, "the shared IO buffer is closed");
+}
+
+/* ---- reference counting --------------------------------------------------------------------- */
+
+int nif_shared_acquire(nif_shared *sh) {
+  unsigned r = atomic_load(&sh->refs);
+  do {
+    if (r == 0) return 0; /* freed (or never set up) */
+  } while (!atomic_compare_exchange_weak(&sh->refs, &r, r + 1));
+  if (atomic_load(&sh->closed)) { /* closed, but kept alive by a view or another call */
+    nif_shared_unref(sh, 0);
+    return 0;
+  }
+  return 1;
+}
+
+void nif_shared_unref(nif_shared *sh, int may_block) {
+  if (atomic_fetch_sub(&sh->refs, 1) != 1) return;
+  htpu_shared *h = atomic_exchange(&sh->handle, NULL);
+  if (may_block)
+    htpu_shared_free(&h);
+  else
+    nif_reaper_push(REAP_SHARED, h); /* the free waits for in-flight executes: not here */
+}
+
+static void free_slots(nif_shared *sh) {
+  if (!sh->slots) return;
+  for (uint32_t i = 0; i < sh->num_inputs + sh->num_outputs; i++) {
+    nif_slot *s = &sh->slots[i];
+    if (s->name) enif_free(s->name);
+    if (s->scales) enif_free(s->scales);
+    if (s->zero_points) enif_free(s->zero_points);
+  }
+  enif_free(sh->slots);
+  sh->slots = NULL;
+}
+
+void nif_shared_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  nif_shared *sh = obj;
+  /* Views hold the resource, so only the "open" reference can be left: drop it. */
+  if (!atomic_exchange(&sh->closed, 1)) nif_shared_unref(sh, 0);
+  free_slots(sh);
+  if (sh->graph) enif_release_resource(sh->graph);
+  sh->graph = NULL;
+}
+
+void nif_view_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  nif_view *v = obj;
+  if (!v->shared) return;
+  nif_shared_unref(v->shared, 0);
+  enif_release_resource(v->shared);
+  v->shared = NULL;
+}
+
+/* ---- alloc ------------------------------------------------------------------------------------ */
+
+static int copy_slot(nif_slot *s, const htpu_tensor_info *t, size_t offset) {
+  memset(s, 0, sizeof *s);
+  s->offset = offset;
+  s->size = t->byte_size;
+  s->info = *t;
+  size_t n = strlen(t->name ? t->name : "") + 1;
+  if (!(s->name = enif_alloc(n))) return -1;
+  memcpy(s->name, t->name ? t->name : "", n);
+  s->info.name = s->name;
+  if (t->quant.kind == HTPU_QUANT_PER_AXIS && t->quant.num_channels) {
+    size_t c = t->quant.num_channels;
+    s->scales = enif_alloc(c * sizeof *s->scales);
+    s->zero_points = enif_alloc(c * sizeof *s->zero_points);
+    if (!s->scales || !s->zero_points) return -1;
+    memcpy(s->scales, t->quant.scales, c * sizeof *s->scales);
+    memcpy(s->zero_points, t->quant.zero_points, c * sizeof *s->zero_points);
+    s->info.quant.scales = s->scales;
+    s->info.quant.zero_points = s->zero_points;
+  } else {
+    s->info.quant.scales = NULL;
+    s->info.quant.zero_points = NULL;
+  }
+  return 0;
+}
+
+/* graph_alloc_io(graph_ref, env_list)
+ *   -> {:ok, shared_ref, %{fastrpc: boolean, size: bytes, note: binary | nil,
+ *                          first_fallback: boolean}, [offset]} | {:error, reason}
+ * `note` (the runtime's shared_memory_note) and `first_fallback` (true the first time a buffer
+ * of this runtime fell back to ordinary memory) only matter when fastrpc is false. env_list
+ * ([] outside tests) is set around the allocation only, e.g. HTPU_REF_RPCMEM_FAIL=1. */
+ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_graph *g;
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g)) {
+    if (!enif_is_ref(env, argv[0])) return enif_make_badarg(env);
+    return nif_make_error_msg(env, HTPU_ECLOSED,
+                              "the graph handle was made by a purged copy of the NIF library");
+  }
+  htpu_graph *h = atomic_load(&g->handle);
+  if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
+
+  uint32_t n_in = g->num_inputs, n_out = g->num_outputs, n = n_in + n_out;
+  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
+  if (!io) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (alloc_io)");
+  htpu_shared *buf = NULL;
+  env_entry saved[MAX_ENV];
+  unsigned n_saved = 0;
+  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved)) {
+    env_restore(saved, n_saved);
+    enif_free(io);
+    return enif_make_badarg(env);
+  }
+  int rc = htpu_graph_alloc_io(h, io, io + n_in, &buf);
+  env_restore(saved, n_saved);
+  if (rc) {
+    enif_free(io);
+    return nif_make_error(env, rc);
+  }
+  /* The tensor infos are borrowed from the graph handle: copied now, while the core's call
+   * above just proved the graph open (a concurrent Graph.close/1 of the same term is the
+   * caller's race, as with every use-after-close). */
+  const htpu_graph_info *gi = htpu_graph_get_info(h);
+  nif_shared *sh = enif_alloc_resource(SHARED_RT, sizeof *sh);
+  if (!sh || !gi || gi->num_inputs != n_in || gi->num_outputs != n_out) {
+    if (sh) {
+      memset(sh, 0, sizeof *sh);
+      atomic_init(&sh->closed, 1);
+      enif_release_resource(sh);
+    }
+    htpu_shared_free(&buf);
+    enif_free(io);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (shared IO resource)");
+  }
+  memset(sh, 0, sizeof *sh);
+  atomic_init(&sh->handle, NULL);
+  atomic_init(&sh->refs, 0);
+  atomic_init(&sh->closed, 1); /* "not set up": the destructor frees only what is there */
+  sh->num_inputs = n_in;
+  sh->num_outputs = n_out;
+  sh->base = htpu_shared_data(buf);
+  sh->size = htpu_shared_size(buf);
+  sh->fastrpc = htpu_shared_is_fastrpc(buf);
+  sh->slots = enif_alloc((n ? n : 1) * sizeof *sh->slots);
+  int failed = !sh->slots || !sh->base;
+  if (sh->slots) memset(sh->slots, 0, (n ? n : 1) * sizeof *sh->slots);
+  for (uint32_t i = 0; !failed && i < n; i++) {
+    const htpu_tensor_info *t = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
+    failed = copy_slot(&sh->slots[i], t, (size_t)((char *)io[i].data - sh->base));
+  }
+  enif_free(io);
+  if (failed) {
+    enif_release_resource(sh); /* frees the slots */
+    htpu_shared_free(&buf);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (shared IO slots)");
+  }
+  enif_keep_resource(g);
+  sh->graph = g;
+  atomic_store(&sh->handle, buf);
+  atomic_store(&sh->refs, 1);
+  atomic_store(&sh->closed, 0);
+
+  ERL_NIF_TERM note = ATOMS.nil, first = ATOMS.false_;
+  if (!sh->fastrpc) {
+    char text[512];
+    nif_link_shared_note(g->link, text, sizeof text);
+    note = nif_make_string(env, text[0] ? text
+                                        : "FastRPC shared memory is unavailable; using ordinary "
+                                          "memory");
+    if (g->link && !atomic_exchange(&g->link->fallback_warned, 1)) first = ATOMS.true_;
+  }
+  ERL_NIF_TERM k[] = {ATOMS.fastrpc, ATOMS.size, ATOMS.note, ATOMS.first_fallback};
+  ERL_NIF_TERM v[] = {sh->fastrpc ? ATOMS.true_ : ATOMS.false_, enif_make_uint64(env, sh->size),
+                      note, first};
+  ERL_NIF_TERM meta;
+  enif_make_map_from_arrays(env, k, v, 4, &meta);
+  ERL_NIF_TERM offsets = enif_make_list(env, 0);
+  for (uint32_t i = n; i-- > 0;)
+    offsets = enif_make_list_cell(env, enif_make_uint64(env, sh->slots[i].offset), offsets);
+  ERL_NIF_TERM ret =
+      enif_make_tuple4(env, ATOMS.ok, enif_make_resource(env, sh), meta, offsets);
+  enif_release_resource(sh);
+  return ret;
+}
+
+/* ---- write / read ------------------------------------------------------------------------------ */
+
+static int get_shared(ErlNifEnv *env, ERL_NIF_TERM term, nif_shared **out) {
+  return enif_get_resource(env, term, SHARED_RT, (void **)out);
+}
+
+static ERL_NIF_TERM shared_write_impl(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_shared *sh;
+  unsigned idx;
+  ErlNifBinary bin;
+  if (!get_shared(env, argv[0], &sh) || !enif_get_uint(env, argv[1], &idx) ||
+      !enif_inspect_binary(env, argv[2], &bin))
+    return enif_make_badarg(env);
+  int quantize = enif_is_identical(argv[3], ATOMS.quantize);
+  if (!quantize && !enif_is_identical(argv[3], ATOMS.raw)) return enif_make_badarg(env);
+  if (!nif_shared_acquire(sh)) return shared_closed(env);
+
+  ERL_NIF_TERM ret = ATOMS.ok;
+  void *aligned = NULL;
+  if (idx >= sh->num_inputs + sh->num_outputs) {
+    ret = enif_make_badarg(env);
+    goto out;
+  }
+  const nif_slot *s = &sh->slots[idx];
+  char *dst = sh->base + s->offset;
+  size_t want = quantize ? s->info.num_elements * sizeof(float) : s->size;
+  if (bin.size != want) {
+    ret = nif_make_error_msg(env, HTPU_EMISMATCH, "tensor '%s': expected %zu bytes (%s), got %zu",
+                             s->name, want, quantize ? "f32" : htpu_dtype_name(s->info.dtype),
+                             bin.size);
+    goto out;
+  }
+  if (!quantize || s->info.dtype == HTPU_F32) {
+    memcpy(dst, bin.data, bin.size);
+    goto out;
+  }
+  const float *src = (const float *)(const void *)bin.data;
+  if ((uintptr_t)bin.data % sizeof(float)) { /* a sub-binary at an odd offset */
+    if (!(aligned = enif_alloc(bin.size))) {
+      ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input)");
+      goto out;
+    }
+    memcpy(aligned, bin.data, bin.size);
+    src = aligned;
+  }
+  int rc = htpu_quantize(&s->info, src, dst);
+  if (rc) ret = nif_make_error(env, rc);
+out:
+  if (aligned) enif_free(aligned);
+  nif_shared_unref(sh, 0);
+  return ret;
+}
+
+/* shared_write(shared_ref, slot, binary, :raw | :quantize) -> :ok | {:error, reason}
+ * :raw copies bytes in the tensor's own type; :quantize takes f32 and quantizes into place. */
+ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  ErlNifBinary bin;
+  if (argc == 4 && enif_inspect_binary(env, argv[2], &bin) &&
+      bin.size > NORMAL_SCHEDULER_MAX_BYTES)
+    return enif_schedule_nif(env, "shared_write", ERL_NIF_DIRTY_JOB_CPU_BOUND, shared_write_impl,
+                             argc, argv);
+  return shared_write_impl(env, argc, argv);
+}
+
+static ERL_NIF_TERM make_view(ErlNifEnv *env, nif_shared *sh, const nif_slot *s) {
+  nif_view *v = enif_alloc_resource(VIEW_RT, sizeof *v);
+  if (!v) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (view)");
+  atomic_fetch_add(&sh->refs, 1); /* the caller holds one, so refs > 0: no CAS needed */
+  enif_keep_resource(sh);
+  v->shared = sh;
+  ERL_NIF_TERM bin = enif_make_resource_binary(env, v, sh->base + s->offset, s->size);
+  enif_release_resource(v); /* the binary owns it now */
+  return ok2(env, bin);
+}
+
+static ERL_NIF_TERM shared_read_impl(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_shared *sh;
+  unsigned idx;
+  if (!get_shared(env, argv[0], &sh) || !enif_get_uint(env, argv[1], &idx))
+    return enif_make_badarg(env);
+  ERL_NIF_TERM mode = argv[2];
+  if (!enif_is_identical(mode, ATOMS.copy) && !enif_is_identical(mode, ATOMS.dequantize) &&
+      !enif_is_identical(mode, ATOMS.view))
+    return enif_make_badarg(env);
+  if (!nif_shared_acquire(sh)) return shared_closed(env);
+
+  ERL_NIF_TERM ret;
+  if (idx >= sh->num_inputs + sh->num_outputs) {
+    ret = enif_make_badarg(env);
+    goto out;
+  }
+  const nif_slot *s = &sh->slots[idx];
+  const char *src = sh->base + s->offset;
+  if (enif_is_identical(mode, ATOMS.view)) {
+    ret = make_view(env, sh, s);
+    goto out;
+  }
+  int deq = enif_is_identical(mode, ATOMS.dequantize) && s->info.dtype != HTPU_F32;
+  size_t size = deq ? s->info.num_elements * sizeof(float) : s->size;
+  ErlNifBinary out;
+  if (!enif_alloc_binary(size, &out)) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output)", size);
+    goto out;
+  }
+  int rc = 0;
+  if (deq)
+    rc = htpu_dequantize(&s->info, src, (float *)(void *)out.data);
+  else
+    memcpy(out.data, src, size);
+  if (rc) {
+    enif_release_binary(&out);
+    ret = nif_make_error(env, rc);
+  } else {
+    ret = ok2(env, enif_make_binary(env, &out));
+  }
+out:
+  nif_shared_unref(sh, 0);
+  return ret;
+}
+
+/* shared_read(shared_ref, slot, :copy | :dequantize | :view) -> {:ok, binary} | {:error, _}
+ * :copy gives the tensor's own type, :dequantize f32, :view a resource binary pointing into the
+ * buffer (no copy; it keeps the buffer alive and shows what the next execute writes there). */
+ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  nif_shared *sh;
+  unsigned idx;
+  if (argc == 3 && !enif_is_identical(argv[2], ATOMS.view) && get_shared(env, argv[0], &sh) &&
+      enif_get_uint(env, argv[1], &idx) && idx < sh->num_inputs + sh->num_outputs &&
+      sh->slots && sh->slots[idx].info.num_elements * sizeof(float) > NORMAL_SCHEDULER_MAX_BYTES)
+    return enif_schedule_nif(env, "shared_read", ERL_NIF_DIRTY_JOB_CPU_BOUND, shared_read_impl,
+                             argc, argv);
+  return shared_read_impl(env, argc, argv);
+}
+
+/* shared_close(shared_ref) -> :ok. Idempotent. The memory goes now unless a view binary or a
+ * call in progress still uses it (then the last of them frees it, through the reaper). */
+ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_shared *sh;
+  if (!get_shared(env, argv[0], &sh))
+    return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
+  if (!atomic_exchange(&sh->closed, 1)) nif_shared_unref(sh, 1);
+  return ATOMS.ok;
+}
+
+/* graph_execute_shared(graph_ref, shared_ref, perf_profile | nil) -> {:ok, stats} | {:error, _}
+ * Runs with every input and output pointing into the shared buffer, in the tensors' own types:
+ * nothing is converted or copied here; the core binds registered memory handles. */
+ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
+  nif_graph *g;
+  nif_shared *sh;
+  htpu_exec_options xo;
+  memset(&xo, 0, sizeof xo);
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g)) {
+    if (!enif_is_ref(env, argv[0])) return enif_make_badarg(env);
+    return nif_make_error_msg(env, HTPU_ECLOSED,
+                              "the graph handle was made by a purged copy of the NIF library");
+  }
+  if (!get_shared(env, argv[1], &sh) || nif_get_perf_profile(env, argv[2], &xo.perf_profile))
+    return enif_make_badarg(env);
+  htpu_graph *h = atomic_load(&g->handle);
+  if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
+  if (sh->graph != g)
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "the shared IO buffer was allocated for another graph");
+  if (!nif_shared_acquire(sh)) return shared_closed(env);
+
+  uint32_t n = sh->num_inputs + sh->num_outputs;
+  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
+  ERL_NIF_TERM ret;
+  if (!io) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
+  } else {
+    for (uint32_t i = 0; i < n; i++) {
+      io[i].data = sh->base + sh->slots[i].offset;
+      io[i].size = sh->slots[i].size;
+      io[i].dtype = sh->slots[i].info.dtype;
+    }
+    htpu_exec_stats st;
+    int rc = htpu_graph_execute_ex(h, io, sh->num_inputs, io + sh->num_inputs, sh->num_outputs,
+                                   &xo, &st);
+    ret = rc ? nif_make_error(env, rc) : ok2(env, nif_make_exec_stats(env, &st, t0));
+    enif_free(io);
+  }
+  nif_shared_unref(sh, 1);
+  return ret;
+}

@@ -1,0 +1,353 @@
+defmodule HexagonTpu.SharedIO do
+  @moduledoc """
+  Preallocated input and output buffers of one graph, in memory the DSP reads and writes
+  directly (FastRPC shared memory), for executes without copies.
+
+  `HexagonTpu.Graph.alloc_io/1` lays every input and output of the graph out in one shared
+  buffer (the C core's `htpu_graph_alloc_io`). You write the inputs into it, execute with it
+  (`HexagonTpu.predict/3` / `HexagonTpu.Graph.execute/3` take the `SharedIO` in place of the
+  input list) and read the outputs from it:
+
+      {:ok, io} = HexagonTpu.Graph.alloc_io(model)
+      :ok = HexagonTpu.SharedIO.write_input(io, 0, image_f32)   # quantized into the buffer
+      {:ok, ^io} = HexagonTpu.predict(model, io)
+      {:ok, scores} = HexagonTpu.SharedIO.read_output(io, 0)    # dequantized f32 copy
+      {:ok, raw} = HexagonTpu.SharedIO.read_output(io, 0, view: true, dequantize: :none)
+
+  What is and is not copied:
+
+    * `write_input/4` copies the data into the buffer once (in the tensor's own type), or
+      quantizes f32 data straight into it (`htpu_quantize`): no scratch buffer, no copy in
+      the execute.
+    * The execute passes pointers into the buffer; the core registers them with the context
+      once (`memRegister`) and binds the handles on every call, so FastRPC moves no tensor data.
+    * `read_output/3` copies out by default (dequantizing to f32 unless `dequantize: :none`).
+      With `view: true` it returns a binary that points into the buffer (no copy at all). Such a
+      binary keeps the buffer alive (even after `close/1`), and **shows whatever the next
+      execute or write puts there**: use it before the next execute, or `:binary.copy/1` it.
+
+  When FastRPC memory is not available (no `libcdsprpc.so`, a backend without memory
+  registration, `rpcmem_alloc` failing) the buffer is ordinary memory: everything works the
+  same, with FastRPC copying per call as for ordinary inputs. `:fastrpc` says which one you got,
+  `:note` why; the first such fallback of a runtime logs one warning, and
+  `HexagonTpu.Runtime.info/1` reports `:shared_memory_note`.
+
+  The buffer is freed by `close/1` or garbage collection, off the schedulers, once no view
+  binary and no call in progress uses it. Use after `close/1` is a `:closed` error. A
+  `SharedIO` belongs to the graph it was allocated for; its contents are not synchronized:
+  writing it from one process while another executes with it gives torn data (never a crash).
+  """
+
+  alias HexagonTpu.{Error, NIF, Options, TensorInfo}
+
+  defstruct [:ref, :graph, :inputs, :outputs, :fastrpc, :note, :size]
+
+  @type t :: %__MODULE__{
+          ref: reference(),
+          graph: String.t(),
+          inputs: [TensorInfo.t()],
+          outputs: [TensorInfo.t()],
+          fastrpc: boolean(),
+          note: String.t() | nil,
+          size: non_neg_integer()
+        }
+
+  @typedoc "An input or output: its index or its name."
+  @type tensor_ref :: non_neg_integer() | String.t()
+
+  @compile {:no_warn_undefined, [Nx]}
+
+  @write_spec %{quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto}}
+
+  @read_spec %{
+    dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
+    view: {:boolean, "a boolean", false},
+    output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto}
+  }
+
+  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
+
+  @doc "Whether the buffer is FastRPC shared memory (`false`: the ordinary-memory fallback)."
+  @spec fastrpc?(t()) :: boolean()
+  def fastrpc?(%__MODULE__{fastrpc: fastrpc}), do: fastrpc
+
+  @doc """
+  Writes one input into the buffer.
+
+  `input` is the input's index or name. `data` is a binary of native-endian elements (f32 by
+  default, quantized to the tensor's type; the tensor's own type with `quantize: :none`) or an
+  Nx tensor of the input's shape, in its own type or `{:f, 32}` (quantized). NaN cannot be
+  quantized (`:nan` error).
+  """
+  @spec write_input(t(), tensor_ref(), binary() | struct(), keyword()) ::
+          :ok | {:error, Error.t()}
+  def write_input(io, input, data, opts \\ [])
+
+  def write_input(%__MODULE__{} = io, input, data, opts) do
+    with {:ok, o} <- Options.validate(opts, @write_spec, "HexagonTpu.SharedIO.write_input/4"),
+         {:ok, index, info} <- find(io, :input, input),
+         {:ok, bin, mode} <- prepare(io, info, index, data, o.quantize) do
+      Error.wrap(NIF.shared_write(io.ref, index, bin, mode))
+    end
+  end
+
+  def write_input(other, _input, _data, _opts), do: not_shared_io(other)
+
+  @doc "Like `write_input/4`, raising `HexagonTpu.Error`."
+  @spec write_input!(t(), tensor_ref(), binary() | struct(), keyword()) :: :ok
+  def write_input!(io, input, data, opts \\ []), do: ok!(write_input(io, input, data, opts))
+
+  @doc """
+  Writes every input, in graph-input order (as `HexagonTpu.predict/3` takes them). Options as
+  `write_input/4`.
+  """
+  @spec write_inputs(t(), [binary() | struct()], keyword()) :: :ok | {:error, Error.t()}
+  def write_inputs(io, data, opts \\ [])
+
+  def write_inputs(%__MODULE__{inputs: infos} = io, data, opts) when is_list(data) do
+    if length(data) != length(infos) do
+      {:error,
+       Error.new(
+         :mismatch,
+         "graph '#{io.graph}' expects #{length(infos)} input(s) " <>
+           "(#{Enum.map_join(infos, ", ", & &1.name)}), got #{length(data)}"
+       )}
+    else
+      data
+      |> Enum.with_index()
+      |> Enum.reduce_while(:ok, fn {d, i}, :ok ->
+        case write_input(io, i, d, opts) do
+          :ok -> {:cont, :ok}
+          error -> {:halt, error}
+        end
+      end)
+    end
+  end
+
+  def write_inputs(%__MODULE__{} = io, other, _opts) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "graph '#{io.graph}': expected a list of inputs, got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  def write_inputs(other, _data, _opts), do: not_shared_io(other)
+
+  @doc """
+  Reads one output (by index or name).
+
+  ## Options
+
+    * `:dequantize` - `:auto` (default): f32; `:none`: the tensor's own type
+    * `:view` - `true`: no copy; the binary points into the shared buffer (keeping it alive) and
+      changes with the next execute. Gives the tensor's own type, so it needs
+      `dequantize: :none` unless the output is f32
+    * `:output` - `:nx`, `:binary` or `:auto` (default: `:nx` when Nx is loaded), as for
+      `HexagonTpu.Graph.execute/3`
+  """
+  @spec read_output(t(), tensor_ref(), keyword()) ::
+          {:ok, binary() | struct()} | {:error, Error.t()}
+  def read_output(io, output, opts \\ [])
+
+  def read_output(%__MODULE__{} = io, output, opts), do: read(io, :output, output, opts)
+  def read_output(other, _output, _opts), do: not_shared_io(other)
+
+  @doc "Like `read_output/3`, raising `HexagonTpu.Error`."
+  @spec read_output!(t(), tensor_ref(), keyword()) :: binary() | struct()
+  def read_output!(io, output, opts \\ []), do: HexagonTpu.unwrap!(read_output(io, output, opts))
+
+  @doc """
+  Reads back one input as it sits in the buffer (by default: a binary in its own type),
+  e.g. to see the quantized values
+  `write_input/4` produced. Options as `read_output/3`; with `dequantize: :none` the tensor's
+  own type.
+  """
+  @spec read_input(t(), tensor_ref(), keyword()) ::
+          {:ok, binary() | struct()} | {:error, Error.t()}
+  def read_input(io, input, opts \\ [dequantize: :none, output: :binary])
+  def read_input(%__MODULE__{} = io, input, opts), do: read(io, :input, input, opts)
+  def read_input(other, _input, _opts), do: not_shared_io(other)
+
+  @doc "Like `read_input/3`, raising `HexagonTpu.Error`."
+  @spec read_input!(t(), tensor_ref(), keyword()) :: binary() | struct()
+  def read_input!(io, input, opts \\ [dequantize: :none, output: :binary]),
+    do: HexagonTpu.unwrap!(read_input(io, input, opts))
+
+  defp read(io, which, ref, opts) do
+    with {:ok, o} <- Options.validate(opts, @read_spec, "HexagonTpu.SharedIO.read_#{which}/3"),
+         {:ok, kind} <- output_kind(o.output),
+         {:ok, index, info} <- find(io, which, ref),
+         {:ok, mode, dtype} <- read_mode(info, o),
+         slot = if(which == :input, do: index, else: length(io.inputs) + index),
+         {:ok, bin} <- Error.wrap(NIF.shared_read(io.ref, slot, mode)) do
+      {:ok, build(bin, info, dtype, kind)}
+    end
+  end
+
+  @doc "Reads every output, in graph-output order. Options as `read_output/3`."
+  @spec read_outputs(t(), keyword()) :: {:ok, [binary() | struct()]} | {:error, Error.t()}
+  def read_outputs(%__MODULE__{outputs: outs} = io, opts \\ []) do
+    outs
+    |> Enum.with_index()
+    |> Enum.reduce_while({:ok, []}, fn {_, i}, {:ok, acc} ->
+      case read_output(io, i, opts) do
+        {:ok, out} -> {:cont, {:ok, [out | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, acc} -> {:ok, Enum.reverse(acc)}
+      error -> error
+    end
+  end
+
+  @doc """
+  Frees the buffer now instead of at garbage collection (once no view binary and no call in
+  progress uses it). Idempotent; later use is a `:closed` error.
+  """
+  @spec close(t()) :: :ok
+  def close(%__MODULE__{ref: ref}), do: NIF.shared_close(ref)
+
+  # ---- internals -------------------------------------------------------------------------------
+
+  @doc false
+  def from_nif(ref, graph_name, inputs, outputs, meta) do
+    %__MODULE__{
+      ref: ref,
+      graph: graph_name,
+      inputs: inputs,
+      outputs: outputs,
+      fastrpc: meta.fastrpc,
+      note: meta.note,
+      size: meta.size
+    }
+  end
+
+  defp find(io, kind, ref) do
+    infos = if kind == :input, do: io.inputs, else: io.outputs
+
+    found =
+      cond do
+        is_integer(ref) and ref >= 0 and ref < length(infos) ->
+          {ref, Enum.at(infos, ref)}
+
+        is_binary(ref) ->
+          Enum.find_value(Enum.with_index(infos), fn {t, i} -> t.name == ref && {i, t} end)
+
+        true ->
+          nil
+      end
+
+    case found do
+      {i, info} ->
+        {:ok, i, info}
+
+      nil ->
+        names = Enum.map_join(infos, ", ", &inspect(&1.name))
+
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "graph '#{io.graph}' has no #{kind} #{inspect(ref)} " <>
+             "(#{length(infos)} #{kind}s: #{names})"
+         )}
+    end
+  end
+
+  defp prepare(io, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
+    if HexagonTpu.Optional.available?(Nx) do
+      type = Nx.type(t)
+      shape = Nx.shape(t)
+
+      cond do
+        shape != info.shape ->
+          mismatch(io, info, i, "expected shape #{inspect(info.shape)}, got #{inspect(shape)}")
+
+        type == info.type ->
+          {:ok, Nx.to_binary(t), :raw}
+
+        type == {:f, 32} and quantize == :auto ->
+          {:ok, Nx.to_binary(t), :quantize}
+
+        true ->
+          alt = if quantize == :auto, do: " (or {:f, 32} to quantize)", else: ""
+          mismatch(io, info, i, "expected type #{inspect(info.type)}#{alt}, got #{inspect(type)}")
+      end
+    else
+      mismatch(io, info, i, "got an Nx tensor but Nx is not loaded")
+    end
+  end
+
+  defp prepare(io, info, i, bin, quantize) when is_binary(bin) do
+    {dtype, mode} = if quantize == :none, do: {info.dtype, :raw}, else: {:f32, :quantize}
+    want = info.num_elements * Map.fetch!(@sizes, dtype)
+
+    if byte_size(bin) == want do
+      {:ok, bin, mode}
+    else
+      hint =
+        if quantize == :auto and byte_size(bin) == info.byte_size,
+          do: "; pass quantize: :none for data in the tensor's own type",
+          else: ""
+
+      mismatch(
+        io,
+        info,
+        i,
+        "expected #{want} bytes (#{info.num_elements} #{dtype} elements of shape " <>
+          "#{inspect(info.shape)}), got #{byte_size(bin)}#{hint}"
+      )
+    end
+  end
+
+  defp prepare(io, info, i, other, _quantize),
+    do:
+      mismatch(io, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
+
+  defp mismatch(io, info, i, what) do
+    {:error,
+     Error.new(:mismatch, "graph '#{io.graph}' input '#{info.name}' (#{i}): #{what}",
+       tensor: info.name
+     )}
+  end
+
+  defp read_mode(info, %{view: true, dequantize: :auto}) when info.dtype != :f32 do
+    {:error,
+     Error.new(
+       :invalid_option,
+       "HexagonTpu.SharedIO.read_output/3: view: true reads output '#{info.name}' in its own " <>
+         "type (#{info.dtype}); pass dequantize: :none"
+     )}
+  end
+
+  defp read_mode(info, %{view: true}), do: {:ok, :view, info.dtype}
+  defp read_mode(info, %{dequantize: :none}), do: {:ok, :copy, info.dtype}
+  defp read_mode(_info, %{dequantize: :auto}), do: {:ok, :dequantize, :f32}
+
+  defp output_kind(:binary), do: {:ok, :binary}
+
+  defp output_kind(:auto),
+    do: {:ok, if(HexagonTpu.Optional.available?(Nx), do: :nx, else: :binary)}
+
+  defp output_kind(:nx) do
+    if HexagonTpu.Optional.available?(Nx),
+      do: {:ok, :nx},
+      else:
+        {:error,
+         Error.new(:invalid_option, "read_output: output: :nx needs Nx, which is not loaded")}
+  end
+
+  defp build(bin, _info, _dtype, :binary), do: bin
+
+  defp build(bin, info, dtype, :nx),
+    do: bin |> Nx.from_binary(TensorInfo.nx_type(dtype)) |> Nx.reshape(info.shape)
+
+  defp not_shared_io(other),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.SharedIO{}, got #{inspect(other)}")}
+
+  defp ok!(:ok), do: :ok
+  defp ok!({:error, %Error{} = error}), do: raise(error)
+end
