@@ -7,98 +7,7 @@
 # grep on known keys (python is not on every machine this runs on).
 set -u
 
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-HTPU="$BUILD/htpu"
-REFBUILD="$BUILD/htpu-refbuild"
-# HTPU_TEST_EMU: a command put in front of every program this script runs, for a cross build
-# tested without binfmt_misc, e.g. HTPU_TEST_EMU="qemu-aarch64 -L /usr/aarch64-linux-gnu" (set by
-# make test-aarch64). Split on spaces, so the emulator's path must not contain any.
-EMU=${HTPU_TEST_EMU:-}
-for f in "$HTPU" "$REFBUILD" "$BUILD/libhtpu_refbackend.so" "$BUILD/libhtpu_refsystem.so"; do
-  if [ ! -e "$f" ]; then
-    echo "missing $f: build first (make BUILD=$1)" >&2
-    exit 2
-  fi
-done
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_htpu.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-# A backend may write files into the current directory.
-cd "$TMP" || exit 2
-# Checks must not depend on the caller's environment.
-unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS
-# Sanitizer builds: a leak or UB report fails the run (exit code), and goes to stderr.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
-fail() {
-  FAILED=$((FAILED + 1))
-  echo "FAIL $1"
-  shift
-  for line in "$@"; do echo "     $line"; done
-  echo "     --- stdout:"; sed 's/^/     | /' "$TMP/out" | head -40
-  echo "     --- stderr:"; sed 's/^/     | /' "$TMP/err" | head -40
-}
-
-# run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
-run() {
-  $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-}
-
-# expect NAME RC [out|err PATTERN]... : checks the last run's exit status and fixed-string
-# patterns in its stdout or stderr.
-expect() {
-  local name=$1 want=$2
-  shift 2
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit status $RC, expected $want"
-    return
-  fi
-  while [ $# -ge 2 ]; do
-    if ! grep -qF -- "$2" "$TMP/$1"; then
-      fail "$name" "std$1 lacks: $2"
-      return
-    fi
-    shift 2
-  done
-  pass "$name"
-}
-
-# expect_empty NAME out|err : the last run wrote nothing there.
-expect_empty() {
-  if [ -s "$TMP/$2" ]; then fail "$1" "std$2 should be empty"; else pass "$1"; fi
-}
-
-HAVE_NODE=0
-# HTPU_TEST_NODE=0 forces the grep-only path (to test it on machines that have node)
-[ "${HTPU_TEST_NODE:-1}" != 0 ] && command -v node >/dev/null 2>&1 && HAVE_NODE=1
-
-# json_check NAME SCRIPT: parses $TMP/out with node and runs SCRIPT with the document as `j`;
-# SCRIPT throws (or evaluates false) on failure. Without node only the grep checks run.
-json_check() {
-  local name=$1 script=$2
-  if [ $HAVE_NODE -eq 0 ]; then
-    echo "skip $name (node not installed)"
-    return
-  fi
-  if node -e '
-    const fs = require("fs");
-    const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    const ok = (function (j) { return eval(process.argv[2]); })(j);
-    if (!ok) { console.error("assertion false: " + process.argv[2]); process.exit(1); }
-  ' "$TMP/out" "$script" 2>"$TMP/node_err"; then
-    pass "$name"
-  else
-    fail "$name" "$(cat "$TMP/node_err")"
-  fi
-}
+. "$(dirname "$0")/harness.sh" "$@" test_htpu
 
 # ---------------------------------------------------------------------------------------------
 # models
@@ -334,5 +243,4 @@ expect "doctor: positional argument -> exit 2" 2 err "unexpected argument 'extra
 run doctor --json=yes
 expect "doctor: value for a flag -> exit 2" 2 err "takes no value"
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+harness_summary

@@ -9,95 +9,7 @@
 # checked with node when it is installed, otherwise with grep on known keys only.
 set -u
 
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-HTPU="$BUILD/htpu"
-REFBUILD="$BUILD/htpu-refbuild"
-# HTPU_TEST_EMU: a command put in front of every program this script runs, for a cross build
-# tested without binfmt_misc (as in test_htpu.sh). Split on spaces.
-EMU=${HTPU_TEST_EMU:-}
-for f in "$HTPU" "$REFBUILD" "$BUILD/libhtpu_refbackend.so" "$BUILD/libhtpu_refsystem.so" \
-  "$BUILD/libhtpu_refcdsprpc.so"; do
-  if [ ! -e "$f" ]; then
-    echo "missing $f: build first (make BUILD=$1)" >&2
-    exit 2
-  fi
-done
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_htpu_device.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-cd "$TMP" || exit 2
-# Checks must not depend on the caller's environment.
-unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS \
-  HTPU_REF_DEVICE HTPU_REF_RPCMEM_FAIL HTPU_REF_LATENCY
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
-fail() {
-  FAILED=$((FAILED + 1))
-  echo "FAIL $1"
-  shift
-  for line in "$@"; do echo "     $line"; done
-  echo "     --- stdout:"; sed 's/^/     | /' "$TMP/out" | head -40
-  echo "     --- stderr:"; sed 's/^/     | /' "$TMP/err" | head -40
-}
-
-# run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
-run() {
-  $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-}
-
-# expect NAME RC [out|err PATTERN]... : exit status and fixed-string patterns.
-expect() {
-  local name=$1 want=$2
-  shift 2
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit status $RC, expected $want"
-    return
-  fi
-  while [ $# -ge 2 ]; do
-    if ! grep -qF -- "$2" "$TMP/$1"; then
-      fail "$name" "std$1 lacks: $2"
-      return
-    fi
-    shift 2
-  done
-  pass "$name"
-}
-
-# expect_not NAME out|err PATTERN : the last run's output lacks PATTERN.
-expect_not() {
-  if grep -qF -- "$3" "$TMP/$2"; then fail "$1" "std$2 should not contain: $3"; else pass "$1"; fi
-}
-
-HAVE_NODE=0
-[ "${HTPU_TEST_NODE:-1}" != 0 ] && command -v node >/dev/null 2>&1 && HAVE_NODE=1
-
-# json_check NAME SCRIPT: parses $TMP/out with node and evaluates SCRIPT with the document as j.
-json_check() {
-  local name=$1 script=$2
-  if [ $HAVE_NODE -eq 0 ]; then
-    echo "skip $name (node not installed)"
-    return
-  fi
-  if node -e '
-    const fs = require("fs");
-    const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    const step = (n) => j.steps.find(s => s.name === n);
-    const ok = (function (j) { return eval(process.argv[2]); })(j);
-    if (!ok) { console.error("assertion false: " + process.argv[2]); process.exit(1); }
-  ' "$TMP/out" "$script" 2>"$TMP/node_err"; then
-    pass "$name"
-  else
-    fail "$name" "$(cat "$TMP/node_err")"
-  fi
-}
+. "$(dirname "$0")/harness.sh" "$@" test_htpu_device libhtpu_refcdsprpc.so
 
 R=(--backend reference --system-lib reference)
 
@@ -400,5 +312,4 @@ run help doctor
 expect "help doctor lists --fastrpc-lib and the new steps" 0 out "--fastrpc-lib" \
   out "shared memory"
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+harness_summary

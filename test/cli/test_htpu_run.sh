@@ -9,97 +9,10 @@
 # grep and shell arithmetic.
 set -u
 
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-HTPU="$BUILD/htpu"
-REFBUILD="$BUILD/htpu-refbuild"
-# HTPU_TEST_EMU: a command put in front of every program this script runs, for a cross build
-# tested without binfmt_misc (same convention as test_htpu.sh). Split on spaces.
-EMU=${HTPU_TEST_EMU:-}
-for f in "$HTPU" "$REFBUILD" "$BUILD/libhtpu_refbackend.so" "$BUILD/libhtpu_refsystem.so"; do
-  if [ ! -e "$f" ]; then
-    echo "missing $f: build first (make BUILD=$1)" >&2
-    exit 2
-  fi
-done
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_htpu_run.XXXXXX")
-trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
-cd "$TMP" || exit 2
-unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
-fail() {
-  FAILED=$((FAILED + 1))
-  echo "FAIL $1"
-  shift
-  for line in "$@"; do echo "     $line"; done
-  echo "     --- stdout:"; sed 's/^/     | /' "$TMP/out" | head -40
-  echo "     --- stderr:"; sed 's/^/     | /' "$TMP/err" | head -40
-}
+. "$(dirname "$0")/harness.sh" "$@" test_htpu_run
 
 # Every run uses the reference libraries.
 LIBS=(--backend reference --system-lib reference)
-
-# run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
-run() {
-  $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-}
-
-# expect NAME RC [out|err PATTERN]... : the last run's exit status and fixed strings in its
-# stdout or stderr.
-expect() {
-  local name=$1 want=$2
-  shift 2
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit status $RC, expected $want"
-    return
-  fi
-  while [ $# -ge 2 ]; do
-    if ! grep -qF -- "$2" "$TMP/$1"; then
-      fail "$name" "std$1 lacks: $2"
-      return
-    fi
-    shift 2
-  done
-  pass "$name"
-}
-
-# check NAME COMMAND...: passes when COMMAND succeeds.
-check() {
-  local name=$1
-  shift
-  if "$@"; then pass "$name"; else fail "$name" "check failed: $*"; fi
-}
-
-HAVE_NODE=0
-[ "${HTPU_TEST_NODE:-1}" != 0 ] && command -v node >/dev/null 2>&1 && HAVE_NODE=1
-
-# json_check NAME SCRIPT: evaluates SCRIPT with the parsed $TMP/out as `j` (node only).
-json_check() {
-  local name=$1 script=$2
-  if [ $HAVE_NODE -eq 0 ]; then
-    echo "skip $name (node not installed)"
-    return
-  fi
-  if node -e '
-    const fs = require("fs");
-    const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    const ok = (function (j) { return eval(process.argv[2]); })(j);
-    if (!ok) { console.error("assertion false: " + process.argv[2]); process.exit(1); }
-  ' "$TMP/out" "$script" 2>"$TMP/node_err"; then
-    pass "$name"
-  else
-    fail "$name" "$(cat "$TMP/node_err")"
-  fi
-}
 
 # ---------------------------------------------------------------------------------------------
 # data helpers (pure shell: printf writes the bytes, od reads them back)
@@ -621,5 +534,4 @@ expect "bench: nonexistent model -> exit 1" 1 err "nonexistent.bin"
 run bench "$TMP/add.bin" --backend "$TMP/nonexistent/libQnnHtp.so" --system-lib reference
 expect "bench: nonexistent backend -> exit 1" 1 err "HTPU_ELOAD_BACKEND"
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+harness_summary
