@@ -62,7 +62,7 @@ test-aarch64:
 	  exit 1; \
 	fi
 	$(Q)$(MAKE) --no-print-directory CROSSCOMPILE=$(AARCH64_PREFIX) BUILD=$(AARCH64_BUILD) \
-	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner
+	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner $(AARCH64_BUILD)/digits_demo
 	$(Q)rm -rf $(AARCH64_EMU_DIR) && mkdir -p $(AARCH64_EMU_DIR)
 	$(Q)for lib in $(AARCH64_BUILD)/*.so; do \
 	  ln -s ../$${lib##*/} $(AARCH64_EMU_DIR)/$${lib##*/} || exit 1; done
@@ -79,6 +79,10 @@ test-aarch64:
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_run.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_device.sh $(AARCH64_BUILD)
+	@echo "  DEMO    $(AARCH64_BUILD)/digits_demo under $(AARCH64_EMU)"
+	$(Q)$(AARCH64_EMU) $(AARCH64_BUILD)/digits_demo $(AARCH64_BUILD)/libhtpu_refbackend.so \
+	  $(AARCH64_BUILD)/libhtpu_refsystem.so $(DIGITS)/digits.bin $(DIGITS)/test_x.f32 \
+	  $(DIGITS)/test_y.u8 $(DIGITS)/float_pred.u8
 	$(Q)READELF=$(AARCH64_PREFIX)readelf \
 	  bash tools/check-glibc.sh --max $(GLIBC_MAX) $(AARCH64_BUILD)
 
