@@ -260,8 +260,12 @@ HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
  * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and
  * htpu_last_error() names the stage (loading the backend, resolving the symbol, no provider,
  * version, loading the system library, creating the backend/device), the path, the symbol and
- * dlerror(). Errors: HTPU_EINVAL, HTPU_ENOMEM, HTPU_ELOAD_BACKEND, HTPU_ESYMBOL,
- * HTPU_ENO_PROVIDER, HTPU_EVERSION, HTPU_ELOAD_SYSTEM, HTPU_EQNN. */
+ * dlerror(). A requested perf_profile that cannot be voted fails the open too (HTPU_EQNN, or
+ * HTPU_EUNSUPPORTED without a perf infrastructure): ask for HTPU_PERF_DEFAULT to run unvoted.
+ * Not thread-safe with respect to other threads' getenv when dsp_library_path is given (it
+ * calls setenv): set it before starting threads that read the environment.
+ * Errors: HTPU_EINVAL, HTPU_ENOMEM, HTPU_ELOAD_BACKEND, HTPU_ESYMBOL, HTPU_ENO_PROVIDER,
+ * HTPU_EVERSION, HTPU_ELOAD_SYSTEM, HTPU_EQNN, HTPU_EUNSUPPORTED. */
 HTPU_API int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out);
 
 /* Drops the caller's reference and sets *rt = NULL. The QNN device/backend/log are freed and the
@@ -288,7 +292,8 @@ typedef struct htpu_runtime_info {
   htpu_perf_profile perf_profile; /* the runtime's current profile */
   int has_perf_infrastructure;    /* power votes are possible */
   int has_shared_memory;          /* FastRPC shared buffers can be registered */
-  const char *shared_memory_note; /* why not, when has_shared_memory is 0 */
+  const char *shared_memory_note; /* why not, when has_shared_memory is 0; or why a buffer
+                                     fell back to ordinary memory (first such event) */
   uint32_t startup_attempts;      /* backend/device creation attempts it took */
 } htpu_runtime_info;
 

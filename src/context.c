@@ -65,6 +65,13 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   if (!rc) {
     qnn_error_t e = rt->backend_lib.context_create_from_binary(
         rt->backend, rt->device, NULL, c->binary, (qnn_context_binary_size_t)len, &c->qnn, NULL);
+    /* A DSP restart during the load: the new DSP process can take it, once. */
+    if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries) {
+      c->qnn = NULL;
+      e = rt->backend_lib.context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
+                                                     (qnn_context_binary_size_t)len, &c->qnn,
+                                                     NULL);
+    }
     if (e != QNN_SUCCESS || !c->qnn) {
       c->qnn = NULL;
       rc = qnn_fail(e, mark, "creating the context from %s failed", origin);
@@ -204,5 +211,6 @@ int context_recover_locked(context_obj *c, uint64_t seen_generation) {
   }
   c->generation++;
   STAT_ADD(recoveries, 1);
+  perf_recast(&rt->perf);
   return 0;
 }

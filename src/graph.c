@@ -66,8 +66,16 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   uint64_t mark = qnn_log_mark();
   /* Shared with the gate: a recovery may be replacing the context's QNN handle. */
   gate_enter_shared(&htpu_exec_gate);
-  qnn_error_t e = c->dead ? QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL
-                          : c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
+  if (c->dead) {
+    gate_leave_shared(&htpu_exec_gate);
+    free(g);
+    rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                        "opening graph '%s': the DSP restarted and this model could not be "
+                        "recovered; close it and load it again",
+                        gname);
+    goto fail;
+  }
+  qnn_error_t e = c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
   int added = (e == QNN_SUCCESS && g->qnn) ? context_add_graph(c, g) : -1;
   gate_leave_shared(&htpu_exec_gate);
   if (added != 0) {

@@ -15,6 +15,7 @@
 #define HTPU_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "gate.h"
 #include "hexagon_tpu.h"
@@ -57,7 +58,8 @@ struct context_obj {
   runtime_obj *rt;
   qnn_context_handle_t qnn;   /* replaced by a recovery; read under the execute gate */
   uint64_t generation;        /* bumped by each recovery */
-  int dead;                   /* recovery failed: every execute gives HTPU_EDEVICE_RESET */
+  atomic_int dead;            /* recovery failed or 1011: every call gives HTPU_EDEVICE_RESET;
+                                 set by executes outside the gate, hence atomic */
   void *binary; /* our copy, retained to recreate the context after a DSP restart */
   size_t binary_len;
   model_info *info;

@@ -16,7 +16,9 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static slot *slots;
 static uint32_t num_slots, first_free; /* first_free: index + 1, 0 = none */
 
-/* Handle value: generation in the high half, slot index + 1 in the low half; never NULL. */
+/* Handle value: generation in the high half, slot index + 1 in the low half; never NULL.
+ * Needs 64-bit pointers, as on every target the project builds for. */
+_Static_assert(sizeof(void *) == 8, "handles pack a 32-bit generation and index into a pointer");
 static void *encode(uint32_t index, uint32_t gen) {
   return (void *)(uintptr_t)(((uint64_t)gen << 32) | (uint64_t)(index + 1));
 }

@@ -165,6 +165,7 @@ int perf_set_base(perf_state *p, htpu_perf_profile profile) {
   p->base = profile;
   int rc = apply_locked(p, effective_locked(p));
   if (rc) p->base = old;
+  atomic_store(&p->base_published, (int)p->base);
   pthread_mutex_unlock(&p->lock);
   return rc;
 }
@@ -183,6 +184,17 @@ void perf_call_leave(perf_state *p, htpu_perf_profile profile) {
   pthread_mutex_lock(&p->lock);
   if (p->call_votes[profile]) p->call_votes[profile]--;
   (void)apply_locked(p, effective_locked(p));
+  pthread_mutex_unlock(&p->lock);
+}
+
+void perf_recast(perf_state *p) {
+  pthread_mutex_lock(&p->lock);
+  if (p->infra && p->power_id) {
+    (void)p->infra->destroy_power_config_id(p->power_id); /* may fail: it died with the DSP */
+    p->power_id = 0;
+    p->applied = HTPU_PERF_DEFAULT;
+    (void)apply_locked(p, effective_locked(p));
+  }
   pthread_mutex_unlock(&p->lock);
 }
 

@@ -10,6 +10,7 @@
 #define HTPU_PERF_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "hexagon_tpu.h"
@@ -21,11 +22,17 @@ typedef struct perf_state {
   uint32_t device_arch;                       /* RPC polling only from v69 */
   uint32_t power_id;                          /* 0 = no vote cast */
   htpu_perf_profile base;                     /* the runtime's profile */
+  atomic_int base_published;                  /* the same, for readers that must not wait
+                                                 behind a vote in progress (runtime info) */
   htpu_perf_profile applied;                  /* what is voted now */
   uint32_t call_votes[HTPU_PERF_PROFILE_COUNT];
 } perf_state;
 
 void perf_init(perf_state *p, const qnn_htp_perf_infrastructure_t *infra, uint32_t device_arch);
+/* After a DSP restart the DSP-side vote is gone with its process: forget the power config id
+ * and cast the vote in effect again. Failures are not fatal (recorded in the error only). */
+void perf_recast(perf_state *p);
+
 /* Releases the vote (destroyPowerConfigId); call before the device is freed. */
 void perf_release(perf_state *p);
 

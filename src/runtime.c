@@ -45,10 +45,14 @@ static void free_qnn_objects(runtime_obj *rt) {
   rt->device = rt->backend = rt->log = NULL;
 }
 
-/* Everything, in order: the vote goes before its device, the libraries last. */
+/* Everything, in order: the vote goes before its device, the libraries last. Freeing the
+ * device and backend tears down the DSP session: like a context free it waits for every
+ * in-flight execute in the process (the DSP process domain is shared). */
 static void runtime_teardown(runtime_obj *rt) {
+  gate_enter_exclusive(&htpu_exec_gate);
   perf_release(&rt->perf);
   free_qnn_objects(rt);
+  gate_leave_exclusive(&htpu_exec_gate);
   shared_registry_destroy(&rt->shared);
   loader_close_system(&rt->system_lib);
   loader_close_backend(&rt->backend_lib);
@@ -134,10 +138,13 @@ static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
   uint64_t delay = o->startup_retry_delay_ms;
   for (uint32_t attempt = 0;; attempt++) {
     rt->startup_attempts = attempt + 1;
+    /* Creating a backend and device opens a DSP session: not while anything executes. */
+    gate_enter_exclusive(&htpu_exec_gate);
     int rc = create_qnn_objects(rt, o);
-    if (rc == 0) return 0;
     uint32_t code = htpu_last_qnn_code();
-    free_qnn_objects(rt);
+    if (rc) free_qnn_objects(rt);
+    gate_leave_exclusive(&htpu_exec_gate);
+    if (rc == 0) return 0;
     if (rc != HTPU_EQNN || !is_transient_startup_code(code) || attempt >= o->startup_retries) {
       if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
       return rc;
@@ -176,6 +183,30 @@ static const qnn_htp_perf_infrastructure_t *find_perf_infrastructure(runtime_obj
   return perf;
 }
 
+/* setenv is not safe against a concurrent getenv; runtimes opened from several threads at once
+ * at least do not race each other, and an unchanged value is not written again. */
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int set_dsp_library_path(const char *value) {
+  pthread_mutex_lock(&env_lock);
+  int rc = 0;
+  const char *names[2] = {"DSP_LIBRARY_PATH", "ADSP_LIBRARY_PATH"};
+  for (int i = 0; i < 2 && rc == 0; i++) {
+    const char *cur = getenv(names[i]);
+    if (!cur || strcmp(cur, value) != 0) rc = setenv(names[i], value, 1);
+  }
+  pthread_mutex_unlock(&env_lock);
+  return rc;
+}
+
+static char *current_dsp_library_path(void) {
+  pthread_mutex_lock(&env_lock);
+  const char *dsp = getenv("DSP_LIBRARY_PATH");
+  char *copy = strdup(dsp ? dsp : "");
+  pthread_mutex_unlock(&env_lock);
+  return copy;
+}
+
 int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   htpu_clear_error();
   if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_runtime_open: out is NULL");
@@ -192,12 +223,9 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
 
   /* Before anything is loaded: the DSP side reads these when the first FastRPC session opens,
    * and Erlang's os:putenv never reaches the C environment. */
-  if (o->dsp_library_path) {
-    if (setenv("DSP_LIBRARY_PATH", o->dsp_library_path, 1) != 0 ||
-        setenv("ADSP_LIBRARY_PATH", o->dsp_library_path, 1) != 0)
-      return htpu_set_error(HTPU_EINVAL, 0, "setting DSP_LIBRARY_PATH to '%s' failed",
-                            o->dsp_library_path);
-  }
+  if (o->dsp_library_path && set_dsp_library_path(o->dsp_library_path) != 0)
+    return htpu_set_error(HTPU_EINVAL, 0, "setting DSP_LIBRARY_PATH to '%s' failed",
+                          o->dsp_library_path);
 
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
@@ -224,8 +252,7 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
                          o->fastrpc_lib ? o->fastrpc_lib : "libcdsprpc.so");
   }
   if (!rc) {
-    const char *dsp = getenv("DSP_LIBRARY_PATH");
-    rt->dsp_library_path = strdup(dsp ? dsp : "");
+    rt->dsp_library_path = current_dsp_library_path();
     if (!rt->dsp_library_path) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
   if (rc) {
@@ -279,10 +306,11 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->device_arch = rt->device_facts.arch;
   out->device_soc_model = rt->device_facts.soc_model;
   out->device_vtcm_mb = rt->device_facts.vtcm_mb;
-  pthread_mutex_lock(&rt->perf.lock);
-  out->perf_profile = rt->perf.base;
+  /* Never behind perf.lock: a vote in progress holds it across a DSP round trip, and this is
+   * called from places that must not block (the NIF reads it on a normal scheduler). The
+   * infrastructure pointer is set once, before the runtime is published. */
+  out->perf_profile = (htpu_perf_profile)atomic_load(&rt->perf.base_published);
   out->has_perf_infrastructure = rt->perf.infra != NULL;
-  pthread_mutex_unlock(&rt->perf.lock);
   out->has_shared_memory = rt->shared.available;
   out->shared_memory_note = rt->shared.note; /* set when registration is or becomes unusable */
   out->startup_attempts = rt->startup_attempts;

@@ -133,7 +133,7 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->num; i++) {
     if (same_layout(&c->entries[i], ptr, t)) {
-      qnn_mem_handle_t h = c->entries[i].handle;
+      qnn_mem_handle_t h = c->entries[i].handle; /* NULL: registration failed before */
       pthread_mutex_unlock(&c->lock);
       return h;
     }
@@ -166,8 +166,17 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
   qnn_mem_handle_t h = NULL;
   qnn_error_t e = b->mem_register(ctx, &desc, 1, &h);
   if (e != QNN_SUCCESS || !h) {
-    pthread_mutex_unlock(&c->lock);
-    return NULL; /* the buffer still works as a plain client buffer */
+    /* The buffer still works as a plain client buffer. The failure is remembered (a NULL
+     * entry), so the DSP is not asked again on every call, and said once. */
+    h = NULL;
+    uint32_t code = QNN_ERROR_CODE(e);
+    pthread_mutex_lock(&r->lock);
+    if (!r->note[0])
+      snprintf(r->note, sizeof r->note,
+               "memRegister of tensor '%s' failed with QNN error %u (%s); it is passed as an "
+               "ordinary buffer",
+               t->name, code, htpu_qnn_error_name(code));
+    pthread_mutex_unlock(&r->lock);
   }
   mem_entry *en = &c->entries[c->num++];
   memset(en, 0, sizeof *en);
@@ -178,7 +187,7 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
   en->fd = reg.fd;
   en->handle = h;
   pthread_mutex_unlock(&c->lock);
-  STAT_ADD(mem_registrations, 1);
+  if (h) STAT_ADD(mem_registrations, 1);
   return h;
 }
 
@@ -189,7 +198,8 @@ void mem_cache_release(mem_cache *c, const qnn_backend_lib *b, int fd) {
     if (fd < 0 || c->entries[i].fd == fd) {
       /* Errors are ignored: after a DSP restart there is nothing left to deregister, and the
        * handle is forgotten either way. */
-      if (b->mem_de_register) (void)b->mem_de_register(&c->entries[i].handle, 1);
+      if (b->mem_de_register && c->entries[i].handle)
+        (void)b->mem_de_register(&c->entries[i].handle, 1);
     } else {
       c->entries[kept++] = c->entries[i];
     }
@@ -339,7 +349,13 @@ int htpu_graph_alloc_io(htpu_graph *gh, htpu_io *inputs, htpu_io *outputs, htpu_
   size_t total = 0;
   for (uint32_t i = 0; !rc && i < gi->num_inputs + gi->num_outputs; i++) {
     const htpu_tensor_info *t = i < gi->num_inputs ? &gi->inputs[i] : &gi->outputs[i - gi->num_inputs];
-    total += align_up(t->byte_size ? t->byte_size : 1);
+    /* QNN buffers are at most 4 GiB (32-bit sizes), and execute refuses more anyway. */
+    if (t->byte_size > UINT32_MAX || total > (size_t)INT_MAX)
+      rc = htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                          "graph '%s': tensor '%s' (%zu bytes) does not fit a shared buffer",
+                          gi->name, t->name, t->byte_size);
+    else
+      total += align_up(t->byte_size ? t->byte_size : 1);
   }
   htpu_shared *buf = NULL;
   if (!rc) {

@@ -140,7 +140,7 @@ TEST(concurrency_load_and_close_while_executing) {
     la[i] = (loader_arg){rt, path, -1};
     CHECK(pthread_create(&lt[i], NULL, load, &la[i]) == 0);
   }
-  /* Close the graph's handles while executes are in flight: they keep it alive. */
+  /* Close the context's handle while executes are in flight: the graph keeps it alive. */
   htpu_context_close(&ctx);
   for (int i = 0; i < 4; i++) {
     pthread_join(th[i], NULL);
@@ -158,4 +158,57 @@ TEST(concurrency_load_and_close_while_executing) {
   htpu_stats_get(&s);
   CHECK_EQ(s.live_contexts, 0);
   CHECK_EQ(s.live_graphs, 0);
+}
+
+typedef struct one_call {
+  htpu_graph *g;
+  float want3; /* expected y[3]: 4 + 4 or 4 * 4 */
+  int rc;
+} one_call;
+
+static void *execute_once(void *arg) {
+  one_call *c = arg;
+  float a[4] = {1, 2, 3, 4}, y[4];
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {a, sizeof a, HTPU_F32}};
+  htpu_io out = {y, sizeof y, HTPU_F32};
+  c->rc = htpu_graph_execute(c->g, in, 2, &out, 1, NULL);
+  if (c->rc == 0 && y[3] != c->want3) c->rc = -100;
+  return NULL;
+}
+
+TEST(concurrency_every_handle_closed_during_executes) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("closeall.bin", TWO_GRAPHS);
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *add = NULL, *mul = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &add), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "mul_f32", &mul), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 50000), 0);
+  unsigned long v0 = fx_ref_violations();
+  one_call calls[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    calls[i] = (one_call){i % 2 ? mul : add, i % 2 ? 16.0f : 8.0f, -1};
+    CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
+  }
+  usleep(10000); /* the calls are inside graphExecute (50 ms each, two graphs at a time) */
+  /* Every handle goes while they run: the last call to finish drops the last references and
+   * tears down context, device, backend and libraries on its own thread. */
+  CHECK_EQ(htpu_graph_close(&add), HTPU_OK);
+  CHECK_EQ(htpu_graph_close(&mul), HTPU_OK);
+  CHECK_EQ(htpu_context_close(&ctx), HTPU_OK);
+  CHECK_EQ(htpu_runtime_close(&rt), HTPU_OK);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  fx_ref_disarm();
+  for (int i = 0; i < 4; i++) CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
+  htpu_stats s;
+  htpu_stats_get(&s);
+  CHECK_EQ(s.live_runtimes, 0);
+  CHECK_EQ(s.live_contexts, 0);
+  CHECK_EQ(s.live_graphs, 0);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
 }

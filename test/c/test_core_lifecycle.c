@@ -96,8 +96,8 @@ TEST(lifecycle_use_after_close_is_an_error) {
   htpu_graph *g_copy = g;
   CHECK_EQ(htpu_graph_close(&g), HTPU_OK);
   CHECK_EQ(htpu_graph_close(&g), HTPU_OK); /* NULL now: no-op */
+  htpu_graph *g_stale = g_copy; /* a copy of the closed handle, kept for the checks below */
   CHECK_EQ(htpu_graph_close(&g_copy), HTPU_ECLOSED);
-  g_copy = NULL;
   float y[4];
   htpu_graph *stale = (htpu_graph *)((htpu_context *)ctx_copy); /* wrong kind of handle */
   CHECK_EQ(run_add(stale, 1, y), HTPU_ECLOSED);
@@ -114,7 +114,7 @@ TEST(lifecycle_use_after_close_is_an_error) {
   htpu_runtime_info info;
   CHECK_EQ(htpu_runtime_get_info(rt_copy, &info), HTPU_ECLOSED);
   char buf[64];
-  htpu_graph_last_error(g_copy, buf, sizeof buf);
+  htpu_graph_last_error(g_stale, buf, sizeof buf);
   CHECK_STR_CONTAINS(buf, "closed");
   /* Forged handles never crash. */
   CHECK_EQ(run_add((htpu_graph *)(uintptr_t)0xdeadbeefu, 1, y), HTPU_ECLOSED);
