@@ -187,8 +187,16 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
     end
   end
 
+  # Mix 1.15+ prunes the code path to the project's applications before compiling; OTP's own
+  # applications used here must be put back first (a no-op on older Mix).
+  defp ensure_otp_apps(apps) do
+    if function_exported?(Mix, :ensure_application!, 1),
+      do: Enum.each(apps, &Mix.ensure_application!/1)
+  end
+
   defp download(url, path) do
     Mix.shell().info("hexagon_tpu: downloading #{url}")
+    ensure_otp_apps([:crypto, :asn1, :public_key, :ssl, :inets])
     {:ok, _} = Application.ensure_all_started(:inets)
     {:ok, _} = Application.ensure_all_started(:ssl)
 
@@ -215,6 +223,8 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
   end
 
   defp verify_precompiled(archive, name, checksums) do
+    ensure_otp_apps([:crypto])
+
     with {:ok, bytes} <- File.read(archive),
          "sha256:" <> expected <- Map.get(checksums, name, :missing),
          actual = Base.encode16(:crypto.hash(:sha256, bytes), case: :lower),

@@ -52,9 +52,15 @@ defmodule HexagonTpu do
     end)
   end
 
+  # Never the model bytes themselves: handlers would receive megabytes on every load.
   defp telemetry_source({:binary, _}), do: :binary
   defp telemetry_source({:file, path}), do: path
-  defp telemetry_source(path), do: path
+
+  defp telemetry_source(path) when is_binary(path) do
+    if byte_size(path) < 4096 and String.printable?(path), do: path, else: :binary
+  end
+
+  defp telemetry_source(_other), do: :invalid
 
   defp do_load_model(source, opts) do
     rt_names = Runtime.option_names() -- [:env]

@@ -1,8 +1,14 @@
 defmodule HexagonTpu.NxTest do
   use ExUnit.Case, async: true
 
-  # Runs only when Nx is loadable (test_helper.exs excludes :nx otherwise).
+  # Runs only when Nx is loadable; reported as skipped, with the reason, otherwise.
   @moduletag :nx
+  @moduletag skip:
+               if(Code.ensure_loaded?(Nx),
+                 do: false,
+                 else:
+                   "Nx is not loadable (add {:nx, \"~> 0.7\"} to a project that uses hexagon_tpu)"
+               )
   @compile {:no_warn_undefined, [Nx]}
 
   import HexagonTpu.TestModels
