@@ -10,6 +10,7 @@
 
 #include "qnn/qnn_versions.h"
 #include "rb_internal.h"
+#include "ref_providers.h"
 
 #define DEFAULT_SPEC "HTPU_REFERENCE:6:2.32.0:5.42.0"
 /* Slot count given to versions the project does not support (2.7's table is laid out
@@ -34,28 +35,23 @@ static qnn_error_t (*const k_create[MAX_BACKEND_ID + 1])(qnn_log_handle_t,
                                                          qnn_backend_handle_t *) = {
     RB_IDS(RB_CREATE_ENTRY)};
 
-typedef struct provider_set {
-  struct provider_set *next;
-  char *spec;
-  uint32_t count;                /* providers handed out */
-  uint32_t cap;                  /* entries allocated (partial builds are freed by cap) */
-  const qnn_interface_t **list; /* exactly count entries */
-  char **names;
-} provider_set;
+/* Provider lists by spec (ref_providers.h); g_last is the one most recently handed out. */
 
 static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
-static provider_set *g_sets;
-static provider_set *g_last; /* the set most recently handed out */
+static ref_provider_set *g_sets;
+static ref_provider_set *g_last;
 static qnn_api_version_t g_current = {{2, 32, 0}, {5, 42, 0}};
 
 qnn_api_version_t rb_provider_api_version(uint32_t backend_id) {
   pthread_mutex_lock(&g_prov_lock);
   qnn_api_version_t v = g_current;
-  for (uint32_t i = 0; g_last && i < g_last->count; i++)
-    if (g_last->list[i]->backend_id == backend_id) {
-      v = g_last->list[i]->api_version;
+  for (uint32_t i = 0; g_last && i < g_last->count; i++) {
+    const qnn_interface_t *p = g_last->list[i];
+    if (p->backend_id == backend_id) {
+      v = p->api_version;
       break;
     }
+  }
   pthread_mutex_unlock(&g_prov_lock);
   return v;
 }
@@ -96,79 +92,43 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->device_get_info = rb_device_get_info;
 }
 
-static int parse_version(const char *s, size_t n, qnn_version_t *v) {
-  char buf[40];
-  if (n == 0 || n >= sizeof(buf)) return -1;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  char tail;
-  return sscanf(buf, "%u.%u.%u%c", &v->major, &v->minor, &v->patch, &tail) == 3 ? 0 : -1;
-}
-
-static void set_free(provider_set *s) {
-  for (uint32_t i = 0; i < s->cap; i++) {
-    free((void *)s->list[i]);
-    free(s->names[i]);
+/* One provider block from "NAME:BACKEND_ID:CORE_VERSION:BACKEND_VERSION". */
+static int build_provider(const char *item, size_t len, char **name, void **block, char *err,
+                          size_t errlen) {
+  const char *f[4];
+  size_t fl[4];
+  uint32_t id = 0;
+  qnn_interface_t head;
+  memset(&head, 0, sizeof(head));
+  if (fr_split(item, len, f, fl, 4) != 4 || fl[0] == 0 ||
+      fr_parse_u32(f[1], fl[1], 0, MAX_BACKEND_ID, &id) != 0 ||
+      ref_parse_version(f[2], fl[2], &head.api_version.core_api_version) != 0 ||
+      ref_parse_version(f[3], fl[3], &head.api_version.backend_api_version) != 0) {
+    snprintf(err, errlen, "bad provider '%.*s' (expected NAME:BACKEND_ID(0-%u):"
+             "CORE_MAJ.MIN.PATCH:BACKEND_MAJ.MIN.PATCH)", (int)len, item, MAX_BACKEND_ID);
+    return -1;
   }
-  free(s->list);
-  free(s->names);
-  free(s->spec);
-  free(s);
-}
-
-/* Builds the providers of one spec; NULL on a syntax error (message in err). */
-static provider_set *set_build(const char *spec, char *err, size_t errlen) {
-  provider_set *s = calloc(1, sizeof(*s));
-  if (!s || !(s->spec = strdup(spec))) goto oom;
-  uint32_t n = *spec ? 1 : 0;
-  for (const char *p = spec; *p; p++) n += *p == ',';
-  if (n) {
-    s->list = calloc(n, sizeof(*s->list));
-    s->names = calloc(n, sizeof(*s->names));
-    if (!s->list || !s->names) goto oom;
-    s->cap = n;
+  uint32_t slots = qnn_core_table_slots(head.api_version.core_api_version);
+  int supported = slots != 0;
+  if (!supported) slots = UNSUPPORTED_SLOTS;
+  size_t table_off = offsetof(qnn_interface_t, table);
+  /* The name lives in its own block so nothing of ours sits right after the last slot. */
+  *name = strndup(f[0], fl[0]);
+  unsigned char *b = *name ? malloc(table_off + slots * sizeof(qnn_unused_fn)) : NULL;
+  if (!b) {
+    free(*name);
+    *name = NULL;
+    snprintf(err, errlen, "out of memory");
+    return -1;
   }
-  const char *p = spec;
-  for (uint32_t i = 0; i < n; i++) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    const char *f[4];
-    size_t fl[4];
-    uint32_t id = 0;
-    qnn_interface_t head;
-    memset(&head, 0, sizeof(head));
-    if (fr_split(p, len, f, fl, 4) != 4 || fl[0] == 0 ||
-        fr_parse_u32(f[1], fl[1], 0, MAX_BACKEND_ID, &id) != 0 ||
-        parse_version(f[2], fl[2], &head.api_version.core_api_version) != 0 ||
-        parse_version(f[3], fl[3], &head.api_version.backend_api_version) != 0) {
-      snprintf(err, errlen, "bad provider '%.*s' (expected NAME:BACKEND_ID(0-%u):"
-               "CORE_MAJ.MIN.PATCH:BACKEND_MAJ.MIN.PATCH)", (int)len, p, MAX_BACKEND_ID);
-      set_free(s);
-      return NULL;
-    }
-    if (!(s->names[i] = strndup(f[0], fl[0]))) goto oom;
-    uint32_t slots = qnn_core_table_slots(head.api_version.core_api_version);
-    int supported = slots != 0;
-    if (!supported) slots = UNSUPPORTED_SLOTS;
-    size_t table_off = offsetof(qnn_interface_t, table);
-    /* The name lives in its own block so nothing of ours sits right after the last slot. */
-    unsigned char *block = malloc(table_off + slots * sizeof(qnn_unused_fn));
-    if (!block) goto oom;
-    qnn_interface_table_t table;
-    fill_table(&table, id, supported);
-    head.backend_id = id;
-    head.provider_name = s->names[i];
-    memcpy(block, &head, table_off);
-    memcpy(block + table_off, &table, slots * sizeof(qnn_unused_fn));
-    s->list[i] = (const qnn_interface_t *)(void *)block;
-    s->count = i + 1;
-    p = end ? end + 1 : p + len;
-  }
-  return s;
-oom:
-  snprintf(err, errlen, "out of memory");
-  if (s) set_free(s);
-  return NULL;
+  qnn_interface_table_t table;
+  fill_table(&table, id, supported);
+  head.backend_id = id;
+  head.provider_name = *name;
+  memcpy(b, &head, table_off);
+  memcpy(b + table_off, &table, slots * sizeof(qnn_unused_fn));
+  *block = b;
+  return 0;
 }
 
 RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num) {
@@ -184,32 +144,20 @@ RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, u
   if (!spec) spec = DEFAULT_SPEC;
 
   pthread_mutex_lock(&g_prov_lock);
-  provider_set *s = g_sets;
-  while (s && strcmp(s->spec, spec) != 0) s = s->next;
+  char err[256];
+  ref_provider_set *s = ref_provider_set_get(&g_sets, spec, build_provider, err, sizeof(err));
   if (!s) {
-    char err[256];
-    s = set_build(spec, err, sizeof(err));
-    if (!s) {
-      pthread_mutex_unlock(&g_prov_lock);
-      fprintf(stderr, "htpu_refbackend: HTPU_REF_PROVIDERS: %s\n", err);
-      return QNN_COMMON_ERROR_GENERAL;
-    }
-    s->next = g_sets;
-    g_sets = s;
+    pthread_mutex_unlock(&g_prov_lock);
+    fprintf(stderr, "htpu_refbackend: HTPU_REF_PROVIDERS: %s\n", err);
+    return QNN_COMMON_ERROR_GENERAL;
   }
-  if (s->count) g_current = s->list[0]->api_version;
+  if (s->count) g_current = ((const qnn_interface_t *)s->list[0])->api_version;
   g_last = s;
-  *list = s->count ? s->list : NULL;
+  *list = s->count ? (const qnn_interface_t **)s->list : NULL;
   *num = s->count;
   pthread_mutex_unlock(&g_prov_lock);
   return QNN_SUCCESS;
 }
 
 /* Provider arrays stay valid until the library is unloaded, as a real backend's do. */
-__attribute__((destructor)) static void providers_unload(void) {
-  while (g_sets) {
-    provider_set *s = g_sets;
-    g_sets = s->next;
-    set_free(s);
-  }
-}
+__attribute__((destructor)) static void providers_unload(void) { ref_provider_sets_free(&g_sets); }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "qnn/qnn_versions.h"
+#include "../backend/ref_providers.h"
 #include "rs_internal.h"
 
 #define DEFAULT_SPEC "HTPU_REFERENCE_SYSTEM:1.7.0"
@@ -162,27 +163,8 @@ RS_STRIDE_FNS(88)
 
 /* ---- providers ---- */
 
-typedef struct provider_set {
-  struct provider_set *next;
-  char *spec;
-  uint32_t count, cap;
-  const qnn_system_interface_t **list;
-  char **names;
-} provider_set;
-
 static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
-static provider_set *g_sets;
-
-static void set_free(provider_set *s) {
-  for (uint32_t i = 0; i < s->cap; i++) {
-    free((void *)s->list[i]);
-    free(s->names[i]);
-  }
-  free(s->list);
-  free(s->names);
-  free(s->spec);
-  free(s);
-}
+static ref_provider_set *g_sets;
 
 static void fill_table(qnn_system_interface_table_t *t, qnn_version_t v, int supported) {
   qnn_unused_fn *slot = (qnn_unused_fn *)(void *)t;
@@ -196,61 +178,39 @@ static void fill_table(qnn_system_interface_table_t *t, qnn_version_t v, int sup
   t->system_context_free = rs_context_free;
 }
 
-static provider_set *set_build(const char *spec, char *err, size_t errlen) {
-  provider_set *s = calloc(1, sizeof(*s));
-  if (!s || !(s->spec = strdup(spec))) goto oom;
-  uint32_t n = *spec ? 1 : 0;
-  for (const char *p = spec; *p; p++) n += *p == ',';
-  if (n) {
-    s->list = calloc(n, sizeof(*s->list));
-    s->names = calloc(n, sizeof(*s->names));
-    if (!s->list || !s->names) goto oom;
-    s->cap = n;
+/* One provider block from "NAME:MAJ.MIN.PATCH". */
+static int build_provider(const char *item, size_t len, char **name, void **block, char *err,
+                          size_t errlen) {
+  const char *f[2];
+  size_t fl[2];
+  qnn_system_interface_t head;
+  memset(&head, 0, sizeof(head));
+  if (fr_split(item, len, f, fl, 2) != 2 || fl[0] == 0 ||
+      ref_parse_version(f[1], fl[1], &head.system_api_version) != 0) {
+    snprintf(err, errlen, "bad system provider '%.*s' (expected NAME:MAJ.MIN.PATCH)", (int)len,
+             item);
+    return -1;
   }
-  const char *p = spec;
-  for (uint32_t i = 0; i < n; i++) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    const char *f[2];
-    size_t fl[2];
-    qnn_system_interface_t head;
-    memset(&head, 0, sizeof(head));
-    char vbuf[40], tail;
-    int ok = fr_split(p, len, f, fl, 2) == 2 && fl[0] > 0 && fl[1] < sizeof(vbuf);
-    if (ok) {
-      memcpy(vbuf, f[1], fl[1]);
-      vbuf[fl[1]] = '\0';
-      qnn_version_t *v = &head.system_api_version;
-      ok = sscanf(vbuf, "%u.%u.%u%c", &v->major, &v->minor, &v->patch, &tail) == 3;
-    }
-    if (!ok) {
-      snprintf(err, errlen, "bad system provider '%.*s' (expected NAME:MAJ.MIN.PATCH)",
-               (int)len, p);
-      set_free(s);
-      return NULL;
-    }
-    if (!(s->names[i] = strndup(f[0], fl[0]))) goto oom;
-    uint32_t slots = qnn_system_table_slots(head.system_api_version);
-    int supported = slots != 0;
-    if (!supported) slots = UNSUPPORTED_SLOTS;
-    size_t off = offsetof(qnn_system_interface_t, table);
-    unsigned char *block = malloc(off + slots * sizeof(qnn_unused_fn));
-    if (!block) goto oom;
-    qnn_system_interface_table_t table;
-    fill_table(&table, head.system_api_version, supported);
-    head.backend_id = QNN_BACKEND_ID_NULL;
-    head.provider_name = s->names[i];
-    memcpy(block, &head, off);
-    memcpy(block + off, &table, slots * sizeof(qnn_unused_fn));
-    s->list[i] = (const qnn_system_interface_t *)(void *)block;
-    s->count = i + 1;
-    p = end ? end + 1 : p + len;
+  uint32_t slots = qnn_system_table_slots(head.system_api_version);
+  int supported = slots != 0;
+  if (!supported) slots = UNSUPPORTED_SLOTS;
+  size_t off = offsetof(qnn_system_interface_t, table);
+  *name = strndup(f[0], fl[0]);
+  unsigned char *b = *name ? malloc(off + slots * sizeof(qnn_unused_fn)) : NULL;
+  if (!b) {
+    free(*name);
+    *name = NULL;
+    snprintf(err, errlen, "out of memory");
+    return -1;
   }
-  return s;
-oom:
-  snprintf(err, errlen, "out of memory");
-  if (s) set_free(s);
-  return NULL;
+  qnn_system_interface_table_t table;
+  fill_table(&table, head.system_api_version, supported);
+  head.backend_id = QNN_BACKEND_ID_NULL;
+  head.provider_name = *name;
+  memcpy(b, &head, off);
+  memcpy(b + off, &table, slots * sizeof(qnn_unused_fn));
+  *block = b;
+  return 0;
 }
 
 RS_EXPORT qnn_error_t QnnSystemInterface_getProviders(const qnn_system_interface_t ***list,
@@ -262,30 +222,21 @@ RS_EXPORT qnn_error_t QnnSystemInterface_getProviders(const qnn_system_interface
   const char *spec = getenv("HTPU_REF_SYSTEM_PROVIDERS");
   if (!spec) spec = DEFAULT_SPEC;
   pthread_mutex_lock(&g_prov_lock);
-  provider_set *s = g_sets;
-  while (s && strcmp(s->spec, spec) != 0) s = s->next;
+  char err[256];
+  ref_provider_set *s = ref_provider_set_get(&g_sets, spec, build_provider, err, sizeof(err));
   if (!s) {
-    char err[256];
-    if (!(s = set_build(spec, err, sizeof(err)))) {
-      pthread_mutex_unlock(&g_prov_lock);
-      fprintf(stderr, "htpu_refsystem: HTPU_REF_SYSTEM_PROVIDERS: %s\n", err);
-      return QNN_COMMON_ERROR_GENERAL;
-    }
-    s->next = g_sets;
-    g_sets = s;
+    pthread_mutex_unlock(&g_prov_lock);
+    fprintf(stderr, "htpu_refsystem: HTPU_REF_SYSTEM_PROVIDERS: %s\n", err);
+    return QNN_COMMON_ERROR_GENERAL;
   }
-  *list = s->count ? s->list : NULL;
+  *list = s->count ? (const qnn_system_interface_t **)s->list : NULL;
   *num = s->count;
   pthread_mutex_unlock(&g_prov_lock);
   return QNN_SUCCESS;
 }
 
 __attribute__((destructor)) static void rs_unload(void) {
-  while (g_sets) {
-    provider_set *s = g_sets;
-    g_sets = s->next;
-    set_free(s);
-  }
+  ref_provider_sets_free(&g_sets);
   unsigned n = 0;
   while (g_contexts) {
     rs_context *c = g_contexts;
