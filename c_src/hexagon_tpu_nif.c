@@ -190,6 +190,7 @@ static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   /* Under the link's lock only for the swap: a concurrent info/1 copying the runtime's strings
    * finishes before the handle (and with it, maybe, the strings) goes. */
   enif_mutex_lock(res->link->lock);
+  nif_link_refresh_note_locked(res->link, atomic_load(&res->link->handle)); /* for the graphs */
   htpu_runtime *h = atomic_exchange(&res->link->handle, NULL);
   enif_mutex_unlock(res->link->lock);
   htpu_runtime_close(&h); /* NULL (already closed) is a no-op: close is idempotent */
@@ -208,6 +209,7 @@ static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TER
   htpu_runtime *h = atomic_load(&res->link->handle);
   htpu_runtime_info info;
   int rc = h ? htpu_runtime_get_info(h, &info) : HTPU_ECLOSED;
+  if (h) nif_link_refresh_note_locked(res->link, h);
   if (!h)
     ret = closed_error(env, "runtime");
   else if (rc)
@@ -304,14 +306,21 @@ static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
 
 /* ---- graph -------------------------------------------------------------------------------- */
 
-static nif_io_desc *copy_descs(const htpu_tensor_info *ts, uint32_t n) {
-  nif_io_desc *d = enif_alloc((n ? n : 1) * sizeof *d);
-  if (!d) return NULL;
+/* Deep copies of the graph's tensor infos (inputs, then outputs) into res->tensors. Called
+ * before the handle is published: the borrowed infos cannot be freed under us yet. 0 or -1. */
+static int copy_tensors(nif_graph *res, const htpu_graph_info *gi) {
+  uint32_t n = gi->num_inputs + gi->num_outputs;
+  res->tensors = enif_alloc((n ? n : 1) * sizeof *res->tensors);
+  if (!res->tensors) return -1;
+  memset(res->tensors, 0, (n ? n : 1) * sizeof *res->tensors);
+  res->num_inputs = gi->num_inputs;
+  res->num_outputs = gi->num_outputs;
   for (uint32_t i = 0; i < n; i++) {
-    d[i].dtype = ts[i].dtype;
-    d[i].num_elements = ts[i].num_elements;
+    const htpu_tensor_info *t =
+        i < gi->num_inputs ? &gi->inputs[i] : &gi->outputs[i - gi->num_inputs];
+    if (nif_slot_copy(&res->tensors[i], t, 0)) return -1;
   }
-  return d;
+  return 0;
 }
 
 /* graph_open(context_ref, name | nil) -> {:ok, ref, graph_info_map} | {:error, reason} */
@@ -336,14 +345,14 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  res->num_inputs = res->num_outputs = 0;
+  res->tensors = NULL;
   nif_link_retain(cres->link);
   res->link = cres->link;
-  res->num_inputs = gi->num_inputs;
-  res->num_outputs = gi->num_outputs;
-  res->inputs = copy_descs(gi->inputs, gi->num_inputs);
-  res->outputs = copy_descs(gi->outputs, gi->num_outputs);
-  if (!res->inputs || !res->outputs) {
-    enif_release_resource(res); /* destructor frees the arrays; the handle is still ours */
+  /* Everything the NIF will ever need from the borrowed infos is copied (or turned into terms)
+   * now, while only this thread has the handle; nothing reads htpu_graph_get_info later. */
+  if (copy_tensors(res, gi)) {
+    enif_release_resource(res); /* destructor frees the copies; the handle is still ours */
     htpu_graph_close(&g);
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph descriptors)");
   }
@@ -432,7 +441,7 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
     }
     /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
      * (HTPU_EMISMATCH), never an overflow. */
-    size_t size = res->outputs[i].num_elements * htpu_dtype_size(o->dtype);
+    size_t size = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
     if (!enif_alloc_binary(size, &outs[i])) {
       ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
       goto out;
@@ -495,27 +504,75 @@ static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 
 /* ---- load / upgrade / unload ---------------------------------------------------------------- */
 
-static int nif_setup(ErlNifEnv *env) {
+/* This library instance's identity, stored as every module instance's priv data. Its address
+ * is the same for every module instance that loaded this very .so (dlopen of one path returns
+ * one mapping, so statics are shared), and different for any other copy of the library (a
+ * release upgrade installs the NIF under a new lib/hexagon_tpu-<vsn>/priv path). */
+static const char instance_tag[] = "hexagon_tpu_nif";
+
+#if ERL_NIF_MAJOR_VERSION > 2 || (ERL_NIF_MAJOR_VERSION == 2 && ERL_NIF_MINOR_VERSION >= 17)
+#define NIF_HAS_ON_HALT 1
+/* erlang:halt/0,1 (flushing) calls this before the process exits, i.e. before the QNN
+ * libraries' exit-time destructors run: the reaper must not be inside QNN then. Installed by
+ * every module instance (ERTS ties it to the instance), so it may run more than once:
+ * nif_reaper_halt is idempotent. ERL_NIF_OPT_DELAY_HALT is deliberately not set: it would make
+ * the halt wait for every running NIF call, and an execute or close stuck on a wedged DSP would
+ * then hang the halt forever (on a device, a reboot that never comes); a halt that completes is
+ * the safer failure. OTP 25 (NIF 2.16) has neither option: there, as before, the process exits
+ * with the reaper possibly mid-close. */
+static void nif_on_halt(void *priv) {
+  (void)priv;
+  nif_reaper_halt();
+}
+#endif
+
+static int nif_setup(ErlNifEnv *env, void **priv) {
+  *priv = (void *)instance_tag;
   nif_atoms_make(env);
+#ifdef NIF_HAS_ON_HALT
+  /* Only fails outside load/upgrade or when set twice for one module instance: neither can
+   * happen here, and a library without the callback still works (as on OTP 25). */
+  (void)enif_set_option(env, ERL_NIF_OPT_ON_HALT, nif_on_halt);
+#endif
   if (nif_resources_open(env)) return -1;
   return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
 }
 
 static int nif_load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   (void)info;
-  *priv = NULL;
-  return nif_setup(env);
+  return nif_setup(env, priv);
 }
 
-/* A new version of HexagonTpu.NIF while the old one is still loaded: take the resource types
- * over and add a user to the reaper (shared when the .so path is the same). */
+/* A new version of HexagonTpu.NIF while the old one is still loaded.
+ *
+ * Same library instance (the same .so, as in a hot code reload from the same path): take the
+ * resource types over (nif_resources_open, ERL_NIF_RT_TAKEOVER) and add a user to the shared
+ * reaper. The destructors that take over are the same code, acting on the same core registry.
+ *
+ * Any other library (a release upgrade to a different .so, or an old build whose priv is not
+ * our tag): refused, before anything is touched. Each .so links its own copy of the C core, so
+ * taking over would hand the old library's resources (its structs, its registry's handles) to
+ * destructors of another core, and the old .so could then be unloaded while QNN still holds
+ * its log callback. Refusing makes erlang:load_nif/2 return {error, {upgrade, _}}: the new
+ * module's on_load fails and the old code (and old library) stays in use, untouched. To move to
+ * a new library, restart the application (or the node), or close every handle and delete and
+ * purge HexagonTpu.NIF first: a load after a full purge is a fresh load, not an upgrade (the
+ * purged library's resources keep their own destructors and types; see docs/elixir.md). */
 static int nif_upgrade(ErlNifEnv *env, void **priv, void **old_priv, ERL_NIF_TERM info) {
-  (void)old_priv;
   (void)info;
   *priv = NULL;
-  return nif_setup(env);
+  if (!old_priv || *old_priv != (void *)instance_tag) return 1;
+  return nif_setup(env, priv);
 }
 
+/* Runs when ERTS unloads a module instance's library: on the thread that purges the old module
+ * code (the code purger, on a normal scheduler), or, if resources of that instance were still
+ * alive then, later, on whichever thread releases the last one (a resource destructor on a
+ * scheduler). Never on the reaper thread: the reaper only calls htpu_*_close and never releases
+ * a resource, so joining it here cannot wait on itself. Its last user's nif_reaper_stop waits
+ * for the queue to drain (closes that may wait for in-flight executes, which never wait on
+ * lifecycle_lock), so it cannot deadlock; it can delay this thread by the length of the queued
+ * closes. */
 static void nif_unload(ErlNifEnv *env, void *priv) {
   (void)env;
   (void)priv;

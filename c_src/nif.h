@@ -21,17 +21,31 @@
  * is answered with HTPU_ECLOSED. */
 
 /* What a runtime's context and graph resources share with it: the caller's runtime handle
- * (the runtime resource's, NULL once closed) and the once-per-runtime fallback warning flag.
- * Reference counted (the runtime resource and every context/graph resource made from it hold
- * one), so a graph can still ask "which runtime?" after the runtime's variable is gone, without
- * keeping the runtime resource itself alive. `lock` is held by the runtime close (only while the
- * handle is swapped out) and by whoever reads htpu_runtime_get_info strings (borrowed from the
- * runtime while the caller's handle is open): the close cannot free them mid-copy. */
+ * (the runtime resource's, NULL once closed or garbage collected), the once-per-runtime
+ * fallback warning flag, and a copy of the runtime's shared_memory_note. Reference counted
+ * (the runtime resource and every context/graph resource made from it hold one), so a graph can
+ * still ask "which runtime?" after the runtime's variable is gone, without keeping the runtime
+ * resource itself alive.
+ *
+ * `lock` guards `handle` swaps and `note`. The close and the destructor hold it only to refresh
+ * `note` and swap the handle out; readers hold it while they copy htpu_runtime_get_info's
+ * strings (borrowed from the runtime while the caller's handle is open), so the close cannot
+ * free them mid-copy. Nothing called under it can block: htpu_runtime_get_info takes only the
+ * core registry's short mutex (never the perf lock), and the destructor, which runs on a normal
+ * scheduler, takes this lock too.
+ *
+ * `note`: the core's note is a string in the runtime, set at open or once at the first fallback
+ * (then never changed). It is copied here at open and refreshed whenever the handle is still
+ * open (info/1, alloc_io, close, destructor), so it is still known once the %Runtime{} term is
+ * gone but its graphs keep the C runtime alive. Only a fallback that first happens after that
+ * cannot be read any more (no handle to ask with): the caller then uses a generic note. */
+#define NIF_NOTE_MAX 512
 typedef struct nif_rt_link {
   _Atomic unsigned refs;
   ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
   atomic_int fallback_warned;
+  char note[NIF_NOTE_MAX]; /* under lock; "" = none known */
 } nif_rt_link;
 
 nif_rt_link *nif_link_new(htpu_runtime *h); /* refs = 1; NULL when out of memory */
@@ -47,23 +61,11 @@ typedef struct nif_context {
   nif_rt_link *link; /* of the runtime it was loaded on */
 } nif_context;
 
-/* What execute needs to size its output binaries, copied at open: the core's tensor infos are
- * borrowed from the graph handle and die with it, and a close may race with an execute. */
-typedef struct nif_io_desc {
-  htpu_dtype dtype;
-  size_t num_elements;
-} nif_io_desc;
-
-typedef struct nif_graph {
-  _Atomic(htpu_graph *) handle;
-  uint32_t num_inputs, num_outputs;
-  nif_io_desc *inputs;  /* enif_alloc'ed, freed by the destructor */
-  nif_io_desc *outputs;
-  nif_rt_link *link;
-} nif_graph;
-
-/* One tensor's place in a shared buffer, with a deep copy of its tensor info (the core's is
- * borrowed from the graph handle): htpu_quantize/htpu_dequantize need the quantization. */
+/* One tensor's info, deep-copied (name, per-axis scales and zero points included): the core's
+ * htpu_tensor_info is borrowed from the graph/context and may be freed by a close made by
+ * another process at any moment, so the NIF never reads it after the call that returned it.
+ * As a shared-buffer slot, offset/size place it in the buffer (htpu_quantize/htpu_dequantize
+ * need the quantization). */
 typedef struct nif_slot {
   size_t offset, size;
   htpu_tensor_info info;
@@ -71,6 +73,21 @@ typedef struct nif_slot {
   float *scales;
   int32_t *zero_points;
 } nif_slot;
+
+/* Deep copy of *t into *s (offset as given, size = byte_size). 0, or -1 out of memory (then
+ * nif_slot_free still frees what was copied). */
+int nif_slot_copy(nif_slot *s, const htpu_tensor_info *t, size_t offset);
+void nif_slot_free(nif_slot *s);
+
+typedef struct nif_graph {
+  _Atomic(htpu_graph *) handle;
+  uint32_t num_inputs, num_outputs;
+  /* Copied once at graph_open, before the handle is published: inputs, then outputs.
+   * enif_alloc'ed, freed by the destructor; immutable, so any thread holding the term reads
+   * them without a lock. */
+  nif_slot *tensors;
+  nif_rt_link *link;
+} nif_graph;
 
 /* A graph's inputs and outputs in one htpu_shared buffer (htpu_graph_alloc_io).
  * Lifetime: `refs` counts 1 for "open" (dropped by close/1 or the destructor) + 1 per live
@@ -115,6 +132,8 @@ typedef enum nif_reap_kind { REAP_RUNTIME, REAP_CONTEXT, REAP_GRAPH, REAP_SHARED
 int nif_reaper_start(void);
 void nif_reaper_stop(void);
 void nif_reaper_push(nif_reap_kind kind, void *handle);
+/* The VM is halting (on-halt callback, OTP 26+): stop the thread, bounded, without draining. */
+void nif_reaper_halt(void);
 /* Handles queued so far, closed by the thread, and closed inline (no thread / no memory). */
 void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_closed);
 
@@ -148,8 +167,11 @@ void env_restore(env_entry *saved, unsigned n);
 /* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out);
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0);
-/* The runtime's shared_memory_note, copied under the link's lock ("" when closed). */
+/* The runtime's shared_memory_note, copied under the link's lock: refreshed from the core while
+ * the runtime handle is open, else the last copy ("" when none was ever seen). */
 void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len);
+/* Refreshes l->note from the open handle h. Caller holds l->lock. */
+void nif_link_refresh_note_locked(nif_rt_link *l, htpu_runtime *h);
 
 /* ---- terms (convert.c) --------------------------------------------------------------------- */
 

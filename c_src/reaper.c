@@ -11,8 +11,10 @@
  * statics), so the thread is reference counted by load/upgrade and unload and joined by the
  * last unload, after it drained the queue.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "nif.h"
 
@@ -33,6 +35,15 @@ static ErlNifTid tid;
 static reap_item *head, *tail;
 static int running, stopping;
 static _Atomic uint64_t n_queued, n_closed, n_inline;
+
+/* Halt (nif_reaper_halt): `halted` makes the thread leave without draining and makes pushes
+ * drop their handle (the process is exiting: closing now would call into QNN while its
+ * exit-time destructors run). exit_lock/exit_cond/exited let the halt wait, bounded, for the
+ * thread to be out of QNN. Static initializers: they must outlive any start/stop. */
+static atomic_int halted;
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t exit_cond = PTHREAD_COND_INITIALIZER;
+static int exited;
 
 static void close_handle(nif_reap_kind kind, void *handle) {
   switch (kind) {
@@ -64,7 +75,7 @@ static void *reaper_main(void *arg) {
   enif_mutex_lock(q_lock);
   for (;;) {
     while (!head && !stopping) enif_cond_wait(q_cond, q_lock);
-    if (!head) break; /* stopping and drained */
+    if (!head || atomic_load(&halted)) break; /* stopping and drained, or halting */
     reap_item *it = head;
     head = it->next;
     if (!head) tail = NULL;
@@ -76,6 +87,10 @@ static void *reaper_main(void *arg) {
     enif_mutex_lock(q_lock);
   }
   enif_mutex_unlock(q_lock);
+  pthread_mutex_lock(&exit_lock);
+  exited = 1;
+  pthread_cond_broadcast(&exit_cond);
+  pthread_mutex_unlock(&exit_lock);
   return NULL;
 }
 
@@ -87,6 +102,9 @@ int nif_reaper_start(void) {
     q_cond = enif_cond_create("htpu_reaper_cond");
     ErlNifThreadOpts *opts = enif_thread_opts_create("htpu_reaper_opts");
     stopping = 0;
+    pthread_mutex_lock(&exit_lock);
+    exited = 0;
+    pthread_mutex_unlock(&exit_lock);
     if (!q_lock || !q_cond || !opts ||
         enif_thread_create("htpu_reaper", &tid, reaper_main, NULL, opts) != 0) {
       if (q_cond) enif_cond_destroy(q_cond);
@@ -126,6 +144,7 @@ void nif_reaper_stop(void) {
 
 void nif_reaper_push(nif_reap_kind kind, void *handle) {
   if (!handle) return;
+  if (atomic_load(&halted)) return; /* the VM is halting: leave it to the process exit */
   reap_item *it = enif_alloc(sizeof *it);
   /* lifecycle_lock keeps q_lock alive while we use it. Start/stop hold it only in load and
    * unload, so a scheduler waits on it only while a module is being loaded or purged. */
@@ -158,4 +177,39 @@ void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_clos
   *queued = atomic_load(&n_queued);
   *closed = atomic_load(&n_closed);
   *inline_closed = atomic_load(&n_inline);
+}
+
+/* Runs from the VM's on-halt callback (OTP 26+), on the thread that performs the halt, before
+ * the process exits and QNN's exit-time destructors run. Pending handles are abandoned (as are
+ * all handles still open at halt; the FastRPC driver tears the DSP session down with the
+ * process), and the thread gets HALT_WAIT_MS to finish the close it is in. Bounded on purpose:
+ * a close stuck on a wedged DSP must not hang the halt; then the exit proceeds as before this
+ * callback existed. Never joins (unload may be joining concurrently); never blocks on
+ * lifecycle_lock beyond the same bound. */
+#define HALT_WAIT_MS 5000
+void nif_reaper_halt(void) {
+  if (atomic_exchange(&halted, 1)) return; /* once, however many module instances call it */
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += HALT_WAIT_MS / 1000;
+  if (pthread_mutex_timedlock(&lifecycle_lock, &deadline) != 0) return;
+  int was_running = running;
+  if (was_running) {
+    enif_mutex_lock(q_lock);
+    stopping = 1;
+    while (head) { /* abandoned: see above */
+      reap_item *it = head;
+      head = it->next;
+      enif_free(it);
+    }
+    tail = NULL;
+    enif_cond_signal(q_cond);
+    enif_mutex_unlock(q_lock);
+  }
+  pthread_mutex_unlock(&lifecycle_lock);
+  if (!was_running) return;
+  pthread_mutex_lock(&exit_lock);
+  int rc = 0;
+  while (!exited && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&exit_cond, &exit_lock, &deadline);
+  pthread_mutex_unlock(&exit_lock);
 }

@@ -22,6 +22,8 @@ nif_rt_link *nif_link_new(htpu_runtime *h) {
   atomic_init(&l->refs, 1);
   atomic_init(&l->handle, h);
   atomic_init(&l->fallback_warned, 0);
+  l->note[0] = '\0';
+  if (h) nif_link_refresh_note_locked(l, h); /* not published yet: nobody else can see it */
   return l;
 }
 
@@ -35,17 +37,62 @@ void nif_link_release(nif_rt_link *l) {
   enif_free(l);
 }
 
-void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len) {
-  buf[0] = '\0';
-  if (!l || len == 0) return;
-  enif_mutex_lock(l->lock);
-  htpu_runtime *h = atomic_load(&l->handle);
+void nif_link_refresh_note_locked(nif_rt_link *l, htpu_runtime *h) {
   htpu_runtime_info ri;
-  if (h && htpu_runtime_get_info(h, &ri) == 0 && ri.shared_memory_note) {
-    strncpy(buf, ri.shared_memory_note, len - 1);
-    buf[len - 1] = '\0';
+  /* Only on success and only a non-empty note: the core's note is never cleared, so a failed
+   * read (the handle just went stale) must not erase what was known. */
+  if (h && htpu_runtime_get_info(h, &ri) == 0 && ri.shared_memory_note &&
+      ri.shared_memory_note[0]) {
+    strncpy(l->note, ri.shared_memory_note, sizeof l->note - 1);
+    l->note[sizeof l->note - 1] = '\0';
   }
+}
+
+void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len) {
+  if (len == 0) return;
+  buf[0] = '\0';
+  if (!l) return;
+  enif_mutex_lock(l->lock);
+  nif_link_refresh_note_locked(l, atomic_load(&l->handle));
+  strncpy(buf, l->note, len - 1);
+  buf[len - 1] = '\0';
   enif_mutex_unlock(l->lock);
+}
+
+/* ---- tensor info copies ---------------------------------------------------------------------- */
+
+int nif_slot_copy(nif_slot *s, const htpu_tensor_info *t, size_t offset) {
+  memset(s, 0, sizeof *s);
+  s->offset = offset;
+  s->size = t->byte_size;
+  s->info = *t;
+  s->info.name = "";
+  s->info.quant.scales = NULL;
+  s->info.quant.zero_points = NULL;
+  size_t n = strlen(t->name ? t->name : "") + 1;
+  if (!(s->name = enif_alloc(n))) return -1;
+  memcpy(s->name, t->name ? t->name : "", n);
+  s->info.name = s->name;
+  if (t->quant.kind == HTPU_QUANT_PER_AXIS && t->quant.num_channels) {
+    size_t c = t->quant.num_channels;
+    s->scales = enif_alloc(c * sizeof *s->scales);
+    s->zero_points = enif_alloc(c * sizeof *s->zero_points);
+    if (!s->scales || !s->zero_points) return -1;
+    memcpy(s->scales, t->quant.scales, c * sizeof *s->scales);
+    memcpy(s->zero_points, t->quant.zero_points, c * sizeof *s->zero_points);
+    s->info.quant.scales = s->scales;
+    s->info.quant.zero_points = s->zero_points;
+  }
+  return 0;
+}
+
+void nif_slot_free(nif_slot *s) {
+  if (s->name) enif_free(s->name);
+  if (s->scales) enif_free(s->scales);
+  if (s->zero_points) enif_free(s->zero_points);
+  s->name = NULL;
+  s->scales = NULL;
+  s->zero_points = NULL;
 }
 
 /* ---- destructors ----------------------------------------------------------------------------
@@ -55,7 +102,10 @@ static void runtime_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_runtime *r = obj;
   if (!r->link) return; /* open failed before the link existed */
+  /* Keep the note for the graphs that outlive this term (see nif_rt_link). No blocking call
+   * under the lock: htpu_runtime_get_info takes only the registry's short mutex. */
   enif_mutex_lock(r->link->lock);
+  nif_link_refresh_note_locked(r->link, atomic_load(&r->link->handle));
   htpu_runtime *h = atomic_exchange(&r->link->handle, NULL);
   enif_mutex_unlock(r->link->lock);
   nif_reaper_push(REAP_RUNTIME, h);
@@ -75,10 +125,13 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_graph *g = obj;
   nif_reaper_push(REAP_GRAPH, atomic_exchange(&g->handle, NULL));
-  /* Nobody else can reach the resource any more, so its copied descriptors can go now. */
-  if (g->inputs) enif_free(g->inputs);
-  if (g->outputs) enif_free(g->outputs);
-  g->inputs = g->outputs = NULL;
+  /* Nobody else can reach the resource any more (a shared IO buffer made from it holds a
+   * reference), so its copied tensor infos can go now. */
+  if (g->tensors) {
+    for (uint32_t i = 0; i < g->num_inputs + g->num_outputs; i++) nif_slot_free(&g->tensors[i]);
+    enif_free(g->tensors);
+  }
+  g->tensors = NULL;
   nif_link_release(g->link);
   g->link = NULL;
 }

@@ -52,12 +52,7 @@ void nif_shared_unref(nif_shared *sh, int may_block) {
 
 static void free_slots(nif_shared *sh) {
   if (!sh->slots) return;
-  for (uint32_t i = 0; i < sh->num_inputs + sh->num_outputs; i++) {
-    nif_slot *s = &sh->slots[i];
-    if (s->name) enif_free(s->name);
-    if (s->scales) enif_free(s->scales);
-    if (s->zero_points) enif_free(s->zero_points);
-  }
+  for (uint32_t i = 0; i < sh->num_inputs + sh->num_outputs; i++) nif_slot_free(&sh->slots[i]);
   enif_free(sh->slots);
   sh->slots = NULL;
 }
@@ -82,31 +77,6 @@ void nif_view_dtor(ErlNifEnv *env, void *obj) {
 }
 
 /* ---- alloc ------------------------------------------------------------------------------------ */
-
-static int copy_slot(nif_slot *s, const htpu_tensor_info *t, size_t offset) {
-  memset(s, 0, sizeof *s);
-  s->offset = offset;
-  s->size = t->byte_size;
-  s->info = *t;
-  size_t n = strlen(t->name ? t->name : "") + 1;
-  if (!(s->name = enif_alloc(n))) return -1;
-  memcpy(s->name, t->name ? t->name : "", n);
-  s->info.name = s->name;
-  if (t->quant.kind == HTPU_QUANT_PER_AXIS && t->quant.num_channels) {
-    size_t c = t->quant.num_channels;
-    s->scales = enif_alloc(c * sizeof *s->scales);
-    s->zero_points = enif_alloc(c * sizeof *s->zero_points);
-    if (!s->scales || !s->zero_points) return -1;
-    memcpy(s->scales, t->quant.scales, c * sizeof *s->scales);
-    memcpy(s->zero_points, t->quant.zero_points, c * sizeof *s->zero_points);
-    s->info.quant.scales = s->scales;
-    s->info.quant.zero_points = s->zero_points;
-  } else {
-    s->info.quant.scales = NULL;
-    s->info.quant.zero_points = NULL;
-  }
-  return 0;
-}
 
 /* graph_alloc_io(graph_ref, env_list)
  *   -> {:ok, shared_ref, %{fastrpc: boolean, size: bytes, note: binary | nil,
@@ -142,12 +112,12 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     enif_free(io);
     return nif_make_error(env, rc);
   }
-  /* The tensor infos are borrowed from the graph handle: copied now, while the core's call
-   * above just proved the graph open (a concurrent Graph.close/1 of the same term is the
-   * caller's race, as with every use-after-close). */
-  const htpu_graph_info *gi = htpu_graph_get_info(h);
+  /* The slots are built from the graph resource's own deep copy of the tensor infos (made at
+   * graph_open), never from htpu_graph_get_info: that memory is borrowed from the core and a
+   * close of the same graph by another process, right now, may free it. g itself stays valid:
+   * argv[0] holds it for this call, and the buffer keeps it below. */
   nif_shared *sh = enif_alloc_resource(SHARED_RT, sizeof *sh);
-  if (!sh || !gi || gi->num_inputs != n_in || gi->num_outputs != n_out) {
+  if (!sh || !g->tensors) {
     if (sh) {
       memset(sh, 0, sizeof *sh);
       atomic_init(&sh->closed, 1);
@@ -170,8 +140,8 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   int failed = !sh->slots || !sh->base;
   if (sh->slots) memset(sh->slots, 0, (n ? n : 1) * sizeof *sh->slots);
   for (uint32_t i = 0; !failed && i < n; i++) {
-    const htpu_tensor_info *t = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-    failed = copy_slot(&sh->slots[i], t, (size_t)((char *)io[i].data - sh->base));
+    failed = nif_slot_copy(&sh->slots[i], &g->tensors[i].info,
+                           (size_t)((char *)io[i].data - sh->base));
   }
   enif_free(io);
   if (failed) {
