@@ -322,6 +322,10 @@ defmodule HexagonTpu.MixProject do
       elixir: "~> 1.14",
       compilers: [:hexagon_tpu_nif | Mix.compilers()],
       elixirc_paths: elixirc_paths(Mix.env()),
+      # Elixir 1.19's `mix test` looks at every .ex/.exs under test/ and warns about files that
+      # are neither tests nor ignored: test/precompiled/ holds scripts for
+      # test/precompiled/run.sh, not ExUnit tests. (Older Mix ignores the key.)
+      test_ignore_filters: [~r"^test/precompiled/"],
       start_permanent: Mix.env() == :prod,
       # Nx and :telemetry are optional and used only when loadable at run time (no compile-time
       # dependency), so nothing is fetched from Hex to build or test this package.

@@ -73,11 +73,33 @@ defmodule HexagonTpu do
 
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2"),
          {:ok, runtime} <- runtime(o.runtime, rt_opts),
-         {:ok, ctx} <- Context.load(runtime, source) do
+         {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
       # The graph keeps the context alive, so the model needs only the graph's handle.
       result = Graph.open(ctx, graph: o.graph)
       Context.close(ctx)
       result
+    end
+  end
+
+  # A shared runtime closed between Runtime.shared/1 and the load (Runtime.close_shared/0 in
+  # another process) is not the caller's doing: ask for the shared runtime again (shared/1
+  # opens a fresh one) and retry, a few times at most. A :closed runtime the caller passed
+  # stays an error.
+  @shared_load_attempts 3
+
+  defp load_context(runtime, source, nil = _given, rt_opts),
+    do: load_shared(runtime, source, rt_opts, @shared_load_attempts)
+
+  defp load_context(runtime, source, _given, _rt_opts), do: Context.load(runtime, source)
+
+  defp load_shared(runtime, source, rt_opts, attempts) do
+    case Context.load(runtime, source) do
+      {:error, %Error{reason: :closed}} when attempts > 1 ->
+        with {:ok, fresh} <- Runtime.shared(rt_opts),
+             do: load_shared(fresh, source, rt_opts, attempts - 1)
+
+      other ->
+        other
     end
   end
 

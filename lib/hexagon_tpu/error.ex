@@ -18,7 +18,8 @@ defmodule HexagonTpu.Error do
   | `:incompatible` | the context binary was built for another device or a newer SDK; the message names both sides ("built for v73, this device is v68") |
   | `:unsupported` | e.g. a performance profile on a backend without the HTP perf infrastructure |
   | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
-  | `:nan`, `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
+  | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
+  | `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
 
   The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case
   (`HTPU_EQNN` is `:qnn_error`, `HTPU_EINVAL` `:invalid_argument`, `HTPU_ENOMEM` `:no_memory`).
@@ -61,6 +62,22 @@ defmodule HexagonTpu.Error do
       qnn_name: qnn_name
     }
   end
+
+  @doc false
+  # Fills `:tensor` of a :mismatch or :nan error the C core reported, when its message names
+  # one of `names` (the tensors of the graph involved) as "input 'x'", "output 'x'" or
+  # "tensor 'x'" - the forms the core and the NIF write. Conservative: the first such mention
+  # only, and only a name of the graph; anything else leaves `:tensor` nil.
+  @spec put_tensor(term(), [String.t()]) :: term()
+  def put_tensor({:error, %__MODULE__{tensor: nil, reason: reason, message: msg} = e}, names)
+      when reason in [:mismatch, :nan] and is_binary(msg) do
+    case Regex.run(~r/\b(?:input|output|tensor) '([^']*)'/, msg, capture: :all_but_first) do
+      [name] -> if name in names, do: {:error, %{e | tensor: name}}, else: {:error, e}
+      _ -> {:error, e}
+    end
+  end
+
+  def put_tensor(other, _names), do: other
 
   @doc false
   # Wraps a NIF answer: {:ok, ...} passes through, {:error, nif_tuple} becomes an Error.

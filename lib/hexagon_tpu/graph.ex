@@ -47,6 +47,8 @@ defmodule HexagonTpu.Graph do
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
   }
 
+  @execute_where "HexagonTpu.Graph.execute/3"
+
   @shared_exec_spec Map.take(@exec_spec, [:stats, :perf_profile])
 
   @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
@@ -181,10 +183,15 @@ defmodule HexagonTpu.Graph do
   `stats: true`); read them with `HexagonTpu.SharedIO.read_output/3`. Only `:stats` and
   `:perf_profile` apply.
 
-  When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute, :start]` and
-  `[:hexagon_tpu, :execute, :stop]` (measurements `%{duration: graphExecute time (native),
-  execute_ns: ..., ...}`, metadata `%{graph: name, status: :ok | {:error, reason}}`); see
-  `HexagonTpu.Telemetry`.
+  When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute, :start]` and then
+  `[:hexagon_tpu, :execute, :stop]` (measurements `%{duration: graphExecute time (native; the
+  call's wall time on an error), execute_ns: ..., ...}`, metadata `%{graph: name, status: :ok
+  | {:error, reason}, telemetry_span_context: ref}`) or, if the call raises,
+  `[:hexagon_tpu, :execute, :exception]`; see `HexagonTpu.Telemetry`.
+
+  Option errors name this function (`"HexagonTpu.Graph.execute/3: expected :perf_profile to
+  be one of ..., got :turbo"`, also through `HexagonTpu.predict/3`); `:mismatch` and `:nan`
+  errors set `:tensor` to the input or output concerned.
   """
   @spec execute(t(), [input()] | SharedIO.t(), keyword()) ::
           {:ok, [output()] | SharedIO.t()}
@@ -193,15 +200,14 @@ defmodule HexagonTpu.Graph do
   def execute(graph, inputs, opts \\ [])
 
   def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
-    start = HexagonTpu.Telemetry.execute_start(g.name)
-
     result =
-      with {:ok, o} <- Options.validate(opts, @shared_exec_spec, "execute"),
-           {:ok, stats} <- Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
-        if o.stats, do: {:ok, [], stats}, else: {:ok, [], stats, :no_stats}
-      end
-
-    HexagonTpu.Telemetry.execute(g.name, start, result)
+      HexagonTpu.Telemetry.execute_span(g.name, fn ->
+        with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
+             {:ok, stats} <-
+               Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
+          if o.stats, do: {:ok, [], stats}, else: {:ok, [], stats, :no_stats}
+        end
+      end)
 
     case result do
       {:ok, [], _stats, :no_stats} -> {:ok, io}
@@ -211,20 +217,17 @@ defmodule HexagonTpu.Graph do
   end
 
   def execute(%__MODULE__{} = g, inputs, opts) do
-    start = HexagonTpu.Telemetry.execute_start(g.name)
-
     result =
-      with {:ok, o} <- Options.validate(opts, @exec_spec, "execute"),
-           {:ok, kind} <- output_kind(o.output),
-           {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
-           out_types = output_types(g, o.dequantize),
-           {:ok, bins, stats} <-
-             Error.wrap(NIF.graph_execute(g.ref, nif_inputs, out_types, o.perf_profile)) do
-        outputs = build_outputs(g.outputs, bins, out_types, kind)
-        if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
-      end
-
-    HexagonTpu.Telemetry.execute(g.name, start, result)
+      HexagonTpu.Telemetry.execute_span(g.name, fn ->
+        with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
+             {:ok, kind} <- output_kind(o.output),
+             {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
+             out_types = output_types(g, o.dequantize),
+             {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o.perf_profile) do
+          outputs = build_outputs(g.outputs, bins, out_types, kind)
+          if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
+        end
+      end)
 
     case result do
       {:ok, outputs, _stats, :no_stats} -> {:ok, outputs}
@@ -265,7 +268,12 @@ defmodule HexagonTpu.Graph do
     if nx?(),
       do: {:ok, :nx},
       else:
-        {:error, Error.new(:invalid_option, "execute: output: :nx needs Nx, which is not loaded")}
+        {:error,
+         Error.new(
+           :invalid_option,
+           "#{@execute_where}: expected :output to be :auto or :binary (:nx needs Nx, " <>
+             "which is not loaded), got :nx"
+         )}
   end
 
   defp nx?, do: HexagonTpu.Optional.available?(Nx)
@@ -375,6 +383,14 @@ defmodule HexagonTpu.Graph do
      Error.new(:mismatch, "graph '#{graph}' input '#{info.name}' (#{i}): #{what}",
        tensor: info.name
      )}
+  end
+
+  # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
+  # tensor, which the error's :tensor then carries.
+  defp nif_execute(g, nif_inputs, out_types, perf_profile) do
+    NIF.graph_execute(g.ref, nif_inputs, out_types, perf_profile)
+    |> Error.wrap()
+    |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
   end
 
   # ---- outputs -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ defmodule HexagonTpu.Optional do
 
   defp load(module) do
     loaded = Code.ensure_loaded?(module)
-    unless loaded, do: :persistent_term.put({__MODULE__, module}, :missing)
+    if !loaded, do: :persistent_term.put({__MODULE__, module}, :missing)
     loaded
   end
 end

@@ -129,7 +129,12 @@ defmodule HexagonTpu.Runtime do
 
   @doc """
   The runtime shared by every caller that passes the same options (`:env` is not accepted),
-  opened on first use and kept for the life of the VM.
+  opened on first use and kept for the life of the VM (or until `close_shared/0`).
+
+  Concurrent first callers get the same runtime: the open is serialized per option set (a
+  `:global.trans/3` lock on this node), so only one runtime is ever opened for it. The lookup
+  itself takes no lock (a `:persistent_term` read); the term is written only when a runtime is
+  opened and erased only by `close_shared/0`, so the global GC each such write costs is rare.
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def shared(opts \\ []) do
@@ -138,46 +143,68 @@ defmodule HexagonTpu.Runtime do
       key = {__MODULE__, :shared, o}
 
       case :persistent_term.get(key, nil) do
-        # Not alive: closed by close/1 or made by a purged copy of the NIF library.
         %__MODULE__{} = rt ->
-          if NIF.handle_alive(rt.ref) do
-            {:ok, rt}
-          else
-            :persistent_term.erase(key)
-            shared(opts)
-          end
+          if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_shared(key, opts)
 
         nil ->
-          with {:ok, rt} <- open(opts) do
-            # Two first callers may race: keep the first stored runtime; the other is closed.
-            case :persistent_term.get(key, nil) do
-              nil ->
-                :persistent_term.put(key, rt)
-                {:ok, rt}
-
-              winner ->
-                close(rt)
-                {:ok, winner}
-            end
-          end
+          open_shared(key, opts)
       end
     end
   end
+
+  # Under the option set's lock: look again (another caller may have opened it meanwhile), open
+  # only if there is still no live runtime. A dead one (closed by close/1 or close_shared/0, or
+  # made by a purged copy of the NIF library) is replaced by put/2 without an erase first: one
+  # global GC instead of two.
+  defp open_shared(key, opts) do
+    with_shared_lock(key, fn ->
+      case :persistent_term.get(key, nil) do
+        %__MODULE__{} = rt ->
+          if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_and_put(key, opts)
+
+        nil ->
+          open_and_put(key, opts)
+      end
+    end)
+  end
+
+  defp open_and_put(key, opts) do
+    with {:ok, rt} <- open(opts) do
+      :persistent_term.put(key, rt)
+      {:ok, rt}
+    end
+  end
+
+  # A lock on this node only (no distribution needed; :global's locker is part of :kernel).
+  # Retried until taken, so it cannot return :aborted.
+  defp with_shared_lock(key, fun), do: :global.trans({key, self()}, fun, [node()])
 
   @doc """
   Forgets the shared runtimes and drops their references (models loaded on them keep them
   alive until closed). The next `shared/1` opens a fresh runtime. Useful after a
   `:device_reset` error, and before the VM stops.
+
+  A `HexagonTpu.load_model/2` racing it still succeeds: if the shared runtime it picked is
+  closed under it, it asks `shared/1` again and loads into the fresh one.
   """
   @spec close_shared() :: :ok
   def close_shared do
     # Close first, erase second: the values :persistent_term.get/0 returns are not copied to
     # this process's heap, and once erased, the literal area holding the resource can be
     # released (and the resource destructed) while a dirty NIF still reads it; seen on OTP 25
-    # as a crash in runtime_close at VM exit.
-    for {{__MODULE__, :shared, _} = key, %__MODULE__{} = rt} <- :persistent_term.get() do
-      close(rt)
-      :persistent_term.erase(key)
+    # as a crash in runtime_close at VM exit. Under the option set's lock, so a shared/1
+    # opening a runtime for it meanwhile is neither closed nor erased by mistake.
+    for {{__MODULE__, :shared, _} = key, %__MODULE__{}} <- :persistent_term.get() do
+      with_shared_lock(key, fn ->
+        case :persistent_term.get(key, nil) do
+          %__MODULE__{} = rt ->
+            close(rt)
+            :persistent_term.erase(key)
+
+          nil ->
+            :ok
+        end
+      end)
     end
 
     :ok

@@ -65,6 +65,9 @@ defmodule HexagonTpu.SharedIO do
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto}
   }
 
+  # read_input/3: the buffer's own contents unless told otherwise
+  @read_input_defaults [dequantize: :none, output: :binary]
+
   @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
 
   @doc "Whether the buffer is FastRPC shared memory (`false`: the ordinary-memory fallback)."
@@ -87,7 +90,14 @@ defmodule HexagonTpu.SharedIO do
     with {:ok, o} <- Options.validate(opts, @write_spec, "HexagonTpu.SharedIO.write_input/4"),
          {:ok, index, info} <- find(io, :input, input),
          {:ok, bin, mode} <- prepare(io, info, index, data, o.quantize) do
-      Error.wrap(NIF.shared_write(io.ref, index, bin, mode))
+      # :nan / :mismatch from the NIF concern this input
+      case Error.wrap(NIF.shared_write(io.ref, index, bin, mode)) do
+        {:error, %Error{reason: r, tensor: nil} = e} when r in [:nan, :mismatch] ->
+          {:error, %{e | tensor: info.name}}
+
+        other ->
+          other
+      end
     end
   end
 
@@ -158,27 +168,38 @@ defmodule HexagonTpu.SharedIO do
   def read_output!(io, output, opts \\ []), do: HexagonTpu.unwrap!(read_output(io, output, opts))
 
   @doc """
-  Reads back one input as it sits in the buffer (by default: a binary in its own type),
-  e.g. to see the quantized values
-  `write_input/4` produced. Options as `read_output/3`; with `dequantize: :none` the tensor's
-  own type.
+  Reads back one input as it sits in the buffer, e.g. to see the quantized values
+  `write_input/4` produced. Options as `read_output/3`, but the defaults are
+  `dequantize: :none, output: :binary` (a binary in the tensor's own type); options given
+  replace only the defaults they name, so `read_input(io, 0, view: true)` is a view in the
+  tensor's own type, and `dequantize: :auto` gives f32.
   """
   @spec read_input(t(), tensor_ref(), keyword()) ::
           {:ok, binary() | struct()} | {:error, Error.t()}
-  def read_input(io, input, opts \\ [dequantize: :none, output: :binary])
-  def read_input(%__MODULE__{} = io, input, opts), do: read(io, :input, input, opts)
+  def read_input(io, input, opts \\ [])
+
+  def read_input(%__MODULE__{} = io, input, opts),
+    do: read(io, :input, input, merge_defaults(@read_input_defaults, opts))
+
   def read_input(other, _input, _opts), do: not_shared_io(other)
 
   @doc "Like `read_input/3`, raising `HexagonTpu.Error`."
   @spec read_input!(t(), tensor_ref(), keyword()) :: binary() | struct()
-  def read_input!(io, input, opts \\ [dequantize: :none, output: :binary]),
-    do: HexagonTpu.unwrap!(read_input(io, input, opts))
+  def read_input!(io, input, opts \\ []), do: HexagonTpu.unwrap!(read_input(io, input, opts))
+
+  # Options given override the defaults one by one (read_input(io, 0, view: true) keeps
+  # dequantize: :none); anything not a keyword list is left for Options.validate/3 to reject.
+  defp merge_defaults(defaults, opts) do
+    if is_list(opts) and Keyword.keyword?(opts), do: Keyword.merge(defaults, opts), else: opts
+  end
 
   defp read(io, which, ref, opts) do
-    with {:ok, o} <- Options.validate(opts, @read_spec, "HexagonTpu.SharedIO.read_#{which}/3"),
-         {:ok, kind} <- output_kind(o.output),
+    where = "HexagonTpu.SharedIO.read_#{which}/3"
+
+    with {:ok, o} <- Options.validate(opts, @read_spec, where),
+         {:ok, kind} <- output_kind(o.output, where),
          {:ok, index, info} <- find(io, which, ref),
-         {:ok, mode, dtype} <- read_mode(info, o),
+         {:ok, mode, dtype} <- read_mode(info, o, which, where),
          slot = if(which == :input, do: index, else: length(io.inputs) + index),
          {:ok, bin} <- Error.wrap(NIF.shared_read(io.ref, slot, mode)) do
       {:ok, build(bin, info, dtype, kind)}
@@ -312,30 +333,36 @@ defmodule HexagonTpu.SharedIO do
      )}
   end
 
-  defp read_mode(info, %{view: true, dequantize: :auto}) when info.dtype != :f32 do
+  defp read_mode(info, %{view: true, dequantize: :auto}, which, where)
+       when info.dtype != :f32 do
     {:error,
      Error.new(
        :invalid_option,
-       "HexagonTpu.SharedIO.read_output/3: view: true reads output '#{info.name}' in its own " <>
-         "type (#{info.dtype}); pass dequantize: :none"
+       "#{where}: view: true reads #{which} '#{info.name}' in its own type (#{info.dtype}); " <>
+         "pass dequantize: :none",
+       tensor: info.name
      )}
   end
 
-  defp read_mode(info, %{view: true}), do: {:ok, :view, info.dtype}
-  defp read_mode(info, %{dequantize: :none}), do: {:ok, :copy, info.dtype}
-  defp read_mode(_info, %{dequantize: :auto}), do: {:ok, :dequantize, :f32}
+  defp read_mode(info, %{view: true}, _which, _where), do: {:ok, :view, info.dtype}
+  defp read_mode(info, %{dequantize: :none}, _which, _where), do: {:ok, :copy, info.dtype}
+  defp read_mode(_info, %{dequantize: :auto}, _which, _where), do: {:ok, :dequantize, :f32}
 
-  defp output_kind(:binary), do: {:ok, :binary}
+  defp output_kind(:binary, _where), do: {:ok, :binary}
 
-  defp output_kind(:auto),
+  defp output_kind(:auto, _where),
     do: {:ok, if(HexagonTpu.Optional.available?(Nx), do: :nx, else: :binary)}
 
-  defp output_kind(:nx) do
+  defp output_kind(:nx, where) do
     if HexagonTpu.Optional.available?(Nx),
       do: {:ok, :nx},
       else:
         {:error,
-         Error.new(:invalid_option, "read_output: output: :nx needs Nx, which is not loaded")}
+         Error.new(
+           :invalid_option,
+           "#{where}: expected :output to be :auto or :binary (:nx needs Nx, which is not " <>
+             "loaded), got :nx"
+         )}
   end
 
   defp build(bin, _info, _dtype, :binary), do: bin

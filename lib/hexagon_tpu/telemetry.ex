@@ -5,28 +5,43 @@ defmodule HexagonTpu.Telemetry do
   Names follow `:telemetry.span/3` and `Nx.Serving` (`:start` / `:stop` / `:exception`);
   durations are in `:native` time units (`System.convert_time_unit/3`).
 
+  Like `:telemetry.span/3`, every `:start` is followed by exactly one `:stop` or `:exception`
+  (the operation raised or threw; the exception is re-raised after the event), and the three
+  carry the same `:telemetry_span_context` (a reference made for the span) in their metadata
+  so handlers can pair them, also when calls overlap.
+
   ## Events
 
     * `[:hexagon_tpu, :execute, :start]` - an execute begins. Measurements:
-      `%{monotonic_time: native, system_time: native}`. Metadata: `%{graph: name}`.
+      `%{monotonic_time: native, system_time: native}`. Metadata:
+      `%{graph: name, telemetry_span_context: reference}`.
 
-    * `[:hexagon_tpu, :execute, :stop]` - after every execute (`HexagonTpu.predict/3`,
-      `HexagonTpu.Graph.execute/3`). Measurements:
-        * `:duration` - the QNN `graphExecute` time alone (native units, from the C core's
-          `execute_ns`); on an error, where that is not known, the wall time of the call
+    * `[:hexagon_tpu, :execute, :stop]` - after every execute that returns
+      (`HexagonTpu.predict/3`, `HexagonTpu.Graph.execute/3`), successful or not. Measurements:
+        * `:duration` - on success, the QNN `graphExecute` time alone (native units, from the C
+          core's `execute_ns`); on an error (`{:error, _}` returned: bad options or inputs,
+          `:closed`, a QNN failure, ...), where no graphExecute time is known, the wall time
+          of the whole call, the same as `:call_duration`
         * `:call_duration` - wall time of the whole call (validation, (de)quantization, NIF)
         * `:monotonic_time`
         * on success also `:execute_ns`, `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C
           call) and `:nif_ns` (the NIF), in nanoseconds
 
-      Metadata: `%{graph: name, status: :ok | {:error, reason}}`.
+      Metadata: `%{graph: name, status: :ok | {:error, reason}, telemetry_span_context: ref}`.
+
+    * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
+      returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,
+      `:duration` being the wall time until the exception. Metadata: `%{graph: name,
+      telemetry_span_context: ref, kind: :error | :exit | :throw, reason: term, stacktrace:
+      list}`. No `[:hexagon_tpu, :error]` event follows (that one is for returned errors).
 
     * `[:hexagon_tpu, :load, :start]` / `[:hexagon_tpu, :load, :stop]` /
       `[:hexagon_tpu, :load, :exception]` - a model load (`HexagonTpu.load_model/2`).
       `:start`: `%{monotonic_time, system_time}`; `:stop`: `%{duration, monotonic_time}`
-      (native units) with metadata `%{source: path | :binary, graph: name | nil,
-      status: :ok | {:error, reason}}`; `:exception` (the load raised): `%{duration}` with
-      `%{kind, reason, stacktrace}` added to the metadata.
+      (native units; wall time of the load) with metadata `%{source: path | :binary,
+      graph: name | nil, status: :ok | {:error, reason}}`; `:exception` (the load raised):
+      `%{duration, monotonic_time}` with `%{kind, reason, stacktrace}` added to the metadata.
+      All three also carry `:telemetry_span_context`.
 
     * `[:hexagon_tpu, :error]` - any execute or load that returned an error. Measurements:
       `%{system_time: native}`. Metadata: `%{operation: :execute | :load, graph: name | nil,
@@ -63,49 +78,65 @@ defmodule HexagonTpu.Telemetry do
   def enabled?, do: HexagonTpu.Optional.available?(:telemetry)
 
   @doc """
-  Emits `[:hexagon_tpu, :execute, :start]` for `graph` and returns the start time
-  (`System.monotonic_time/0`) to hand to `execute/3`. For `HexagonTpu.Graph.execute/3`.
+  Runs an execute (`fun` returns what `HexagonTpu.Graph.execute/3` computed: an
+  `t:execute_result/0`) between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
+  `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
+  exits (then re-raised with its stacktrace); returns `fun`'s result unchanged. For
+  `HexagonTpu.Graph.execute/3`.
   """
-  @spec execute_start(String.t()) :: integer()
-  def execute_start(graph) do
-    start = System.monotonic_time()
-
+  @spec execute_span(String.t(), (() -> result)) :: result when result: execute_result()
+  def execute_span(graph, fun) when is_function(fun, 0) do
     if enabled?() do
+      start = System.monotonic_time()
+      meta = %{graph: graph, telemetry_span_context: make_ref()}
+
       emit(
         [:hexagon_tpu, :execute, :start],
         %{monotonic_time: start, system_time: System.system_time()},
-        %{graph: graph}
+        meta
       )
-    end
 
-    start
+      try do
+        fun.()
+      catch
+        kind, reason ->
+          exception(
+            [:hexagon_tpu, :execute, :exception],
+            meta,
+            start,
+            kind,
+            reason,
+            __STACKTRACE__
+          )
+
+          :erlang.raise(kind, reason, __STACKTRACE__)
+      else
+        result ->
+          execute_stop(meta, start, result)
+          result
+      end
+    else
+      fun.()
+    end
   end
 
-  @doc """
-  Emits `[:hexagon_tpu, :execute, :stop]` (and `[:hexagon_tpu, :error]` for an error) after an
-  execute, given the call's start time (`System.monotonic_time/0`) and its result. Called by
-  `HexagonTpu.Graph.execute/3`. Always returns `:ok`.
-  """
-  @spec execute(String.t(), integer(), execute_result()) :: :ok
-  def execute(graph, start, result) do
-    if enabled?() do
-      now = System.monotonic_time()
-      call = now - start
+  defp execute_stop(%{graph: graph} = meta, start, result) do
+    now = System.monotonic_time()
+    call = now - start
 
-      {measurements, status} =
-        case result do
-          {:ok, _outputs, stats} -> {exec_measurements(stats, call), :ok}
-          {:ok, _outputs, stats, :no_stats} -> {exec_measurements(stats, call), :ok}
-          {:error, %{reason: reason}} -> {%{duration: call}, {:error, reason}}
-          _ -> {%{duration: call}, {:error, :unknown}}
-        end
-
-      measurements = Map.merge(measurements, %{call_duration: call, monotonic_time: now})
-      emit([:hexagon_tpu, :execute, :stop], measurements, %{graph: graph, status: status})
-
-      with {:error, %{reason: reason} = error} <- result do
-        error(:execute, graph, reason, error)
+    {measurements, status} =
+      case result do
+        {:ok, _outputs, stats} -> {exec_measurements(stats, call), :ok}
+        {:ok, _outputs, stats, :no_stats} -> {exec_measurements(stats, call), :ok}
+        {:error, %{reason: reason}} -> {%{duration: call}, {:error, reason}}
+        _ -> {%{duration: call}, {:error, :unknown}}
       end
+
+    measurements = Map.merge(measurements, %{call_duration: call, monotonic_time: now})
+    emit([:hexagon_tpu, :execute, :stop], measurements, Map.put(meta, :status, status))
+
+    with {:error, %{reason: reason} = error} <- result do
+      error(:execute, graph, reason, error)
     end
 
     :ok
@@ -127,6 +158,7 @@ defmodule HexagonTpu.Telemetry do
   def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
     if enabled?() do
       start = System.monotonic_time()
+      metadata = Map.put(metadata, :telemetry_span_context, make_ref())
 
       emit(
         [:hexagon_tpu, :load, :start],
@@ -138,7 +170,15 @@ defmodule HexagonTpu.Telemetry do
         fun.()
       catch
         kind, reason ->
-          load_exception(metadata, start, kind, reason, __STACKTRACE__)
+          exception(
+            [:hexagon_tpu, :load, :exception],
+            metadata,
+            start,
+            kind,
+            reason,
+            __STACKTRACE__
+          )
+
           :erlang.raise(kind, reason, __STACKTRACE__)
       else
         result ->
@@ -169,10 +209,12 @@ defmodule HexagonTpu.Telemetry do
     end
   end
 
-  defp load_exception(metadata, start, kind, reason, stacktrace) do
+  defp exception(event, metadata, start, kind, reason, stacktrace) do
+    now = System.monotonic_time()
+
     emit(
-      [:hexagon_tpu, :load, :exception],
-      %{duration: System.monotonic_time() - start, monotonic_time: System.monotonic_time()},
+      event,
+      %{duration: now - start, monotonic_time: now},
       Map.merge(metadata, %{kind: kind, reason: reason, stacktrace: stacktrace})
     )
   end

@@ -257,8 +257,23 @@ defmodule HexagonTpu.DeviceTest do
       u8_io = Graph.alloc_io!(u8)
       nan = <<0, 0, 192, 127>>
 
-      assert {:error, %Error{reason: :nan}} =
+      assert {:error, %Error{reason: :nan, tensor: "x"}} =
                SharedIO.write_input(u8_io, 0, f32([1, 2, 3]) <> nan)
+
+      # read_input/3: options given merge with its defaults (dequantize: :none,
+      # output: :binary), so a view of a u8 input needs no dequantize: :none
+      :ok = SharedIO.write_input(u8_io, 0, f32([0.0, 1.0, 2.0, 3.0]))
+      {:ok, raw} = SharedIO.read_input(u8_io, 0)
+      assert byte_size(raw) == 4
+      assert {:ok, ^raw} = SharedIO.read_input(u8_io, 0, view: true)
+      assert {:ok, ^raw} = SharedIO.read_input(u8_io, "x", view: true, output: :binary)
+      {:ok, back} = SharedIO.read_input(u8_io, 0, dequantize: :auto, output: :binary)
+      assert_close(from_f32(back), [0.0, 1.0, 2.0, 3.0], 0.051)
+
+      assert {:error, %Error{reason: :invalid_option, message: m, tensor: "x"}} =
+               SharedIO.read_input(u8_io, 0, view: true, dequantize: :auto)
+
+      assert m =~ "HexagonTpu.SharedIO.read_input/3: view: true reads input 'x'"
 
       # a view of a quantized output needs dequantize: :none
       assert {:error, %Error{reason: :invalid_option, message: m}} =
@@ -359,7 +374,7 @@ defmodule HexagonTpu.DeviceTest do
       Graph.close(model)
       Graph.close(fc)
       Runtime.close(rt)
-      assert settle() == base_live
+      assert wait_for_live(base_live) == base_live
     end
 
     test "falls back to ordinary memory when FastRPC allocation fails, and warns once",

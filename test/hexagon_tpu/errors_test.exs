@@ -62,6 +62,17 @@ defmodule HexagonTpu.ErrorsTest do
       assert e.reason == :nan
       assert e.message =~ "'x'"
       assert e.message =~ "element 2"
+      # the core's message names the input: so does the error's :tensor
+      assert e.tensor == "x"
+    end
+
+    test "Error.put_tensor/2 takes only a name of the graph, from :mismatch / :nan" do
+      e = Error.new(:mismatch, "graph 'g' output 'y': expected 16 bytes, given 8")
+      assert {:error, %Error{tensor: "y"}} = Error.put_tensor({:error, e}, ["a", "y"])
+      assert {:error, %Error{tensor: nil}} = Error.put_tensor({:error, e}, ["a", "b"])
+      q = Error.new(:qnn_error, "input 'a' failed")
+      assert {:error, %Error{tensor: nil}} = Error.put_tensor({:error, q}, ["a"])
+      assert Error.put_tensor({:ok, 1}, ["a"]) == {:ok, 1}
     end
 
     test "the model is not an Nx tensor or graph" do
@@ -78,14 +89,21 @@ defmodule HexagonTpu.ErrorsTest do
 
     test "bad option values say what was expected and what was given", %{add: add} do
       e = err(HexagonTpu.predict(add, [], quantize: :yes))
-      assert e.message =~ "expected :quantize to be :auto or :none, got :yes"
+
+      assert e.message ==
+               "HexagonTpu.Graph.execute/3: expected :quantize to be :auto or :none, got :yes"
+
+      e = err(HexagonTpu.predict(add, [], perf_profile: :turbo))
+      assert e.message =~ "HexagonTpu.Graph.execute/3: expected :perf_profile to be one of :burst"
+      assert e.message =~ "got :turbo"
       assert err(HexagonTpu.predict(add, [], output: "nx")).reason == :invalid_option
       assert err(HexagonTpu.predict(add, [], :not_a_keyword)).reason == :invalid_option
     end
 
     test "output: :nx without Nx is an error, not a crash", %{add: add} do
-      unless Code.ensure_loaded?(Nx) do
+      if !Code.ensure_loaded?(Nx) do
         e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4]), f32([1, 2, 3, 4])], output: :nx))
+        assert e.message =~ "HexagonTpu.Graph.execute/3: "
         assert e.message =~ "needs Nx"
       end
     end

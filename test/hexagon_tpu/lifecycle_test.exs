@@ -45,20 +45,25 @@ defmodule HexagonTpu.LifecycleTest do
     end)
 
     assert_receive :parents_dropped?
-    settle()
     # the runtime and context resources were collected and handed to the reaper ...
-    assert HexagonTpu.stats().reaper_queued >= queued + 2
+    assert wait_until(fn ->
+             settle()
+             HexagonTpu.stats().reaper_queued >= queued + 2
+           end)
+
     # ... and the C core keeps both alive for the graph
-    assert live() == %{
-             live_runtimes: base.live_runtimes + 1,
-             live_contexts: base.live_contexts + 1,
-             live_graphs: base.live_graphs + 1
-           }
+    held = %{
+      live_runtimes: base.live_runtimes + 1,
+      live_contexts: base.live_contexts + 1,
+      live_graphs: base.live_graphs + 1
+    }
+
+    assert wait_for_live(held) == held
 
     send(user, :go)
     assert_receive {:result, {:ok, [2.0, 3.0, 4.0, 5.0]}}
     # the user process has exited: the graph, then context and runtime, go
-    assert settle() == base
+    assert wait_for_live(base) == base
   end
 
   test "close in every order, and use after close", %{baseline: base, bin: bin} do
@@ -89,7 +94,7 @@ defmodule HexagonTpu.LifecycleTest do
       assert {:error, %Error{reason: :closed}} = run_add(g)
       assert {:error, %Error{reason: :closed}} = Graph.open(ctx)
       assert {:error, %Error{reason: :closed}} = Context.load(rt, {:binary, bin})
-      assert live() == base, "order #{inspect(order)}"
+      assert wait_for_live(base) == base, "order #{inspect(order)}"
     end
   end
 
@@ -113,7 +118,7 @@ defmodule HexagonTpu.LifecycleTest do
     end
 
     Runtime.close(rt)
-    assert settle() == base
+    assert wait_for_live(base) == base
     s = HexagonTpu.stats()
     assert s.loads - before.loads == 3000
     assert s.executes - before.executes == 3000
@@ -123,12 +128,107 @@ defmodule HexagonTpu.LifecycleTest do
   test "close while another process executes: the close does not wait", %{bin: bin} do
     rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:200000"}])
     g = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
-    task = Task.async(fn -> run_add(g) end)
-    Process.sleep(50)
+    test = self()
+
+    task =
+      Task.async(fn ->
+        result = run_add(g)
+        send(test, {:executed_at, System.monotonic_time()})
+        result
+      end)
+
+    # In flight: the task is inside the dirty NIF (HTPU_REF_LATENCY holds it in graphExecute
+    # for 200 ms), not merely scheduled.
+    assert wait_until(fn ->
+             match?(
+               {:current_function, {HexagonTpu.NIF, :graph_execute, 4}},
+               Process.info(task.pid, :current_function)
+             )
+           end)
+
     {usec, :ok} = :timer.tc(fn -> Graph.close(g) end)
+    closed_at = System.monotonic_time()
     assert usec < 100_000
-    assert Task.await(task) == {:ok, [2.0, 3.0, 4.0, 5.0]}
+
+    # The documented outcomes for both orders: an execute that already holds the graph
+    # finishes with its result (the close did not wait for it); one that the close beat -
+    # possible only in the microseconds between entering the NIF and taking the handle -
+    # returns :closed. Neither may hang or crash.
+    case Task.await(task) do
+      {:ok, [2.0, 3.0, 4.0, 5.0]} ->
+        assert_receive {:executed_at, executed_at}
+        assert executed_at > closed_at, "the close waited for the execute"
+
+      {:error, %Error{reason: :closed}} ->
+        :ok
+
+      other ->
+        flunk("unexpected execute result #{inspect(other)}")
+    end
+
     assert {:error, %Error{reason: :closed}} = run_add(g)
     Runtime.close(rt)
+  end
+
+  describe "Runtime.shared/1" do
+    # An option set of its own (startup_retries: 7), so other tests' shared runtimes are not
+    # involved.
+    @opts [backend: :reference, startup_retries: 7]
+
+    test "concurrent first callers all get the one runtime that was opened" do
+      Runtime.close_shared()
+      before = HexagonTpu.stats()
+
+      refs =
+        1..32
+        |> Enum.map(fn _ -> Task.async(fn -> Runtime.shared(@opts) end) end)
+        |> Enum.map(&Task.await/1)
+        |> Enum.map(fn {:ok, rt} -> rt.ref end)
+        |> Enum.uniq()
+
+      assert length(refs) == 1
+      # exactly one runtime was opened (none opened and closed again)
+      assert HexagonTpu.stats().live_runtimes == before.live_runtimes + 1
+      Runtime.close_shared()
+    end
+
+    test "load_model/2 racing close_shared/0 never returns a spurious :closed", %{bin: bin} do
+      closer =
+        Task.async(fn ->
+          for _ <- 1..50 do
+            Runtime.close_shared()
+            Process.sleep(1)
+          end
+        end)
+
+      loaders =
+        for _ <- 1..4 do
+          Task.async(fn ->
+            for _ <- 1..50 do
+              with {:ok, model} <- HexagonTpu.load_model({:binary, bin}, @opts) do
+                HexagonTpu.close(model)
+                :ok
+              end
+            end
+          end)
+        end
+
+      Task.await(closer, 30_000)
+
+      for task <- loaders do
+        assert Enum.uniq(Task.await(task, 30_000)) == [:ok]
+      end
+
+      Runtime.close_shared()
+    end
+
+    test "close_shared/0 then shared/1 opens a fresh runtime" do
+      {:ok, a} = Runtime.shared(@opts)
+      Runtime.close_shared()
+      {:ok, b} = Runtime.shared(@opts)
+      assert a.ref != b.ref
+      assert {:ok, ^b} = Runtime.shared(@opts)
+      Runtime.close_shared()
+    end
   end
 end

@@ -13,6 +13,7 @@ defmodule HexagonTpu.TelemetryTest do
   @events [
     [:hexagon_tpu, :execute, :start],
     [:hexagon_tpu, :execute, :stop],
+    [:hexagon_tpu, :execute, :exception],
     [:hexagon_tpu, :load, :start],
     [:hexagon_tpu, :load, :stop],
     [:hexagon_tpu, :load, :exception],
@@ -82,8 +83,11 @@ defmodule HexagonTpu.TelemetryTest do
     model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
     {:error, error} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])])
 
+    assert_receive {:event, [:hexagon_tpu, :execute, :start], _, %{telemetry_span_context: ref}}
+
+    # no graphExecute time on an error: duration is the call's wall time
     assert_receive {:event, [:hexagon_tpu, :execute, :stop], %{duration: d, call_duration: d},
-                    %{graph: "add_f32", status: {:error, :mismatch}}}
+                    %{graph: "add_f32", status: {:error, :mismatch}, telemetry_span_context: ^ref}}
 
     assert_receive {:event, [:hexagon_tpu, :error], %{system_time: _},
                     %{operation: :execute, graph: "add_f32", reason: :mismatch, error: ^error}}
@@ -91,11 +95,84 @@ defmodule HexagonTpu.TelemetryTest do
     HexagonTpu.close(model)
   end
 
-  test "execute_start/1 emits [:hexagon_tpu, :execute, :start] and returns the start time" do
-    start = HexagonTpu.Telemetry.execute_start("g")
+  test "execute_span/2: start and stop share a telemetry_span_context; returns the result" do
+    result = {:ok, [], %{execute_ns: 1000}, :no_stats}
+    assert HexagonTpu.Telemetry.execute_span("g", fn -> result end) == result
 
     assert_receive {:event, [:hexagon_tpu, :execute, :start],
-                    %{monotonic_time: ^start, system_time: _}, %{graph: "g"}}
+                    %{monotonic_time: t0, system_time: _},
+                    %{graph: "g", telemetry_span_context: ref}}
+
+    assert is_reference(ref)
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], %{duration: d, monotonic_time: t1},
+                    %{graph: "g", status: :ok, telemetry_span_context: ^ref}}
+
+    assert d == System.convert_time_unit(1000, :nanosecond, :native)
+    assert t1 >= t0
+
+    # a second span has its own context
+    HexagonTpu.Telemetry.execute_span("g", fn -> result end)
+    assert_receive {:event, [:hexagon_tpu, :execute, :start], _, %{telemetry_span_context: ref2}}
+    assert ref2 != ref
+  end
+
+  test "an execute that raises emits :exception (not :stop) and is re-raised" do
+    assert_raise ArgumentError, "bad", fn ->
+      HexagonTpu.Telemetry.execute_span("g", fn -> raise ArgumentError, "bad" end)
+    end
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :start], _, %{telemetry_span_context: ref}}
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :exception],
+                    %{duration: d, monotonic_time: _},
+                    %{
+                      graph: "g",
+                      telemetry_span_context: ^ref,
+                      kind: :error,
+                      reason: %ArgumentError{},
+                      stacktrace: [_ | _]
+                    }}
+
+    assert d >= 0
+    refute_received {:event, [:hexagon_tpu, :execute, :stop], _, _}
+    refute_received {:event, [:hexagon_tpu, :error], _, _}
+
+    # throws and exits too
+    catch_throw(HexagonTpu.Telemetry.execute_span("g", fn -> throw(:t) end))
+    assert_receive {:event, [:hexagon_tpu, :execute, :exception], _, %{kind: :throw, reason: :t}}
+    catch_exit(HexagonTpu.Telemetry.execute_span("g", fn -> exit(:x) end))
+    assert_receive {:event, [:hexagon_tpu, :execute, :exception], _, %{kind: :exit, reason: :x}}
+  end
+
+  test "Graph.execute/3 raising inside the span: :start is followed by :exception", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    # an Nx.Tensor-shaped struct that Nx cannot read (Nx absent, or not a real tensor)
+    bogus = %{__struct__: Nx.Tensor, data: nil, type: {:f, 32}, shape: {1, 4}, names: []}
+
+    try do
+      HexagonTpu.predict(model, [bogus, bogus], output: :binary)
+    rescue
+      _ -> :raised
+    end
+    |> case do
+      :raised ->
+        assert_receive {:event, [:hexagon_tpu, :execute, :start], _,
+                        %{telemetry_span_context: ref}}
+
+        assert_receive {:event, [:hexagon_tpu, :execute, :exception], _,
+                        %{graph: "add_f32", telemetry_span_context: ^ref, kind: :error}}
+
+      {:error, %Error{}} ->
+        # Nx not loaded: a plain returned error, paired by :stop
+        assert_receive {:event, [:hexagon_tpu, :execute, :start], _,
+                        %{telemetry_span_context: ref}}
+
+        assert_receive {:event, [:hexagon_tpu, :execute, :stop], _,
+                        %{telemetry_span_context: ^ref, status: {:error, _}}}
+    end
+
+    HexagonTpu.close(model)
   end
 
   test "load_span/2: start and stop with the graph and status; errors; exceptions", %{bin: bin} do
@@ -108,10 +185,15 @@ defmodule HexagonTpu.TelemetryTest do
     HexagonTpu.close(model)
 
     assert_receive {:event, [:hexagon_tpu, :load, :start], %{monotonic_time: _},
-                    %{source: :binary}}
+                    %{source: :binary, telemetry_span_context: ref}}
 
     assert_receive {:event, [:hexagon_tpu, :load, :stop], %{duration: d},
-                    %{source: :binary, graph: "add_f32", status: :ok}}
+                    %{
+                      source: :binary,
+                      graph: "add_f32",
+                      status: :ok,
+                      telemetry_span_context: ^ref
+                    }}
 
     assert d > 0
 
@@ -130,8 +212,17 @@ defmodule HexagonTpu.TelemetryTest do
       HexagonTpu.Telemetry.load_span(%{source: "x"}, fn -> raise "boom" end)
     end
 
+    assert_receive {:event, [:hexagon_tpu, :load, :start], _,
+                    %{source: "x", telemetry_span_context: xref}}
+
     assert_receive {:event, [:hexagon_tpu, :load, :exception], %{duration: _},
-                    %{source: "x", kind: :error, reason: %RuntimeError{}, stacktrace: [_ | _]}}
+                    %{
+                      source: "x",
+                      kind: :error,
+                      reason: %RuntimeError{},
+                      stacktrace: [_ | _],
+                      telemetry_span_context: ^xref
+                    }}
   end
 
   test "a raising handler does not fail the execute", %{bin: bin} do

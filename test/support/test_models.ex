@@ -105,44 +105,88 @@ defmodule HexagonTpu.TestModels do
       length(got) == length(want) and
         Enum.all?(Enum.zip(got, want), fn {g, w} -> abs(g - w) <= tol end)
 
-    unless ok,
+    if !ok,
       do: raise(ExUnit.AssertionError, message: "expected #{inspect(want)}, got #{inspect(got)}")
 
     true
   end
 
-  @doc "Polls HexagonTpu.stats/0 until the live counters equal `baseline` (GC + reaper)."
+  @doc """
+  Polls the live counters until they equal `baseline` (collecting garbage in every process
+  and letting the reaper drain between polls) or `timeout_ms` passes; returns the last
+  reading. Use it to assert a return to a baseline: a process of the test (or of ExUnit) that
+  is still exiting releases its handles a little later, and a fixed sleep would race it.
+  """
   def wait_for_live(baseline, timeout_ms \\ 5000) do
     deadline = System.monotonic_time(:millisecond) + timeout_ms
     do_wait(baseline, deadline)
   end
 
   defp do_wait(baseline, deadline) do
-    :erlang.garbage_collect()
+    gc_all()
     live = live()
 
     cond do
-      live == baseline -> live
+      live == baseline and reaper_drained?() -> live
       System.monotonic_time(:millisecond) > deadline -> live
-      true -> Process.sleep(10) && do_wait(baseline, deadline)
+      true -> Process.sleep(5) && do_wait(baseline, deadline)
     end
   end
 
   @doc """
-  Waits until garbage collection and the reaper are quiet (every queued handle closed, live
-  counters unchanged across two polls); returns the live counters.
+  Waits until garbage collection and the reaper are quiet - every queued handle closed and the
+  live counters unchanged over `stable` consecutive polls 10 ms apart (the exit of the previous
+  test's processes, linked tasks included, is asynchronous to the next test's start) - and
+  returns the live counters. Gives up after `timeout_ms` and returns the last reading. For a
+  baseline; to assert a return to one, use `wait_for_live/2`.
   """
-  def settle(tries \\ 200) do
-    for p <- Process.list(), do: :erlang.garbage_collect(p)
-    before = HexagonTpu.stats()
-    Process.sleep(10)
-    now = HexagonTpu.stats()
+  def settle(timeout_ms \\ 5000, stable \\ 3) do
+    deadline = System.monotonic_time(:millisecond) + timeout_ms
+    do_settle(nil, 0, stable, deadline)
+  end
 
-    quiet =
-      now.reaper_queued == now.reaper_closed and
-        Map.take(before, [:live_runtimes, :live_contexts, :live_graphs]) == live()
+  defp do_settle(prev, count, stable, deadline) do
+    gc_all()
+    now = live()
+    count = if now == prev and reaper_drained?(), do: count + 1, else: 0
 
-    if quiet or tries == 0, do: live(), else: settle(tries - 1)
+    if count >= stable or System.monotonic_time(:millisecond) > deadline do
+      now
+    else
+      Process.sleep(10)
+      do_settle(now, count, stable, deadline)
+    end
+  end
+
+  @doc """
+  Polls `fun` every 2 ms until it returns a truthy value, which it returns; `nil` after
+  `timeout_ms`. (No garbage collection of other processes here: `:erlang.garbage_collect/1`
+  of a process in a dirty NIF waits for the NIF to return.)
+  """
+  def wait_until(fun, timeout_ms \\ 5000) do
+    deadline = System.monotonic_time(:millisecond) + timeout_ms
+    do_wait_until(fun, deadline)
+  end
+
+  defp do_wait_until(fun, deadline) do
+    cond do
+      value = fun.() ->
+        value
+
+      System.monotonic_time(:millisecond) > deadline ->
+        nil
+
+      true ->
+        Process.sleep(2)
+        do_wait_until(fun, deadline)
+    end
+  end
+
+  defp gc_all, do: for(p <- Process.list(), do: :erlang.garbage_collect(p))
+
+  defp reaper_drained? do
+    s = HexagonTpu.stats()
+    s.reaper_queued == s.reaper_closed
   end
 
   def live do
