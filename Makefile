@@ -4,6 +4,7 @@
 #   all (default)  static + shared library, reference backend libraries, htpu, htpu-refbuild
 #   test           C tests under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
+#   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
 #   clean
 #
@@ -60,7 +61,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind check-abi clean demo
+.PHONY: all test valgrind test-tsan check-abi clean demo
 all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU) \
      $(if $(wildcard reference/cdsprpc/*.c),$(REF_CDSPRPC))
 
@@ -139,6 +140,15 @@ $(BUILD)/digits_demo: $(call obj,examples/digits_demo.c) $(LIB_A)
 $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# ThreadSanitizer over the tests that run threads against shared graphs, contexts and
+# runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
+TSAN_TESTS ?= concurrency recovery device_ lifecycle
+test-tsan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
+	  all build/tsan/test_runner
+	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/tsan TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  build/tsan/test_runner $(TSAN_TESTS)
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner
