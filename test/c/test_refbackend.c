@@ -14,6 +14,7 @@
 #include "qnn/qnn_versions.h"
 #include "refmodel.h"
 #include "qnn/qnn_device_abi.h"
+#include "fixture.h"
 #include "test.h"
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -123,16 +124,6 @@ static htpu_ref_stats stats_of(const ctl *c) {
   return s;
 }
 
-static void *build(const char *text, size_t *len) {
-  void *out = NULL;
-  char err[512];
-  if (ref_build_from_text(text, &out, len, err, sizeof(err)) != 0) {
-    printf("    builder: %s\n", err);
-    return NULL;
-  }
-  return out;
-}
-
 /* A backend stack: log -> backend -> device -> context -> graph. */
 typedef struct rig {
   ctl c;
@@ -171,7 +162,7 @@ static qnn_error_t rig_open_env(rig *r, const char *text, const char *graph, con
   if ((rc = r->t->device_create(r->log, NULL, &r->dev))) return rc;
   if (!text) return 0;
   size_t len = 0;
-  void *bin = build(text, &len);
+  void *bin = fx_build_model(text, &len);
   if (!bin) return 3;
   char err[256];
   if (ref_model_parse(bin, len, &r->model, err, sizeof(err)) != 0) {
@@ -430,7 +421,7 @@ TEST(refb_log_levels_and_null_device) {
   CHECK_EQ(r.t->log_set_log_level(r.log, QNN_LOG_LEVEL_ERROR), QNN_SUCCESS);
   log_clear();
   size_t len = 0;
-  void *bin = build(RB_ADD, &len);
+  void *bin = fx_build_model(RB_ADD, &len);
   CHECK(bin);
   qnn_context_handle_t ctx = NULL;
   /* NULL device = the default device */
@@ -575,7 +566,7 @@ TEST(refb_context_binary_errors) {
   CHECK_EQ(r.t->context_validate_binary(r.be, r.dev, NULL, garbage, sizeof(garbage)),
            QNN_CONTEXT_ERROR_CREATE_FROM_BINARY);
   size_t len = 0;
-  void *bin = build(RB_ADD, &len);
+  void *bin = fx_build_model(RB_ADD, &len);
   CHECK(bin);
   /* truncated */
   log_clear();
@@ -585,7 +576,7 @@ TEST(refb_context_binary_errors) {
   CHECK_EQ(r.t->context_validate_binary(r.be, r.dev, NULL, bin, len), QNN_SUCCESS);
   free(bin);
   /* a binary for another backend id */
-  bin = build("meta backend_id=3\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
+  bin = fx_build_model("meta backend_id=3\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
               "  op Relu a -> b\n", &len);
   CHECK(bin);
   log_clear();
@@ -608,10 +599,10 @@ TEST(refb_backend_id_from_provider) {
   qnn_backend_handle_t be = NULL;
   CHECK_EQ(p->table.backend_create(NULL, NULL, &be), QNN_SUCCESS);
   size_t len = 0;
-  void *bin = build("meta backend_id=3 backend_api=1.0.0\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
+  void *bin = fx_build_model("meta backend_id=3 backend_api=1.0.0\ngraph g\n  input a f32 [2]\n  output b f32 [2]\n"
                     "  op Relu a -> b\n", &len);
   size_t len6 = 0;
-  void *bin6 = build(RB_ADD, &len6);
+  void *bin6 = fx_build_model(RB_ADD, &len6);
   CHECK(bin && bin6);
   qnn_context_handle_t ctx = NULL;
   qnn_error_t ok = p->table.context_validate_binary(be, NULL, NULL, bin, len);
@@ -808,7 +799,7 @@ TEST(refb_faults_env_per_backend_and_process) {
   unsetenv("HTPU_REF_FAULTS");
   CHECK_EQ(p->table.backend_create(log, NULL, &b3), QNN_SUCCESS); /* no rules of its own */
   size_t len = 0;
-  void *bin = build(RB_ADD, &len);
+  void *bin = fx_build_model(RB_ADD, &len);
   CHECK(bin);
   qnn_context_handle_t c1 = NULL, c3 = NULL;
   qnn_error_t r1 = p->table.context_create_from_binary(b1, NULL, NULL, bin, len, &c1, NULL);
@@ -1069,7 +1060,7 @@ TEST(refs_binary_info_all_versions_and_strides) {
       for (unsigned gi = 1; gi <= 3; gi++)
         for (unsigned tv = 1; tv <= 2; tv++) {
           size_t len = 0;
-          void *bin = build(multi_text(bi, gi, tv), &len);
+          void *bin = fx_build_model(multi_text(bi, gi, tv), &len);
           CHECK(bin);
           qnn_system_context_handle_t h = NULL;
           CHECK_EQ(s.p->table.system_context_create(&h), QNN_SUCCESS);
@@ -1101,7 +1092,7 @@ TEST(refs_axis_scale_offset_tensor) {
   sys s;
   CHECK(sys_open(&s, NULL) == 0);
   size_t len = 0;
-  void *bin = build("graph q\n"
+  void *bin = fx_build_model("graph q\n"
                     "  input x u8 [2,3] axis=0 scales=[0.5,0.25] zero_points=[1,2]\n"
                     "  output y u8 [2,3] scale=1.0 zero_point=0\n"
                     "  op Relu x -> y\n", &len);
@@ -1139,7 +1130,7 @@ TEST(refs_malformed_and_errors) {
   CHECK_EQ(s.p->table.system_context_get_binary_info(h, garbage, sizeof(garbage), &info, &sz),
            QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY);
   size_t len = 0;
-  void *bin = build(RB_ADD, &len);
+  void *bin = fx_build_model(RB_ADD, &len);
   CHECK(bin);
   qnn_error_t trunc = s.p->table.system_context_get_binary_info(h, bin, len - 8, &info, &sz);
   qnn_error_t null_out = s.p->table.system_context_get_binary_info(h, bin, len, NULL, &sz);
@@ -1163,7 +1154,7 @@ TEST(refs_faults_env) {
   CHECK_EQ(s.p->table.system_context_create(&h), QNN_COMMON_ERROR_MEM_ALLOC);
   CHECK_EQ(s.p->table.system_context_create(&h), QNN_SUCCESS);
   size_t len = 0;
-  void *bin = build(RB_ADD, &len);
+  void *bin = fx_build_model(RB_ADD, &len);
   CHECK(bin);
   const void *info = NULL;
   qnn_context_binary_size_t sz = 0;

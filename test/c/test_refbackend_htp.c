@@ -17,6 +17,7 @@
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_htp_abi.h"
 #include "refmodel.h"
+#include "fixture.h"
 #include "test.h"
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -146,16 +147,6 @@ static htpu_ref_stats hstats(const hctl *c) {
   return s;
 }
 
-static void *hbuild(const char *text, size_t *len) {
-  void *out = NULL;
-  char err[512];
-  if (ref_build_from_text(text, &out, len, err, sizeof(err)) != 0) {
-    printf("    builder: %s\n", err);
-    return NULL;
-  }
-  return out;
-}
-
 /* log -> backend -> device (with `device_env` as HTPU_REF_DEVICE around backendCreate). */
 typedef struct stack {
   hctl c;
@@ -191,7 +182,7 @@ static void stack_close(stack *s) {
 static qnn_error_t load(stack *s, const char *text, const char *graph, qnn_context_handle_t *ctx,
                         qnn_graph_handle_t *g) {
   size_t len = 0;
-  void *bin = hbuild(text, &len);
+  void *bin = fx_build_model(text, &len);
   if (!bin) return 3;
   qnn_error_t rc = s->t->context_create_from_binary(s->be, s->dev, NULL, bin, len, ctx, NULL);
   free(bin);
@@ -665,7 +656,7 @@ static qnn_error_t shared_open(shared *x) {
   if (rc) return rc;
   if ((rc = load(&x->s, HTP_ADD, "add", &x->ctx, &x->g))) return rc;
   size_t len = 0;
-  void *bin = hbuild(HTP_ADD, &len);
+  void *bin = fx_build_model(HTP_ADD, &len);
   char err[256];
   if (!bin || ref_model_parse(bin, len, &x->model, err, sizeof(err)) != 0) {
     free(bin);
@@ -943,7 +934,7 @@ static qnn_error_t validate_text(stack *s, const char *meta, qnn_error_t *create
   char text[1024];
   snprintf(text, sizeof(text), "meta %s\n%s", meta, HTP_ADD);
   size_t len = 0;
-  void *bin = hbuild(text, &len);
+  void *bin = fx_build_model(text, &len);
   if (!bin) return 3;
   qnn_error_t rc = s->t->context_validate_binary(s->be, s->dev, NULL, bin, len);
   qnn_context_handle_t ctx = NULL;
