@@ -17,6 +17,21 @@ const char *FX_ADD_F32 =
     "  output y f32 [1,4]\n"
     "  op ElementWiseAdd a b -> y\n";
 
+const char *FX_MULTI_GRAPH =
+    "graph first\n"
+    "  input x u8 [1,3] scale=0.5 zero_point=3\n"
+    "  static w u8 [2,3] axis=0 scales=[0.25,0.125] zero_points=[1,2] data=[1,2,3,4,5,6]\n"
+    "  output y u8 [1,2] scale=0.25 zero_point=0\n"
+    "  op FullyConnected x w -> y\n"
+    "graph second\n"
+    "  input p f16 [2,2]\n"
+    "  output q f16 [2,2]\n"
+    "  op Relu p -> q\n"
+    "graph third\n"
+    "  input m i8 [4] scale=0.1 zero_point=-5\n"
+    "  output n i8 [4] scale=0.1 zero_point=-5\n"
+    "  op Relu m -> n\n";
+
 void fx_ref_options(htpu_runtime_options *o) {
   htpu_runtime_options_init(o);
   o->backend_lib = test_build_path("libhtpu_refbackend.so");

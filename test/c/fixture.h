@@ -43,4 +43,8 @@ void fx_ref_options_shared(htpu_runtime_options *o);
 /* A small model with graphs: add_f32 (a+b, f32 [1,4]). */
 extern const char *FX_ADD_F32;
 
+/* Three graphs: first (u8 FC with per-axis weights), second (f16 Relu), third (i8 Relu);
+ * used to check introspection of several graphs at every info version. */
+extern const char *FX_MULTI_GRAPH;
+
 #endif

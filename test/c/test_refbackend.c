@@ -26,20 +26,6 @@ static const char *RB_ADD =
     "  output y f32 [1,4]\n"
     "  op ElementWiseAdd a b -> y\n";
 
-static const char *RB_MULTI_BODY =
-    "graph first\n"
-    "  input x u8 [1,3] scale=0.5 zero_point=3\n"
-    "  static w u8 [2,3] axis=0 scales=[0.25,0.125] zero_points=[1,2] data=[1,2,3,4,5,6]\n"
-    "  output y u8 [1,2] scale=0.25 zero_point=0\n"
-    "  op FullyConnected x w -> y\n"
-    "graph second\n"
-    "  input p f16 [2,2]\n"
-    "  output q f16 [2,2]\n"
-    "  op Relu p -> q\n"
-    "graph third\n"
-    "  input m i8 [4] scale=0.1 zero_point=-5\n"
-    "  output n i8 [4] scale=0.1 zero_point=-5\n"
-    "  op Relu m -> n\n";
 
 static void reset_env(void) {
   static const char *const vars[] = {
@@ -499,7 +485,7 @@ TEST(refb_execute_validation) {
 
 TEST(refb_handles_stale_and_unknown) {
   rig r;
-  CHECK_EQ(rig_open(&r, RB_MULTI_BODY, "second"), 0);
+  CHECK_EQ(rig_open(&r, FX_MULTI_GRAPH, "second"), 0);
   void *bogus = (void *)(uintptr_t)0xdead0;
   CHECK_EQ(r.t->backend_free(bogus), QNN_BACKEND_ERROR_INVALID_HANDLE);
   CHECK_EQ(r.t->device_free(bogus), QNN_DEVICE_ERROR_INVALID_HANDLE);
@@ -954,7 +940,7 @@ static char *multi_text(unsigned bi, unsigned gi, unsigned tv) {
            "meta binary_info=%u graph_info=%u tensor=%u backend_id=6 build_id=\"v2.42.0.ref\" "
            "core_api=2.32.0 backend_api=5.42.0 context_blob=3.3.4 soc_version=\"v68\" "
            "soc_model=35 dsp_arch=68 vtcm_mb=2\n%s",
-           bi, gi, tv, RB_MULTI_BODY);
+           bi, gi, tv, FX_MULTI_GRAPH);
   return text;
 }
 

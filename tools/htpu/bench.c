@@ -464,7 +464,7 @@ static const cli_option bench_options[] = {
 
 const cli_command cmd_bench = {
     .name = "bench",
-    .synopsis = "MODEL [--graph NAME] [--iterations N | --duration S] [--warmup W] "
+    .synopsis = "MODEL [--graph NAME] [-n N | --iterations N | --duration S] [--warmup W] "
                 "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers] "
                 "[--backend PATH|reference] [--system-lib PATH|reference] "
                 "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
