@@ -190,7 +190,6 @@ static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   /* Under the link's lock only for the swap: a concurrent info/1 copying the runtime's strings
    * finishes before the handle (and with it, maybe, the strings) goes. */
   enif_mutex_lock(res->link->lock);
-  nif_link_refresh_note_locked(res->link, atomic_load(&res->link->handle)); /* for the graphs */
   htpu_runtime *h = atomic_exchange(&res->link->handle, NULL);
   enif_mutex_unlock(res->link->lock);
   htpu_runtime_close(&h); /* NULL (already closed) is a no-op: close is idempotent */
@@ -209,7 +208,6 @@ static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TER
   htpu_runtime *h = atomic_load(&res->link->handle);
   htpu_runtime_info info;
   int rc = h ? htpu_runtime_get_info(h, &info) : HTPU_ECLOSED;
-  if (h) nif_link_refresh_note_locked(res->link, h);
   if (!h)
     ret = closed_error(env, "runtime");
   else if (rc)

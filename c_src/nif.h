@@ -21,31 +21,23 @@
  * is answered with HTPU_ECLOSED. */
 
 /* What a runtime's context and graph resources share with it: the caller's runtime handle
- * (the runtime resource's, NULL once closed or garbage collected), the once-per-runtime
- * fallback warning flag, and a copy of the runtime's shared_memory_note. Reference counted
- * (the runtime resource and every context/graph resource made from it hold one), so a graph can
- * still ask "which runtime?" after the runtime's variable is gone, without keeping the runtime
- * resource itself alive.
+ * (the runtime resource's, NULL once closed or garbage collected) and the once-per-runtime
+ * fallback warning flag. Reference counted (the runtime resource and every context/graph
+ * resource made from it hold one), so a graph can still ask "which runtime?" after the
+ * runtime's variable is gone, without keeping the runtime resource itself alive.
  *
- * `lock` guards `handle` swaps and `note`. The close and the destructor hold it only to refresh
- * `note` and swap the handle out; readers hold it while they copy htpu_runtime_get_info's
- * strings (borrowed from the runtime while the caller's handle is open), so the close cannot
- * free them mid-copy. Nothing called under it can block: htpu_runtime_get_info takes only the
- * core registry's short mutex (never the perf lock), and the destructor, which runs on a normal
- * scheduler, takes this lock too.
- *
- * `note`: the core's note is a string in the runtime, set at open or once at the first fallback
- * (then never changed). It is copied here at open and refreshed whenever the handle is still
- * open (info/1, alloc_io, close, destructor), so it is still known once the %Runtime{} term is
- * gone but its graphs keep the C runtime alive. Only a fallback that first happens after that
- * cannot be read any more (no handle to ask with): the caller then uses a generic note. */
-#define NIF_NOTE_MAX 512
+ * `lock` guards `handle` swaps. The close and the destructor hold it only to swap the handle
+ * out; readers hold it while they copy htpu_runtime_get_info's strings (borrowed from the
+ * runtime while the caller's handle is open), so the close cannot free them mid-copy. Nothing
+ * called under it can block: htpu_runtime_get_info takes only the core registry's short mutex
+ * (never the perf lock), and the destructor, which runs on a normal scheduler, takes this lock
+ * too. (Why a shared buffer is ordinary memory is asked of the buffer, htpu_shared_note, so it
+ * needs no runtime handle.) */
 typedef struct nif_rt_link {
   _Atomic unsigned refs;
   ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
   atomic_int fallback_warned;
-  char note[NIF_NOTE_MAX]; /* under lock; "" = none known */
 } nif_rt_link;
 
 nif_rt_link *nif_link_new(htpu_runtime *h); /* refs = 1; NULL when out of memory */
@@ -167,11 +159,6 @@ void env_restore(env_entry *saved, unsigned n);
 /* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out);
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0);
-/* The runtime's shared_memory_note, copied under the link's lock: refreshed from the core while
- * the runtime handle is open, else the last copy ("" when none was ever seen). */
-void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len);
-/* Refreshes l->note from the open handle h. Caller holds l->lock. */
-void nif_link_refresh_note_locked(nif_rt_link *l, htpu_runtime *h);
 
 /* ---- terms (convert.c) --------------------------------------------------------------------- */
 

@@ -22,8 +22,6 @@ nif_rt_link *nif_link_new(htpu_runtime *h) {
   atomic_init(&l->refs, 1);
   atomic_init(&l->handle, h);
   atomic_init(&l->fallback_warned, 0);
-  l->note[0] = '\0';
-  if (h) nif_link_refresh_note_locked(l, h); /* not published yet: nobody else can see it */
   return l;
 }
 
@@ -35,28 +33,6 @@ void nif_link_release(nif_rt_link *l) {
   if (!l || atomic_fetch_sub(&l->refs, 1) != 1) return;
   enif_mutex_destroy(l->lock);
   enif_free(l);
-}
-
-void nif_link_refresh_note_locked(nif_rt_link *l, htpu_runtime *h) {
-  htpu_runtime_info ri;
-  /* Only on success and only a non-empty note: the core's note is never cleared, so a failed
-   * read (the handle just went stale) must not erase what was known. */
-  if (h && htpu_runtime_get_info(h, &ri) == 0 && ri.shared_memory_note &&
-      ri.shared_memory_note[0]) {
-    strncpy(l->note, ri.shared_memory_note, sizeof l->note - 1);
-    l->note[sizeof l->note - 1] = '\0';
-  }
-}
-
-void nif_link_shared_note(nif_rt_link *l, char *buf, size_t len) {
-  if (len == 0) return;
-  buf[0] = '\0';
-  if (!l) return;
-  enif_mutex_lock(l->lock);
-  nif_link_refresh_note_locked(l, atomic_load(&l->handle));
-  strncpy(buf, l->note, len - 1);
-  buf[len - 1] = '\0';
-  enif_mutex_unlock(l->lock);
 }
 
 /* ---- tensor info copies ---------------------------------------------------------------------- */
@@ -102,10 +78,7 @@ static void runtime_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_runtime *r = obj;
   if (!r->link) return; /* open failed before the link existed */
-  /* Keep the note for the graphs that outlive this term (see nif_rt_link). No blocking call
-   * under the lock: htpu_runtime_get_info takes only the registry's short mutex. */
   enif_mutex_lock(r->link->lock);
-  nif_link_refresh_note_locked(r->link, atomic_load(&r->link->handle));
   htpu_runtime *h = atomic_exchange(&r->link->handle, NULL);
   enif_mutex_unlock(r->link->lock);
   nif_reaper_push(REAP_RUNTIME, h);

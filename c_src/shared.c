@@ -81,7 +81,7 @@ void nif_view_dtor(ErlNifEnv *env, void *obj) {
 /* graph_alloc_io(graph_ref, env_list)
  *   -> {:ok, shared_ref, %{fastrpc: boolean, size: bytes, note: binary | nil,
  *                          first_fallback: boolean}, [offset]} | {:error, reason}
- * `note` (the runtime's shared_memory_note) and `first_fallback` (true the first time a buffer
+ * `note` (why this buffer is ordinary memory: htpu_shared_note) and `first_fallback` (true the first time a buffer
  * of this runtime fell back to ordinary memory) only matter when fastrpc is false. env_list
  * ([] outside tests) is set around the allocation only, e.g. HTPU_REF_RPCMEM_FAIL=1. */
 ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -157,11 +157,11 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 
   ERL_NIF_TERM note = ATOMS.nil, first = ATOMS.false_;
   if (!sh->fastrpc) {
-    char text[512];
-    nif_link_shared_note(g->link, text, sizeof text);
-    note = nif_make_string(env, text[0] ? text
-                                        : "FastRPC shared memory is unavailable; using ordinary "
-                                          "memory");
+    /* The buffer's own reason: readable however the runtime's term fared meanwhile. */
+    const char *text = htpu_shared_note(buf);
+    note = nif_make_string(env, text && text[0] ? text
+                                                : "FastRPC shared memory is unavailable; using "
+                                                  "ordinary memory");
     if (g->link && !atomic_exchange(&g->link->fallback_warned, 1)) first = ATOMS.true_;
   }
   ERL_NIF_TERM k[] = {ATOMS.fastrpc, ATOMS.size, ATOMS.note, ATOMS.first_fallback};

@@ -405,6 +405,10 @@ HTPU_API void *htpu_shared_data(htpu_shared *buf);
 HTPU_API size_t htpu_shared_size(htpu_shared *buf);
 /* 1 when the memory is FastRPC shared memory, 0 when it is the ordinary-memory fallback. */
 HTPU_API int htpu_shared_is_fastrpc(htpu_shared *buf);
+/* Why this buffer is ordinary memory ("" for FastRPC memory): its own reason, fixed when it was
+ * allocated, so it stays right even after the runtime's first note (shared_memory_note) was
+ * about something else. Borrowed: valid until the buffer is freed. NULL for a closed handle. */
+HTPU_API const char *htpu_shared_note(htpu_shared *buf);
 
 /* Convenience: one shared buffer holding every input and output of the graph in its own type,
  * 64-byte aligned; fills inputs[num_inputs] and outputs[num_outputs] to point into it, ready to

@@ -215,7 +215,8 @@ typedef struct shared_obj {
   runtime_obj *rt;
   void *data;
   size_t size;
-  int fd; /* -1: ordinary memory */
+  int fd;        /* -1: ordinary memory */
+  char note[512]; /* why ordinary memory: this buffer's own reason, fixed at allocation */
 } shared_obj;
 
 static void shared_destroy(htpu_object *o) {
@@ -266,12 +267,16 @@ static int shared_alloc_on(runtime_obj *rt, size_t size, htpu_shared **out) {
       r->rpc_free(p);
     }
     if (!s->data) {
+      snprintf(s->note, sizeof s->note, "rpcmem_alloc of %zu bytes failed; using ordinary memory",
+               rounded);
       pthread_mutex_lock(&r->lock);
-      if (!r->note[0])
-        snprintf(r->note, sizeof r->note,
-                 "rpcmem_alloc of %zu bytes failed; using ordinary memory", rounded);
+      if (!r->note[0]) memcpy(r->note, s->note, sizeof r->note);
       pthread_mutex_unlock(&r->lock);
     }
+  } else {
+    /* Set at runtime open and never changed while unavailable. */
+    memcpy(s->note, r->note, sizeof s->note);
+    s->note[sizeof s->note - 1] = '\0';
   }
   if (!s->data) s->data = aligned_alloc(SHARED_ALIGN, rounded);
   if (!s->data) {
@@ -332,6 +337,15 @@ int htpu_shared_is_fastrpc(htpu_shared *h) {
   int yes = s->fd >= 0;
   obj_release(&s->base);
   return yes;
+}
+
+const char *htpu_shared_note(htpu_shared *h) {
+  shared_obj *s = (shared_obj *)obj_acquire(h, OBJ_SHARED);
+  if (!s) return NULL;
+  /* Written once before the handle was published; the caller's handle keeps it. */
+  const char *note = s->note;
+  obj_release(&s->base);
+  return note;
 }
 
 static size_t align_up(size_t n) { return (n + SHARED_ALIGN - 1) / SHARED_ALIGN * SHARED_ALIGN; }

@@ -238,6 +238,7 @@ TEST(device_shared_buffers_fall_back_to_ordinary_memory) {
   htpu_shared *buf = NULL;
   CHECK_EQ(htpu_graph_alloc_io(g, &in, &out, &buf), 0);
   CHECK(!htpu_shared_is_fastrpc(buf));
+  CHECK_STR_CONTAINS(htpu_shared_note(buf), "/nonexistent/libcdsprpc.so");
   memset(in.data, 12, 3);
   CHECK_EQ(htpu_graph_execute(g, &in, 1, &out, 1, NULL), 0);
   CHECK_EQ(fx_ref_live_mem_handles(), 0);
@@ -253,10 +254,23 @@ TEST(device_shared_buffers_fall_back_to_ordinary_memory) {
   CHECK(!htpu_shared_is_fastrpc(buf));
   CHECK_EQ(htpu_runtime_get_info(rt, &info), 0);
   CHECK_STR_CONTAINS(info.shared_memory_note, "rpcmem_alloc");
-  htpu_shared_free(&buf);
+  CHECK_STR_CONTAINS(htpu_shared_note(buf), "rpcmem_alloc of 128 bytes failed");
+  /* The buffer's reason outlives the caller's runtime handle (the buffer keeps the runtime). */
   htpu_runtime_close(&rt);
   unsetenv("HTPU_REF_RPCMEM_FAIL");
+  CHECK_STR_CONTAINS(htpu_shared_note(buf), "rpcmem_alloc of 128 bytes failed");
+  htpu_shared *stale = buf;
+  htpu_shared_free(&buf);
+  CHECK(htpu_shared_note(stale) == NULL);
   CHECK_EQ(htpu_shared_alloc(NULL, 10, &buf), HTPU_ECLOSED);
+  /* A FastRPC buffer has no reason to give. */
+  fx_ref_options_shared(&o);
+  CHECK_EQ(htpu_runtime_open(&o, &rt), 0);
+  CHECK_EQ(htpu_shared_alloc(rt, 100, &buf), 0);
+  CHECK(htpu_shared_is_fastrpc(buf));
+  CHECK(htpu_shared_note(buf) && htpu_shared_note(buf)[0] == '\0');
+  htpu_shared_free(&buf);
+  htpu_runtime_close(&rt);
 }
 
 TEST(device_restart_with_registered_buffers_recovers) {

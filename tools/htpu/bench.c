@@ -132,7 +132,7 @@ static void progress_clear(bench *b) {
 /* --shared-buffers: inputs converted once into the registered buffer, outputs left in their
  * own type there; every execute then passes the same buffers by handle. */
 static int setup_shared_io(bench *b) {
-  int rc = cli_shared_io_open(b->args->cmd, b->s.rt, b->s.graph, b->s.info, &b->sio);
+  int rc = cli_shared_io_open(b->args->cmd, b->s.graph, b->s.info, &b->sio);
   if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(b->args->cmd, &b->sio, &b->in);
   if (rc == CLI_EXIT_OK) b->io = b->sio.io;
   return rc;

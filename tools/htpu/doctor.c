@@ -635,16 +635,18 @@ static int report_runtime(step *s, htpu_runtime *rt, device_facts_seen *f) {
     /* rpcmem only works once a FastRPC session is open: a real allocation is the test */
     htpu_shared *buf = NULL;
     f->alloc_rc = htpu_shared_alloc(rt, SHARED_TEST_BYTES, &buf);
+    copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
     if (f->alloc_rc == 0) {
       f->alloc_fastrpc = htpu_shared_is_fastrpc(buf);
+      const char *why = htpu_shared_note(buf); /* the test allocation's own reason */
+      if (why && why[0]) copy_str(f->note, sizeof(f->note), why);
     } else {
       copy_str(f->alloc_err, sizeof(f->alloc_err), htpu_last_error());
     }
     htpu_shared_free(&buf);
-    htpu_runtime_info after; /* the note may have been set by the allocation */
-    if (htpu_runtime_get_info(rt, &after) == 0) ri.shared_memory_note = after.shared_memory_note;
+  } else {
+    copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
   }
-  copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
   char backend[64];
   snprintf(backend, sizeof(backend), "%" PRIu32 " (%s)", ri.backend_id,
            cli_backend_name(ri.backend_id));

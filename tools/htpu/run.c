@@ -70,7 +70,7 @@ static int alloc_outputs(run_state *r, int native) {
 static int execute_shared(run_state *r) {
   const cli_command *cmd = r->args->cmd;
   const htpu_graph_info *gi = r->s.info;
-  int rc = cli_shared_io_open(cmd, r->s.rt, r->s.graph, gi, &r->sio);
+  int rc = cli_shared_io_open(cmd, r->s.graph, gi, &r->sio);
   if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(cmd, &r->sio, &r->in);
   if (rc != CLI_EXIT_OK) return rc;
   int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,

@@ -6,8 +6,8 @@
 #include "session.h"
 #include "shared_io.h"
 
-int cli_shared_io_open(const cli_command *cmd, htpu_runtime *rt, htpu_graph *g,
-                       const htpu_graph_info *gi, cli_shared_io *out) {
+int cli_shared_io_open(const cli_command *cmd, htpu_graph *g, const htpu_graph_info *gi,
+                       cli_shared_io *out) {
   memset(out, 0, sizeof(*out));
   out->io = calloc((size_t)gi->num_inputs + gi->num_outputs + 1, sizeof(*out->io));
   if (!out->io) return cli_fail(cmd, "out of memory");
@@ -18,12 +18,9 @@ int cli_shared_io_open(const cli_command *cmd, htpu_runtime *rt, htpu_graph *g,
   if (rc != 0) return cli_fail_htpu(cmd, rc, "allocating shared I/O buffers");
   out->fastrpc = htpu_shared_is_fastrpc(out->buf);
   if (!out->fastrpc) {
-    htpu_runtime_info ri;
-    const char *why = NULL;
-    if (htpu_runtime_get_info(rt, &ri) == 0 && ri.shared_memory_note && ri.shared_memory_note[0])
-      why = ri.shared_memory_note;
+    const char *why = htpu_shared_note(out->buf); /* this buffer's own reason */
     snprintf(out->note, sizeof(out->note), "%s",
-             why ? why : "FastRPC shared memory is not available; using ordinary memory");
+             why && why[0] ? why : "FastRPC shared memory is not available; using ordinary memory");
   }
   return CLI_EXIT_OK;
 }

@@ -25,8 +25,8 @@ typedef struct cli_shared_io {
 } cli_shared_io;
 
 /* Allocates the buffer for the graph. Returns a CLI_EXIT_* code after saying why it failed. */
-int cli_shared_io_open(const cli_command *cmd, htpu_runtime *rt, htpu_graph *g,
-                       const htpu_graph_info *gi, cli_shared_io *out);
+int cli_shared_io_open(const cli_command *cmd, htpu_graph *g, const htpu_graph_info *gi,
+                       cli_shared_io *out);
 
 /* Converts input i's data (f32 or the tensor's own type) into the shared input. */
 int cli_shared_io_fill_inputs(const cli_command *cmd, cli_shared_io *sio, const cli_inputs *in);
