@@ -291,7 +291,8 @@ defmodule HexagonTpu.DeviceTest do
     end
 
     test "closed buffers are :closed errors; a view keeps the memory alive", %{add: bin} do
-      base = wait_shared(live_shared())
+      # a baseline taken once every earlier test's buffers are freed (GC + reaper quiet)
+      base = settle().live_shared_buffers
       model = HexagonTpu.load_model!({:binary, bin}, runtime: runtime([]))
       {:ok, io} = Graph.alloc_io(model)
       assert live_shared() == base + 1
@@ -333,7 +334,7 @@ defmodule HexagonTpu.DeviceTest do
 
     test "thousands of alloc/execute/free cycles leak nothing", %{add: bin, mixed: mixed} do
       base_live = settle()
-      base_shared = wait_shared(live_shared())
+      base_shared = base_live.live_shared_buffers
       rt = runtime([])
       model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
       fc = Graph.open!(Context.load!(rt, {:binary, mixed}), graph: "fc_u8")

@@ -53,9 +53,10 @@ defmodule HexagonTpu.LifecycleTest do
 
     # ... and the C core keeps both alive for the graph
     held = %{
-      live_runtimes: base.live_runtimes + 1,
-      live_contexts: base.live_contexts + 1,
-      live_graphs: base.live_graphs + 1
+      base
+      | live_runtimes: base.live_runtimes + 1,
+        live_contexts: base.live_contexts + 1,
+        live_graphs: base.live_graphs + 1
     }
 
     assert wait_for_live(held) == held

@@ -140,10 +140,12 @@ defmodule HexagonTpu.StatsTest do
       assert is_list(after_)
       for {id, _active, total} <- after_, do: assert(total >= before[id])
 
-      # the flag is counted per process: it goes away with its last owner
+      # the flag is counted per process: it goes away with its last owner (asynchronously, so
+      # wait for the exit and then, bounded, for the flag)
+      ref = Process.monitor(owner)
       Process.exit(owner, :kill)
-      Process.sleep(10)
-      assert :erlang.statistics(:scheduler_wall_time_all) == :undefined
+      assert_receive {:DOWN, ^ref, _, _, _}, 5_000
+      assert wall_time_off?(500), "scheduler_wall_time still on after its only owner exited"
     end
 
     test "rejects a bad window" do
@@ -197,6 +199,13 @@ defmodule HexagonTpu.StatsTest do
       assert u.dirty_cpu < 0.2, inspect(u)
       Runtime.close(rt)
     end
+  end
+
+  defp wall_time_off?(0), do: false
+
+  defp wall_time_off?(tries) do
+    :erlang.statistics(:scheduler_wall_time_all) == :undefined or
+      (Process.sleep(10) && wall_time_off?(tries - 1))
   end
 
   defp dirty_io, do: :erlang.system_info(:dirty_io_schedulers)

@@ -191,6 +191,6 @@ defmodule HexagonTpu.TestModels do
 
   def live do
     s = HexagonTpu.stats()
-    Map.take(s, [:live_runtimes, :live_contexts, :live_graphs])
+    Map.take(s, [:live_runtimes, :live_contexts, :live_graphs, :live_shared_buffers])
   end
 end
