@@ -132,7 +132,8 @@ defmodule HexagonTpu.Runtime do
   opened on first use and kept for the life of the VM (or until `close_shared/0`).
 
   Concurrent first callers get the same runtime: the open is serialized per option set (a
-  `:global.trans/3` lock on this node), so only one runtime is ever opened for it. The lookup
+  lock on this node that queues the others until the open is done), so only one runtime is
+  ever opened for it. The lookup
   itself takes no lock (a `:persistent_term` read); the term is written only when a runtime is
   opened and erased only by `close_shared/0`, so the global GC each such write costs is rare.
   """
@@ -175,9 +176,8 @@ defmodule HexagonTpu.Runtime do
     end
   end
 
-  # A lock on this node only (no distribution needed; :global's locker is part of :kernel).
-  # Retried until taken, so it cannot return :aborted.
-  defp with_shared_lock(key, fun), do: :global.trans({key, self()}, fun, [node()])
+  # A per-option-set lock on this node: waiters queue and are woken in turn, none polls.
+  defp with_shared_lock(key, fun), do: HexagonTpu.KeyLock.run(key, fun)
 
   @doc """
   Forgets the shared runtimes and drops their references (models loaded on them keep them

@@ -1,0 +1,98 @@
+defmodule HexagonTpu.KeyLockTest do
+  # The lock behind Runtime.shared/1: one holder per key, waiters in arrival order, and a
+  # holder or waiter that dies never wedges the key.
+  use ExUnit.Case, async: true
+
+  alias HexagonTpu.KeyLock
+
+  defp key, do: {__MODULE__, make_ref()}
+
+  # Starts a process that takes the lock on `k`, reports {:holding, tag}, and keeps it until
+  # told :release (or killed). Returns once it is queued or holding (`wait_queued` says which
+  # count of waiters to wait for, so arrival order is deterministic).
+  defp locker(k, tag) do
+    test = self()
+
+    spawn(fn ->
+      KeyLock.run(k, fn ->
+        send(test, {:holding, tag, self()})
+
+        receive do
+          :release -> :ok
+        end
+      end)
+
+      send(test, {:released, tag})
+    end)
+  end
+
+  defp waiters(k) do
+    case :sys.get_state(KeyLock) do
+      %{^k => {_holder, _mref, queue}} -> :queue.len(queue)
+      _ -> 0
+    end
+  end
+
+  defp wait_waiters(k, n) do
+    assert HexagonTpu.TestModels.wait_until(fn -> waiters(k) == n end),
+           "#{n} waiters on #{inspect(k)}"
+  end
+
+  test "returns the function's value, and the key is free again afterwards" do
+    k = key()
+    assert KeyLock.run(k, fn -> :value end) == :value
+    assert KeyLock.run(k, fn -> :again end) == :again
+  end
+
+  test "one holder at a time; waiters get the lock in arrival order" do
+    k = key()
+    a = locker(k, :a)
+    assert_receive {:holding, :a, ^a}
+    b = locker(k, :b)
+    wait_waiters(k, 1)
+    c = locker(k, :c)
+    wait_waiters(k, 2)
+    refute_received {:holding, _, _}
+
+    send(a, :release)
+    assert_receive {:holding, :b, ^b}
+    refute_received {:holding, :c, _}
+    send(b, :release)
+    assert_receive {:holding, :c, ^c}
+    send(c, :release)
+    assert_receive {:released, :c}
+    assert KeyLock.run(k, fn -> :free end) == :free
+  end
+
+  test "different keys do not wait for each other" do
+    a = locker(k1 = key(), :a)
+    assert_receive {:holding, :a, ^a}
+    assert KeyLock.run(key(), fn -> :other_key end) == :other_key
+    send(a, :release)
+    assert KeyLock.run(k1, fn -> :done end) == :done
+  end
+
+  test "a holder that dies releases the lock; a waiter that dies leaves the queue" do
+    k = key()
+    a = locker(k, :a)
+    assert_receive {:holding, :a, ^a}
+    b = locker(k, :b)
+    wait_waiters(k, 1)
+    c = locker(k, :c)
+    wait_waiters(k, 2)
+
+    Process.exit(b, :kill)
+    wait_waiters(k, 1)
+    Process.exit(a, :kill)
+    assert_receive {:holding, :c, ^c}
+    refute_received {:holding, :b, _}
+    send(c, :release)
+    assert_receive {:released, :c}
+  end
+
+  test "a function that raises releases the lock, and the error reaches the caller" do
+    k = key()
+    assert_raise RuntimeError, "boom", fn -> KeyLock.run(k, fn -> raise "boom" end) end
+    assert KeyLock.run(k, fn -> :free end) == :free
+  end
+end
