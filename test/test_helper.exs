@@ -4,11 +4,21 @@ for {module, name} <- [{Nx, "Nx"}, {:telemetry, ":telemetry"}], not Code.ensure_
   IO.puts("#{name} is not loadable: the tests that need it are skipped")
 end
 
-ExUnit.start()
+# The suite runs on shared, sometimes heavily loaded machines where every dirty NIF call can
+# wait milliseconds for a thread: messages get 5 s (not 100 ms) to arrive, and the tests that
+# run thousands of cycles to prove counters return to zero get 5 minutes (not 60 s). Neither
+# slows a passing run.
+ExUnit.start(assert_receive_timeout: 5_000, timeout: 300_000)
 
 # Leave nothing open for the reference backend's at-unload leak report: forget the shared
 # runtimes, then let GC and the reaper close what the tests dropped.
 ExUnit.after_suite(fn _ ->
   HexagonTpu.Runtime.close_shared()
-  HexagonTpu.TestModels.wait_for_live(%{live_runtimes: 0, live_contexts: 0, live_graphs: 0})
+
+  HexagonTpu.TestModels.wait_for_live(%{
+    live_runtimes: 0,
+    live_contexts: 0,
+    live_graphs: 0,
+    live_shared_buffers: 0
+  })
 end)

@@ -9,6 +9,8 @@ defmodule HexagonTpu.NifReloadTest do
     do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
 
   test "the NIF is loaded" do
+    # function_exported/3 does not load the module: when this file runs alone, nothing has yet
+    Code.ensure_loaded!(NIF)
     assert :erlang.function_exported(NIF, :graph_execute, 4)
     assert %{live_graphs: _} = HexagonTpu.stats()
   end
@@ -24,11 +26,21 @@ defmodule HexagonTpu.NifReloadTest do
 
     # The reaper survived the old instance's unload: a dropped model is still closed off-scheduler.
     before = HexagonTpu.stats()
-    spawn(fn -> HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference) end)
-    settle()
-    after_ = HexagonTpu.stats()
-    assert after_.reaper_queued > before.reaper_queued
-    assert after_.reaper_inline == before.reaper_inline
+
+    {pid, ref} =
+      spawn_monitor(fn ->
+        HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+      end)
+
+    assert_receive {:DOWN, ^ref, :process, ^pid, :normal}, 30_000
+
+    assert wait_until(fn ->
+             settle()
+             HexagonTpu.stats().reaper_queued > before.reaper_queued
+           end),
+           "the dropped model never reached the reaper"
+
+    assert HexagonTpu.stats().reaper_inline == before.reaper_inline
     HexagonTpu.close(model)
   end
 
