@@ -135,7 +135,6 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
   }
   b->backend_id = backend_id;
   b->api = rb_provider_api_version(backend_id);
-  b->next_power_id = 1;
   b->log = l;
   b->handle = rb_new_handle();
   b->next = g_rb.backends;

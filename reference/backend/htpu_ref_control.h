@@ -91,10 +91,15 @@ typedef struct htpu_ref_power_state {
 } htpu_ref_power_state;
 
 /* Fills *out for power_config_id. Returns 0 for a live id, 1 for a destroyed one (its state
- * when destroyPowerConfigId or backendFree released it; the most recent such), -1 if the id
- * was never seen. Ids restart at 1 per backend: a live id of the newest backend wins. */
+ * when destroyPowerConfigId or backendFree released it), -1 if the id was never seen (or its
+ * state was forgotten). Ids are unique in the process, over all backends, and never reused. */
 typedef int (*htpu_ref_get_power_state_fn)(uint32_t power_config_id, htpu_ref_power_state *out);
 int htpu_ref_get_power_state(uint32_t power_config_id, htpu_ref_power_state *out);
+
+/* The id the last successful createPowerConfigId returned, on any backend (0: none since the
+ * library was loaded): how a test finds the id a loader votes through. */
+typedef uint32_t (*htpu_ref_last_power_config_id_fn)(void);
+uint32_t htpu_ref_last_power_config_id(void);
 
 /* Number of live power config ids over all backends. */
 typedef uint32_t (*htpu_ref_live_power_config_ids_fn)(void);

@@ -2,8 +2,11 @@
  * perf.c - the HTP perf infrastructure (deviceGetInfrastructure): power config ids and
  * setPowerConfig with DCVS v3 / RPC settings, recorded per id for the control API.
  *
- * The infrastructure functions take no backend handle: ids are numbered from 1 per backend,
- * created on the newest backend, and looked up newest backend first.
+ * The infrastructure functions take no backend handle, so a power config id is all a caller
+ * has: ids come from one process-wide counter (QnnHtpPerfInfrastructure.h: a non-zero id per
+ * power client "in the same process"), are never reused, and are found by id alone, whichever
+ * backend made them. An id belongs to the newest backend at createPowerConfigId (its log,
+ * fault rules and backendFree leak check); a destroyed id is unknown from then on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@ static const qnn_htp_device_infrastructure_t g_infra = {
 /* Destroyed ids, newest first (registry lock). */
 static htpu_ref_power_state g_history[HISTORY];
 static uint32_t g_history_len;
+static uint32_t g_last_power_id; /* the last id createPowerConfigId handed out (registry lock) */
 
 qnn_error_t rb_device_get_infrastructure(void *const *infra) {
   if (!infra) return QNN_COMMON_ERROR_INVALID_ARGUMENT;
@@ -36,7 +40,9 @@ qnn_error_t rb_device_get_infrastructure(void *const *infra) {
   return QNN_SUCCESS;
 }
 
+/* The live power config id `id` (ids are unique in the process) and its backend. */
 static rb_power *find_power(uint32_t id, rb_backend **owner) {
+  if (id == 0) return NULL; /* never handed out: 0 is QNN's "NULL power client" */
   for (rb_backend *b = g_rb.backends; b; b = b->next)
     for (rb_power *p = b->powers; p; p = p->next)
       if (p->id == id) {
@@ -44,6 +50,16 @@ static rb_power *find_power(uint32_t id, rb_backend **owner) {
         return p;
       }
   return NULL;
+}
+
+/* The next id of the process-wide counter: never 0, never one still live (after 2^32 ids the
+ * counter wraps; only then can a long-destroyed id come back). Registry lock held. */
+static uint32_t next_power_id(void) {
+  uint32_t id;
+  do {
+    id = g_rb.next_power_id++;
+  } while (id == 0 || find_power(id, NULL));
+  return id;
 }
 
 uint32_t rb_power_live_count(void) {
@@ -130,7 +146,8 @@ static qnn_error_t create_power_config_id(uint32_t device_id, uint32_t core_id, 
   pthread_mutex_lock(&g_rb.lock);
   atomic_fetch_sub(&b->busy, 1);
   if (rc == QNN_SUCCESS) {
-    p->id = b->next_power_id++;
+    p->id = next_power_id();
+    g_last_power_id = p->id;
     p->device_id = device_id;
     p->core_id = core_id;
     p->next = b->powers;
@@ -297,14 +314,13 @@ static qnn_error_t set_power_config(uint32_t id, const qnn_htp_power_config_t **
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_HTP_PERF_ERROR_INVALID_INPUT;
   }
-  if (rc == QNN_SUCCESS && !cfg) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "setPowerConfig: the config array is NULL");
-    rc = QNN_HTP_PERF_ERROR_INVALID_INPUT;
-  }
-  /* All or nothing: every config is checked before any is applied. */
-  for (uint32_t i = 0; rc == QNN_SUCCESS && cfg[i]; i++) rc = check_config(b, i, id, cfg[i]);
+  /* A NULL array is allowed and means "no config options" (QnnHtpPerfInfrastructure.h): a
+   * successful call that changes nothing. All or nothing otherwise: every config is checked
+   * before any is applied. */
+  for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
+    rc = check_config(b, i, id, cfg[i]);
   if (rc == QNN_SUCCESS) {
-    for (uint32_t i = 0; cfg[i]; i++) {
+    for (uint32_t i = 0; cfg && cfg[i]; i++) {
       const qnn_htp_power_config_t *c = cfg[i];
       if (c->option == QNN_HTP_PERF_INFRASTRUCTURE_POWER_CONFIGOPTION_DCVS_V3) {
         apply_dcvs(p, &c->u.dcvs_v3_config);
@@ -343,6 +359,13 @@ RB_EXPORT int htpu_ref_get_power_state(uint32_t id, htpu_ref_power_state *out) {
   }
   pthread_mutex_unlock(&g_rb.lock);
   return rc;
+}
+
+RB_EXPORT uint32_t htpu_ref_last_power_config_id(void) {
+  pthread_mutex_lock(&g_rb.lock);
+  uint32_t id = g_last_power_id;
+  pthread_mutex_unlock(&g_rb.lock);
+  return id;
 }
 
 RB_EXPORT uint32_t htpu_ref_live_power_config_ids(void) {

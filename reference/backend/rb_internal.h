@@ -76,8 +76,7 @@ typedef struct rb_backend {
   atomic_bool fatal;   /* an injected 1011: the DSP did not recover */
   atomic_int busy;     /* calls using it outside the registry lock (fault latency, execute) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
-  rb_power *powers;    /* live power config ids (registry lock) */
-  uint32_t next_power_id;
+  rb_power *powers;    /* live power config ids it created (registry lock) */
 } rb_backend;
 
 typedef struct rb_device {
@@ -130,6 +129,7 @@ typedef struct rb_mem {
 typedef struct rb_registry {
   pthread_mutex_t lock;
   uintptr_t next_handle;
+  uint32_t next_power_id; /* power config ids are process-wide, like on the board (perf.c) */
   rb_log *logs;
   rb_backend *backends;
   rb_device *devices;

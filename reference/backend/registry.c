@@ -5,7 +5,7 @@
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
-rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, NULL, NULL, NULL, NULL, NULL};
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL};
 
 uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
 

@@ -126,6 +126,20 @@ uint32_t fx_ref_live_power_ids(void) {
   return f ? f() : 0;
 }
 
+uint32_t fx_ref_last_power_id(void) {
+  htpu_ref_last_power_config_id_fn f =
+      (htpu_ref_last_power_config_id_fn)ref_symbol("htpu_ref_last_power_config_id");
+  return f ? f() : 0;
+}
+
+uint32_t fx_ref_executes_in_flight(void) {
+  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
+  if (!f) return 0;
+  htpu_ref_stats s;
+  f(&s);
+  return s.executes_in_flight;
+}
+
 uint32_t fx_ref_live_mem_handles(void) {
   htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
   if (!f) return 0;

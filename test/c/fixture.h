@@ -34,7 +34,11 @@ int fx_ref_set_latency(const char *api, unsigned usec);
 struct htpu_ref_power_state;
 int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out);
 uint32_t fx_ref_live_power_ids(void);
+/* The id the last createPowerConfigId returned (ids are process-wide: never assume 1). */
+uint32_t fx_ref_last_power_id(void);
 uint32_t fx_ref_live_mem_handles(void);
+/* graphExecute calls inside the reference backend now (past its handle check), any backend. */
+uint32_t fx_ref_executes_in_flight(void);
 void fx_ref_forget_power_history(void);
 
 /* Options with the reference FastRPC allocator of this build (the one the backend loads). */

@@ -2,6 +2,7 @@
  * the per-graph lock keeps QNN from seeing a graph executed concurrently with itself; a
  * context load waits for in-flight executes. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,8 @@ typedef struct one_call {
   htpu_graph *g;
   float want3; /* expected y[3]: 4 + 4 or 4 * 4 */
   int rc;
+  atomic_int started; /* about to call htpu_graph_execute */
+  atomic_int done;    /* htpu_graph_execute returned (rc is set) */
 } one_call;
 
 static void *execute_once(void *arg) {
@@ -171,9 +174,40 @@ static void *execute_once(void *arg) {
   float a[4] = {1, 2, 3, 4}, y[4];
   htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {a, sizeof a, HTPU_F32}};
   htpu_io out = {y, sizeof y, HTPU_F32};
+  atomic_store(&c->started, 1);
   c->rc = htpu_graph_execute(c->g, in, 2, &out, 1, NULL);
   if (c->rc == 0 && y[3] != c->want3) c->rc = -100;
+  atomic_store(&c->done, 1);
   return NULL;
+}
+
+#define WAIT_MS 5000
+
+/* Waits up to WAIT_MS until every one of calls[0..n) is known to have got past the graph handle
+ * check: it has returned, or it is inside the reference backend's graphExecute (which the core
+ * reaches only holding its graph reference). Nothing else executes meanwhile, so the backend's
+ * in-flight count is these calls'. The done flags are read first: a call leaves the backend
+ * before it returns, so it is never counted twice, and one missed between the two reads is
+ * counted on the next look. Returns 0, or -1 on timeout. */
+static int wait_past_handle_check(one_call *calls, int n) {
+  for (int ms = 0; ms < WAIT_MS; ms++) {
+    int done = 0;
+    for (int i = 0; i < n; i++) done += atomic_load(&calls[i].done);
+    if (done + (int)fx_ref_executes_in_flight() >= n) return 0;
+    usleep(1000);
+  }
+  return -1;
+}
+
+/* Waits up to WAIT_MS until calls[0..n) have all started. */
+static int wait_started(one_call *calls, int n) {
+  for (int ms = 0; ms < WAIT_MS; ms++) {
+    int started = 0;
+    for (int i = 0; i < n; i++) started += atomic_load(&calls[i].started);
+    if (started == n) return 0;
+    usleep(1000);
+  }
+  return -1;
 }
 
 TEST(concurrency_every_handle_closed_during_executes) {
@@ -191,11 +225,28 @@ TEST(concurrency_every_handle_closed_during_executes) {
   unsigned long v0 = fx_ref_violations();
   one_call calls[4];
   pthread_t th[4];
+  /* Calls 0 (add) and 1 (mul) start first, one per graph, and are waited for until they are
+   * inside graphExecute (50 ms each): from there they hold their graph whatever is closed.
+   * Calls 2 (add) and 3 (mul) then queue behind them on the per-graph lock. Their threads are
+   * waited for up to the call, which makes queueing likely but not certain: the handle check
+   * inside the core cannot be observed, so one the scheduler delays may find its graph closed. */
   for (int i = 0; i < 4; i++) {
-    calls[i] = (one_call){i % 2 ? mul : add, i % 2 ? 16.0f : 8.0f, -1};
-    CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
+    memset(&calls[i], 0, sizeof calls[i]);
+    calls[i].g = i % 2 ? mul : add;
+    calls[i].want3 = i % 2 ? 16.0f : 8.0f;
+    calls[i].rc = -1;
+    atomic_init(&calls[i].started, 0);
+    atomic_init(&calls[i].done, 0);
   }
-  usleep(10000); /* the calls are inside graphExecute (50 ms each, two graphs at a time) */
+  for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
+  int held = wait_past_handle_check(calls, 2) == 0;
+  if (!held)
+    test_fail(__FILE__, __LINE__, "after %d ms the first two executes were neither inside "
+              "graphExecute nor returned (%u in flight)", WAIT_MS, fx_ref_executes_in_flight());
+  for (int i = 2; i < 4; i++) CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
+  if (wait_started(calls + 2, 2) != 0)
+    test_fail(__FILE__, __LINE__, "after %d ms the queued calls' threads had not started",
+              WAIT_MS);
   /* Every handle goes while they run: the last call to finish drops the last references and
    * tears down context, device, backend and libraries on its own thread. */
   CHECK_EQ(htpu_graph_close(&add), HTPU_OK);
@@ -204,7 +255,12 @@ TEST(concurrency_every_handle_closed_during_executes) {
   CHECK_EQ(htpu_runtime_close(&rt), HTPU_OK);
   for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
   fx_ref_disarm();
-  for (int i = 0; i < 4; i++) CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
+  if (test_failed()) return;
+  for (int i = 0; i < 2; i++)
+    CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
+  for (int i = 2; i < 4; i++)
+    CHECK_MSG(calls[i].rc == 0 || calls[i].rc == HTPU_ECLOSED, "queued call %d: %d %s", i,
+              calls[i].rc, htpu_err_name(calls[i].rc));
   htpu_stats s;
   htpu_stats_get(&s);
   CHECK_EQ(s.live_runtimes, 0);

@@ -55,6 +55,7 @@ TEST(device_each_profile_votes_its_documented_settings) {
   CHECK_EQ(parsed, HTPU_PERF_SUSTAINED_HIGH_PERFORMANCE);
   CHECK_EQ(htpu_perf_profile_from_name("turbo", &parsed), HTPU_EINVAL);
   CHECK_STR_CONTAINS(htpu_last_error(), "extreme_power_saver");
+  uint32_t prev_id = 0;
   for (size_t i = 0; i < sizeof TABLE / sizeof *TABLE; i++) {
     htpu_runtime_options o;
     fx_ref_options(&o);
@@ -67,8 +68,12 @@ TEST(device_each_profile_votes_its_documented_settings) {
     CHECK_EQ(info.perf_profile, TABLE[i].p);
     CHECK_EQ(info.device_arch, 68);
     CHECK_EQ(fx_ref_live_power_ids(), 1);
+    /* Ids are process-wide: each runtime's backend gets a fresh one, never a released one. */
+    uint32_t id = fx_ref_last_power_id();
+    CHECK_MSG(id != 0 && id != prev_id, "power config id %u after %u", id, prev_id);
+    prev_id = id;
     htpu_ref_power_state s;
-    CHECK_EQ(fx_ref_power_state(1, &s), 0); /* ids start at 1 per backend */
+    CHECK_EQ(fx_ref_power_state(id, &s), 0);
     CHECK_EQ(s.device_id, 0);
     check_vote(&s, &TABLE[i]);
     if (test_failed()) return;
@@ -87,11 +92,12 @@ TEST(device_rpc_polling_only_where_the_arch_has_it) {
   o.perf_profile = HTPU_PERF_BURST;
   htpu_runtime *rt = NULL;
   CHECK_MSG(htpu_runtime_open(&o, &rt) == 0, "%s", htpu_last_error());
+  uint32_t id = fx_ref_last_power_id();
   htpu_ref_power_state s;
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   CHECK(s.has_rpc_polling_time && s.rpc_polling_time_us == 9999);
   CHECK_EQ(htpu_runtime_set_perf_profile(rt, HTPU_PERF_POWER_SAVER), 0);
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   CHECK_EQ(s.rpc_polling_time_us, 0); /* the higher profile's polling is undone */
   htpu_runtime_close(&rt);
   unsetenv("HTPU_REF_DEVICE");
@@ -107,11 +113,13 @@ TEST(device_profile_changes_and_default_releases) {
   CHECK_EQ(fx_ref_live_power_ids(), 0); /* DEFAULT: no vote cast */
   CHECK_EQ(htpu_runtime_set_perf_profile(rt, HTPU_PERF_BALANCED), 0);
   CHECK_EQ(fx_ref_live_power_ids(), 1);
+  uint32_t id = fx_ref_last_power_id();
   htpu_ref_power_state s;
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   check_vote(&s, &TABLE[3]);
   CHECK_EQ(htpu_runtime_set_perf_profile(rt, HTPU_PERF_BURST), 0);
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_last_power_id(), id); /* a new profile is voted through the same id */
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   check_vote(&s, &TABLE[0]);
   CHECK_EQ(htpu_runtime_set_perf_profile(rt, HTPU_PERF_DEFAULT), 0);
   CHECK_EQ(fx_ref_live_power_ids(), 0);
@@ -135,13 +143,14 @@ TEST(device_per_call_profile_votes_up_and_back_down) {
   CHECK_EQ(htpu_graph_open(ctx, NULL, &g), 0);
   float a[4] = {1, 2, 3, 4}, y[4];
   htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {a, sizeof a, HTPU_F32}}, out = {y, sizeof y, HTPU_F32};
+  uint32_t id = fx_ref_last_power_id();
   htpu_ref_power_state s;
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   uint32_t calls_before = s.set_calls;
   htpu_exec_options eo = {HTPU_PERF_BURST};
   CHECK_EQ(htpu_graph_execute_ex(g, in, 2, &out, 1, &eo, NULL), 0);
   CHECK(y[3] == 8);
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   /* Burst was voted for the call (DCVS + RPC latency), then power_saver again. */
   CHECK(s.set_calls >= calls_before + 3);
   check_vote(&s, &TABLE[6]);
@@ -149,13 +158,52 @@ TEST(device_per_call_profile_votes_up_and_back_down) {
   calls_before = s.set_calls;
   eo.perf_profile = HTPU_PERF_EXTREME_POWER_SAVER;
   CHECK_EQ(htpu_graph_execute_ex(g, in, 2, &out, 1, &eo, NULL), 0);
-  CHECK_EQ(fx_ref_power_state(1, &s), 0);
+  CHECK_EQ(fx_ref_power_state(id, &s), 0);
   CHECK_EQ(s.set_calls, calls_before);
   htpu_graph_close(&g);
   htpu_context_close(&ctx);
   htpu_runtime_close(&rt);
   CHECK_EQ(fx_ref_live_power_ids(), 0);
   CHECK_EQ(fx_ref_violations(), 0);
+}
+
+/* Two runtimes each vote through their own power config id. The perf infrastructure takes no
+ * backend handle, so its ids are process-wide: closing one runtime (as a garbage collector may,
+ * long after a newer one opened) must release its own id, not the newer runtime's. */
+TEST(device_closing_an_older_runtime_keeps_the_newer_ones_vote) {
+  fx_reset_env();
+  unsigned long v0 = fx_ref_violations();
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.perf_profile = HTPU_PERF_POWER_SAVER;
+  htpu_runtime *rt1 = NULL, *rt2 = NULL;
+  CHECK_MSG(htpu_runtime_open(&o, &rt1) == 0, "%s", htpu_last_error());
+  uint32_t id1 = fx_ref_last_power_id();
+  fx_ref_options(&o);
+  CHECK_MSG(htpu_runtime_open(&o, &rt2) == 0, "%s", htpu_last_error());
+  CHECK_MSG(htpu_runtime_set_perf_profile(rt2, HTPU_PERF_BURST) == 0, "%s", htpu_last_error());
+  uint32_t id2 = fx_ref_last_power_id();
+  CHECK_EQ(fx_ref_live_power_ids(), 2);
+  CHECK_EQ(htpu_runtime_close(&rt1), 0);
+  /* rt1's vote went with it; rt2's is untouched and can still be changed. */
+  CHECK_MSG(htpu_runtime_set_perf_profile(rt2, HTPU_PERF_BALANCED) == 0, "%s",
+            htpu_last_error());
+  CHECK_EQ(fx_ref_live_power_ids(), 1);
+  CHECK_MSG(id1 != 0 && id2 != 0 && id1 != id2, "power config ids %u and %u", id1, id2);
+  htpu_ref_power_state s;
+  CHECK_EQ(fx_ref_power_state(id1, &s), 1);
+  check_vote(&s, &TABLE[6]); /* destroyed as rt1 left it: power_saver */
+  CHECK_EQ(fx_ref_power_state(id2, &s), 0);
+  check_vote(&s, &TABLE[3]);
+  CHECK_EQ(s.rejected_calls, 0);
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt2, &info), 0);
+  CHECK_EQ(info.perf_profile, HTPU_PERF_BALANCED);
+  CHECK_EQ(htpu_runtime_close(&rt2), 0);
+  CHECK_EQ(fx_ref_live_power_ids(), 0);
+  CHECK_EQ(fx_ref_power_state(id2, &s), 1);
+  /* Neither backendFree found a power config id left behind. */
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
 }
 
 static const char *SHARED_MODEL =

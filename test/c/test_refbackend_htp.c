@@ -380,8 +380,8 @@ TEST(htp_perf_capability_and_ids) {
   uint32_t a = 0, b = 0, bad = 0;
   CHECK_EQ(perf->create_power_config_id(0, 0, &a), QNN_SUCCESS);
   CHECK_EQ(perf->create_power_config_id(0xFFFFFFFFu, 0xFFFFFFFFu, &b), QNN_SUCCESS);
-  CHECK_EQ(a, 1);
-  CHECK_EQ(b, 2);
+  /* Process-wide ids: whatever earlier tests used, never 0 (QNN's "NULL power client"). */
+  CHECK(a != 0 && b != 0 && a != b);
   CHECK_EQ(perf->create_power_config_id(1, 0, &bad), QNN_HTP_PERF_ERROR_INVALID_INPUT);
   CHECK_EQ(perf->create_power_config_id(0, 2, &bad), QNN_HTP_PERF_ERROR_INVALID_INPUT);
   CHECK_EQ(perf->create_power_config_id(0, 0, NULL), 13000);
@@ -395,7 +395,7 @@ TEST(htp_perf_capability_and_ids) {
   CHECK_EQ(perf->destroy_power_config_id(a), QNN_HTP_PERF_ERROR_INVALID_INPUT);
   CHECK_EQ(s.c.power_state(a, &ps), 1);
   CHECK_EQ(ps.destroyed, 1);
-  CHECK_EQ(s.c.power_state(99, &ps), -1);
+  CHECK_EQ(s.c.power_state(b + 1, &ps), -1); /* not handed out yet */
   /* b leaks: a violation at backendFree, and the vote is released */
   s.c.reset_stats();
   CHECK_EQ(s.t->device_free(s.dev), QNN_SUCCESS);
@@ -404,14 +404,64 @@ TEST(htp_perf_capability_and_ids) {
   s.be = NULL;
   CHECK_EQ(hstats(&s.c).violations, 1);
   CHECK_EQ(hstats(&s.c).leaked_handles, 1);
-  CHECK_STR_CONTAINS(s.c.last_violation(), "power config id 2");
+  char want[64];
+  snprintf(want, sizeof want, "power config id %u", b);
+  CHECK_STR_CONTAINS(s.c.last_violation(), want);
   CHECK_EQ(s.c.live_power_ids(), 0);
   CHECK_EQ(s.c.power_state(b, &ps), 1);
-  /* ids restart per backend */
+  /* ids do not restart with a new backend: a released id stays unknown */
   CHECK_EQ(s.t->backend_create(s.log, NULL, &s.be), QNN_SUCCESS);
-  CHECK_EQ(perf->create_power_config_id(0, 0, &a), QNN_SUCCESS);
-  CHECK_EQ(a, 1);
-  CHECK_EQ(perf->destroy_power_config_id(a), QNN_SUCCESS);
+  uint32_t c = 0;
+  CHECK_EQ(perf->create_power_config_id(0, 0, &c), QNN_SUCCESS);
+  CHECK(c != 0 && c != a && c != b);
+  qnn_htp_power_config_t ok = dcvs_cfg(b, 0x10, 100, DCVS_VOLTAGE_VCORNER_TURBO, 0);
+  CHECK_EQ(set1(perf, b, &ok), QNN_HTP_PERF_ERROR_INVALID_INPUT);
+  CHECK_EQ(perf->destroy_power_config_id(b), QNN_HTP_PERF_ERROR_INVALID_INPUT);
+  CHECK_EQ(s.c.live_power_ids(), 1);
+  CHECK_EQ(perf->destroy_power_config_id(c), QNN_SUCCESS);
+  stack_close(&s);
+}
+
+/* The perf calls take no backend handle: an id is found by itself, whichever backend created
+ * it and whichever is newest. Backend 1 (older) and backend 2 each hold one id. */
+TEST(htp_perf_ids_are_process_wide_across_backends) {
+  stack s;
+  CHECK_EQ(stack_open(&s, NULL), 0);
+  const qnn_htp_perf_infrastructure_t *perf = perf_of(&s);
+  CHECK(perf);
+  uint32_t id1 = 0, id2 = 0;
+  CHECK_EQ(perf->create_power_config_id(0, 0, &id1), QNN_SUCCESS);
+  qnn_backend_handle_t be2 = NULL;
+  CHECK_EQ(s.t->backend_create(s.log, NULL, &be2), QNN_SUCCESS);
+  CHECK_EQ(perf->create_power_config_id(0, 0, &id2), QNN_SUCCESS); /* on backend 2, newest */
+  CHECK(id1 != 0 && id2 != 0 && id1 != id2);
+  /* the older backend's id is still reachable while a newer backend exists */
+  qnn_htp_power_config_t v1 = dcvs_cfg(id1, 0x10, 1000, DCVS_VOLTAGE_VCORNER_SVS, 1);
+  qnn_htp_power_config_t v2 = dcvs_cfg(id2, 0x10, 40, DCVS_VOLTAGE_VCORNER_MAX_VOLTAGE_CORNER, 0);
+  CHECK_EQ(set1(perf, id1, &v1), QNN_SUCCESS);
+  CHECK_EQ(set1(perf, id2, &v2), QNN_SUCCESS);
+  /* destroying the older id leaves the newer one alone */
+  CHECK_EQ(perf->destroy_power_config_id(id1), QNN_SUCCESS);
+  CHECK_EQ(perf->destroy_power_config_id(id1), QNN_HTP_PERF_ERROR_INVALID_INPUT);
+  CHECK_EQ(set1(perf, id1, &v1), QNN_HTP_PERF_ERROR_INVALID_INPUT);
+  htpu_ref_power_state ps;
+  CHECK_EQ(s.c.power_state(id1, &ps), 1);
+  CHECK_EQ(ps.bus_corner_target, DCVS_VOLTAGE_VCORNER_SVS);
+  CHECK_EQ(s.c.power_state(id2, &ps), 0);
+  CHECK_EQ(ps.set_calls, 1);
+  CHECK_EQ(ps.bus_corner_target, DCVS_VOLTAGE_VCORNER_MAX_VOLTAGE_CORNER);
+  v2 = dcvs_cfg(id2, 0x10, 1000, DCVS_VOLTAGE_VCORNER_NOM, 1);
+  CHECK_EQ(set1(perf, id2, &v2), QNN_SUCCESS);
+  /* the id of backend 2 may be destroyed after backend 2 is no longer the newest */
+  qnn_backend_handle_t be3 = NULL;
+  CHECK_EQ(s.t->backend_create(s.log, NULL, &be3), QNN_SUCCESS);
+  CHECK_EQ(perf->destroy_power_config_id(id2), QNN_SUCCESS);
+  CHECK_EQ(s.c.live_power_ids(), 0);
+  CHECK_EQ(s.t->backend_free(be3), QNN_SUCCESS);
+  CHECK_EQ(s.t->backend_free(be2), QNN_SUCCESS);
+  /* no backendFree found an id left behind, and nothing else was flagged */
+  CHECK_MSG(hstats(&s.c).violations == 0, "%s", s.c.last_violation());
+  CHECK_EQ(hstats(&s.c).leaked_handles, 0);
   stack_close(&s);
 }
 
@@ -540,9 +590,15 @@ TEST(htp_perf_validation) {
   CHECK_EQ(ps.has_rpc_control_latency, 0);
   CHECK_EQ(ps.set_calls, 2);
   CHECK_EQ(ps.rejected_calls, 8);
-  /* unknown ids, NULL array */
-  CHECK_EQ(set1(perf, 77, &ok), QNN_HTP_PERF_ERROR_INVALID_INPUT);
-  CHECK_EQ(perf->set_power_config(id, NULL), QNN_HTP_PERF_ERROR_INVALID_INPUT);
+  /* unknown ids; a NULL array is "no options": success, nothing changes */
+  CHECK_EQ(set1(perf, id + 1, &ok), QNN_HTP_PERF_ERROR_INVALID_INPUT); /* not handed out */
+  CHECK_EQ(perf->set_power_config(id, NULL), QNN_SUCCESS);
+  htpu_ref_power_state after_null;
+  CHECK_EQ(s.c.power_state(id, &after_null), 0);
+  CHECK_EQ(after_null.set_calls, ps.set_calls + 1);
+  CHECK_EQ(after_null.rejected_calls, ps.rejected_calls); /* an unknown id is nobody's */
+  CHECK_EQ(after_null.has_rpc_control_latency, 0);
+  CHECK_EQ(after_null.power_mode, ps.power_mode);
   /* fault rules reach the perf calls */
   CHECK_EQ(s.c.arm("setPowerConfig:1:13003,createPowerConfigId:1:13005"), 0);
   uint32_t id2 = 0;
