@@ -15,13 +15,24 @@ defmodule HexagonTpu.KeyLock do
   @doc "Runs `fun` holding the lock on `key`; returns what `fun` returns."
   @spec run(term(), (() -> result)) :: result when result: term()
   def run(key, fun) when is_function(fun, 0) do
-    server = server()
-    :ok = GenServer.call(server, {:acquire, key}, :infinity)
+    server = acquire(key, 2)
 
     try do
       fun.()
     after
       GenServer.cast(server, {:release, key, self()})
+    end
+  end
+
+  # A server found just as it stopped (someone killed it) is replaced: one more try.
+  defp acquire(key, tries) do
+    server = server()
+
+    try do
+      :ok = GenServer.call(server, {:acquire, key}, :infinity)
+      server
+    catch
+      :exit, {:noproc, _} when tries > 1 -> acquire(key, tries - 1)
     end
   end
 

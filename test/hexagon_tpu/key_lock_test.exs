@@ -1,7 +1,8 @@
 defmodule HexagonTpu.KeyLockTest do
   # The lock behind Runtime.shared/1: one holder per key, waiters in arrival order, and a
-  # holder or waiter that dies never wedges the key.
-  use ExUnit.Case, async: true
+  # holder or waiter that dies never wedges the key. Not async: one test kills the server that
+  # Runtime.shared/1 in other modules' tests relies on.
+  use ExUnit.Case, async: false
 
   alias HexagonTpu.KeyLock
 
@@ -88,6 +89,17 @@ defmodule HexagonTpu.KeyLockTest do
     refute_received {:holding, :b, _}
     send(c, :release)
     assert_receive {:released, :c}
+  end
+
+  test "a server that was killed is replaced on the next use" do
+    k = key()
+    assert KeyLock.run(k, fn -> :before end) == :before
+    pid = GenServer.whereis(KeyLock)
+    ref = Process.monitor(pid)
+    Process.exit(pid, :kill)
+    assert_receive {:DOWN, ^ref, _, _, _}
+    assert KeyLock.run(k, fn -> :after end) == :after
+    assert GenServer.whereis(KeyLock) != pid
   end
 
   test "a function that raises releases the lock, and the error reaches the caller" do
