@@ -391,8 +391,10 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
  * exists). An htpu_io whose data lies inside a shared buffer is registered with the graph's
  * context on first use (memRegister, HTP shared-buffer descriptor: fd, offset, total size),
  * cached, and bound by handle instead of being copied through FastRPC on every call. When
- * FastRPC memory or registration is unavailable, ordinary memory is returned instead and
- * htpu_runtime_info.shared_memory_note says why; executes still work, with copies. */
+ * FastRPC memory is unavailable, ordinary memory is returned instead and htpu_shared_note says
+ * why for that buffer; when registering a FastRPC buffer with a context fails, the buffer is
+ * passed as an ordinary one (htpu_shared_note stays ""). htpu_runtime_info.shared_memory_note
+ * keeps the runtime's first such reason of either kind. Executes work either way, with copies. */
 typedef struct htpu_shared htpu_shared;
 
 /* Allocates size bytes (64-byte aligned). The buffer holds a reference on the runtime.
@@ -406,8 +408,10 @@ HTPU_API size_t htpu_shared_size(htpu_shared *buf);
 /* 1 when the memory is FastRPC shared memory, 0 when it is the ordinary-memory fallback. */
 HTPU_API int htpu_shared_is_fastrpc(htpu_shared *buf);
 /* Why this buffer is ordinary memory ("" for FastRPC memory): its own reason, fixed when it was
- * allocated, so it stays right even after the runtime's first note (shared_memory_note) was
- * about something else. Borrowed: valid until the buffer is freed. NULL for a closed handle. */
+ * allocated, so it stays right when the runtime's first note (shared_memory_note) is about
+ * something else. A later failed registration of a FastRPC buffer is not this note's business
+ * (see above). Borrowed and immutable: readable from any thread until htpu_shared_free of this
+ * buffer, on whatever thread, ends it. NULL for a closed handle. */
 HTPU_API const char *htpu_shared_note(htpu_shared *buf);
 
 /* Convenience: one shared buffer holding every input and output of the graph in its own type,

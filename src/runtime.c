@@ -312,7 +312,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->perf_profile = (htpu_perf_profile)atomic_load(&rt->perf.base_published);
   out->has_perf_infrastructure = rt->perf.infra != NULL;
   out->has_shared_memory = rt->shared.available;
-  out->shared_memory_note = rt->shared.note; /* set when registration is or becomes unusable */
+  out->shared_memory_note = shared_registry_note(&rt->shared); /* "" until one is set */
   out->startup_attempts = rt->startup_attempts;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);

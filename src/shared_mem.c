@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,39 @@
 #define RPCMEM_DEFAULT_FLAGS 1u
 #define SHARED_ALIGN 64u
 
+/* Sets the note unless one is set already. Caller holds r->lock (or is shared_registry_init,
+ * before anyone else can see r). */
+static void set_note_locked(shared_registry *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_note_locked(shared_registry *r, const char *fmt, ...) {
+  if (atomic_load_explicit(&r->note_set, memory_order_relaxed)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->note, sizeof r->note, fmt, ap);
+  va_end(ap);
+  atomic_store_explicit(&r->note_set, 1, memory_order_release);
+}
+
+const char *shared_registry_note(shared_registry *r) {
+  return atomic_load_explicit(&r->note_set, memory_order_acquire) ? r->note : "";
+}
+
 void shared_registry_init(shared_registry *r, const qnn_backend_lib *b, int has_device,
                           const char *fastrpc_lib) {
   memset(r, 0, sizeof *r);
+  atomic_init(&r->note_set, 0);
   pthread_mutex_init(&r->lock, NULL);
   if (!has_device) {
-    snprintf(r->note, sizeof r->note, "no QNN device: shared buffers need one");
+    set_note_locked(r, "no QNN device: shared buffers need one");
     return;
   }
   if (!b->mem_register || !b->mem_de_register) {
-    snprintf(r->note, sizeof r->note, "the backend's API version has no memRegister");
+    set_note_locked(r, "the backend's API version has no memRegister");
     return;
   }
   if (b->property_has_capability &&
       b->property_has_capability(QNN_PROPERTY_MEM_SUPPORT_CUSTOM) != QNN_SUCCESS) {
-    snprintf(r->note, sizeof r->note,
+    set_note_locked(r,
              "the backend does not support custom (HTP shared-buffer) memory registration");
     return;
   }
@@ -40,7 +59,7 @@ void shared_registry_init(shared_registry *r, const qnn_backend_lib *b, int has_
   r->dl = dlopen(fastrpc_lib, RTLD_NOW | RTLD_LOCAL);
   if (!r->dl) {
     const char *e = dlerror();
-    snprintf(r->note, sizeof r->note, "loading the FastRPC library '%s' failed: %s", fastrpc_lib,
+    set_note_locked(r, "loading the FastRPC library '%s' failed: %s", fastrpc_lib,
              e ? e : "unknown error");
     return;
   }
@@ -48,7 +67,7 @@ void shared_registry_init(shared_registry *r, const qnn_backend_lib *b, int has_
   r->rpc_free = (void (*)(void *))dlsym(r->dl, "rpcmem_free");
   r->rpc_to_fd = (int (*)(void *))dlsym(r->dl, "rpcmem_to_fd");
   if (!r->rpc_alloc || !r->rpc_free || !r->rpc_to_fd) {
-    snprintf(r->note, sizeof r->note, "'%s' lacks rpcmem_alloc/rpcmem_free/rpcmem_to_fd",
+    set_note_locked(r, "'%s' lacks rpcmem_alloc/rpcmem_free/rpcmem_to_fd",
              fastrpc_lib);
     dlclose(r->dl);
     r->dl = NULL;
@@ -171,11 +190,10 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
     h = NULL;
     uint32_t code = QNN_ERROR_CODE(e);
     pthread_mutex_lock(&r->lock);
-    if (!r->note[0])
-      snprintf(r->note, sizeof r->note,
-               "memRegister of tensor '%s' failed with QNN error %u (%s); it is passed as an "
-               "ordinary buffer",
-               t->name, code, htpu_qnn_error_name(code));
+    set_note_locked(r,
+                    "memRegister of tensor '%s' failed with QNN error %u (%s); it is passed as "
+                    "an ordinary buffer",
+                    t->name, code, htpu_qnn_error_name(code));
     pthread_mutex_unlock(&r->lock);
   }
   mem_entry *en = &c->entries[c->num++];
@@ -260,23 +278,29 @@ static int shared_alloc_on(runtime_obj *rt, size_t size, htpu_shared **out) {
   if (r->available) {
     void *p = r->rpc_alloc(RPCMEM_HEAP_ID_SYSTEM, RPCMEM_DEFAULT_FLAGS, (int)rounded);
     int fd = p ? r->rpc_to_fd(p) : -1;
-    if (p && fd >= 0 && registry_add(r, (shared_region){p, rounded, fd}) == 0) {
-      s->data = p;
-      s->fd = fd;
-    } else if (p) {
-      r->rpc_free(p);
-    }
-    if (!s->data) {
+    if (!p) {
       snprintf(s->note, sizeof s->note, "rpcmem_alloc of %zu bytes failed; using ordinary memory",
                rounded);
+    } else if (fd < 0) {
+      snprintf(s->note, sizeof s->note,
+               "rpcmem_to_fd found no fd for a %zu-byte rpcmem buffer; using ordinary memory",
+               rounded);
+    } else if (registry_add(r, (shared_region){p, rounded, fd}) != 0) {
+      snprintf(s->note, sizeof s->note,
+               "out of memory recording a %zu-byte rpcmem buffer; using ordinary memory", rounded);
+    } else {
+      s->data = p;
+      s->fd = fd;
+    }
+    if (p && !s->data) r->rpc_free(p);
+    if (!s->data) {
       pthread_mutex_lock(&r->lock);
-      if (!r->note[0]) memcpy(r->note, s->note, sizeof r->note);
+      set_note_locked(r, "%s", s->note);
       pthread_mutex_unlock(&r->lock);
     }
   } else {
-    /* Set at runtime open and never changed while unavailable. */
-    memcpy(s->note, r->note, sizeof s->note);
-    s->note[sizeof s->note - 1] = '\0';
+    /* Published at runtime open and never changed while unavailable. */
+    snprintf(s->note, sizeof s->note, "%s", shared_registry_note(r));
   }
   if (!s->data) s->data = aligned_alloc(SHARED_ALIGN, rounded);
   if (!s->data) {

@@ -11,6 +11,7 @@
 #define HTPU_SHARED_MEM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,11 @@ typedef struct shared_registry {
   void (*rpc_free)(void *p);
   int (*rpc_to_fd)(void *p);
   int available;  /* FastRPC memory can be allocated and registered */
-  char note[512]; /* why not, when !available */
+  /* Why not, when !available; or the first fallback or failed registration since. Written at
+   * most once after init (under lock, while note_set is 0), then published by note_set, so
+   * readers without the lock use shared_registry_note. */
+  char note[512];
+  _Atomic int note_set;
   shared_region *regions;
   size_t num_regions, cap_regions;
 } shared_registry;
@@ -40,6 +45,9 @@ typedef struct shared_registry {
 void shared_registry_init(shared_registry *r, const qnn_backend_lib *b, int has_device,
                           const char *fastrpc_lib);
 void shared_registry_destroy(shared_registry *r);
+
+/* The registry's note, "" while none is published. Lock-free; stable once non-empty. */
+const char *shared_registry_note(shared_registry *r);
 
 /* The live region that holds [p, p + len), if any (1 = found). */
 int shared_registry_find(shared_registry *r, const void *p, size_t len, shared_region *out);

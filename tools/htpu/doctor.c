@@ -603,7 +603,7 @@ typedef struct device_facts_seen {
   uint32_t arch, soc_model, vtcm_mb, startup_attempts;
   int has_perf, has_shared;
   char perf_profile[64];
-  char note[1024];      /* shared_memory_note */
+  char note[1024];      /* the test buffer's htpu_shared_note, else shared_memory_note */
   int alloc_rc;         /* htpu_shared_alloc of the test buffer */
   int alloc_fastrpc;    /* ... and whether it is FastRPC memory */
   char alloc_err[512];
