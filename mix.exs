@@ -336,7 +336,7 @@ defmodule HexagonTpu.MixProject do
   end
 
   def application do
-    [extra_applications: []]
+    [mod: {HexagonTpu.Application, []}, extra_applications: []]
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]

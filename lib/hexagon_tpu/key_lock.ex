@@ -6,16 +6,20 @@ defmodule HexagonTpu.KeyLock do
   # lock taken sleep a random 0.25-8 s between retries: seconds of stall at boot for a runtime
   # that opens in milliseconds.)
   #
-  # The server is started on first use, unlinked, and lives for the VM: the package has no
-  # application callback to start it from. A holder that dies releases its locks (monitor);
-  # a caller that dies while queued is dropped from the queue.
+  # The server runs under the package's application (HexagonTpu.Application). Where the
+  # application is not started (a script that only put the code on the path), the first caller
+  # starts it, unlinked and with init's group leader, so it does not die with the caller's own
+  # application. A holder that dies releases its locks (monitor); a caller that dies while
+  # queued leaves the queue. Should the server itself die, its holders lose the lock and its
+  # waiters ask the next server: at worst two runtimes get opened for one option set, one of
+  # which then simply is not the shared one.
 
   use GenServer
 
-  @doc "Runs `fun` holding the lock on `key`; returns what `fun` returns."
+  @doc "Runs `fun` holding the lock on `key`; returns what `fun` returns. Not re-entrant."
   @spec run(term(), (() -> result)) :: result when result: term()
   def run(key, fun) when is_function(fun, 0) do
-    server = acquire(key, 2)
+    server = acquire(key, 3)
 
     try do
       fun.()
@@ -24,22 +28,42 @@ defmodule HexagonTpu.KeyLock do
     end
   end
 
-  # A server found just as it stopped (someone killed it) is replaced: one more try.
+  @doc false
+  # For the application's supervisor. A server a script started before the application is
+  # adopted rather than refused (a refusal would count as a failed start of the child).
+  def start_link(_opts) do
+    case GenServer.start_link(__MODULE__, :supervised, name: __MODULE__) do
+      {:error, {:already_started, pid}} ->
+        Process.link(pid)
+        {:ok, pid}
+
+      other ->
+        other
+    end
+  end
+
   defp acquire(key, tries) do
     server = server()
 
-    try do
-      :ok = GenServer.call(server, {:acquire, key}, :infinity)
-      server
-    catch
-      :exit, {:noproc, _} when tries > 1 -> acquire(key, tries - 1)
+    case GenServer.call(server, {:acquire, key}, :infinity) do
+      :ok ->
+        server
+
+      :already_held ->
+        raise RuntimeError,
+              "HexagonTpu.KeyLock: this process already holds the lock on #{inspect(key)} " <>
+                "(the lock is not re-entrant)"
     end
+  catch
+    # The server died (killed, or its application stopped) before granting: ask the next one.
+    :exit, {_reason, {GenServer, :call, _}} when tries > 1 ->
+      acquire(key, tries - 1)
   end
 
   defp server do
     case GenServer.whereis(__MODULE__) do
       nil ->
-        case GenServer.start(__MODULE__, nil, name: __MODULE__) do
+        case GenServer.start(__MODULE__, :lazy, name: __MODULE__) do
           {:ok, pid} -> pid
           {:error, {:already_started, pid}} -> pid
         end
@@ -52,13 +76,25 @@ defmodule HexagonTpu.KeyLock do
   # state: %{key => {holder_pid, holder_monitor, :queue.queue({from, pid, monitor})}}
 
   @impl true
-  def init(nil), do: {:ok, %{}}
+  def init(:supervised), do: {:ok, %{}}
+
+  def init(:lazy) do
+    # Not the first caller's group leader: an application master kills the processes whose
+    # group leader it is when that application stops.
+    {:group_leader, gl} = Process.info(Process.whereis(:init), :group_leader)
+    Process.group_leader(self(), gl)
+    {:ok, %{}}
+  end
 
   @impl true
   def handle_call({:acquire, key}, {pid, _} = from, state) do
     mref = Process.monitor(pid)
 
     case state do
+      %{^key => {^pid, _hmref, _queue}} ->
+        Process.demonitor(mref, [:flush])
+        {:reply, :already_held, state}
+
       %{^key => {holder, hmref, queue}} ->
         {:noreply, Map.put(state, key, {holder, hmref, :queue.in({from, pid, mref}, queue)})}
 

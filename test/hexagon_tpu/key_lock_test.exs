@@ -4,6 +4,9 @@ defmodule HexagonTpu.KeyLockTest do
   # Runtime.shared/1 in other modules' tests relies on.
   use ExUnit.Case, async: false
 
+  # killing the server makes the supervisor report it
+  @moduletag :capture_log
+
   alias HexagonTpu.KeyLock
 
   defp key, do: {__MODULE__, make_ref()}
@@ -91,15 +94,51 @@ defmodule HexagonTpu.KeyLockTest do
     assert_receive {:released, :c}
   end
 
-  test "a server that was killed is replaced on the next use" do
+  test "the server runs under the application; killed, it is replaced" do
     k = key()
     assert KeyLock.run(k, fn -> :before end) == :before
     pid = GenServer.whereis(KeyLock)
+
+    assert {_, ^pid, :worker, _} =
+             List.keyfind(Supervisor.which_children(HexagonTpu.Supervisor), KeyLock, 0)
+
     ref = Process.monitor(pid)
     Process.exit(pid, :kill)
     assert_receive {:DOWN, ^ref, _, _, _}
     assert KeyLock.run(k, fn -> :after end) == :after
-    assert GenServer.whereis(KeyLock) != pid
+
+    assert HexagonTpu.TestModels.wait_until(fn ->
+             match?(
+               {_, p, :worker, _} when is_pid(p) and p != pid,
+               List.keyfind(Supervisor.which_children(HexagonTpu.Supervisor), KeyLock, 0)
+             )
+           end)
+  end
+
+  test "a waiter whose server dies asks the next server" do
+    k = key()
+    a = locker(k, :a)
+    assert_receive {:holding, :a, ^a}
+    b = locker(k, :b)
+    wait_waiters(k, 1)
+    server = GenServer.whereis(KeyLock)
+    Process.exit(server, :kill)
+    # the holder lost its lock with the server (documented): the waiter gets the key next
+    assert_receive {:holding, :b, ^b}
+    send(b, :release)
+    assert_receive {:released, :b}
+    send(a, :release)
+    assert_receive {:released, :a}
+  end
+
+  test "taking a lock the process already holds raises instead of waiting for itself" do
+    k = key()
+
+    assert_raise RuntimeError, ~r/already holds the lock/, fn ->
+      KeyLock.run(k, fn -> KeyLock.run(k, fn -> :never end) end)
+    end
+
+    assert KeyLock.run(k, fn -> :free end) == :free
   end
 
   test "a function that raises releases the lock, and the error reaches the caller" do

@@ -147,10 +147,8 @@ defmodule HexagonTpu.LifecycleTest do
              )
            end)
 
-    {usec, :ok} = :timer.tc(fn -> Graph.close(g) end)
+    :ok = Graph.close(g)
     closed_at = System.monotonic_time()
-    # far below the 2 s the execute holds the graph: the close did not wait for it
-    assert usec < 1_000_000
 
     # The documented outcomes for both orders: an execute that already holds the graph
     # finishes with its result (the close did not wait for it); one that the close beat -
@@ -179,7 +177,8 @@ defmodule HexagonTpu.LifecycleTest do
 
     test "concurrent first callers all get the one runtime that was opened" do
       Runtime.close_shared()
-      before = HexagonTpu.stats()
+      # counts taken with GC and the reaper quiet, so no earlier test's runtime goes meanwhile
+      before = settle()
 
       refs =
         1..32
@@ -190,7 +189,7 @@ defmodule HexagonTpu.LifecycleTest do
 
       assert length(refs) == 1
       # exactly one runtime was opened (none opened and closed again)
-      assert HexagonTpu.stats().live_runtimes == before.live_runtimes + 1
+      assert settle().live_runtimes == before.live_runtimes + 1
       Runtime.close_shared()
     end
 
