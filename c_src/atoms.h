@@ -103,6 +103,8 @@
   X(live_shared_buffers, "live_shared_buffers")   \
   X(mem_registrations, "mem_registrations")       \
   X(startup_retries, "startup_retries")           \
+  X(executes_in_flight, "executes_in_flight")     \
+  X(executes_waiting, "executes_waiting")         \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
   X(reaper_inline, "reaper_inline")

@@ -271,7 +271,7 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       ATOMS.execute_ns_last,   ATOMS.loads,           ATOMS.load_ns_total,
                       ATOMS.quantize_ns_total, ATOMS.dequantize_ns_total, ATOMS.recoveries,
                       ATOMS.recovery_failures, ATOMS.live_shared_buffers, ATOMS.mem_registrations,
-                      ATOMS.startup_retries,
+                      ATOMS.startup_retries,   ATOMS.executes_in_flight, ATOMS.executes_waiting,
                       ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
                       enif_make_uint64(env, s.live_contexts),
@@ -289,6 +289,8 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       enif_make_uint64(env, s.live_shared_buffers),
                       enif_make_uint64(env, s.mem_registrations),
                       enif_make_uint64(env, s.startup_retries),
+                      enif_make_uint64(env, s.executes_in_flight),
+                      enif_make_uint64(env, s.executes_waiting),
                       enif_make_uint64(env, queued),
                       enif_make_uint64(env, closed),
                       enif_make_uint64(env, inline_closed)};

@@ -455,6 +455,9 @@ typedef struct htpu_stats {
   uint64_t live_shared_buffers;
   uint64_t mem_registrations; /* memRegister calls that succeeded */
   uint64_t startup_retries;   /* transient backend/device creation failures retried */
+  uint64_t executes_in_flight; /* inside the backend's graphExecute now */
+  uint64_t executes_waiting;   /* now queued behind another execute of the same graph (each
+                                  holds its graph, so a close meanwhile does not stop it) */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

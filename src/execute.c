@@ -113,11 +113,19 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
     }
     uint64_t generation = c->generation;
     bind_buffers(g, tensors, modes, n_in, n);
-    pthread_mutex_lock(&g->exec_lock);
+    if (pthread_mutex_trylock(&g->exec_lock) != 0) {
+      /* Another execute of this graph is running: queueing is worth counting (it is where
+       * latency goes when one model is shared by more callers than it can serve). */
+      STAT_ADD(executes_waiting, 1);
+      pthread_mutex_lock(&g->exec_lock);
+      STAT_SUB(executes_waiting, 1);
+    }
+    STAT_ADD(executes_in_flight, 1);
     uint64_t e0 = htpu_now_ns();
     qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
                                                   NULL, NULL);
     *exec_ns = htpu_now_ns() - e0;
+    STAT_SUB(executes_in_flight, 1);
     pthread_mutex_unlock(&g->exec_lock);
     gate_leave_shared(&htpu_exec_gate);
     uint32_t code = QNN_ERROR_CODE(e);

@@ -33,4 +33,6 @@ void htpu_stats_get(htpu_stats *out) {
   out->live_shared_buffers = LOAD(live_shared_buffers);
   out->mem_registrations = LOAD(mem_registrations);
   out->startup_retries = LOAD(startup_retries);
+  out->executes_in_flight = LOAD(executes_in_flight);
+  out->executes_waiting = LOAD(executes_waiting);
 }

@@ -58,6 +58,9 @@ defmodule HexagonTpu.Stats do
       outputs
     * `:recoveries`, `:recovery_failures` - recoveries after a DSP subsystem restart
     * `:startup_retries` - backend/device creation retries
+    * `:executes_in_flight` - executes inside the backend's `graphExecute` right now;
+      `:executes_waiting` - executes queued behind another execute of the same graph (a
+      model called by more processes than it can serve)
     * `:reaper_queued`, `:reaper_closed`, `:reaper_inline` - handles dropped by GC and queued
       for closing, closed by the reaper, closed inline
 

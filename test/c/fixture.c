@@ -132,14 +132,6 @@ uint32_t fx_ref_last_power_id(void) {
   return f ? f() : 0;
 }
 
-uint32_t fx_ref_executes_in_flight(void) {
-  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
-  if (!f) return 0;
-  htpu_ref_stats s;
-  f(&s);
-  return s.executes_in_flight;
-}
-
 uint32_t fx_ref_live_mem_handles(void) {
   htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
   if (!f) return 0;

@@ -37,8 +37,6 @@ uint32_t fx_ref_live_power_ids(void);
 /* The id the last createPowerConfigId returned (ids are process-wide: never assume 1). */
 uint32_t fx_ref_last_power_id(void);
 uint32_t fx_ref_live_mem_handles(void);
-/* graphExecute calls inside the reference backend now (past its handle check), any backend. */
-uint32_t fx_ref_executes_in_flight(void);
 void fx_ref_forget_power_history(void);
 
 /* Options with the reference FastRPC allocator of this build (the one the backend loads). */

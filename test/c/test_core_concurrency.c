@@ -165,7 +165,6 @@ typedef struct one_call {
   htpu_graph *g;
   float want3; /* expected y[3]: 4 + 4 or 4 * 4 */
   int rc;
-  atomic_int started; /* about to call htpu_graph_execute */
   atomic_int done;    /* htpu_graph_execute returned (rc is set) */
 } one_call;
 
@@ -174,7 +173,6 @@ static void *execute_once(void *arg) {
   float a[4] = {1, 2, 3, 4}, y[4];
   htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {a, sizeof a, HTPU_F32}};
   htpu_io out = {y, sizeof y, HTPU_F32};
-  atomic_store(&c->started, 1);
   c->rc = htpu_graph_execute(c->g, in, 2, &out, 1, NULL);
   if (c->rc == 0 && y[3] != c->want3) c->rc = -100;
   atomic_store(&c->done, 1);
@@ -183,28 +181,19 @@ static void *execute_once(void *arg) {
 
 #define WAIT_MS 5000
 
-/* Waits up to WAIT_MS until every one of calls[0..n) is known to have got past the graph handle
- * check: it has returned, or it is inside the reference backend's graphExecute (which the core
- * reaches only holding its graph reference). Nothing else executes meanwhile, so the backend's
- * in-flight count is these calls'. The done flags are read first: a call leaves the backend
- * before it returns, so it is never counted twice, and one missed between the two reads is
- * counted on the next look. Returns 0, or -1 on timeout. */
-static int wait_past_handle_check(one_call *calls, int n) {
+/* Waits up to WAIT_MS until all n calls are known to hold their graph: each has returned, is
+ * inside graphExecute, or is queued for its graph's lock (the core's executes_in_flight /
+ * executes_waiting; nothing else executes meanwhile). A call only moves forward (waiting ->
+ * in flight -> returned), and the three are read in the opposite order, so none is counted
+ * twice; one missed between two reads is counted on the next look. 0, or -1 on timeout. */
+static int wait_holding(one_call *calls, int n) {
   for (int ms = 0; ms < WAIT_MS; ms++) {
     int done = 0;
     for (int i = 0; i < n; i++) done += atomic_load(&calls[i].done);
-    if (done + (int)fx_ref_executes_in_flight() >= n) return 0;
-    usleep(1000);
-  }
-  return -1;
-}
-
-/* Waits up to WAIT_MS until calls[0..n) have all started. */
-static int wait_started(one_call *calls, int n) {
-  for (int ms = 0; ms < WAIT_MS; ms++) {
-    int started = 0;
-    for (int i = 0; i < n; i++) started += atomic_load(&calls[i].started);
-    if (started == n) return 0;
+    htpu_stats a, b;
+    htpu_stats_get(&a);
+    htpu_stats_get(&b);
+    if (done + (int)a.executes_in_flight + (int)b.executes_waiting >= n) return 0;
     usleep(1000);
   }
   return -1;
@@ -225,28 +214,24 @@ TEST(concurrency_every_handle_closed_during_executes) {
   unsigned long v0 = fx_ref_violations();
   one_call calls[4];
   pthread_t th[4];
-  /* Calls 0 (add) and 1 (mul) start first, one per graph, and are waited for until they are
-   * inside graphExecute (50 ms each): from there they hold their graph whatever is closed.
-   * Calls 2 (add) and 3 (mul) then queue behind them on the per-graph lock. Their threads are
-   * waited for up to the call, which makes queueing likely but not certain: the handle check
-   * inside the core cannot be observed, so one the scheduler delays may find its graph closed. */
+  /* Calls 0 (add) and 1 (mul) run on their graphs (50 ms each); 2 (add) and 3 (mul) queue
+   * behind them on the per-graph locks. Only once all four are known to hold their graphs is
+   * everything closed: then each must finish with its result. */
   for (int i = 0; i < 4; i++) {
     memset(&calls[i], 0, sizeof calls[i]);
     calls[i].g = i % 2 ? mul : add;
     calls[i].want3 = i % 2 ? 16.0f : 8.0f;
     calls[i].rc = -1;
-    atomic_init(&calls[i].started, 0);
     atomic_init(&calls[i].done, 0);
   }
-  for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
-  int held = wait_past_handle_check(calls, 2) == 0;
-  if (!held)
-    test_fail(__FILE__, __LINE__, "after %d ms the first two executes were neither inside "
-              "graphExecute nor returned (%u in flight)", WAIT_MS, fx_ref_executes_in_flight());
-  for (int i = 2; i < 4; i++) CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
-  if (wait_started(calls + 2, 2) != 0)
-    test_fail(__FILE__, __LINE__, "after %d ms the queued calls' threads had not started",
-              WAIT_MS);
+  for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, execute_once, &calls[i]) == 0);
+  if (wait_holding(calls, 4) != 0) {
+    htpu_stats st;
+    htpu_stats_get(&st);
+    test_fail(__FILE__, __LINE__, "after %d ms not all four executes held their graphs (%llu "
+              "in flight, %llu waiting)", WAIT_MS, (unsigned long long)st.executes_in_flight,
+              (unsigned long long)st.executes_waiting);
+  }
   /* Every handle goes while they run: the last call to finish drops the last references and
    * tears down context, device, backend and libraries on its own thread. */
   CHECK_EQ(htpu_graph_close(&add), HTPU_OK);
@@ -256,15 +241,63 @@ TEST(concurrency_every_handle_closed_during_executes) {
   for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
   fx_ref_disarm();
   if (test_failed()) return;
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 4; i++)
     CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
-  for (int i = 2; i < 4; i++)
-    CHECK_MSG(calls[i].rc == 0 || calls[i].rc == HTPU_ECLOSED, "queued call %d: %d %s", i,
-              calls[i].rc, htpu_err_name(calls[i].rc));
   htpu_stats s;
   htpu_stats_get(&s);
+  CHECK_EQ(s.executes_in_flight, 0);
+  CHECK_EQ(s.executes_waiting, 0);
   CHECK_EQ(s.live_runtimes, 0);
   CHECK_EQ(s.live_contexts, 0);
   CHECK_EQ(s.live_graphs, 0);
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+}
+
+TEST(concurrency_stats_count_executes_queued_on_a_graph) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("queued.bin", TWO_GRAPHS);
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *add = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &add), HTPU_OK);
+  /* 1 s inside graphExecute: ample for the second thread to reach the graph's lock */
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  one_call calls[2];
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++) {
+    memset(&calls[i], 0, sizeof calls[i]);
+    calls[i].g = add;
+    calls[i].want3 = 8.0f;
+    calls[i].rc = -1;
+    atomic_init(&calls[i].done, 0);
+  }
+  htpu_stats st;
+  int seen_running = 0, seen_queued = 0;
+  CHECK(pthread_create(&th[0], NULL, execute_once, &calls[0]) == 0);
+  for (int ms = 0; ms < WAIT_MS && !seen_running; ms++) {
+    htpu_stats_get(&st);
+    seen_running = st.executes_in_flight == 1 && st.executes_waiting == 0;
+    if (!seen_running) usleep(1000);
+  }
+  CHECK(pthread_create(&th[1], NULL, execute_once, &calls[1]) == 0);
+  for (int ms = 0; ms < WAIT_MS && !seen_queued && !atomic_load(&calls[0].done); ms++) {
+    htpu_stats_get(&st);
+    seen_queued = st.executes_in_flight == 1 && st.executes_waiting == 1;
+    if (!seen_queued) usleep(1000);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  fx_ref_disarm();
+  CHECK_MSG(seen_running, "the first execute never showed as in flight");
+  CHECK_MSG(seen_queued, "the second execute never showed as waiting behind the first");
+  for (int i = 0; i < 2; i++)
+    CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
+  htpu_stats_get(&st);
+  CHECK_EQ(st.executes_in_flight, 0);
+  CHECK_EQ(st.executes_waiting, 0);
+  htpu_graph_close(&add);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
 }

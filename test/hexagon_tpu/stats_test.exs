@@ -8,7 +8,8 @@ defmodule HexagonTpu.StatsTest do
 
   @keys ~w(live_runtimes live_contexts live_graphs executes execute_errors execute_ns_total
            execute_ns_last loads load_ns_total quantize_ns_total dequantize_ns_total recoveries
-           recovery_failures live_shared_buffers mem_registrations startup_retries)a
+           recovery_failures live_shared_buffers mem_registrations startup_retries
+           executes_in_flight executes_waiting)a
 
   setup_all do
     %{bin: build!(add_f32())}
@@ -28,6 +29,26 @@ defmodule HexagonTpu.StatsTest do
 
       assert Stats.live_handles(stats) ==
                stats.live_runtimes + stats.live_contexts + stats.live_graphs
+    end
+
+    test "shows executes queued behind another execute of the same model", %{bin: bin} do
+      # 300 ms per execute, three callers of one model: one runs, the others queue
+      rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:300000"}])
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      tasks = for _ <- 1..3, do: Task.async(fn -> add(model) end)
+
+      assert wait_until(fn ->
+               s = Stats.native()
+               s.executes_in_flight == 1 and s.executes_waiting >= 1
+             end),
+             "never saw one execute running and another waiting: #{inspect(Stats.native())}"
+
+      results = Task.await_many(tasks, 30_000)
+      assert Enum.all?(results, &match?({:ok, [_]}, &1)), inspect(results)
+      s = Stats.native()
+      assert {s.executes_in_flight, s.executes_waiting} == {0, 0}
+      HexagonTpu.close(model)
+      Runtime.close(rt)
     end
 
     test "counts executes, their errors and the graphExecute time", %{bin: bin} do
