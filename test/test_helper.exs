@@ -10,6 +10,11 @@ end
 # slows a passing run.
 ExUnit.start(assert_receive_timeout: 5_000, timeout: 300_000)
 
+# The package needs only Erlang's :logger (kernel); Elixir's Logger application, which
+# capture_log and @tag :capture_log need, is started here for every test file, so none depends
+# on another module having started it first.
+{:ok, _} = Application.ensure_all_started(:logger)
+
 # Leave nothing open for the reference backend's at-unload leak report: forget the shared
 # runtimes, then let GC and the reaper close what the tests dropped.
 ExUnit.after_suite(fn _ ->

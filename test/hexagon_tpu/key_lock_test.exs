@@ -30,6 +30,17 @@ defmodule HexagonTpu.KeyLockTest do
     end)
   end
 
+  # :a holds the lock on k; :b, then :c, wait for it (in that order).
+  defp holder_and_two_waiters(k) do
+    a = locker(k, :a)
+    assert_receive {:holding, :a, ^a}
+    b = locker(k, :b)
+    wait_waiters(k, 1)
+    c = locker(k, :c)
+    wait_waiters(k, 2)
+    {a, b, c}
+  end
+
   defp waiters(k) do
     case :sys.get_state(KeyLock) do
       %{^k => {_holder, _mref, queue}} -> :queue.len(queue)
@@ -50,12 +61,7 @@ defmodule HexagonTpu.KeyLockTest do
 
   test "one holder at a time; waiters get the lock in arrival order" do
     k = key()
-    a = locker(k, :a)
-    assert_receive {:holding, :a, ^a}
-    b = locker(k, :b)
-    wait_waiters(k, 1)
-    c = locker(k, :c)
-    wait_waiters(k, 2)
+    {a, b, c} = holder_and_two_waiters(k)
     refute_received {:holding, _, _}
 
     send(a, :release)
@@ -78,12 +84,7 @@ defmodule HexagonTpu.KeyLockTest do
 
   test "a holder that dies releases the lock; a waiter that dies leaves the queue" do
     k = key()
-    a = locker(k, :a)
-    assert_receive {:holding, :a, ^a}
-    b = locker(k, :b)
-    wait_waiters(k, 1)
-    c = locker(k, :c)
-    wait_waiters(k, 2)
+    {a, b, c} = holder_and_two_waiters(k)
 
     Process.exit(b, :kill)
     wait_waiters(k, 1)
