@@ -81,8 +81,9 @@ void nif_view_dtor(ErlNifEnv *env, void *obj) {
 /* graph_alloc_io(graph_ref, env_list)
  *   -> {:ok, shared_ref, %{fastrpc: boolean, size: bytes, note: binary | nil,
  *                          first_fallback: boolean}, [offset]} | {:error, reason}
- * `note` (why this buffer is ordinary memory: htpu_shared_note) and `first_fallback` (true the first time a buffer
- * of this runtime fell back to ordinary memory) only matter when fastrpc is false. env_list
+ * `note` (why this buffer is ordinary memory: htpu_shared_note) and `first_fallback` (true the
+ * first time a buffer of this runtime fell back to ordinary memory) only matter when fastrpc is
+ * false. env_list
  * ([] outside tests) is set around the allocation only, e.g. HTPU_REF_RPCMEM_FAIL=1. */
 ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
@@ -157,11 +158,10 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 
   ERL_NIF_TERM note = ATOMS.nil, first = ATOMS.false_;
   if (!sh->fastrpc) {
-    /* The buffer's own reason: readable however the runtime's term fared meanwhile. */
+    /* The buffer's own reason (never "" for ordinary memory), whatever became of the runtime's
+     * term meanwhile. NULL only for a closed handle, and this one is ours. */
     const char *text = htpu_shared_note(buf);
-    note = nif_make_string(env, text && text[0] ? text
-                                                : "FastRPC shared memory is unavailable; using "
-                                                  "ordinary memory");
+    note = nif_make_string(env, text ? text : "");
     if (g->link && !atomic_exchange(&g->link->fallback_warned, 1)) first = ATOMS.true_;
   }
   ERL_NIF_TERM k[] = {ATOMS.fastrpc, ATOMS.size, ATOMS.note, ATOMS.first_fallback};

@@ -407,10 +407,10 @@ HTPU_API void *htpu_shared_data(htpu_shared *buf);
 HTPU_API size_t htpu_shared_size(htpu_shared *buf);
 /* 1 when the memory is FastRPC shared memory, 0 when it is the ordinary-memory fallback. */
 HTPU_API int htpu_shared_is_fastrpc(htpu_shared *buf);
-/* Why this buffer is ordinary memory ("" for FastRPC memory): its own reason, fixed when it was
- * allocated, so it stays right when the runtime's first note (shared_memory_note) is about
- * something else. A later failed registration of a FastRPC buffer is not this note's business
- * (see above). Borrowed and immutable: readable from any thread until htpu_shared_free of this
+/* Why this buffer is ordinary memory (never "" then; "" for FastRPC memory): its own reason,
+ * fixed when it was allocated, so it stays right when the runtime's first note
+ * (shared_memory_note) is about something else. A later failed registration of a FastRPC
+ * buffer is not this note's business (see above). Borrowed and immutable: readable from any thread until htpu_shared_free of this
  * buffer, on whatever thread, ends it. NULL for a closed handle. */
 HTPU_API const char *htpu_shared_note(htpu_shared *buf);
 

@@ -234,7 +234,7 @@ typedef struct shared_obj {
   void *data;
   size_t size;
   int fd;        /* -1: ordinary memory */
-  char note[512]; /* why ordinary memory: this buffer's own reason, fixed at allocation */
+  char note[SHARED_NOTE_MAX]; /* why ordinary memory (never "" then), fixed at allocation */
 } shared_obj;
 
 static void shared_destroy(htpu_object *o) {
@@ -299,7 +299,7 @@ static int shared_alloc_on(runtime_obj *rt, size_t size, htpu_shared **out) {
       pthread_mutex_unlock(&r->lock);
     }
   } else {
-    /* Published at runtime open and never changed while unavailable. */
+    /* Published at runtime open (every reason for !available sets one), never changed after. */
     snprintf(s->note, sizeof s->note, "%s", shared_registry_note(r));
   }
   if (!s->data) s->data = aligned_alloc(SHARED_ALIGN, rounded);

@@ -18,6 +18,8 @@
 #include "hexagon_tpu.h"
 #include "loader.h"
 
+#define SHARED_NOTE_MAX 512 /* bytes of a note, its NUL included */
+
 typedef struct shared_region {
   void *base;
   size_t size;
@@ -34,7 +36,7 @@ typedef struct shared_registry {
   /* Why not, when !available; or the first fallback or failed registration since. Written at
    * most once after init (under lock, while note_set is 0), then published by note_set, so
    * readers without the lock use shared_registry_note. */
-  char note[512];
+  char note[SHARED_NOTE_MAX];
   _Atomic int note_set;
   shared_region *regions;
   size_t num_regions, cap_regions;

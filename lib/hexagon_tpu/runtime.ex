@@ -133,9 +133,9 @@ defmodule HexagonTpu.Runtime do
 
   Concurrent first callers get the same runtime: the open is serialized per option set (a
   lock on this node that queues the others until the open is done), so only one runtime is
-  ever opened for it. The lookup
-  itself takes no lock (a `:persistent_term` read); the term is written only when a runtime is
-  opened and erased only by `close_shared/0`, so the global GC each such write costs is rare.
+  ever opened for it. The lookup itself takes no lock (a `:persistent_term` read); the term is
+  written only when a runtime is opened and erased only by `close_shared/0`, so the global GC
+  each such write costs is rare.
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def shared(opts \\ []) do

@@ -631,21 +631,19 @@ static int report_runtime(step *s, htpu_runtime *rt, device_facts_seen *f) {
   f->has_shared = ri.has_shared_memory != 0;
   const char *pp = htpu_perf_profile_name(ri.perf_profile);
   copy_str(f->perf_profile, sizeof(f->perf_profile), pp ? pp : "unknown");
+  copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
   if (f->has_device) {
     /* rpcmem only works once a FastRPC session is open: a real allocation is the test */
     htpu_shared *buf = NULL;
     f->alloc_rc = htpu_shared_alloc(rt, SHARED_TEST_BYTES, &buf);
-    copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
     if (f->alloc_rc == 0) {
       f->alloc_fastrpc = htpu_shared_is_fastrpc(buf);
-      const char *why = htpu_shared_note(buf); /* the test allocation's own reason */
+      const char *why = htpu_shared_note(buf); /* the test allocation's own reason wins */
       if (why && why[0]) copy_str(f->note, sizeof(f->note), why);
     } else {
       copy_str(f->alloc_err, sizeof(f->alloc_err), htpu_last_error());
     }
     htpu_shared_free(&buf);
-  } else {
-    copy_str(f->note, sizeof(f->note), ri.shared_memory_note ? ri.shared_memory_note : "");
   }
   char backend[64];
   snprintf(backend, sizeof(backend), "%" PRIu32 " (%s)", ri.backend_id,

@@ -18,9 +18,8 @@ int cli_shared_io_open(const cli_command *cmd, htpu_graph *g, const htpu_graph_i
   if (rc != 0) return cli_fail_htpu(cmd, rc, "allocating shared I/O buffers");
   out->fastrpc = htpu_shared_is_fastrpc(out->buf);
   if (!out->fastrpc) {
-    const char *why = htpu_shared_note(out->buf); /* this buffer's own reason */
-    snprintf(out->note, sizeof(out->note), "%s",
-             why && why[0] ? why : "FastRPC shared memory is not available; using ordinary memory");
+    const char *why = htpu_shared_note(out->buf); /* this buffer's own reason, never "" */
+    snprintf(out->note, sizeof(out->note), "%s", why ? why : "");
   }
   return CLI_EXIT_OK;
 }
