@@ -6,6 +6,11 @@
 
 #include "hexagon_tpu.h"
 
+/* A slot's generation counts 1..UINT32_MAX; 0 marks a retired slot. A slot whose generation is
+ * used up is retired instead of wrapping: were it to start again at 1, a handle closed 2^32
+ * registrations earlier would resolve to whatever object the slot holds next. The free list
+ * reuses the most recently freed slot first, so one busy slot reaches that point after ~4e9
+ * open/close cycles (minutes of htpu_shared_alloc/free); retiring costs one slot per 4e9. */
 typedef struct slot {
   htpu_object *obj;
   uint32_t gen;
@@ -85,12 +90,25 @@ htpu_object *obj_unregister(const void *handle, obj_kind kind) {
   if (s) {
     o = s->obj;
     s->obj = NULL;
-    s->gen = s->gen + 1 ? s->gen + 1 : 1; /* a stale copy of the handle never matches again */
-    s->next_free = first_free;
-    first_free = (uint32_t)(s - slots) + 1;
+    if (s->gen == UINT32_MAX) {
+      s->gen = 0; /* retired, never on the free list again */
+    } else {
+      s->gen++; /* a stale copy of the handle never matches again */
+      s->next_free = first_free;
+      first_free = (uint32_t)(s - slots) + 1;
+    }
   }
   pthread_mutex_unlock(&reg_lock);
   return o;
+}
+
+void obj_test_set_slot_generation(const void *closed_handle, uint32_t gen) {
+  uint64_t v = (uint64_t)(uintptr_t)closed_handle;
+  uint32_t index1 = (uint32_t)(v & 0xFFFFFFFFu);
+  pthread_mutex_lock(&reg_lock);
+  if (index1 && index1 <= num_slots && !slots[index1 - 1].obj && slots[index1 - 1].gen && gen)
+    slots[index1 - 1].gen = gen;
+  pthread_mutex_unlock(&reg_lock);
 }
 
 void obj_retain(htpu_object *o) { atomic_fetch_add(&o->refs, 1); }

@@ -34,6 +34,11 @@ void obj_init(htpu_object *o, obj_kind kind, void (*destroy)(htpu_object *));
  * own a reference: the handle's reference is the one obj_init gave. */
 void *obj_register(htpu_object *o);
 
+/* Tests only: the free slot behind a closed handle will issue generation `gen` next (to drive
+ * a slot to the end of its generations without 4e9 cycles). Ignored for a live or retired slot
+ * and for gen 0. */
+void obj_test_set_slot_generation(const void *closed_handle, uint32_t gen);
+
 /* The object behind a live handle of this kind, with a new reference; NULL when the handle is
  * closed, stale, NULL or of another kind. */
 htpu_object *obj_acquire(const void *handle, obj_kind kind);
