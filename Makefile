@@ -40,8 +40,9 @@ endif
 CORE_SRC := $(sort $(wildcard src/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
-# and the reference interpreter
-QUANT_SRC := src/quant.c src/dtype.c src/errors.c
+# and the reference interpreter; file_open.c (never-blocking file reads) by the core and the
+# reference builder
+QUANT_SRC := src/quant.c src/dtype.c src/errors.c src/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c))
 

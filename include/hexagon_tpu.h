@@ -205,6 +205,16 @@ HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t
                                  htpu_model_info **out);
 HTPU_API void htpu_model_info_free(htpu_model_info *info);
 
+/* The largest file htpu_inspect_file and htpu_context_open_file read. A larger file is refused
+ * with HTPU_EMODEL before anything is allocated for it, so a wrong path (a disk image, a sparse
+ * file) costs neither memory nor time. The default is HTPU_DEFAULT_MAX_BINARY_BYTES, or the
+ * environment variable HTPU_MAX_BINARY_BYTES (decimal bytes) when set at the first file read.
+ * Process-wide; thread-safe. 0 restores the default. Buffers passed to
+ * htpu_context_open_buffer/htpu_inspect_buffer are not limited. */
+#define HTPU_DEFAULT_MAX_BINARY_BYTES (1ull << 30)
+HTPU_API void htpu_set_max_binary_bytes(uint64_t bytes);
+HTPU_API uint64_t htpu_max_binary_bytes(void);
+
 /* ---- runtime ------------------------------------------------------------------------------ */
 
 #define HTPU_DEFAULT_BACKEND_LIB "/usr/lib/libQnnHtp.so"

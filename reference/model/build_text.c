@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "file_open.h"
 #include "qnn/qnn_abi.h"
 #include "refmodel_priv.h"
 
@@ -567,18 +569,19 @@ static int tensor_file(builder *b, const attr *a, const ref_tensor *t, void *dst
               ? snprintf(path, sizeof path, "%s", name)
               : snprintf(path, sizeof path, "%s/%s", b->base_dir, name);
   if (w < 0 || (size_t)w >= sizeof path) return line_err(b, a->key->line, "data_file: path too long");
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return line_err(b, a->key->line, "data_file '%s': %s", path, strerror(errno));
-  /* read one byte more than needed so a longer file is noticed without reading all of it */
-  uint8_t extra;
-  size_t got = fread(dst, 1, t->nbytes, fp);
-  size_t more = got == t->nbytes ? fread(&extra, 1, 1, fp) : 0;
-  int rerr = ferror(fp);
-  fclose(fp);
-  if (rerr) return line_err(b, a->key->line, "data_file '%s': read error", path);
-  if (got != t->nbytes || more)
-    return line_err(b, a->key->line, "data_file '%s' has %s%zu bytes, tensor '%s' needs %zu",
-                    path, more ? "more than " : "", got, t->name, t->nbytes);
+  char err[1024];
+  uint64_t size = 0;
+  /* never blocks on a FIFO or device, and the size is checked before anything is read */
+  int fd = file_open_regular(path, &size, err, sizeof err);
+  if (fd < 0) return line_err(b, a->key->line, "data_file: %s", err);
+  if (size != t->nbytes) {
+    close(fd);
+    return line_err(b, a->key->line, "data_file '%s' has %llu bytes, tensor '%s' needs %zu", path,
+                    (unsigned long long)size, t->name, t->nbytes);
+  }
+  int rc = file_read_exact(fd, path, dst, t->nbytes, err, sizeof err);
+  close(fd);
+  if (rc) return line_err(b, a->key->line, "data_file: %s", err);
   return 0;
 }
 

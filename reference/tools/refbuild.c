@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "file_open.h"
 #include "refmodel.h"
 
 static const char *const k_usage =
@@ -84,10 +87,21 @@ int main(int argc, char **argv) {
   }
   const char *in = argv[1], *outp = argv[2];
   int from_stdin = strcmp(in, "-") == 0;
-  FILE *f = from_stdin ? stdin : fopen(in, "rb");
-  if (!f) {
-    fprintf(stderr, "htpu-refbuild: cannot open %s: %s\n", in, strerror(errno));
-    return 1;
+  FILE *f = stdin;
+  if (!from_stdin) {
+    char err[1024];
+    uint64_t size = 0;
+    /* never blocks on a FIFO or device: refused, saying what it is */
+    int fd = file_open_regular(in, &size, err, sizeof err);
+    f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+      if (fd >= 0) {
+        snprintf(err, sizeof err, "cannot read %s: %s", in, strerror(errno));
+        close(fd);
+      }
+      fprintf(stderr, "htpu-refbuild: %s\n", err);
+      return 1;
+    }
   }
   size_t len = 0;
   char *text = read_all(f, &len);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "hexagon_tpu.h"
@@ -258,6 +260,27 @@ TEST(refmodel_data_file_relative_to_base_dir) {
   CHECK(ref_build_from_text_at(missing, dir, &bin, &len, g_err, sizeof g_err) != 0);
   CHECK_STR_CONTAINS(g_err, "line 2: data_file");
   CHECK_STR_CONTAINS(g_err, "nope.bin");
+}
+
+/* A FIFO as data file is refused at once (fopen of a FIFO without a writer blocked forever);
+ * the writer end is opened non-blocking by nobody, so the old code would hang here. */
+TEST(refmodel_data_file_fifo_is_refused_without_blocking) {
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s", test_tmp_path("x"));
+  *strrchr(dir, '/') = '\0';
+  const char *fifo = test_tmp_path("refmodel_fifo.bin");
+  unlink(fifo);
+  CHECK_EQ(mkfifo(fifo, 0600), 0);
+  const char *text = "graph g\n  static w f32 [1] data_file=refmodel_fifo.bin\n";
+  void *bin = NULL;
+  size_t len = 0;
+  alarm(10); /* a blocked open dies here instead of hanging the runner */
+  int rc = ref_build_from_text_at(text, dir, &bin, &len, g_err, sizeof g_err);
+  alarm(0);
+  unlink(fifo);
+  CHECK(rc != 0);
+  CHECK_STR_CONTAINS(g_err, "line 2: data_file");
+  CHECK_STR_CONTAINS(g_err, "is a FIFO (named pipe); expected a regular file");
 }
 
 TEST(refmodel_round_trip_is_byte_identical) {

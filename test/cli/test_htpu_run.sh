@@ -330,6 +330,30 @@ check "run: 'A/B C' (same name ignoring case) -> A_B_C_2.npy" test -f "$TMP/o_na
 check "run: nothing else written" test "$(ls -A "$TMP/o_names" | wc -l)" -eq 3
 
 # ---------------------------------------------------------------------------------------------
+# files that are not regular files: refused at once, never waited on (a FIFO with no writer
+# used to block the open forever; `timeout` turns such a hang into a failure here)
+
+mkfifo "$TMP/fifo"
+run_bounded() {
+  timeout 30 $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+}
+run_bounded info "$TMP/fifo" --system-lib reference
+expect "info: a FIFO is refused, not waited on" 1 err "is a FIFO (named pipe); expected a regular file"
+run_bounded run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/fifo" --input "b=$TMP/b.raw"
+expect "run: a FIFO input is refused, not waited on" 1 \
+  err "input 'a': '$TMP/fifo' is a FIFO (named pipe); expected a regular file"
+run_bounded info "$TMP" --system-lib reference
+expect "info: a directory is named as one" 1 err "is a directory; expected a regular file"
+printf 'graph g\n  static w f32 [1] data_file=fifo\n' >"$TMP/fifo_model.txt"
+timeout 30 $EMU "$REFBUILD" "$TMP/fifo_model.txt" "$TMP/fifo_model.bin" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "htpu-refbuild: a FIFO data_file is refused" 1 err "is a FIFO (named pipe)"
+timeout 30 $EMU "$REFBUILD" "$TMP/fifo" "$TMP/fifo_model.bin" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "htpu-refbuild: a FIFO description is refused" 1 err "is a FIFO (named pipe)"
+
+# ---------------------------------------------------------------------------------------------
 # run: argument errors (exit 2, the graph's inputs listed)
 
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw"
@@ -363,7 +387,7 @@ expect "run: unknown option -> exit 2" 2 err "unknown option '--bogus'"
 run run "$TMP/nonexistent.bin" "${LIBS[@]}" --input "a=$TMP/a.raw"
 expect "run: nonexistent model -> exit 1" 1 err "nonexistent.bin" err "HTPU_EIO"
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/nope.raw" --input "b=$TMP/b.raw"
-expect "run: nonexistent input file -> exit 1" 1 err "cannot open $TMP/nope.raw"
+expect "run: nonexistent input file -> exit 1" 1 err "cannot open '$TMP/nope.raw': No such file or directory"
 head -c 15 "$TMP/a.raw" >"$TMP/short.raw"
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/short.raw" --input "b=$TMP/b.raw"
 expect "run: raw file of the wrong size -> exit 1" 1 \

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
+#include "file_open.h" /* the core's never-blocking open, linked from libhexagon_tpu.a */
 #include "inputs.h"
 #include "npy.h"
 #include "session.h"
@@ -140,18 +142,22 @@ static int read_npy(const cli_command *cmd, cli_input *in, FILE *f, size_t file_
 }
 
 int cli_input_read_file(const cli_command *cmd, cli_input *in) {
-  FILE *f = fopen(in->path, "rb");
-  if (!f)
-    return cli_fail(cmd, "input '%s': cannot open %s: %s", in->tensor->name, in->path,
+  char err[1024];
+  uint64_t size64 = 0;
+  /* never blocks: a FIFO or device is refused (saying what it is) before anything is read */
+  int fd = file_open_regular(in->path, &size64, err, sizeof(err));
+  if (fd < 0) return cli_fail(cmd, "input '%s': %s", in->tensor->name, err);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return cli_fail(cmd, "input '%s': cannot read %s: %s", in->tensor->name, in->path,
                     strerror(errno));
-  struct stat st;
+  }
   int rc;
-  if (fstat(fileno(f), &st) != 0) {
-    rc = cli_fail(cmd, "input '%s': %s: %s", in->tensor->name, in->path, strerror(errno));
-  } else if (!S_ISREG(st.st_mode)) {
-    rc = cli_fail(cmd, "input '%s': %s is not a regular file", in->tensor->name, in->path);
+  if (size64 > SIZE_MAX) {
+    rc = cli_fail(cmd, "input '%s': %s is too large", in->tensor->name, in->path);
   } else {
-    size_t size = (size_t)st.st_size;
+    size_t size = (size_t)size64;
     unsigned char magic[6] = {0};
     size_t got = fread(magic, 1, sizeof(magic), f);
     rewind(f);

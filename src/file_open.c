@@ -1,0 +1,67 @@
+/* file_open.c - see file_open.h. */
+#include "file_open.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *file_kind_name(unsigned mode) {
+  switch (mode & S_IFMT) {
+  case S_IFREG: return "a regular file";
+  case S_IFDIR: return "a directory";
+  case S_IFIFO: return "a FIFO (named pipe)";
+  case S_IFCHR: return "a character device";
+  case S_IFBLK: return "a block device";
+  case S_IFSOCK: return "a socket";
+  default: return "not a regular file";
+  }
+}
+
+int file_open_regular(const char *path, uint64_t *size, char *err, size_t err_len) {
+  *size = 0;
+  /* O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    snprintf(err, err_len, "cannot open '%s': %s", path, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    snprintf(err, err_len, "cannot stat '%s': %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, err_len, "'%s' is %s; expected a regular file", path,
+             file_kind_name((unsigned)st.st_mode));
+    close(fd);
+    return -1;
+  }
+  /* a regular file never blocks, but clear the flag so reads behave as usual everywhere */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    snprintf(err, err_len, "cannot read '%s': %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  *size = (uint64_t)st.st_size;
+  return fd;
+}
+
+int file_read_exact(int fd, const char *path, void *buf, size_t len, char *err, size_t err_len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = read(fd, (char *)buf + got, len - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      snprintf(err, err_len, "reading '%s' failed after %zu of %zu bytes: %s", path, got, len,
+               n < 0 ? strerror(errno) : "the file shrank while being read");
+      return -1;
+    }
+    got += (size_t)n;
+  }
+  return 0;
+}
