@@ -86,7 +86,18 @@ defmodule HexagonTpu.Context do
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.context_close(ref)
 
-  defp classify({:file, path}) when is_binary(path), do: {:ok, &NIF.context_open_file(&1, path)}
+  defp classify({:file, path}) when is_binary(path) do
+    # A C path ends at its first NUL: "a\0b" would open "a". Refused instead of truncated.
+    if String.contains?(path, <<0>>),
+      do:
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "expected a path without NUL bytes, got #{inspect(path, limit: 5)}"
+         )},
+      else: {:ok, &NIF.context_open_file(&1, path)}
+  end
+
   defp classify({:binary, bin}) when is_binary(bin), do: {:ok, &NIF.context_open_binary(&1, bin)}
 
   defp classify(source) when is_binary(source) do

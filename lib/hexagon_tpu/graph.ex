@@ -278,7 +278,31 @@ defmodule HexagonTpu.Graph do
 
   defp nx?, do: HexagonTpu.Optional.available?(Nx)
 
+  # `is_list/1` also holds for an improper list, which length/1 would raise on.
   defp prepare_inputs(%__MODULE__{inputs: infos} = g, inputs, quantize) when is_list(inputs) do
+    if List.improper?(inputs),
+      do: improper_inputs(g, inputs),
+      else: prepare_proper_inputs(g, infos, inputs, quantize)
+  end
+
+  defp prepare_inputs(g, other, _quantize) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  defp improper_inputs(g, inputs) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "graph '#{g.name}': expected a proper list of inputs, got the improper list " <>
+         inspect(inputs, limit: 5)
+     )}
+  end
+
+  defp prepare_proper_inputs(g, infos, inputs, quantize) do
     given = length(inputs)
     expected = length(infos)
 
@@ -305,14 +329,6 @@ defmodule HexagonTpu.Graph do
         error -> error
       end
     end
-  end
-
-  defp prepare_inputs(g, other, _quantize) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
-     )}
   end
 
   defp prepare_input(graph, info, i, %{__struct__: Nx.Tensor} = t, quantize) do

@@ -451,6 +451,13 @@ sed -i 's/False/True /' "$TMP/fortran.npy"
 npy_case "npy: Fortran order" "$TMP/fortran.npy" "Fortran order"
 f32 1 2 3 4 | npy_write "$TMP/key.npy" '<f4' '(1, 4), '"'"'extra'"'"': 1'
 npy_case "npy: unexpected key" "$TMP/key.npy" "unexpected key 'extra'"
+# bytes >= 0x7F from a header are escaped in messages, never echoed raw
+f32 1 2 3 4 | LC_ALL=C npy_write "$TMP/descr8.npy" "$(printf '<f\303\251')" '(1, 4)'
+npy_case "npy: non-ASCII descr is escaped" "$TMP/descr8.npy" "'<f\xc3\xa9', which htpu does not read"
+check "npy: no raw byte >= 0x80 in the descr message" bash -c "! LC_ALL=C grep -q \$'[\x80-\xff]' '$TMP/err'"
+f32 1 2 3 4 | LC_ALL=C npy_write "$TMP/key8.npy" '<f4' "(1, 4), '$(printf 'k\377\177')': 1"
+npy_case "npy: non-ASCII key is escaped" "$TMP/key8.npy" "unexpected key 'k\xff\x7f'"
+check "npy: no raw byte >= 0x7F in the key message" bash -c "! LC_ALL=C grep -q \$'[\x7f-\xff]' '$TMP/err'"
 f32 1 2 3 4 >"$TMP/nomagic.npy"
 npy_case "npy: a .npy name without the magic is not read as raw" "$TMP/nomagic.npy" \
   "not a .npy file"

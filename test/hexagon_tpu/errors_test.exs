@@ -56,6 +56,12 @@ defmodule HexagonTpu.ErrorsTest do
       assert %{reason: :invalid_argument} = err(HexagonTpu.predict(add, f32([1, 2, 3, 4])))
     end
 
+    test "an improper list of inputs is an error, not a raise", %{add: add} do
+      e = err(HexagonTpu.predict(add, [f32([1, 2, 3, 4]) | f32([1, 2, 3, 4])]))
+      assert e.reason == :invalid_argument
+      assert e.message =~ "expected a proper list of inputs"
+    end
+
     test "NaN cannot be quantized; the C message names the tensor and element", %{model: model} do
       nan = <<0, 0, 192, 127>>
       e = err(HexagonTpu.predict(model, [f32([1, 2]) <> nan <> f32([3])]))
@@ -187,6 +193,16 @@ defmodule HexagonTpu.ErrorsTest do
       assert %{reason: :invalid_argument} = err(Context.load(rt, 123))
       assert %{reason: :invalid_argument} = err(Context.load(:rt, "x.bin"))
       assert %{reason: :invalid_argument} = err(Graph.open(:ctx))
+    end
+
+    test "a path with a NUL byte is refused, not cut at the NUL" do
+      rt = Runtime.open!(backend: :reference)
+      e = err(Context.load(rt, {:file, "a\0b"}))
+      assert e.reason == :invalid_argument
+      assert e.message =~ "without NUL bytes"
+
+      assert %{reason: :invalid_argument} =
+               err(HexagonTpu.load_model({:file, "a\0b"}, backend: :reference))
     end
 
     test "backend library that does not load names the stage and path" do

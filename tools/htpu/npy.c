@@ -103,7 +103,9 @@ static int eat(cursor *c, char ch) {
 }
 
 /* A Python string literal in '...' or "..." without escapes (numpy never writes any in the
- * keys or the descrs we accept). Copies at most outlen-1 bytes; *too_long when it did not fit. */
+ * keys or the descrs we accept). Copies at most outlen-1 bytes; *too_long when it did not fit.
+ * The copy is only ever compared with ASCII names or quoted in messages, so bytes >= 0x7F (DEL
+ * and anything non-ASCII) are stored as "\xNN": a message never echoes raw bytes from a file. */
 static int parse_string(cursor *c, char *out, size_t outlen, int *too_long) {
   skip_space(c);
   if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return -1;
@@ -111,11 +113,18 @@ static int parse_string(cursor *c, char *out, size_t outlen, int *too_long) {
   size_t n = 0;
   *too_long = 0;
   while (c->p < c->end && *c->p != quote) {
-    if (*c->p == '\\' || *c->p < 0x20) return -1;
-    if (n + 1 < outlen)
-      out[n++] = (char)*c->p;
-    else
+    unsigned char ch = *c->p;
+    if (ch == '\\' || ch < 0x20) return -1;
+    char esc[5];
+    size_t w = 1;
+    esc[0] = (char)ch;
+    if (ch >= 0x7F) w = (size_t)snprintf(esc, sizeof esc, "\\x%02x", ch);
+    if (!*too_long && n + w < outlen) {
+      memcpy(out + n, esc, w);
+      n += w;
+    } else {
       *too_long = 1;
+    }
     c->p++;
   }
   if (c->p >= c->end) return -1;
