@@ -106,6 +106,10 @@ enum {
 
 /* Largest tensor the format accepts (bytes), so sizes always fit int32-based consumers. */
 #define REFM_MAX_TENSOR_BYTES ((uint64_t)1 << 31)
+/* The most a graph's non-static tensors may need together, at f32 size (validate.c); the
+ * environment variable HTPU_REF_MAX_ACTIVATION_BYTES (decimal bytes) overrides it. */
+#define REFM_DEFAULT_MAX_ACTIVATION_BYTES ((uint64_t)1 << 30)
+uint64_t refm_max_activation_bytes(void);
 
 /* ---- small helpers (util.c) ------------------------------------------------------------- */
 

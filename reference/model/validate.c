@@ -4,6 +4,7 @@
  * passes, the interpreter can trust every shape: run-time code does no size arithmetic that could
  * overflow or index out of bounds.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,43 @@ static int check_one_graph(const ref_model *m, uint32_t g, walk_state *ws, uint3
   return 0;
 }
 
+uint64_t refm_max_activation_bytes(void) {
+  const char *env = getenv("HTPU_REF_MAX_ACTIVATION_BYTES");
+  if (env && env[0] >= '0' && env[0] <= '9') {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (errno == 0 && *end == '\0' && v > 0) return v;
+  }
+  return REFM_DEFAULT_MAX_ACTIVATION_BYTES;
+}
+
+/* What running graph g needs besides the model itself: every tensor it reads or writes other
+ * than static ones (inputs, outputs, intermediates), at its f32 size, which is at least its
+ * native size and what the interpreter and an f32 caller hold. A valid few-hundred-byte model
+ * can declare a Conv2d whose padding makes a 2 GB output; it is refused here, by name, instead
+ * of asking its user (htpu run, the interpreter) for gigabytes. */
+static int check_activation_memory(const ref_model *m, uint32_t g, const walk_state *ws,
+                                   char *err, size_t errlen) {
+  uint32_t stamp = g + 1;
+  uint64_t total = 0, biggest = 0;
+  const ref_tensor *big = NULL;
+  for (uint32_t ti = 0; ti < m->num_tensors; ti++) {
+    if (ws->produced[ti] != stamp) continue;
+    uint64_t bytes = (uint64_t)ref_tensor_elements(&m->tensors[ti]) * sizeof(float);
+    total += bytes; /* no overflow: each tensor is below 2^31 bytes, tensors below 2^32 */
+    if (bytes > biggest) biggest = bytes, big = &m->tensors[ti];
+  }
+  uint64_t limit = refm_max_activation_bytes();
+  if (total <= limit) return 0;
+  return refm_err(err, errlen,
+                  "graph '%s': its tensors need %llu bytes as f32 (the largest, '%s', %llu), "
+                  "more than the reference backend's limit of %llu bytes "
+                  "(HTPU_REF_MAX_ACTIVATION_BYTES)",
+                  m->graphs[g].name, (unsigned long long)total, big ? big->name : "?",
+                  (unsigned long long)biggest, (unsigned long long)limit);
+}
+
 int refm_check_graphs(const ref_model *m, uint32_t *bad_graph, uint32_t *bad_op, char *err,
                       size_t errlen) {
   walk_state ws;
@@ -435,6 +473,7 @@ int refm_check_graphs(const ref_model *m, uint32_t *bad_graph, uint32_t *bad_op,
   } else {
     for (uint32_t g = 0; g < m->num_graphs && rc == 0; g++) {
       rc = check_one_graph(m, g, &ws, bad_op, err, errlen);
+      if (rc == 0) rc = check_activation_memory(m, g, &ws, err, errlen);
       if (rc) *bad_graph = g;
     }
   }

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "hexagon_tpu.h"
 #include "qnn/qnn_abi.h"
@@ -1066,4 +1065,36 @@ TEST(refmodel_refbuild_command) {
   snprintf(cmd, sizeof cmd, "'%s' only-one-arg 2> /dev/null", tool);
   rc = system(cmd);
   CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+}
+
+/* A tiny model can declare gigabytes of activations (here 2 x 1.2 GB as f32): the builder and
+ * the parser refuse it by name, under a limit the environment can raise. */
+TEST(refmodel_activation_memory_is_bounded) {
+  const char *text =
+      "graph huge\n"
+      "  input x f32 [1,300000000]\n"
+      "  output y f32 [1,300000000]\n"
+      "  op Relu x -> y\n";
+  unsetenv("HTPU_REF_MAX_ACTIVATION_BYTES");
+  size_t len = 0;
+  CHECK(build_bin(text, &len) == NULL);
+  CHECK_STR_CONTAINS(g_err, "graph 'huge': its tensors need 2400000000 bytes as f32");
+  CHECK_STR_CONTAINS(g_err, "'x', 1200000000");
+  CHECK_STR_CONTAINS(g_err, "limit of 1073741824 bytes (HTPU_REF_MAX_ACTIVATION_BYTES)");
+
+  setenv("HTPU_REF_MAX_ACTIVATION_BYTES", "2400000000", 1);
+  void *bin = build_bin(text, &len);
+  ref_model *m = NULL;
+  int parsed = bin ? ref_model_parse(bin, len, &m, g_err, sizeof g_err) : -1;
+  ref_model_free(m);
+  m = NULL;
+  /* the same file under the default limit: refused when read, as the backends read it */
+  unsetenv("HTPU_REF_MAX_ACTIVATION_BYTES");
+  int refused = bin ? ref_model_parse(bin, len, &m, g_err, sizeof g_err) : 0;
+  free(bin);
+  ref_model_free(m);
+  CHECK_MSG(len < 1024, "the model is %zu bytes", len);
+  CHECK_EQ(parsed, 0);
+  CHECK(refused != 0);
+  CHECK_STR_CONTAINS(g_err, "2400000000 bytes as f32");
 }
