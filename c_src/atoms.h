@@ -39,7 +39,7 @@
   X(has_device, "has_device")                     \
   X(device_arch, "device_arch")                   \
   X(device_soc_model, "device_soc_model")         \
-  X(device_vtcm_mb, "device_vtcm_mb")             \
+  X(device_vtcm_bytes, "device_vtcm_bytes")       \
   X(has_perf_infrastructure, "has_perf_infrastructure") \
   X(has_shared_memory, "has_shared_memory")       \
   X(shared_memory_note, "shared_memory_note")     \
@@ -66,7 +66,7 @@
   X(graph_info_version, "graph_info_version")     \
   X(inputs, "inputs")                             \
   X(outputs, "outputs")                           \
-  X(vtcm_mb, "vtcm_mb")                           \
+  X(vtcm_bytes, "vtcm_bytes")                     \
   X(id, "id")                                     \
   X(dtype, "dtype")                               \
   X(qnn_data_type, "qnn_data_type")               \

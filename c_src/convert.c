@@ -173,11 +173,11 @@ static ERL_NIF_TERM tensor_list(ErlNifEnv *env, const htpu_tensor_info *ts, uint
 
 ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g) {
   ERL_NIF_TERM k[] = {ATOMS.name, ATOMS.graph_info_version, ATOMS.inputs, ATOMS.outputs,
-                      ATOMS.vtcm_mb};
+                      ATOMS.vtcm_bytes};
   ERL_NIF_TERM v[] = {nif_make_string(env, g->name), enif_make_uint(env, g->graph_info_version),
                       tensor_list(env, g->inputs, g->num_inputs),
                       tensor_list(env, g->outputs, g->num_outputs),
-                      enif_make_uint(env, g->vtcm_mb)};
+                      enif_make_uint64(env, g->vtcm_bytes)};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
@@ -213,7 +213,7 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       ATOMS.backend_id,           ATOMS.core_api_version,   ATOMS.backend_api_version,
                       ATOMS.build_id,             ATOMS.system_provider_name,
                       ATOMS.system_api_version,   ATOMS.has_device,         ATOMS.dsp_library_path,
-                      ATOMS.device_arch,          ATOMS.device_soc_model,   ATOMS.device_vtcm_mb,
+                      ATOMS.device_arch,          ATOMS.device_soc_model,   ATOMS.device_vtcm_bytes,
                       ATOMS.perf_profile,         ATOMS.has_perf_infrastructure,
                       ATOMS.has_shared_memory,    ATOMS.shared_memory_note, ATOMS.startup_attempts};
   ERL_NIF_TERM v[] = {nif_make_string(env, ri->backend_lib),
@@ -229,7 +229,7 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       nif_make_string(env, ri->dsp_library_path),
                       enif_make_uint(env, ri->device_arch),
                       enif_make_uint(env, ri->device_soc_model),
-                      enif_make_uint(env, ri->device_vtcm_mb),
+                      enif_make_uint64(env, ri->device_vtcm_bytes),
                       perf_profile_atom(env, ri->perf_profile),
                       ri->has_perf_infrastructure ? ATOMS.true_ : ATOMS.false_,
                       ri->has_shared_memory ? ATOMS.true_ : ATOMS.false_,

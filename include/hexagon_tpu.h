@@ -173,7 +173,10 @@ typedef struct htpu_graph_info {
   const htpu_tensor_info *inputs;
   uint32_t num_outputs;
   const htpu_tensor_info *outputs;
-  uint32_t vtcm_mb;             /* from the HTP graph blob info (V3), 0 when unknown */
+  /* VTCM the graph needs, in bytes, from the HTP graph blob info (graph info V3); 0 when
+   * unknown. Real binaries carry bytes there; a value below 1 MiB is read as MB, the unit QNN
+   * documents (no Hexagon has less than 1 MB of VTCM). docs/abi.md, "VTCM units". */
+  uint64_t vtcm_bytes;
 } htpu_graph_info;
 
 typedef struct htpu_version3 {
@@ -298,7 +301,9 @@ typedef struct htpu_runtime_info {
   const char *dsp_library_path;   /* DSP_LIBRARY_PATH in effect (getenv), "" when unset */
   uint32_t device_arch;           /* HTP arch the device reports (68 = v68), 0 = unknown */
   uint32_t device_soc_model;      /* SoC model the device reports, 0 = unknown */
-  uint32_t device_vtcm_mb;        /* VTCM the device reports, 0 = unknown */
+  uint64_t device_vtcm_bytes;     /* VTCM the device reports, in bytes, 0 = unknown; QNN's
+                                     field is read as bytes when at least 1 MiB, else as MB
+                                     (its unit is unverified on a board: docs/abi.md) */
   htpu_perf_profile perf_profile; /* the runtime's current profile */
   int has_perf_infrastructure;    /* power votes are possible */
   int has_shared_memory;          /* FastRPC shared buffers can be registered */

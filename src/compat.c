@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "internal.h"
 #include "qnn_log.h"
+#include "vtcm.h"
 
 /* SoC model ids that name the same silicon. QCS6490 binaries are built for SM7325/QCM6490
  * (35) while the board reports 93 at run time (docs/board.md). */
@@ -55,12 +56,17 @@ int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t l
                           "incompatible binary: built with backend API %u.%u, newer than this "
                           "runtime's %u.%u",
                           bb->major, bb->minor, b->backend_api.major, b->backend_api.minor);
-  for (uint32_t i = 0; d->vtcm_mb && i < m->num_graphs; i++)
-    if (m->graphs[i].vtcm_mb > d->vtcm_mb)
+  /* Both sides are bytes here (vtcm.h normalized them); people think in MB. */
+  for (uint32_t i = 0; d->vtcm_bytes && i < m->num_graphs; i++)
+    if (m->graphs[i].vtcm_bytes > d->vtcm_bytes) {
+      char need[48], have[48];
+      vtcm_format(m->graphs[i].vtcm_bytes, need, sizeof need);
+      vtcm_format(d->vtcm_bytes, have, sizeof have);
       return htpu_set_error(HTPU_EINCOMPATIBLE, 0,
-                            "incompatible binary: graph '%s' needs %u MB of VTCM, this device "
-                            "has %u MB",
-                            m->graphs[i].name, m->graphs[i].vtcm_mb, d->vtcm_mb);
+                            "incompatible binary: graph '%s' needs %s of VTCM, this device "
+                            "has %s",
+                            m->graphs[i].name, need, have);
+    }
   /* Last, the backend's own opinion, where the provider's version has the call. */
   if (b->context_validate_binary) {
     uint64_t mark = qnn_log_mark();

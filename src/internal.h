@@ -29,7 +29,8 @@ typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
 
 typedef struct device_facts {
-  uint32_t arch, soc_model, vtcm_mb;
+  uint32_t arch, soc_model;
+  uint64_t vtcm_bytes; /* normalized (vtcm.h) */
 } device_facts;
 
 typedef struct runtime_obj {

@@ -15,6 +15,7 @@
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "qnn_log.h"
+#include "vtcm.h"
 
 /* Sanity bounds: far above any real model, low enough to refuse garbage before allocating. */
 #define MAX_GRAPHS 4096u
@@ -77,7 +78,7 @@ static int pick_binary_fields(const qnn_system_context_binary_info_t *bi, binary
 }
 
 void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
-                        uint32_t *soc_model, uint32_t *vtcm_mb) {
+                        uint32_t *soc_model, uint64_t *vtcm_bytes) {
   if (!p || p->version != QNN_DEVICE_PLATFORM_INFO_VERSION_1) return;
   if (p->u.v1.num_hw_devices == 0 || !p->u.v1.hw_devices) return;
   const qnn_device_hardware_device_info_t *d = &p->u.v1.hw_devices[0];
@@ -86,7 +87,7 @@ void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch
   if (!ext || ext->dev_type != QNN_HTP_DEVICE_TYPE_ON_CHIP) return;
   *arch = ext->u.on_chip_device.arch;
   if (!*soc_model) *soc_model = ext->u.on_chip_device.soc_model;
-  if (vtcm_mb) *vtcm_mb = (uint32_t)ext->u.on_chip_device.vtcm_size_mb;
+  if (vtcm_bytes) *vtcm_bytes = vtcm_reported_to_bytes(ext->u.on_chip_device.vtcm_size);
 }
 
 static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *src,
@@ -293,7 +294,7 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
         g->u.v3.graph_blob_info_size >= offsetof(qnn_htp_graph_blob_info_t, u.v1.optimization_level)) {
       const qnn_htp_graph_blob_info_t *b = g->u.v3.graph_blob_info;
       /* Only V1 has this layout: a V2 blob starts with 64-bit sizes instead. */
-      if (b->version == 1) gi->vtcm_mb = b->u.v1.vtcm_size_mb;
+      if (b->version == 1) gi->vtcm_bytes = vtcm_reported_to_bytes(b->u.v1.vtcm_size);
     }
   }
   m->pub.graphs = graphs;

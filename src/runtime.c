@@ -162,7 +162,7 @@ static void read_device_facts(runtime_obj *rt) {
   const struct qnn_device_platform_info *p = NULL;
   if (b->device_get_platform_info(rt->log, &p) != QNN_SUCCESS || !p) return;
   platform_info_read(p, &rt->device_facts.arch, &rt->device_facts.soc_model,
-                     &rt->device_facts.vtcm_mb);
+                     &rt->device_facts.vtcm_bytes);
   b->device_free_platform_info(rt->log, p);
 }
 
@@ -305,7 +305,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->dsp_library_path = rt->dsp_library_path;
   out->device_arch = rt->device_facts.arch;
   out->device_soc_model = rt->device_facts.soc_model;
-  out->device_vtcm_mb = rt->device_facts.vtcm_mb;
+  out->device_vtcm_bytes = rt->device_facts.vtcm_bytes;
   /* Never behind perf.lock: a vote in progress holds it across a DSP round trip, and this is
    * called from places that must not block (the NIF reads it on a normal scheduler). The
    * infrastructure pointer is set once, before the runtime is published. */

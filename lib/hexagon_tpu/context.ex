@@ -23,7 +23,7 @@ defmodule HexagonTpu.Context do
           name: String.t(),
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
-          vtcm_mb: non_neg_integer()
+          vtcm_bytes: non_neg_integer()
         }
 
   @type source :: String.t() | {:file, Path.t()} | {:binary, binary()}
@@ -124,7 +124,7 @@ defmodule HexagonTpu.Context do
           name: g.name,
           inputs: Enum.map(g.inputs, &TensorInfo.from_nif/1),
           outputs: Enum.map(g.outputs, &TensorInfo.from_nif/1),
-          vtcm_mb: g.vtcm_mb
+          vtcm_bytes: g.vtcm_bytes
         }
       end)
 

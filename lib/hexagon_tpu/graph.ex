@@ -18,14 +18,14 @@ defmodule HexagonTpu.Graph do
 
   alias HexagonTpu.{Context, Error, NIF, Options, Runtime, SharedIO, TensorInfo}
 
-  defstruct [:ref, :name, :inputs, :outputs, :vtcm_mb, :model_info]
+  defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info]
 
   @type t :: %__MODULE__{
           ref: reference(),
           name: String.t(),
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
-          vtcm_mb: non_neg_integer(),
+          vtcm_bytes: non_neg_integer(),
           model_info: map()
         }
 
@@ -76,7 +76,7 @@ defmodule HexagonTpu.Graph do
          name: info.name,
          inputs: Enum.map(info.inputs, &TensorInfo.from_nif/1),
          outputs: Enum.map(info.outputs, &TensorInfo.from_nif/1),
-         vtcm_mb: info.vtcm_mb,
+         vtcm_bytes: info.vtcm_bytes,
          model_info: Map.delete(ctx.info, :graphs)
        }}
     end

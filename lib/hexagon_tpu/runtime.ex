@@ -224,8 +224,8 @@ defmodule HexagonTpu.Runtime do
     * `:backend_lib`, `:system_lib`, `:provider_name`, `:backend_id`, `:core_api_version`,
       `:backend_api_version` (`{major, minor, patch}`), `:build_id`, `:system_provider_name`,
       `:system_api_version`, `:has_device`, `:dsp_library_path`
-    * `:device_arch` (68 = v68), `:device_soc_model`, `:device_vtcm_mb` - what the HTP device
-      reports (0 = unknown)
+    * `:device_arch` (68 = v68), `:device_soc_model`, `:device_vtcm_bytes` (VTCM in bytes) -
+      what the HTP device reports (0 = unknown)
     * `:perf_profile` - the runtime's current profile (`open/1`, `set_perf_profile/2`);
       `:has_perf_infrastructure` - whether power votes are possible at all
     * `:has_shared_memory` - whether FastRPC shared buffers can be registered;

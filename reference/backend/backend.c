@@ -142,8 +142,9 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
   *out = (qnn_backend_handle_t)b->handle;
   pthread_mutex_unlock(&g_rb.lock);
   rb_logf(l, QNN_LOG_LEVEL_INFO, "backendCreate: backend id %u, build %s, %u fault rule(s), "
-          "device v%u soc_model %u vtcm %u MB", backend_id, RB_BUILD_ID, b->faults.num_rules,
-          b->hw.arch, b->hw.soc_model, b->hw.vtcm_mb);
+          "device v%u soc_model %u vtcm %u %s", backend_id, RB_BUILD_ID, b->faults.num_rules,
+          b->hw.arch, b->hw.soc_model, b->hw.vtcm_bytes ? b->hw.vtcm_bytes : b->hw.vtcm_mb,
+          b->hw.vtcm_bytes ? "bytes" : "MB");
   return QNN_SUCCESS;
 }
 

@@ -12,37 +12,49 @@
 
 #define DEFAULT_ARCH 68u
 #define DEFAULT_SOC_MODEL 35u /* what QCS6490 binaries say; the board reportedly reports 93 */
-#define DEFAULT_VTCM_MB 2u
+#define DEFAULT_VTCM_MB 2u    /* in MB, the documented unit; the board's is unverified (abi.md) */
 #define ANY_ID 0xFFFFFFFFu    /* QNN's default device/core id */
 
 /* ---- HTPU_REF_DEVICE ------------------------------------------------------------------------ */
 
 int rb_hw_from_env(rb_hw *hw, char *err, size_t errlen) {
-  *hw = (rb_hw){DEFAULT_ARCH, DEFAULT_SOC_MODEL, DEFAULT_VTCM_MB, 0, 0};
+  *hw = (rb_hw){DEFAULT_ARCH, DEFAULT_SOC_MODEL, DEFAULT_VTCM_MB, 0, 0, 0};
   const char *spec = getenv("HTPU_REF_DEVICE");
   if (!spec) return 0;
   const char *p = spec;
+  int vtcm_given = 0;
   while (*p) {
     const char *end = strchr(p, ',');
     size_t n = end ? (size_t)(end - p) : strlen(p);
     const char *eq = memchr(p, '=', n);
-    uint32_t v = 0, *dst = NULL, hi = 0xFFFFu;
+    uint32_t v = 0, *dst = NULL, lo = 0, hi = 0xFFFFu;
     size_t kl = eq ? (size_t)(eq - p) : 0;
-#define RB_KEY(name, field, max) \
-  if (kl == strlen(name) && memcmp(p, name, kl) == 0) dst = &hw->field, hi = max
+#define RB_KEY(name, field, min, max) \
+  if (kl == strlen(name) && memcmp(p, name, kl) == 0) dst = &hw->field, lo = min, hi = max
     if (eq) {
-      RB_KEY("arch", arch, 255u);
-      else RB_KEY("soc_model", soc_model, 0xFFFFu);
-      else RB_KEY("vtcm_mb", vtcm_mb, 1024u);
-      else RB_KEY("signed_pd", signed_pd, 1u);
-      else RB_KEY("dlbc", dlbc, 1u);
+      RB_KEY("arch", arch, DEFAULT_ARCH, 255u);
+      else RB_KEY("soc_model", soc_model, 0u, 0xFFFFu);
+      else RB_KEY("vtcm_mb", vtcm_mb, 0u, 1024u);
+      /* bytes start at 1 MiB: a smaller value would be read as MB */
+      else RB_KEY("vtcm_bytes", vtcm_bytes, 1048576u, UINT32_MAX);
+      else RB_KEY("signed_pd", signed_pd, 0u, 1u);
+      else RB_KEY("dlbc", dlbc, 0u, 1u);
     }
 #undef RB_KEY
-    if (!dst || fr_parse_u32(eq + 1, n - kl - 1, 0, hi, &v) != 0 ||
-        (dst == &hw->arch && v < DEFAULT_ARCH)) {
+    if (!dst || fr_parse_u32(eq + 1, n - kl - 1, lo, hi, &v) != 0) {
       snprintf(err, errlen, "bad entry '%.*s' (expected key=value with keys arch (>= 68), "
-               "soc_model, vtcm_mb, signed_pd (0/1), dlbc (0/1), comma separated)", (int)n, p);
+               "soc_model, vtcm_mb (0..1024) or vtcm_bytes (>= 1048576), signed_pd (0/1), "
+               "dlbc (0/1), comma separated)", (int)n, p);
       return -1;
+    }
+    if (dst == &hw->vtcm_mb || dst == &hw->vtcm_bytes) {
+      if (vtcm_given) {
+        snprintf(err, errlen, "VTCM given twice at '%.*s' (one of vtcm_mb or vtcm_bytes: the "
+                 "device reports one encoding)", (int)n, p);
+        return -1;
+      }
+      vtcm_given = 1;
+      hw->vtcm_mb = 0; /* drops the default when bytes are given */
     }
     *dst = v;
     if (!end) break;
@@ -132,7 +144,7 @@ rb_pinfo *rb_pinfo_new(const rb_hw *hw) {
     return NULL;
   }
   p->ext->dev_type = QNN_HTP_DEVICE_TYPE_ON_CHIP;
-  p->ext->u.on_chip_device.vtcm_size_mb = hw->vtcm_mb;
+  p->ext->u.on_chip_device.vtcm_size = hw->vtcm_bytes ? hw->vtcm_bytes : hw->vtcm_mb;
   p->ext->u.on_chip_device.soc_model = hw->soc_model;
   p->ext->u.on_chip_device.signed_pd_support = (uint8_t)hw->signed_pd;
   p->ext->u.on_chip_device.dlbc_support = (uint8_t)hw->dlbc;

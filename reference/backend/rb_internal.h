@@ -39,7 +39,10 @@ typedef struct rb_log {
 typedef struct rb_hw {
   uint32_t arch;      /* 68 = v68 */
   uint32_t soc_model; /* 35 = QCS6490 in binaries; the board reportedly says 93 */
+  /* VTCM as the extension's vtcmSize reports it: in MB (vtcm_mb=, the default 2) or in bytes
+   * (vtcm_bytes=), the two encodings the core accepts; at most one is nonzero. */
   uint32_t vtcm_mb;
+  uint32_t vtcm_bytes;
   uint32_t signed_pd; /* signed process domain available (the board uses unsigned PD) */
   uint32_t dlbc;
 } rb_hw;
@@ -194,8 +197,8 @@ qnn_error_t rb_not_supported(void);
 rb_backend *rb_owner_for(rb_log *l);
 
 /* ---- device_info.c ---- */
-/* Parses HTPU_REF_DEVICE ("arch=68,soc_model=35,vtcm_mb=2,signed_pd=0,dlbc=0"). Returns 0 or
- * -1 with a message. */
+/* Parses HTPU_REF_DEVICE ("arch=68,soc_model=35,vtcm_mb=2,signed_pd=0,dlbc=0", or
+ * vtcm_bytes=2097152 instead of vtcm_mb). Returns 0 or -1 with a message. */
 int rb_hw_from_env(rb_hw *hw, char *err, size_t errlen);
 /* Checks deviceCreate's configs against b's device; logs why one is rejected. */
 qnn_error_t rb_device_check_configs(rb_backend *b, rb_log *log, const qnn_device_config_t **cfg);

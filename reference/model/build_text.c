@@ -38,6 +38,9 @@ typedef struct bgraph {
 typedef struct builder {
   ref_model_meta meta;
   unsigned meta_seen; /* bit per entry of k_meta_keys */
+  uint32_t vtcm_bytes; /* meta vtcm_bytes; meta.vtcm_blob is derived from it in finish */
+  int vtcm_mb_form;    /* meta vtcm_blob_unit=mb */
+  int vtcm_line;       /* the line of the last vtcm_* key, for finish's message */
   btensor *tensors;
   uint32_t nt, cap_t;
   bgraph *graphs;
@@ -274,10 +277,21 @@ static int attr_u32_list(builder *b, const refm_lexer *lx, const attr *a, size_t
 
 /* ---- meta ------------------------------------------------------------------------------- */
 
-enum { META_BUILD_ID = 4, META_CORE_API = 5, META_CONTEXT_BLOB = 7, META_SOC_VERSION = 8 };
+#define REF_MIB 1048576u
+/* The board's usable VTCM (docs/board.md), in bytes as real binaries carry it. */
+#define REF_DEFAULT_VTCM_BYTES (2u * REF_MIB)
+
+enum {
+  META_BUILD_ID = 4,
+  META_CORE_API = 5,
+  META_CONTEXT_BLOB = 7,
+  META_SOC_VERSION = 8,
+  META_VTCM_BYTES = 11,
+  META_VTCM_BLOB_UNIT = 12
+};
 static const char *const k_meta_keys[] = {
     "binary_info", "graph_info", "tensor", "backend_id", "build_id", "core_api", "backend_api",
-    "context_blob", "soc_version", "soc_model", "dsp_arch", "vtcm_mb"};
+    "context_blob", "soc_version", "soc_model", "dsp_arch", "vtcm_bytes", "vtcm_blob_unit"};
 #define NUM_META_KEYS (sizeof k_meta_keys / sizeof k_meta_keys[0])
 
 static void meta_defaults(ref_model_meta *m) {
@@ -292,7 +306,7 @@ static void meta_defaults(ref_model_meta *m) {
                         .soc_version = "v68",
                         .soc_model = 35,
                         .dsp_arch = 68,
-                        .vtcm_mb = 2};
+                        .vtcm_blob = REF_DEFAULT_VTCM_BYTES};
 }
 
 static int meta_value(builder *b, size_t key, const attr *a) {
@@ -300,9 +314,16 @@ static int meta_value(builder *b, size_t key, const attr *a) {
   uint32_t *u32_fields[NUM_META_KEYS] = {
       &m->binary_info_version, &m->graph_info_version, &m->tensor_version, &m->backend_id, NULL,
       m->core_api, m->backend_api, m->context_blob_version, NULL, &m->soc_model, &m->dsp_arch,
-      &m->vtcm_mb};
+      &b->vtcm_bytes, NULL};
   if (scalar(b, a)) return -1;
   const char *v = a->scalar->text;
+  if (key == META_VTCM_BYTES || key == META_VTCM_BLOB_UNIT) b->vtcm_line = a->key->line;
+  if (key == META_VTCM_BLOB_UNIT) {
+    if (strcmp(v, "bytes") != 0 && strcmp(v, "mb") != 0)
+      return line_err(b, a->scalar->line, "vtcm_blob_unit: '%s' is not bytes or mb", v);
+    b->vtcm_mb_form = v[0] == 'm';
+    return 0;
+  }
   if (key == META_BUILD_ID || key == META_SOC_VERSION) {
     char *s = keep_str(b, v);
     if (!s) return oom(b);
@@ -314,7 +335,23 @@ static int meta_value(builder *b, size_t key, const attr *a) {
       return line_err(b, a->scalar->line, "%s: '%s' is not a version like 2.32.0", a->key->text, v);
     return 0;
   }
-  return attr_u32(b, a, u32_fields[key]);
+  if (attr_u32(b, a, u32_fields[key])) return -1;
+  /* A small figure is surely meant as MB, and readers would take it so: say what is wanted. */
+  if (key == META_VTCM_BYTES && b->vtcm_bytes && b->vtcm_bytes < REF_MIB)
+    return line_err(b, a->scalar->line, "vtcm_bytes: %u is below 1 MiB (1048576); give the "
+                    "VTCM in bytes (2097152 for 2 MB), or 0 for unknown", b->vtcm_bytes);
+  return 0;
+}
+
+/* The blob info's value from vtcm_bytes and vtcm_blob_unit, which may come in any order. */
+static int resolve_vtcm(builder *b) {
+  b->meta.vtcm_blob = b->vtcm_bytes;
+  if (!b->vtcm_mb_form) return 0;
+  if (b->vtcm_bytes % REF_MIB)
+    return line_err(b, b->vtcm_line, "vtcm_blob_unit=mb writes whole MB, but vtcm_bytes %u is "
+                    "not a multiple of 1048576", b->vtcm_bytes);
+  b->meta.vtcm_blob = b->vtcm_bytes / REF_MIB;
+  return 0;
 }
 
 static int stmt_meta(builder *b, const refm_lexer *lx) {
@@ -326,7 +363,8 @@ static int stmt_meta(builder *b, const refm_lexer *lx) {
     if (key == NUM_META_KEYS)
       return line_err(b, as.v[k].key->line, "unknown meta key '%s' (binary_info, graph_info, "
                       "tensor, backend_id, build_id, core_api, backend_api, context_blob, "
-                      "soc_version, soc_model, dsp_arch, vtcm_mb)", as.v[k].key->text);
+                      "soc_version, soc_model, dsp_arch, vtcm_bytes, vtcm_blob_unit)",
+                      as.v[k].key->text);
     if (b->meta_seen & (1u << key))
       return line_err(b, as.v[k].key->line, "meta '%s' given twice", as.v[k].key->text);
     b->meta_seen |= 1u << key;
@@ -773,6 +811,7 @@ static int statement(builder *b, const refm_lexer *lx) {
 /* Checks the whole model with the parser's rules and writes it. */
 static int finish(builder *b, void **out, size_t *out_len) {
   if (b->ng == 0) return refm_err(b->err, b->errlen, "no graph defined");
+  if (resolve_vtcm(b)) return -1;
   ref_model m;
   memset(&m, 0, sizeof m);
   m.meta = b->meta;
@@ -826,6 +865,7 @@ int ref_build_from_text_at(const char *text, const char *base_dir, void **out, s
   builder b;
   memset(&b, 0, sizeof b);
   meta_defaults(&b.meta);
+  b.vtcm_bytes = REF_DEFAULT_VTCM_BYTES;
   b.base_dir = base_dir;
   b.err = err;
   b.errlen = errlen;

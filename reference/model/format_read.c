@@ -137,7 +137,7 @@ static int read_header(reader *r, ref_model *m, uint32_t counts[2], uint32_t off
   }
   mt->soc_model = rd32(h + REFF_H_SOC_MODEL);
   mt->dsp_arch = rd32(h + REFF_H_DSP_ARCH);
-  mt->vtcm_mb = rd32(h + REFF_H_VTCM_MB);
+  mt->vtcm_blob = rd32(h + REFF_H_VTCM_BLOB);
   if (str_at(r, rd32(h + REFF_H_BUILD_ID), "build id", &mt->build_id) ||
       str_at(r, rd32(h + REFF_H_SOC_VERSION), "soc version", &mt->soc_version))
     return -1;

@@ -92,7 +92,9 @@ typedef struct ref_model_meta {
   const char *soc_version;      /* e.g. "v68" */
   uint32_t soc_model;           /* e.g. 35 */
   uint32_t dsp_arch;            /* e.g. 68 */
-  uint32_t vtcm_mb;             /* reported in the graph blob info (graph info v3) */
+  /* The graph blob info's vtcmSize (graph info v3), written as is: bytes, as real binaries
+   * carry it (builder default 2 MiB), or MB, the older form readers accept below 1 MiB. */
+  uint32_t vtcm_blob;
 } ref_model_meta;
 
 typedef struct ref_model {

@@ -44,7 +44,7 @@ enum {
   REFF_H_BLOB_VERSION = 64,  /* 3 x u32 */
   REFF_H_SOC_MODEL = 76,
   REFF_H_DSP_ARCH = 80,
-  REFF_H_VTCM_MB = 84,
+  REFF_H_VTCM_BLOB = 84,     /* the blob info's vtcmSize as written (refmodel.h) */
   REFF_H_BUILD_ID = 88,      /* string reference */
   REFF_H_SOC_VERSION = 92,   /* string reference */
   REFF_H_STRINGS_OFF = 96,

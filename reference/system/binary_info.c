@@ -48,13 +48,13 @@ static char *rs_strdup(rs_context *c, const char *s) {
 typedef struct rs_htp_graph_blob {
   uint32_t version;
   uint64_t spill_fill_buffer_size;
-  uint32_t vtcm_size_mb;
+  uint32_t vtcm_size; /* bytes in real binaries */
   uint32_t optimization_level;
   uint8_t htp_dlbc;
   uint64_t num_hvx_threads;
 } rs_htp_graph_blob;
 _Static_assert(offsetof(rs_htp_graph_blob, spill_fill_buffer_size) == 8, "blob layout");
-_Static_assert(offsetof(rs_htp_graph_blob, vtcm_size_mb) == 16, "blob layout");
+_Static_assert(offsetof(rs_htp_graph_blob, vtcm_size) == 16, "blob layout");
 _Static_assert(offsetof(rs_htp_graph_blob, optimization_level) == 20, "blob layout");
 _Static_assert(offsetof(rs_htp_graph_blob, htp_dlbc) == 24, "blob layout");
 _Static_assert(offsetof(rs_htp_graph_blob, num_hvx_threads) == 32, "blob layout");
@@ -160,7 +160,7 @@ static void *fill_graphs(rs_context *c, const ref_model *m, uint32_t stride) {
       rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
       if (!blob) return NULL;
       blob->version = 1;
-      blob->vtcm_size_mb = m->meta.vtcm_mb;
+      blob->vtcm_size = m->meta.vtcm_blob; /* as the model says: bytes, or MB to test readers */
       v->graph_blob_info_size = (uint32_t)sizeof(*blob);
       v->graph_blob_info = blob;
     }
@@ -180,7 +180,7 @@ static qnn_device_platform_info_t *fill_platform_info(rs_context *c, const ref_m
   qnn_htp_device_info_extension_t *ext = rs_alloc(c, sizeof(*ext));
   if (!p || !dev || !core || !ext) return NULL;
   ext->dev_type = QNN_HTP_DEVICE_TYPE_ON_CHIP;
-  ext->u.on_chip_device.vtcm_size_mb = mm->vtcm_mb;
+  ext->u.on_chip_device.vtcm_size = mm->vtcm_blob; /* the same encoding as the blob info */
   ext->u.on_chip_device.soc_model = mm->soc_model;
   ext->u.on_chip_device.arch = mm->dsp_arch;
   core->version = QNN_DEVICE_CORE_INFO_VERSION_1;

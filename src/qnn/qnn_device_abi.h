@@ -14,7 +14,7 @@
 #define QNN_HTP_DEVICE_TYPE_ON_CHIP 0u
 
 typedef struct qnn_htp_on_chip_device_info {
-  size_t vtcm_size_mb;
+  size_t vtcm_size; /* documented as MB; bytes or MB unverified on a board (docs/abi.md) */
   uint32_t soc_model;
   uint8_t signed_pd_support;
   uint8_t dlbc_support;
@@ -71,7 +71,7 @@ typedef struct qnn_device_platform_info {
 /* HTP graph blob info, pointed to by graph info V3's graph_blob_info. */
 typedef struct qnn_htp_graph_blob_info_v1 {
   uint64_t spill_fill_buffer_size;
-  uint32_t vtcm_size_mb;
+  uint32_t vtcm_size; /* documented as MB, but bytes in real binaries (docs/abi.md) */
   uint32_t optimization_level;
   uint8_t htp_dlbc;
   uint64_t num_hvx_threads;

@@ -513,7 +513,7 @@ typedef struct {
 #define HTP_DEVEXT_T QnnHtpDevice_DeviceInfoExtension_t
 #define G_HTP_DEVICE_INFO(S, F, A)                                                             \
   S(qnn_htp_on_chip_device_info, HTP_ONCHIP_T)                                                 \
-  F(qnn_htp_on_chip_device_info, vtcm_size_mb, HTP_ONCHIP_T, vtcmSize)                         \
+  F(qnn_htp_on_chip_device_info, vtcm_size, HTP_ONCHIP_T, vtcmSize)                            \
   F(qnn_htp_on_chip_device_info, soc_model, HTP_ONCHIP_T, socModel)                            \
   F(qnn_htp_on_chip_device_info, signed_pd_support, HTP_ONCHIP_T, signedPdSupport)             \
   F(qnn_htp_on_chip_device_info, dlbc_support, HTP_ONCHIP_T, dlbcSupport)                      \
@@ -529,7 +529,7 @@ typedef struct {
 #define G_HTP_GRAPH_BLOB(S, F, A)                                                              \
   S(qnn_htp_graph_blob_info_v1, HTP_BLOB_V1_T)                                                 \
   F(qnn_htp_graph_blob_info_v1, spill_fill_buffer_size, HTP_BLOB_V1_T, spillFillBufferSize)    \
-  F(qnn_htp_graph_blob_info_v1, vtcm_size_mb, HTP_BLOB_V1_T, vtcmSize)                         \
+  F(qnn_htp_graph_blob_info_v1, vtcm_size, HTP_BLOB_V1_T, vtcmSize)                            \
   F(qnn_htp_graph_blob_info_v1, optimization_level, HTP_BLOB_V1_T, optimizationLevel)          \
   F(qnn_htp_graph_blob_info_v1, htp_dlbc, HTP_BLOB_V1_T, htpDlbc)                              \
   F(qnn_htp_graph_blob_info_v1, num_hvx_threads, HTP_BLOB_V1_T, numHvxThreads)                 \

@@ -384,7 +384,7 @@ TEST(device_incompatible_binaries_name_both_sides) {
   CHECK_STR_CONTAINS(htpu_last_error(), "QNN API 2.33, newer than this runtime's 2.32");
   CHECK_EQ(open_meta("backend_api=5.43.0", &ctx, rt), HTPU_EINCOMPATIBLE);
   CHECK_STR_CONTAINS(htpu_last_error(), "backend API 5.43");
-  CHECK_EQ(open_meta("vtcm_mb=4", &ctx, rt), HTPU_EINCOMPATIBLE);
+  CHECK_EQ(open_meta("vtcm_bytes=4194304", &ctx, rt), HTPU_EINCOMPATIBLE);
   CHECK_STR_CONTAINS(htpu_last_error(), "needs 4 MB of VTCM, this device has 2 MB");
   /* Older is fine. */
   CHECK_EQ(open_meta("core_api=2.30.0 backend_api=5.40.0", &ctx, rt), 0);

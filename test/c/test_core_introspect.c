@@ -14,7 +14,7 @@ static char *model_text(unsigned bi, unsigned gi, unsigned tv) {
   snprintf(text, sizeof text,
            "meta binary_info=%u graph_info=%u tensor=%u backend_id=6 build_id=\"v2.42.0.ref\" "
            "core_api=2.32.0 backend_api=5.42.0 context_blob=3.3.4 soc_version=\"v68\" "
-           "soc_model=35 dsp_arch=68 vtcm_mb=2\n%s",
+           "soc_model=35 dsp_arch=68 vtcm_bytes=2097152\n%s",
            bi, gi, tv, FX_MULTI_GRAPH);
   return text;
 }
@@ -35,7 +35,7 @@ static void check_model(const htpu_model_info *m, unsigned bi, unsigned gi_expec
   CHECK(strcmp(m->graphs[1].name, "second") == 0);
   CHECK(strcmp(m->graphs[2].name, "third") == 0);
   for (int i = 0; i < 3; i++) CHECK_EQ(m->graphs[i].graph_info_version, gi_expected);
-  if (gi_expected == 3) CHECK_EQ(m->graphs[0].vtcm_mb, 2);
+  if (gi_expected == 3) CHECK_EQ(m->graphs[0].vtcm_bytes, 2097152);
   const htpu_tensor_info *x = &m->graphs[0].inputs[0];
   CHECK(strcmp(x->name, "x") == 0);
   CHECK_EQ(x->tensor_version, tv);

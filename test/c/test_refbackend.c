@@ -939,7 +939,7 @@ static char *multi_text(unsigned bi, unsigned gi, unsigned tv) {
   snprintf(text, sizeof(text),
            "meta binary_info=%u graph_info=%u tensor=%u backend_id=6 build_id=\"v2.42.0.ref\" "
            "core_api=2.32.0 backend_api=5.42.0 context_blob=3.3.4 soc_version=\"v68\" "
-           "soc_model=35 dsp_arch=68 vtcm_mb=2\n%s",
+           "soc_model=35 dsp_arch=68 vtcm_bytes=2097152\n%s",
            bi, gi, tv, FX_MULTI_GRAPH);
   return text;
 }
@@ -1030,7 +1030,7 @@ static void check_info(const qnn_system_context_binary_info_t *info, unsigned bi
       memcpy(&blob_version, blob, 4);
       memcpy(&vtcm, blob + 16, 4);
       CHECK_EQ(blob_version, 1);
-      CHECK_EQ(vtcm, 2);
+      CHECK_EQ(vtcm, 2097152); /* bytes, as real binaries carry it */
     }
   }
 }
@@ -1102,6 +1102,44 @@ TEST(refs_axis_scale_offset_tensor) {
   CHECK_EQ(ax->scale_offset[0].offset, -1);
   CHECK_EQ(ax->scale_offset[1].offset, -2);
   CHECK_EQ(s.p->table.system_context_free(h), QNN_SUCCESS);
+  sys_close(&s);
+}
+
+/* The graph blob info carries the model's VTCM value as written: bytes as in real binaries
+ * (8388608 for 8 MB), or the MB form (8) when the model asks for it. */
+TEST(refs_graph_blob_vtcm_as_written) {
+  static const struct {
+    const char *meta;
+    uint32_t want;
+  } cases[] = {{"meta vtcm_bytes=8388608\n", 8388608}, {"", 2097152},
+               {"meta vtcm_bytes=8388608 vtcm_blob_unit=mb\n", 8}};
+  sys s;
+  CHECK(sys_open(&s, NULL) == 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "%sgraph g\n  input x f32 [1]\n  output y f32 [1]\n"
+             "  op Relu x -> y\n", cases[i].meta);
+    size_t len = 0;
+    void *bin = fx_build_model(text, &len);
+    CHECK(bin);
+    qnn_system_context_handle_t h = NULL;
+    CHECK_EQ(s.p->table.system_context_create(&h), QNN_SUCCESS);
+    const void *vinfo = NULL;
+    qnn_context_binary_size_t size = 0;
+    qnn_error_t rc = s.p->table.system_context_get_binary_info(h, bin, len, &vinfo, &size);
+    free(bin);
+    uint32_t version = 0, vtcm = 0;
+    if (rc == QNN_SUCCESS) {
+      const qnn_system_context_binary_info_t *info = vinfo;
+      const unsigned char *blob = info->u.v3.graphs[0].u.v3.graph_blob_info;
+      memcpy(&version, blob, 4);
+      memcpy(&vtcm, blob + 16, 4); /* vtcmSize of blob info v1 */
+    }
+    s.p->table.system_context_free(h);
+    CHECK_EQ(rc, QNN_SUCCESS);
+    CHECK_EQ(version, 1);
+    CHECK_MSG(vtcm == cases[i].want, "case %zu: blob says %u, want %u", i, vtcm, cases[i].want);
+  }
   sys_close(&s);
 }
 

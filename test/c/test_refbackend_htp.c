@@ -214,7 +214,7 @@ TEST(htp_platform_info_defaults_and_leaks) {
   CHECK(oc);
   CHECK_EQ(oc->arch, 68);
   CHECK_EQ(oc->soc_model, 35);
-  CHECK_EQ(oc->vtcm_size_mb, 2);
+  CHECK_EQ(oc->vtcm_size, 2); /* MB by default, the documented unit */
   CHECK_EQ(oc->signed_pd_support, 0);
   CHECK_EQ(oc->dlbc_support, 0);
   CHECK_EQ(p->u.v1.hw_devices[0].u.v1.cores[0].u.v1.core_type, 0);
@@ -262,11 +262,20 @@ TEST(htp_device_env_configures_the_device) {
   CHECK(oc);
   CHECK_EQ(oc->arch, 69);
   CHECK_EQ(oc->soc_model, 93);
-  CHECK_EQ(oc->vtcm_size_mb, 4);
+  CHECK_EQ(oc->vtcm_size, 4);
   CHECK_EQ(oc->dlbc_support, 1);
   stack_close(&s);
+  /* VTCM in bytes instead: the other encoding the core accepts */
+  CHECK_EQ(stack_open(&s, "vtcm_bytes=8388608"), 0);
+  CHECK_EQ(s.t->device_get_info(s.dev, &p), QNN_SUCCESS);
+  oc = on_chip(p);
+  CHECK(oc);
+  CHECK_EQ(oc->vtcm_size, 8388608);
+  stack_close(&s);
   /* a bad spec fails backendCreate with the reason in the log */
-  static const char *const bad[] = {"arch=60", "vtcm=2", "arch", "soc_model=x", "signed_pd=2"};
+  static const char *const bad[] = {"arch=60", "vtcm=2", "arch", "soc_model=x", "signed_pd=2",
+                                    "vtcm_bytes=1048575", "vtcm_mb=1025",
+                                    "vtcm_mb=8,vtcm_bytes=8388608"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     qnn_error_t rc = stack_open(&s, bad[i]);
     CHECK_MSG(rc == QNN_BACKEND_ERROR_CANNOT_INITIALIZE, "'%s': %llu", bad[i],
@@ -274,6 +283,9 @@ TEST(htp_device_env_configures_the_device) {
     CHECK_STR_CONTAINS(hlog(), "HTPU_REF_DEVICE");
     stack_close(&s);
   }
+  CHECK_EQ(stack_open(&s, "vtcm_mb=8,vtcm_bytes=8388608"), QNN_BACKEND_ERROR_CANNOT_INITIALIZE);
+  CHECK_STR_CONTAINS(hlog(), "VTCM given twice at 'vtcm_bytes=8388608'");
+  stack_close(&s);
 }
 
 TEST(htp_device_custom_configs) {

@@ -88,7 +88,7 @@ static const char *const k_two_graphs =
     "# two graphs; names repeat across graphs, ids do not\n"
     "meta binary_info=2 graph_info=1 tensor=1 backend_id=6 build_id=\"v2.42.0-ref\"\n"
     "meta core_api=2.29.0 backend_api=5.42.1 context_blob=3.1.0 soc_model=35 dsp_arch=68 "
-    "vtcm_mb=4 soc_version=\"v68\"\n"
+    "vtcm_bytes=4194304 soc_version=\"v68\"\n"
     "graph add_f32\n"
     "  input  a f32 [1,4]\n"
     "  input  b f32 [1,4]\n"
@@ -119,7 +119,7 @@ TEST(refmodel_build_and_parse_metadata) {
   CHECK(strcmp(m->meta.soc_version, "v68") == 0);
   CHECK_EQ(m->meta.soc_model, 35);
   CHECK_EQ(m->meta.dsp_arch, 68);
-  CHECK_EQ(m->meta.vtcm_mb, 4);
+  CHECK_EQ(m->meta.vtcm_blob, 4194304);
 
   CHECK_EQ(m->num_graphs, 2);
   CHECK_EQ(m->num_tensors, 8);
@@ -170,6 +170,7 @@ TEST(refmodel_defaults_and_quant_types) {
   CHECK_EQ(m->meta.binary_info_version, 3);
   CHECK_EQ(m->meta.tensor_version, 2);
   CHECK_EQ(m->meta.core_api[0], 2);
+  CHECK_EQ(m->meta.vtcm_blob, 2097152); /* 2 MB, in bytes as real binaries carry it */
   CHECK(strcmp(m->meta.soc_version, "v68") == 0);
   const ref_tensor *x = &m->tensors[0], *z = &m->tensors[1], *w = &m->tensors[2];
   const ref_tensor *b = &m->tensors[3], *p = &m->tensors[4], *s = &m->tensors[5];
@@ -434,6 +435,40 @@ static void p_graph_input_kind(uint8_t *b) {
 static void p_meta(uint8_t *b) { put32(b + REFF_H_BINARY_INFO, 9); }
 static void p_reserved(uint8_t *b) { put32(op_rec(b, 0, 0) + REFF_O_RESERVED, 1); }
 
+/* The blob info's VTCM as written: bytes by default, the MB form on request, whatever order
+ * the keys come in; the header field holds exactly that value. */
+TEST(refmodel_vtcm_bytes_and_blob_unit) {
+  static const struct {
+    const char *meta;
+    uint32_t blob;
+  } cases[] = {
+      {"meta vtcm_bytes=8388608\n", 8388608},
+      {"meta vtcm_bytes=8388608 vtcm_blob_unit=bytes\n", 8388608},
+      {"meta vtcm_blob_unit=mb\nmeta vtcm_bytes=8388608\n", 8},
+      {"meta vtcm_bytes=16777216\nmeta vtcm_blob_unit=mb\n", 16},
+      {"meta vtcm_blob_unit=mb\n", 2}, /* the default 2 MiB, as MB */
+      {"meta vtcm_bytes=0 vtcm_blob_unit=mb\n", 0},
+      {"meta vtcm_bytes=4294967295\n", 4294967295u},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "%sgraph g\n  input x f32 [1]\n  output y f32 [1]\n"
+             "  op Relu x -> y\n", cases[i].meta);
+    size_t len;
+    uint8_t *bin = build_bin(text, &len);
+    CHECK_MSG(bin, "case %zu: %s", i, g_err);
+    uint32_t field = get32(bin + REFF_H_VTCM_BLOB);
+    free(bin);
+    CHECK_MSG(field == cases[i].blob, "case %zu: header field %u, want %u", i, field,
+              cases[i].blob);
+    ref_model *m = build_model(text);
+    CHECK_MSG(m, "case %zu: %s", i, g_err);
+    uint32_t blob = m->meta.vtcm_blob;
+    ref_model_free(m);
+    CHECK_EQ(blob, cases[i].blob);
+  }
+}
+
 TEST(refmodel_rejects_each_kind_of_bad_binary) {
   static const struct {
     patch_fn fn;
@@ -596,7 +631,17 @@ TEST(refmodel_bad_text_names_the_line) {
       {"meta flavour=3\n", "line 1: unknown meta key 'flavour'"},
       {"meta tensor=3\n", "line 1: tensor version 3"},
       {"meta core_api=2.x\n", "line 1: core_api: '2.x' is not a version"},
-      {"meta vtcm_mb=1\nmeta vtcm_mb=2\n", "line 2: meta 'vtcm_mb' given twice"},
+      {"meta vtcm_bytes=0\nmeta vtcm_bytes=0\n", "line 2: meta 'vtcm_bytes' given twice"},
+      {"meta vtcm_bytes=8\n", "line 1: vtcm_bytes: 8 is below 1 MiB (1048576); give the VTCM "
+       "in bytes"},
+      {"meta vtcm_bytes=4294967296\n",
+       "line 1: vtcm_bytes: '4294967296' is not an unsigned 32-bit"},
+      {"meta vtcm_blob_unit=kb\n", "line 1: vtcm_blob_unit: 'kb' is not bytes or mb"},
+      {"meta vtcm_bytes=1572864\nmeta vtcm_blob_unit=mb\ngraph g\n  input x f32 [1]\n"
+       "  output y f32 [1]\n  op Relu x -> y\n",
+       "line 2: vtcm_blob_unit=mb writes whole MB, but vtcm_bytes 1572864 is not a multiple of "
+       "1048576"},
+      {"meta vtcm_mb=2\n", "line 1: unknown meta key 'vtcm_mb' (binary_info"},
       {"graph g\n  input x f32 [1]\ngraph g\n", "line 3: graph 'g' already defined on line 1"},
       {"graph g\n  input x f32 [0]\n", "line 2: tensor 'x': dimension 0 is 0"},
       {"graph g\n  input x f32 [1,1,1,1,1,1,1,1,1]\n", "line 2: dims need 1 to 8 values, got 9"},

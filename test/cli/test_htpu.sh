@@ -97,11 +97,12 @@ else
 fi
 
 run info --json "$TMP/add.bin" --system-lib=reference
-expect "info --json (grep)" 0 out '"schema": "htpu.info/1"' out '"name": "add_f32"' \
+expect "info --json (grep)" 0 out '"schema": "htpu.info/2"' out '"name": "add_f32"' \
   out '"shape": [1, 4]' out '"dtype": "f32"' out '"qnn_data_type_hex": "0x0232"' \
   out '"kind": "none"' out '"byte_size": 16'
 json_check "info --json parses" '
-  j.schema === "htpu.info/1" && j.graphs.length === 1 && j.graphs[0].name === "add_f32" &&
+  j.schema === "htpu.info/2" && j.graphs.length === 1 && j.graphs[0].name === "add_f32" &&
+  j.graphs[0].vtcm_bytes === 2097152 && !("vtcm_mb" in j.graphs[0]) &&
   j.graphs[0].inputs.map(t => t.name).join() === "a,b" &&
   j.graphs[0].outputs[0].name === "y" && j.graphs[0].outputs[0].num_elements === 4 &&
   j.graphs[0].inputs[0].qnn_data_type === 0x232 && typeof j.context_blob_size === "number"'

@@ -32,7 +32,12 @@ op ElementWiseAdd x w -> y
 EOF
 # the compatibility preflight: a binary for another DSP arch
 { echo "meta dsp_arch=73"; cat "$TMP/add.txt"; } >"$TMP/v73.txt"
-for m in add quant v73; do
+# VTCM: 8 MB as real binaries carry it (bytes), the same in the MB form, 16 MB, 1.5 MB
+{ echo "meta vtcm_bytes=8388608"; cat "$TMP/add.txt"; } >"$TMP/vtcm8.txt"
+{ echo "meta vtcm_bytes=8388608 vtcm_blob_unit=mb"; cat "$TMP/add.txt"; } >"$TMP/vtcm8mb.txt"
+{ echo "meta vtcm_bytes=16777216"; cat "$TMP/add.txt"; } >"$TMP/vtcm16.txt"
+{ echo "meta vtcm_bytes=1572864"; cat "$TMP/add.txt"; } >"$TMP/vtcm1_5.txt"
+for m in add quant v73 vtcm8 vtcm8mb vtcm16 vtcm1_5; do
   if $EMU "$REFBUILD" "$TMP/$m.txt" "$TMP/$m.bin" >"$TMP/out" 2>"$TMP/err" &&
     [ -s "$TMP/$m.bin" ]; then
     pass "htpu-refbuild makes $m.bin"
@@ -188,6 +193,8 @@ expect "doctor: HTPU_REF_DEVICE=arch=69 -> v69" 0 out "device arch          v69"
 HTPU_REF_DEVICE=arch=69,soc_model=93,vtcm_mb=8 run doctor "${R[@]}" --json
 expect "doctor --json: HTPU_REF_DEVICE changes arch, SoC, VTCM" 0 out '"device_arch": 69' \
   out '"device_soc_model": 93' out '"device_vtcm_mb": 8'
+HTPU_REF_DEVICE=vtcm_bytes=8388608 run doctor "${R[@]}" --json
+expect "doctor --json: a device reporting VTCM in bytes shows MB" 0 out '"device_vtcm_mb": 8,'
 
 run doctor "${R[@]}" --fastrpc-lib reference
 expect "doctor --fastrpc-lib reference: shared memory yes" 0 \
@@ -277,6 +284,30 @@ expect "run: the same binary on a v73 device works" 0 out "y"
 run info "$TMP/v73.bin" --system-lib reference
 expect "info shows the binary's side (DSP arch, SoC model, VTCM)" 0 out "DSP arch              v73" \
   out "SoC model             35" out "VTCM 2 MB" out "build id" out "core API"
+
+# VTCM: bytes in the binary's blob info, MB or bytes from the device; one unit compared
+run info "$TMP/vtcm8.bin" --system-lib reference
+expect "info: blob info 8388608 shows as VTCM 8 MB" 0 out "1 output, VTCM 8 MB)"
+expect_not "info: no byte count read as MB" out "8388608 MB"
+run info "$TMP/vtcm8.bin" --system-lib reference --json
+expect "info --json: vtcm_bytes 8388608 (8 MB in bytes)" 0 out '"vtcm_bytes": 8388608'
+expect_not "info --json: no vtcm_mb key" out '"vtcm_mb"'
+json_check "info --json: graphs[0].vtcm_bytes" 'j.graphs[0].vtcm_bytes === 8388608'
+run info "$TMP/vtcm8mb.bin" --system-lib reference --json
+expect "info --json: the MB form (8) is 8388608 bytes too" 0 out '"vtcm_bytes": 8388608'
+run info "$TMP/vtcm1_5.bin" --system-lib reference
+expect "info: a VTCM that is not whole MB shows exact bytes" 0 out "VTCM 1572864 bytes)"
+for dev in vtcm_mb=8 vtcm_bytes=8388608; do
+  for m in vtcm8 vtcm8mb; do
+    HTPU_REF_DEVICE=$dev run run "$TMP/$m.bin" "${R[@]}" --input a="$TMP/a.raw" \
+      --input b="$TMP/b.raw" --output-dir "$TMP/vtcmout"
+    expect "run: $m.bin fits a device reporting $dev" 0 out "y"
+  done
+  HTPU_REF_DEVICE=$dev run run "$TMP/vtcm16.bin" "${R[@]}" --input a="$TMP/a.raw" \
+    --input b="$TMP/b.raw" --output-dir "$TMP/vtcmout"
+  expect "run: 16 MB on a device reporting $dev -> exit 1, both sides in MB" 1 \
+    err "HTPU_EINCOMPATIBLE" err "graph 'add_f32' needs 16 MB of VTCM, this device has 8 MB"
+done
 
 # ---------------------------------------------------------------------------------------------
 # start-up and recovery retries

@@ -138,13 +138,20 @@ defmodule HexagonTpu.DeviceTest do
       info = Runtime.info(runtime([]))
       assert info.device_arch == 68
       assert info.device_soc_model == 35
-      assert info.device_vtcm_mb == 2
+      assert info.device_vtcm_bytes == 2 * 1_048_576
+      refute Map.has_key?(info, :device_vtcm_mb)
       assert info.has_shared_memory
       assert info.shared_memory_note == nil
       assert info.startup_attempts == 1
 
       other = runtime(env: [{"HTPU_REF_DEVICE", "arch=73,soc_model=93,vtcm_mb=8"}])
-      assert %{device_arch: 73, device_soc_model: 93, device_vtcm_mb: 8} = Runtime.info(other)
+
+      assert %{device_arch: 73, device_soc_model: 93, device_vtcm_bytes: 8_388_608} =
+               Runtime.info(other)
+
+      # a device reporting bytes instead of MB says the same
+      bytes = runtime(env: [{"HTPU_REF_DEVICE", "vtcm_bytes=8388608"}])
+      assert Runtime.info(bytes).device_vtcm_bytes == 8_388_608
     end
 
     test "Graph.model_info/1 and Context.info/1 give the binary's side", %{add: bin} do
@@ -548,6 +555,29 @@ defmodule HexagonTpu.DeviceTest do
       assert {:ok, model} = HexagonTpu.load_model({:binary, bin}, runtime: v73)
       assert Graph.model_info(model).dsp_arch == 73
       assert {:ok, _} = add(model)
+    end
+
+    test "VTCM is in bytes: an 8 MB binary (bytes in its blob info) fits an 8 MB device" do
+      bin = build!("meta vtcm_bytes=8388608\n" <> add_f32())
+      mb_form = build!("meta vtcm_bytes=8388608 vtcm_blob_unit=mb\n" <> add_f32())
+      rt = runtime(env: [{"HTPU_REF_DEVICE", "vtcm_mb=8"}])
+
+      for b <- [bin, mb_form] do
+        ctx = Context.load!(rt, {:binary, b})
+        assert [%{name: "add_f32", vtcm_bytes: 8_388_608} = g] = ctx.graphs
+        refute Map.has_key?(g, :vtcm_mb)
+        assert [%{vtcm_bytes: 8_388_608}] = Context.info(ctx).graphs
+        model = Graph.open!(ctx)
+        assert %Graph{vtcm_bytes: 8_388_608} = model
+        assert {:ok, _} = add(model)
+      end
+
+      too_big = build!("meta vtcm_bytes=16777216\n" <> add_f32())
+
+      assert {:error, %Error{reason: :incompatible, message: m}} =
+               HexagonTpu.load_model({:binary, too_big}, runtime: rt)
+
+      assert m =~ "graph 'add_f32' needs 16 MB of VTCM, this device has 8 MB"
     end
   end
 

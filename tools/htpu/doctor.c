@@ -625,7 +625,7 @@ static int report_runtime(step *s, htpu_runtime *rt, device_facts_seen *f) {
   f->has_device = ri.has_device != 0;
   f->arch = ri.device_arch;
   f->soc_model = ri.device_soc_model;
-  f->vtcm_mb = ri.device_vtcm_mb;
+  f->vtcm_mb = (uint32_t)(ri.device_vtcm_bytes / 1048576u); /* shown in whole MB */
   f->startup_attempts = ri.startup_attempts;
   f->has_perf = ri.has_perf_infrastructure != 0;
   f->has_shared = ri.has_shared_memory != 0;

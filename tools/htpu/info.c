@@ -96,8 +96,9 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
 
   for (uint32_t g = 0; g < m->num_graphs; g++) {
     const htpu_graph_info *gi = &m->graphs[g];
-    char vtcm[32] = "";
-    if (gi->vtcm_mb) snprintf(vtcm, sizeof(vtcm), ", VTCM %" PRIu32 " MB", gi->vtcm_mb);
+    char vtcm[48] = "", amount[32];
+    cli_format_vtcm(gi->vtcm_bytes, amount, sizeof(amount));
+    if (gi->vtcm_bytes) snprintf(vtcm, sizeof(vtcm), ", VTCM %s", amount);
     printf("\ngraph %" PRIu32 ": ", g);
     /* the name goes through the table's sanitizer so control bytes cannot reach the tty */
     cli_table name;
@@ -188,7 +189,7 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
   cli_json j;
   cli_json_init(&j, stdout);
   cli_json_object_begin(&j, NULL);
-  cli_json_string(&j, "schema", "htpu.info/1");
+  cli_json_string(&j, "schema", "htpu.info/2");
   cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
   cli_json_string(&j, "file", path);
   cli_json_string(&j, "system_lib", system_lib);
@@ -209,7 +210,7 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
     cli_json_object_begin(&j, NULL);
     cli_json_string(&j, "name", gi->name);
     cli_json_uint(&j, "graph_info_version", gi->graph_info_version);
-    cli_json_uint(&j, "vtcm_mb", gi->vtcm_mb);
+    cli_json_uint(&j, "vtcm_bytes", gi->vtcm_bytes);
     json_tensors(&j, "inputs", gi->inputs, gi->num_inputs);
     json_tensors(&j, "outputs", gi->outputs, gi->num_outputs);
     cli_json_object_end(&j);
@@ -247,7 +248,7 @@ static const cli_option info_options[] = {
      "QNN system library that parses the binary (default " HTPU_DEFAULT_SYSTEM_LIB
      "; 'reference' = the reference system library)",
      0},
-    {"json", NULL, "print the report as JSON (schema htpu.info/1, see docs/htpu.md)", 0},
+    {"json", NULL, "print the report as JSON (schema htpu.info/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
 

@@ -1,5 +1,7 @@
-/* names.c - display names of QNN codes. The tool keeps its own small tables (the values are
- * the public QNN ABI, docs/abi.md) because the library's public API does not export them. */
+/* names.c - display names of QNN codes, and how versions and VTCM sizes are shown. The tool
+ * keeps its own small tables (the values are the public QNN ABI, docs/abi.md) because the
+ * library's public API does not export them. */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "util.h"
@@ -51,4 +53,11 @@ const char *cli_qnn_type_name(uint32_t t) {
 
 void cli_format_version(htpu_version3 v, char *buf, size_t len) {
   snprintf(buf, len, "%u.%u.%u", (unsigned)v.major, (unsigned)v.minor, (unsigned)v.patch);
+}
+
+void cli_format_vtcm(uint64_t bytes, char *buf, size_t len) {
+  if (bytes % 1048576u == 0)
+    snprintf(buf, len, "%" PRIu64 " MB", bytes / 1048576u);
+  else
+    snprintf(buf, len, "%" PRIu64 " bytes", bytes);
 }

@@ -33,6 +33,9 @@ const char *cli_backend_name(uint32_t backend_id);
 const char *cli_qnn_type_name(uint32_t qnn_data_type);
 /* "2.32.0" */
 void cli_format_version(htpu_version3 v, char *buf, size_t len);
+/* A VTCM size: "8 MB" when a whole number of MiB (QNN's MB), else exact, "1572864 bytes"
+ * (the core's messages use the same rule). */
+void cli_format_vtcm(uint64_t bytes, char *buf, size_t len);
 
 /* ---- table.c: left-aligned text columns ---- */
 
