@@ -585,6 +585,10 @@ struct qnn_system_context_graph_info {
 #define QNN_GRAPH_INFO_STRIDE_V3 88u
 /* Tensor arrays: 144 bytes since Qnn_Tensor_t gained V2 (every version at our floor). */
 #define QNN_TENSOR_STRIDE 144u
+/* A tensor holding only V1 (120 bytes): what QAIRT 2.13's system library lays out, although it
+ * reports System API 1.1 like 2.25's (docs/abi.md). The reference system library can lay tensors
+ * out this way to test how a client copes. */
+#define QNN_TENSOR_STRIDE_V1_ONLY 120u
 
 #ifdef __cplusplus
 }
