@@ -706,6 +706,9 @@ static const struct {
     {"QNN_GRAPH_INFO_STRIDE_V3", "layout fact, checked against the SDK struct below"},
     {"QNN_TENSOR_STRIDE", "layout fact, checked against the SDK struct below"},
     {"QNN_TENSOR_STRIDE_V1_ONLY", "layout fact, checked against the SDK struct below"},
+    {"QNN_DATATYPE_BFLOAT_16", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_QUANTIZATION_ENCODING_BW_FLOAT_BLOCK", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
 };
 
 static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS EXT_CHECKS ALIAS_CHECKS
