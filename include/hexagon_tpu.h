@@ -90,7 +90,8 @@ extern "C" {
   X(HTPU_EUNSUPPORTED, -15, "not supported")                                                   \
   X(HTPU_EBUSY, -16, "handle is in use")                                                       \
   X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")     \
-  X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")
+  X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")    \
+  X(HTPU_ESYSTEM_LAYOUT, -19, "the QNN system library returned metadata in an unsupported layout")
 
 #define HTPU_ERROR_ENUM_(name, value, msg) name = value,
 typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
@@ -202,7 +203,10 @@ typedef struct htpu_model_info {
 /* Reads a context binary's metadata through the QNN system library alone (no backend, no
  * device). `system_lib` NULL = HTPU_DEFAULT_SYSTEM_LIB. On success *out is owned by the caller
  * and freed with htpu_model_info_free. Errors: HTPU_EINVAL, HTPU_EIO, HTPU_ELOAD_SYSTEM,
- * HTPU_ESYMBOL, HTPU_ENO_PROVIDER, HTPU_EVERSION, HTPU_EMODEL, HTPU_ENOMEM. */
+ * HTPU_ESYMBOL, HTPU_ENO_PROVIDER, HTPU_EVERSION, HTPU_EMODEL, HTPU_ENOMEM, and
+ * HTPU_ESYSTEM_LAYOUT when the library's answer fails validation ("unsupported system library
+ * layout: <path> (System API x.y.z): <what looked wrong>"): a library whose structs are not the
+ * sizes its API version implies, such as QAIRT 2.13's, is refused instead of misread. */
 HTPU_API int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out);
 HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
                                  htpu_model_info **out);
@@ -330,7 +334,8 @@ HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len)
  * through the system library. The context keeps its own copy of the binary (it is needed to
  * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
  * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
- * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EIO, HTPU_EMODEL, HTPU_EQNN, HTPU_ENOMEM. */
+ * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EIO, HTPU_EMODEL, HTPU_ESYSTEM_LAYOUT (as for
+ * htpu_inspect_file), HTPU_EQNN, HTPU_ENOMEM. */
 HTPU_API int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **out);
 HTPU_API int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len,
                                      htpu_context **out);

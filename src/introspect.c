@@ -2,8 +2,8 @@
  * introspect.c - read a context binary's metadata through the QNN system library.
  *
  * The binary-info member is chosen by its version (V3 is laid out differently from V1/V2);
- * the graph-info array is strided by the size the *system library* was built with, and
- * every count and pointer is checked before it is followed.
+ * the graph-info array is strided by the size the *system library* was built with. The whole
+ * answer is validated (introspect_validate.c) before anything in it is copied or followed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +11,14 @@
 
 #include "dtype_map.h"
 #include "errors.h"
+#include "introspect_validate.h"
 #include "model_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "qnn_log.h"
 #include "vtcm.h"
 
-/* Sanity bounds: far above any real model, low enough to refuse garbage before allocating. */
-#define MAX_GRAPHS 4096u
-#define MAX_GRAPH_IO 65536u
+/* Sanity bound: far above any real model, low enough to refuse garbage before allocating. */
 #define MAX_AXIS_CHANNELS (1u << 24)
 
 typedef struct binary_fields {
@@ -75,6 +74,13 @@ static int pick_binary_fields(const qnn_system_context_binary_info_t *bi, binary
                             "2, 3)",
                             bi->version);
   }
+}
+
+/* Checks the answer as a whole before any of it is copied or followed. */
+static int validate_answer(const qnn_system_lib *sys, const binary_fields *f) {
+  const sysinfo_answer a = {sys->path, sys->api, f->build_id, f->soc_version, f->num_graphs,
+                            f->graphs};
+  return sysinfo_validate(&a);
 }
 
 void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
@@ -182,23 +188,17 @@ static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *s
 }
 
 /* Copies one tensor description out of the system library's array. */
-static int copy_tensor(model_info *m, const char *graph, const char *role, uint32_t index,
+static int copy_tensor(model_info *m, const char *graph, const char *role,
                        const qnn_tensor_t *src, htpu_tensor_info *info, qnn_tensor_t *tmpl) {
+  /* Version, rank, dimensions and name were validated (sysinfo_validate). */
   char where[256];
-  snprintf(where, sizeof where, "graph '%s' %s %u", graph, role, index);
-  if (src->version != QNN_TENSOR_VERSION_1 && src->version != QNN_TENSOR_VERSION_2)
-    return htpu_set_error(HTPU_EMODEL, 0, "%s: tensor version %u (supported: 1, 2)", where,
-                          src->version);
   const qnn_tensor_v1_t *t = &src->u.v1; /* V2 shares V1's fields at the same offsets */
-  const char *name = t->name ? t->name : "";
+  const char *name = t->name;
   snprintf(where, sizeof where, "graph '%s' %s '%s'", graph, role, name);
   info->dtype = dtype_from_qnn(t->data_type);
   if (info->dtype == HTPU_DTYPE_INVALID)
     return htpu_set_error(HTPU_EUNSUPPORTED, 0, "%s: QNN data type 0x%04x is not supported", where,
                           t->data_type);
-  if (t->rank > HTPU_MAX_RANK || (t->rank > 0 && !t->dimensions))
-    return htpu_set_error(HTPU_EMODEL, 0, "%s: rank %u (at most %d, with dimensions)", where,
-                          t->rank, HTPU_MAX_RANK);
   info->name = model_info_strdup(m, name);
   if (!info->name) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   info->id = t->id;
@@ -236,16 +236,13 @@ static int copy_tensor(model_info *m, const char *graph, const char *role, uint3
 static int copy_tensor_list(model_info *m, const char *graph, const char *role, uint32_t n,
                             const qnn_tensor_t *src, const htpu_tensor_info **out_infos,
                             qnn_tensor_t **out_tmpl) {
-  if (n > MAX_GRAPH_IO || (n > 0 && !src))
-    return htpu_set_error(HTPU_EMODEL, 0, "graph '%s': %u %ss%s", graph, n, role,
-                          n > MAX_GRAPH_IO ? " is not plausible" : " but no tensor array");
   htpu_tensor_info *infos = model_info_alloc(m, (n ? n : 1) * sizeof *infos);
   qnn_tensor_t *tmpl = model_info_alloc(m, (n ? n : 1) * sizeof *tmpl);
   if (!infos || !tmpl) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t i = 0; i < n; i++) {
     /* The library's tensor stride: 144 bytes at every supported API version. */
     const qnn_tensor_t *t = (const qnn_tensor_t *)((const char *)src + (size_t)i * QNN_TENSOR_STRIDE);
-    int rc = copy_tensor(m, graph, role, i, t, &infos[i], &tmpl[i]);
+    int rc = copy_tensor(m, graph, role, t, &infos[i], &tmpl[i]);
     if (rc) return rc;
   }
   *out_infos = infos;
@@ -255,26 +252,16 @@ static int copy_tensor_list(model_info *m, const char *graph, const char *role, 
 
 static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fields *f) {
   if (f->num_graphs == 0) return htpu_set_error(HTPU_EMODEL, 0, "the binary holds no graph");
-  if (f->num_graphs > MAX_GRAPHS || !f->graphs)
-    return htpu_set_error(HTPU_EMODEL, 0, "the binary reports %u graphs%s", f->num_graphs,
-                          f->graphs ? ", more than is plausible" : " but no graph array");
+  /* Counts, versions, names and arrays were validated (sysinfo_validate). */
   uint32_t n = f->num_graphs;
   uint32_t stride = qnn_graph_info_stride(sys->api);
-  uint32_t max_version = qnn_graph_info_max_version(sys->api);
   htpu_graph_info *graphs = model_info_alloc(m, n * sizeof *graphs);
   m->templates = model_info_alloc(m, n * sizeof *m->templates);
   if (!graphs || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t i = 0; i < n; i++) {
     const qnn_system_context_graph_info_t *g =
         (const qnn_system_context_graph_info_t *)((const char *)f->graphs + (size_t)i * stride);
-    if (g->version < 1 || g->version > max_version)
-      return htpu_set_error(HTPU_EMODEL, 0,
-                            "graph %u: graph info version %u; a system library of API %u.%u "
-                            "reports versions 1..%u",
-                            i, g->version, sys->api.major, sys->api.minor, max_version);
     const qnn_graph_info_v1_t *p = &g->u.v1; /* V1..V3 share this prefix */
-    if (!p->graph_name || !p->graph_name[0])
-      return htpu_set_error(HTPU_EMODEL, 0, "graph %u has no name", i);
     for (uint32_t j = 0; j < i; j++)
       if (strcmp(graphs[j].name, p->graph_name) == 0)
         return htpu_set_error(HTPU_EMODEL, 0, "two graphs are named '%s'", p->graph_name);
@@ -332,6 +319,7 @@ int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_in
     binary_fields f;
     const qnn_system_context_binary_info_t *bi = raw;
     rc = pick_binary_fields(bi, &f);
+    if (!rc) rc = validate_answer(sys, &f);
     if (!rc) {
       m->pub.binary_info_version = bi->version;
       m->pub.backend_id = f.backend_id;

@@ -18,6 +18,7 @@ defmodule HexagonTpu.Error do
   | `:incompatible` | the context binary was built for another device or a newer SDK; the message names both sides ("built for v73, this device is v68") |
   | `:unsupported` | e.g. a performance profile on a backend without the HTP perf infrastructure |
   | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
+  | `:system_layout` | the QNN system library's answer is not laid out as its System API version implies (e.g. QAIRT 2.13's `libQnnSystem.so`, which reports 1.1.0 with older struct sizes): the message names the library, its version and the field that looked wrong; use the `libQnnSystem.so` of the QAIRT release of the backend |
   | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
   | `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
 

@@ -60,7 +60,12 @@ _Static_assert(offsetof(rs_htp_graph_blob, htp_dlbc) == 24, "blob layout");
 _Static_assert(offsetof(rs_htp_graph_blob, num_hvx_threads) == 32, "blob layout");
 _Static_assert(sizeof(rs_htp_graph_blob) == 40, "blob layout");
 _Static_assert(sizeof(qnn_tensor_t) == QNN_TENSOR_STRIDE, "tensor stride");
+_Static_assert(offsetof(qnn_tensor_t, u) + sizeof(qnn_tensor_v1_t) == QNN_TENSOR_STRIDE_V1_ONLY,
+               "a V1-only tensor is the version and V1");
 _Static_assert(sizeof(qnn_system_context_graph_info_t) == QNN_GRAPH_INFO_STRIDE_V3, "stride");
+_Static_assert(offsetof(qnn_system_context_graph_info_t, u) + sizeof(qnn_graph_info_v1_t) ==
+                   QNN_GRAPH_INFO_STRIDE_V1_ONLY,
+               "a V1-only graph info is the version and V1");
 
 static int fill_quant(rs_context *c, const ref_tensor *t, qnn_quantize_params_t *q) {
   memset(q, 0, sizeof(*q));
@@ -122,23 +127,37 @@ static int fill_tensor(rs_context *c, const ref_tensor *t, uint32_t version, uin
   return 0;
 }
 
+/* Tensors in an array of `stride`-byte elements (each exactly that long, so reading past one
+ * is caught by ASan at the end of the array). */
 static qnn_tensor_t *fill_tensors(rs_context *c, const ref_model *m, const uint32_t *idx,
-                                  uint32_t n, uint32_t version, uint32_t type) {
-  qnn_tensor_t *arr = rs_alloc(c, n * sizeof(qnn_tensor_t));
+                                  uint32_t n, uint32_t version, uint32_t type, uint32_t stride) {
+  unsigned char *arr = rs_alloc(c, (size_t)n * stride);
   if (!arr) return NULL;
-  for (uint32_t i = 0; i < n; i++)
-    if (fill_tensor(c, &m->tensors[idx[i]], version, type, &arr[i]) != 0) return NULL;
-  return arr;
+  for (uint32_t i = 0; i < n; i++) {
+    qnn_tensor_t t;
+    if (fill_tensor(c, &m->tensors[idx[i]], version, type, &t) != 0) return NULL;
+    memcpy(arr + (size_t)i * stride, &t, stride);
+  }
+  return (qnn_tensor_t *)(void *)arr;
 }
 
-/* Graph infos in an array of `stride`-byte elements: the layout a system library of that
- * API version was compiled with, which the caller must stride by. */
-static void *fill_graphs(rs_context *c, const ref_model *m, uint32_t stride) {
+/* Graph infos in an array of `layout.graph_stride`-byte elements: the layout a system library
+ * was compiled with, which the caller must stride by. */
+static void *fill_graphs(rs_context *c, const ref_model *m, rs_layout layout) {
   uint32_t gv = m->meta.graph_info_version, tv = m->meta.tensor_version;
-  if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && stride < QNN_GRAPH_INFO_STRIDE_V3) {
-    rs_log("the binary asks for graph info v3, but this System API's %u-byte graph info has no "
-           "room for it: reporting v2", stride);
-    gv = QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_2;
+  uint32_t stride = layout.graph_stride;
+  uint32_t max_gv = stride >= QNN_GRAPH_INFO_STRIDE_V3   ? QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3
+                    : stride >= QNN_GRAPH_INFO_STRIDE_V2 ? QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_2
+                                                         : QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_1;
+  if (gv > max_gv) {
+    rs_log("the binary asks for graph info v%u, but this library's %u-byte graph info has no "
+           "room for it: reporting v%u", gv, stride, max_gv);
+    gv = max_gv;
+  }
+  if (tv == QNN_TENSOR_VERSION_2 && layout.tensor_stride < QNN_TENSOR_STRIDE) {
+    rs_log("the binary asks for tensor v2, but this library's %u-byte tensor has no room for "
+           "it: reporting v1", layout.tensor_stride);
+    tv = QNN_TENSOR_VERSION_1;
   }
   unsigned char *arr = rs_alloc(c, (size_t)m->num_graphs * stride);
   if (!arr) return NULL;
@@ -151,10 +170,11 @@ static void *fill_graphs(rs_context *c, const ref_model *m, uint32_t stride) {
     qnn_graph_info_v3_t *v = &gi.u.v3;
     v->graph_name = rs_strdup(c, g->name);
     v->num_graph_inputs = g->num_inputs;
-    v->graph_inputs = fill_tensors(c, m, g->inputs, g->num_inputs, tv, QNN_TENSOR_TYPE_APP_WRITE);
+    v->graph_inputs = fill_tensors(c, m, g->inputs, g->num_inputs, tv, QNN_TENSOR_TYPE_APP_WRITE,
+                                   layout.tensor_stride);
     v->num_graph_outputs = g->num_outputs;
-    v->graph_outputs =
-        fill_tensors(c, m, g->outputs, g->num_outputs, tv, QNN_TENSOR_TYPE_APP_READ);
+    v->graph_outputs = fill_tensors(c, m, g->outputs, g->num_outputs, tv,
+                                    QNN_TENSOR_TYPE_APP_READ, layout.tensor_stride);
     if (!v->graph_name || !v->graph_inputs || !v->graph_outputs) return NULL;
     if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3) {
       rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
@@ -198,11 +218,11 @@ static qnn_device_platform_info_t *fill_platform_info(rs_context *c, const ref_m
   return p;
 }
 
-int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32_t stride,
+int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, rs_layout layout,
                          const qnn_system_context_binary_info_t **out) {
   qnn_system_context_binary_info_t *info = rs_alloc(c, sizeof(*info));
   if (!info) return -1;
-  void *graphs = fill_graphs(c, m, stride);
+  void *graphs = fill_graphs(c, m, layout);
   const char *build_id = rs_strdup(c, m->meta.build_id);
   const char *soc = rs_strdup(c, m->meta.soc_version);
   if (!graphs || !build_id || !soc) return -1;

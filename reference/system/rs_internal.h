@@ -35,9 +35,17 @@ void *rs_alloc(rs_context *c, size_t size); /* zeroed; NULL on OOM */
 void rs_free_all(rs_context *c);
 size_t rs_allocated(const rs_context *c);
 
-/* Builds the binary info of model m (a binary of len bytes) for a system library whose graph
- * info array stride is `stride`. Returns 0 or -1 on OOM. */
-int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, uint32_t stride,
+/* The element sizes of the arrays an answer holds: the sizes of the structs the system library
+ * was built with. A graph info or tensor of fewer bytes than the struct holds only the members
+ * that fit, and reports the highest version that fits. */
+typedef struct rs_layout {
+  uint32_t graph_stride;  /* QNN_GRAPH_INFO_STRIDE_V1_ONLY, _V2 or _V3 */
+  uint32_t tensor_stride; /* QNN_TENSOR_STRIDE or QNN_TENSOR_STRIDE_V1_ONLY */
+} rs_layout;
+
+/* Builds the binary info of model m (a binary of len bytes) in that layout. Returns 0 or -1 on
+ * OOM. */
+int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, rs_layout layout,
                          const qnn_system_context_binary_info_t **out);
 
 /* ---- sys_context.c ---- */

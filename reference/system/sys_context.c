@@ -3,7 +3,9 @@
  *
  * Providers come from HTPU_REF_SYSTEM_PROVIDERS ("NAME:MAJ.MIN.PATCH,..."), each allocated with
  * exactly the table slots its System API version has. The graph-info stride follows the
- * provider's version, so each stride has its own entry points.
+ * provider's version, so each stride has its own entry points. HTPU_REF_SYSTEM_LAYOUT=v1only
+ * makes every answer use V1-only graph infos and tensors whatever version the provider reports,
+ * as QAIRT 2.13's library does while reporting System API 1.1.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -101,6 +103,23 @@ qnn_error_t rs_context_free(qnn_system_context_handle_t h) {
   return QNN_SUCCESS;
 }
 
+/* The layout of this answer: the provider's own (`stride`, 144-byte tensors), or the V1-only
+ * one HTPU_REF_SYSTEM_LAYOUT asks for. -1 for a value it does not know. */
+static int answer_layout(uint32_t stride, rs_layout *out) {
+  const char *v = getenv("HTPU_REF_SYSTEM_LAYOUT");
+  if (!v || !*v || strcmp(v, "native") == 0) {
+    *out = (rs_layout){stride, QNN_TENSOR_STRIDE};
+    return 0;
+  }
+  if (strcmp(v, "v1only") == 0) {
+    *out = (rs_layout){QNN_GRAPH_INFO_STRIDE_V1_ONLY, QNN_TENSOR_STRIDE_V1_ONLY};
+    return 0;
+  }
+  fprintf(stderr, "htpu_refsystem: HTPU_REF_SYSTEM_LAYOUT: '%s' (expected native or v1only)\n",
+          v);
+  return -1;
+}
+
 qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t size,
                         const void **info, qnn_context_binary_size_t *info_size,
                         uint32_t stride, uint32_t api) {
@@ -111,6 +130,8 @@ qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t
   if (!buf || !size || !info) return QNN_SYSTEM_CONTEXT_ERROR_INVALID_ARGUMENT;
   uint32_t code = fault(api);
   if (code) return code;
+  rs_layout layout;
+  if (answer_layout(stride, &layout) != 0) return QNN_SYSTEM_CONTEXT_ERROR_INVALID_ARGUMENT;
 
   char err[256];
   ref_model *m = NULL;
@@ -133,7 +154,7 @@ qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t
     rc = QNN_SYSTEM_CONTEXT_ERROR_INVALID_HANDLE;
   } else {
     size_t before = rs_allocated(c);
-    if (rs_build_binary_info(c, m, size, stride, &bi) != 0) {
+    if (rs_build_binary_info(c, m, size, layout, &bi) != 0) {
       rc = QNN_COMMON_ERROR_MEM_ALLOC;
     } else {
       *info = bi;

@@ -130,14 +130,19 @@ typedef struct qnn_api_version {
 #define QNN_DATATYPE_UINT_32 0x0132u
 #define QNN_DATATYPE_UINT_64 0x0164u
 #define QNN_DATATYPE_FLOAT_16 0x0216u
+#define QNN_DATATYPE_BFLOAT_16 0x0226u
 #define QNN_DATATYPE_FLOAT_32 0x0232u
+#define QNN_DATATYPE_FLOAT_64 0x0264u
+#define QNN_DATATYPE_SFIXED_POINT_4 0x0304u
 #define QNN_DATATYPE_SFIXED_POINT_8 0x0308u
 #define QNN_DATATYPE_SFIXED_POINT_16 0x0316u
 #define QNN_DATATYPE_SFIXED_POINT_32 0x0332u
+#define QNN_DATATYPE_UFIXED_POINT_4 0x0404u
 #define QNN_DATATYPE_UFIXED_POINT_8 0x0408u
 #define QNN_DATATYPE_UFIXED_POINT_16 0x0416u
 #define QNN_DATATYPE_UFIXED_POINT_32 0x0432u
 #define QNN_DATATYPE_BOOL_8 0x0508u
+#define QNN_DATATYPE_STRING 0x0608u
 #define QNN_DATATYPE_UNDEFINED 0x7FFFFFFFu
 
 /* ---- quantization ------------------------------------------------------------------------- */
@@ -150,6 +155,9 @@ typedef struct qnn_api_version {
 #define QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET 1
 #define QNN_QUANTIZATION_ENCODING_BW_SCALE_OFFSET 2
 #define QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET 3
+/* The highest encoding the newest measured headers (QAIRT 2.43) declare; 4..11 are block,
+ * vector and mapped encodings the project never reads. */
+#define QNN_QUANTIZATION_ENCODING_BW_FLOAT_BLOCK 11
 #define QNN_QUANTIZATION_ENCODING_UNDEFINED 0x7FFFFFFF
 
 /* float = (q + offset) * scale; offset is the negated zero point. */
@@ -201,6 +209,9 @@ typedef struct qnn_quantize_params {
 #define QNN_TENSOR_TYPE_NATIVE 3u
 #define QNN_TENSOR_TYPE_STATIC 4u
 #define QNN_TENSOR_TYPE_NULL 5u
+/* The highest tensor type the newest measured headers (QAIRT 2.43) declare. */
+#define QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE 13u
+#define QNN_TENSOR_TYPE_UNDEFINED 0x7FFFFFFFu
 
 #define QNN_TENSOR_DATA_FORMAT_DENSE 0u
 
@@ -585,6 +596,10 @@ struct qnn_system_context_graph_info {
 #define QNN_GRAPH_INFO_STRIDE_V3 88u
 /* Tensor arrays: 144 bytes since Qnn_Tensor_t gained V2 (every version at our floor). */
 #define QNN_TENSOR_STRIDE 144u
+/* A tensor holding only V1 (120 bytes): what QAIRT 2.13's system library lays out, although it
+ * reports System API 1.1 like 2.25's (docs/abi.md). Never read by the core: such a library is
+ * refused; the reference system library can lay tensors out this way to test that. */
+#define QNN_TENSOR_STRIDE_V1_ONLY 120u
 
 #ifdef __cplusplus
 }

@@ -660,6 +660,9 @@ typedef struct {
 #define STRIDE_CHECKS                                                                        \
   CHECK("fact", "QNN_TENSOR_STRIDE", "= sizeof(Qnn_Tensor_t)", OURS_QNN_TENSOR_STRIDE,      \
         sizeof(Qnn_Tensor_t))                                                                \
+  CHECK("fact", "QNN_TENSOR_STRIDE_V1_ONLY", "= tensor holding only V1",                    \
+        OURS_QNN_TENSOR_STRIDE_V1_ONLY,                                                      \
+        ROUND8(offsetof(Qnn_Tensor_t, v1) + sizeof(Qnn_TensorV1_t)))                          \
   CHECK("fact", "QNN_GRAPH_INFO_STRIDE_V1_ONLY", "= graph info holding only V1",            \
         OURS_QNN_GRAPH_INFO_STRIDE_V1_ONLY,                                                  \
         ROUND8(offsetof(QnnSystemContext_GraphInfo_t, graphInfoV1) +                         \
@@ -702,6 +705,10 @@ static const struct {
     {"QNN_GRAPH_INFO_STRIDE_V2", "layout fact, checked against the SDK struct below"},
     {"QNN_GRAPH_INFO_STRIDE_V3", "layout fact, checked against the SDK struct below"},
     {"QNN_TENSOR_STRIDE", "layout fact, checked against the SDK struct below"},
+    {"QNN_TENSOR_STRIDE_V1_ONLY", "layout fact, checked against the SDK struct below"},
+    {"QNN_DATATYPE_BFLOAT_16", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_QUANTIZATION_ENCODING_BW_FLOAT_BLOCK", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
 };
 
 static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS EXT_CHECKS ALIAS_CHECKS

@@ -70,6 +70,7 @@ const char *fx_build_model_file(const char *name, const char *text) {
 void fx_reset_env(void) {
   unsetenv("HTPU_REF_PROVIDERS");
   unsetenv("HTPU_REF_SYSTEM_PROVIDERS");
+  unsetenv("HTPU_REF_SYSTEM_LAYOUT");
   unsetenv("HTPU_REF_GETPROVIDERS_ERROR");
   unsetenv("HTPU_REF_FAULTS");
   unsetenv("HTPU_REF_LATENCY");

@@ -177,3 +177,114 @@ TEST(introspect_backend_rejects_binary_from_other_backend) {
   CHECK_STR_CONTAINS(htpu_last_error(), "backend is id 6");
   htpu_runtime_close(&rt);
 }
+
+/* ---- a system library whose structs are not the sizes its API version implies ------------- */
+
+/* Two inputs and two outputs in one graph: tensors[1] of each list is misread at a wrong
+ * tensor stride. */
+static const char *TWO_BY_TWO =
+    "graph two\n"
+    "  input a f32 [1,4]\n"
+    "  input b f32 [1,4]\n"
+    "  output y f32 [1,4]\n"
+    "  output z f32 [1,4]\n"
+    "  op ElementWiseAdd a b -> y\n"
+    "  op Relu a -> z\n";
+
+/* One input, two outputs: only the output list is misread. */
+static const char *ONE_BY_TWO =
+    "graph fan\n"
+    "  input a f32 [1,4]\n"
+    "  output y f32 [1,4]\n"
+    "  output z f32 [1,4]\n"
+    "  op Relu a -> y\n"
+    "  op Relu a -> z\n";
+
+/* Inspects `text` through the reference system library of this build. */
+static int inspect_text(const char *text, htpu_model_info **m) {
+  size_t len = 0;
+  void *bin = fx_build_model(text, &len);
+  if (!bin) return 99;
+  int rc = htpu_inspect_buffer(test_build_path("libhtpu_refsystem.so"), bin, len, m);
+  free(bin);
+  return rc;
+}
+
+/* QAIRT 2.13's libQnnSystem.so reports System API 1.1.0 (as 2.25's) but lays out 48-byte graph
+ * infos and 120-byte tensors; read at 2.25's 64/144 its graphs[1..] and tensors[1..] are
+ * garbage. The reference library answers that way with HTPU_REF_SYSTEM_LAYOUT=v1only. */
+TEST(introspect_refuses_a_library_with_older_strides) {
+  fx_reset_env();
+  setenv("HTPU_REF_SYSTEM_PROVIDERS", "QAIRT213:1.1.0", 1);
+  setenv("HTPU_REF_SYSTEM_LAYOUT", "v1only", 1);
+  char lib[1024];
+  snprintf(lib, sizeof lib, "unsupported system library layout: '%s' (System API 1.1.0): ",
+           test_build_path("libhtpu_refsystem.so"));
+  /* Three graphs of one input and one output each: graph 1 is misread (its "name" is the
+   * first bytes of a tensor array), at every binary info version. */
+  for (unsigned bi = 1; bi <= 3; bi++) {
+    htpu_model_info *m = NULL;
+    int rc = inspect_text(model_text(bi, 3, 2), &m);
+    CHECK_MSG(rc == HTPU_ESYSTEM_LAYOUT, "bi=%u: %s: %s", bi, htpu_err_name(rc),
+              htpu_last_error());
+    CHECK(m == NULL);
+    CHECK_STR_CONTAINS(htpu_last_error(), lib);
+    CHECK_STR_CONTAINS(htpu_last_error(), "graph 1");
+  }
+  htpu_model_info *m = NULL;
+  CHECK_EQ(inspect_text(TWO_BY_TWO, &m), HTPU_ESYSTEM_LAYOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), lib);
+  /* tensors[1] read 24 bytes into the real one: its type (APP_WRITE = 0) as the version */
+  CHECK_STR_CONTAINS(htpu_last_error(), "graph 0 ('two') input 1 has tensor version 0");
+  CHECK_EQ(inspect_text(ONE_BY_TWO, &m), HTPU_ESYSTEM_LAYOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), "graph 0 ('fan') output 1");
+  /* The 1.7 stride misreads the same answer differently; also refused. */
+  setenv("HTPU_REF_SYSTEM_PROVIDERS", "ODD17:1.7.0", 1);
+  CHECK_EQ(inspect_text(model_text(3, 3, 2), &m), HTPU_ESYSTEM_LAYOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(),
+                     "(System API 1.7.0): graph 1 (of 3) has graph info version");
+  CHECK(m == NULL);
+
+  /* A context is refused the same way, before QNN is asked to create it. */
+  setenv("HTPU_REF_SYSTEM_PROVIDERS", "QAIRT213:1.1.0", 1);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  size_t len = 0;
+  void *bin = fx_build_model(model_text(3, 3, 2), &len);
+  CHECK(bin);
+  htpu_context *ctx = NULL;
+  int rc = htpu_context_open_buffer(rt, bin, len, &ctx);
+  free(bin);
+  CHECK_EQ(rc, HTPU_ESYSTEM_LAYOUT);
+  CHECK(ctx == NULL);
+  CHECK_STR_CONTAINS(htpu_last_error(), lib);
+  htpu_runtime_close(&rt);
+  fx_reset_env();
+}
+
+/* Element 0 of every array is at the same place whatever the stride, so an answer with one
+ * graph of one input and one output is read correctly from such a library: it passes. */
+TEST(introspect_reads_single_entries_at_any_stride) {
+  fx_reset_env();
+  setenv("HTPU_REF_SYSTEM_PROVIDERS", "QAIRT213:1.1.0", 1);
+  setenv("HTPU_REF_SYSTEM_LAYOUT", "v1only", 1);
+  htpu_model_info *m = NULL;
+  int rc = inspect_text("graph one\n"
+                        "  input x u8 [1,3] scale=0.5 zero_point=3\n"
+                        "  output y u8 [1,3] scale=0.5 zero_point=3\n"
+                        "  op Relu x -> y\n",
+                        &m);
+  fx_reset_env();
+  CHECK_MSG(rc == HTPU_OK, "%s: %s", htpu_err_name(rc), htpu_last_error());
+  CHECK_EQ(m->num_graphs, 1);
+  CHECK(strcmp(m->graphs[0].name, "one") == 0);
+  CHECK_EQ(m->graphs[0].graph_info_version, 1); /* a 48-byte graph info holds only V1 */
+  const htpu_tensor_info *x = &m->graphs[0].inputs[0], *y = &m->graphs[0].outputs[0];
+  CHECK(strcmp(x->name, "x") == 0 && strcmp(y->name, "y") == 0);
+  CHECK_EQ(x->tensor_version, 1);
+  CHECK_EQ(x->rank, 2);
+  CHECK_EQ(x->dims[1], 3);
+  CHECK_EQ(x->quant.zero_point, 3);
+  CHECK(y->quant.scale == 0.5f);
+  htpu_model_info_free(m);
+}

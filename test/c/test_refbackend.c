@@ -31,7 +31,8 @@ static void reset_env(void) {
   static const char *const vars[] = {
       "HTPU_REF_PROVIDERS",       "HTPU_REF_SYSTEM_PROVIDERS",
       "HTPU_REF_GETPROVIDERS_ERROR", "HTPU_REF_SYSTEM_GETPROVIDERS_ERROR",
-      "HTPU_REF_FAULTS",          "HTPU_REF_LATENCY"};
+      "HTPU_REF_FAULTS",          "HTPU_REF_LATENCY",
+      "HTPU_REF_SYSTEM_LAYOUT"};
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
 }
 
@@ -1072,6 +1073,73 @@ TEST(refs_binary_info_all_versions_and_strides) {
         }
     sys_close(&s);
   }
+}
+
+/* HTPU_REF_SYSTEM_LAYOUT=v1only: 48-byte graph infos and 120-byte tensors (version + V1 only,
+ * QAIRT 2.13's layout) whatever version the provider reports and the binary asks for. */
+TEST(refs_binary_info_v1only_layout) {
+  sys s;
+  CHECK(sys_open(&s, "S11:1.1.0") == 0);
+  setenv("HTPU_REF_SYSTEM_LAYOUT", "v1only", 1);
+  size_t len = 0;
+  void *bin = fx_build_model(multi_text(3, 3, 2), &len);
+  CHECK(bin);
+  qnn_system_context_handle_t h = NULL;
+  CHECK_EQ(s.p->table.system_context_create(&h), QNN_SUCCESS);
+  const void *vinfo = NULL;
+  qnn_context_binary_size_t sz = 0;
+  qnn_error_t rc = s.p->table.system_context_get_binary_info(h, bin, len, &vinfo, &sz);
+  setenv("HTPU_REF_SYSTEM_LAYOUT", "v2only", 1);
+  const void *bad = NULL;
+  qnn_error_t rc_bad = s.p->table.system_context_get_binary_info(h, bin, len, &bad, &sz);
+  free(bin);
+  CHECK_EQ(rc, QNN_SUCCESS);
+  CHECK_EQ(rc_bad, QNN_SYSTEM_CONTEXT_ERROR_INVALID_ARGUMENT);
+  const qnn_system_context_binary_info_t *info = vinfo;
+  CHECK_EQ(info->u.v3.num_graphs, 3);
+  const unsigned char *graphs = (const void *)info->u.v3.graphs;
+  static const char *const names[3][3] = {{"first", "x", "y"}, {"second", "p", "q"},
+                                          {"third", "m", "n"}};
+  for (uint32_t i = 0; i < 3; i++) {
+    const qnn_system_context_graph_info_t *g =
+        (const void *)(graphs + (size_t)i * QNN_GRAPH_INFO_STRIDE_V1_ONLY);
+    CHECK_EQ(g->version, QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_1);
+    CHECK(strcmp(g->u.v1.graph_name, names[i][0]) == 0);
+    const qnn_tensor_t *in = g->u.v1.graph_inputs, *out = g->u.v1.graph_outputs;
+    CHECK_EQ(in->version, QNN_TENSOR_VERSION_1);
+    CHECK(strcmp(in->u.v1.name, names[i][1]) == 0);
+    CHECK(strcmp(out->u.v1.name, names[i][2]) == 0);
+  }
+  CHECK_EQ(s.p->table.system_context_free(h), QNN_SUCCESS);
+  sys_close(&s);
+}
+
+/* Two inputs: the second starts 120 bytes after the first, and the array ends there. */
+TEST(refs_v1only_tensor_stride) {
+  sys s;
+  CHECK(sys_open(&s, "S11:1.1.0") == 0);
+  setenv("HTPU_REF_SYSTEM_LAYOUT", "v1only", 1);
+  size_t len = 0;
+  void *bin = fx_build_model(RB_ADD, &len);
+  CHECK(bin);
+  qnn_system_context_handle_t h = NULL;
+  CHECK_EQ(s.p->table.system_context_create(&h), QNN_SUCCESS);
+  const void *vinfo = NULL;
+  qnn_context_binary_size_t sz = 0;
+  qnn_error_t rc = s.p->table.system_context_get_binary_info(h, bin, len, &vinfo, &sz);
+  free(bin);
+  CHECK_EQ(rc, QNN_SUCCESS);
+  const qnn_system_context_binary_info_t *info = vinfo;
+  const qnn_system_context_graph_info_t *g = info->u.v3.graphs;
+  CHECK_EQ(g->u.v1.num_graph_inputs, 2);
+  const unsigned char *in = (const void *)g->u.v1.graph_inputs;
+  const qnn_tensor_t *b = (const void *)(in + QNN_TENSOR_STRIDE_V1_ONLY);
+  CHECK_EQ(b->version, QNN_TENSOR_VERSION_1);
+  CHECK(strcmp(b->u.v1.name, "b") == 0);
+  CHECK_EQ(b->u.v1.type, QNN_TENSOR_TYPE_APP_WRITE);
+  CHECK_EQ(b->u.v1.dimensions[1], 4);
+  CHECK_EQ(s.p->table.system_context_free(h), QNN_SUCCESS);
+  sys_close(&s);
 }
 
 TEST(refs_axis_scale_offset_tensor) {

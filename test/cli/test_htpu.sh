@@ -153,6 +153,19 @@ expect "info: truncated model -> exit 1" 1 err "htpu info: HTPU_E"
 run info "$TMP/empty.bin" --system-lib reference
 expect "info: empty file -> exit 1" 1 err "htpu info: HTPU_E"
 
+# A system library that reports System API 1.1.0 but lays its answer out as QAIRT 2.13's does
+# (48-byte graph infos, 120-byte tensors): refused, naming the library and its version.
+HTPU_REF_SYSTEM_PROVIDERS="QAIRT213:1.1.0" HTPU_REF_SYSTEM_LAYOUT=v1only \
+  run info "$TMP/quant.bin" --system-lib reference
+LAYOUT_ERR="htpu info: HTPU_ESYSTEM_LAYOUT: unsupported system library layout:"
+expect "info: system library with older strides -> exit 1" 1 \
+  err "$LAYOUT_ERR '$BUILD/libhtpu_refsystem.so' (System API 1.1.0): graph 0 ('quant') input 1"
+expect_empty "info: system library with older strides: stdout empty" out
+HTPU_REF_SYSTEM_PROVIDERS="QAIRT213:1.1.0" HTPU_REF_SYSTEM_LAYOUT=v1only \
+  run info --json "$TMP/quant.bin" --system-lib reference
+expect "info --json: system library with older strides -> exit 1" 1 \
+  err "unsupported system library layout" err "(System API 1.1.0)"
+
 run info "$TMP/add.bin" --system-lib "$TMP/nonexistent/libQnnSystem.so"
 expect "info: nonexistent system library -> exit 1 naming it" 1 \
   err "$TMP/nonexistent/libQnnSystem.so"
