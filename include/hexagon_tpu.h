@@ -246,11 +246,16 @@ typedef struct htpu_runtime_options {
   htpu_perf_profile perf_profile; /* voted at open; default HTPU_PERF_DEFAULT (no vote) */
   const char *fastrpc_lib;      /* FastRPC shared memory (rpcmem_*); default "libcdsprpc.so" */
   uint32_t recovery_retries;    /* after a DSP restart (QNN 1007): recreate the context and
-                                   retry the call this many times; 0 = off; default 1 */
+                                   retry the call this many times; 0 = off; default 1. A
+                                   recreate that fails with a transient code (the DSP still
+                                   coming back) is itself retried this many times, with the
+                                   start-up backoff below, before the model is given up
+                                   (HTPU_EDEVICE_RESET) */
   uint32_t startup_retries;     /* transient backend/device creation failures (the first
                                    FastRPC session after boot) are retried this many times;
                                    default 3 */
-  uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry; default 100 */
+  uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry (at most 10 s), of
+                                      start-up and recovery retries; default 100 */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -332,7 +337,9 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
 
 /* Retrieves a graph by name (graphRetrieve). name NULL: the only graph (HTPU_EINVAL naming the
  * available graphs when there are several). Unknown name: HTPU_ENOT_FOUND, the message lists
- * the names the binary holds. The graph holds a reference on its context. */
+ * the names the binary holds. The graph holds a reference on its context. A context made
+ * stale by a DSP restart (QNN 1007) is recovered as htpu_graph_execute_ex does, and the
+ * retrieve retried; HTPU_EDEVICE_RESET when it cannot be. */
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
 HTPU_API int htpu_graph_close(htpu_graph **g);
 

@@ -159,9 +159,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
       break;
     }
     /* A subsystem restart: recreate the context from its binary, then try again. */
-    gate_enter_exclusive(&htpu_exec_gate);
-    rc = context_recover_locked(c, generation);
-    gate_leave_exclusive(&htpu_exec_gate);
+    rc = context_recover(c, generation);
     if (rc) break;
   }
   free(tensors);

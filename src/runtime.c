@@ -214,6 +214,7 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   perf_init(&rt->perf, NULL, 0);
   shared_registry_init(&rt->shared, &rt->backend_lib, 0, "");
   rt->recovery_retries = o->recovery_retries;
+  rt->retry_delay_ms = o->startup_retry_delay_ms;
   int rc = loader_open_backend(backend_path, o->backend_id, &rt->backend_lib);
   if (!rc) rc = loader_open_system(system_path, &rt->system_lib);
   if (!rc) rc = create_with_retries(rt, o);
