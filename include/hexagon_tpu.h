@@ -90,7 +90,8 @@ extern "C" {
   X(HTPU_EUNSUPPORTED, -15, "not supported")                                                   \
   X(HTPU_EBUSY, -16, "handle is in use")                                                       \
   X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")     \
-  X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")
+  X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")    \
+  X(HTPU_ECANCELLED, -19, "the call was cancelled before it ran")
 
 #define HTPU_ERROR_ENUM_(name, value, msg) name = value,
 typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
@@ -383,12 +384,21 @@ typedef struct htpu_exec_options {
    * highest profile among the runtime's and all in-flight calls' is in effect), then back
    * down. HTPU_PERF_DEFAULT: no per-call vote. */
   htpu_perf_profile perf_profile;
+  /* NULL, or asked once whether the call is still wanted: on the calling thread, when the
+   * call's turn on the graph has come (after waiting behind other executes of the graph),
+   * before anything reaches the backend. Nonzero: the call returns HTPU_ECANCELLED without
+   * running (counted in htpu_stats.executes_cancelled). For a caller that can go away while
+   * queued (the NIF: a process killed meanwhile). It runs holding the graph's execute lock: it
+   * must be quick and must not call this library. */
+  int (*cancelled)(void *cancel_arg);
+  void *cancel_arg; /* passed to cancelled; borrowed for the call */
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
  * is recreated from its retained binary, its graphs re-retrieved, shared buffers re-registered
  * and the call retried (runtime option recovery_retries); a failed recovery or QNN 1011 gives
- * HTPU_EDEVICE_RESET, after which the handles are still safe to close. */
+ * HTPU_EDEVICE_RESET, after which the handles are still safe to close. HTPU_ECANCELLED when
+ * opts->cancelled said so. */
 HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
                                    const htpu_io *outputs, uint32_t num_outputs,
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
@@ -465,6 +475,8 @@ typedef struct htpu_stats {
   uint64_t executes_in_flight; /* inside the backend's graphExecute now */
   uint64_t executes_waiting;   /* now queued behind another execute of the same graph (each
                                   holds its graph, so a close meanwhile does not stop it) */
+  uint64_t executes_cancelled; /* skipped when their turn came, as their caller was gone
+                                  (htpu_exec_options.cancelled); not counted in executes */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

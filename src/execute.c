@@ -107,7 +107,8 @@ static void lock_graph(graph_obj *g) {
  * exclusively with the graph lock still held, which is safe because nothing that holds the
  * gate ever waits for a graph lock. */
 static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, const io_mode *modes,
-                                 uint32_t n_in, uint32_t n_out, uint64_t *exec_ns) {
+                                 uint32_t n_in, uint32_t n_out, const htpu_exec_options *opts,
+                                 uint64_t *exec_ns) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const char *name = c->info->pub.graphs[g->index].name;
@@ -115,6 +116,16 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   lock_graph(g);
+  /* Asked once, when the call is about to start: a caller that went away while queued does
+   * not get its turn on the DSP. */
+  if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
+    pthread_mutex_unlock(&g->exec_lock);
+    free(tensors);
+    STAT_ADD(executes_cancelled, 1);
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled before it ran (its caller is gone)",
+                          name);
+  }
   int rc = 0;
   for (uint32_t attempt = 0;; attempt++) {
     memcpy(tensors, prepared, n * sizeof *tensors);
@@ -240,7 +251,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
     (void)perf_call_enter(&rt->perf, vote);
     htpu_clear_error();
-    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, &exec_ns);
+    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, opts, &exec_ns);
     perf_call_leave(&rt->perf, vote);
   }
 
@@ -287,8 +298,9 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
   int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats);
-  STAT_ADD(executes, 1);
-  if (rc) {
+  /* A cancelled call never ran: it is counted in executes_cancelled only. */
+  if (rc != HTPU_ECANCELLED) STAT_ADD(executes, 1);
+  if (rc && rc != HTPU_ECANCELLED) {
     STAT_ADD(execute_errors, 1);
     obj_keep_error(&g->base);
   }

@@ -20,6 +20,7 @@ defmodule HexagonTpu.Error do
   | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
   | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
   | `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
+  | `:cancelled` | the execute was skipped when its turn came because its caller was gone (a killed process never sees it; `HexagonTpu.Stats.native/0` counts them) |
 
   The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case
   (`HTPU_EQNN` is `:qnn_error`, `HTPU_EINVAL` `:invalid_argument`, `HTPU_ENOMEM` `:no_memory`).

@@ -1,6 +1,7 @@
 /* Concurrency: many threads on one graph and on separate graphs give the serial results;
  * the per-graph lock keeps QNN from seeing a graph executed concurrently with itself; a
- * context load waits for in-flight executes, and only for those. */
+ * context load waits for in-flight executes, and only for those; an execute whose caller is
+ * gone is skipped when its turn comes. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -481,5 +482,84 @@ TEST(concurrency_restart_while_executes_queue) {
   htpu_graph_close(&mul);
   htpu_context_close(&c1);
   htpu_context_close(&c2);
+  htpu_runtime_close(&rt);
+}
+
+typedef struct cancel_probe {
+  atomic_int cancel; /* what the callback answers */
+  atomic_int asked;  /* how often it was asked */
+  pthread_t asked_on;
+} cancel_probe;
+
+static int probe_cancelled(void *arg) {
+  cancel_probe *p = arg;
+  p->asked_on = pthread_self();
+  atomic_fetch_add(&p->asked, 1);
+  return atomic_load(&p->cancel);
+}
+
+static void *execute_once_on(void *arg) {
+  one_call *c = arg;
+  cancel_probe *p = c->opts->cancel_arg;
+  execute_once(c);
+  /* The probe's thread is checked by its own thread: pthread_equal needs no join. */
+  if (atomic_load(&p->asked) && !pthread_equal(p->asked_on, pthread_self())) c->rc = -200;
+  return NULL;
+}
+
+TEST(concurrency_a_cancelled_call_is_skipped_when_its_turn_comes) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("cancel.bin", TWO_GRAPHS);
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *add = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &add), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  uint64_t x0 = fx_ref_executes();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 300000), 0);
+
+  /* Call 0 runs; calls 1 and 2 queue; call 1's caller goes away while it waits. */
+  cancel_probe probe[3];
+  htpu_exec_options opts[3];
+  one_call calls[3];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) {
+    atomic_init(&probe[i].cancel, 0);
+    atomic_init(&probe[i].asked, 0);
+    memset(&opts[i], 0, sizeof opts[i]);
+    opts[i].cancelled = probe_cancelled;
+    opts[i].cancel_arg = &probe[i];
+    call_init(&calls[i], add, 8.0f);
+    calls[i].opts = &opts[i];
+  }
+  CHECK(pthread_create(&th[0], NULL, execute_once_on, &calls[0]) == 0);
+  int queued = wait_gauges(1, 0) == 0;
+  for (int i = 1; i < 3; i++) CHECK(pthread_create(&th[i], NULL, execute_once_on, &calls[i]) == 0);
+  queued = queued && wait_gauges(1, 2) == 0;
+  atomic_store(&probe[1].cancel, 1);
+  for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+  fx_ref_disarm();
+
+  CHECK_MSG(queued, "calls 1 and 2 never queued behind call 0");
+  CHECK_MSG(calls[0].rc == 0, "call 0: %d %s", calls[0].rc, htpu_err_name(calls[0].rc));
+  CHECK_MSG(calls[1].rc == HTPU_ECANCELLED, "call 1: %d %s", calls[1].rc,
+            htpu_err_name(calls[1].rc));
+  CHECK_MSG(calls[2].rc == 0, "call 2: %d %s", calls[2].rc, htpu_err_name(calls[2].rc));
+  /* Asked once each, on the calling thread, once its turn had come (after the flag was set
+   * while it was queued). */
+  for (int i = 0; i < 3; i++) CHECK_EQ(atomic_load(&probe[i].asked), 1);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.executes_cancelled - s0.executes_cancelled, 1);
+  CHECK_EQ(s1.executes - s0.executes, 2);
+  CHECK_EQ(s1.execute_errors - s0.execute_errors, 0);
+  CHECK_EQ(fx_ref_executes() - x0, 2);
+  CHECK_EQ(s1.executes_waiting, 0);
+  CHECK_EQ(s1.executes_in_flight, 0);
+  htpu_graph_close(&add);
+  htpu_context_close(&ctx);
   htpu_runtime_close(&rt);
 }
