@@ -105,6 +105,7 @@
   X(startup_retries, "startup_retries")           \
   X(executes_in_flight, "executes_in_flight")     \
   X(executes_waiting, "executes_waiting")         \
+  X(executes_cancelled, "executes_cancelled")     \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
   X(reaper_inline, "reaper_inline")

@@ -250,6 +250,20 @@ int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *o
   return htpu_perf_profile_from_name(name, out) == 0 ? 0 : -1;
 }
 
+/* The core asks this on the thread running the execute NIF, which is what
+ * enif_is_current_process_alive requires (a NIF-calling thread with the call's own env; dirty
+ * schedulers included, OTP 25 and 28 alike). A process killed while its dirty NIF runs is
+ * marked exiting at once (its monitors fire while the NIF still runs and its result goes
+ * nowhere): that flag is what this reads, without a lookup or a lock. */
+static int caller_gone(void *env) { return !enif_is_current_process_alive(env); }
+
+int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo) {
+  memset(xo, 0, sizeof *xo);
+  xo->cancelled = caller_gone;
+  xo->cancel_arg = env;
+  return nif_get_perf_profile(env, profile, &xo->perf_profile);
+}
+
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0) {
   ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
                       ATOMS.nif_ns};
@@ -272,6 +286,7 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       ATOMS.quantize_ns_total, ATOMS.dequantize_ns_total, ATOMS.recoveries,
                       ATOMS.recovery_failures, ATOMS.live_shared_buffers, ATOMS.mem_registrations,
                       ATOMS.startup_retries,   ATOMS.executes_in_flight, ATOMS.executes_waiting,
+                      ATOMS.executes_cancelled,
                       ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
                       enif_make_uint64(env, s.live_contexts),
@@ -291,6 +306,7 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       enif_make_uint64(env, s.startup_retries),
                       enif_make_uint64(env, s.executes_in_flight),
                       enif_make_uint64(env, s.executes_waiting),
+                      enif_make_uint64(env, s.executes_cancelled),
                       enif_make_uint64(env, queued),
                       enif_make_uint64(env, closed),
                       enif_make_uint64(env, inline_closed)};

@@ -450,8 +450,7 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
   }
 
   htpu_exec_options xo;
-  memset(&xo, 0, sizeof xo);
-  if (nif_get_perf_profile(env, argv[3], &xo.perf_profile)) {
+  if (nif_exec_options(env, argv[3], &xo)) {
     ret = enif_make_badarg(env);
     goto out;
   }

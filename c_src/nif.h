@@ -158,6 +158,10 @@ void env_restore(env_entry *saved, unsigned n);
 
 /* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out);
+/* Execute options for the calling process: the profile (as nif_get_perf_profile) and a cancel
+ * callback, so an execute whose caller was killed while it queued on the graph is skipped
+ * (HTPU_ECANCELLED) instead of run for nobody. `env` must be the NIF call's own. 0 or -1. */
+int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo);
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0);
 
 /* ---- terms (convert.c) --------------------------------------------------------------------- */

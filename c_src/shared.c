@@ -334,13 +334,12 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
   nif_graph *g;
   nif_shared *sh;
   htpu_exec_options xo;
-  memset(&xo, 0, sizeof xo);
   if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g)) {
     if (!enif_is_ref(env, argv[0])) return enif_make_badarg(env);
     return nif_make_error_msg(env, HTPU_ECLOSED,
                               "the graph handle was made by a purged copy of the NIF library");
   }
-  if (!get_shared(env, argv[1], &sh) || nif_get_perf_profile(env, argv[2], &xo.perf_profile))
+  if (!get_shared(env, argv[1], &sh) || nif_exec_options(env, argv[2], &xo))
     return enif_make_badarg(env);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");

@@ -91,7 +91,8 @@ extern "C" {
   X(HTPU_EBUSY, -16, "handle is in use")                                                       \
   X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")     \
   X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")    \
-  X(HTPU_ESYSTEM_LAYOUT, -19, "the QNN system library returned metadata in an unsupported layout")
+  X(HTPU_ESYSTEM_LAYOUT, -19, "the QNN system library returned metadata in an unsupported layout") \
+  X(HTPU_ECANCELLED, -20, "the call was cancelled before it ran")
 
 #define HTPU_ERROR_ENUM_(name, value, msg) name = value,
 typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
@@ -263,11 +264,16 @@ typedef struct htpu_runtime_options {
   htpu_perf_profile perf_profile; /* voted at open; default HTPU_PERF_DEFAULT (no vote) */
   const char *fastrpc_lib;      /* FastRPC shared memory (rpcmem_*); default "libcdsprpc.so" */
   uint32_t recovery_retries;    /* after a DSP restart (QNN 1007): recreate the context and
-                                   retry the call this many times; 0 = off; default 1 */
+                                   retry the call this many times; 0 = off; default 1. A
+                                   recreate that fails with a transient code (the DSP still
+                                   coming back) is itself retried this many times, with the
+                                   start-up backoff below, before the model is given up
+                                   (HTPU_EDEVICE_RESET) */
   uint32_t startup_retries;     /* transient backend/device creation failures (the first
                                    FastRPC session after boot) are retried this many times;
                                    default 3 */
-  uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry; default 100 */
+  uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry (at most 10 s), of
+                                      start-up and recovery retries; default 100 */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -352,7 +358,9 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
 
 /* Retrieves a graph by name (graphRetrieve). name NULL: the only graph (HTPU_EINVAL naming the
  * available graphs when there are several). Unknown name: HTPU_ENOT_FOUND, the message lists
- * the names the binary holds. The graph holds a reference on its context. */
+ * the names the binary holds. The graph holds a reference on its context. A context made
+ * stale by a DSP restart (QNN 1007) is recovered as htpu_graph_execute_ex does, and the
+ * retrieve retried; HTPU_EDEVICE_RESET when it cannot be. */
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
 HTPU_API int htpu_graph_close(htpu_graph **g);
 
@@ -396,12 +404,21 @@ typedef struct htpu_exec_options {
    * highest profile among the runtime's and all in-flight calls' is in effect), then back
    * down. HTPU_PERF_DEFAULT: no per-call vote. */
   htpu_perf_profile perf_profile;
+  /* NULL, or asked once whether the call is still wanted: on the calling thread, when the
+   * call's turn on the graph has come (after waiting behind other executes of the graph),
+   * before anything reaches the backend. Nonzero: the call returns HTPU_ECANCELLED without
+   * running (counted in htpu_stats.executes_cancelled). For a caller that can go away while
+   * queued (the NIF: a process killed meanwhile). It runs holding the graph's execute lock: it
+   * must be quick and must not call this library. */
+  int (*cancelled)(void *cancel_arg);
+  void *cancel_arg; /* passed to cancelled; borrowed for the call */
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
  * is recreated from its retained binary, its graphs re-retrieved, shared buffers re-registered
  * and the call retried (runtime option recovery_retries); a failed recovery or QNN 1011 gives
- * HTPU_EDEVICE_RESET, after which the handles are still safe to close. */
+ * HTPU_EDEVICE_RESET, after which the handles are still safe to close. HTPU_ECANCELLED when
+ * opts->cancelled said so. */
 HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
                                    const htpu_io *outputs, uint32_t num_outputs,
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
@@ -478,6 +495,8 @@ typedef struct htpu_stats {
   uint64_t executes_in_flight; /* inside the backend's graphExecute now */
   uint64_t executes_waiting;   /* now queued behind another execute of the same graph (each
                                   holds its graph, so a close meanwhile does not stop it) */
+  uint64_t executes_cancelled; /* skipped when their turn came, as their caller was gone
+                                  (htpu_exec_options.cancelled); not counted in executes */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "qnn_log.h"
+#include "retry.h"
 #include "stats.h"
 
 static void context_destroy(htpu_object *o) {
@@ -163,7 +164,53 @@ size_t htpu_context_last_error(htpu_context *h, char *buf, size_t len) {
   return n;
 }
 
-int context_recover_locked(context_obj *c, uint64_t seen_generation) {
+/* One try: a new QNN context from the retained binary, and every live graph's handle in it.
+ * On failure frees what it made, sets the error and *code (the QNN code, 0 if none). */
+static int recreate(context_obj *c, uint32_t *code) {
+  runtime_obj *rt = c->rt;
+  const qnn_backend_lib *b = &rt->backend_lib;
+  uint64_t mark = qnn_log_mark();
+  qnn_context_handle_t q = NULL;
+  qnn_error_t e = b->context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
+                                                (qnn_context_binary_size_t)c->binary_len, &q,
+                                                NULL);
+  if (e != QNN_SUCCESS || !q) {
+    *code = QNN_ERROR_CODE(e);
+    htpu_set_error(HTPU_EDEVICE_RESET, *code,
+                   "the DSP restarted and recreating the context failed: QNN error %u (%s)",
+                   *code, htpu_qnn_error_name(*code));
+    qnn_log_append_since(mark);
+    return HTPU_EDEVICE_RESET;
+  }
+  int rc = 0;
+  pthread_mutex_lock(&c->graphs_lock);
+  for (size_t i = 0; !rc && i < c->num_graphs; i++) {
+    graph_obj *g = c->graphs[i];
+    const char *name = c->info->pub.graphs[g->index].name;
+    qnn_graph_handle_t h = NULL;
+    e = b->graph_retrieve(q, name, &h);
+    if (e != QNN_SUCCESS || !h) {
+      *code = QNN_ERROR_CODE(e);
+      rc = htpu_set_error(HTPU_EDEVICE_RESET, *code,
+                          "the DSP restarted and retrieving graph '%s' again failed: QNN error "
+                          "%u (%s)",
+                          name, *code, htpu_qnn_error_name(*code));
+      qnn_log_append_since(mark);
+    } else {
+      g->qnn = h; /* a later failure: replaced by the next try, or c ends dead */
+    }
+  }
+  pthread_mutex_unlock(&c->graphs_lock);
+  if (rc) {
+    (void)b->context_free(q, NULL);
+    return rc;
+  }
+  c->qnn = q;
+  return 0;
+}
+
+/* Under the gate, exclusively. */
+static int recover_locked(context_obj *c, uint64_t seen_generation) {
   if (c->generation != seen_generation) return 0; /* another call already recovered it */
   if (c->dead)
     return htpu_set_error(HTPU_EDEVICE_RESET, 0,
@@ -174,43 +221,34 @@ int context_recover_locked(context_obj *c, uint64_t seen_generation) {
   mem_cache_release(&c->mem, b, -1);
   if (c->qnn) (void)b->context_free(c->qnn, NULL);
   c->qnn = NULL;
-  uint64_t mark = qnn_log_mark();
-  qnn_error_t e = b->context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
-                                                (qnn_context_binary_size_t)c->binary_len, &c->qnn,
-                                                NULL);
-  int rc = 0;
-  if (e != QNN_SUCCESS || !c->qnn) {
-    c->qnn = NULL;
-    uint32_t code = QNN_ERROR_CODE(e);
-    rc = htpu_set_error(HTPU_EDEVICE_RESET, code,
-                        "the DSP restarted and recreating the context failed: QNN error %u (%s)",
-                        code, htpu_qnn_error_name(code));
-    qnn_log_append_since(mark);
-  }
-  pthread_mutex_lock(&c->graphs_lock);
-  for (size_t i = 0; !rc && i < c->num_graphs; i++) {
-    graph_obj *g = c->graphs[i];
-    const char *name = c->info->pub.graphs[g->index].name;
-    qnn_graph_handle_t h = NULL;
-    e = b->graph_retrieve(c->qnn, name, &h);
-    if (e != QNN_SUCCESS || !h) {
-      uint32_t code = QNN_ERROR_CODE(e);
-      rc = htpu_set_error(HTPU_EDEVICE_RESET, code,
-                          "the DSP restarted and retrieving graph '%s' again failed: QNN error "
-                          "%u (%s)",
-                          name, code, htpu_qnn_error_name(code));
-    } else {
-      g->qnn = h;
+  uint64_t delay = rt->retry_delay_ms;
+  for (uint32_t attempt = 0;; attempt++) {
+    uint32_t code = 0;
+    int rc = recreate(c, &code);
+    if (rc == 0) break;
+    /* A restart during the recovery is the DSP still coming back: worth the start-up backoff.
+     * A configuration error is not, and neither is a DSP that stays away past the retries. */
+    if (!retry_is_transient(code) || attempt >= rt->recovery_retries) {
+      if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
+      c->dead = 1;
+      STAT_ADD(recovery_failures, 1);
+      return rc;
     }
-  }
-  pthread_mutex_unlock(&c->graphs_lock);
-  if (rc) {
-    c->dead = 1;
-    STAT_ADD(recovery_failures, 1);
-    return rc;
+    retry_sleep_ms(delay);
+    delay = retry_next_delay(delay);
   }
   c->generation++;
   STAT_ADD(recoveries, 1);
   perf_recast(&rt->perf);
   return 0;
+}
+
+int context_recover(context_obj *c, uint64_t seen_generation) {
+  /* Held through the backoff too: in between, the context has no QNN handle and its graphs'
+   * handles are stale, so nothing may execute or open a graph on it; and the restart that
+   * made it stale made every context of the process stale, so others would only fail. */
+  gate_enter_exclusive(&htpu_exec_gate);
+  int rc = recover_locked(c, seen_generation);
+  gate_leave_exclusive(&htpu_exec_gate);
+  return rc;
 }

@@ -4,9 +4,9 @@
  * Per call: check the caller's buffers against the graph's tensor infos, quantize f32 inputs
  * that the graph wants in another type, build fresh QNN tensor descriptors (never shared
  * between calls, so concurrent executes of different graphs cannot see each other's
- * pointers), run graphExecute under the process-wide execute gate (shared) and the graph's lock, then
- * dequantize outputs the caller asked for as f32. Buffers already in the tensor's type are
- * handed to QNN as they are: no copy in, and QNN writes outputs in place.
+ * pointers), run graphExecute holding the graph's lock and then the process-wide execute gate
+ * (shared), then dequantize outputs the caller asked for as f32. Buffers already in the
+ * tensor's type are handed to QNN as they are: no copy in, and QNN writes outputs in place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,15 +89,43 @@ static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, const io_mode *mod
   }
 }
 
-/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows. */
+/* Waits for this graph's turn. Not under the gate: a queue on one busy graph must hold up
+ * neither a context load or free (which waits for the gate's readers) nor, through the
+ * gate's writer preference, the executes of other graphs behind that load. */
+static void lock_graph(graph_obj *g) {
+  if (pthread_mutex_trylock(&g->exec_lock) != 0) {
+    /* Another execute of this graph is running: queueing is worth counting (it is where
+     * latency goes when one model is shared by more callers than it can serve). */
+    STAT_ADD(executes_waiting, 1);
+    pthread_mutex_lock(&g->exec_lock);
+    STAT_SUB(executes_waiting, 1);
+  }
+}
+
+/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows.
+ * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
+ * exclusively with the graph lock still held, which is safe because nothing that holds the
+ * gate ever waits for a graph lock. */
 static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, const io_mode *modes,
-                                 uint32_t n_in, uint32_t n_out, uint64_t *exec_ns) {
+                                 uint32_t n_in, uint32_t n_out, const htpu_exec_options *opts,
+                                 uint64_t *exec_ns) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const char *name = c->info->pub.graphs[g->index].name;
   uint32_t n = n_in + n_out;
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  lock_graph(g);
+  /* Asked once, when the call is about to start: a caller that went away while queued does
+   * not get its turn on the DSP. */
+  if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
+    pthread_mutex_unlock(&g->exec_lock);
+    free(tensors);
+    STAT_ADD(executes_cancelled, 1);
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled before it ran (its caller is gone)",
+                          name);
+  }
   int rc = 0;
   for (uint32_t attempt = 0;; attempt++) {
     memcpy(tensors, prepared, n * sizeof *tensors);
@@ -113,20 +141,12 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
     }
     uint64_t generation = c->generation;
     bind_buffers(g, tensors, modes, n_in, n);
-    if (pthread_mutex_trylock(&g->exec_lock) != 0) {
-      /* Another execute of this graph is running: queueing is worth counting (it is where
-       * latency goes when one model is shared by more callers than it can serve). */
-      STAT_ADD(executes_waiting, 1);
-      pthread_mutex_lock(&g->exec_lock);
-      STAT_SUB(executes_waiting, 1);
-    }
     STAT_ADD(executes_in_flight, 1);
     uint64_t e0 = htpu_now_ns();
     qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
                                                   NULL, NULL);
     *exec_ns = htpu_now_ns() - e0;
     STAT_SUB(executes_in_flight, 1);
-    pthread_mutex_unlock(&g->exec_lock);
     gate_leave_shared(&htpu_exec_gate);
     uint32_t code = QNN_ERROR_CODE(e);
     if (e == QNN_SUCCESS) {
@@ -159,11 +179,10 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
       break;
     }
     /* A subsystem restart: recreate the context from its binary, then try again. */
-    gate_enter_exclusive(&htpu_exec_gate);
-    rc = context_recover_locked(c, generation);
-    gate_leave_exclusive(&htpu_exec_gate);
+    rc = context_recover(c, generation);
     if (rc) break;
   }
+  pthread_mutex_unlock(&g->exec_lock);
   free(tensors);
   return rc;
 }
@@ -232,7 +251,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
     (void)perf_call_enter(&rt->perf, vote);
     htpu_clear_error();
-    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, &exec_ns);
+    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, opts, &exec_ns);
     perf_call_leave(&rt->perf, vote);
   }
 
@@ -279,8 +298,9 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
   int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats);
-  STAT_ADD(executes, 1);
-  if (rc) {
+  /* A cancelled call never ran: it is counted in executes_cancelled only. */
+  if (rc != HTPU_ECANCELLED) STAT_ADD(executes, 1);
+  if (rc && rc != HTPU_ECANCELLED) {
     STAT_ADD(execute_errors, 1);
     obj_keep_error(&g->base);
   }

@@ -8,6 +8,10 @@
  * executes wait behind it, so a load is never starved by a steady stream of inferences, and
  * no execute is in flight while QNN creates or frees a context (on the board, loading while
  * another graph executes has coincided with device resets).
+ *
+ * An execute enters only once it holds its graph's lock, right before graphExecute, and nothing
+ * holding the gate waits for a graph lock: so the gate's readers are the executes in flight,
+ * never the queues behind busy graphs, and a load waits for those alone.
  */
 #ifndef HTPU_GATE_H
 #define HTPU_GATE_H

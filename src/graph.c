@@ -63,30 +63,51 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
     goto fail;
   }
   const char *gname = info->graphs[index].name;
-  uint64_t mark = qnn_log_mark();
-  /* Shared with the gate: a recovery may be replacing the context's QNN handle. */
-  gate_enter_shared(&htpu_exec_gate);
-  if (c->dead) {
-    gate_leave_shared(&htpu_exec_gate);
-    free(g);
-    rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
-                        "opening graph '%s': the DSP restarted and this model could not be "
-                        "recovered; close it and load it again",
-                        gname);
-    goto fail;
-  }
-  qnn_error_t e = c->rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
-  int added = (e == QNN_SUCCESS && g->qnn) ? context_add_graph(c, g) : -1;
-  gate_leave_shared(&htpu_exec_gate);
-  if (added != 0) {
-    int retrieved = e == QNN_SUCCESS && g->qnn;
-    free(g);
-    rc = retrieved ? htpu_set_error(HTPU_ENOMEM, 0, "out of memory")
-                   : qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
-    goto fail;
-  }
-  g->ctx = c; /* the reference from obj_acquire is now the graph's */
+  runtime_obj *rt = c->rt;
+  /* Set before the graph joins the context's list: a recovery reads them from there. */
+  g->ctx = c;
   g->index = (uint32_t)index;
+  for (uint32_t attempt = 0;; attempt++) {
+    uint64_t mark = qnn_log_mark();
+    /* Shared with the gate: a recovery may be replacing the context's QNN handle. */
+    gate_enter_shared(&htpu_exec_gate);
+    if (c->dead) {
+      gate_leave_shared(&htpu_exec_gate);
+      free(g);
+      rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                          "opening graph '%s': the DSP restarted and this model could not be "
+                          "recovered; close it and load it again",
+                          gname);
+      goto fail;
+    }
+    uint64_t generation = c->generation;
+    g->qnn = NULL;
+    qnn_error_t e = rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
+    int added = (e == QNN_SUCCESS && g->qnn) ? context_add_graph(c, g) : -1;
+    gate_leave_shared(&htpu_exec_gate);
+    if (added == 0) break;
+    if (e == QNN_SUCCESS && g->qnn) {
+      free(g);
+      rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+      goto fail;
+    }
+    /* The context went stale in a DSP restart (with no graph executing to notice): recover it
+     * as an execute would, then retrieve again. */
+    uint32_t code = QNN_ERROR_CODE(e);
+    if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && attempt < rt->recovery_retries) {
+      rc = context_recover(c, generation);
+      if (rc) {
+        free(g);
+        htpu_append_error(" (opening graph '%s')", gname);
+        goto fail;
+      }
+      continue;
+    }
+    free(g);
+    rc = qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
+    goto fail;
+  }
+  /* The reference from obj_acquire is now the graph's (g->ctx). */
   pthread_mutex_init(&g->exec_lock, NULL);
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);

@@ -44,6 +44,7 @@ typedef struct runtime_obj {
   char *build_id;
   char *dsp_library_path;
   uint32_t recovery_retries;
+  uint64_t retry_delay_ms;    /* first backoff of start-up and recovery retries */
   uint32_t startup_attempts;
   perf_state perf;
   shared_registry shared; /* FastRPC library and the live shared buffers */
@@ -85,10 +86,14 @@ void runtime_remove_context(runtime_obj *rt, context_obj *c);
 int context_add_graph(context_obj *c, graph_obj *g);
 void context_remove_graph(context_obj *c, graph_obj *g);
 
-/* Recreates a context after a DSP restart: deregisters and frees the stale QNN context,
- * creates it again from the retained binary, re-retrieves its graphs. The caller holds the
- * execute gate exclusively. Returns 0 or HTPU_EDEVICE_RESET (error set; c->dead = 1). */
-int context_recover_locked(context_obj *c, uint64_t seen_generation);
+/* Recreates a context after a DSP restart seen at `seen_generation` (nothing to do if another
+ * call recovered it since): deregisters and frees the stale QNN context, creates it again from
+ * the retained binary and re-retrieves its graphs. A transient failure (the DSP still coming
+ * back) is retried up to rt->recovery_retries times with the start-up backoff. Takes the
+ * execute gate exclusively: the caller holds no gate (a graph's execute lock is fine: nothing
+ * waits for one while holding the gate). Returns 0 or HTPU_EDEVICE_RESET (error set;
+ * c->dead = 1). */
+int context_recover(context_obj *c, uint64_t seen_generation);
 
 /* Compatibility preflight of a binary against this runtime's device and backend: returns 0
  * or HTPU_EINCOMPATIBLE with one message naming both sides. */

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn_log.h"
+#include "retry.h"
 #include "stats.h"
 
 int qnn_fail(qnn_error_t e, uint64_t log_mark, const char *fmt, ...) {
@@ -111,28 +111,6 @@ static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
   return 0;
 }
 
-/* QNN codes that the first FastRPC session after boot can produce while the DSP daemon is
- * still coming up. A configuration error (e.g. 14001, a skel mismatch) is not among them:
- * retrying it would poison the DSP for the whole process. */
-static int is_transient_startup_code(uint32_t code) {
-  switch (code) {
-    case QNN_COMMON_ERROR_SYSTEM:
-    case QNN_COMMON_ERROR_RESOURCE_UNAVAILABLE:
-    case QNN_COMMON_ERROR_SYSTEM_COMMUNICATION:
-    case QNN_BACKEND_ERROR_CANNOT_INITIALIZE:
-    case QNN_DEVICE_ERROR_HARDWARE_UNAVAILABLE:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-static void sleep_ms(uint64_t ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
-
 /* Log, backend and device, retried with backoff while the failure looks transient. */
 static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
   uint64_t delay = o->startup_retry_delay_ms;
@@ -145,13 +123,13 @@ static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
     if (rc) free_qnn_objects(rt);
     gate_leave_exclusive(&htpu_exec_gate);
     if (rc == 0) return 0;
-    if (rc != HTPU_EQNN || !is_transient_startup_code(code) || attempt >= o->startup_retries) {
+    if (rc != HTPU_EQNN || !retry_is_transient(code) || attempt >= o->startup_retries) {
       if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
       return rc;
     }
     STAT_ADD(startup_retries, 1);
-    sleep_ms(delay);
-    delay = delay * 2 > 10000 ? 10000 : delay * 2;
+    retry_sleep_ms(delay);
+    delay = retry_next_delay(delay);
   }
 }
 
@@ -236,6 +214,7 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   perf_init(&rt->perf, NULL, 0);
   shared_registry_init(&rt->shared, &rt->backend_lib, 0, "");
   rt->recovery_retries = o->recovery_retries;
+  rt->retry_delay_ms = o->startup_retry_delay_ms;
   int rc = loader_open_backend(backend_path, o->backend_id, &rt->backend_lib);
   if (!rc) rc = loader_open_system(system_path, &rt->system_lib);
   if (!rc) rc = create_with_retries(rt, o);

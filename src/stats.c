@@ -35,4 +35,5 @@ void htpu_stats_get(htpu_stats *out) {
   out->startup_retries = LOAD(startup_retries);
   out->executes_in_flight = LOAD(executes_in_flight);
   out->executes_waiting = LOAD(executes_waiting);
+  out->executes_cancelled = LOAD(executes_cancelled);
 }

@@ -21,6 +21,7 @@ defmodule HexagonTpu.Error do
   | `:system_layout` | the QNN system library's answer is not laid out as its System API version implies (e.g. QAIRT 2.13's `libQnnSystem.so`, which reports 1.1.0 with older struct sizes): the message names the library, its version and the field that looked wrong; use the `libQnnSystem.so` of the QAIRT release of the backend |
   | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
   | `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
+  | `:cancelled` | the execute was skipped when its turn came because its caller was gone (a killed process never sees it; `HexagonTpu.Stats.native/0` counts them) |
 
   The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case
   (`HTPU_EQNN` is `:qnn_error`, `HTPU_EINVAL` `:invalid_argument`, `HTPU_ENOMEM` `:no_memory`).

@@ -104,7 +104,10 @@ defmodule HexagonTpu.Runtime do
     * `:recovery` - after a DSP subsystem restart (QNN error 1007) the core recreates the
       context from its retained binary, re-registers shared buffers and retries the call:
       `true` (default, 1 retry), `false` (off: the call fails with `qnn_code: 1007`) or the
-      number of retries. A restart that cannot be recovered is a `:device_reset` error
+      number of retries. Opening a graph on a context the restart made stale recovers it too;
+      a recreate that fails while the DSP is still coming back is retried as many times, with
+      the `:startup_retry_delay_ms` backoff. A restart that cannot be recovered is a
+      `:device_reset` error
     * `:startup_retries` - transient backend/device creation failures (the first FastRPC
       session after boot) are retried this many times (default 3), with
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry.

@@ -61,6 +61,8 @@ defmodule HexagonTpu.Stats do
     * `:executes_in_flight` - executes inside the backend's `graphExecute` right now;
       `:executes_waiting` - executes queued behind another execute of the same graph (a
       model called by more processes than it can serve)
+    * `:executes_cancelled` - queued executes skipped when their turn came because the
+      calling process had been killed meanwhile (not counted in `:executes`)
     * `:reaper_queued`, `:reaper_closed`, `:reaper_inline` - handles dropped by GC and queued
       for closing, closed by the reaper, closed inline
 

@@ -116,6 +116,23 @@ int fx_ref_set_latency(const char *api, unsigned usec) {
   return f ? f(api, usec) : -1;
 }
 
+uint32_t fx_ref_trigger_ssr(void) {
+  htpu_ref_trigger_ssr_fn f = (htpu_ref_trigger_ssr_fn)ref_symbol("htpu_ref_trigger_ssr");
+  return f ? f() : 0;
+}
+
+static htpu_ref_stats ref_stats(void) {
+  htpu_ref_stats s;
+  memset(&s, 0, sizeof s);
+  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
+  if (f) f(&s);
+  return s;
+}
+
+uint64_t fx_ref_executes(void) { return ref_stats().total_executes; }
+
+uint64_t fx_ref_faults(void) { return ref_stats().faults_injected; }
+
 int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out) {
   int (*f)(uint32_t, htpu_ref_power_state *) =
       (int (*)(uint32_t, htpu_ref_power_state *))ref_symbol("htpu_ref_get_power_state");

@@ -3,6 +3,7 @@
 #define HTPU_TEST_FIXTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hexagon_tpu.h"
 
@@ -28,6 +29,12 @@ void fx_ref_disarm(void);
 unsigned long fx_ref_violations(void);
 const char *fx_ref_last_violation(void);
 int fx_ref_set_latency(const char *api, unsigned usec);
+/* A DSP subsystem restart now (every live context goes stale); returns how many went stale. */
+uint32_t fx_ref_trigger_ssr(void);
+/* Cumulative counts (compare before and after): graphExecute calls the backend ran to success;
+ * calls failed by a fault rule. */
+uint64_t fx_ref_executes(void);
+uint64_t fx_ref_faults(void);
 
 /* Power state of a power config id as the reference backend recorded it (see
  * htpu_ref_control.h); returns 0 live, 1 destroyed, -1 unknown. */

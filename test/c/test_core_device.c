@@ -147,7 +147,7 @@ TEST(device_per_call_profile_votes_up_and_back_down) {
   htpu_ref_power_state s;
   CHECK_EQ(fx_ref_power_state(id, &s), 0);
   uint32_t calls_before = s.set_calls;
-  htpu_exec_options eo = {HTPU_PERF_BURST};
+  htpu_exec_options eo = {.perf_profile = HTPU_PERF_BURST};
   CHECK_EQ(htpu_graph_execute_ex(g, in, 2, &out, 1, &eo, NULL), 0);
   CHECK(y[3] == 8);
   CHECK_EQ(fx_ref_power_state(id, &s), 0);

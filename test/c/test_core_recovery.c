@@ -169,3 +169,133 @@ TEST(startup_transient_failures_are_retried_with_backoff) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.live_runtimes, 0);
 }
+
+static int rig_open_context(rig *r, uint32_t recovery_retries) {
+  memset(r, 0, sizeof *r);
+  const char *path = fx_build_model_file("recover.bin", FX_ADD_F32);
+  if (!path) return -1;
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.recovery_retries = recovery_retries;
+  o.startup_retry_delay_ms = 1;
+  int rc = htpu_runtime_open(&o, &r->rt);
+  if (!rc) rc = htpu_context_open_file(r->rt, path, &r->ctx);
+  return rc;
+}
+
+TEST(recovery_graph_open_on_a_restarted_context) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open_context(&r, 1), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  unsigned long v0 = fx_ref_violations();
+  /* A restart while no graph of the context is open: nothing executes to notice it, so the
+   * graph open must recover the context itself. */
+  CHECK(fx_ref_trigger_ssr() >= 1);
+  CHECK_MSG(htpu_graph_open(r.ctx, "add_f32", &r.g) == HTPU_OK, "%s", htpu_last_error());
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  float y[4];
+  CHECK_MSG(add(&r, 5, y) == HTPU_OK, "%s", htpu_last_error());
+  CHECK(y[0] == 15 && y[3] == 44);
+  /* A second graph handle on the recovered context: no further recovery. */
+  htpu_graph *g2 = NULL;
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &g2), HTPU_OK);
+  htpu_graph_close(&g2);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  rig_close(&r);
+
+  /* With recovery off, the restart is reported as the QNN error it is. */
+  CHECK_EQ(rig_open_context(&r, 0), HTPU_OK);
+  CHECK(fx_ref_trigger_ssr() >= 1);
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), 1007);
+  rig_close(&r);
+}
+
+TEST(recovery_graph_open_with_a_graph_open_elsewhere) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r, 1), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  CHECK(fx_ref_trigger_ssr() >= 1);
+  /* The open recovers the context, and with it the graph that was already open. */
+  htpu_graph *g2 = NULL;
+  CHECK_MSG(htpu_graph_open(r.ctx, "add_f32", &g2) == HTPU_OK, "%s", htpu_last_error());
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  float y[4];
+  CHECK_MSG(add(&r, 1, y) == HTPU_OK, "%s", htpu_last_error());
+  htpu_graph *keep = r.g;
+  r.g = g2;
+  CHECK_MSG(add(&r, 2, y) == HTPU_OK, "%s", htpu_last_error());
+  CHECK(y[0] == 12);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  htpu_graph_close(&keep);
+  rig_close(&r);
+}
+
+TEST(recovery_retries_a_recreate_that_meets_the_dsp_restarting) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open_context(&r, 3), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  uint64_t f0 = fx_ref_faults();
+  unsigned long v0 = fx_ref_violations();
+  /* A restart, and the DSP still coming back for the first two re-creates. */
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007:ssr,contextCreateFromBinary:1:1007:2"), 0);
+  float y[4];
+  CHECK_MSG(add(&r, 5, y) == HTPU_OK, "%s", htpu_last_error());
+  CHECK(y[0] == 15 && y[3] == 44);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  CHECK_EQ(s1.recovery_failures - s0.recovery_failures, 0);
+  CHECK_EQ(fx_ref_faults() - f0, 3); /* the execute and both failed re-creates */
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 6, y), HTPU_OK);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  rig_close(&r);
+}
+
+TEST(recovery_gives_up_after_its_retries) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open_context(&r, 2), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  uint64_t f0 = fx_ref_faults();
+  /* The DSP stays away for more re-creates than the retries allow: 1 + 2 tries, then the
+   * model is given up. */
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007:ssr,contextCreateFromBinary:1:1007:5"), 0);
+  float y[4];
+  CHECK_EQ(add(&r, 5, y), HTPU_EDEVICE_RESET);
+  CHECK_STR_CONTAINS(htpu_last_error(), "recreating the context failed");
+  CHECK_STR_CONTAINS(htpu_last_error(), "after 3 attempts");
+  CHECK_EQ(htpu_last_qnn_code(), 1007);
+  CHECK_EQ(fx_ref_faults() - f0, 4);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 0);
+  CHECK_EQ(s1.recovery_failures - s0.recovery_failures, 1);
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 1, y), HTPU_EDEVICE_RESET);
+  rig_close(&r);
+
+  /* A restart seen by a graph open gets the same retries. */
+  CHECK_EQ(rig_open_context(&r, 2), HTPU_OK);
+  CHECK(fx_ref_trigger_ssr() >= 1);
+  CHECK_EQ(fx_ref_arm("contextCreateFromBinary:1:1007:2"), 0);
+  CHECK_MSG(htpu_graph_open(r.ctx, "add_f32", &r.g) == HTPU_OK, "%s", htpu_last_error());
+  fx_ref_disarm();
+  CHECK_EQ(add(&r, 1, y), HTPU_OK);
+  rig_close(&r);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.live_contexts, 0);
+}

@@ -9,7 +9,7 @@ defmodule HexagonTpu.StatsTest do
   @keys ~w(live_runtimes live_contexts live_graphs executes execute_errors execute_ns_total
            execute_ns_last loads load_ns_total quantize_ns_total dequantize_ns_total recoveries
            recovery_failures live_shared_buffers mem_registrations startup_retries
-           executes_in_flight executes_waiting)a
+           executes_in_flight executes_waiting executes_cancelled)a
 
   setup_all do
     %{bin: build!(add_f32())}
@@ -51,6 +51,42 @@ defmodule HexagonTpu.StatsTest do
       Runtime.close(rt)
     end
 
+    test "an execute queued by a process killed meanwhile is skipped, and counted",
+         %{bin: bin} do
+      # 1 s per execute: one caller runs, three more queue behind it and are killed there
+      rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000000"}])
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      before = Stats.native()
+      first = Task.async(fn -> add(model) end)
+      assert wait_until(fn -> Stats.native().executes_in_flight == 1 end)
+
+      victims =
+        for _ <- 1..3 do
+          pid = spawn(fn -> add(model) end)
+          {pid, Process.monitor(pid)}
+        end
+
+      assert wait_until(fn -> Stats.native().executes_waiting == 3 end),
+             "the three never queued: #{inspect(Stats.native())}"
+
+      for {pid, _} <- victims, do: Process.exit(pid, :kill)
+      for {pid, ref} <- victims, do: assert_receive({:DOWN, ^ref, :process, ^pid, :killed}, 5_000)
+      assert {:ok, [_]} = Task.await(first, 30_000)
+      # The killed callers are gone (their monitors fired at once), but their calls stay queued
+      # in the NIF until their turn: wait until all four calls are accounted for, run or skipped.
+      assert wait_until(fn -> settled(before) == 4 end, 30_000),
+             "not all four calls ended: #{inspect(Stats.native())}"
+
+      now = Stats.native()
+      # only the first ran
+      assert now.executes - before.executes == 1
+      assert now.executes_cancelled - before.executes_cancelled == 3
+      assert now.execute_errors == before.execute_errors
+      assert {now.executes_in_flight, now.executes_waiting} == {0, 0}
+      HexagonTpu.close(model)
+      Runtime.close(rt)
+    end
+
     test "counts executes, their errors and the graphExecute time", %{bin: bin} do
       model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
       before = Stats.native()
@@ -67,6 +103,14 @@ defmodule HexagonTpu.StatsTest do
       assert Stats.native().execute_errors == now.execute_errors + 1
       Enum.each([model, faulty], &HexagonTpu.close/1)
     end
+  end
+
+  # Calls since `before` that ran (executes) or were skipped (executes_cancelled).
+  defp settled(before) do
+    now = Stats.native()
+
+    now.executes - before.executes +
+      Map.get(now, :executes_cancelled, 0) - Map.get(before, :executes_cancelled, 0)
   end
 
   describe "leak guard: live counts return to baseline" do

@@ -1,0 +1,31 @@
+/* retry.c - transient QNN codes and the backoff between retries. */
+#include "retry.h"
+
+#include <time.h>
+
+#include "qnn/qnn_abi.h"
+
+/* A configuration error (e.g. 14001, a skel mismatch) is not among these: retrying it would
+ * poison the DSP for the whole process. */
+int retry_is_transient(uint32_t code) {
+  switch (code) {
+    case QNN_COMMON_ERROR_SYSTEM:
+    case QNN_COMMON_ERROR_RESOURCE_UNAVAILABLE:
+    case QNN_COMMON_ERROR_SYSTEM_COMMUNICATION:
+    case QNN_BACKEND_ERROR_CANNOT_INITIALIZE:
+    case QNN_DEVICE_ERROR_HARDWARE_UNAVAILABLE:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+uint64_t retry_next_delay(uint64_t delay_ms) {
+  return delay_ms * 2 > RETRY_MAX_DELAY_MS ? RETRY_MAX_DELAY_MS : delay_ms * 2;
+}
+
+void retry_sleep_ms(uint64_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
