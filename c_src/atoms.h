@@ -17,6 +17,7 @@
   X(true_, "true")                                \
   X(false_, "false")                              \
   X(unknown, "unknown")                           \
+  X(timeout, "timeout")                           \
   /* runtime options */                           \
   X(backend_lib, "backend_lib")                   \
   X(system_lib, "system_lib")                     \

@@ -253,6 +253,8 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   atomic_init(&res->handle, ctx);
   nif_link_retain(link);
   res->link = link;
+  nif_live_init(&res->live);
+  nif_live_add(&res->live, NIF_LIVE_CONTEXT);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
   enif_release_resource(res);
   return ret;
@@ -343,6 +345,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  nif_live_init(&res->live);
   res->num_inputs = res->num_outputs = 0;
   res->tensors = NULL;
   nif_link_retain(cres->link);
@@ -356,6 +359,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   }
   ERL_NIF_TERM info = nif_make_graph_info(env, gi);
   atomic_store(&res->handle, g);
+  nif_live_add(&res->live, NIF_LIVE_GRAPH);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
   enif_release_resource(res);
   return ret;
@@ -491,6 +495,21 @@ static ERL_NIF_TERM nif_handle_alive(ErlNifEnv *env, int argc, const ERL_NIF_TER
   return alive ? ATOMS.true_ : ATOMS.false_;
 }
 
+/* ---- shutdown ---------------------------------------------------------------------------- */
+
+/* close_all(wait_ms) -> {:ok | :timeout, handles_taken}: closes every runtime, context, graph and
+ * shared IO buffer still open, as close/1 would (live.c), then waits up to wait_ms for the reaper
+ * to have closed everything queued, these and what garbage collection dropped before. For the
+ * VM's way down: after it, the QNN libraries are unloaded unless a call still holds them. */
+static ERL_NIF_TERM nif_close_all(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  unsigned wait_ms;
+  if (!enif_get_uint(env, argv[0], &wait_ms)) return enif_make_badarg(env);
+  uint64_t taken = nif_live_close_all();
+  int idle = nif_reaper_wait_idle(wait_ms);
+  return enif_make_tuple2(env, idle ? ATOMS.ok : ATOMS.timeout, enif_make_uint64(env, taken));
+}
+
 /* ---- counters ----------------------------------------------------------------------------- */
 
 static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -595,7 +614,8 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *    never wait: the buffer is kept alive by a reference count, not a lock.
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
- *  - stats, handle_alive: atomic loads only: normal scheduler. */
+ *  - stats, handle_alive: atomic loads only: normal scheduler.
+ *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -614,6 +634,7 @@ static ErlNifFunc nif_funcs[] = {
     {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"handle_alive", 1, nif_handle_alive, 0},
     {"stats", 0, nif_stats, 0},
+    {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

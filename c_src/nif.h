@@ -20,6 +20,29 @@
  * core safely: core handles are generation-checked registry ids, not pointers, so a stale one
  * is answered with HTPU_ECLOSED. */
 
+/* ---- live objects (live.c) -----------------------------------------------------------------
+ * Every open runtime, context, graph and shared IO buffer, so that close_all can close what is
+ * left when the VM stops. A node is embedded in its object: linked when the object is set up,
+ * unlinked first thing in its destructor. Kinds in the order close_all closes them. */
+typedef enum nif_live_kind {
+  NIF_LIVE_SHARED,
+  NIF_LIVE_GRAPH,
+  NIF_LIVE_CONTEXT,
+  NIF_LIVE_RUNTIME,
+  NIF_LIVE_KINDS
+} nif_live_kind;
+
+typedef struct nif_live {
+  struct nif_live *next, **pprev; /* pprev NULL: not linked */
+} nif_live;
+
+void nif_live_init(nif_live *n); /* not linked; call before anything can destroy the object */
+void nif_live_add(nif_live *n, nif_live_kind kind);
+void nif_live_remove(nif_live *n); /* a node never linked is fine */
+/* Closes every linked object's handle as close/1 would, queueing the QNN closes to the reaper
+ * (wait for them with nif_reaper_wait_idle). Returns how many handles it took. */
+uint64_t nif_live_close_all(void);
+
 /* What a runtime's context and graph resources share with it: the caller's runtime handle
  * (the runtime resource's, NULL once closed or garbage collected) and the once-per-runtime
  * fallback warning flag. Reference counted (the runtime resource and every context/graph
@@ -34,6 +57,7 @@
  * too. (Why a shared buffer is ordinary memory is asked of the buffer, htpu_shared_note, so it
  * needs no runtime handle.) */
 typedef struct nif_rt_link {
+  nif_live live; /* the runtime's handle is this link's: one node per runtime */
   _Atomic unsigned refs;
   ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
@@ -49,6 +73,7 @@ typedef struct nif_runtime {
 } nif_runtime;
 
 typedef struct nif_context {
+  nif_live live;
   _Atomic(htpu_context *) handle;
   nif_rt_link *link; /* of the runtime it was loaded on */
 } nif_context;
@@ -72,6 +97,7 @@ int nif_slot_copy(nif_slot *s, const htpu_tensor_info *t, size_t offset);
 void nif_slot_free(nif_slot *s);
 
 typedef struct nif_graph {
+  nif_live live;
   _Atomic(htpu_graph *) handle;
   uint32_t num_inputs, num_outputs;
   /* Copied once at graph_open, before the handle is published: inputs, then outputs.
@@ -88,6 +114,7 @@ typedef struct nif_graph {
  * the reaper), so the memory outlives every view and every in-flight execute/write/read, and a
  * close never waits for them. A call takes a reference only while refs > 0 and `closed` is 0. */
 typedef struct nif_shared {
+  nif_live live;
   _Atomic(htpu_shared *) handle;
   _Atomic unsigned refs;
   atomic_int closed;
@@ -126,6 +153,9 @@ void nif_reaper_stop(void);
 void nif_reaper_push(nif_reap_kind kind, void *handle);
 /* The VM is halting (on-halt callback, OTP 26+): stop the thread, bounded, without draining. */
 void nif_reaper_halt(void);
+/* Waits until the thread has closed every handle queued so far (and any queued meanwhile), at
+ * most timeout_ms. 1 when it has, 0 on timeout (or when the thread is halted). */
+int nif_reaper_wait_idle(unsigned timeout_ms);
 /* Handles queued so far, closed by the thread, and closed inline (no thread / no memory). */
 void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_closed);
 

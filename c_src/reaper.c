@@ -45,6 +45,12 @@ static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cond = PTHREAD_COND_INITIALIZER;
 static int exited;
 
+/* nif_reaper_wait_idle: the thread signals idle_cond after each close. n_queued counts an item
+ * before the thread can see it, so n_closed never passes n_queued and equality means every item
+ * queued so far is closed. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+
 static void close_handle(nif_reap_kind kind, void *handle) {
   switch (kind) {
     case REAP_RUNTIME: {
@@ -83,7 +89,10 @@ static void *reaper_main(void *arg) {
     enif_mutex_unlock(q_lock);
     close_handle(it->kind, it->handle);
     enif_free(it);
+    pthread_mutex_lock(&idle_lock);
     atomic_fetch_add(&n_closed, 1);
+    pthread_cond_broadcast(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
     enif_mutex_lock(q_lock);
   }
   enif_mutex_unlock(q_lock);
@@ -160,10 +169,10 @@ void nif_reaper_push(nif_reap_kind kind, void *handle) {
     else
       head = it;
     tail = it;
+    atomic_fetch_add(&n_queued, 1); /* before the thread can close it: see idle_lock */
     enif_cond_signal(q_cond);
     enif_mutex_unlock(q_lock);
     queued = 1;
-    atomic_fetch_add(&n_queued, 1);
   }
   pthread_mutex_unlock(&lifecycle_lock);
   if (!queued) {
@@ -212,4 +221,23 @@ void nif_reaper_halt(void) {
   int rc = 0;
   while (!exited && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&exit_cond, &exit_lock, &deadline);
   pthread_mutex_unlock(&exit_lock);
+}
+
+int nif_reaper_wait_idle(unsigned timeout_ms) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&idle_lock);
+  int rc = 0;
+  while (atomic_load(&n_closed) != atomic_load(&n_queued) && !atomic_load(&halted) &&
+         rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&idle_cond, &idle_lock, &deadline);
+  int idle = atomic_load(&n_closed) == atomic_load(&n_queued);
+  pthread_mutex_unlock(&idle_lock);
+  return idle;
 }

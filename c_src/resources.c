@@ -22,6 +22,8 @@ nif_rt_link *nif_link_new(htpu_runtime *h) {
   atomic_init(&l->refs, 1);
   atomic_init(&l->handle, h);
   atomic_init(&l->fallback_warned, 0);
+  nif_live_init(&l->live);
+  nif_live_add(&l->live, NIF_LIVE_RUNTIME);
   return l;
 }
 
@@ -31,6 +33,7 @@ void nif_link_retain(nif_rt_link *l) {
 
 void nif_link_release(nif_rt_link *l) {
   if (!l || atomic_fetch_sub(&l->refs, 1) != 1) return;
+  nif_live_remove(&l->live);
   enif_mutex_destroy(l->lock);
   enif_free(l);
 }
@@ -89,6 +92,7 @@ static void runtime_dtor(ErlNifEnv *env, void *obj) {
 static void context_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_context *c = obj;
+  nif_live_remove(&c->live);
   nif_reaper_push(REAP_CONTEXT, atomic_exchange(&c->handle, NULL));
   nif_link_release(c->link);
   c->link = NULL;
@@ -97,6 +101,7 @@ static void context_dtor(ErlNifEnv *env, void *obj) {
 static void graph_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_graph *g = obj;
+  nif_live_remove(&g->live);
   nif_reaper_push(REAP_GRAPH, atomic_exchange(&g->handle, NULL));
   /* Nobody else can reach the resource any more (a shared IO buffer made from it holds a
    * reference), so its copied tensor infos can go now. */

@@ -60,6 +60,7 @@ static void free_slots(nif_shared *sh) {
 void nif_shared_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_shared *sh = obj;
+  nif_live_remove(&sh->live);
   /* Views hold the resource, so only the "open" reference can be left: drop it. */
   if (!atomic_exchange(&sh->closed, 1)) nif_shared_unref(sh, 0);
   free_slots(sh);
@@ -120,7 +121,7 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   nif_shared *sh = enif_alloc_resource(SHARED_RT, sizeof *sh);
   if (!sh || !g->tensors) {
     if (sh) {
-      memset(sh, 0, sizeof *sh);
+      memset(sh, 0, sizeof *sh); /* also: the live node is not linked */
       atomic_init(&sh->closed, 1);
       enif_release_resource(sh);
     }
@@ -129,6 +130,7 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (shared IO resource)");
   }
   memset(sh, 0, sizeof *sh);
+  nif_live_init(&sh->live);
   atomic_init(&sh->handle, NULL);
   atomic_init(&sh->refs, 0);
   atomic_init(&sh->closed, 1); /* "not set up": the destructor frees only what is there */
@@ -155,6 +157,7 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   atomic_store(&sh->handle, buf);
   atomic_store(&sh->refs, 1);
   atomic_store(&sh->closed, 0);
+  nif_live_add(&sh->live, NIF_LIVE_SHARED);
 
   ERL_NIF_TERM note = ATOMS.nil, first = ATOMS.false_;
   if (!sh->fastrpc) {

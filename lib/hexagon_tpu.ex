@@ -19,7 +19,8 @@ defmodule HexagonTpu do
     * `HexagonTpu.Error` - the error every function returns (and `!` functions raise)
 
   Handles are freed by garbage collection (off the schedulers, in dependency order) or
-  deterministically with `close/1`.
+  deterministically with `close/1`; whatever is still open when the VM stops in order (the
+  end of a script, `System.stop/0`) is closed on the way down (`close_all/0`).
   """
 
   alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
@@ -140,6 +141,23 @@ defmodule HexagonTpu do
   @doc "Closes the model now instead of at garbage collection. Idempotent."
   @spec close(model()) :: :ok
   def close(model), do: Graph.close(model)
+
+  @doc """
+  Closes every runtime, model and `HexagonTpu.SharedIO` this node still has open, and waits
+  for the QNN frees. For the way down: hexagon_tpu does it itself when an `elixir`/`mix run`
+  script ends and when its application stops (`System.stop/0`, a release's shutdown), so a
+  program needs it only before an abrupt `System.halt/1`.
+
+  Every process is garbage-collected first, so what the program dropped is freed as usual;
+  what is still referenced is then closed as `close/1` would close it: later calls on it get
+  `:closed` errors, and a zero-copy output binary keeps its buffer's memory until it is itself
+  collected. A call in progress finishes first (its frees follow when it ends).
+
+  Returns `:ok`, or `{:error, %HexagonTpu.Error{reason: :busy}}` when the frees had not
+  finished after 5 s (a wedged DSP): they go on in the background.
+  """
+  @spec close_all() :: :ok | {:error, Error.t()}
+  def close_all, do: HexagonTpu.Shutdown.close_all()
 
   @doc """
   The C library's process-wide counters (`htpu_stats_get`): `:live_runtimes`,

@@ -1,7 +1,8 @@
 defmodule HexagonTpu.Application do
   @moduledoc false
   # The package's one long-lived process: the lock that serializes opening shared runtimes
-  # (HexagonTpu.KeyLock). Everything else lives in the caller's processes and the NIF.
+  # (HexagonTpu.KeyLock). Everything else lives in the caller's processes and the NIF. Stopping
+  # the application closes every handle still open (HexagonTpu.Shutdown).
 
   use Application
 
@@ -11,5 +12,13 @@ defmodule HexagonTpu.Application do
       strategy: :one_for_one,
       name: HexagonTpu.Supervisor
     )
+  end
+
+  # System.stop/0 and a release's shutdown stop this application after those that depend on
+  # it: close what their processes (and any other) left open before the VM exits.
+  @impl true
+  def prep_stop(state) do
+    HexagonTpu.Shutdown.on_stop()
+    state
   end
 end

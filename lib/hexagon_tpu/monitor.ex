@@ -92,8 +92,11 @@ defmodule HexagonTpu.Monitor do
     min_handle_growth: {&__MODULE__.pos_integer?/1, "a positive integer (handles)", 1},
     min_memory_growth: {:non_neg_integer, "a non-negative integer (bytes)", 8 * 1024 * 1024},
     saturation_threshold: {&__MODULE__.fraction?/1, "a number greater than 0 and at most 1", 0.9},
-    utilization_window_ms: {:non_neg_integer, "a non-negative integer (milliseconds)", 1_000}
+    # nil: not given, so it adapts to the interval (validate/1)
+    utilization_window_ms: {:non_neg_integer, "a non-negative integer (milliseconds)", nil}
   }
+
+  @default_window_ms 1_000
 
   @doc """
   Starts the monitor. Returns `{:error, %HexagonTpu.Error{reason: :invalid_option}}` for bad
@@ -110,9 +113,9 @@ defmodule HexagonTpu.Monitor do
       (default 8 MiB; small ups and downs of memory are normal)
     * `:saturation_threshold` - busy share (0 < t <= 1) at or above which the dirty
       schedulers of a type count as saturated (default `0.9`)
-    * `:utilization_window_ms` - how long each tick measures dirty scheduler utilization
-      (default `1_000`, at most `:interval_ms`); `0` turns the measurement and the
-      saturation warning off
+    * `:utilization_window_ms` - how long each tick measures dirty scheduler utilization,
+      at most `:interval_ms` (default `1_000`, or `:interval_ms` when that is shorter); `0`
+      turns the measurement and the saturation warning off
     * `:name` - registered name (default `HexagonTpu.Monitor`); `nil` for none
   """
   @spec start_link(keyword()) :: GenServer.on_start() | {:error, Error.t()}
@@ -133,16 +136,21 @@ defmodule HexagonTpu.Monitor do
   @spec validate(keyword()) :: {:ok, map()} | {:error, Error.t()}
   def validate(opts) do
     with {:ok, config} <- Options.validate(opts, @spec_opts, "HexagonTpu.Monitor") do
-      if config.utilization_window_ms > config.interval_ms do
-        {:error,
-         Error.new(
-           :invalid_option,
-           "HexagonTpu.Monitor: expected :utilization_window_ms " <>
-             "(#{config.utilization_window_ms}) to be at most :interval_ms " <>
-             "(#{config.interval_ms})"
-         )}
-      else
-        {:ok, config}
+      case config.utilization_window_ms do
+        # The default must fit any valid interval: a short one is not a configuration error.
+        nil ->
+          {:ok, %{config | utilization_window_ms: min(@default_window_ms, config.interval_ms)}}
+
+        window when window > config.interval_ms ->
+          {:error,
+           Error.new(
+             :invalid_option,
+             "HexagonTpu.Monitor: expected :utilization_window_ms to be at most :interval_ms " <>
+               "(#{config.interval_ms}), got #{window}"
+           )}
+
+        _ ->
+          {:ok, config}
       end
     end
   end

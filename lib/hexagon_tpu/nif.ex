@@ -37,4 +37,5 @@ defmodule HexagonTpu.NIF do
   def shared_close(_shared), do: :erlang.nif_error(:not_loaded)
   def handle_alive(_ref), do: :erlang.nif_error(:not_loaded)
   def stats, do: :erlang.nif_error(:not_loaded)
+  def close_all(_wait_ms), do: :erlang.nif_error(:not_loaded)
 end

@@ -122,6 +122,8 @@ defmodule HexagonTpu.Runtime do
     with {:ok, o} <- Options.validate(opts, @spec_opts, "HexagonTpu.Runtime.open/1"),
          {:ok, nif_opts} <- nif_options(o),
          {:ok, ref, info} <- Error.wrap(NIF.runtime_open(nif_opts)) do
+      # QNN libraries are loaded now: have what is left open closed when a script ends.
+      HexagonTpu.Shutdown.arrange_at_exit()
       {:ok, %__MODULE__{ref: ref, info: info, options: opts}}
     end
   end

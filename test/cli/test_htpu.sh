@@ -195,6 +195,22 @@ if grep -q '^\[FAIL\]' "$TMP/out"; then fail "doctor (reference): no FAIL lines"
   pass "doctor (reference): no FAIL lines"
 fi
 
+# the reference backend brings the reference system library unless one is given
+run doctor --backend reference
+expect "doctor --backend reference without --system-lib" 0 out "[ ok ] system library" \
+  out "libhtpu_refsystem.so" out "all checks passed"
+run doctor --backend reference --system-lib "$TMP/nonexistent/libQnnSystem.so"
+expect "doctor --backend reference --system-lib PATH: PATH is checked" 1 \
+  out "$TMP/nonexistent/libQnnSystem.so" out "[FAIL] system library"
+# a backend given by path implies nothing: the default system library is checked
+if [ -e /usr/lib/libQnnSystem.so ]; then
+  echo "skip doctor --backend PATH (/usr/lib/libQnnSystem.so is installed here)"
+else
+  run doctor --backend "$BUILD/libhtpu_refbackend.so"
+  expect "doctor --backend PATH: the default system library" 1 \
+    out "/usr/lib/libQnnSystem.so" out "[FAIL] system library"
+fi
+
 run doctor --backend=reference --system-lib=reference --json
 expect "doctor --json (grep)" 0 out '"schema": "htpu.doctor/1"' out '"ok": true' \
   out '"provider_name": "HTPU_REFERENCE"' out '"name": "runtime"'

@@ -466,6 +466,18 @@ cp "$TMP/a.npy" "$TMP/a_npy.dat"
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a_npy.dat" --input "b=$TMP/b.raw"
 expect "run: .npy recognized by its magic" 0 out "y: [11, 22, 33, 44]"
 
+# --backend reference alone: the reference system library comes with it
+run run "$TMP/add.bin" --backend reference --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_implied" --json
+expect "run --backend reference without --system-lib" 0 out "libhtpu_refsystem.so"
+expect_npy "run --backend reference without --system-lib: values" "$TMP/o_implied/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "11 22 33 44"
+# an explicit --system-lib still wins
+run run "$TMP/add.bin" --backend reference --system-lib "$TMP/nonexistent/libQnnSystem.so" \
+  --input a="$TMP/a.raw" --input b="$TMP/b.raw" --output-dir "$TMP/o_explicit"
+expect "run --backend reference --system-lib PATH: PATH is used" 1 \
+  err "$TMP/nonexistent/libQnnSystem.so"
+
 # ---------------------------------------------------------------------------------------------
 # bench
 
@@ -474,6 +486,10 @@ expect "bench --iterations 50" 0 out "50 timed (+2 warmup)" out "execute" out "w
   out "p50" out "p99" out "generated f32"
 # progress goes to a terminal only
 check "bench: no progress on a non-terminal stderr" test ! -s "$TMP/err"
+
+run bench "$TMP/add.bin" --backend reference --iterations 5 --json
+expect "bench --backend reference without --system-lib" 0 out '"iterations": 5' \
+  out "libhtpu_refsystem.so"
 
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 200 --json
 expect "bench --json (grep)" 0 out '"schema": "htpu.bench/1"' out '"iterations": 200' \

@@ -51,7 +51,9 @@ defmodule HexagonTpu.MonitorTest do
         {[min_memory_growth: -5], ~r/:min_memory_growth/},
         {[min_handle_growth: 0], ~r/:min_handle_growth/},
         {[utilization_window_ms: 2_000, interval_ms: 1_000],
-         ~r/:utilization_window_ms \(2000\) to be at most :interval_ms \(1000\)/},
+         ~r/expected :utilization_window_ms to be at most :interval_ms \(1000\), got 2000/},
+        {[utilization_window_ms: 1_000, interval_ms: 50],
+         ~r/expected :utilization_window_ms to be at most :interval_ms \(50\), got 1000/},
         {[name: "monitor"], ~r/:name/},
         {[intervall_ms: 5], ~r/unknown option :intervall_ms/},
         {:not_a_list, ~r/keyword list/}
@@ -62,6 +64,22 @@ defmodule HexagonTpu.MonitorTest do
         assert m =~ message, "#{inspect(opts)}: #{m}"
         assert m =~ "HexagonTpu.Monitor"
       end
+    end
+
+    test "the default window adapts to a short interval; an explicit one is kept" do
+      assert {:ok, %{utilization_window_ms: 50}} = Monitor.validate(interval_ms: 50)
+      assert {:ok, %{utilization_window_ms: 1_000}} = Monitor.validate(interval_ms: 1_000)
+      assert {:ok, %{utilization_window_ms: 1_000}} = Monitor.validate(interval_ms: 60_000)
+
+      assert {:ok, %{utilization_window_ms: 0}} =
+               Monitor.validate(interval_ms: 50, utilization_window_ms: 0)
+
+      assert {:ok, %{utilization_window_ms: 20}} =
+               Monitor.validate(interval_ms: 50, utilization_window_ms: 20)
+
+      # what a newcomer wrote: starts, and measures within its interval
+      pid = start_supervised!({Monitor, name: nil, interval_ms: 50})
+      assert %{dirty_utilization: %{window_ms: 50}} = Monitor.tick(pid)
     end
 
     test "a supervisor reports the error" do

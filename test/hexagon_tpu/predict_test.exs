@@ -166,6 +166,19 @@ defmodule HexagonTpu.PredictTest do
     assert %{graphs: [_ | _], build_id: _, soc_version: _} = Context.info(ctx)
   end
 
+  # backend: :reference brings the reference system library with it; an explicit
+  # :system_library still wins (here one that does not exist, named in the error).
+  test "backend: :reference implies the reference system library", %{rt: rt} do
+    assert Runtime.info(rt).system_lib == Runtime.priv_path("libhtpu_refsystem.so")
+
+    missing = Path.join(System.tmp_dir!(), "no-such-dir/libQnnSystem.so")
+
+    assert {:error, %HexagonTpu.Error{message: message}} =
+             Runtime.open(backend: :reference, system_library: missing)
+
+    assert message =~ missing
+  end
+
   test "stats: true returns the C timings" do
     model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
 

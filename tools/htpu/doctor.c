@@ -884,14 +884,10 @@ static void print_json(const doctor *d) {
 /* ---- command ---- */
 
 static int run_doctor(const cli_args *a) {
-  char backend_buf[4096], system_buf[4096];
+  cli_libs libs; /* `--backend reference` implies the reference system library */
+  if (cli_resolve_libs(cli_get(a, "backend"), cli_get(a, "system-lib"), &libs) != 0)
+    return CLI_EXIT_FAIL;
   int failed = 0;
-  const char *backend = cli_resolve_lib(cli_get(a, "backend"), CLI_REFERENCE_BACKEND, backend_buf,
-                                        sizeof(backend_buf), &failed);
-  if (failed) return CLI_EXIT_FAIL;
-  const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM,
-                                           system_buf, sizeof(system_buf), &failed);
-  if (failed) return CLI_EXIT_FAIL;
   char fastrpc_buf[4096];
   const char *fastrpc_opt = cli_resolve_lib(cli_get(a, "fastrpc-lib"), CLI_REFERENCE_CDSPRPC,
                                             fastrpc_buf, sizeof(fastrpc_buf), &failed);
@@ -900,8 +896,8 @@ static int run_doctor(const cli_args *a) {
 
   htpu_runtime_options ro;
   htpu_runtime_options_init(&ro);
-  if (backend) ro.backend_lib = backend;
-  if (system_lib) ro.system_lib = system_lib;
+  if (libs.backend_lib) ro.backend_lib = libs.backend_lib;
+  if (libs.system_lib) ro.system_lib = libs.system_lib;
   if (dsp_opt) ro.dsp_library_path = dsp_opt;
   if (fastrpc_opt) ro.fastrpc_lib = fastrpc_opt;
   if (!ro.fastrpc_lib) ro.fastrpc_lib = CLI_DEFAULT_FASTRPC_LIB;

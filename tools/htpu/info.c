@@ -224,11 +224,10 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
 
 static int run_info(const cli_args *a) {
   const char *path = a->positional[0];
-  char refbuf[4096];
-  int failed = 0;
-  const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM, refbuf,
-                                           sizeof(refbuf), &failed);
-  if (failed) return CLI_EXIT_FAIL;
+  /* info opens no backend: only --system-lib applies */
+  cli_libs libs;
+  if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), &libs) != 0) return CLI_EXIT_FAIL;
+  const char *system_lib = libs.system_lib;
 
   htpu_model_info *m = NULL;
   int rc = htpu_inspect_file(system_lib, path, &m);

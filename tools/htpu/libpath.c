@@ -1,4 +1,4 @@
-/* libpath.c - the "reference" library path shorthand. */
+/* libpath.c - the "reference" library path shorthand, and which libraries a command opens. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,4 +43,17 @@ too_long:
   fprintf(stderr, "htpu: path of the reference library %s is too long\n", refname);
   *failed = 1;
   return NULL;
+}
+
+int cli_resolve_libs(const char *backend_opt, const char *system_opt, cli_libs *out) {
+  int failed = 0;
+  out->backend_lib = cli_resolve_lib(backend_opt, CLI_REFERENCE_BACKEND, out->backend_buf,
+                                     sizeof(out->backend_buf), &failed);
+  if (failed) return -1;
+  /* Only the word: a backend given by path is whatever library the user chose, and its system
+   * library is theirs to choose too (as with `backend: path` in Elixir). */
+  if (!system_opt && backend_opt && strcmp(backend_opt, "reference") == 0) system_opt = "reference";
+  out->system_lib = cli_resolve_lib(system_opt, CLI_REFERENCE_SYSTEM, out->system_buf,
+                                    sizeof(out->system_buf), &failed);
+  return failed ? -1 : 0;
 }

@@ -70,21 +70,17 @@ static int select_graph(const cli_args *a, cli_session *s, const char **name) {
 int cli_session_open(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
+  if (cli_resolve_libs(cli_get(a, "backend"), cli_get(a, "system-lib"), &s->libs) != 0)
+    return CLI_EXIT_FAIL;
   int failed = 0;
-  const char *backend = cli_resolve_lib(cli_get(a, "backend"), CLI_REFERENCE_BACKEND,
-                                        s->backend_buf, sizeof(s->backend_buf), &failed);
-  if (failed) return CLI_EXIT_FAIL;
-  const char *system_lib = cli_resolve_lib(cli_get(a, "system-lib"), CLI_REFERENCE_SYSTEM,
-                                           s->system_buf, sizeof(s->system_buf), &failed);
-  if (failed) return CLI_EXIT_FAIL;
   const char *fastrpc_lib = cli_resolve_lib(cli_get(a, "fastrpc-lib"), CLI_REFERENCE_CDSPRPC,
                                             s->fastrpc_buf, sizeof(s->fastrpc_buf), &failed);
   if (failed) return CLI_EXIT_FAIL;
 
   htpu_runtime_options ro;
   htpu_runtime_options_init(&ro);
-  if (backend) ro.backend_lib = backend;
-  if (system_lib) ro.system_lib = system_lib;
+  if (s->libs.backend_lib) ro.backend_lib = s->libs.backend_lib;
+  if (s->libs.system_lib) ro.system_lib = s->libs.system_lib;
   if (fastrpc_lib) ro.fastrpc_lib = fastrpc_lib;
   int rc = cli_get_u32(a, "recovery-retries", ro.recovery_retries, &ro.recovery_retries);
   if (rc == CLI_EXIT_OK)

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "hexagon_tpu.h"
+#include "util.h"
 
 typedef struct cli_session {
   const char *model;      /* the MODEL argument */
@@ -20,7 +21,8 @@ typedef struct cli_session {
   htpu_context *ctx;
   htpu_graph *graph;
   const htpu_graph_info *info; /* borrowed from graph */
-  char backend_buf[4096], system_buf[4096], fastrpc_buf[4096];
+  cli_libs libs; /* --backend and --system-lib, resolved */
+  char fastrpc_buf[4096];
 } cli_session;
 
 /* Options every session command declares (append to the command's option table through
@@ -28,7 +30,7 @@ typedef struct cli_session {
 #define CLI_SESSION_OPTIONS                                                                      \
   {"backend", "PATH",                                                                            \
    "QNN backend library (default " HTPU_DEFAULT_BACKEND_LIB "; 'reference' = the reference "     \
-   "backend)",                                                                                   \
+   "backend, with the reference system library unless --system-lib is given)",                  \
    0},                                                                                           \
       {"system-lib", "PATH",                                                                     \
        "QNN system library (default " HTPU_DEFAULT_SYSTEM_LIB "; 'reference' = the reference "   \
@@ -45,7 +47,8 @@ typedef struct cli_session {
       {"startup-retries", "N",                                                                   \
        "retry a transient failure to open the NPU session up to N times (default 3)", 0}
 
-/* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph. Without
+/* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
+ * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs). Without
  * --graph the model must hold one graph; a missing or unknown --graph is a usage error that
  * lists the graph names. Returns CLI_EXIT_OK, or the exit code after printing why; the session
  * is then already closed. */

@@ -25,6 +25,20 @@
 const char *cli_resolve_lib(const char *value, const char *refname, char *buf, size_t len,
                             int *failed);
 
+/* The backend and system library a command opens. NULL: the library default. */
+typedef struct cli_libs {
+  const char *backend_lib;
+  const char *system_lib;
+  char backend_buf[4096], system_buf[4096];
+} cli_libs;
+
+/* Resolves --backend and --system-lib together (each value as cli_resolve_lib; NULL when the
+ * option was not given or the command has none). `--backend reference` without --system-lib
+ * means the reference system library too: the two only work as a pair, and the default system
+ * library (the board's) cannot read the reference backend's models. An explicit --system-lib
+ * always wins. Returns 0, or -1 after printing why on stderr. */
+int cli_resolve_libs(const char *backend_opt, const char *system_opt, cli_libs *out);
+
 /* ---- names.c ---- */
 
 /* "HTP", "SAVER", ... for a QNN backend id; "unknown" otherwise. */
