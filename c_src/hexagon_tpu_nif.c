@@ -512,6 +512,22 @@ static ERL_NIF_TERM nif_close_all(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
 
 /* ---- counters ----------------------------------------------------------------------------- */
 
+/* set_max_binary_bytes(bytes) -> :ok: the process-wide limit on context binary files (0 = the
+ * default); max_binary_bytes() -> bytes. An atomic store/load: a normal scheduler. */
+static ERL_NIF_TERM nif_set_max_binary_bytes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifUInt64 bytes;
+  if (!enif_get_uint64(env, argv[0], &bytes)) return enif_make_badarg(env);
+  htpu_set_max_binary_bytes(bytes);
+  return ATOMS.ok;
+}
+
+static ERL_NIF_TERM nif_max_binary_bytes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return enif_make_uint64(env, htpu_max_binary_bytes());
+}
+
 static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   (void)argv;
@@ -634,6 +650,8 @@ static ErlNifFunc nif_funcs[] = {
     {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"handle_alive", 1, nif_handle_alive, 0},
     {"stats", 0, nif_stats, 0},
+    {"set_max_binary_bytes", 1, nif_set_max_binary_bytes, 0},
+    {"max_binary_bytes", 0, nif_max_binary_bytes, 0},
     {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 

@@ -40,6 +40,11 @@ defmodule HexagonTpu.Context do
   printable text without NUL bytes, the model's bytes otherwise. The core keeps its own copy of
   the bytes (it needs them to recreate the context after a DSP restart).
 
+  A file larger than the context-binary limit (1 GiB by default) is refused from its size before
+  anything is read, with a `:model` error; `config :hexagon_tpu, max_binary_bytes: bytes` raises
+  (or lowers) it for the whole VM, and a FIFO, device or directory is refused at once, never
+  waited on.
+
   ## Options
 
   None yet; an unknown option is an `:invalid_option` error.
@@ -50,6 +55,7 @@ defmodule HexagonTpu.Context do
   def load(%Runtime{ref: rt}, source, opts) do
     with {:ok, _} <- Options.validate(opts, %{}, "HexagonTpu.Context.load/3"),
          {:ok, call} <- classify(source),
+         :ok <- apply_max_binary_bytes(),
          {:ok, ref, info} <- Error.wrap(call.(rt)) do
       {:ok, from_nif(ref, info)}
     end
@@ -85,6 +91,26 @@ defmodule HexagonTpu.Context do
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.context_close(ref)
+
+  # The core's limit is process-wide and C reads no Elixir environment (System.put_env never
+  # reaches getenv): the application's setting is handed over before each load.
+  defp apply_max_binary_bytes do
+    case Application.get_env(:hexagon_tpu, :max_binary_bytes) do
+      nil ->
+        :ok
+
+      n when is_integer(n) and n > 0 ->
+        NIF.set_max_binary_bytes(n)
+
+      other ->
+        {:error,
+         Error.new(
+           :invalid_option,
+           "expected the :hexagon_tpu application's :max_binary_bytes to be a positive " <>
+             "integer (bytes), got #{inspect(other)}"
+         )}
+    end
+  end
 
   defp classify({:file, path}) when is_binary(path) do
     # A C path ends at its first NUL: "a\0b" would open "a". Refused instead of truncated.
