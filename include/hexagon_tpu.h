@@ -260,7 +260,9 @@ HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
  * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and
  * htpu_last_error() names the stage (loading the backend, resolving the symbol, no provider,
  * version, loading the system library, creating the backend/device), the path, the symbol and
- * dlerror(). A requested perf_profile that cannot be voted fails the open too (HTPU_EQNN, or
+ * dlerror(). A failed logCreate is not a failure: the runtime goes on without a QNN log handle
+ * (as QNN allows) and says so in htpu_runtime_info.log_note (and in the message of a later
+ * start-up failure); the start-up retries still apply to the backend and device. A requested perf_profile that cannot be voted fails the open too (HTPU_EQNN, or
  * HTPU_EUNSUPPORTED without a perf infrastructure): ask for HTPU_PERF_DEFAULT to run unvoted.
  * Not thread-safe with respect to other threads' getenv when dsp_library_path is given (it
  * calls setenv): set it before starting threads that read the environment.
@@ -295,6 +297,11 @@ typedef struct htpu_runtime_info {
   const char *shared_memory_note; /* why not, when has_shared_memory is 0; or why a buffer
                                      fell back to ordinary memory (first such event) */
   uint32_t startup_attempts;      /* backend/device creation attempts it took */
+  const char *log_note;           /* why the runtime has no QNN log ("" when it has one, or
+                                     the backend has no log API): logCreate failed, e.g.
+                                     "QNN log unavailable: logCreate returned 11002 (...)".
+                                     QNN allows a NULL log handle, so the runtime works; only
+                                     the QNN log lines quoted in error messages are lost */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
