@@ -33,7 +33,7 @@ trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 2
 # Checks must not depend on the caller's environment.
 unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS \
-  HTPU_REF_DEVICE HTPU_REF_RPCMEM_FAIL HTPU_REF_LATENCY
+  HTPU_REF_DEVICE HTPU_REF_RPCMEM_FAIL HTPU_REF_LATENCY HTPU_REF_BUILD_ID HTPU_DOCTOR_ROOT
 # Sanitizer builds: a leak or UB report fails the run (exit code), and goes to stderr.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 
