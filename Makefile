@@ -43,7 +43,8 @@ REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # and the reference interpreter
 QUANT_SRC := src/quant.c src/dtype.c src/errors.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
-HTPU_SRC := $(sort $(wildcard tools/htpu/*.c))
+# the command and its subdirectories (doctor/: one file per check)
+HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
