@@ -121,6 +121,7 @@ test:
 	  $(DIGITS)/test_y.u8 $(DIGITS)/float_pred.u8 >/dev/null
 	$(Q)bash test/cli/test_htpu_run.sh build/asan
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
+	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 

@@ -1,9 +1,9 @@
 /*
  * doctor.c - `htpu doctor`: the first thing to run on a board. Runs the checks of doctor/ in
- * the order a load goes through them: the DSP environment, the library files, the board's
- * FastRPC plumbing and DSP libraries (only for the HTP backend; skipped, not failed, for
- * others), then a runtime and what the device says about itself (arch, SoC, VTCM, power votes,
- * shared memory, start-up attempts).
+ * the order a load goes through them: the DSP environment, the library files and what the
+ * backend's provider says about itself, the board's FastRPC plumbing, DSP libraries and boot
+ * firmware (only for the HTP backend; skipped, not failed, for others), then a runtime and what
+ * the device says about itself (arch, SoC, VTCM, power votes, shared memory, start-up attempts).
  *
  * Each check is its own file under doctor/ and reports through doctor/report.h.
  */
@@ -20,8 +20,9 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment, check_backend_library, check_system_library, check_fastrpc,
-    check_dsp_libraries, check_runtime, check_device, check_shared_memory,
+    check_environment,   check_backend_library, check_provider, check_system_library,
+    check_fastrpc,       check_dsp_libraries,   check_firmware, check_runtime,
+    check_device,        check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included).
@@ -103,19 +104,23 @@ const cli_command cmd_doctor = {
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"
-        "  environment      DSP_LIBRARY_PATH / ADSP_LIBRARY_PATH: both set, same value (HTP\n"
-        "                   backend only)\n"
-        "  backend library  the file exists, loads and exports QnnInterface_getProviders\n"
-        "  system library   the same for QnnSystemInterface_getProviders\n"
-        "  fastrpc          HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
-        "                   library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
-        "  dsp libraries    HTP backend: each directory of the DSP search path, which holds\n"
-        "                   libQnnHtpV68Skel.so; the stub next to the backend\n"
-        "  runtime          htpu_runtime_open: provider, backend id, API versions, build id,\n"
-        "                   system provider and API version\n"
-        "  device           whether a QNN device was created, and what it reports: arch, SoC\n"
-        "                   model, VTCM, perf infrastructure, start-up attempts\n"
-        "  shared memory    a test allocation: FastRPC shared memory, or why not\n"
+        "  environment       DSP_LIBRARY_PATH / ADSP_LIBRARY_PATH: both set, same value (HTP\n"
+        "                    backend only)\n"
+        "  backend library   the file exists, loads and exports QnnInterface_getProviders\n"
+        "  backend provider  what the library says about itself without creating anything:\n"
+        "                    provider, backend id, API versions, build id, QAIRT release\n"
+        "  system library    the same for QnnSystemInterface_getProviders\n"
+        "  fastrpc           HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
+        "                    library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
+        "  dsp libraries     HTP backend: each directory of the DSP search path, which holds\n"
+        "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
+        "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
+        "                    unsigned protection domains\n"
+        "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"
+        "                    system provider and API version, whether QNN's log is captured\n"
+        "  device            whether a QNN device was created, and what it reports: arch, SoC\n"
+        "                    model, VTCM, perf infrastructure, start-up attempts\n"
+        "  shared memory     a test allocation: FastRPC shared memory, or why not\n"
         "Board checks are skipped (not failed) for other backends. Failures carry the\n"
         "library's message and a hint. Exit 0 when nothing failed.\n",
     .options = doctor_options,

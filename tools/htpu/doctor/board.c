@@ -1,6 +1,7 @@
 /* board.c - small file-system and process helpers of the board checks. */
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,4 +48,10 @@ int doctor_process_running(const char *comm_name) {
   }
   closedir(proc);
   return found;
+}
+
+const char *doctor_board_path(const char *path, char *buf, size_t len) {
+  const char *root = getenv("HTPU_DOCTOR_ROOT");
+  snprintf(buf, len, "%s%s", root ? root : "", path);
+  return buf;
 }

@@ -38,9 +38,9 @@ static void report_device(doctor *d, step *dev) {
     step_set(dev, ST_OK, "QNN device created after %" PRIu32 " start-up attempts",
              ri->startup_attempts);
     step_hint(dev, "the first attempts failed with a transient code and were retried (normal "
-                   "for the first FastRPC session right after boot, while cdsprpcd starts); "
-                   "allow more with the runtime option startup_retries (htpu run/bench "
-                   "--startup-retries N)");
+                   "for the first FastRPC session right after boot, while the CDSP or "
+                   "/dev/fastrpc-cdsp is not up yet); allow more with the runtime option "
+                   "startup_retries (htpu run/bench --startup-retries N)");
   } else {
     step_set(dev, ST_OK, "QNN device created");
   }
@@ -52,8 +52,10 @@ static void report_device(doctor *d, step *dev) {
   }
   if (d->board && !ri->has_perf_infrastructure) {
     if (dev->status == ST_OK) step_set(dev, ST_WARN, "QNN device created, no perf infrastructure");
-    step_hint(dev, "performance profiles cannot be voted: the backend offers no HTP perf "
-                   "infrastructure (check that libQnnHtp.so is the QAIRT 2.42 one)");
+    step_hint(dev,
+              "performance profiles cannot be voted: the backend offers no HTP perf "
+              "infrastructure; check that it is the board's /usr/lib/libQnnHtp.so.%s",
+              d->qairt_clause);
   }
 }
 

@@ -28,6 +28,11 @@ typedef struct doctor {
   int board;               /* the backend is the board's libQnnHtp.so: board checks apply */
   /* ---- learned by the checks, in list order ---- */
   int backend_loads, system_loads;
+  htpu_backend_facts facts;   /* the provider check's (zeroed when it could not read them) */
+  char qairt[32];             /* "2.25.0" when the build id names a QAIRT release, else "" */
+  char qairt_clause[64];      /* " The loaded library is QAIRT 2.25.0.", else "": hints
+                                 never claim a release they do not know */
+  int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
   /* the runtime check: an open runtime (closed by the command after the last check) */
   htpu_runtime *rt;
   int rt_skip_device;         /* opened only with skip_device, after device creation failed */
@@ -41,9 +46,11 @@ typedef struct doctor {
 /* The checks, in the order the command runs them. */
 void check_environment(doctor *d);
 void check_backend_library(doctor *d);
+void check_provider(doctor *d);
 void check_system_library(doctor *d);
 void check_fastrpc(doctor *d);
 void check_dsp_libraries(doctor *d);
+void check_firmware(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
 void check_shared_memory(doctor *d);
@@ -58,9 +65,15 @@ int doctor_is_dir(const char *path);
 int doctor_file_exists(const char *dir, const char *name);
 /* Whether a process with this comm name runs (scans /proc). */
 int doctor_process_running(const char *comm_name);
+/* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` itself, or under
+ * $HTPU_DOCTOR_ROOT when that is set (tests only: a directory standing in for /, so the board
+ * checks can run on a development host). Returns buf. */
+const char *doctor_board_path(const char *path, char *buf, size_t len);
 
 /* ---- hints.c ---- */
 
+/* Sets qairt and qairt_clause from the backend's build id. */
+void doctor_set_qairt(doctor *d, const char *build_id);
 /* The hint for a failed htpu_runtime_open (rc, the QNN code and the library's message). */
 void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const char *message);
 

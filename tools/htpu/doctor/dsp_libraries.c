@@ -65,20 +65,23 @@ static void judge(doctor *d, step *s) {
   if (!skel) {
     step_set(s, ST_FAIL, "%s not found (QCS6490 is HTP v68)", BOARD_SKEL);
     step_hint(s,
-              "point DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH at the directory holding the "
-              "QAIRT 2.42 skel (/usr/lib/dsp on the image), or install the QAIRT DSP "
-              "libraries there; none of the directories listed above has it");
+              "point DSP_LIBRARY_PATH and ADSP_LIBRARY_PATH at the directory holding the skel "
+              "of the backend's own QAIRT release (/usr/lib/dsp on the image), or install that "
+              "release's DSP libraries there; none of the directories listed above has it.%s",
+              d->qairt_clause);
   } else if (strstr(skel_dir, "onnxruntime-qnn")) {
     step_set(s, ST_WARN, "the first %s in the search path is the onnxruntime-qnn copy",
              BOARD_SKEL);
     step_hint(s,
               "the skel must come from the same QAIRT release as %s, else device creation "
-              "fails with 14001",
-              backend);
+              "fails with 14001.%s",
+              backend, d->qairt_clause);
   } else if (!stub) {
     step_set(s, ST_WARN, "%s is not next to %s", BOARD_STUB, backend);
-    step_hint(s, "the backend dlopens the stub by name: it must be on the linker path and from "
-                 "the same QAIRT release");
+    step_hint(s,
+              "the backend dlopens the stub by name: it must be on the linker path and from "
+              "the same QAIRT release.%s",
+              d->qairt_clause);
   } else {
     step_set(s, ST_OK, "v68 skel and stub found");
   }

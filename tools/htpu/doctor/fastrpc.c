@@ -57,8 +57,10 @@ static void judge_other_backend(doctor *d, step *s) {
 
 static void judge_board(doctor *d, step *s) {
   const char *lib = d->ro.fastrpc_lib;
-  int dev_ok = access(FASTRPC_DEVICE, R_OK | W_OK) == 0;
-  int dev_exists = access(FASTRPC_DEVICE, F_OK) == 0;
+  char dev[4096];
+  doctor_board_path(FASTRPC_DEVICE, dev, sizeof(dev));
+  int dev_ok = access(dev, R_OK | W_OK) == 0;
+  int dev_exists = access(dev, F_OK) == 0;
   int daemon = doctor_process_running("cdsprpcd");
   char why[512];
   int rpc = probe_fastrpc_lib(lib, why, sizeof(why));
@@ -73,8 +75,10 @@ static void judge_board(doctor *d, step *s) {
   if (!dev_exists) {
     step_set(s, ST_FAIL, "no CDSP FastRPC device (%s missing)", FASTRPC_DEVICE);
     step_hint(s, "the CDSP remoteproc must be running (cat /sys/class/remoteproc/*/state shows "
-                 "'running'); qcom-coldplug.sh loads its firmware and starts it at boot, after "
-                 "which " FASTRPC_DEVICE " appears");
+                 "'running'): the remoteproc driver boots it once udev loads its module "
+                 "(qcom_q6v5_pas), and qcom-coldplug.sh starts it as a fallback; "
+                 FASTRPC_DEVICE " appears once it runs (coldplug waits up to 20 s for it, then "
+                 "starts cdsprpcd)");
   } else if (rpc < 0) {
     step_set(s, ST_FAIL, "%s does not load: %s", lib, why);
     step_hint(s, "install the fastrpc user library (qcom-fastrpc: libcdsprpc.so in /usr/lib), "
@@ -84,8 +88,10 @@ static void judge_board(doctor *d, step *s) {
     step_hint(s, "the image's udev rule 99-qcom-npu.rules makes fastrpc-* mode 0666");
   } else if (!daemon) {
     step_set(s, ST_WARN, "cdsprpcd is not running");
-    step_hint(s, "qcom-coldplug.sh starts it after " FASTRPC_DEVICE " appears; right after boot "
-                 "the first session can fail with 0x72 until it is up: wait and retry");
+    step_hint(s, "qcom-coldplug.sh starts it once " FASTRPC_DEVICE " exists (it waits up to 20 s "
+                 "for the CDSP to come up). Right after boot the first session can fail with "
+                 "0x72, which means the CDSP or " FASTRPC_DEVICE " is not up yet: wait and "
+                 "retry");
   } else if (rpc > 0) {
     step_set(s, ST_WARN, "%s loads but has %s: shared buffers will use ordinary memory", lib,
              why);

@@ -1,6 +1,8 @@
-/* hints.c - the advice doctor gives for a failed runtime open. */
+/* hints.c - the advice doctor gives for a failed runtime open, and the QAIRT release the hints
+ * may name (only the one the loaded library's build id states). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "doctor.h"
 
@@ -12,8 +14,34 @@
 #define QNN_DEVICE_INVALID_CONFIG 14001u
 #define QNN_DEVICE_HW_UNAVAILABLE 14002u
 
+void doctor_set_qairt(doctor *d, const char *build_id) {
+  htpu_version3 v;
+  d->qairt[0] = d->qairt_clause[0] = '\0';
+  if (htpu_qairt_version_from_build_id(build_id, &v) != 0) return;
+  snprintf(d->qairt, sizeof(d->qairt), "%" PRIu32 ".%" PRIu32 ".%" PRIu32, v.major, v.minor,
+           v.patch);
+  snprintf(d->qairt_clause, sizeof(d->qairt_clause), " The loaded library is QAIRT %s.",
+           d->qairt);
+}
+
+/* 4000 from the board's backend: no FastRPC session. */
+static void hint_no_session(const doctor *d, step *s, const char *message) {
+  int no_log = message && strstr(message, "QNN log unavailable") != NULL;
+  step_hint(s,
+            "4000 = the FastRPC session to the CDSP could not be opened. Right after boot, 0x72 "
+            "in the log means the CDSP or /dev/fastrpc-cdsp is not up yet: the remoteproc "
+            "driver boots the CDSP once udev loads its module, qcom-coldplug.sh waits up to "
+            "20 s for /dev/fastrpc-cdsp and then starts cdsprpcd; wait and run again (the "
+            "runtime's start-up retries cover a short wait).%s%s",
+            no_log ? " logCreate failed too: the DSP was not reachable at all; check the fastrpc "
+                     "step and cat /sys/class/remoteproc/*/state."
+                   : "",
+            d->firmware_too_old ? " The boot firmware is too old for unsigned protection "
+                                  "domains (boot firmware step): 0x80000600 in the log means that."
+                                : "");
+}
+
 void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const char *message) {
-  (void)message;
   switch (rc) {
   case HTPU_ELOAD_BACKEND:
   case HTPU_ELOAD_SYSTEM:
@@ -27,7 +55,8 @@ void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const c
     return;
   case HTPU_EVERSION:
     step_hint(s, "hexagon_tpu needs QNN core API >= 2.18 and System API >= 1.1 (QAIRT 2.25 or "
-                 "newer); the board's QAIRT 2.42 qualifies. Check which library was loaded.");
+                 "newer); the message lists what the library offers. Check which library was "
+                 "loaded.");
     return;
   case HTPU_EQNN: break;
   default: return;
@@ -35,19 +64,21 @@ void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const c
   switch (qnn) {
   case QNN_DEVICE_INVALID_CONFIG:
     step_hint(s,
-              "14001 = skel/stub version mismatch: DSP_LIBRARY_PATH must point at the QAIRT "
-              "2.42 skel (/usr/lib/dsp/%s), not the onnxruntime-qnn copy. The DSP keeps the "
-              "first configuration for the life of the process: fix the environment and run "
-              "again in a new process.",
-              BOARD_SKEL);
+              "14001 = skel/stub version mismatch: DSP_LIBRARY_PATH must point at the skel of "
+              "the backend's own QAIRT release (/usr/lib/dsp/%s on the image), not the "
+              "onnxruntime-qnn copy.%s The DSP keeps the first configuration for the life of "
+              "the process: fix the environment and run again in a new process.",
+              BOARD_SKEL, d->qairt_clause);
     return;
   case QNN_DEVICE_HW_UNAVAILABLE:
     step_hint(s, "14002 = NPU unavailable: is the CDSP up (/sys/class/remoteproc/*/state), "
                  "cdsprpcd running, /dev/fastrpc-cdsp accessible?");
     return;
   case QNN_INCOMPATIBLE_BINARIES:
-    step_hint(s, "1008 = QNN libraries of different releases are mixed (backend, stub, skel): "
-                 "use one QAIRT set throughout");
+    step_hint(s,
+              "1008 = QNN libraries of different releases are mixed (backend, stub, skel): use "
+              "one QAIRT set throughout.%s",
+              d->qairt_clause);
     return;
   case QNN_SYSTEM_COMMUNICATION:
   case QNN_SYSTEM_COMMUNICATION_FATAL:
@@ -56,9 +87,7 @@ void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const c
     return;
   case QNN_BACKEND_CANNOT_INITIALIZE:
     if (d->board) {
-      step_hint(s, "the FastRPC session could not be opened; right after boot cdsprpcd may "
-                   "still be starting (0x72 / 0xffffffff in the log): wait a few seconds and "
-                   "retry");
+      hint_no_session(d, s, message);
       return;
     }
     break;

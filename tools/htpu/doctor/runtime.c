@@ -22,6 +22,7 @@ static void report_runtime(doctor *d, step *s) {
   snprintf(backend, sizeof(backend), "%" PRIu32 " (%s)", ri->backend_id,
            cli_backend_name(ri->backend_id));
   const char *build_id = ri->build_id ? ri->build_id : "";
+  const char *log_note = ri->log_note && ri->log_note[0] ? ri->log_note : NULL;
   step_str(s, "backend library", "backend_lib", ri->backend_lib);
   step_str(s, "provider", "provider_name", ri->provider_name);
   step_uint(s, "backend id", "backend_id", ri->backend_id, backend);
@@ -34,10 +35,19 @@ static void report_runtime(doctor *d, step *s) {
   step_bool(s, "device created", "has_device", ri->has_device);
   step_str(s, "DSP_LIBRARY_PATH in effect", "dsp_library_path",
            ri->dsp_library_path && ri->dsp_library_path[0] ? ri->dsp_library_path : NULL);
+  step_str_shown(s, "QNN log", "log_note", log_note, log_note ? log_note : "(captured)");
   char core[48];
   cli_format_version(ri->core_api_version, core, sizeof(core));
-  step_set(s, ST_OK, "%s, core API %s", ri->provider_name ? ri->provider_name : "(no name)",
-           core);
+  const char *name = ri->provider_name ? ri->provider_name : "(no name)";
+  if (!log_note) {
+    step_set(s, ST_OK, "%s, core API %s", name, core);
+    return;
+  }
+  /* QNN allows a NULL log: the runtime works, but failures will not quote QNN's own lines. */
+  step_set(s, ST_WARN, "%s, core API %s, without a QNN log", name, core);
+  step_hint(s, "logCreate failed, so the runtime runs without a QNN log handle (QNN allows "
+               "that): error messages will not quote QNN's log lines. The real libQnnHtp has "
+               "been seen to fail logCreate (11002) when no DSP is reachable.");
 }
 
 /* Whether a QNN error can come from deviceCreate: the device range, or a common code

@@ -1,6 +1,7 @@
 /* shared_memory.c - the `shared_memory` step: a test allocation through htpu_shared_alloc,
  * which is FastRPC memory or the ordinary-memory fallback with the library's note. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "doctor.h"
 
@@ -55,9 +56,15 @@ static void judge(doctor *d, step *s, const alloc_result *a) {
               lib);
     return;
   }
+  /* FastRPC opens the heap read-only (and falls back when it cannot): readable is enough. */
+  char heap[4096];
+  doctor_board_path(DMA_HEAP, heap, sizeof(heap));
   step_hint(s, "rpcmem_alloc returned nothing: FastRPC memory comes from " DMA_HEAP ", which "
-               "must be readable and writable (the image's udev rule makes it 0666), and only "
-               "works once a FastRPC session is open");
+               "must be readable by this user (%s; the image's udev rule makes it 0666), and only "
+               "works once a FastRPC session is open",
+            access(heap, R_OK) == 0   ? "it is"
+            : access(heap, F_OK) == 0 ? "it is not"
+                                      : "it is missing here");
 }
 
 void check_shared_memory(doctor *d) {
