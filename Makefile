@@ -44,7 +44,8 @@ REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # reference builder
 QUANT_SRC := src/quant.c src/dtype.c src/errors.c src/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
-HTPU_SRC := $(sort $(wildcard tools/htpu/*.c))
+# the command and its subdirectories (doctor/: one file per check)
+HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -121,6 +122,7 @@ test:
 	  $(DIGITS)/test_y.u8 $(DIGITS)/float_pred.u8 >/dev/null
 	$(Q)bash test/cli/test_htpu_run.sh build/asan
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
+	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 

@@ -45,6 +45,7 @@
   X(has_shared_memory, "has_shared_memory")       \
   X(shared_memory_note, "shared_memory_note")     \
   X(startup_attempts, "startup_attempts")         \
+  X(log_note, "log_note")                         \
   /* shared buffers */                            \
   X(fastrpc, "fastrpc")                           \
   X(note, "note")                                 \

@@ -215,7 +215,8 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       ATOMS.system_api_version,   ATOMS.has_device,         ATOMS.dsp_library_path,
                       ATOMS.device_arch,          ATOMS.device_soc_model,   ATOMS.device_vtcm_bytes,
                       ATOMS.perf_profile,         ATOMS.has_perf_infrastructure,
-                      ATOMS.has_shared_memory,    ATOMS.shared_memory_note, ATOMS.startup_attempts};
+                      ATOMS.has_shared_memory,    ATOMS.shared_memory_note, ATOMS.startup_attempts,
+                      ATOMS.log_note};
   ERL_NIF_TERM v[] = {nif_make_string(env, ri->backend_lib),
                       nif_make_string(env, ri->system_lib),
                       nif_make_string(env, ri->provider_name),
@@ -236,7 +237,9 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       (ri->shared_memory_note && ri->shared_memory_note[0])
                           ? nif_make_string(env, ri->shared_memory_note)
                           : ATOMS.nil,
-                      enif_make_uint(env, ri->startup_attempts)};
+                      enif_make_uint(env, ri->startup_attempts),
+                      (ri->log_note && ri->log_note[0]) ? nif_make_string(env, ri->log_note)
+                                                        : ATOMS.nil};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 

@@ -279,11 +279,42 @@ typedef struct htpu_runtime_options {
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
 HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
 
+/* What a backend library's provider says about itself (htpu_backend_probe). Plain data:
+ * the strings are copied into the struct (truncated to fit), nothing to free. */
+#define HTPU_BACKEND_FACTS_STRING_MAX 256
+typedef struct htpu_backend_facts {
+  char provider_name[HTPU_BACKEND_FACTS_STRING_MAX]; /* "" when the provider has none */
+  uint32_t backend_id;
+  htpu_version3 core_api_version;
+  htpu_version3 backend_api_version;
+  char build_id[HTPU_BACKEND_FACTS_STRING_MAX]; /* backendGetBuildId, "" when unavailable */
+} htpu_backend_facts;
+
+/* Loads `backend_lib` (NULL = HTPU_DEFAULT_BACKEND_LIB), picks the provider htpu_runtime_open
+ * would pick for `backend_id` (0 = any, preferring HTP), copies its facts into *out and the
+ * build id from backendGetBuildId (which needs no backend), then closes the library. Creates
+ * no QNN log, backend or device, so it answers where the DSP is unreachable (a tool can say
+ * which QAIRT is installed before anything that needs the NPU fails).
+ * Errors (*out zeroed, htpu_last_error() names the stage as htpu_runtime_open does):
+ * HTPU_EINVAL, HTPU_ENOMEM, HTPU_ELOAD_BACKEND, HTPU_ESYMBOL, HTPU_ENO_PROVIDER, HTPU_EVERSION.
+ * Thread-safe. */
+HTPU_API int htpu_backend_probe(const char *backend_lib, uint32_t backend_id,
+                                htpu_backend_facts *out);
+
+/* The QAIRT release a QNN build id names. QAIRT libraries report ids such as
+ * "v2.25.0.240728104910_97711" (-> 2.25.0): an optional 'v', three decimal numbers joined by
+ * '.', then the end or one of '.', '_', '-', '+' followed by anything. Returns 0, or
+ * HTPU_EINVAL with *out zeroed for NULL and any other form (the reference backend's
+ * "htpu-reference-0.1.0" names no QAIRT release). */
+HTPU_API int htpu_qairt_version_from_build_id(const char *build_id, htpu_version3 *out);
+
 /* Loads the libraries, picks providers, creates QNN log, backend and device.
  * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and
  * htpu_last_error() names the stage (loading the backend, resolving the symbol, no provider,
  * version, loading the system library, creating the backend/device), the path, the symbol and
- * dlerror(). A requested perf_profile that cannot be voted fails the open too (HTPU_EQNN, or
+ * dlerror(). A failed logCreate is not a failure: the runtime goes on without a QNN log handle
+ * (as QNN allows) and says so in htpu_runtime_info.log_note (and in the message of a later
+ * start-up failure); the start-up retries still apply to the backend and device. A requested perf_profile that cannot be voted fails the open too (HTPU_EQNN, or
  * HTPU_EUNSUPPORTED without a perf infrastructure): ask for HTPU_PERF_DEFAULT to run unvoted.
  * Not thread-safe with respect to other threads' getenv when dsp_library_path is given (it
  * calls setenv): set it before starting threads that read the environment.
@@ -320,6 +351,11 @@ typedef struct htpu_runtime_info {
   const char *shared_memory_note; /* why not, when has_shared_memory is 0; or why a buffer
                                      fell back to ordinary memory (first such event) */
   uint32_t startup_attempts;      /* backend/device creation attempts it took */
+  const char *log_note;           /* why the runtime has no QNN log ("" when it has one, or
+                                     the backend has no log API): logCreate failed, e.g.
+                                     "QNN log unavailable: logCreate returned 11002 (...)".
+                                     QNN allows a NULL log handle, so the runtime works; only
+                                     the QNN log lines quoted in error messages are lost */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).

@@ -46,6 +46,7 @@ typedef struct runtime_obj {
   uint32_t recovery_retries;
   uint64_t retry_delay_ms;    /* first backoff of start-up and recovery retries */
   uint32_t startup_attempts;
+  char log_note[320]; /* why there is no QNN log handle; "" when there is one */
   perf_state perf;
   shared_registry shared; /* FastRPC library and the live shared buffers */
   /* Live contexts, not owned: each leaves in its own teardown. Shared-buffer frees use it to

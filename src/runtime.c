@@ -69,17 +69,27 @@ static void runtime_destroy(htpu_object *o) {
   STAT_SUB(live_runtimes, 1);
 }
 
+/* QNN allows NULL for every log handle parameter, so a log that cannot be created costs only
+ * the captured QNN lines. The real libQnnHtp returns 11002 here when no DSP is reachable;
+ * stopping would hide the backendCreate code that follows (4000, which is retried and has a
+ * hint). */
+static void create_log(runtime_obj *rt, const htpu_runtime_options *o) {
+  qnn_backend_lib *b = &rt->backend_lib;
+  rt->log_note[0] = '\0';
+  if (!b->log_create) return;
+  qnn_error_t e = b->log_create(qnn_log_callback, o->log_level, &rt->log);
+  if (e == QNN_SUCCESS) return;
+  rt->log = NULL; /* QNN may leave garbage behind on failure */
+  uint32_t code = QNN_ERROR_CODE(e);
+  snprintf(rt->log_note, sizeof rt->log_note,
+           "QNN log unavailable: logCreate returned %u (%s: %s); QNN log lines are not captured",
+           code, htpu_qnn_error_name(code), htpu_qnn_error_message(code));
+}
+
 static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
   qnn_backend_lib *b = &rt->backend_lib;
+  create_log(rt, o);
   uint64_t mark = qnn_log_mark();
-  if (b->log_create) {
-    qnn_error_t e = b->log_create(qnn_log_callback, o->log_level, &rt->log);
-    if (e != QNN_SUCCESS) {
-      rt->log = NULL; /* QNN may leave garbage behind on failure */
-      return qnn_fail(e, mark, "creating the QNN log for '%s' failed", b->path);
-    }
-  }
-  mark = qnn_log_mark();
   qnn_error_t e = b->backend_create(rt->log, NULL, &rt->backend);
   if (e != QNN_SUCCESS || !rt->backend) {
     rt->backend = NULL;
@@ -125,6 +135,9 @@ static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
     if (rc == 0) return 0;
     if (rc != HTPU_EQNN || !retry_is_transient(code) || attempt >= o->startup_retries) {
       if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
+      /* where the real HTP library cannot create its log it has no DSP either: the note says
+       * why no QNN lines are quoted */
+      if (rt->log_note[0]) htpu_append_error("\n  note: %s", rt->log_note);
       return rc;
     }
     STAT_ADD(startup_retries, 1);
@@ -236,7 +249,7 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   }
   if (rc) {
     runtime_teardown(rt);
-      free(rt->build_id);
+    free(rt->build_id);
     free(rt->dsp_library_path);
     free(rt);
     return rc;
@@ -293,6 +306,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->has_shared_memory = rt->shared.available;
   out->shared_memory_note = shared_registry_note(&rt->shared); /* "" until one is set */
   out->startup_attempts = rt->startup_attempts;
+  out->log_note = rt->log_note; /* fixed before the runtime was published */
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);
   return 0;

@@ -237,6 +237,9 @@ defmodule HexagonTpu.Runtime do
       `:shared_memory_note` - why not, or why an allocation fell back to ordinary memory
       (`nil` when there is nothing to say)
     * `:startup_attempts` - backend/device creation attempts it took (1 = no retry)
+    * `:log_note` - why the runtime has no QNN log (`nil` when it has one): QNN's logCreate
+      failed (the real HTP library does so when no DSP is reachable), so the runtime runs
+      without a log handle, as QNN allows, and error messages carry no QNN log lines
 
   A closed runtime gives the map read at open.
   """

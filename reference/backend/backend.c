@@ -1,5 +1,6 @@
 /* backend.c - log, backend and device lifecycles and the free-order rules between them. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rb_internal.h"
 
@@ -17,9 +18,49 @@ qnn_error_t rb_property_has_capability(uint32_t key) {
   }
 }
 
+/* HTPU_REF_BUILD_ID values handed out, kept for the library's lifetime: QNN's build id
+ * pointer stays valid, and a caller may hold it while the variable changes. */
+typedef struct rb_build_id {
+  struct rb_build_id *next;
+  char text[];
+} rb_build_id;
+static pthread_mutex_t g_build_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static rb_build_id *g_build_ids;
+
+/* The id for `value`, interned (NULL: out of memory). */
+static const char *intern_build_id(const char *value) {
+  pthread_mutex_lock(&g_build_ids_lock);
+  rb_build_id *b = g_build_ids;
+  while (b && strcmp(b->text, value) != 0) b = b->next;
+  if (!b) {
+    size_t n = strlen(value) + 1;
+    b = malloc(sizeof(*b) + n);
+    if (b) {
+      memcpy(b->text, value, n);
+      b->next = g_build_ids;
+      g_build_ids = b;
+    }
+  }
+  pthread_mutex_unlock(&g_build_ids_lock);
+  return b ? b->text : NULL;
+}
+
+__attribute__((destructor)) static void rb_build_ids_unload(void) {
+  while (g_build_ids) {
+    rb_build_id *next = g_build_ids->next;
+    free(g_build_ids);
+    g_build_ids = next;
+  }
+}
+
 qnn_error_t rb_backend_get_build_id(const char **out) {
   if (!out) return QNN_BACKEND_ERROR_INVALID_ARGUMENT;
-  *out = RB_BUILD_ID;
+  /* HTPU_REF_BUILD_ID stands in for a real library's id, e.g. "v2.25.0.240728104910_97711",
+   * to test what callers make of it. */
+  const char *env = getenv("HTPU_REF_BUILD_ID");
+  const char *id = env ? intern_build_id(env) : RB_BUILD_ID;
+  if (!id) return QNN_COMMON_ERROR_MEM_ALLOC;
+  *out = id;
   return QNN_SUCCESS;
 }
 

@@ -76,6 +76,7 @@ void fx_reset_env(void) {
   unsetenv("HTPU_REF_LATENCY");
   unsetenv("HTPU_REF_DEVICE");
   unsetenv("HTPU_REF_RPCMEM_FAIL");
+  unsetenv("HTPU_REF_BUILD_ID");
   fx_ref_disarm();
 }
 

@@ -218,3 +218,42 @@ TEST(loader_bad_options) {
   CHECK_STR_CONTAINS(htpu_last_error(), "log_level");
   CHECK_EQ(htpu_runtime_open(&o, NULL), HTPU_EINVAL);
 }
+
+/* The real libQnnHtp fails logCreate with 11002 where no DSP is reachable. QNN allows a NULL
+ * log handle, so the runtime goes on without one and says so. */
+TEST(loader_runtime_opens_without_qnn_log_when_log_create_fails) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  CHECK_EQ(open_with(NULL, NULL, 0, &rt), HTPU_OK);
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), HTPU_OK);
+  CHECK(info.log_note && info.log_note[0] == '\0'); /* a log: nothing to say */
+  htpu_runtime_close(&rt);
+
+  CHECK_EQ(fx_ref_arm("logCreate:*:11002"), 0);
+  unsigned long v0 = fx_ref_violations();
+  int rc = open_with(NULL, NULL, 0, &rt);
+  CHECK_MSG(rc == HTPU_OK, "%s: %s", htpu_err_name(rc), htpu_last_error());
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), HTPU_OK);
+  CHECK_STR_CONTAINS(info.log_note, "QNN log unavailable: logCreate returned 11002");
+  CHECK_STR_CONTAINS(info.log_note, "QNN_LOG_ERROR_INITIALIZATION");
+  CHECK(info.has_device);
+  CHECK_EQ(info.startup_attempts, 1);
+  /* the backend and device work without a log handle: a model loads and runs */
+  const char *path = fx_build_model_file("nolog.bin", FX_ADD_F32);
+  CHECK(path);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(htpu_context_open_file(rt, path, &ctx) == HTPU_OK, "%s", htpu_last_error());
+  CHECK_EQ(htpu_graph_open(ctx, NULL, &g), HTPU_OK);
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, y[4] = {0};
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
+  htpu_io out = {y, sizeof y, HTPU_F32};
+  CHECK_MSG(htpu_graph_execute(g, in, 2, &out, 1, NULL) == HTPU_OK, "%s", htpu_last_error());
+  CHECK(y[3] == 44.0f);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  fx_ref_disarm();
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+}

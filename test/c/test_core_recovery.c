@@ -137,6 +137,38 @@ TEST(recovery_a_thousand_restarts_leak_nothing) {
   rig_close(&r);
 }
 
+/* Where no DSP is reachable the real libQnnHtp fails logCreate (11002) and then backendCreate
+ * with 4000, a start-up code: the log failure must not stop the retries. */
+TEST(startup_retries_run_when_log_create_fails_too) {
+  fx_reset_env();
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.startup_retry_delay_ms = 1;
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  CHECK_EQ(fx_ref_arm("logCreate:*:11002,backendCreate:1:4000:2"), 0);
+  htpu_runtime *rt = NULL;
+  CHECK_MSG(htpu_runtime_open(&o, &rt) == HTPU_OK, "%s", htpu_last_error());
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), HTPU_OK);
+  CHECK_EQ(info.startup_attempts, 3);
+  CHECK_STR_CONTAINS(info.log_note, "logCreate returned 11002");
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.startup_retries - s0.startup_retries, 2);
+  htpu_runtime_close(&rt);
+  /* every attempt fails: the 4000 is reported, with the attempts and the log note */
+  o.startup_retries = 1;
+  CHECK_EQ(fx_ref_arm("logCreate:*:11002,backendCreate:*:4000"), 0);
+  CHECK_EQ(htpu_runtime_open(&o, &rt), HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), 4000);
+  CHECK_STR_CONTAINS(htpu_last_error(), "creating the QNN backend");
+  CHECK_STR_CONTAINS(htpu_last_error(), "QNN log unavailable: logCreate returned 11002");
+  CHECK_STR_CONTAINS(htpu_last_error(), "after 2 attempts");
+  fx_ref_disarm();
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.live_runtimes, 0);
+}
+
 TEST(startup_transient_failures_are_retried_with_backoff) {
   fx_reset_env();
   htpu_runtime_options o;

@@ -816,6 +816,60 @@ TEST(refb_faults_env_per_backend_and_process) {
   ctl_close(&c);
 }
 
+/* What a loader does when logCreate fails (11002, as the real libQnnHtp does without a DSP):
+ * go on with a NULL log handle, which QNN allows for backend, device and platform info. */
+TEST(refb_null_log_after_failed_log_create) {
+  ctl c;
+  CHECK(ctl_open(&c) == 0);
+  const qnn_interface_t *p = first_provider(&c);
+  CHECK(p);
+  CHECK_EQ(c.arm("logCreate:*:11002"), 0);
+  qnn_log_handle_t log = NULL;
+  CHECK_EQ(p->table.log_create(log_cb, QNN_LOG_LEVEL_ERROR, &log), 11002);
+  CHECK(log == NULL);
+  CHECK_EQ(stats_of(&c).live_logs, 0);
+  qnn_backend_handle_t be = NULL;
+  qnn_device_handle_t dev = NULL;
+  CHECK_EQ(p->table.backend_create(NULL, NULL, &be), QNN_SUCCESS);
+  CHECK_EQ(p->table.device_create(NULL, NULL, &dev), QNN_SUCCESS);
+  const qnn_device_platform_info_t *pi = NULL;
+  CHECK_EQ(p->table.device_get_platform_info(NULL, &pi), QNN_SUCCESS);
+  CHECK_EQ(p->table.device_free_platform_info(NULL, pi), QNN_SUCCESS);
+  size_t len = 0;
+  void *bin = fx_build_model(RB_ADD, &len);
+  CHECK(bin);
+  qnn_context_handle_t ctx = NULL;
+  qnn_error_t rc = p->table.context_create_from_binary(be, dev, NULL, bin, len, &ctx, NULL);
+  free(bin);
+  CHECK_EQ(rc, QNN_SUCCESS);
+  CHECK_EQ(p->table.context_free(ctx, NULL), QNN_SUCCESS);
+  CHECK_EQ(p->table.device_free(dev), QNN_SUCCESS);
+  CHECK_EQ(p->table.backend_free(be), QNN_SUCCESS);
+  CHECK_EQ(stats_of(&c).violations, 0);
+  ctl_close(&c);
+}
+
+/* HTPU_REF_BUILD_ID stands in for a real library's build id; each value handed out stays
+ * valid after the variable changes, as QNN's pointer does. */
+TEST(refb_build_id_override) {
+  ctl c;
+  CHECK(ctl_open(&c) == 0);
+  const qnn_interface_t *p = first_provider(&c);
+  CHECK(p);
+  const char *id = NULL, *real = NULL, *other = NULL;
+  CHECK_EQ(p->table.backend_get_build_id(&id), QNN_SUCCESS);
+  CHECK(strcmp(id, "htpu-reference-0.1.0") == 0);
+  setenv("HTPU_REF_BUILD_ID", "v2.25.0.240728104910_97711", 1);
+  CHECK_EQ(p->table.backend_get_build_id(&real), QNN_SUCCESS);
+  setenv("HTPU_REF_BUILD_ID", "v2.42.0.251225", 1);
+  CHECK_EQ(p->table.backend_get_build_id(&other), QNN_SUCCESS);
+  unsetenv("HTPU_REF_BUILD_ID");
+  CHECK(strcmp(real, "v2.25.0.240728104910_97711") == 0);
+  CHECK(strcmp(other, "v2.42.0.251225") == 0);
+  CHECK_EQ(p->table.backend_get_build_id(NULL), QNN_BACKEND_ERROR_INVALID_ARGUMENT);
+  ctl_close(&c);
+}
+
 TEST(refb_faults_control_api) {
   rig r;
   CHECK_EQ(rig_open(&r, RB_ADD, "add"), 0);

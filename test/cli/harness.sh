@@ -34,7 +34,7 @@ cd "$TMP" || exit 2
 # Checks must not depend on the caller's environment.
 unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU_REF_PROVIDERS \
   HTPU_REF_DEVICE HTPU_REF_RPCMEM_FAIL HTPU_REF_LATENCY HTPU_REF_SYSTEM_PROVIDERS \
-  HTPU_REF_SYSTEM_LAYOUT
+  HTPU_REF_SYSTEM_LAYOUT HTPU_REF_BUILD_ID HTPU_DOCTOR_ROOT
 # Sanitizer builds: a leak or UB report fails the run (exit code), and goes to stderr.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 

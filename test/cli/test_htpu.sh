@@ -212,7 +212,7 @@ else
 fi
 
 run doctor --backend=reference --system-lib=reference --json
-expect "doctor --json (grep)" 0 out '"schema": "htpu.doctor/1"' out '"ok": true' \
+expect "doctor --json (grep)" 0 out '"schema": "htpu.doctor/2"' out '"ok": true' \
   out '"provider_name": "HTPU_REFERENCE"' out '"name": "runtime"'
 json_check "doctor --json parses" '
   j.ok === true && j.failed === 0 &&

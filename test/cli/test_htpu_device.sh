@@ -176,13 +176,13 @@ expect "doctor (reference): board checks skipped, not failed" 0 \
 expect_not "doctor (reference): no FAIL lines" out "[FAIL]"
 
 run doctor "${R[@]}" --json
-expect "doctor --json: device fields (grep)" 0 out '"schema": "htpu.doctor/1"' \
-  out '"device_arch": 68' out '"device_soc_model": 35' out '"device_vtcm_mb": 2' \
+expect "doctor --json: device fields (grep)" 0 out '"schema": "htpu.doctor/2"' \
+  out '"device_arch": 68' out '"device_soc_model": 35' out '"device_vtcm_bytes": 2097152' \
   out '"has_perf_infrastructure": true' out '"startup_attempts": 1' \
   out '"name": "shared_memory"'
 json_check "doctor --json: device step parses" '
   step("device").status === "ok" && step("device").details.device_arch === 68 &&
-  step("device").details.device_soc_model === 35 && step("device").details.device_vtcm_mb === 2 &&
+  step("device").details.device_soc_model === 35 && step("device").details.device_vtcm_bytes === 2097152 &&
   step("device").details.has_perf_infrastructure === true &&
   step("device").details.startup_attempts === 1 &&
   step("fastrpc").status === "skip" && step("dsp_libraries").status === "skip" &&
@@ -192,9 +192,9 @@ HTPU_REF_DEVICE=arch=69 run doctor "${R[@]}"
 expect "doctor: HTPU_REF_DEVICE=arch=69 -> v69" 0 out "device arch          v69"
 HTPU_REF_DEVICE=arch=69,soc_model=93,vtcm_mb=8 run doctor "${R[@]}" --json
 expect "doctor --json: HTPU_REF_DEVICE changes arch, SoC, VTCM" 0 out '"device_arch": 69' \
-  out '"device_soc_model": 93' out '"device_vtcm_mb": 8'
+  out '"device_soc_model": 93' out '"device_vtcm_bytes": 8388608'
 HTPU_REF_DEVICE=vtcm_bytes=8388608 run doctor "${R[@]}" --json
-expect "doctor --json: a device reporting VTCM in bytes shows MB" 0 out '"device_vtcm_mb": 8,'
+expect "doctor --json: a device reporting VTCM in bytes reports bytes" 0 out '"device_vtcm_bytes": 8388608,'
 
 run doctor "${R[@]}" --fastrpc-lib reference
 expect "doctor --fastrpc-lib reference: shared memory yes" 0 \

@@ -154,6 +154,22 @@ defmodule HexagonTpu.DeviceTest do
       assert Runtime.info(bytes).device_vtcm_bytes == 8_388_608
     end
 
+    test "a QNN log that cannot be created is :log_note, and the runtime still works",
+         %{add: bin} do
+      assert Runtime.info(runtime([])).log_note == nil
+
+      # the real HTP library fails logCreate with 11002 when no DSP is reachable
+      rt = runtime(faults("logCreate:*:11002"))
+      info = Runtime.info(rt)
+      assert info.log_note =~ "QNN log unavailable: logCreate returned 11002"
+      assert info.log_note =~ "QNN_LOG_ERROR_INITIALIZATION"
+      assert info.has_device
+      assert rt.info.log_note == info.log_note
+
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      assert {:ok, [_]} = add(model)
+    end
+
     test "Graph.model_info/1 and Context.info/1 give the binary's side", %{add: bin} do
       rt = runtime([])
       ctx = Context.load!(rt, {:binary, bin})

@@ -1,0 +1,80 @@
+/*
+ * doctor.h - what the checks of `htpu doctor` share: the options, the facts one check learns
+ * for the next, and the list of checks.
+ *
+ * Each check is one file with one entry point `void check_NAME(doctor *d)` that reports its
+ * step(s) through report.h. A new check is a new file and one line in the list in
+ * tools/htpu/doctor.c; the checks run in that order.
+ */
+#ifndef HTPU_DOCTOR_H
+#define HTPU_DOCTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hexagon_tpu.h"
+#include "report.h"
+
+/* QCS6490 is HTP v68: its skel/stub pair. */
+#define BOARD_SKEL "libQnnHtpV68Skel.so"
+#define BOARD_STUB "libQnnHtpV68Stub.so"
+
+typedef struct doctor {
+  report rep;
+  /* ---- from the command line ---- */
+  htpu_runtime_options ro; /* libraries resolved; what the runtime check opens */
+  const char *dsp_opt;     /* --dsp-library-path, NULL when not given */
+  int fastrpc_given;       /* --fastrpc-lib was given */
+  int board;               /* the backend is the board's libQnnHtp.so: board checks apply */
+  /* ---- learned by the checks, in list order ---- */
+  int backend_loads, system_loads;
+  htpu_backend_facts facts;   /* the provider check's (zeroed when it could not read them) */
+  char qairt[32];             /* "2.25.0" when the build id names a QAIRT release, else "" */
+  char qairt_clause[64];      /* " The loaded library is QAIRT 2.25.0.", else "": hints
+                                 never claim a release they do not know */
+  int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
+  /* the runtime check: an open runtime (closed by the command after the last check) */
+  htpu_runtime *rt;
+  int rt_skip_device;         /* opened only with skip_device, after device creation failed */
+  int have_info;              /* ri was read */
+  htpu_runtime_info ri;       /* valid while rt is open */
+  int first_rc;               /* the first open's failure, when rt_skip_device */
+  uint32_t first_qnn;
+  char first_msg[8192];
+} doctor;
+
+/* The checks, in the order the command runs them. */
+void check_environment(doctor *d);
+void check_backend_library(doctor *d);
+void check_provider(doctor *d);
+void check_system_library(doctor *d);
+void check_fastrpc(doctor *d);
+void check_dsp_libraries(doctor *d);
+void check_firmware(doctor *d);
+void check_runtime(doctor *d);
+void check_device(doctor *d);
+void check_shared_memory(doctor *d);
+
+/* ---- board.c: what the board checks share ---- */
+
+/* Whether `backend` is the board's HTP backend (its file name is libQnnHtp.so). */
+int doctor_is_board_backend(const char *backend);
+/* The file name part of a path. */
+const char *doctor_base_name(const char *path);
+int doctor_is_dir(const char *path);
+int doctor_file_exists(const char *dir, const char *name);
+/* Whether a process with this comm name runs (scans /proc). */
+int doctor_process_running(const char *comm_name);
+/* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` itself, or under
+ * $HTPU_DOCTOR_ROOT when that is set (tests only: a directory standing in for /, so the board
+ * checks can run on a development host). Returns buf. */
+const char *doctor_board_path(const char *path, char *buf, size_t len);
+
+/* ---- hints.c ---- */
+
+/* Sets qairt and qairt_clause from the backend's build id. */
+void doctor_set_qairt(doctor *d, const char *build_id);
+/* The hint for a failed htpu_runtime_open (rc, the QNN code and the library's message). */
+void doctor_runtime_hint(const doctor *d, step *s, int rc, uint32_t qnn, const char *message);
+
+#endif /* HTPU_DOCTOR_H */
