@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "../util.h"
 #include "doctor.h"
 
 #define QNN_NOT_SUPPORTED 1000u
