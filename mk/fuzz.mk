@@ -51,6 +51,12 @@ fuzz: fuzz-build
 	  bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-build:
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\n%s\n' \
+	  'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)(n * 0); }' \
+	  | $(FUZZ_CC) -x c -fsanitize=fuzzer,address,undefined - -o /dev/null >/dev/null 2>&1 || { \
+	  echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer,address,undefined' cannot link a fuzzer."; \
+	  echo "  On Debian/Ubuntu: apt-get install clang libclang-rt-14-dev (FUZZ_CC=... for another clang)"; \
+	  exit 1; }
 	$(Q)$(FUZZ_MAKE) fuzz-binaries
 
 # Inside the build above ($(BUILD) = build/fuzz).
