@@ -6,6 +6,8 @@
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
 #   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
+#   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   clean
 #
 # Variables

@@ -548,12 +548,9 @@ static void int_range(htpu_dtype dt, int64_t *lo, int64_t *hi) {
   }
 }
 
-/* data=[...]: floats for float tensors, the stored integers for integer tensors (quantized
- * ones included); data_f32=[...]: floats that are quantized with the tensor's own params. */
-static int tensor_values(builder *b, const refm_lexer *lx, const attr *a, int as_f32,
-                         ref_tensor *t, void *dst, size_t n) {
+/* Whether data=[...] / data_f32=[...] fits the tensor: a list of exactly its element count. */
+static int values_fit(builder *b, const attr *a, int as_f32, const ref_tensor *t, size_t n) {
   htpu_dtype dt = refm_storage_dtype(t->data_type);
-  int floats = as_f32 || dt == HTPU_F32 || dt == HTPU_F16;
   if (a->scalar) return line_err(b, a->key->line, "'%s' takes a list of values", a->key->text);
   if (a->count != n)
     return line_err(b, a->key->line, "tensor '%s' has %zu elements, %s has %zu values", t->name,
@@ -561,6 +558,16 @@ static int tensor_values(builder *b, const refm_lexer *lx, const attr *a, int as
   if (as_f32 && dt != HTPU_F32 && dt != HTPU_F16 && t->quant == REF_QUANT_NONE)
     return line_err(b, a->key->line, "data_f32= needs a float or quantized tensor; '%s' is a "
                     "plain %s tensor (use data=)", t->name, refm_dtype_name(t->data_type));
+  return 0;
+}
+
+/* data=[...]: floats for float tensors, the stored integers for integer tensors (quantized
+ * ones included); data_f32=[...]: floats that are quantized with the tensor's own params.
+ * values_fit has accepted the list. */
+static int tensor_values(builder *b, const refm_lexer *lx, const attr *a, int as_f32,
+                         ref_tensor *t, void *dst, size_t n) {
+  htpu_dtype dt = refm_storage_dtype(t->data_type);
+  int floats = as_f32 || dt == HTPU_F32 || dt == HTPU_F16;
   float *f = floats ? malloc((n + 1) * sizeof *f) : NULL;
   if (floats && !f) return oom(b);
   int64_t lo, hi;
@@ -599,7 +606,7 @@ static int tensor_values(builder *b, const refm_lexer *lx, const attr *a, int as
   return 0;
 }
 
-static int tensor_file(builder *b, const attr *a, const ref_tensor *t, void *dst) {
+static int tensor_file(builder *b, const attr *a, const ref_tensor *t, void **out) {
   if (scalar(b, a)) return -1;
   const char *name = a->scalar->text;
   char path[4096];
@@ -617,9 +624,15 @@ static int tensor_file(builder *b, const attr *a, const ref_tensor *t, void *dst
     return line_err(b, a->key->line, "data_file '%s' has %llu bytes, tensor '%s' needs %zu", path,
                     (unsigned long long)size, t->name, t->nbytes);
   }
+  void *dst = keep(b, calloc(t->nbytes + 1, 1));
+  if (!dst) {
+    close(fd);
+    return oom(b);
+  }
   int rc = file_read_exact(fd, path, dst, t->nbytes, err, sizeof err);
   close(fd);
   if (rc) return line_err(b, a->key->line, "data_file: %s", err);
+  *out = dst;
   return 0;
 }
 
@@ -636,12 +649,19 @@ static int tensor_data(builder *b, const refm_lexer *lx, attrs *as, ref_tensor *
   if (given != 1)
     return line_err(b, line, "static tensor '%s' needs exactly one of data=, data_f32=, "
                     "data_file=", t->name);
-  void *dst = keep(b, calloc(t->nbytes + 1, 1));
-  if (!dst) return oom(b);
-  size_t n = ref_tensor_elements(t);
-  if (file ? tensor_file(b, file, t, dst)
-           : tensor_values(b, lx, data ? data : f32, f32 != NULL, t, dst, n))
-    return -1;
+  /* The buffer (up to 2 GiB) is allocated only once the source is known to hold exactly the
+   * tensor: a mistyped dim ([2,55555552]) is an error message, not a 400 MB allocation. */
+  void *dst = NULL;
+  if (file) {
+    if (tensor_file(b, file, t, &dst)) return -1;
+  } else {
+    const attr *values = data ? data : f32;
+    size_t n = ref_tensor_elements(t);
+    if (values_fit(b, values, f32 != NULL, t, n)) return -1;
+    dst = keep(b, calloc(t->nbytes + 1, 1));
+    if (!dst) return oom(b);
+    if (tensor_values(b, lx, values, f32 != NULL, t, dst, n)) return -1;
+  }
   t->data = dst;
   return 0;
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Regenerates the seed corpora in fuzz/corpus/ (docs/reliability.md). Standard library only.
+
+    python3 fuzz/make_seeds.py [BUILD]      BUILD holds htpu-refbuild (default build/plain)
+
+build_text/*.txt are written by hand and kept as they are, and so are the files named
+found_* (inputs a fuzzer found that pin down a boundary of a check); everything else is made
+here:
+model_read/ and public_api/ get those texts built with the project's own builder plus the
+digits demo model; npy/ gets a few headers (versions 1.0, 2.0, 3.0) as numpy writes them;
+quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents.
+"""
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def models(build):
+    refbuild = os.path.join(ROOT, build, "htpu-refbuild")
+    texts = os.path.join(CORPUS, "build_text")
+    with tempfile.TemporaryDirectory() as tmp:
+        # the same bytes fuzz/build_text.c puts in its scratch directory
+        for name, n in (("w4.bin", 4), ("w16.bin", 16)):
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(bytes((i * 17 + 3) & 0xFF for i in range(n)))
+        for txt in sorted(os.listdir(texts)):
+            shutil.copy(os.path.join(texts, txt), tmp)
+            out = os.path.join(tmp, txt[:-4] + ".bin")
+            # the texts the builder must refuse (regression inputs) give no model
+            if subprocess.run([refbuild, txt, out], cwd=tmp, capture_output=True).returncode:
+                continue
+            with open(out, "rb") as f:
+                data = f.read()
+            write("model_read", txt[:-4] + ".bin", data)
+            write("public_api", txt[:-4] + ".bin", data)
+    with open(os.path.join(ROOT, "models", "digits", "digits.bin"), "rb") as f:
+        digits = f.read()
+    write("model_read", "digits.bin", digits)
+    write("public_api", "digits.bin", digits)
+
+
+def npy(version, descr, fortran, shape, data):
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (descr, fortran, dims)
+    field = 2 if version == 1 else 4
+    pre = 8 + field
+    total = pre + len(d) + 1
+    pad = (64 - total % 64) % 64
+    header = (d + " " * pad + "\n").encode()
+    length = struct.pack("<H" if field == 2 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + header + data
+
+
+def npys():
+    write("npy", "f32_1x4.npy", npy(1, "<f4", "False", (1, 4), struct.pack("<4f", 1, 2, 3, 4)))
+    write("npy", "u8_2x3_v2.npy", npy(2, "|u1", "False", (2, 3), bytes(range(6))))
+    write("npy", "i2_scalar_v3.npy", npy(3, "<i2", "True", (), struct.pack("<h", -7)))
+    write("npy", "bool_empty.npy", npy(1, "|b1", "False", (0, 5), b""))
+
+
+def tensor(dtype, kind, rank, axis, dims, params, values, ties=False, raw_scale=False,
+           clamp_zp=False, nan_at=False):
+    flags = kind | (4 if raw_scale else 0) | (8 if clamp_zp else 0) | (16 if ties else 0)
+    flags |= 32 if nan_at else 0
+    b = bytes([dtype, flags, (rank - 1) | (axis << 2)]) + bytes(d - 1 for d in dims)
+    for scale, zp in params:
+        b += struct.pack("<fi", scale, zp)
+    if ties:
+        return b + struct.pack("<%dh" % len(values), *values)
+    return b + struct.pack("<%df" % len(values), *values)
+
+
+def quantize():
+    U8, I8, U16, I16, U32, I32, F16 = range(7)
+    NONE, TENSOR, AXIS = range(3)
+    write("quantize", "u8_per_tensor", tensor(U8, TENSOR, 2, 0, [1, 4], [(0.1, 128)],
+                                              [1.0, -2.5, 12.7, 100.0]))
+    write("quantize", "i8_per_axis", tensor(I8, AXIS, 2, 0, [2, 4], [(0.5, 0), (0.25, -3)],
+                                            [0.25, 0.75, -1.25, 63.5, -64.0, 1e9, -0.0, 2.0]))
+    write("quantize", "u16_ties", tensor(U16, TENSOR, 1, 0, [8], [(1.0, 100)],
+                                         [1, 3, 5, -1, -3, 7, 9, 2], ties=True))
+    write("quantize", "i32_plain", tensor(I32, NONE, 1, 0, [4], [],
+                                          [3e9, -3e9, 0.5, 1.5]))
+    write("quantize", "u32_nan", tensor(U32, TENSOR, 1, 0, [4], [(0.125, 7)],
+                                        [1.0, math.nan, 2.0, 3.0], clamp_zp=True))
+    write("quantize", "f16_edges", tensor(F16, NONE, 1, 0, [6], [],
+                                          [65519.0, 65520.0, 1e-8, -0.0, math.inf, 3.14159]))
+    # 8*8*8*4 elements, one NaN at 0x0e01 % 2048 = 1537: past the kernel's first block
+    write("quantize", "u8_late_nan", tensor(U8, TENSOR, 4, 1, [8, 8, 8, 4], [(0.5, 3)],
+                                            [struct.unpack("<f", b"\x01\x0e\x00\x3f")[0],
+                                             -1.5, 2.5, 1e6], nan_at=True))
+    write("quantize", "i16_bad_scale", tensor(I16, TENSOR, 1, 0, [2], [(-1.0, 0)],
+                                              [1.0, 2.0], raw_scale=True))
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build/plain"
+    models(build)
+    npys()
+    quantize()
+
+
+if __name__ == "__main__":
+    main()
