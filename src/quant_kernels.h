@@ -73,10 +73,11 @@
 
 typedef struct qk_vp {
   qv_f inv, lo, hi, win;
-  qv_d2 invd;
-  qv_d2 lod, hid; /* lo, hi in double: one set of parameters only (pattern: converted when
-                   * needed, see qk_quant_slow) */
   qv_i zp;
+  /* For the exact step. One set of parameters: in registers. Per-lane (pattern): read or
+   * converted only when a vector needs that step. */
+  qv_d2 invd, lod, hid;
+  const double *invd_at;
 } qk_vp;
 
 QK_INLINE qk_vp qk_vp_chan(const qk_chan *c) {
@@ -95,7 +96,7 @@ QK_INLINE qk_vp qk_vp_chan(const qk_chan *c) {
 QK_INLINE qk_vp qk_vp_lanes(const qk_lanes *l, size_t j) {
   qk_vp p;
   p.inv = qv_load(l->inv + j);
-  p.invd = qv_d2_load(l->invd + j);
+  p.invd_at = l->invd + j;
   p.win = qv_set1(l->win);
   p.lo = qv_load(l->lo + j);
   p.hi = qv_load(l->hi + j);
@@ -119,7 +120,8 @@ QK_INLINE qv_i qk_quant_fast(int T, int pattern, qv_f x, const qk_vp *p, qv_m *f
   qv_f tc = qk_clamp(qv_mul(x, p->inv), p);
   if (qk_type_size(T) == 4) {
     *flag = qv_ngt(qv_set1(QK_LIMIT), qv_abs(tc));
-    if (pattern) return qv_exact(x, p->invd, qv_d2_cvt(p->lo), qv_d2_cvt(p->hi));
+    if (pattern)
+      return qv_exact(x, qv_d2_load(p->invd_at), qv_d2_cvt(p->lo), qv_d2_cvt(p->hi));
     return qv_exact(x, p->invd, p->lod, p->hid);
   }
   qv_i r = qv_round(tc);
@@ -140,7 +142,7 @@ QK_INLINE int qk_quant_slow(int T, int pattern, const float *src, const qk_vp *p
     return 0;
   }
   if (pattern)
-    *r = qv_exact(x, p->invd, qv_d2_cvt(p->lo), qv_d2_cvt(p->hi));
+    *r = qv_exact(x, qv_d2_load(p->invd_at), qv_d2_cvt(p->lo), qv_d2_cvt(p->hi));
   else
     *r = qv_exact(x, p->invd, p->lod, p->hid); /* converted once per call */
   return 1;
