@@ -26,8 +26,8 @@
  *
  * 2. The near-tie flag. tc = clamp(t, lo', hi'), R = round_half_even(tc) (the ISA's
  *    round-to-nearest-even conversion), d = tc - R (exact: R is the integer nearest tc). A lane
- *    is flagged when room = 0.5 - |d| is not greater than its window: fl(|tc| * K) for 16- and
- *    32-bit types, K = 2^-23 (1 + 2^-20); for 8-bit types one window per call,
+ *    is flagged when room = 0.5 - |d| is not greater than its window: fl(|tc| * K) for 16-bit
+ *    types, K = 2^-23 (1 + 2^-20); for 8-bit types one window per call,
  *    fl(max(|lo'|, |hi'|) * K) (the bounds are small, so a constant window flags as rarely and
  *    costs two operations less). room is exact whenever |tc| >= 1/4 (|d| is a multiple of
  *    ulp(tc) >= 2^-25), and below that it exceeds 1/4 while the window is below 2^-24; the
@@ -42,8 +42,8 @@
  *    and the test is "not greater", true when unordered. 32-bit types skip this step and
  *    flag only a NaN or a lane with |tc| >= 2^21: every vector takes step 3.
  *
- * 3. The exact step, for a flagged block without NaN and with every |tc| < 2^21: each lane is
- *    recomputed in double, t' = fl64(fl64(x) * w) with w = fl64(1 / scale): |t' - Q| <=
+ * 3. The exact step, for a flagged vector (every vector of a 32-bit type) without NaN and with
+ *    every |tc| < 2^21: each lane is recomputed in double, t' = fl64(fl64(x) * w) with w = fl64(1 / scale): |t' - Q| <=
  *    |Q| (2^-52 + 2^-106). A quotient that is not a half-integer h is more than 2^-26 away from
  *    it: with scale = S 2^b and x = X 2^a (S, X in [2^23, 2^24); a subnormal x gives |Q| < 1/4),
  *    x - h scale is a nonzero multiple of 2^min(a+1, b), so |Q - h| > 2^(min(a+1-b, 0) - 25),
@@ -53,8 +53,8 @@
  *    subtracting 1.5 * 2^26). For an unclamped lane |Q| < 2^21 + 1, so |t' - Q| < 2^-30: a
  *    tie (Q = h, a grid point) snaps onto h exactly; any other quotient is more than
  *    2^-26 - 2^-30 > 2^-27 from every half-integer, so the snapped value is no half-integer
- *    and, rounding being monotonic, lies on Q's side of each. Rounding it half to even (adding
- *    and subtracting 1.5 * 2^52) therefore gives round_half_even(Q). A lane clamped at a real
+ *    and, rounding being monotonic, lies on Q's side of each. Its conversion to an integer,
+ *    which rounds half to even, therefore gives round_half_even(Q). A lane clamped at a real
  *    bound is the bound, which is right as in 2. No division: a block of nothing but ties
  *    still runs well ahead of the exact path.
  *
@@ -86,6 +86,7 @@ QK_INLINE qk_vp qk_vp_chan(const qk_chan *c) {
   p.invd = qv_d2_set1(c->invd);
   p.lod = qv_d2_set1(c->lo);
   p.hid = qv_d2_set1(c->hi);
+  p.invd_at = NULL;
   p.win = qv_set1(c->win);
   p.lo = qv_set1(c->lo);
   p.hi = qv_set1(c->hi);
@@ -166,7 +167,6 @@ QK_INLINE int qk_quant_block(int T, const float *src, void *dst, const qk_vp *p,
   qv_store_block(T, dst, r);
   return 1;
 }
-
 
 /* Blocks of one parameter set (!pattern: c) or of per-lane parameters from l. */
 QK_INLINE size_t qk_quant_run(int T, int pattern, const float *src, void *dstv, size_t n,
