@@ -44,7 +44,8 @@ REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; file_open.c (never-blocking file reads) by the core and the
 # reference builder
-QUANT_SRC := src/quant.c src/dtype.c src/errors.c src/file_open.c
+QUANT_SRC := src/quant.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c src/quant_neon.c \
+             src/dtype.c src/errors.c src/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))

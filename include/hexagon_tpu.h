@@ -398,6 +398,9 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
  * stale by a DSP restart (QNN 1007) is recovered as htpu_graph_execute_ex does, and the
  * retrieve retried; HTPU_EDEVICE_RESET when it cannot be. */
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
+/* Drops the handle's reference; when it is the last, the graph's scratch blocks (htpu_io) go
+ * too, FastRPC ones deregistered first, which waits for in-flight executes as
+ * htpu_shared_free does. */
 HTPU_API int htpu_graph_close(htpu_graph **g);
 
 /* Borrowed from the graph; valid while the graph handle is open. NULL for a bad index/handle. */
@@ -408,8 +411,10 @@ HTPU_API size_t htpu_graph_last_error(htpu_graph *g, char *buf, size_t len);
 
 /* One input or output buffer. `dtype` is what the caller's bytes are:
  *  - the tensor's own dtype: passed to QNN as is (no copy; outputs are written in place);
- *  - HTPU_F32 for a quantized or f16 tensor: inputs are quantized into a per-call scratch
- *    buffer, outputs dequantized from one (round half to even, saturating; NaN is an error).
+ *  - HTPU_F32 for a quantized or f16 tensor: inputs are quantized into a scratch block of the
+ *    graph's own (one per call in progress; FastRPC shared memory when the runtime has it, so
+ *    nothing is copied again), outputs dequantized from one (round half to even, saturating;
+ *    NaN is an error).
  * `size` must be exactly num_elements * htpu_dtype_size(dtype). */
 typedef struct htpu_io {
   void *data;
@@ -497,7 +502,9 @@ HTPU_API int htpu_graph_alloc_io(htpu_graph *g, htpu_io *inputs, htpu_io *output
 
 /* f32 -> integer tensor type with its quantization (per tensor or per axis; `info` gives the
  * dims for the axis): q = round_half_even(x / scale) + zero_point, saturated to the type's
- * range; +-Inf saturate; NaN -> HTPU_ENAN with the element index in htpu_last_error().
+ * range, x / scale being the exact quotient (SIMD kernels where the CPU has them, giving the
+ * same bytes: docs/quantization.md); +-Inf saturate; NaN -> HTPU_ENAN with the element index
+ * in htpu_last_error().
  * HTPU_QUANT_NONE to an integer type rounds and saturates the value itself; to HTPU_F16
  * converts with round-to-nearest-even. `dst` holds info->num_elements elements of info->dtype. */
 HTPU_API int htpu_quantize(const htpu_tensor_info *info, const float *src, void *dst);

@@ -2,11 +2,14 @@
  * execute.c - one graph execution.
  *
  * Per call: check the caller's buffers against the graph's tensor infos, quantize f32 inputs
- * that the graph wants in another type, build fresh QNN tensor descriptors (never shared
- * between calls, so concurrent executes of different graphs cannot see each other's
- * pointers), run graphExecute holding the graph's lock and then the process-wide execute gate
- * (shared), then dequantize outputs the caller asked for as f32. Buffers already in the
- * tensor's type are handed to QNN as they are: no copy in, and QNN writes outputs in place.
+ * that the graph wants in another type into a block of the graph's scratch pool (scratch.h:
+ * FastRPC memory when available, so the conversion is the only pass over the data), build
+ * fresh QNN tensor descriptors (never shared between calls, so concurrent executes of
+ * different graphs cannot see each other's pointers), run graphExecute holding the graph's
+ * lock and then the process-wide execute gate (shared), then dequantize outputs the caller
+ * asked for as f32. Buffers already in the tensor's type are handed to QNN as they are: no
+ * copy in, and QNN writes outputs in place. The conversions run outside the graph's lock, in
+ * the call's own block, so they overlap another call's execute on the same graph.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,18 +67,16 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
   return 0;
 }
 
-static size_t align16(size_t n) { return (n + 15u) & ~(size_t)15u; }
-
 /* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
- * (FastRPC) allocation, else as a client buffer. Runs under the gate, as handles can change. */
-static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, const io_mode *modes, uint32_t n_in,
-                         uint32_t n) {
+ * (FastRPC) allocation (the caller's, or a scratch block's), else as a client buffer. Runs
+ * under the gate, as handles can change. */
+static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
   for (uint32_t i = 0; i < n; i++) {
     qnn_tensor_v1_t *t = &tensors[i].u.v1;
-    void *data = modes[i] == IO_DIRECT ? t->u.client_buf.data : NULL;
+    void *data = t->u.client_buf.data;
     qnn_mem_handle_t h = NULL;
     if (data) {
       const htpu_tensor_info *info = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
@@ -106,8 +107,8 @@ static void lock_graph(graph_obj *g) {
  * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
  * exclusively with the graph lock still held, which is safe because nothing that holds the
  * gate ever waits for a graph lock. */
-static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, const io_mode *modes,
-                                 uint32_t n_in, uint32_t n_out, const htpu_exec_options *opts,
+static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uint32_t n_in,
+                                 uint32_t n_out, const htpu_exec_options *opts,
                                  uint64_t *exec_ns) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
@@ -140,7 +141,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, con
       break;
     }
     uint64_t generation = c->generation;
-    bind_buffers(g, tensors, modes, n_in, n);
+    bind_buffers(g, tensors, n_in, n);
     STAT_ADD(executes_in_flight, 1);
     uint64_t e0 = htpu_now_ns();
     qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
@@ -207,16 +208,18 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
   qnn_tensor_t *tensors = calloc(n ? n : 1, sizeof *tensors);
   int rc = (!modes || !tensors) ? htpu_set_error(HTPU_ENOMEM, 0, "out of memory") : 0;
   size_t scratch_size = 0;
+  int converts = 0;
   for (uint32_t i = 0; !rc && i < n; i++) {
     int is_in = i < n_in;
     const htpu_tensor_info *t = is_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
     rc = plan_io(gi->name, is_in ? "input" : "output", t, is_in ? &inputs[i] : &outputs[i - n_in],
                  &modes[i]);
-    if (!rc && modes[i] == IO_CONVERT) scratch_size += align16(t->byte_size);
+    converts |= !rc && modes[i] == IO_CONVERT;
+    scratch_size += scratch_slot_size(t);
   }
-  char *scratch = NULL;
-  if (!rc && scratch_size) {
-    scratch = malloc(scratch_size);
+  scratch_block *scratch = NULL;
+  if (!rc && converts) {
+    scratch = scratch_take(&g->scratch, rt, scratch_size);
     if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
   }
 
@@ -229,9 +232,10 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     const htpu_io *io = is_in ? &inputs[i] : &outputs[i - n_in];
     tensors[i] = is_in ? tm->inputs[i] : tm->outputs[i - n_in];
     void *buf = io->data;
+    size_t slot = at; /* every non-f32 tensor has its slot, converted this time or not */
+    at += scratch_slot_size(t);
     if (modes[i] == IO_CONVERT) {
-      buf = scratch + at;
-      at += align16(t->byte_size);
+      buf = scratch->data + slot;
       if (is_in) {
         uint64_t q0 = htpu_now_ns();
         rc = htpu_quantize(t, io->data, buf);
@@ -251,7 +255,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
     (void)perf_call_enter(&rt->perf, vote);
     htpu_clear_error();
-    rc = execute_with_recovery(g, tensors, modes, n_in, n_out, opts, &exec_ns);
+    rc = execute_with_recovery(g, tensors, n_in, n_out, opts, &exec_ns);
     perf_call_leave(&rt->perf, vote);
   }
 
@@ -263,7 +267,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     dequant_ns += htpu_now_ns() - d0;
   }
 
-  free(scratch);
+  if (scratch) scratch_give(&g->scratch, scratch);
   free(tensors);
   free(modes);
 

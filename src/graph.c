@@ -12,6 +12,8 @@ static void graph_destroy(htpu_object *o) {
   context_obj *c = g->ctx;
   /* QNN has no graph free: a retrieved graph lives as long as its context. */
   context_remove_graph(c, g);
+  /* Before the context's reference goes: FastRPC blocks are deregistered from it. */
+  scratch_pool_destroy(&g->scratch, c->rt);
   pthread_mutex_destroy(&g->exec_lock);
   free(g);
   STAT_SUB(live_graphs, 1);
@@ -109,6 +111,7 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   /* The reference from obj_acquire is now the graph's (g->ctx). */
   pthread_mutex_init(&g->exec_lock, NULL);
+  scratch_pool_init(&g->scratch);
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);
   void *handle = obj_register(&g->base);

@@ -23,6 +23,7 @@
 #include "model_info.h"
 #include "object.h"
 #include "perf.h"
+#include "scratch.h"
 #include "shared_mem.h"
 
 typedef struct context_obj context_obj;
@@ -79,6 +80,7 @@ struct graph_obj {
   uint32_t index; /* into ctx->info */
   qnn_graph_handle_t qnn; /* replaced by a recovery; read under the execute gate */
   pthread_mutex_t exec_lock; /* QNN executes of one graph are serialized */
+  scratch_pool scratch;      /* conversion buffers, one per call in progress */
 };
 
 /* Non-owning registries (internal.c). */

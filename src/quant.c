@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "quant_simd.h"
 
 #if defined(__FAST_MATH__)
 #error "quant.c needs IEEE arithmetic (round-to-nearest-even, NaN compares): no -ffast-math"
@@ -425,7 +426,8 @@ static size_t first_nan(const float *restrict x, size_t m) {
   return m;
 }
 
-ptrdiff_t qc_quantize(htpu_dtype t, const qc_params *p, const float *src, void *dst, size_t n) {
+ptrdiff_t qc_quantize_at(htpu_dtype t, const qc_params *p, const float *src, void *dst,
+                         size_t n, size_t base) {
   if (t == HTPU_F32) {
     if (n && (const void *)src != dst) memmove(dst, src, n * sizeof(float));
     return -1;
@@ -437,13 +439,31 @@ ptrdiff_t qc_quantize(htpu_dtype t, const qc_params *p, const float *src, void *
   for (size_t b = 0; b < n; b += QC_BLOCK) {
     size_t m = n - b < QC_BLOCK ? n - b : QC_BLOCK;
     size_t bad = first_nan(src + b, m);
-    quant_block(t, p, src + b, out + b * size, bad, b);
+    quant_block(t, p, src + b, out + b * size, bad, base + b);
     if (bad < m) return (ptrdiff_t)(b + bad);
   }
   return -1;
 }
 
+ptrdiff_t qc_quantize_exact(htpu_dtype t, const qc_params *p, const float *src, void *dst,
+                            size_t n) {
+  return qc_quantize_at(t, p, src, dst, n, 0);
+}
+
+/* The SIMD kernels where they apply (quant_simd.c: integer targets, scales in their domain),
+ * else the exact path; both give the same bytes. */
+ptrdiff_t qc_quantize(htpu_dtype t, const qc_params *p, const float *src, void *dst, size_t n) {
+  ptrdiff_t bad;
+  if (qs_quantize(t, p, src, dst, n, &bad)) return bad;
+  return qc_quantize_at(t, p, src, dst, n, 0);
+}
+
 void qc_dequantize(htpu_dtype t, const qc_params *p, const void *src, float *dst, size_t n) {
+  if (!qs_dequantize(t, p, src, dst, n)) qc_dequantize_exact(t, p, src, dst, n);
+}
+
+void qc_dequantize_exact(htpu_dtype t, const qc_params *p, const void *src, float *dst,
+                         size_t n) {
   switch (t) {
     case HTPU_F32:
       if (n && src != (const void *)dst) memmove(dst, src, n * sizeof(float));

@@ -34,6 +34,26 @@ ptrdiff_t qc_quantize(htpu_dtype t, const qc_params *p, const float *src, void *
 /* Converts n elements of dtype `t` into floats. */
 void qc_dequantize(htpu_dtype t, const qc_params *p, const void *src, float *dst, size_t n);
 
+/* The exact scalar path alone: the reference every SIMD kernel equals bit for bit, and their
+ * fallback. qc_quantize_at converts src[0, n) where src[0] is flat element `base` of the tensor
+ * (which matters for per-axis parameters); the returned NaN index is relative to src. */
+ptrdiff_t qc_quantize_exact(htpu_dtype t, const qc_params *p, const float *src, void *dst,
+                            size_t n);
+ptrdiff_t qc_quantize_at(htpu_dtype t, const qc_params *p, const float *src, void *dst, size_t n,
+                         size_t base);
+void qc_dequantize_exact(htpu_dtype t, const qc_params *p, const void *src, float *dst, size_t n);
+
+/* The SIMD kernels qc_quantize/qc_dequantize use (quant_simd.c): "avx2", "sse2", "neon", or
+ * "none" (the exact path only). Chosen once from the CPU; qc_simd_select overrides it for
+ * tests and benchmarks ("auto" = the CPU's choice again): 0, or -1 when this build or CPU
+ * has no such kernels. Not meant to be called while conversions run on other threads. */
+const char *qc_simd_name(void);
+int qc_simd_select(const char *name);
+/* Process-wide counts since start: elements the SIMD kernels converted (both directions), and
+ * elements of kernel-eligible quantize calls the exact path did instead (a block with a NaN or
+ * beyond the fast domain, a channel outside it). For tests: proof the kernels ran. */
+void qc_simd_counters(uint64_t *kernel, uint64_t *fallback);
+
 /* Builds qc_params from a tensor info (per-tensor, per-axis or none). Returns 0, or -1 when the
  * per-axis description does not fit the dims (axis out of range, channel count != dims[axis]). */
 int qc_params_from_info(const htpu_tensor_info *info, qc_params *out);

@@ -226,6 +226,53 @@ void mem_cache_release(mem_cache *c, const qnn_backend_lib *b, int fd) {
   pthread_mutex_unlock(&c->lock);
 }
 
+/* ---- FastRPC regions: the public buffers below and the core's conversion scratch ---------- */
+
+void *shared_region_alloc(shared_registry *r, size_t size, int *fd, char *why, size_t whylen) {
+  *fd = -1;
+  if (!r->available) {
+    /* Published at runtime open (every reason for !available sets one), never changed after. */
+    snprintf(why, whylen, "%s", shared_registry_note(r));
+    return NULL;
+  }
+  if (size == 0 || size > (size_t)INT_MAX) {
+    snprintf(why, whylen, "%zu bytes do not fit rpcmem_alloc's int size", size);
+    return NULL;
+  }
+  void *p = r->rpc_alloc(RPCMEM_HEAP_ID_SYSTEM, RPCMEM_DEFAULT_FLAGS, (int)size);
+  int f = p ? r->rpc_to_fd(p) : -1;
+  if (!p) {
+    snprintf(why, whylen, "rpcmem_alloc of %zu bytes failed; using ordinary memory", size);
+  } else if (f < 0) {
+    snprintf(why, whylen,
+             "rpcmem_to_fd found no fd for a %zu-byte rpcmem buffer; using ordinary memory",
+             size);
+  } else if (registry_add(r, (shared_region){p, size, f}) != 0) {
+    snprintf(why, whylen, "out of memory recording a %zu-byte rpcmem buffer; using ordinary memory",
+             size);
+  } else {
+    *fd = f;
+    return p;
+  }
+  if (p) r->rpc_free(p);
+  pthread_mutex_lock(&r->lock);
+  set_note_locked(r, "%s", why);
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+void shared_region_free(runtime_obj *rt, void *p, int fd) {
+  /* No execute may be using a handle while it is deregistered. */
+  gate_enter_exclusive(&htpu_exec_gate);
+  pthread_mutex_lock(&rt->contexts_lock);
+  for (size_t i = 0; i < rt->num_contexts; i++)
+    mem_cache_release(&rt->contexts[i]->mem, &rt->backend_lib, fd);
+  pthread_mutex_unlock(&rt->contexts_lock);
+  registry_remove(&rt->shared, p);
+  gate_leave_exclusive(&htpu_exec_gate);
+  rt->shared.rpc_free(p);
+}
+
 /* ---- the public htpu_shared handles ------------------------------------------------------ */
 
 typedef struct shared_obj {
@@ -240,19 +287,10 @@ typedef struct shared_obj {
 static void shared_destroy(htpu_object *o) {
   shared_obj *s = (shared_obj *)o;
   runtime_obj *rt = s->rt;
-  if (s->fd >= 0) {
-    /* No execute may be using a handle while it is deregistered. */
-    gate_enter_exclusive(&htpu_exec_gate);
-    pthread_mutex_lock(&rt->contexts_lock);
-    for (size_t i = 0; i < rt->num_contexts; i++)
-      mem_cache_release(&rt->contexts[i]->mem, &rt->backend_lib, s->fd);
-    pthread_mutex_unlock(&rt->contexts_lock);
-    registry_remove(&rt->shared, s->data);
-    gate_leave_exclusive(&htpu_exec_gate);
-    rt->shared.rpc_free(s->data);
-  } else {
+  if (s->fd >= 0)
+    shared_region_free(rt, s->data, s->fd);
+  else
     free(s->data);
-  }
   free(s);
   STAT_SUB(live_shared_buffers, 1);
   obj_release(&rt->base);
@@ -272,36 +310,8 @@ static int shared_alloc_on(runtime_obj *rt, size_t size, htpu_shared **out) {
   }
   s->rt = rt;
   s->size = size;
-  s->fd = -1;
   size_t rounded = (size + SHARED_ALIGN - 1) / SHARED_ALIGN * SHARED_ALIGN;
-  shared_registry *r = &rt->shared;
-  if (r->available) {
-    void *p = r->rpc_alloc(RPCMEM_HEAP_ID_SYSTEM, RPCMEM_DEFAULT_FLAGS, (int)rounded);
-    int fd = p ? r->rpc_to_fd(p) : -1;
-    if (!p) {
-      snprintf(s->note, sizeof s->note, "rpcmem_alloc of %zu bytes failed; using ordinary memory",
-               rounded);
-    } else if (fd < 0) {
-      snprintf(s->note, sizeof s->note,
-               "rpcmem_to_fd found no fd for a %zu-byte rpcmem buffer; using ordinary memory",
-               rounded);
-    } else if (registry_add(r, (shared_region){p, rounded, fd}) != 0) {
-      snprintf(s->note, sizeof s->note,
-               "out of memory recording a %zu-byte rpcmem buffer; using ordinary memory", rounded);
-    } else {
-      s->data = p;
-      s->fd = fd;
-    }
-    if (p && !s->data) r->rpc_free(p);
-    if (!s->data) {
-      pthread_mutex_lock(&r->lock);
-      set_note_locked(r, "%s", s->note);
-      pthread_mutex_unlock(&r->lock);
-    }
-  } else {
-    /* Published at runtime open (every reason for !available sets one), never changed after. */
-    snprintf(s->note, sizeof s->note, "%s", shared_registry_note(r));
-  }
+  s->data = shared_region_alloc(&rt->shared, rounded, &s->fd, s->note, sizeof s->note);
   if (!s->data) s->data = aligned_alloc(SHARED_ALIGN, rounded);
   if (!s->data) {
     free(s);

@@ -77,6 +77,18 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
                                 qnn_context_handle_t ctx, const htpu_tensor_info *t,
                                 const void *ptr);
 
+/* FastRPC memory for the core's own use (and the public shared buffers): `size` bytes
+ * recorded in r, so mem_cache_bind registers tensors inside it. NULL when r has no FastRPC
+ * memory or the allocation fails: `why` then says why (and r's note, if it has none yet);
+ * the caller uses ordinary memory. */
+void *shared_region_alloc(shared_registry *r, size_t size, int *fd, char *why, size_t whylen);
+
+/* Frees memory from shared_region_alloc, first deregistering it from every context of rt.
+ * Takes the execute gate exclusively (no execute may be using a handle meanwhile): the caller
+ * holds no gate. */
+struct runtime_obj;
+void shared_region_free(struct runtime_obj *rt, void *p, int fd);
+
 /* Deregisters the entries of one fd (fd < 0: all). Called with the gate held exclusively or
  * from the context's teardown. */
 void mem_cache_release(mem_cache *c, const qnn_backend_lib *b, int fd);

@@ -1,0 +1,175 @@
+/*
+ * test_core_scratch.c - f32 inputs and outputs of a quantized graph go through the graph's
+ * scratch pool (src/scratch.c): FastRPC memory registered with the context when the runtime
+ * has it (the conversion is then the only pass over the data), reused call after call,
+ * deregistered when the graph goes; each call converts in its own block, outside the graph's
+ * lock, so a conversion overlaps another call's execute on the same graph.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+static const char *U8_MODEL =
+    "graph fc_u8\n"
+    "  input x u8 [1,3] scale=0.5 zero_point=10\n"
+    "  static w u8 [2,3] axis=0 scales=[0.25,0.5] zero_points=[4,8] data=[8,4,4,10,8,6]\n"
+    "  output y u8 [1,2] scale=0.25 zero_point=2\n"
+    "  op FullyConnected x w -> y\n";
+
+#define WAIT_MS 5000
+
+/* The f32 answer the long way: quantize, execute in the tensors' own type, dequantize. */
+static int reference_answer(htpu_graph *g, const float x[3], float y[2]) {
+  const htpu_graph_info *gi = htpu_graph_get_info(g);
+  uint8_t q[3], qy[2];
+  if (!gi || htpu_quantize(&gi->inputs[0], x, q) != 0) return -1;
+  htpu_io in = {q, sizeof q, HTPU_U8}, out = {qy, sizeof qy, HTPU_U8};
+  if (htpu_graph_execute(g, &in, 1, &out, 1, NULL) != 0) return -1;
+  return htpu_dequantize(&gi->outputs[0], qy, y);
+}
+
+static int execute_f32(htpu_graph *g, const float x[3], float y[2]) {
+  htpu_io in = {(void *)x, 3 * sizeof(float), HTPU_F32}, out = {y, 2 * sizeof(float), HTPU_F32};
+  return htpu_graph_execute(g, &in, 1, &out, 1, NULL);
+}
+
+static int open_model(const char *fastrpc_lib, htpu_runtime **rt, htpu_context **ctx,
+                      htpu_graph **g) {
+  const char *path = fx_build_model_file("scratch.bin", U8_MODEL);
+  htpu_runtime_options o;
+  fx_ref_options_shared(&o);
+  if (fastrpc_lib) o.fastrpc_lib = fastrpc_lib;
+  if (!path || htpu_runtime_open(&o, rt) != 0 || htpu_context_open_file(*rt, path, ctx) != 0 ||
+      htpu_graph_open(*ctx, NULL, g) != 0)
+    return -1;
+  return 0;
+}
+
+TEST(scratch_f32_io_converts_in_registered_fastrpc_memory) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), 0);
+  CHECK_MSG(info.has_shared_memory, "%s", info.shared_memory_note);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  for (int i = 0; i < 100; i++) {
+    float x[3] = {(float)i * 0.1f, (float)i * -0.3f, 5.5f}, y[2], want[2];
+    CHECK_EQ(execute_f32(g, x, y), 0);
+    if (i == 0) /* the call's input and output slots, passed by handle: no FastRPC copy */
+      CHECK_EQ(fx_ref_live_mem_handles(), 2);
+    CHECK_EQ(reference_answer(g, x, want), 0);
+    CHECK_MSG(memcmp(y, want, sizeof y) == 0, "call %d: %g %g, want %g %g", i, (double)y[0],
+              (double)y[1], (double)want[0], (double)want[1]);
+  }
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.mem_registrations - s0.mem_registrations, 2); /* one block, reused */
+  /* A NaN input gives the block back too; the next call still converts fine. */
+  float bad[3] = {1.0f, NAN, 2.0f}, y[2];
+  CHECK_EQ(execute_f32(g, bad, y), HTPU_ENAN);
+  CHECK_STR_CONTAINS(htpu_last_error(), "element 1 is NaN");
+  float x[3] = {1, 2, 3};
+  CHECK_EQ(execute_f32(g, x, y), 0);
+  CHECK_EQ(fx_ref_live_mem_handles(), 2);
+  htpu_graph_close(&g); /* the graph's blocks are deregistered and freed with it */
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}
+
+TEST(scratch_without_fastrpc_uses_ordinary_memory) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model("/nonexistent/libcdsprpc.so", &rt, &ctx, &g) == 0, "%s",
+            htpu_last_error());
+  for (int i = 0; i < 10; i++) {
+    float x[3] = {(float)i, 0.25f, -1.0f}, y[2], want[2];
+    CHECK_EQ(execute_f32(g, x, y), 0);
+    CHECK_EQ(reference_answer(g, x, want), 0);
+    CHECK(memcmp(y, want, sizeof y) == 0);
+  }
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+}
+
+typedef struct call {
+  htpu_graph *g;
+  float x[3], y[2];
+  int rc;
+  atomic_int done;
+} call;
+
+static void *run_call(void *arg) {
+  call *c = arg;
+  c->rc = execute_f32(c->g, c->x, c->y);
+  atomic_store(&c->done, 1);
+  return NULL;
+}
+
+static int wait_for(uint64_t in_flight, uint64_t waiting) {
+  for (int ms = 0; ms < WAIT_MS; ms++) {
+    htpu_stats st;
+    htpu_stats_get(&st);
+    if (st.executes_in_flight == in_flight && st.executes_waiting == waiting) return 0;
+    usleep(1000);
+  }
+  return -1;
+}
+
+/* Ordering, not timing: while call A sits in graphExecute (1 s of injected latency, holding the
+ * graph's lock), call B on the same graph converts its input; with a NaN it fails right there,
+ * so it returns while A is still in flight, which it could not if it converted under the lock.
+ * A valid call C then queues behind A with its own block (two blocks, four handles). */
+TEST(concurrency_conversion_overlaps_another_execute_of_the_graph) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  call a = {g, {1.0f, 2.0f, 3.0f}, {0}, -1, 0}, c = {g, {-4.0f, 0.5f, 7.25f}, {0}, -1, 0};
+  pthread_t ta, tc;
+  CHECK(pthread_create(&ta, NULL, run_call, &a) == 0);
+  int running = wait_for(1, 0) == 0;
+  float nan_x[3] = {NAN, 0, 0}, y[2];
+  int b_rc = execute_f32(g, nan_x, y);
+  int a_done_after_b = atomic_load(&a.done);
+  int c_started = running && pthread_create(&tc, NULL, run_call, &c) == 0;
+  int queued = c_started && wait_for(1, 1) == 0;
+  uint32_t handles_while_queued = fx_ref_live_mem_handles();
+  pthread_join(ta, NULL);
+  if (c_started) pthread_join(tc, NULL);
+  fx_ref_disarm();
+  CHECK_MSG(running, "call A never showed as in flight");
+  CHECK_EQ(b_rc, HTPU_ENAN);
+  CHECK_MSG(!a_done_after_b, "call B returned only after A: it converted under the graph's lock");
+  CHECK_MSG(queued, "call C never showed as waiting behind A");
+  CHECK_EQ(handles_while_queued, 2); /* A's block, bound under the gate; C's not yet */
+  CHECK_EQ(a.rc, 0);
+  CHECK_EQ(c.rc, 0);
+  CHECK_EQ(fx_ref_live_mem_handles(), 4); /* C had a block of its own */
+  float want[2];
+  CHECK_EQ(reference_answer(g, a.x, want), 0);
+  CHECK(memcmp(a.y, want, sizeof want) == 0);
+  CHECK_EQ(reference_answer(g, c.x, want), 0);
+  CHECK(memcmp(c.y, want, sizeof want) == 0);
+  htpu_graph_close(&g);
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}
