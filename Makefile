@@ -6,6 +6,7 @@
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
 #   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
 #   clean
 #
 # Variables

@@ -1,14 +1,10 @@
 defmodule HexagonTpu.NxTest do
   use ExUnit.Case, async: true
 
-  # Runs only when Nx is loadable; reported as skipped, with the reason, otherwise.
+  # Runs only when Nx is present (and so started); reported as skipped, with the reason,
+  # otherwise.
   @moduletag :nx
-  @moduletag skip:
-               if(Code.ensure_loaded?(Nx),
-                 do: false,
-                 else:
-                   "Nx is not loadable (add {:nx, \"~> 0.7\"} to a project that uses hexagon_tpu)"
-               )
+  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
   @compile {:no_warn_undefined, [Nx]}
 
   import HexagonTpu.TestModels
