@@ -1,6 +1,13 @@
 defmodule HexagonTpu.OptionalAppsTest do
-  # Nx and :telemetry are hexagon_tpu's optional applications.
-  use ExUnit.Case, async: true
+  # Nx and :telemetry are hexagon_tpu's optional applications. Not async: some tests stop them
+  # for a moment, under everyone's feet (and start them again).
+  use ExUnit.Case, async: false
+  # (the application controller logs each stop)
+  @moduletag :capture_log
+
+  import ExUnit.CaptureLog
+  import HexagonTpu.TestModels
+  alias HexagonTpu.Error
 
   test "the .app lists Nx and :telemetry as optional applications, started before hexagon_tpu" do
     apps = Application.spec(:hexagon_tpu, :applications)
@@ -13,6 +20,32 @@ defmodule HexagonTpu.OptionalAppsTest do
 
     for app <- [:nx, :telemetry], :code.lib_dir(app) != {:error, :bad_name} do
       assert app in started, "#{app} is in the code path but was not started"
+    end
+  end
+
+  describe ":telemetry present but not running" do
+    @describetag :telemetry
+    @describetag skip: optional_skip(:telemetry)
+
+    setup do
+      on_exit(fn -> {:ok, _} = Application.ensure_all_started(:telemetry) end)
+      :ok = Application.stop(:telemetry)
+    end
+
+    test "loads and executes emit nothing and log nothing" do
+      refute HexagonTpu.Telemetry.enabled?()
+
+      log =
+        capture_log(fn ->
+          model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+          bin = f32([1, 2, 3, 4])
+          assert {:ok, [y]} = HexagonTpu.predict(model, [bin, bin], output: :binary)
+          assert from_f32(y) == [2.0, 4.0, 6.0, 8.0]
+          assert {:error, %Error{}} = HexagonTpu.predict(model, [bin])
+          HexagonTpu.close(model)
+        end)
+
+      refute log =~ "telemetry"
     end
   end
 end
