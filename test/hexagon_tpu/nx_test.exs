@@ -53,6 +53,7 @@ defmodule HexagonTpu.NxTest do
     s64 = Nx.tensor([[1, 2, 3, 4]], type: {:s, 64})
     assert {:error, %Error{tensor: "x", message: msg}} = HexagonTpu.predict(scale, [s64])
     assert msg =~ "expected type {:u, 8} (or {:f, 32} to quantize), got {:s, 64}"
+    assert msg =~ "Nx.as_type(tensor, {:u, 8})"
 
     assert {:error, %Error{message: msg}} = HexagonTpu.predict(scale, [ok], quantize: :none)
     assert msg =~ "expected type {:u, 8}, got {:f, 32}"
@@ -62,5 +63,89 @@ defmodule HexagonTpu.NxTest do
     a = Nx.tensor([[1.0, 2.0, 3.0, 4.0]], type: {:f, 32})
     assert {:ok, [y]} = HexagonTpu.predict(add, [a, a], output: :binary)
     assert is_binary(y)
+  end
+
+  describe "other float types" do
+    test "{:f, 64}, {:f, 16} and {:bf, 16} inputs are converted to f32", %{add: add} do
+      b = Nx.tensor([[0.5, 0.5, 0.5, 0.5]], type: {:f, 32})
+
+      for type <- [{:f, 64}, {:f, 16}, {:bf, 16}] do
+        a = Nx.tensor([[1.0, 2.0, 3.0, 4.0]], type: type)
+        assert {:ok, [y]} = HexagonTpu.predict(add, [a, b]), inspect(type)
+        assert Nx.to_flat_list(y) == [1.5, 2.5, 3.5, 4.5]
+        # also with quantize: :none, the input being f32 itself
+        assert {:ok, [^y]} = HexagonTpu.predict(add, [b, a], quantize: :none)
+      end
+    end
+
+    test "a float tensor for a quantized input is converted, then quantized", %{scale: scale} do
+      for type <- [{:f, 64}, {:f, 16}, {:bf, 16}] do
+        x = Nx.tensor([[1.0, 2.0, 3.0, 4.0]], type: type)
+        assert {:ok, [y]} = HexagonTpu.predict(scale, [x]), inspect(type)
+        assert_close(Nx.to_flat_list(y), [1.0, 4.0, 9.0, 12.7])
+      end
+
+      f64 = Nx.tensor([[1.0, 2.0, 3.0, 4.0]], type: {:f, 64})
+
+      assert {:error, %Error{reason: :mismatch, message: msg}} =
+               HexagonTpu.predict(scale, [f64], quantize: :none)
+
+      assert msg =~ "expected type {:u, 8}, got {:f, 64}"
+      assert msg =~ "quantize: :auto quantizes float tensors"
+    end
+
+    test "integer types stay an error that says what to do", %{add: add} do
+      ok = Nx.tensor([[1.0, 2.0, 3.0, 4.0]])
+
+      for type <- [{:s, 32}, {:u, 8}, {:s, 64}] do
+        a = Nx.tensor([[1, 2, 3, 4]], type: type)
+
+        assert {:error, %Error{reason: :mismatch, tensor: "a", message: msg}} =
+                 HexagonTpu.predict(add, [a, ok])
+
+        assert msg =~ "got #{inspect(type)}: convert it with Nx.as_type(tensor, {:f, 32})"
+      end
+    end
+
+    test "SharedIO.write_input/4 converts them too", %{add: add} do
+      {:ok, io} = HexagonTpu.alloc_io(add)
+      a = Nx.tensor([[1.0, 2.0, 3.0, 4.0]], type: {:f, 64})
+      b = Nx.tensor([[1.0, 1.0, 1.0, 1.0]], type: {:bf, 16})
+      assert :ok = HexagonTpu.SharedIO.write_inputs(io, [a, b])
+      assert {:ok, ^io} = HexagonTpu.predict(add, io)
+      assert {:ok, y} = HexagonTpu.SharedIO.read_output(io, 0)
+      assert Nx.to_flat_list(y) == [2.0, 3.0, 4.0, 5.0]
+      HexagonTpu.SharedIO.close(io)
+    end
+  end
+
+  test "SharedIO.write_input/4 refuses a vectorized tensor: a buffer holds one entry", %{add: add} do
+    {:ok, io} = HexagonTpu.alloc_io(add)
+    a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]]]) |> Nx.vectorize(:batch)
+
+    assert {:error, %Error{reason: :mismatch, message: msg}} =
+             HexagonTpu.SharedIO.write_input(io, 0, a)
+
+    assert msg =~ "got a vectorized tensor ([batch: 1]): one buffer holds one entry"
+    HexagonTpu.SharedIO.close(io)
+  end
+
+  # A backend module Nx accepts (it has init/1) that implements nothing else: every tensor
+  # built in a process that made it its default backend fails inside Nx.
+  defmodule BrokenBackend do
+    def init(opts), do: opts
+  end
+
+  test "Nx failing on an output after a successful execute is an error, not a raise",
+       %{add: add} do
+    Nx.default_backend(BrokenBackend)
+    bin = f32([1, 2, 3, 4])
+
+    assert {:error, %Error{reason: :nx_error, tensor: "y", message: msg}} =
+             HexagonTpu.predict(add, [bin, bin])
+
+    assert msg =~ "graph 'add_f32' output 'y': Nx could not build the tensor"
+    assert {:ok, [y]} = HexagonTpu.predict(add, [bin, bin], output: :binary)
+    assert from_f32(y) == [2.0, 4.0, 6.0, 8.0]
   end
 end

@@ -7,7 +7,7 @@ defmodule HexagonTpu.OptionalAppsTest do
 
   import ExUnit.CaptureLog
   import HexagonTpu.TestModels
-  alias HexagonTpu.Error
+  alias HexagonTpu.{Error, SharedIO}
 
   test "the .app lists Nx and :telemetry as optional applications, started before hexagon_tpu" do
     apps = Application.spec(:hexagon_tpu, :applications)
@@ -46,6 +46,47 @@ defmodule HexagonTpu.OptionalAppsTest do
         end)
 
       refute log =~ "telemetry"
+    end
+  end
+
+  describe "Nx loadable but its application not loaded" do
+    @describetag :nx
+    @describetag skip: optional_skip(:nx)
+
+    setup do
+      on_exit(fn -> {:ok, _} = Application.ensure_all_started(:nx) end)
+      :ok = Application.stop(:nx)
+      :ok = Application.unload(:nx)
+      model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+      on_exit(fn -> HexagonTpu.close(model) end)
+      %{model: model}
+    end
+
+    test "predict returns an error that says what to do, never raises", %{model: model} do
+      bin = f32([1, 2, 3, 4])
+
+      assert {:error, %Error{reason: :nx_error, message: msg}} =
+               HexagonTpu.predict(model, [bin, bin])
+
+      assert msg =~ "the :nx application is not loaded"
+      assert msg =~ "output: :binary"
+
+      assert {:error, %Error{reason: :nx_error}} =
+               HexagonTpu.predict(model, [bin, bin], output: :nx)
+
+      assert {:ok, [y]} = HexagonTpu.predict(model, [bin, bin], output: :binary)
+      assert from_f32(y) == [2.0, 4.0, 6.0, 8.0]
+    end
+
+    test "so does reading a SharedIO as Nx", %{model: model} do
+      {:ok, io} = HexagonTpu.alloc_io(model)
+      bin = f32([1, 2, 3, 4])
+      :ok = SharedIO.write_inputs(io, [bin, bin])
+      assert {:ok, ^io} = HexagonTpu.predict(model, io)
+      assert {:error, %Error{reason: :nx_error}} = SharedIO.read_output(io, 0)
+      assert {:ok, y} = SharedIO.read_output(io, 0, output: :binary)
+      assert from_f32(y) == [2.0, 4.0, 6.0, 8.0]
+      SharedIO.close(io)
     end
   end
 end
