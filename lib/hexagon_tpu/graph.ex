@@ -17,6 +17,7 @@ defmodule HexagonTpu.Graph do
   """
 
   alias HexagonTpu.{Context, Error, NIF, NxTensors, Options, Runtime, SharedIO, TensorInfo}
+  alias HexagonTpu.Vectorized
 
   defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info]
 
@@ -161,6 +162,11 @@ defmodule HexagonTpu.Graph do
   always) is converted to f32 first, in one pass; an integer type other than the tensor's own is
   a `:mismatch` error.
 
+  Vectorized Nx tensors (`Nx.vectorize/2`; inner shape the input's) run one execute per entry
+  of their vectorized axes, broadcast against each other as in Nx, and the outputs come back
+  vectorized on the same axes (`output: :binary`: each output's entries one after another;
+  `stats: true`: the entries' figures added up).
+
   Returns outputs in graph-output order: dequantized f32 by default, as Nx tensors of the
   output's shape when Nx is present, binaries otherwise. Nx present but its application not
   started is an `:nx_error` (start `:nx`, or pass `output: :binary`), never a raise.
@@ -218,7 +224,11 @@ defmodule HexagonTpu.Graph do
     end
   end
 
-  def execute(%__MODULE__{} = g, inputs, opts), do: execute_once(g, inputs, opts)
+  def execute(%__MODULE__{} = g, inputs, opts) do
+    if is_list(inputs) and not List.improper?(inputs) and Vectorized.any?(inputs),
+      do: Vectorized.execute(g, inputs, opts, &execute/3),
+      else: execute_once(g, inputs, opts)
+  end
 
   def execute(other, _inputs, _opts),
     do:

@@ -119,6 +119,73 @@ defmodule HexagonTpu.NxTest do
     end
   end
 
+  describe "vectorized tensors" do
+    test "each entry is executed and the outputs are vectorized on the same axes", %{add: add} do
+      a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]], [[10.0, 20.0, 30.0, 40.0]]]) |> Nx.vectorize(:batch)
+      b = Nx.tensor([[1.0, 1.0, 1.0, 1.0]])
+
+      assert {:ok, [y]} = HexagonTpu.predict(add, [a, b])
+      assert y.vectorized_axes == [batch: 2]
+      assert Nx.shape(y) == {1, 4}
+
+      assert Nx.to_flat_list(Nx.devectorize(y)) ==
+               [2.0, 3.0, 4.0, 5.0, 11.0, 21.0, 31.0, 41.0]
+
+      # both inputs vectorized, on the same axis
+      assert {:ok, [y2]} = HexagonTpu.predict(add, [a, a])
+      assert Nx.to_flat_list(Nx.devectorize(y2)) == [2.0, 4.0, 6.0, 8.0, 20.0, 40.0, 60.0, 80.0]
+    end
+
+    test "one entry keeps its vectorized axis", %{add: add} do
+      a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]]]) |> Nx.vectorize(:batch)
+      assert {:ok, [y]} = HexagonTpu.predict(add, [a, a])
+      assert y.vectorized_axes == [batch: 1]
+      assert Nx.shape(y) == {1, 4}
+      assert Nx.to_flat_list(Nx.devectorize(y)) == [2.0, 4.0, 6.0, 8.0]
+    end
+
+    test "different axes broadcast against each other, as in Nx", %{add: add} do
+      a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]], [[10.0, 20.0, 30.0, 40.0]]]) |> Nx.vectorize(:i)
+      b = Nx.tensor([[[0.0, 0.0, 0.0, 0.0]], [[1.0, 1.0, 1.0, 1.0]], [[2.0, 2.0, 2.0, 2.0]]])
+      b = Nx.vectorize(b, :j)
+
+      assert {:ok, [y]} = HexagonTpu.predict(add, [a, b])
+      assert y.vectorized_axes == [i: 2, j: 3]
+      expected = Nx.add(a, b)
+      assert Nx.to_flat_list(Nx.devectorize(y)) == Nx.to_flat_list(Nx.devectorize(expected))
+    end
+
+    test "stats are added up over the entries; output: :binary concatenates them",
+         %{add: add} do
+      a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]], [[10.0, 20.0, 30.0, 40.0]]]) |> Nx.vectorize(:batch)
+
+      assert {:ok, [y], stats} = HexagonTpu.predict(add, [a, a], stats: true)
+      assert y.vectorized_axes == [batch: 2]
+      assert is_integer(stats.execute_ns) and stats.execute_ns > 0
+
+      assert {:ok, [bin]} = HexagonTpu.predict(add, [a, a], output: :binary)
+      assert from_f32(bin) == [2.0, 4.0, 6.0, 8.0, 20.0, 40.0, 60.0, 80.0]
+    end
+
+    test "a wrong inner shape, or axes that do not broadcast, is an error", %{add: add} do
+      ok = Nx.tensor([[1.0, 1.0, 1.0, 1.0]])
+      short = Nx.tensor([[[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]]]) |> Nx.vectorize(:batch)
+
+      assert {:error, %Error{reason: :mismatch, tensor: "a", message: msg}} =
+               HexagonTpu.predict(add, [short, ok])
+
+      assert msg =~ "expected shape {1, 4}, got {1, 3} (vectorized entry 0 of 2)"
+
+      two = Nx.iota({2, 1, 4}, type: {:f, 32}) |> Nx.vectorize(:batch)
+      three = Nx.iota({3, 1, 4}, type: {:f, 32}) |> Nx.vectorize(:batch)
+
+      assert {:error, %Error{reason: :mismatch, message: msg}} =
+               HexagonTpu.predict(add, [two, three])
+
+      assert msg =~ "cannot be broadcast to the same vectorized axes"
+    end
+  end
+
   test "SharedIO.write_input/4 refuses a vectorized tensor: a buffer holds one entry", %{add: add} do
     {:ok, io} = HexagonTpu.alloc_io(add)
     a = Nx.tensor([[[1.0, 2.0, 3.0, 4.0]]]) |> Nx.vectorize(:batch)
