@@ -19,12 +19,14 @@ ulimit -c unlimited
 preload=
 if [ "${HTPU_LOOP_SAN:-}" = address ]; then
   export MIX_BUILD_PATH=$root/_build/asan
-  san="-fsanitize=address -fno-omit-frame-pointer"
-  CFLAGS="$san" LDFLAGS="-fsanitize=address" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-    MIX_ENV=test mix compile
   preload=$(gcc -print-file-name=libasan.so)
   # The VM frees little at exit by design: leaks are the C tests' business (make test).
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:disable_coredump=0:unmap_shadow_on_exit=1
+  # Preloaded for the compile too: compiling HexagonTpu.NIF runs its on_load, which loads the
+  # NIF into the compiler's VM.
+  san="-fsanitize=address -fno-omit-frame-pointer"
+  CFLAGS="$san" LDFLAGS="-fsanitize=address" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+    LD_PRELOAD="$preload" MIX_ENV=test mix compile
 fi
 
 for i in $(seq 1 "$runs"); do
