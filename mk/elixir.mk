@@ -9,6 +9,7 @@
 #                                       build/elixir-loop/); HTPU_LOOP_SAN=address builds the
 #                                       NIF with AddressSanitizer and preloads libasan
 #   HTPU_VENDOR_ELIXIR=<dir>            the vendored sources, if not ../shared/vendor/elixir
+#   make check-format                   mix format --check-formatted with the pinned Elixir
 
 RUNS ?= 200
 
@@ -18,3 +19,17 @@ test-elixir-optional:
 
 test-elixir-loop:
 	$(Q)bash test/optional/loop.sh $(RUNS)
+
+# `mix format --check-formatted` with one pinned Elixir: the formatter's layout changes between
+# releases (1.18 lays out several of our files differently from 1.14, and no layout satisfies
+# both), so the check is only meaningful with the version the layout was made with: 1.14,
+# Debian 12's, which CI installs. With another version it fails and says so.
+FORMAT_ELIXIR ?= 1.14
+
+.PHONY: check-format
+check-format:
+	$(Q)v=$$(elixir --short-version 2>/dev/null); \
+	case "$$v" in \
+	  $(FORMAT_ELIXIR)|$(FORMAT_ELIXIR).*) env -u MAKEFLAGS -u MFLAGS mix format --check-formatted ;; \
+	  *) echo "check-format: the layout is Elixir $(FORMAT_ELIXIR)'s (README, Contributing); this is Elixir $$v"; exit 1 ;; \
+	esac
