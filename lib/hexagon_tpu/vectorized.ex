@@ -54,18 +54,17 @@ defmodule HexagonTpu.Vectorized do
   defp split(g, inputs) do
     vectorized = for {t, i} <- Enum.with_index(inputs), NxTensors.vectorized?(t), do: {i, t}
 
-    try do
-      broadcast = Nx.broadcast_vectors(Enum.map(vectorized, &elem(&1, 1)))
+    with {:ok, broadcast} <- broadcast(g, vectorized) do
       axes = hd(broadcast).vectorized_axes
       count = axes |> Keyword.values() |> Enum.product()
 
-      flat =
-        for {{i, _}, t} <- Enum.zip(vectorized, broadcast), into: %{} do
-          dev = Nx.devectorize(t, keep_names: false)
-          {i, Nx.reshape(dev, Tuple.insert_at(Nx.shape(t), 0, count))}
-        end
+      try do
+        flat =
+          for {{i, _}, t} <- Enum.zip(vectorized, broadcast), into: %{} do
+            dev = Nx.devectorize(t, keep_names: false)
+            {i, Nx.reshape(dev, Tuple.insert_at(Nx.shape(t), 0, count))}
+          end
 
-      entries =
         for e <- 0..(count - 1)//1 do
           for {input, i} <- Enum.with_index(inputs) do
             case flat do
@@ -74,22 +73,37 @@ defmodule HexagonTpu.Vectorized do
             end
           end
         end
-
-      if count == 0,
-        do: {:error, Error.new(:mismatch, "graph '#{g.name}': vectorized axes with no entry")},
-        else: {:ok, axes, entries}
-    rescue
-      e ->
-        shown = Enum.map(vectorized, fn {i, t} -> {i, t.vectorized_axes} end)
-
-        {:error,
-         Error.new(
-           :mismatch,
-           "graph '#{g.name}': the vectorized inputs (input index => axes: " <>
-             "#{inspect(shown)}) cannot be broadcast to the same vectorized axes " <>
-             "(#{Exception.message(e)})"
-         )}
+      rescue
+        e ->
+          {:error,
+           Error.new(
+             :nx_error,
+             "graph '#{g.name}': Nx could not split the vectorized inputs into entries " <>
+               "(#{Exception.message(e)})"
+           )}
+      else
+        [] -> {:error, Error.new(:mismatch, "graph '#{g.name}': vectorized axes with no entry")}
+        entries -> {:ok, axes, entries}
+      end
     end
+  end
+
+  # Nx.broadcast_vectors/1: the vectorized inputs to the same axes, as Nx broadcasts them.
+  defp broadcast(g, vectorized) do
+    {:ok, Nx.broadcast_vectors(Enum.map(vectorized, &elem(&1, 1)))}
+  rescue
+    e ->
+      shown =
+        Enum.map_join(vectorized, ", ", fn {i, t} ->
+          "'#{Enum.at(g.inputs, i).name}' #{inspect(t.vectorized_axes)}"
+        end)
+
+      {:error,
+       Error.new(
+         :mismatch,
+         "graph '#{g.name}': the vectorized inputs (#{shown}) cannot be broadcast to the same " <>
+           "vectorized axes (#{Exception.message(e)})"
+       )}
   end
 
   # [{:ok, outputs} | {:ok, outputs, stats}] per entry -> {:ok, {outputs, stats | nil}}
