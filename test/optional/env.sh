@@ -21,4 +21,7 @@ export ERL_LIBS="$libs${ERL_LIBS:+:$ERL_LIBS}"
 export ERL_FLAGS="-nx verify_binary_size true -nx verify_grad true${ERL_FLAGS:+ $ERL_FLAGS}"
 # test/test_helper.exs fails the run when Nx or :telemetry is not loadable and started.
 export HTPU_REQUIRE_OPTIONAL=1
+# A build of its own: what Mix records about the code path at compile time (the application
+# tracer's list of known applications) would otherwise be `make test`'s, made without them.
+export MIX_BUILD_PATH=${MIX_BUILD_PATH:-$root/_build/optional}
 cd "$root"
