@@ -9,6 +9,9 @@
 #                                       build/elixir-loop/); HTPU_LOOP_SAN=address builds the
 #                                       NIF with AddressSanitizer and preloads libasan
 #   HTPU_VENDOR_ELIXIR=<dir>            the vendored sources, if not ../shared/vendor/elixir
+#   SECS=60 mix run test/optional/shared_runtime_race.exs
+#                                       the shared runtime's lifetime under stress (not a
+#                                       make target: it runs for SECS seconds)
 #   make check-format                   mix format --check-formatted with the pinned Elixir
 
 RUNS ?= 200
