@@ -2,7 +2,9 @@
 # Runs the ExUnit suite RUNS times (default 200) with the real Nx and :telemetry started, core
 # dumps on, and stops at the first run that fails or crashes, keeping its log, its seed and its
 # core under build/elixir-loop/ (then: gdb "$(erl -noshell -eval 'io:format("~s",
-# [code:root_dir()]), halt().')"/erts-*/bin/beam.smp build/elixir-loop/core.N).
+# [code:root_dir()]), halt().')"/erts-*/bin/beam.smp build/elixir-loop/core.N). The core is
+# kept where the kernel writes it into the working directory (/proc/sys/kernel/core_pattern
+# `core`); where it hands cores to a collector (systemd-coredump, apport), look there.
 #   HTPU_LOOP_SAN=address  the NIF and the reference backend built with AddressSanitizer (into
 #                          _build/asan) and libasan preloaded into the VM for the runs
 # Usage: test/optional/loop.sh [RUNS] [mix test arguments]
