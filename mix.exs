@@ -324,11 +324,12 @@ defmodule HexagonTpu.MixProject do
       elixirc_paths: elixirc_paths(Mix.env()),
       # Elixir 1.19's `mix test` looks at every .ex/.exs under test/ and warns about files that
       # are neither tests nor ignored: test/precompiled/ holds scripts for
-      # test/precompiled/run.sh, not ExUnit tests. (Older Mix ignores the key.)
-      test_ignore_filters: [~r"^test/precompiled/"],
+      # test/precompiled/run.sh and test/optional/ a stress script, not ExUnit tests. (Older
+      # Mix ignores the key.)
+      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/"],
       start_permanent: Mix.env() == :prod,
-      # Nx and :telemetry are optional and used only when loadable at run time (no compile-time
-      # dependency), so nothing is fetched from Hex to build or test this package.
+      # Nx and :telemetry are optional applications (application/0), used only when present at
+      # run time (no compile-time dependency): nothing is fetched from Hex to build or test this.
       deps: [],
       description: "Run pre-compiled QNN context binaries on the Qualcomm Hexagon NPU",
       docs: [main: "HexagonTpu", extras: ["README.md", "docs/elixir.md"]]
@@ -336,7 +337,20 @@ defmodule HexagonTpu.MixProject do
   end
 
   def application do
-    [mod: {HexagonTpu.Application, []}, extra_applications: []]
+    [mod: {HexagonTpu.Application, []}] ++ optional_applications([:nx, :telemetry])
+  end
+
+  # Nx and :telemetry are OTP optional applications (OTP 24+): when they are in the code path
+  # (the user's deps, or ERL_LIBS) they are started before hexagon_tpu, and when they are not,
+  # nothing fails. Not `optional: true` deps: those make `mix compile` fetch from Hex, and this
+  # package must build and test offline without them (docs/elixir.md, Nx and :telemetry).
+  # Elixir 1.15+ writes `{app, :optional}` extra applications into the .app's `:applications`
+  # and `:optional_applications` (and keeps their code paths when it prunes); 1.14 leaves them
+  # out of the .app, so there both keys are written as they are.
+  defp optional_applications(apps) do
+    if Version.compare(System.version(), "1.15.0") == :lt,
+      do: [extra_applications: apps, optional_applications: apps],
+      else: [extra_applications: Enum.map(apps, &{&1, :optional})]
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]

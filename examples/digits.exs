@@ -4,9 +4,13 @@
 #     mix run examples/digits.exs
 #
 # One HexagonTpu.predict/3 per image, f32 in (quantized by the library) and f32 out
-# (dequantized logits); the class is the first maximum. Uses Nx tensors when Nx is loaded,
+# (dequantized logits); the class is the first maximum. Uses Nx tensors when Nx is present,
 # plain binaries otherwise. Exits with status 1 below the target: accuracy >= 95% and at most
 # one point below the float model.
+
+# `mix run` has started hexagon_tpu already; run as a plain script (`elixir -pa <ebin>`), this
+# starts it, and with it Nx and :telemetry when they are present (its optional applications).
+{:ok, _} = Application.ensure_all_started(:hexagon_tpu)
 
 dir = Path.expand("../models/digits", __DIR__)
 x = File.read!(Path.join(dir, "test_x.f32"))
@@ -16,7 +20,7 @@ float_pred = File.read!(Path.join(dir, "float_pred.u8")) |> :binary.bin_to_list(
 model = HexagonTpu.load_model!(Path.join(dir, "digits.bin"), backend: :reference)
 [input] = HexagonTpu.Graph.inputs(model)
 [output] = HexagonTpu.Graph.outputs(model)
-nx? = Code.ensure_loaded?(Nx)
+nx? = List.keymember?(Application.started_applications(), :nx, 0)
 row_bytes = input.num_elements * 4
 ^row_bytes = div(byte_size(x), length(labels))
 

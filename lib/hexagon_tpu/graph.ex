@@ -16,7 +16,8 @@ defmodule HexagonTpu.Graph do
       :ok = HexagonTpu.Graph.close(graph)
   """
 
-  alias HexagonTpu.{Context, Error, NIF, Options, Runtime, SharedIO, TensorInfo}
+  alias HexagonTpu.{Context, Error, NIF, NxTensors, Options, Runtime, SharedIO, TensorInfo}
+  alias HexagonTpu.Vectorized
 
   defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info]
 
@@ -29,11 +30,9 @@ defmodule HexagonTpu.Graph do
           model_info: map()
         }
 
-  @typedoc "An Nx tensor (when Nx is loaded) or a binary of native-endian elements."
+  @typedoc "An Nx tensor (when Nx is present) or a binary of native-endian elements."
   @type input :: binary() | struct()
   @type output :: binary() | struct()
-
-  @compile {:no_warn_undefined, [Nx]}
 
   @open_spec %{graph: {:string_or_nil, "a graph name (string) or nil", nil}}
 
@@ -158,10 +157,19 @@ defmodule HexagonTpu.Graph do
   tensor's; its type must be the tensor's own type, or `{:f, 32}` to be quantized), or a binary
   of native-endian elements: f32 by default (quantized to the tensor's type by the C core), in
   the tensor's own type with `quantize: :none`. Data already in the tensor's type is handed to
-  the backend without a copy.
+  the backend without a copy. A tensor of another float type (`{:f, 64}`, `{:f, 16}`,
+  `{:bf, 16}`) for an input that takes f32 (any input with `quantize: :auto`, an f32 input
+  always) is converted to f32 first, in one pass; an integer type other than the tensor's own is
+  a `:mismatch` error.
+
+  Vectorized Nx tensors (`Nx.vectorize/2`; inner shape the input's) run one execute per entry
+  of their vectorized axes, broadcast against each other as in Nx, and the outputs come back
+  vectorized on the same axes (`output: :binary`: each output's entries one after another;
+  `stats: true`: the entries' figures added up).
 
   Returns outputs in graph-output order: dequantized f32 by default, as Nx tensors of the
-  output's shape when Nx is loaded, binaries otherwise.
+  output's shape when Nx is present, binaries otherwise. Nx present but its application not
+  started is an `:nx_error` (start `:nx`, or pass `output: :binary`), never a raise.
 
   ## Options
 
@@ -169,7 +177,7 @@ defmodule HexagonTpu.Graph do
       `:none`: binaries are in the tensor's own type (Nx tensors must be)
     * `:dequantize` - `:auto` (default): outputs are f32; `:none`: outputs in the tensor's own
       type (no conversion)
-    * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is loaded)
+    * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is present)
     * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
       alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call) and `:nif_ns` (the NIF)
     * `:perf_profile` - a performance profile (`HexagonTpu.Runtime.open/1`) voted for this call
@@ -217,14 +225,25 @@ defmodule HexagonTpu.Graph do
   end
 
   def execute(%__MODULE__{} = g, inputs, opts) do
+    if is_list(inputs) and not List.improper?(inputs) and Vectorized.any?(inputs),
+      do: Vectorized.execute(g, inputs, opts, &execute/3),
+      else: execute_once(g, inputs, opts)
+  end
+
+  def execute(other, _inputs, _opts),
+    do:
+      {:error,
+       Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
+
+  defp execute_once(g, inputs, opts) do
     result =
       HexagonTpu.Telemetry.execute_span(g.name, fn ->
         with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
-             {:ok, kind} <- output_kind(o.output),
+             {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
              {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
              out_types = output_types(g, o.dequantize),
-             {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o.perf_profile) do
-          outputs = build_outputs(g.outputs, bins, out_types, kind)
+             {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o.perf_profile),
+             {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
           if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
         end
       end)
@@ -234,11 +253,6 @@ defmodule HexagonTpu.Graph do
       other -> other
     end
   end
-
-  def execute(other, _inputs, _opts),
-    do:
-      {:error,
-       Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
 
   @doc "Like `execute/3`, raising `HexagonTpu.Error`."
   @spec execute!(t(), [input()] | SharedIO.t(), keyword()) ::
@@ -260,23 +274,6 @@ defmodule HexagonTpu.Graph do
   def close(%__MODULE__{ref: ref}), do: NIF.graph_close(ref)
 
   # ---- inputs --------------------------------------------------------------------------------
-
-  defp output_kind(:binary), do: {:ok, :binary}
-  defp output_kind(:auto), do: {:ok, if(nx?(), do: :nx, else: :binary)}
-
-  defp output_kind(:nx) do
-    if nx?(),
-      do: {:ok, :nx},
-      else:
-        {:error,
-         Error.new(
-           :invalid_option,
-           "#{@execute_where}: expected :output to be :auto or :binary (:nx needs Nx, " <>
-             "which is not loaded), got :nx"
-         )}
-  end
-
-  defp nx?, do: HexagonTpu.Optional.available?(Nx)
 
   # `is_list/1` also holds for an improper list, which length/1 would raise on.
   defp prepare_inputs(%__MODULE__{inputs: infos} = g, inputs, quantize) when is_list(inputs) do
@@ -332,32 +329,10 @@ defmodule HexagonTpu.Graph do
   end
 
   defp prepare_input(graph, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    if nx?() do
-      type = Nx.type(t)
-      shape = Nx.shape(t)
-
-      cond do
-        shape != info.shape ->
-          mismatch(graph, info, i, "expected shape #{inspect(info.shape)}, got #{inspect(shape)}")
-
-        type == info.type ->
-          {:ok, {Nx.to_binary(t), info.dtype}}
-
-        type == {:f, 32} and quantize == :auto ->
-          {:ok, {Nx.to_binary(t), :f32}}
-
-        true ->
-          alt = if quantize == :auto, do: " (or {:f, 32} to quantize)", else: ""
-
-          mismatch(
-            graph,
-            info,
-            i,
-            "expected type #{inspect(info.type)}#{alt}, got #{inspect(type)}"
-          )
-      end
-    else
-      mismatch(graph, info, i, "got an Nx tensor but Nx is not loaded")
+    case NxTensors.input_binary(t, info, quantize) do
+      {:ok, bin, :raw} -> {:ok, {bin, info.dtype}}
+      {:ok, bin, :quantize} -> {:ok, {bin, :f32}}
+      {:error, what} -> mismatch(graph, info, i, what)
     end
   end
 
@@ -414,15 +389,22 @@ defmodule HexagonTpu.Graph do
   defp output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
   defp output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
 
-  defp build_outputs(_infos, bins, _types, :binary), do: bins
+  defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
 
-  defp build_outputs(infos, bins, types, :nx) do
-    [infos, bins, types]
+  # Nx failing on an output (its application stopped meanwhile, say) is an error, never a raise
+  # after an execute that succeeded.
+  defp build_outputs(g, bins, types, :nx) do
+    [g.outputs, bins, types]
     |> Enum.zip()
-    |> Enum.map(fn {info, bin, dtype} ->
-      bin
-      |> Nx.from_binary(TensorInfo.nx_type(dtype))
-      |> Nx.reshape(info.shape)
+    |> Enum.reduce_while({:ok, []}, fn {info, bin, dtype}, {:ok, acc} ->
+      case NxTensors.output(bin, info, dtype, g.name) do
+        {:ok, t} -> {:cont, {:ok, [t | acc]}}
+        error -> {:halt, error}
+      end
     end)
+    |> case do
+      {:ok, acc} -> {:ok, Enum.reverse(acc)}
+      error -> error
+    end
   end
 end

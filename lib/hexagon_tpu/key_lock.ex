@@ -13,8 +13,58 @@ defmodule HexagonTpu.KeyLock do
   # queued leaves the queue. Should the server itself die, its holders lose the lock and its
   # waiters ask the next server: at worst two runtimes get opened for one option set, one of
   # which then simply is not the shared one.
+  #
+  # The server also owns the values the locks guard (Runtime.shared/1's runtimes): a public
+  # ETS table, read without the lock and written under it. ETS and not :persistent_term: a
+  # lookup copies the value into the reader's heap, so every reader holds its own reference to
+  # the resources in it. A :persistent_term value is one literal that readers only point at;
+  # on OTP 25 a runtime handed out that way, passed on in a message and erased meanwhile
+  # (close_shared/0) could be garbage-collected while still referenced, and a NIF then read the
+  # freed resource (a segmentation fault). The values go with the server: a new server starts
+  # with none (the next Runtime.shared/1 opens a fresh runtime).
 
   use GenServer
+
+  @values __MODULE__.Values
+
+  @doc "The value stored for `key`, or `nil`: a copy in the caller's heap. Takes no lock."
+  @spec get(term()) :: term()
+  def get(key) do
+    case :ets.lookup(@values, key) do
+      [{^key, value}] -> value
+      [] -> nil
+    end
+  rescue
+    # no server (yet, or any more): nothing stored
+    ArgumentError -> nil
+  end
+
+  @doc "Stores `value` for `key`. Call it holding the lock on `key` (`run/2`)."
+  @spec put(term(), term()) :: :ok
+  def put(key, value) do
+    :ets.insert(@values, {key, value})
+    :ok
+  rescue
+    # the server died under the holder: the value is simply not kept
+    ArgumentError -> :ok
+  end
+
+  @doc "Forgets the value of `key`. Call it holding the lock on `key` (`run/2`)."
+  @spec delete(term()) :: :ok
+  def delete(key) do
+    :ets.delete(@values, key)
+    :ok
+  rescue
+    ArgumentError -> :ok
+  end
+
+  @doc "The keys that have a value and match `pattern` (an ETS match pattern, e.g. `{:a, :_}`)."
+  @spec keys(term()) :: [term()]
+  def keys(pattern) do
+    :ets.select(@values, [{{pattern, :_}, [], [{:element, 1, :"$_"}]}])
+  rescue
+    ArgumentError -> []
+  end
 
   @doc "Runs `fun` holding the lock on `key`; returns what `fun` returns. Not re-entrant."
   @spec run(term(), (() -> result)) :: result when result: term()
@@ -76,14 +126,20 @@ defmodule HexagonTpu.KeyLock do
   # state: %{key => {holder_pid, holder_monitor, :queue.queue({from, pid, monitor})}}
 
   @impl true
-  def init(:supervised), do: {:ok, %{}}
+  def init(:supervised), do: {:ok, new_values()}
 
   def init(:lazy) do
     # Not the first caller's group leader: an application master kills the processes whose
     # group leader it is when that application stops.
     {:group_leader, gl} = Process.info(Process.whereis(:init), :group_leader)
     Process.group_leader(self(), gl)
-    {:ok, %{}}
+    {:ok, new_values()}
+  end
+
+  # The state stays the lock map: the table is reached by its name.
+  defp new_values do
+    :ets.new(@values, [:named_table, :public, :set, read_concurrency: true])
+    %{}
   end
 
   @impl true

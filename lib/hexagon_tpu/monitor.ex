@@ -2,7 +2,7 @@ defmodule HexagonTpu.Monitor do
   @moduledoc """
   A process for your supervision tree that watches hexagon_tpu in production: every interval
   it reads `HexagonTpu.Stats` (C counters, memory, dirty scheduler utilization), emits them as
-  the `[:hexagon_tpu, :stats]` telemetry event (when `:telemetry` is loadable) and logs a
+  the `[:hexagon_tpu, :stats]` telemetry event (when `:telemetry` is running) and logs a
   warning when
 
     * a live handle count (`:live_runtimes`, `:live_contexts`, `:live_graphs`,

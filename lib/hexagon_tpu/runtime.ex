@@ -138,9 +138,8 @@ defmodule HexagonTpu.Runtime do
 
   Concurrent first callers get the same runtime: the open is serialized per option set (a
   lock on this node that queues the others until the open is done), so only one runtime is
-  ever opened for it. The lookup itself takes no lock (a `:persistent_term` read); the term is
-  written only when a runtime is opened and erased only by `close_shared/0`, so the global GC
-  each such write costs is rare.
+  ever opened for it. The lookup itself takes no lock (an ETS read that gives each caller its
+  own copy of the term, safe to keep and to pass on).
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def shared(opts \\ []) do
@@ -148,7 +147,7 @@ defmodule HexagonTpu.Runtime do
            Options.validate(opts, Map.delete(@spec_opts, :env), "HexagonTpu.Runtime.shared/1") do
       key = {__MODULE__, :shared, o}
 
-      case :persistent_term.get(key, nil) do
+      case HexagonTpu.KeyLock.get(key) do
         %__MODULE__{} = rt ->
           if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_shared(key, opts)
 
@@ -160,11 +159,10 @@ defmodule HexagonTpu.Runtime do
 
   # Under the option set's lock: look again (another caller may have opened it meanwhile), open
   # only if there is still no live runtime. A dead one (closed by close/1 or close_shared/0, or
-  # made by a purged copy of the NIF library) is replaced by put/2 without an erase first: one
-  # global GC instead of two.
+  # made by a purged copy of the NIF library) is replaced.
   defp open_shared(key, opts) do
     with_shared_lock(key, fn ->
-      case :persistent_term.get(key, nil) do
+      case HexagonTpu.KeyLock.get(key) do
         %__MODULE__{} = rt ->
           if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_and_put(key, opts)
 
@@ -176,7 +174,7 @@ defmodule HexagonTpu.Runtime do
 
   defp open_and_put(key, opts) do
     with {:ok, rt} <- open(opts) do
-      :persistent_term.put(key, rt)
+      HexagonTpu.KeyLock.put(key, rt)
       {:ok, rt}
     end
   end
@@ -194,17 +192,14 @@ defmodule HexagonTpu.Runtime do
   """
   @spec close_shared() :: :ok
   def close_shared do
-    # Close first, erase second: the values :persistent_term.get/0 returns are not copied to
-    # this process's heap, and once erased, the literal area holding the resource can be
-    # released (and the resource destructed) while a dirty NIF still reads it; seen on OTP 25
-    # as a crash in runtime_close at VM exit. Under the option set's lock, so a shared/1
-    # opening a runtime for it meanwhile is neither closed nor erased by mistake.
-    for {{__MODULE__, :shared, _} = key, %__MODULE__{}} <- :persistent_term.get() do
+    # Under the option set's lock, so a shared/1 opening a runtime for it meanwhile is neither
+    # closed nor forgotten by mistake.
+    for key <- HexagonTpu.KeyLock.keys({__MODULE__, :shared, :_}) do
       with_shared_lock(key, fn ->
-        case :persistent_term.get(key, nil) do
+        case HexagonTpu.KeyLock.get(key) do
           %__MODULE__{} = rt ->
             close(rt)
-            :persistent_term.erase(key)
+            HexagonTpu.KeyLock.delete(key)
 
           nil ->
             :ok

@@ -38,7 +38,7 @@ defmodule HexagonTpu.SharedIO do
   writing it from one process while another executes with it gives torn data (never a crash).
   """
 
-  alias HexagonTpu.{Error, NIF, Options, TensorInfo}
+  alias HexagonTpu.{Error, NIF, NxTensors, Options, TensorInfo}
 
   defstruct [:ref, :graph, :inputs, :outputs, :fastrpc, :note, :size]
 
@@ -54,8 +54,6 @@ defmodule HexagonTpu.SharedIO do
 
   @typedoc "An input or output: its index or its name."
   @type tensor_ref :: non_neg_integer() | String.t()
-
-  @compile {:no_warn_undefined, [Nx]}
 
   @write_spec %{quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto}}
 
@@ -79,8 +77,9 @@ defmodule HexagonTpu.SharedIO do
 
   `input` is the input's index or name. `data` is a binary of native-endian elements (f32 by
   default, quantized to the tensor's type; the tensor's own type with `quantize: :none`) or an
-  Nx tensor of the input's shape, in its own type or `{:f, 32}` (quantized). NaN cannot be
-  quantized (`:nan` error).
+  Nx tensor of the input's shape, in its own type or `{:f, 32}` (quantized; other float types
+  are converted to f32 first, as for `HexagonTpu.Graph.execute/3`). A vectorized tensor is a
+  `:mismatch` error: the buffer holds one entry. NaN cannot be quantized (`:nan` error).
   """
   @spec write_input(t(), tensor_ref(), binary() | struct(), keyword()) ::
           :ok | {:error, Error.t()}
@@ -153,7 +152,7 @@ defmodule HexagonTpu.SharedIO do
     * `:view` - `true`: no copy; the binary points into the shared buffer (keeping it alive) and
       changes with the next execute. Gives the tensor's own type, so it needs
       `dequantize: :none` unless the output is f32
-    * `:output` - `:nx`, `:binary` or `:auto` (default: `:nx` when Nx is loaded), as for
+    * `:output` - `:nx`, `:binary` or `:auto` (default: `:nx` when Nx is present), as for
       `HexagonTpu.Graph.execute/3`
   """
   @spec read_output(t(), tensor_ref(), keyword()) ::
@@ -197,12 +196,12 @@ defmodule HexagonTpu.SharedIO do
     where = "HexagonTpu.SharedIO.read_#{which}/3"
 
     with {:ok, o} <- Options.validate(opts, @read_spec, where),
-         {:ok, kind} <- output_kind(o.output, where),
+         {:ok, kind} <- NxTensors.output_kind(o.output, where),
          {:ok, index, info} <- find(io, which, ref),
          {:ok, mode, dtype} <- read_mode(info, o, which, where),
          slot = if(which == :input, do: index, else: length(io.inputs) + index),
          {:ok, bin} <- Error.wrap(NIF.shared_read(io.ref, slot, mode)) do
-      {:ok, build(bin, info, dtype, kind)}
+      build(bin, info, dtype, kind, io.graph)
     end
   end
 
@@ -277,26 +276,9 @@ defmodule HexagonTpu.SharedIO do
   end
 
   defp prepare(io, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    if HexagonTpu.Optional.available?(Nx) do
-      type = Nx.type(t)
-      shape = Nx.shape(t)
-
-      cond do
-        shape != info.shape ->
-          mismatch(io, info, i, "expected shape #{inspect(info.shape)}, got #{inspect(shape)}")
-
-        type == info.type ->
-          {:ok, Nx.to_binary(t), :raw}
-
-        type == {:f, 32} and quantize == :auto ->
-          {:ok, Nx.to_binary(t), :quantize}
-
-        true ->
-          alt = if quantize == :auto, do: " (or {:f, 32} to quantize)", else: ""
-          mismatch(io, info, i, "expected type #{inspect(info.type)}#{alt}, got #{inspect(type)}")
-      end
-    else
-      mismatch(io, info, i, "got an Nx tensor but Nx is not loaded")
+    case NxTensors.input_binary(t, info, quantize) do
+      {:ok, bin, mode} -> {:ok, bin, mode}
+      {:error, what} -> mismatch(io, info, i, what)
     end
   end
 
@@ -348,27 +330,8 @@ defmodule HexagonTpu.SharedIO do
   defp read_mode(info, %{dequantize: :none}, _which, _where), do: {:ok, :copy, info.dtype}
   defp read_mode(_info, %{dequantize: :auto}, _which, _where), do: {:ok, :dequantize, :f32}
 
-  defp output_kind(:binary, _where), do: {:ok, :binary}
-
-  defp output_kind(:auto, _where),
-    do: {:ok, if(HexagonTpu.Optional.available?(Nx), do: :nx, else: :binary)}
-
-  defp output_kind(:nx, where) do
-    if HexagonTpu.Optional.available?(Nx),
-      do: {:ok, :nx},
-      else:
-        {:error,
-         Error.new(
-           :invalid_option,
-           "#{where}: expected :output to be :auto or :binary (:nx needs Nx, which is not " <>
-             "loaded), got :nx"
-         )}
-  end
-
-  defp build(bin, _info, _dtype, :binary), do: bin
-
-  defp build(bin, info, dtype, :nx),
-    do: bin |> Nx.from_binary(TensorInfo.nx_type(dtype)) |> Nx.reshape(info.shape)
+  defp build(bin, _info, _dtype, :binary, _graph), do: {:ok, bin}
+  defp build(bin, info, dtype, :nx, graph), do: NxTensors.output(bin, info, dtype, graph)
 
   defp not_shared_io(other),
     do:

@@ -1,7 +1,8 @@
 defmodule HexagonTpu.Telemetry do
   @moduledoc ~S"""
   The `:telemetry` events hexagon_tpu emits. `:telemetry` is optional: the events are emitted
-  when it is loadable at run time and cost nothing otherwise (no compile-time dependency).
+  when it is running (hexagon_tpu starts it, an optional application, when it is present) and
+  cost nothing otherwise (no compile-time dependency).
   Names follow `:telemetry.span/3` and `Nx.Serving` (`:start` / `:stop` / `:exception`);
   durations are in `:native` time units (`System.convert_time_unit/3`).
 
@@ -73,9 +74,19 @@ defmodule HexagonTpu.Telemetry do
           | {:error, HexagonTpu.Error.t()}
           | term()
 
-  @doc "Is `:telemetry` loadable (so events are emitted)?"
+  @doc """
+  Is `:telemetry` running (so events are emitted)? hexagon_tpu starts it (an optional
+  application) when it is present. Loadable but not started, `:telemetry.execute/3` would log
+  "Failed to lookup telemetry handlers" on every call: then nothing is emitted, silently.
+  """
   @spec enabled?() :: boolean()
-  def enabled?, do: HexagonTpu.Optional.available?(:telemetry)
+  def enabled? do
+    # The handler table is the ETS table `telemetry_handler_table` (named after its owner
+    # module, in :telemetry 0.4 and 1.x): it exists exactly while the application runs, and it
+    # is what :telemetry.execute/3 looks up. One ETS lookup, no message to any process.
+    HexagonTpu.Optional.available?(:telemetry) and
+      :ets.whereis(:telemetry_handler_table) != :undefined
+  end
 
   @doc """
   Runs an execute (`fun` returns what `HexagonTpu.Graph.execute/3` computed: an
@@ -235,8 +246,8 @@ defmodule HexagonTpu.Telemetry do
   @spec stats(map(), map()) :: :ok
   def stats(measurements, metadata), do: emit([:hexagon_tpu, :stats], measurements, metadata)
 
-  # :telemetry.execute/3 already isolates handler failures; the catch-all keeps a broken or
-  # half-started :telemetry (e.g. its application not started) from ever failing a caller.
+  # :telemetry.execute/3 already isolates handler failures; the catch-all keeps a broken
+  # :telemetry (or one stopping at this very moment) from ever failing a caller.
   defp emit(event, measurements, metadata) do
     if enabled?() do
       try do

@@ -163,32 +163,6 @@ defmodule HexagonTpu.ErrorsTest do
       assert e.message =~ "name the one to open"
     end
 
-    test "a file above the configured size limit is refused before it is read" do
-      path = Path.join(tmp_dir!(), "limit.bin")
-      bin = build!(add_f32())
-      File.write!(path, bin)
-      default = HexagonTpu.NIF.max_binary_bytes()
-
-      try do
-        Application.put_env(:hexagon_tpu, :max_binary_bytes, byte_size(bin) - 1)
-        e = err(HexagonTpu.load_model({:file, path}, backend: :reference))
-        assert e.reason == :model
-        assert e.message =~ "more than the #{byte_size(bin) - 1}-byte limit"
-
-        Application.put_env(:hexagon_tpu, :max_binary_bytes, byte_size(bin))
-        assert {:ok, model} = HexagonTpu.load_model({:file, path}, backend: :reference)
-        HexagonTpu.close(model)
-
-        Application.put_env(:hexagon_tpu, :max_binary_bytes, -1)
-        e = err(HexagonTpu.load_model({:file, path}, backend: :reference))
-        assert e.reason == :invalid_option
-        assert e.message =~ "positive integer (bytes), got -1"
-      after
-        Application.delete_env(:hexagon_tpu, :max_binary_bytes)
-        HexagonTpu.NIF.set_max_binary_bytes(default)
-      end
-    end
-
     test "missing, unreadable and corrupt files" do
       assert %{reason: :io} =
                err(HexagonTpu.load_model("/nonexistent/model.bin", backend: :reference))

@@ -147,4 +147,24 @@ defmodule HexagonTpu.KeyLockTest do
     assert_raise RuntimeError, "boom", fn -> KeyLock.run(k, fn -> raise "boom" end) end
     assert KeyLock.run(k, fn -> :free end) == :free
   end
+
+  test "values: stored under the lock, read as copies, gone with the server" do
+    k = key()
+    assert KeyLock.get(k) == nil
+    value = %{ref: make_ref(), name: "x"}
+    KeyLock.run(k, fn -> KeyLock.put(k, value) end)
+    assert KeyLock.get(k) == value
+    # each read is its own copy, not one term every reader points at
+    refute :erts_debug.same(KeyLock.get(k), KeyLock.get(k))
+    assert k in KeyLock.keys(:_)
+
+    pid = GenServer.whereis(KeyLock)
+    ref = Process.monitor(pid)
+    Process.exit(pid, :kill)
+    assert_receive {:DOWN, ^ref, _, _, _}
+    assert KeyLock.get(k) == nil
+
+    KeyLock.run(k, fn -> KeyLock.delete(k) end)
+    assert KeyLock.get(k) == nil
+  end
 end

@@ -223,6 +223,19 @@ defmodule HexagonTpu.LifecycleTest do
       Runtime.close_shared()
     end
 
+    test "each caller gets its own copy of the shared runtime, not one literal for all" do
+      # A :persistent_term value is one literal that every reader points at; on OTP 25 one
+      # passed on in a message and erased by close_shared/0 meanwhile could be freed while still
+      # referenced (a NIF then read the freed resource). A copy per caller holds its own
+      # reference. (The first call returns what it opened; the next two are lookups.)
+      {:ok, _} = Runtime.shared(@opts)
+      {:ok, a} = Runtime.shared(@opts)
+      {:ok, b} = Runtime.shared(@opts)
+      assert a.ref == b.ref
+      refute :erts_debug.same(a, b), "both lookups returned the very same term"
+      Runtime.close_shared()
+    end
+
     test "close_shared/0 then shared/1 opens a fresh runtime" do
       {:ok, a} = Runtime.shared(@opts)
       Runtime.close_shared()

@@ -194,4 +194,23 @@ defmodule HexagonTpu.TestModels do
     s = HexagonTpu.stats()
     Map.take(s, [:live_runtimes, :live_contexts, :live_graphs, :live_shared_buffers])
   end
+
+  @doc """
+  `false` when the optional application `app` (`:nx`, `:telemetry`) is started, as
+  hexagon_tpu's optional applications are when present; otherwise the reason to skip the
+  tests that need it (`@moduletag skip: optional_skip(:nx)`). test/test_helper.exs fails the
+  run instead when HTPU_REQUIRE_OPTIONAL=1.
+  """
+  def optional_skip(app) do
+    cond do
+      List.keymember?(Application.started_applications(), app, 0) ->
+        false
+
+      Application.spec(app, :vsn) != nil or :code.lib_dir(app) != {:error, :bad_name} ->
+        "#{app} is present but not started"
+
+      true ->
+        "#{app} is not loadable (add {:#{app}, ...} to a project that uses hexagon_tpu)"
+    end
+  end
 end
