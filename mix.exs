@@ -88,9 +88,11 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
 
   # ---- precompiled NIF (mk/precompiled.mk makes the archives) ----------------------------------
 
-  # The NIF versions release archives are built for (mk/precompiled.mk builds with OTP 25's
-  # erl_nif.h: 2.16, which OTP 25 to 28 load). A VM takes the newest one not above its own.
-  @precompiled_nif_versions ["2.16"]
+  # The NIF versions release archives are built for (mk/precompiled.mk): 2.16 (OTP 25's
+  # erl_nif.h; OTP 25 to 28 load it) and 2.17 (OTP 27's; OTP 26 to 28), which has the halt
+  # callback 2.16 lacks (enif_set_option, ERL_NIF_OPT_ON_HALT). A VM takes the newest one not
+  # above its own: 2.16 on OTP 25, 2.17 on OTP 26+.
+  @precompiled_nif_versions ["2.16", "2.17"]
   # `HEXAGON_TPU_PRECOMPILED=download`: the release of this version (.github/workflows/release.yml
   # publishes the archives and checksum.exs there). Set to the repository's real address.
   @release_url "https://github.com/hexagon-tpu/hexagon_tpu/releases/download/v@{version}"

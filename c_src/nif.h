@@ -151,8 +151,16 @@ typedef enum nif_reap_kind { REAP_RUNTIME, REAP_CONTEXT, REAP_GRAPH, REAP_SHARED
 int nif_reaper_start(void);
 void nif_reaper_stop(void);
 void nif_reaper_push(nif_reap_kind kind, void *handle);
-/* The VM is halting (on-halt callback, OTP 26+): stop the thread, bounded, without draining. */
-void nif_reaper_halt(void);
+/* The VM is halting (on-halt callback, OTP 26+): stop the thread, bounded, without draining.
+ * Returns 1 and fills *info for the call that did it, 0 for any later call (info zeroed). */
+typedef struct nif_halt_info {
+  int was_running;   /* the reaper thread was running */
+  int stopped;       /* it left within the bound (so it is out of QNN) */
+  uint64_t abandoned; /* queued closes dropped (the process exit reclaims them) */
+} nif_halt_info;
+int nif_reaper_halt(nif_halt_info *info);
+/* halt.c: with HTPU_HALT_REPORT=<file> (the halt test), appends what the halt did to <file>. */
+void nif_halt_report(const nif_halt_info *info);
 /* Waits until the thread has closed every handle queued so far (and any queued meanwhile), at
  * most timeout_ms. 1 when it has, 0 on timeout (or when the thread is halted). */
 int nif_reaper_wait_idle(unsigned timeout_ms);

@@ -196,12 +196,13 @@ void nif_reaper_counts(uint64_t *queued, uint64_t *closed, uint64_t *inline_clos
  * callback existed. Never joins (unload may be joining concurrently); never blocks on
  * lifecycle_lock beyond the same bound. */
 #define HALT_WAIT_MS 5000
-void nif_reaper_halt(void) {
-  if (atomic_exchange(&halted, 1)) return; /* once, however many module instances call it */
+int nif_reaper_halt(nif_halt_info *info) {
+  *info = (nif_halt_info){0};
+  if (atomic_exchange(&halted, 1)) return 0; /* once, however many module instances call it */
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += HALT_WAIT_MS / 1000;
-  if (pthread_mutex_timedlock(&lifecycle_lock, &deadline) != 0) return;
+  if (pthread_mutex_timedlock(&lifecycle_lock, &deadline) != 0) return 1;
   int was_running = running;
   if (was_running) {
     enif_mutex_lock(q_lock);
@@ -210,17 +211,21 @@ void nif_reaper_halt(void) {
       reap_item *it = head;
       head = it->next;
       enif_free(it);
+      info->abandoned++;
     }
     tail = NULL;
     enif_cond_signal(q_cond);
     enif_mutex_unlock(q_lock);
   }
   pthread_mutex_unlock(&lifecycle_lock);
-  if (!was_running) return;
+  info->was_running = was_running;
+  if (!was_running) return 1;
   pthread_mutex_lock(&exit_lock);
   int rc = 0;
   while (!exited && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&exit_cond, &exit_lock, &deadline);
+  info->stopped = exited;
   pthread_mutex_unlock(&exit_lock);
+  return 1;
 }
 
 int nif_reaper_wait_idle(unsigned timeout_ms) {

@@ -12,13 +12,20 @@
 #   SECS=60 mix run test/optional/shared_runtime_race.exs
 #                                       the shared runtime's lifetime under stress (not a
 #                                       make target: it runs for SECS seconds)
+#   make test-elixir-trixie             the suite once more on Debian trixie's Elixir 1.18 /
+#                                       OTP 27 (test/trixie/: downloaded once into
+#                                       build/trixie-otp, run through trixie's own loader),
+#                                       Nx/telemetry built by that Elixir, none skipped (CI)
 #   make check-format                   mix format --check-formatted with the pinned Elixir
 
 RUNS ?= 200
 
-.PHONY: test-elixir-optional test-elixir-loop
+.PHONY: test-elixir-optional test-elixir-loop test-elixir-trixie
 test-elixir-optional:
 	$(Q)bash test/optional/run.sh
+
+test-elixir-trixie:
+	$(Q)bash test/trixie/run.sh
 
 test-elixir-loop:
 	$(Q)bash test/optional/loop.sh $(RUNS)

@@ -1,9 +1,11 @@
 # precompiled.mk - precompiled NIF artifacts in the layout elixir_make / cc_precompiler use.
 #
-#   make precompiled [TARGET=aarch64-linux-gnu|x86_64-linux-gnu]   one target (default: host)
-#   make precompiled-all                                           both
-#   make test-precompiled      both, then test/precompiled/run.sh: the x86-64 artifact through
-#                              `mix test` natively, the aarch64 one under qemu-user
+#   make precompiled [TARGET=aarch64-linux-gnu|x86_64-linux-gnu] [NIF=2.16|2.17]
+#                              one archive (defaults: the host, the host VM's NIF version)
+#   make precompiled-all       every target for every NIF version (PRECOMPILED_NIFS)
+#   make test-precompiled      all of them, then test/precompiled/run.sh: each x86-64 archive
+#                              through `mix test` natively on a VM of its NIF version, each
+#                              aarch64 one on an arm64 BEAM under qemu-user
 #
 # For each target this builds `make nif` (mk/nif.mk: hexagon_tpu_nif.so and the reference
 # backend - libhtpu_refbackend.so, libhtpu_refsystem.so, ..., htpu-refbuild) with that target's
@@ -23,11 +25,16 @@
 # NIF version: the archive is named after the version the NIF is compiled for, which is
 # ERL_NIF_MAJOR_VERSION.ERL_NIF_MINOR_VERSION of the erl_nif.h it is compiled against (the
 # ErlNifEntry that nif_init returns carries those two numbers; ERTS loads a NIF whose major
-# equals its own and whose minor is not above its own). The header is the host VM's
-# (ERTS_INCLUDE_DIR, as for `make nif`), so the name also equals the host VM's
-# erlang:system_info(nif_version), which is checked. Built with OTP 25 (NIF 2.16) one archive
-# serves OTP 25 (2.16) and OTP 26-28 (2.17); docs/nerves.md says why nothing newer is needed.
-# The aarch64 build uses the host's erl_nif.h too: Debian's arm64 and amd64 erlang-dev headers
+# equals its own and whose minor is not above its own). Two per target:
+#   2.16  the host VM's erl_nif.h (ERTS_INCLUDE_DIR, as for `make nif`; Debian 12's OTP 25):
+#         loads on OTP 25 to 28
+#   2.17  Debian trixie's OTP 27 erl_nif.h, from the private root test/trixie/otp.sh downloads
+#         (TRIXIE_OTP_DIR, default build/trixie-otp; network the first time): OTP 26 to 28,
+#         with what 2.16 lacks - the halt callback (enif_set_option, ERL_NIF_OPT_ON_HALT)
+# The mix.exs compiler takes the newest one the VM can load. The header's version is checked
+# against erlang:system_info(nif_version) of the VM the header comes with. The binaries are
+# made by the host's toolchains either way (glibc limit as above): only the header differs.
+# The aarch64 build uses the x86-64 erl_nif.h too: Debian's arm64 and amd64 erlang-dev headers
 # differ only in a comment of erl_int_sizes_config.h (same sizes on both LP64 targets).
 #
 # Reproducible: files sorted, owner 0, mtime SOURCE_DATE_EPOCH (default: the last commit).
@@ -35,6 +42,8 @@
 PRECOMPILED_DIR := build/precompiled
 PRECOMPILED_APP := hexagon_tpu
 PRECOMPILED_TARGETS := x86_64-linux-gnu aarch64-linux-gnu
+PRECOMPILED_NIFS := 2.16 2.17
+TRIXIE_OTP_DIR ?= build/trixie-otp
 # the project version, from mix.exs (@version "x.y.z")
 PRECOMPILED_VERSION = $(shell sed -n 's/^ *@version "\([^"]*\)".*/\1/p' mix.exs)
 PRECOMPILED_HOST := $(shell uname -m)-linux-gnu
@@ -57,20 +66,29 @@ precompiled:
 	if ! command -v "$${cross}gcc" >/dev/null 2>&1; then \
 	  pkg=gcc-$$(echo "$$target" | sed 's/_/-/g'); \
 	  echo "precompiled: $${cross}gcc not found (Debian: apt-get install $$pkg)"; exit 1; fi; \
-	inc="$(ERTS_INCLUDE_DIR)"; \
+	nifv='io:format("~s", [erlang:system_info(nif_version)]), halt().'; \
+	want="$(NIF)"; erl=erl; inc="$(ERTS_INCLUDE_DIR)"; \
+	host=$$(erl -noshell -eval "$$nifv"); \
+	if [ -n "$$want" ] && [ "$$want" != "$$host" ]; then \
+	  case "$$want" in \
+	    2.17) erl=$$(bash test/trixie/otp.sh "$(TRIXIE_OTP_DIR)")/erl; \
+	          inc="$(TRIXIE_OTP_DIR)/include";; \
+	    *) echo "precompiled: NIF=$$want: the host VM is NIF $$host, and only 2.17 comes" \
+	         "from elsewhere (trixie's OTP 27); build $$want with a VM of that version"; exit 2;; \
+	  esac; fi; \
 	major=$$(sed -n 's/^#define ERL_NIF_MAJOR_VERSION \([0-9]*\).*/\1/p' "$$inc/erl_nif.h"); \
 	minor=$$(sed -n 's/^#define ERL_NIF_MINOR_VERSION \([0-9]*\).*/\1/p' "$$inc/erl_nif.h"); \
 	nif="$$major.$$minor"; \
 	case "$$nif" in [0-9]*.[0-9]*) ;; \
 	  *) echo "precompiled: no NIF version in $$inc/erl_nif.h"; exit 1;; esac; \
-	vm=$$(erl -noshell -eval 'io:format("~s", [erlang:system_info(nif_version)]), halt().'); \
+	vm=$$("$$erl" -noshell -eval "$$nifv"); \
 	if [ "$$vm" != "$$nif" ]; then \
-	  echo "precompiled: $$inc/erl_nif.h is NIF $$nif but the VM (erl) is NIF $$vm:" \
+	  echo "precompiled: $$inc/erl_nif.h is NIF $$nif but the VM ($$erl) is NIF $$vm:" \
 	    "ERTS_INCLUDE_DIR and erl come from different OTP installations"; exit 1; fi; \
 	version="$(PRECOMPILED_VERSION)"; \
 	[ -n "$$version" ] || { echo "precompiled: no @version in mix.exs"; exit 1; }; \
 	name="$(PRECOMPILED_APP)-nif-$$nif-$$target-$$version.tar.gz"; \
-	stage="$(PRECOMPILED_DIR)/$$target"; \
+	stage="$(PRECOMPILED_DIR)/$$target-$$nif"; \
 	echo "  NIF     $$target (CROSSCOMPILE=$$cross, NIF $$nif, erl_nif.h from $$inc)"; \
 	rm -rf "$$stage/app/priv"; \
 	$(MAKE) --no-print-directory CROSSCOMPILE="$$cross" BUILD="$$stage/build" \
@@ -93,10 +111,11 @@ precompiled:
 	echo "  SUM     $(PRECOMPILED_DIR)/checksum.exs"
 
 precompiled-all:
-	$(Q)for t in $(PRECOMPILED_TARGETS); do \
-	  $(MAKE) --no-print-directory TARGET=$$t precompiled || exit 1; done
+	$(Q)for n in $(PRECOMPILED_NIFS); do for t in $(PRECOMPILED_TARGETS); do \
+	  $(MAKE) --no-print-directory TARGET=$$t NIF=$$n precompiled || exit 1; done; done
 
 # QEMU_AARCH64 / AARCH64_SYSROOT: mk/cross.mk
 test-precompiled: precompiled-all
 	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL QEMU_AARCH64="$(QEMU_AARCH64)" \
-	  AARCH64_SYSROOT="$(AARCH64_SYSROOT)" bash test/precompiled/run.sh $(PRECOMPILED_DIR)
+	  AARCH64_SYSROOT="$(AARCH64_SYSROOT)" TRIXIE_OTP_DIR="$(TRIXIE_OTP_DIR)" \
+	  PRECOMPILED_NIFS="$(PRECOMPILED_NIFS)" bash test/precompiled/run.sh $(PRECOMPILED_DIR)

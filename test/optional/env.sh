@@ -12,7 +12,9 @@ if [ ! -x "$vendor/build.sh" ] && [ ! -f "$vendor/build.sh" ]; then
 fi
 mkdir -p "$(dirname "$libs")"
 libs=$(cd "$(dirname "$libs")" && pwd)/$(basename "$libs")
-bash "$vendor/build.sh" "$libs"
+# Mix's own environment is the project's, not the vendored build's (a MIX_BUILD_PATH set for
+# the project would move Nx's _build where build.sh does not look).
+env -u MIX_BUILD_PATH -u MIX_ENV -u MIX_TARGET bash "$vendor/build.sh" "$libs"
 export ERL_LIBS="$libs${ERL_LIBS:+:$ERL_LIBS}"
 # The vendored Nx is built as a root project, so its own config/config.exs (verify_binary_size
 # and verify_grad: true) was read at compile time and recorded as compile-time environment.

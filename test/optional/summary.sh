@@ -1,6 +1,7 @@
 # Sourced by test/optional/*.sh. check_summary LOG: ExUnit's closing line in LOG must show
 # tests, no failure and nothing skipped or excluded (with Nx and :telemetry present, every
-# test must run: a skipped one would hide a path that stopped being exercised).
+# test must run: a skipped one would hide a path that stopped being exercised), apart from
+# tests declared as needing a newer VM (below).
 check_summary() {
   local line
   line=$(grep -E '^[0-9]+ (doctests?|tests?|propert(y|ies)),' "$1" | tail -1 || true)
@@ -12,9 +13,26 @@ check_summary() {
     echo "test/optional: ExUnit: $line" >&2
     return 1
   fi
-  if grep -qE '[1-9][0-9]* (skipped|excluded|invalid)' <<<"$line"; then
-    echo "test/optional: ExUnit: $line: with Nx and :telemetry present no test may be skipped or excluded" >&2
+  if grep -qE '[1-9][0-9]* (excluded|invalid)' <<<"$line"; then
+    echo "test/optional: ExUnit: $line: with Nx and :telemetry present no test may be excluded" >&2
     return 1
   fi
-  echo "test/optional: $line, none skipped"
+  # The one kind of skip allowed: a test of a VM feature this VM lacks (the OTP 26+ halt
+  # callback on OTP 25), declared by printing "htpu-vm-skip: <test>: <reason>" when its module is
+  # compiled. Every skipped test must be one of those; any other skip fails the run.
+  local skipped declared
+  skipped=$(grep -oE '[0-9]+ skipped' <<<"$line" | cut -d' ' -f1 || true)
+  # (anywhere on a line: ExUnit's progress dots may precede it)
+  declared=$(grep -c 'htpu-vm-skip: ' "$1" || true)
+  if [ "${skipped:-0}" -gt "$declared" ]; then
+    echo "test/optional: ExUnit: $line: with Nx and :telemetry present no test may be skipped" \
+      "(only ${declared} declared as needing a newer VM)" >&2
+    return 1
+  fi
+  if [ "${skipped:-0}" -gt 0 ]; then
+    echo "test/optional: $line; skipped only for this VM:"
+    grep -o 'htpu-vm-skip: .*' "$1" | sed 's/^htpu-vm-skip: /  /'
+  else
+    echo "test/optional: $line, none skipped"
+  fi
 }

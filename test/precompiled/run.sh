@@ -3,22 +3,28 @@
 # build/precompiled; `make test-precompiled` builds them and runs this).
 #
 #  1. every archive's SHA-256 matches DIR/checksum.exs
-#  2. per target (x86-64 natively, aarch64 under qemu-user): unpack; nif_entry.c, built for the
-#     target, dlopen()s the NIF and checks what nif_init returns (NIF version, module name);
-#     every enif_* the NIF imports is declared by the erl_nif_api_funcs.h it was built with;
-#     tools/check-glibc.sh prints the newest glibc symbol version each file needs
+#  2. per NIF version (PRECOMPILED_NIFS, default "2.16 2.17") and target (x86-64 natively,
+#     aarch64 under qemu-user): unpack; nif_init as nif_entry.c, built for the target, reads it
+#     from its own dlopen() (NIF version, module name); every enif_* the NIF imports is declared
+#     by the erl_nif_api_funcs.h of that NIF version; the 2.17 NIF imports enif_set_option (the
+#     OTP 26+ halt callback); tools/check-glibc.sh prints the newest glibc symbol version each
+#     file needs
 #  3. x86-64: `mix test` (the ExUnit suite against the reference backend) in a copy of the Elixir
 #     project without the C sources, with HEXAGON_TPU_PRECOMPILED=DIR and MAKE=false: the
-#     compiler has to take the archive (verify, unpack) since it cannot build
+#     compiler has to take the archive (verify, unpack) since it cannot build. 2.16 on the host's
+#     VM (Debian 12, OTP 25); 2.17 on Debian trixie's Elixir 1.18 / OTP 27 (test/trixie/otp.sh,
+#     TRIXIE_OTP_DIR), where the halt test (the callback only 2.17 has) must run and pass.
+#     Each checks that priv/ holds that archive's files.
 #  4. aarch64: an arm64 BEAM (Debian's, test/precompiled/arm64-otp.sh, OTP 27) under qemu-user
-#     loads the aarch64 NIF and runs smoke.exs (load a model, predict, close) with the archive's
+#     loads each aarch64 NIF and runs smoke.exs (load a model, predict, close) with the archive's
 #     reference backend. Needs network the first time (apt's Debian mirror; cached in
 #     ARM64_OTP_DIR). HTPU_PRECOMPILED_BEAM=auto (default: skipped with a note when the arm64 VM
 #     cannot be had), 1 (required), 0 (skipped).
 #
 # Environment: QEMU_AARCH64, AARCH64_SYSROOT, AARCH64_PREFIX (as mk/cross.mk), ERTS_INCLUDE_DIR,
-# ARM64_OTP_DIR (default build/arm64-otp), GLIBC_MAX (default 2.34), PRECOMPILED_MIX_TEST_ARGS
-# (extra `mix test` arguments, e.g. test files).
+# ARM64_OTP_DIR (default build/arm64-otp), TRIXIE_OTP_DIR (default build/trixie-otp),
+# GLIBC_MAX (default 2.34), PRECOMPILED_MIX_TEST_ARGS (extra `mix test` arguments, e.g. test
+# files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -33,7 +39,19 @@ glibc_max=${GLIBC_MAX:-2.34}
 erts_inc=${ERTS_INCLUDE_DIR:-$(erl -noshell -eval \
   'io:format("~ts/erts-~ts/include", [code:root_dir(), erlang:system_info(version)]), halt().')}
 version=$(sed -n 's/^ *@version "\([^"]*\)".*/\1/p' mix.exs)
-nif=$(erl -noshell -eval 'io:format("~s", [erlang:system_info(nif_version)]), halt().')
+host_nif=$(erl -noshell -eval 'io:format("~s", [erlang:system_info(nif_version)]), halt().')
+nifs=${PRECOMPILED_NIFS:-2.16 2.17}
+trixie_dir=${TRIXIE_OTP_DIR:-$root/build/trixie-otp}
+mkdir -p "$trixie_dir"
+trixie_dir=$(cd "$trixie_dir" && pwd)
+# The erl_nif.h directory of a NIF version: the host VM's, or trixie's OTP 27 for 2.17.
+nif_include() {
+  if [ "$1" = "$host_nif" ]; then echo "$erts_inc"; return; fi
+  case $1 in
+    2.17) bash test/trixie/otp.sh "$trixie_dir" >/dev/null && echo "$trixie_dir/include" ;;
+    *) echo "FAIL: no erl_nif.h for NIF $1 (the host VM is NIF $host_nif)" >&2; return 1 ;;
+  esac
+}
 module=Elixir.HexagonTpu.NIF
 # at least these (mk/nif.mk may add more reference-backend files; all are checked)
 required="hexagon_tpu_nif.so libhtpu_refbackend.so libhtpu_refsystem.so htpu-refbuild"
@@ -56,11 +74,14 @@ while IFS= read -r line; do
 done <"$dir/checksum.exs"
 [ "$n" -gt 0 ] || { echo "FAIL: no entries in $dir/checksum.exs"; exit 1; }
 
+for nif in $nifs; do
+nif_inc=$(nif_include "$nif")
 for target in x86_64-linux-gnu aarch64-linux-gnu; do
   archive="$dir/hexagon_tpu-nif-$nif-$target-$version.tar.gz"
   step "$target: $(basename "$archive")"
-  [ -f "$archive" ] || { echo "FAIL: missing $archive (make precompiled TARGET=$target)"; exit 1; }
-  priv="$work/$target/priv"
+  [ -f "$archive" ] ||
+    { echo "FAIL: missing $archive (make precompiled TARGET=$target NIF=$nif)"; exit 1; }
+  priv="$work/$target-$nif/priv"
   mkdir -p "$priv"
   tar -xzf "$archive" -C "$priv"
   for f in $required; do [ -f "$priv/$f" ] || { echo "FAIL: $f not in the archive"; exit 1; }; done
@@ -83,9 +104,9 @@ for target in x86_64-linux-gnu aarch64-linux-gnu; do
   echo "machine: $machine (all $(echo $files | wc -w) files)"
 
   # what nif_init returns, from the target's own dlopen
-  "$cc" -std=c11 -O1 -Wall -Wextra -Werror -isystem "$erts_inc" -o "$work/$target/nif_entry" \
+  "$cc" -std=c11 -O1 -Wall -Wextra -Werror -isystem "$nif_inc" -o "$work/$target-$nif/nif_entry" \
     test/precompiled/nif_entry.c -ldl
-  "${emu[@]}" "$work/$target/nif_entry" "$priv/hexagon_tpu_nif.so" "$module" "$nif" |
+  "${emu[@]}" "$work/$target-$nif/nif_entry" "$priv/hexagon_tpu_nif.so" "$module" "$nif" |
     grep -v '^  '
 
   # the NIF's imports: every enif_* must be in the NIF API it was compiled against
@@ -93,10 +114,17 @@ for target in x86_64-linux-gnu aarch64-linux-gnu; do
     awk '$7 == "UND" && $8 ~ /^enif_/ { sub(/@.*/, "", $8); print $8 }' | sort -u)
   missing=""
   for s in $imports; do
-    grep -q "[ ,(]$s[ ,)]" "$erts_inc/erl_nif_api_funcs.h" || missing="$missing $s"
+    grep -q "[ ,(]$s[ ,)]" "$nif_inc/erl_nif_api_funcs.h" || missing="$missing $s"
   done
   [ -z "$missing" ] || { echo "FAIL: not in NIF $nif's API:$missing"; exit 1; }
-  echo "imports: $(echo "$imports" | wc -l) enif_* functions, all in $erts_inc/erl_nif_api_funcs.h (NIF $nif)"
+  echo "imports: $(echo "$imports" | wc -l) enif_* functions, all in $nif_inc/erl_nif_api_funcs.h (NIF $nif)"
+  # 2.17 and later: the halt callback (c_src/hexagon_tpu_nif.c, ERL_NIF_OPT_ON_HALT) is set
+  case $nif in
+    2.1[0-6]) ;;
+    *) grep -qx enif_set_option <<<"$imports" ||
+         { echo "FAIL: NIF $nif does not import enif_set_option: no halt callback"; exit 1; }
+       echo "halt callback: imports enif_set_option" ;;
+  esac
   exports=$("$readelf" --dyn-syms -W "$priv/hexagon_tpu_nif.so" |
     awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" { print $8 }' | tr '\n' ' ')
   [ "$exports" = "nif_init " ] || { echo "FAIL: exports '$exports', expected only nif_init"; exit 1; }
@@ -104,24 +132,53 @@ for target in x86_64-linux-gnu aarch64-linux-gnu; do
 
   READELF=$readelf bash tools/check-glibc.sh --max "$glibc_max" "$priv"
 done
+done
 
-step "x86_64-linux-gnu: mix test with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 proj="$work/project"
 mkdir -p "$proj"
 cp -R mix.exs .formatter.exs lib test models examples "$proj/"
+case " $nifs " in *" $host_nif "*) ;; *) echo "FAIL: no NIF $host_nif (the host VM's) in '$nifs'"; exit 1 ;; esac
+step "x86_64-linux-gnu: NIF $host_nif: mix test on the host's VM with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 ts=$(date +%s)
 (cd "$proj" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TARGET_ARCH -u TARGET_OS \
   HEXAGON_TPU_PRECOMPILED="$dir" MAKE=false MIX_ENV=test mix test ${PRECOMPILED_MIX_TEST_ARGS:-})
-for f in $(cd "$work/x86_64-linux-gnu/priv" && ls); do
-  cmp "$proj/_build/test/lib/hexagon_tpu/priv/$f" "$work/x86_64-linux-gnu/priv/$f"
+for f in $(cd "$work/x86_64-linux-gnu-$host_nif/priv" && ls); do
+  cmp "$proj/_build/test/lib/hexagon_tpu/priv/$f" "$work/x86_64-linux-gnu-$host_nif/priv/$f"
 done
-echo "x86_64: priv/ holds the archive's files; mix test took $(($(date +%s) - ts)) s"
+echo "x86_64: priv/ holds the NIF $host_nif archive's files; mix test took $(($(date +%s) - ts)) s"
+
+if [ "$host_nif" != 2.17 ] && [[ " $nifs " == *" 2.17 "* ]]; then
+  step "x86_64-linux-gnu: NIF 2.17: mix test on trixie's Elixir 1.18 / OTP 27"
+  proj17="$work/project-2.17"
+  mkdir -p "$proj17"
+  cp -R mix.exs .formatter.exs lib test models examples "$proj17/"
+  ts=$(date +%s)
+  bin17=$(bash test/trixie/otp.sh "$trixie_dir")
+  mix17() {
+    (cd "$proj17" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TARGET_ARCH -u TARGET_OS \
+      -u ERTS_INCLUDE_DIR -u MIX_BUILD_PATH PATH="$bin17:$PATH" HEXAGON_TPU_PRECOMPILED="$dir" \
+      MAKE=false MIX_ENV=test mix test "$@")
+  }
+  log="$work/mix-test-2.17.log"
+  mix17 ${PRECOMPILED_MIX_TEST_ARGS:-} 2>&1 | tee "$log"
+  grep -q "precompiled hexagon_tpu-nif-2.17-x86_64-linux-gnu-$version.tar.gz unpacked" "$log" ||
+    { echo "FAIL: on OTP 27 the compiler did not take the 2.17 archive"; exit 1; }
+  for f in $(cd "$work/x86_64-linux-gnu-2.17/priv" && ls); do
+    cmp "$proj17/_build/test/lib/hexagon_tpu/priv/$f" "$work/x86_64-linux-gnu-2.17/priv/$f"
+  done
+  # the halt callback, which only this archive has: its test must run, not be skipped
+  out=$(mix17 test/hexagon_tpu/halt_test.exs 2>&1) || { printf '%s\n' "$out"; exit 1; }
+  grep -qx '1 test, 0 failures' <<<"$out" ||
+    { printf '%s\n' "$out"; echo "FAIL: the halt test did not run and pass on OTP 27"; exit 1; }
+  echo "x86_64: priv/ holds the NIF 2.17 archive's files; the halt test passed;" \
+    "mix test on OTP 27 took $(($(date +%s) - ts)) s"
+fi
 
 # a corrupted archive must stop the compile, not be unpacked
 bad="$work/tampered"
 mkdir -p "$bad"
-cp "$dir"/hexagon_tpu-nif-*-x86_64-linux-gnu-*.tar.gz "$bad/"
-printf 'x' >>"$(ls "$bad"/*.tar.gz)"
+cp "$dir/hexagon_tpu-nif-$host_nif-x86_64-linux-gnu-$version.tar.gz" "$bad/"
+printf 'x' >>"$bad/hexagon_tpu-nif-$host_nif-x86_64-linux-gnu-$version.tar.gz"
 cp "$dir/checksum.exs" "$bad/"
 rm -rf "$proj/_build/test/lib/hexagon_tpu/priv" "$proj/_build/test/lib/hexagon_tpu/native"
 if out=$(cd "$proj" && HEXAGON_TPU_PRECOMPILED="$bad" MAKE=false MIX_ENV=test mix compile 2>&1); then
@@ -138,17 +195,19 @@ if [ "$beam_mode" = 0 ]; then
   echo "skipped (HTPU_PRECOMPILED_BEAM=0)"
 else
   if erl_a64=$(QEMU_AARCH64="$qemu" bash test/precompiled/arm64-otp.sh "$otp_dir"); then
-    app="$work/lib/hexagon_tpu-$version"
-    mkdir -p "$app"
-    cp -R "$proj/_build/test/lib/hexagon_tpu/ebin" "$app/ebin"
-    cp -R "$work/aarch64-linux-gnu/priv" "$app/priv"
-    # the model, made by the archive's own (aarch64) htpu-refbuild
-    "$qemu" -L "$sysroot" "$app/priv/htpu-refbuild" examples/add.txt "$work/add.bin"
     elixir_ebin=$(elixir -e 'IO.puts(:code.lib_dir(:elixir))')/ebin
-    ts=$(date +%s)
-    MODEL="$work/add.bin" "$erl_a64" -noshell -pa "$elixir_ebin" -pa "$app/ebin" \
-      -s elixir start_cli -extra test/precompiled/smoke.exs
-    echo "aarch64: smoke.exs passed on the arm64 BEAM in $(($(date +%s) - ts)) s"
+    for nif in $nifs; do
+      app="$work/lib-$nif/hexagon_tpu-$version"
+      mkdir -p "$app"
+      cp -R "$proj/_build/test/lib/hexagon_tpu/ebin" "$app/ebin"
+      cp -R "$work/aarch64-linux-gnu-$nif/priv" "$app/priv"
+      # the model, made by the archive's own (aarch64) htpu-refbuild
+      "$qemu" -L "$sysroot" "$app/priv/htpu-refbuild" examples/add.txt "$work/add.bin"
+      ts=$(date +%s)
+      MODEL="$work/add.bin" "$erl_a64" -noshell -pa "$elixir_ebin" -pa "$app/ebin" \
+        -s elixir start_cli -extra test/precompiled/smoke.exs
+      echo "aarch64: NIF $nif: smoke.exs passed on the arm64 BEAM in $(($(date +%s) - ts)) s"
+    done
   elif [ "$beam_mode" = 1 ]; then
     echo "FAIL: no arm64 BEAM (test/precompiled/arm64-otp.sh failed)"; exit 1
   else
