@@ -50,6 +50,10 @@ modes = [:auto, :dirty_io]
 # Warm-up: code loaded, caches and the graph's timing window filled.
 Enum.each(modes, fn m -> round.(m) end)
 
+counters = ~w(executes_normal executes_dirty_io normal_declined_busy normal_declined_not_short
+              normal_declined_other)a
+before = Map.take(HexagonTpu.stats(), counters)
+
 results =
   Enum.reduce(1..rounds, Map.new(modes, &{&1, []}), fn _, acc ->
     Enum.reduce(modes, acc, fn m, acc -> Map.update!(acc, m, &[round.(m) | &1]) end)
@@ -92,4 +96,12 @@ summary =
 IO.puts(
   "saved by :auto over :dirty_io: #{summary[:dirty_io] - summary[:auto]} ns per call " <>
     "(goal: predict <= 3000 ns over C for short graphs)"
+)
+
+# Why :auto calls went dirty (a recent call over 200 us, e.g. the OS preempting the caller on a
+# busy machine, keeps a graph dirty for the next 32 calls).
+now = Map.take(HexagonTpu.stats(), counters)
+
+IO.puts(
+  "counters over the timed rounds: " <> inspect(Map.new(counters, &{&1, now[&1] - before[&1]}))
 )
