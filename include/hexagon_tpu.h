@@ -466,21 +466,22 @@ typedef struct htpu_exec_options {
   int (*cancelled)(void *cancel_arg);
   void *cancel_arg; /* passed to cancelled; borrowed for the call */
   /* Nonzero: the call must not block, for a caller on a thread that must stay responsive (the
-   * BEAM's normal schedulers). Where an ordinary call would wait, it returns HTPU_EBUSY at once
-   * (not counted in htpu_stats.executes; in executes_declined), having changed nothing, and
-   * stats->declined says why: the graph's
-   * execute lock is held by another call (trylock), the execute gate is held or wanted by a
-   * context load/free/recovery, a per-call perf_profile vote is asked (it may cross to the
-   * DSP), or graphExecute reported a DSP restart (the recovery must run on a thread that may
-   * block; the call can simply be made again without no_wait). What is left is the call's own
-   * work: input checks and conversions, graphExecute, output conversions. */
+   * BEAM's normal schedulers). Where an ordinary call would wait it returns HTPU_EBUSY at once
+   * instead (counted in htpu_stats.executes_declined, not in executes), with stats->declined
+   * saying why: another call holds the graph's execute lock (it is only tried), a context
+   * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
+   * asked (it may cross to the DSP), or graphExecute reported a DSP restart (the recovery
+   * must run where blocking is allowed: make the call again without no_wait). A declined call
+   * has written no output. What a no-wait call does run is its own work: input checks and
+   * conversions, graphExecute, output conversions; the caller bounds the sizes. */
   int no_wait;
   /* With no_wait, nonzero: also decline (HTPU_DECLINE_UNKNOWN / HTPU_DECLINE_LONG) unless the
    * graph's last HTPU_TIMING_WINDOW calls are all recorded and each took at most short_ns
-   * (htpu_graph_timing.max_ns), checked once before converting and again under the graph's
-   * lock, so a call that overran is seen by every no-wait call that starts its turn after it:
-   * a graph whose calls grow costs at most one overrun per no-wait caller already past the
-   * lock, and then stays declined until HTPU_TIMING_WINDOW short calls push the long one out. */
+   * (htpu_graph_timing.max_ns, nanoseconds). Checked before converting anything and again
+   * under the graph's lock, where every earlier call has recorded its duration: when a graph's
+   * calls grow, the first long call cannot be foreseen, but every no-wait call that takes the
+   * graph after it is declined, until HTPU_TIMING_WINDOW short (ordinary) calls have pushed
+   * it out of the window. 0: no duration requirement. */
   uint64_t short_ns;
 } htpu_exec_options;
 
