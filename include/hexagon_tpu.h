@@ -472,7 +472,8 @@ typedef struct htpu_exec_options {
    * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
    * asked (it may cross to the DSP), or graphExecute reported a DSP restart (the recovery
    * must run where blocking is allowed: make the call again without no_wait). A declined call
-   * has written no output. What a no-wait call does run is its own work: input checks and
+   * has not run the graph (after a DSP restart: it ran and failed), so its outputs hold
+   * nothing to read. What a no-wait call does run is its own work: input checks and
    * conversions, graphExecute, output conversions; the caller bounds the sizes. */
   int no_wait;
   /* With no_wait, nonzero: also decline (HTPU_DECLINE_UNKNOWN / HTPU_DECLINE_LONG) unless the
