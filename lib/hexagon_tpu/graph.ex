@@ -41,12 +41,12 @@ defmodule HexagonTpu.Graph do
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  @schedulers [:auto, :dirty_io, :normal]
-  @scheduler_check {{:one_of, @schedulers}, ":auto, :dirty_io or :normal"}
+  @schedulers {:one_of, [:auto, :dirty_io, :normal]}
+  @schedulers_expected ":auto, :dirty_io or :normal"
 
   @open_spec %{
     graph: {:string_or_nil, "a graph name (string) or nil", nil},
-    scheduler: Tuple.append(@scheduler_check, :auto)
+    scheduler: {@schedulers, @schedulers_expected, :auto}
   }
 
   @exec_spec %{
@@ -54,7 +54,7 @@ defmodule HexagonTpu.Graph do
     dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
     stats: {:boolean, "a boolean", false},
-    scheduler: Tuple.append(@scheduler_check, nil),
+    scheduler: {@schedulers, @schedulers_expected, nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
