@@ -80,28 +80,31 @@ defmodule HexagonTpu.SchedulerTest do
     assert delta(before).executes_normal == Enum.count(decisions, &(&1 == :normal))
   end
 
-  test "a graph that becomes slow leaves the normal scheduler after one overrun", %{bin: bin} do
-    # Calls 1..40 fast, from the 41st on each takes 300 ms more.
-    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:300000:41"}])
-
+  test "a graph that becomes slow leaves the normal scheduler after at most one overrun", %{
+    bin: bin
+  } do
+    # Calls 1..59 are fast; from the 60th on, each sleeps 2 ms in graphExecute (10x the limit).
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:2000:60"}])
     model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
-    for _ <- 1..40, do: add(model, scheduler: :dirty_io)
-    {:ok, t} = Graph.timing(model)
-
-    # The precondition the rest builds on (its failure is a hiccup on this machine, not a bug).
-    assert t.max_ns <= @short_ns, "40 fast calls left a window max of #{t.max_ns} ns"
     before = counters()
 
-    # The 41st call cannot know it is slow: it runs on the normal scheduler, the one overrun.
-    assert add(model) == :normal
-    {:ok, t} = Graph.timing(model)
-    assert t.max_ns > @short_ns and t.last_ns == t.max_ns
+    # Each call goes where the window says (the first 32: unknown, dirty) ...
+    calls =
+      for i <- 1..66 do
+        want = auto_expect(model)
+        assert add(model) == want, "call #{i}"
+        {i, want}
+      end
 
-    # Every call after it is declined before it converts anything and runs dirty.
-    for _ <- 1..2, do: assert(add(model) == :dirty_io)
+    # ... so of the slow calls at most the first reaches a normal scheduler (when the window
+    # was short just before it, which on a quiet machine it is), and none after it does.
+    assert length(for {i, :normal} <- calls, i >= 60, do: i) <= 1
+    assert Enum.all?(for {i, s} <- calls, i > 60, do: s == :dirty_io)
+    {:ok, t} = Graph.timing(model)
+    assert t.max_ns > @short_ns
     d = delta(before)
-    assert d.executes_normal == 1
-    assert d.normal_declined_not_short == 2
+    assert d.executes_normal == Enum.count(calls, &(elem(&1, 1) == :normal))
+    assert d.normal_declined_not_short >= @window + 6
     Runtime.close(rt)
   end
 
