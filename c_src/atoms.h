@@ -88,6 +88,15 @@
   X(dequantize_ns, "dequantize_ns")               \
   X(total_ns, "total_ns")                         \
   X(nif_ns, "nif_ns")                             \
+  X(scheduler, "scheduler")                       \
+  X(normal, "normal")                             \
+  X(dirty_io, "dirty_io")                         \
+  X(auto_, "auto")                                \
+  /* graph timing */                              \
+  X(samples, "samples")                           \
+  X(window, "window")                             \
+  X(max_ns, "max_ns")                             \
+  X(last_ns, "last_ns")                           \
   /* htpu_stats + reaper */                       \
   X(live_runtimes, "live_runtimes")               \
   X(live_contexts, "live_contexts")               \
@@ -108,6 +117,12 @@
   X(executes_in_flight, "executes_in_flight")     \
   X(executes_waiting, "executes_waiting")         \
   X(executes_cancelled, "executes_cancelled")     \
+  X(executes_declined, "executes_declined")       \
+  X(executes_normal, "executes_normal")           \
+  X(executes_dirty_io, "executes_dirty_io")       \
+  X(normal_declined_busy, "normal_declined_busy") \
+  X(normal_declined_not_short, "normal_declined_not_short") \
+  X(normal_declined_other, "normal_declined_other") \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
   X(reaper_inline, "reaper_inline")

@@ -267,14 +267,16 @@ int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo
   return nif_get_perf_profile(env, profile, &xo->perf_profile);
 }
 
-ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0) {
+ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0,
+                                 ERL_NIF_TERM scheduler) {
   ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
-                      ATOMS.nif_ns};
+                      ATOMS.nif_ns, ATOMS.scheduler};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, st->execute_ns),
                       enif_make_uint64(env, st->quantize_ns),
                       enif_make_uint64(env, st->dequantize_ns),
                       enif_make_uint64(env, st->total_ns),
-                      enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0)};
+                      enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0),
+                      scheduler};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
@@ -283,14 +285,19 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
   htpu_stats_get(&s);
   uint64_t queued, closed, inline_closed;
   nif_reaper_counts(&queued, &closed, &inline_closed);
+  nif_sched_counts sc;
+  nif_sched_counts_get(&sc);
   ERL_NIF_TERM k[] = {ATOMS.live_runtimes,     ATOMS.live_contexts,   ATOMS.live_graphs,
                       ATOMS.executes,          ATOMS.execute_errors,  ATOMS.execute_ns_total,
                       ATOMS.execute_ns_last,   ATOMS.loads,           ATOMS.load_ns_total,
                       ATOMS.quantize_ns_total, ATOMS.dequantize_ns_total, ATOMS.recoveries,
                       ATOMS.recovery_failures, ATOMS.live_shared_buffers, ATOMS.mem_registrations,
                       ATOMS.startup_retries,   ATOMS.executes_in_flight, ATOMS.executes_waiting,
-                      ATOMS.executes_cancelled,
-                      ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline};
+                      ATOMS.executes_cancelled, ATOMS.executes_declined,
+                      ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline,
+                      ATOMS.executes_normal,   ATOMS.executes_dirty_io,
+                      ATOMS.normal_declined_busy, ATOMS.normal_declined_not_short,
+                      ATOMS.normal_declined_other};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
                       enif_make_uint64(env, s.live_contexts),
                       enif_make_uint64(env, s.live_graphs),
@@ -310,8 +317,14 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       enif_make_uint64(env, s.executes_in_flight),
                       enif_make_uint64(env, s.executes_waiting),
                       enif_make_uint64(env, s.executes_cancelled),
+                      enif_make_uint64(env, s.executes_declined),
                       enif_make_uint64(env, queued),
                       enif_make_uint64(env, closed),
-                      enif_make_uint64(env, inline_closed)};
+                      enif_make_uint64(env, inline_closed),
+                      enif_make_uint64(env, sc.executes_normal),
+                      enif_make_uint64(env, sc.executes_dirty_io),
+                      enif_make_uint64(env, sc.declined_busy),
+                      enif_make_uint64(env, sc.declined_not_short),
+                      enif_make_uint64(env, sc.declined_other)};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }

@@ -7,7 +7,8 @@
  * {:error, {reason_atom, message, qnn_code, qnn_name | nil}}; HexagonTpu.Error wraps them.
  *
  * Scheduling: whatever can wait on the DSP (load, graph retrieve, execute, every close) runs
- * on a dirty IO scheduler; see the table at the bottom for the reasons.
+ * on a dirty IO scheduler; short executes may run on a normal one (execute.c); see the table
+ * at the bottom for the reasons.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ static ERL_NIF_TERM ok3(ErlNifEnv *env, ERL_NIF_TERM a, ERL_NIF_TERM b) {
   return enif_make_tuple3(env, ATOMS.ok, a, b);
 }
 
-static ERL_NIF_TERM closed_error(ErlNifEnv *env, const char *what) {
+ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
 }
 
@@ -30,7 +31,7 @@ static ERL_NIF_TERM closed_error(ErlNifEnv *env, const char *what) {
  * (their destructors still run) but no longer match the reloaded library's types. That is a
  * :closed error ("closed or invalid", as the C API says), not a crash; any other term is a bug
  * in lib/ and raises badarg. */
-static ERL_NIF_TERM bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what) {
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what) {
   if (!enif_is_ref(env, term)) return enif_make_badarg(env);
   return nif_make_error_msg(env, HTPU_ECLOSED,
                             "the %s handle was made by a purged copy of the NIF library; open "
@@ -202,14 +203,14 @@ static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TER
   (void)argc;
   nif_runtime *res;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], "runtime");
   ERL_NIF_TERM ret;
   enif_mutex_lock(res->link->lock);
   htpu_runtime *h = atomic_load(&res->link->handle);
   htpu_runtime_info info;
   int rc = h ? htpu_runtime_get_info(h, &info) : HTPU_ECLOSED;
   if (!h)
-    ret = closed_error(env, "runtime");
+    ret = nif_closed_error(env, "runtime");
   else if (rc)
     ret = nif_make_error(env, rc);
   else
@@ -225,10 +226,10 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
   nif_runtime *res;
   htpu_perf_profile p;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], "runtime");
   if (nif_get_perf_profile(env, argv[1], &p)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&res->link->handle);
-  if (!h) return closed_error(env, "runtime");
+  if (!h) return nif_closed_error(env, "runtime");
   int rc = htpu_runtime_set_perf_profile(h, p);
   return rc ? nif_make_error(env, rc) : ATOMS.ok;
 }
@@ -265,7 +266,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   nif_runtime *rt;
   char *path = NULL;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], "runtime");
   if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
     if (path) enif_free(path);
     return enif_make_badarg(env);
@@ -274,7 +275,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   htpu_context *ctx = NULL;
   int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
   enif_free(path);
-  if (!h) return closed_error(env, "runtime");
+  if (!h) return nif_closed_error(env, "runtime");
   return context_result(env, rc, ctx, rt->link);
 }
 
@@ -283,10 +284,10 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   nif_runtime *rt;
   ErlNifBinary bin;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], "runtime");
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
-  if (!h) return closed_error(env, "runtime");
+  if (!h) return nif_closed_error(env, "runtime");
   htpu_context *ctx = NULL;
   /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
    * outlive the call and is passed by pointer. */
@@ -329,13 +330,13 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   nif_context *cres;
   char *name = NULL;
   if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&cres))
-    return bad_handle(env, argv[0], "context");
+    return nif_bad_handle(env, argv[0], "context");
   if (nif_get_cstring_or_nil(env, argv[1], &name)) return enif_make_badarg(env);
   htpu_context *ch = atomic_load(&cres->handle);
   htpu_graph *g = NULL;
   int rc = ch ? htpu_graph_open(ch, name, &g) : HTPU_ECLOSED;
   if (name) enif_free(name);
-  if (!ch) return closed_error(env, "context");
+  if (!ch) return nif_closed_error(env, "context");
   if (rc) return nif_make_error(env, rc);
 
   const htpu_graph_info *gi = htpu_graph_get_info(g);
@@ -373,111 +374,6 @@ static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   htpu_graph *h = atomic_exchange(&res->handle, NULL);
   htpu_graph_close(&h);
   return ATOMS.ok;
-}
-
-/* graph_execute(graph_ref, [{binary, dtype}], [dtype], perf_profile_atom | nil)
- *   -> {:ok, [binary], stats_map} | {:error, reason}
- * A profile other than nil/:default is voted around this call (htpu_graph_execute_ex).
- * Inputs go to the core by pointer (the core quantizes f32 ones into its scratch); each output
- * is a fresh refc binary the backend (or the core's dequantizer) writes into, handed to Erlang
- * with enif_make_binary: no copy on the way out. */
-static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
-  nif_graph *res;
-  unsigned n_in, n_out;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
-    return bad_handle(env, argv[0], "graph");
-  if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out))
-    return enif_make_badarg(env);
-  htpu_graph *h = atomic_load(&res->handle);
-  if (!h) return closed_error(env, "graph");
-  if (n_in != res->num_inputs || n_out != res->num_outputs)
-    return nif_make_error_msg(env, HTPU_EMISMATCH,
-                              "the graph has %u inputs and %u outputs; given %u and %u",
-                              res->num_inputs, res->num_outputs, n_in, n_out);
-
-  ERL_NIF_TERM ret;
-  unsigned n = n_in + n_out, made = 0;
-  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
-  void **copies = enif_alloc((n_in ? n_in : 1) * sizeof *copies);
-  ErlNifBinary *outs = enif_alloc((n_out ? n_out : 1) * sizeof *outs);
-  if (!io || !copies || !outs) {
-    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
-    goto out;
-  }
-  memset(copies, 0, (n_in ? n_in : 1) * sizeof *copies);
-
-  ERL_NIF_TERM head, tail = argv[1];
-  for (unsigned i = 0; i < n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
-    const ERL_NIF_TERM *pair;
-    int arity;
-    ErlNifBinary bin;
-    if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
-        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype)) {
-      ret = enif_make_badarg(env);
-      goto out;
-    }
-    io[i].data = bin.data;
-    io[i].size = bin.size;
-    /* A sub-binary (e.g. from binary matching) can start at any byte; the core reads whole
-     * elements, so an unaligned buffer is copied once instead of read misaligned. */
-    size_t align = htpu_dtype_size(io[i].dtype);
-    if (align > 1 && bin.size && ((uintptr_t)bin.data % align) != 0) {
-      copies[i] = enif_alloc(bin.size);
-      if (!copies[i]) {
-        ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
-        goto out;
-      }
-      memcpy(copies[i], bin.data, bin.size);
-      io[i].data = copies[i];
-    }
-  }
-
-  tail = argv[2];
-  for (unsigned i = 0; i < n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
-    htpu_io *o = &io[n_in + i];
-    if (nif_get_dtype(env, head, &o->dtype)) {
-      ret = enif_make_badarg(env);
-      goto out;
-    }
-    /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
-     * (HTPU_EMISMATCH), never an overflow. */
-    size_t size = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
-    if (!enif_alloc_binary(size, &outs[i])) {
-      ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
-      goto out;
-    }
-    made++;
-    o->data = outs[i].data;
-    o->size = outs[i].size;
-  }
-
-  htpu_exec_options xo;
-  if (nif_exec_options(env, argv[3], &xo)) {
-    ret = enif_make_badarg(env);
-    goto out;
-  }
-  htpu_exec_stats st;
-  int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &st);
-  if (rc) {
-    ret = nif_make_error(env, rc);
-    goto out;
-  }
-  ERL_NIF_TERM list = enif_make_list(env, 0);
-  for (unsigned i = n_out; i-- > 0;) list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
-  made = 0; /* ownership moved to the terms */
-  ret = ok3(env, list, nif_make_exec_stats(env, &st, t0));
-
-out:
-  for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
-  if (copies)
-    for (unsigned i = 0; i < n_in; i++)
-      if (copies[i]) enif_free(copies[i]);
-  if (outs) enif_free(outs);
-  if (copies) enif_free(copies);
-  if (io) enif_free(io);
-  return ret;
 }
 
 /* handle_alive(ref) -> boolean: an open handle of this library (not closed, not purged). */
@@ -622,6 +518,11 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *    runtime gate and the DSP); (de)quantization is a small linear pass. Waiting on dirty CPU
  *    schedulers would take cores away from CPU work (e.g. Nx pre-processing) while idle, and
  *    there are only as many of them as cores.
+ *  - graph_execute_normal: normal scheduler: the same work for graphs whose calls are known
+ *    to be short, with small I/O, never waiting on a lock (the core's no-wait execute); any
+ *    other call is moved to graph_execute on dirty IO before it has done anything
+ *    (c_src/execute.c has the bound).
+ *  - graph_timing: lock-free reads of the graph's recent durations: normal scheduler.
  *  - *_close: frees cross to the DSP and wait for in-flight executes: dirty IO.
  *  - runtime_set_perf_profile: setPowerConfig crosses to the DSP: dirty IO.
  *  - graph_alloc_io: rpcmem_alloc is an ioctl into the FastRPC driver: dirty IO.
@@ -642,6 +543,8 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute_normal", 5, nif_graph_execute_normal, 0},
+    {"graph_timing", 1, nif_graph_timing, 0},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},

@@ -200,9 +200,33 @@ int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *o
  * callback, so an execute whose caller was killed while it queued on the graph is skipped
  * (HTPU_ECANCELLED) instead of run for nobody. `env` must be the NIF call's own. 0 or -1. */
 int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo);
-ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0);
+/* The stats map of one execute: the core's figures, :nif_ns since t0, :scheduler. */
+ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0,
+                                 ERL_NIF_TERM scheduler);
+
+/* ---- execute (execute.c) -------------------------------------------------------------------
+ * graph_execute on a dirty IO scheduler, graph_execute_normal on a normal one (declining to
+ * the dirty one wherever it would wait or run long), graph_timing. */
+ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_graph_timing(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* Which scheduler graph executes were answered on, and why normal ones were declined. */
+typedef struct nif_sched_counts {
+  uint64_t executes_normal, executes_dirty_io;
+  uint64_t declined_busy;      /* graph or execute gate held: it would have waited */
+  uint64_t declined_not_short; /* :auto, and the graph's recent calls unknown or long */
+  uint64_t declined_other;     /* I/O over the size bound, a per-call perf vote, a recovery */
+} nif_sched_counts;
+void nif_sched_counts_get(nif_sched_counts *out);
 
 /* ---- terms (convert.c) --------------------------------------------------------------------- */
+
+/* {:error, {:closed, "the <what> is closed", ...}}. */
+ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what);
+/* A handle term that is not a live resource of our type: a :closed error for a reference made
+ * by a purged copy of the library, badarg for anything else (hexagon_tpu_nif.c). */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what);
 
 /* {:error, {reason_atom, message, qnn_code, qnn_name}} from an HTPU_E* code and the calling
  * thread's htpu_last_error() / htpu_last_qnn_code(). */

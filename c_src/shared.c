@@ -365,7 +365,7 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
     htpu_exec_stats st;
     int rc = htpu_graph_execute_ex(h, io, sh->num_inputs, io + sh->num_inputs, sh->num_outputs,
                                    &xo, &st);
-    ret = rc ? nif_make_error(env, rc) : ok2(env, nif_make_exec_stats(env, &st, t0));
+    ret = rc ? nif_make_error(env, rc) : ok2(env, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io));
     enif_free(io);
   }
   nif_shared_unref(sh, 1);

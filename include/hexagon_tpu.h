@@ -422,11 +422,23 @@ typedef struct htpu_io {
   htpu_dtype dtype;
 } htpu_io;
 
+/* Why a no-wait call (htpu_exec_options.no_wait) returned HTPU_EBUSY without running. */
+typedef enum htpu_decline {
+  HTPU_DECLINE_NONE = 0,     /* the call was not declined */
+  HTPU_DECLINE_UNKNOWN = 1,  /* fewer than HTPU_TIMING_WINDOW recorded calls: duration unknown */
+  HTPU_DECLINE_LONG = 2,     /* a call in the window took longer than short_ns */
+  HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds it (it would have queued) */
+  HTPU_DECLINE_GATE = 4,     /* a context load/free/recovery holds or waits for the gate */
+  HTPU_DECLINE_PERF = 5,     /* a per-call perf_profile vote (it may cross to the DSP) */
+  HTPU_DECLINE_RECOVERY = 6  /* graphExecute asked for a DSP-restart recovery (it may block) */
+} htpu_decline;
+
 typedef struct htpu_exec_stats {
   uint64_t execute_ns;    /* graphExecute alone, CLOCK_MONOTONIC */
   uint64_t quantize_ns;   /* f32 -> tensor type conversions */
   uint64_t dequantize_ns; /* tensor type -> f32 conversions */
   uint64_t total_ns;      /* the whole call */
+  htpu_decline declined;  /* with HTPU_EBUSY from a no_wait call: why it did not run */
 } htpu_exec_stats;
 
 /* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts
@@ -453,6 +465,25 @@ typedef struct htpu_exec_options {
    * must be quick and must not call this library. */
   int (*cancelled)(void *cancel_arg);
   void *cancel_arg; /* passed to cancelled; borrowed for the call */
+  /* Nonzero: the call must not block, for a caller on a thread that must stay responsive (the
+   * BEAM's normal schedulers). Where an ordinary call would wait it returns HTPU_EBUSY at once
+   * instead (counted in htpu_stats.executes_declined, not in executes), with stats->declined
+   * saying why: another call holds the graph's execute lock (it is only tried), a context
+   * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
+   * asked (it may cross to the DSP), or graphExecute reported a DSP restart (the recovery
+   * must run where blocking is allowed: make the call again without no_wait). A declined call
+   * has not run the graph (after a DSP restart: it ran and failed), so its outputs hold
+   * nothing to read. What a no-wait call does run is its own work: input checks and
+   * conversions, graphExecute, output conversions; the caller bounds the sizes. */
+  int no_wait;
+  /* With no_wait, nonzero: also decline (HTPU_DECLINE_UNKNOWN / HTPU_DECLINE_LONG) unless the
+   * graph's last HTPU_TIMING_WINDOW calls are all recorded and each took at most short_ns
+   * (htpu_graph_timing.max_ns, nanoseconds). Checked before converting anything and again
+   * under the graph's lock, where every earlier call has recorded its duration: when a graph's
+   * calls grow, the first long call cannot be foreseen, but every no-wait call that takes the
+   * graph after it is declined, until HTPU_TIMING_WINDOW short (ordinary) calls have pushed
+   * it out of the window. 0: no duration requirement. */
+  uint64_t short_ns;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
@@ -463,6 +494,26 @@ typedef struct htpu_exec_options {
 HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
                                    const htpu_io *outputs, uint32_t num_outputs,
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
+
+/* Recent call durations of one graph, for deciding whether its calls are short (e.g. whether
+ * a caller may run them on a thread that must not block for long). A call's recorded duration
+ * is its own work up to the end of graphExecute: input conversion plus the time holding the
+ * graph's execute lock (graphExecute, and any recovery), in nanoseconds, CLOCK_MONOTONIC; the
+ * wait for the graph's turn is not included. Output conversion comes after and is not included
+ * (it is linear in the output size). Every call that reached graphExecute is recorded, failed
+ * ones too; cancelled and declined calls are not. */
+#define HTPU_TIMING_WINDOW 32
+typedef struct htpu_graph_timing {
+  uint64_t samples; /* calls recorded since the graph was opened (this handle's graph object) */
+  uint32_t window;  /* of which in the window: min(samples, HTPU_TIMING_WINDOW) */
+  uint64_t max_ns;  /* the longest in the window (0 when empty) */
+  uint64_t last_ns; /* the most recent (0 when none) */
+} htpu_graph_timing;
+
+/* Fills *out with the graph's recent call durations. Lock-free: readable from any thread at
+ * any time, also while the graph executes (the window may then be one call behind).
+ * Errors: HTPU_EINVAL (out NULL), HTPU_ECLOSED. */
+HTPU_API int htpu_graph_get_timing(htpu_graph *g, htpu_graph_timing *out);
 
 /* ---- shared (zero-copy) buffers ----------------------------------------------------------------
  * Memory the DSP reads and writes directly (FastRPC rpcmem, loaded with dlopen after the device
@@ -540,6 +591,8 @@ typedef struct htpu_stats {
                                   holds its graph, so a close meanwhile does not stop it) */
   uint64_t executes_cancelled; /* skipped when their turn came, as their caller was gone
                                   (htpu_exec_options.cancelled); not counted in executes */
+  uint64_t executes_declined;  /* no_wait calls that returned HTPU_EBUSY instead of waiting
+                                  (htpu_exec_options.no_wait); not counted in executes */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -36,6 +36,10 @@ defmodule HexagonTpu do
   ## Options
 
     * `:graph` - the graph's name when the context holds several
+    * `:scheduler` - where the model's executes run by default: `:auto` (default: on the
+      caller's normal scheduler once the model's calls are known to be short, else on a dirty
+      IO scheduler), `:dirty_io` or `:normal`; `predict/3` takes it per call too. See
+      `HexagonTpu.Graph.execute/3`
     * `:runtime` - a `HexagonTpu.Runtime` to load into; by default the runtime shared by all
       models loaded with the same runtime options (`HexagonTpu.Runtime.shared/1`)
     * `:backend`, `:system_library`, `:dsp_library_path`, `:log_level`, `:backend_id`,
@@ -69,6 +73,7 @@ defmodule HexagonTpu do
 
     spec = %{
       graph: {:string_or_nil, "a graph name (string) or nil", nil},
+      scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
       runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil}
     }
 
@@ -76,7 +81,7 @@ defmodule HexagonTpu do
          {:ok, runtime} <- runtime(o.runtime, rt_opts),
          {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
       # The graph keeps the context alive, so the model needs only the graph's handle.
-      result = Graph.open(ctx, graph: o.graph)
+      result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
       Context.close(ctx)
       result
     end
@@ -117,8 +122,9 @@ defmodule HexagonTpu do
 
   ## Options
 
-  `:quantize`, `:dequantize`, `:output`, `:stats` and `:perf_profile` (e.g.
-  `perf_profile: :burst` for this call only): see `HexagonTpu.Graph.execute/3`.
+  `:quantize`, `:dequantize`, `:output`, `:stats`, `:perf_profile` (e.g.
+  `perf_profile: :burst` for this call only) and `:scheduler` (`:auto`, `:dirty_io` or
+  `:normal`, overriding the model's): see `HexagonTpu.Graph.execute/3`.
   """
   @spec predict(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
           {:ok, [Graph.output()] | HexagonTpu.SharedIO.t()}
@@ -164,8 +170,11 @@ defmodule HexagonTpu do
   `:live_contexts`, `:live_graphs`, `:executes`, `:execute_errors`, `:execute_ns_total`,
   `:execute_ns_last`, `:loads`, `:load_ns_total`, `:quantize_ns_total`,
   `:dequantize_ns_total`, `:recoveries`, `:recovery_failures`, `:live_shared_buffers`,
-  `:mem_registrations`, `:startup_retries`; and the NIF's reaper: `:reaper_queued` (handles
-  dropped by GC), `:reaper_closed`, `:reaper_inline`.
+  `:mem_registrations`, `:startup_retries`, `:executes_in_flight`, `:executes_waiting`,
+  `:executes_cancelled`, `:executes_declined`; the NIF's reaper: `:reaper_queued` (handles
+  dropped by GC), `:reaper_closed`, `:reaper_inline`; and where executes ran:
+  `:executes_normal`, `:executes_dirty_io`, `:normal_declined_busy`,
+  `:normal_declined_not_short`, `:normal_declined_other` (see `HexagonTpu.Stats.native/0`).
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()

@@ -10,6 +10,11 @@
  * asked for as f32. Buffers already in the tensor's type are handed to QNN as they are: no
  * copy in, and QNN writes outputs in place. The conversions run outside the graph's lock, in
  * the call's own block, so they overlap another call's execute on the same graph.
+ *
+ * Each call that reached graphExecute records its own work (input conversion plus the time
+ * it held the graph) in the graph's window (timing.h) before letting go of the graph. A
+ * no-wait call (for the BEAM's normal schedulers) trylocks the graph and the gate, votes no
+ * profile and leaves recoveries to ordinary calls: where it would wait it declines instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,20 +108,64 @@ static void lock_graph(graph_obj *g) {
   }
 }
 
+/* Declines a no-wait call (HTPU_EBUSY, *declined = why), with a message naming the graph. */
+static int decline(const char *graph, htpu_decline why, htpu_decline *declined) {
+  static const char *const reasons[] = {
+      [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
+                               "unknown)",
+      [HTPU_DECLINE_LONG] = "a recent call took longer than the short-call limit",
+      [HTPU_DECLINE_BUSY] = "another execute holds the graph",
+      [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
+      [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
+      [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
+  };
+  *declined = why;
+  STAT_ADD(executes_declined, 1);
+  return htpu_set_error(HTPU_EBUSY, 0,
+                        "graph '%s': a no-wait call did not run, as it would have waited: %s; "
+                        "make it again without no_wait",
+                        graph, reasons[why]);
+}
+
+/* The short-call check of a no-wait call (htpu_exec_options.short_ns). */
+static htpu_decline short_check(const call_window *w, uint64_t short_ns) {
+  htpu_graph_timing t;
+  window_read(w, &t);
+  if (t.window < HTPU_TIMING_WINDOW) return HTPU_DECLINE_UNKNOWN;
+  return t.max_ns > short_ns ? HTPU_DECLINE_LONG : HTPU_DECLINE_NONE;
+}
+
 /* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows.
  * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
  * exclusively with the graph lock still held, which is safe because nothing that holds the
  * gate ever waits for a graph lock. */
 static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uint32_t n_in,
                                  uint32_t n_out, const htpu_exec_options *opts,
-                                 uint64_t *exec_ns) {
+                                 uint64_t quant_ns, uint64_t *exec_ns, htpu_decline *declined) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const char *name = c->info->pub.graphs[g->index].name;
   uint32_t n = n_in + n_out;
+  int no_wait = opts && opts->no_wait;
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  lock_graph(g);
+  if (!no_wait) {
+    lock_graph(g);
+  } else if (pthread_mutex_trylock(&g->exec_lock) != 0) {
+    free(tensors);
+    return decline(name, HTPU_DECLINE_BUSY, declined);
+  } else if (opts->short_ns) {
+    /* Again under the lock, where every call before this one has recorded its duration: a
+     * call that overran demotes the graph for every no-wait call after it. */
+    htpu_decline why = short_check(&g->timing, opts->short_ns);
+    if (why) {
+      pthread_mutex_unlock(&g->exec_lock);
+      free(tensors);
+      return decline(name, why, declined);
+    }
+  }
+  uint64_t t_locked = htpu_now_ns();
+  int ran = 0;
   /* Asked once, when the call is about to start: a caller that went away while queued does
    * not get its turn on the DSP. */
   if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
@@ -131,7 +180,12 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   for (uint32_t attempt = 0;; attempt++) {
     memcpy(tensors, prepared, n * sizeof *tensors);
     uint64_t mark = qnn_log_mark();
-    gate_enter_shared(&htpu_exec_gate);
+    if (!no_wait) {
+      gate_enter_shared(&htpu_exec_gate);
+    } else if (!gate_try_enter_shared(&htpu_exec_gate)) {
+      rc = decline(name, HTPU_DECLINE_GATE, declined);
+      break;
+    }
     if (c->dead) {
       gate_leave_shared(&htpu_exec_gate);
       rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
@@ -143,6 +197,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
     uint64_t generation = c->generation;
     bind_buffers(g, tensors, n_in, n);
     STAT_ADD(executes_in_flight, 1);
+    ran = 1;
     uint64_t e0 = htpu_now_ns();
     qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
                                                   NULL, NULL);
@@ -169,6 +224,12 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
       rc = qnn_fail(e, mark, "executing graph '%s' failed", name);
       break;
     }
+    if (no_wait) {
+      /* The context is stale and stays so until recovered: the call made again on a thread
+       * that may block fails the same way and recovers. */
+      rc = decline(name, HTPU_DECLINE_RECOVERY, declined);
+      break;
+    }
     if (attempt >= rt->recovery_retries) {
       htpu_set_error(HTPU_EDEVICE_RESET, code,
                      "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
@@ -183,13 +244,16 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
     rc = context_recover(c, generation);
     if (rc) break;
   }
+  /* Recorded before the unlock, so the next call to take the graph sees it. */
+  if (ran) window_record(&g->timing, quant_ns + (htpu_now_ns() - t_locked));
   pthread_mutex_unlock(&g->exec_lock);
   free(tensors);
   return rc;
 }
 
 static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-               uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats) {
+               uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
+               htpu_decline *declined) {
   uint64_t t_start = htpu_now_ns();
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
@@ -202,6 +266,14 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
                           gi->num_inputs, gi->num_outputs, n_in, n_out);
   if ((n_in && !inputs) || (n_out && !outputs))
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
+  htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
+  if (opts && opts->no_wait) {
+    /* Before converting anything: a graph known to be long is declined for nothing. */
+    if (vote != HTPU_PERF_DEFAULT && (unsigned)vote < HTPU_PERF_PROFILE_COUNT)
+      return decline(gi->name, HTPU_DECLINE_PERF, declined);
+    htpu_decline why = opts->short_ns ? short_check(&g->timing, opts->short_ns) : 0;
+    if (why) return decline(gi->name, why, declined);
+  }
 
   uint32_t n = n_in + n_out;
   io_mode *modes = calloc(n ? n : 1, sizeof *modes);
@@ -248,14 +320,13 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     tensors[i].u.v1.u.client_buf.data_size = (uint32_t)t->byte_size;
   }
 
-  htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
   if (!rc && (unsigned)vote >= HTPU_PERF_PROFILE_COUNT)
     rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)vote);
   if (!rc) {
     /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
     (void)perf_call_enter(&rt->perf, vote);
     htpu_clear_error();
-    rc = execute_with_recovery(g, tensors, n_in, n_out, opts, &exec_ns);
+    rc = execute_with_recovery(g, tensors, n_in, n_out, opts, quant_ns, &exec_ns, declined);
     perf_call_leave(&rt->perf, vote);
   }
 
@@ -301,10 +372,14 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
-  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats);
-  /* A cancelled call never ran: it is counted in executes_cancelled only. */
-  if (rc != HTPU_ECANCELLED) STAT_ADD(executes, 1);
-  if (rc && rc != HTPU_ECANCELLED) {
+  htpu_decline declined = HTPU_DECLINE_NONE;
+  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats, &declined);
+  if (stats) stats->declined = declined;
+  /* A cancelled or declined call did not run: it is counted in executes_cancelled or
+   * executes_declined only. */
+  int ran = rc != HTPU_ECANCELLED && !declined;
+  if (ran) STAT_ADD(executes, 1);
+  if (rc && ran) {
     STAT_ADD(execute_errors, 1);
     obj_keep_error(&g->base);
   }

@@ -10,6 +10,14 @@ void gate_enter_shared(exec_gate *g) {
   pthread_mutex_unlock(&g->lock);
 }
 
+int gate_try_enter_shared(exec_gate *g) {
+  pthread_mutex_lock(&g->lock);
+  int ok = !g->writer_active && !g->writers_waiting;
+  if (ok) g->readers++;
+  pthread_mutex_unlock(&g->lock);
+  return ok;
+}
+
 void gate_leave_shared(exec_gate *g) {
   pthread_mutex_lock(&g->lock);
   if (--g->readers == 0) pthread_cond_broadcast(&g->cond);

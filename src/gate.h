@@ -32,6 +32,9 @@ typedef struct exec_gate {
 extern exec_gate htpu_exec_gate;
 
 void gate_enter_shared(exec_gate *g);
+/* Enters shared only if that needs no wait (no writer active or waiting): 1 entered, 0 not.
+ * For no-wait executes; the gate's own mutex is held only for bookkeeping. */
+int gate_try_enter_shared(exec_gate *g);
 void gate_leave_shared(exec_gate *g);
 void gate_enter_exclusive(exec_gate *g);
 void gate_leave_exclusive(exec_gate *g);

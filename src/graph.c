@@ -155,6 +155,17 @@ const htpu_tensor_info *htpu_graph_output(htpu_graph *h, uint32_t index) {
   return (gi && index < gi->num_outputs) ? &gi->outputs[index] : NULL;
 }
 
+int htpu_graph_get_timing(htpu_graph *h, htpu_graph_timing *out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_get_timing: out is NULL");
+  memset(out, 0, sizeof *out);
+  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  if (!g) return htpu_set_error(HTPU_ECLOSED, 0, "reading timing: the graph is closed");
+  window_read(&g->timing, out);
+  obj_release(&g->base);
+  return 0;
+}
+
 size_t htpu_graph_last_error(htpu_graph *h, char *buf, size_t len) {
   htpu_object *o = obj_acquire(h, OBJ_GRAPH);
   if (!o) return htpu_copy_message("graph is closed", buf, len);

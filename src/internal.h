@@ -25,6 +25,7 @@
 #include "perf.h"
 #include "scratch.h"
 #include "shared_mem.h"
+#include "timing.h"
 
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
@@ -81,6 +82,7 @@ struct graph_obj {
   qnn_graph_handle_t qnn; /* replaced by a recovery; read under the execute gate */
   pthread_mutex_t exec_lock; /* QNN executes of one graph are serialized */
   scratch_pool scratch;      /* conversion buffers, one per call in progress */
+  call_window timing;        /* recent call durations (htpu_graph_get_timing) */
 };
 
 /* Non-owning registries (internal.c). */

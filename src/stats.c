@@ -36,4 +36,5 @@ void htpu_stats_get(htpu_stats *out) {
   out->executes_in_flight = LOAD(executes_in_flight);
   out->executes_waiting = LOAD(executes_waiting);
   out->executes_cancelled = LOAD(executes_cancelled);
+  out->executes_declined = LOAD(executes_declined);
 }

@@ -4,7 +4,10 @@ defmodule HexagonTpu.Graph do
   returns.
 
   A graph keeps its context (and so its runtime) alive. Executes of one graph are serialized by
-  the C core; different graphs run concurrently. Execution runs on a dirty IO scheduler.
+  the C core; different graphs run concurrently. Executes run on a dirty IO scheduler, except
+  those of a graph whose recent calls were all short, which run on the caller's normal
+  scheduler and save the dirty scheduler's round trip (see `execute/3`'s `:scheduler` and
+  "Schedulers" in `docs/elixir.md`).
 
   ## Example
 
@@ -19,7 +22,7 @@ defmodule HexagonTpu.Graph do
   alias HexagonTpu.{Context, Error, NIF, NxTensors, Options, Runtime, SharedIO, TensorInfo}
   alias HexagonTpu.Vectorized
 
-  defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info]
+  defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info, scheduler: :auto]
 
   @type t :: %__MODULE__{
           ref: reference(),
@@ -27,20 +30,31 @@ defmodule HexagonTpu.Graph do
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
           vtcm_bytes: non_neg_integer(),
-          model_info: map()
+          model_info: map(),
+          scheduler: scheduler()
         }
+
+  @typedoc "Where executes run: see `execute/3`'s `:scheduler`."
+  @type scheduler :: :auto | :dirty_io | :normal
 
   @typedoc "An Nx tensor (when Nx is present) or a binary of native-endian elements."
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  @open_spec %{graph: {:string_or_nil, "a graph name (string) or nil", nil}}
+  @schedulers {:one_of, [:auto, :dirty_io, :normal]}
+  @schedulers_expected ":auto, :dirty_io or :normal"
+
+  @open_spec %{
+    graph: {:string_or_nil, "a graph name (string) or nil", nil},
+    scheduler: {@schedulers, @schedulers_expected, :auto}
+  }
 
   @exec_spec %{
     quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
     stats: {:boolean, "a boolean", false},
+    scheduler: {@schedulers, @schedulers_expected, nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -55,6 +69,9 @@ defmodule HexagonTpu.Graph do
   @doc false
   def execute_option_names, do: Map.keys(@exec_spec)
 
+  @doc false
+  def open_option_names, do: Map.keys(@open_spec)
+
   @doc """
   Opens a graph of the context.
 
@@ -62,6 +79,8 @@ defmodule HexagonTpu.Graph do
 
     * `:graph` - the graph's name; may be omitted (or `nil`) when the context holds exactly one
       graph. An unknown name is a `:not_found` error listing the graphs the binary holds.
+    * `:scheduler` - where this graph's executes run unless a call says otherwise: `:auto`
+      (default), `:dirty_io` or `:normal`; see `execute/3`
   """
   @spec open(Context.t(), keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(context, opts \\ [])
@@ -76,7 +95,8 @@ defmodule HexagonTpu.Graph do
          inputs: Enum.map(info.inputs, &TensorInfo.from_nif/1),
          outputs: Enum.map(info.outputs, &TensorInfo.from_nif/1),
          vtcm_bytes: info.vtcm_bytes,
-         model_info: Map.delete(ctx.info, :graphs)
+         model_info: Map.delete(ctx.info, :graphs),
+         scheduler: o.scheduler
        }}
     end
   end
@@ -89,6 +109,17 @@ defmodule HexagonTpu.Graph do
   @doc "Like `open/2`, raising `HexagonTpu.Error`."
   @spec open!(Context.t(), keyword()) :: t()
   def open!(context, opts \\ []), do: HexagonTpu.unwrap!(open(context, opts))
+
+  @doc """
+  The durations of the graph's recent calls, as the C core keeps them (`htpu_graph_get_timing`)
+  and `:auto` scheduling reads them: `:samples` (calls recorded since the graph was opened),
+  `:window` (how many of them the window holds, at most 32), `:max_ns` (the longest in the
+  window) and `:last_ns` (the most recent), in nanoseconds. A call's duration is its own work
+  up to the end of `graphExecute` (input conversion and the execute, not the wait for the
+  graph's turn); calls that never reached the backend are not recorded.
+  """
+  @spec timing(t()) :: {:ok, map()} | {:error, Error.t()}
+  def timing(%__MODULE__{ref: ref}), do: Error.wrap(NIF.graph_timing(ref))
 
   @doc "The graph's inputs, in the order `execute/3` takes them."
   @spec inputs(t()) :: [TensorInfo.t()]
@@ -179,10 +210,28 @@ defmodule HexagonTpu.Graph do
       type (no conversion)
     * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is present)
     * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
-      alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call) and `:nif_ns` (the NIF)
+      alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call), `:nif_ns` (the NIF)
+      and `:scheduler` (`:normal` or `:dirty_io`: where the call ran)
     * `:perf_profile` - a performance profile (`HexagonTpu.Runtime.open/1`) voted for this call
       only when it is higher than the runtime's, then released (`htpu_graph_execute_ex`); e.g.
       `perf_profile: :burst` for one latency-critical call on a power-saving runtime
+    * `:scheduler` - where the call runs (default: the graph's, from `open/2` or
+      `HexagonTpu.load_model/2`, itself `:auto` by default):
+        * `:auto` - on the caller's normal scheduler when the graph's last 32 calls were all
+          recorded and each took at most 200 µs (`timing/1`), its inputs and outputs together
+          are at most 64 KiB, no `:perf_profile` is asked and nothing would make it wait (the
+          graph free, no model loading); otherwise on a dirty IO scheduler. A graph whose
+          calls grow runs at most one long call on a normal scheduler (the one that shows
+          it) and then goes dirty until 32 short calls prove it short again.
+        * `:dirty_io` - always on a dirty IO scheduler (as before this option existed)
+        * `:normal` - on a normal scheduler whatever the graph's durations, still only when
+          nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph
+          you know is short (a few microseconds on the board). A call that waits never does
+          so on a normal scheduler.
+
+      Either way the call does the same work and gives the same result; `stats: true` and
+      the telemetry metadata say where it ran (`:scheduler`), and `HexagonTpu.stats/0` counts
+      both paths (`:executes_normal`, `:executes_dirty_io`, `:normal_declined_*`).
 
   ## With a `HexagonTpu.SharedIO`
 
@@ -194,7 +243,8 @@ defmodule HexagonTpu.Graph do
   When `:telemetry` is loaded, each call emits `[:hexagon_tpu, :execute, :start]` and then
   `[:hexagon_tpu, :execute, :stop]` (measurements `%{duration: graphExecute time (native; the
   call's wall time on an error), execute_ns: ..., ...}`, metadata `%{graph: name, status: :ok
-  | {:error, reason}, telemetry_span_context: ref}`) or, if the call raises,
+  | {:error, reason}, scheduler: :normal | :dirty_io | nil, telemetry_span_context: ref}`) or,
+  if the call raises,
   `[:hexagon_tpu, :execute, :exception]`; see `HexagonTpu.Telemetry`.
 
   Option errors name this function (`"HexagonTpu.Graph.execute/3: expected :perf_profile to
@@ -242,7 +292,9 @@ defmodule HexagonTpu.Graph do
              {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
              {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
              out_types = output_types(g, o.dequantize),
-             {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o.perf_profile),
+             scheduler = o.scheduler || g.scheduler,
+             {:ok, bins, stats} <-
+               nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
              {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
           if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
         end
@@ -378,11 +430,22 @@ defmodule HexagonTpu.Graph do
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.
-  defp nif_execute(g, nif_inputs, out_types, perf_profile) do
-    NIF.graph_execute(g.ref, nif_inputs, out_types, perf_profile)
+  defp nif_execute(g, nif_inputs, out_types, perf_profile, scheduler) do
+    nif_call(g.ref, nif_inputs, out_types, perf_profile, scheduler)
     |> Error.wrap()
     |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
   end
+
+  # A per-call profile vote may cross to the DSP: never tried on a normal scheduler (the NIF
+  # would decline it too, one call later).
+  defp nif_call(ref, inputs, out_types, profile, :dirty_io),
+    do: NIF.graph_execute(ref, inputs, out_types, profile)
+
+  defp nif_call(ref, inputs, out_types, profile, _mode) when profile not in [nil, :default],
+    do: NIF.graph_execute(ref, inputs, out_types, profile)
+
+  defp nif_call(ref, inputs, out_types, profile, mode),
+    do: NIF.graph_execute_normal(ref, inputs, out_types, profile, mode)
 
   # ---- outputs -------------------------------------------------------------------------------
 

@@ -65,6 +65,14 @@ defmodule HexagonTpu.Stats do
       calling process had been killed meanwhile (not counted in `:executes`)
     * `:reaper_queued`, `:reaper_closed`, `:reaper_inline` - handles dropped by GC and queued
       for closing, closed by the reaper, closed inline
+    * `:executes_normal`, `:executes_dirty_io` - `HexagonTpu.Graph.execute/3` calls answered
+      on a normal scheduler / on a dirty IO scheduler (see its `:scheduler` option)
+    * `:normal_declined_busy`, `:normal_declined_not_short`, `:normal_declined_other` - calls
+      tried on a normal scheduler that moved to a dirty one: the graph (or the execute gate)
+      was held by another call; the graph's recent calls were unknown or long (`:auto`);
+      inputs and outputs over 64 KiB, a per-call profile vote or a DSP-restart recovery
+    * `:executes_declined` - the C core's no-wait executes that declined rather than wait
+      (the sum of the three above but the size bound, which the NIF checks itself)
 
   The same map as `HexagonTpu.stats/0`.
   """

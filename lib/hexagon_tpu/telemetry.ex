@@ -28,7 +28,9 @@ defmodule HexagonTpu.Telemetry do
         * on success also `:execute_ns`, `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C
           call) and `:nif_ns` (the NIF), in nanoseconds
 
-      Metadata: `%{graph: name, status: :ok | {:error, reason}, telemetry_span_context: ref}`.
+      Metadata: `%{graph: name, status: :ok | {:error, reason}, scheduler: :normal |
+      :dirty_io | nil, telemetry_span_context: ref}`: `:scheduler` is where the call ran
+      (`HexagonTpu.Graph.execute/3`'s `:scheduler`), `nil` when it returned an error.
 
     * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
       returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,
@@ -143,8 +145,15 @@ defmodule HexagonTpu.Telemetry do
         _ -> {%{duration: call}, {:error, :unknown}}
       end
 
+    # Where the call ran is metadata, not a measurement.
+    {scheduler, measurements} = Map.pop(measurements, :scheduler)
     measurements = Map.merge(measurements, %{call_duration: call, monotonic_time: now})
-    emit([:hexagon_tpu, :execute, :stop], measurements, Map.put(meta, :status, status))
+
+    emit(
+      [:hexagon_tpu, :execute, :stop],
+      measurements,
+      Map.merge(meta, %{status: status, scheduler: scheduler})
+    )
 
     with {:error, %{reason: reason} = error} <- result do
       error(:execute, graph, reason, error)

@@ -43,7 +43,7 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen) {
   memset(s, 0, sizeof(*s));
   if (fr_parse_rules(getenv("HTPU_REF_FAULTS"), s->rules, &s->num_rules, err, errlen) != 0)
     return -1;
-  if (fr_parse_latency(getenv("HTPU_REF_LATENCY"), s->latency_us, err, errlen) != 0) return -1;
+  if (fr_parse_latency(getenv("HTPU_REF_LATENCY"), s, err, errlen) != 0) return -1;
   return 0;
 }
 
@@ -99,10 +99,10 @@ uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
             fr_api_name(api));
     return QNN_COMMON_ERROR_INVALID_ARGUMENT;
   }
-  lat = g_control.latency_us[api] > own->latency_us[api] ? g_control.latency_us[api]
-                                                         : own->latency_us[api];
   /* Both sets count every call, so each one's "nth" means calls since it was armed. */
   const fr_rule *r1 = fr_next_rule(&g_control, api), *r2 = fr_next_rule(own, api);
+  uint32_t lat1 = fr_latency(&g_control, api), lat2 = fr_latency(own, api);
+  lat = lat1 > lat2 ? lat1 : lat2;
   const fr_rule *r = r1 ? r1 : r2;
   code = r ? r->code : 0;
   if (r) flags = r->flags;
@@ -132,6 +132,7 @@ RB_EXPORT int htpu_ref_arm(const char *rules) {
   int rc = fr_parse_rules(rules, s.rules, &s.num_rules, err, sizeof(err));
   pthread_mutex_lock(&g_fault_lock);
   memcpy(s.latency_us, g_control.latency_us, sizeof(s.latency_us));
+  memcpy(s.latency_from, g_control.latency_from, sizeof(s.latency_from));
   g_control = s;
   pthread_mutex_unlock(&g_fault_lock);
   if (rc != 0) fprintf(stderr, "htpu_ref_arm: %s\n", err);

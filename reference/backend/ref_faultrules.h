@@ -4,13 +4,14 @@
  * directories and each keeps its own state).
  *
  *   rules   := rule ("," rule)*   rule  := api ":" nth ":" code [":" count] [":" "ssr"]
- *   latency := entry ("," entry)*        entry   := api ":" usec
+ *   latency := entry ("," entry)*        entry   := api ":" usec [":" from]
  *
  * nth is 1-based and counts calls of that API since the rule set was armed; "*" fails every
  * call. count (default 1) extends the failure to the following count-1 calls. code is the QNN
  * error code to return (1..65535). The "ssr" flag makes the failure a DSP subsystem restart:
  * what that means is up to the library that matches the rule (the backend makes its contexts
- * stale; the system library ignores the flag).
+ * stale; the system library ignores the flag). A latency with `from` applies from the from-th
+ * call of that API on (1-based, counted like nth): a call that becomes slow.
  */
 #ifndef HTPU_REF_FAULTRULES_H
 #define HTPU_REF_FAULTRULES_H
@@ -58,6 +59,7 @@ typedef struct fr_set {
   fr_rule rules[FR_MAX_RULES];
   uint32_t calls[FR_API_COUNT];
   uint32_t latency_us[FR_API_COUNT];
+  uint32_t latency_from[FR_API_COUNT]; /* 0: every call */
 } fr_set;
 
 /* The QNN function names, as written in rules. */
@@ -165,28 +167,36 @@ static inline int fr_parse_rules(const char *spec, fr_rule *out, uint32_t *num, 
   return 0;
 }
 
-/* Parses a latency list into lat[] (entries not named keep their value). */
-static inline int fr_parse_latency(const char *spec, uint32_t lat[FR_API_COUNT], char *err,
-                                   size_t errlen) {
+/* Parses a latency list into s->latency_us/latency_from (entries not named keep their
+ * value). */
+static inline int fr_parse_latency(const char *spec, fr_set *s, char *err, size_t errlen) {
   if (!spec) return 0;
   const char *p = spec;
   while (*p) {
     const char *end = strchr(p, ',');
     size_t n = end ? (size_t)(end - p) : strlen(p);
-    const char *f[2];
-    size_t len[2];
-    uint32_t us = 0;
-    int k = fr_split(p, n, f, len, 2);
-    int api = k == 2 ? fr_api_lookup(f[0], len[0]) : -1;
-    if (api < 0 || fr_parse_u32(f[1], len[1], 0, 60u * 1000u * 1000u, &us) != 0) {
-      snprintf(err, errlen, "bad latency entry '%.*s' (expected api:usec)", (int)n, p);
+    const char *f[3];
+    size_t len[3];
+    uint32_t us = 0, from = 0;
+    int k = fr_split(p, n, f, len, 3);
+    int api = (k == 2 || k == 3) ? fr_api_lookup(f[0], len[0]) : -1;
+    if (api < 0 || fr_parse_u32(f[1], len[1], 0, 60u * 1000u * 1000u, &us) != 0 ||
+        (k == 3 && fr_parse_u32(f[2], len[2], 1, UINT32_MAX, &from) != 0)) {
+      snprintf(err, errlen, "bad latency entry '%.*s' (expected api:usec or api:usec:from)",
+               (int)n, p);
       return -1;
     }
-    lat[api] = us;
+    s->latency_us[api] = us;
+    s->latency_from[api] = from;
     if (!end) break;
     p = end + 1;
   }
   return 0;
+}
+
+/* The latency of the call of api just counted (fr_next_rule / fr_next counts it). */
+static inline uint32_t fr_latency(const fr_set *s, uint32_t api) {
+  return s->calls[api] >= s->latency_from[api] ? s->latency_us[api] : 0;
 }
 
 /* Counts one call of api and returns the first rule that fails it, or NULL. */

@@ -57,12 +57,12 @@ static uint32_t fault(uint32_t api) {
     g_latency_env = l ? strdup(l) : NULL;
     memset(&g_faults, 0, sizeof(g_faults));
     g_faults_bad = fr_parse_rules(f, g_faults.rules, &g_faults.num_rules, err, sizeof(err)) ||
-                   fr_parse_latency(l, g_faults.latency_us, err, sizeof(err));
+                   fr_parse_latency(l, &g_faults, err, sizeof(err));
     if (g_faults_bad) fprintf(stderr, "htpu_refsystem: HTPU_REF_FAULTS/LATENCY: %s\n", err);
     g_faults_parsed = 1;
   }
   uint32_t code = g_faults_bad ? QNN_SYSTEM_CONTEXT_ERROR_INVALID_ARGUMENT : fr_next(&g_faults, api);
-  uint32_t lat = g_faults.latency_us[api];
+  uint32_t lat = fr_latency(&g_faults, api);
   pthread_mutex_unlock(&g_lock);
   if (lat) usleep(lat);
   if (code) rs_log("%s: injected fault, returning %u", fr_api_name(api), code);

@@ -807,6 +807,20 @@ TEST(refb_faults_env_per_backend_and_process) {
   c.disarm(); /* forget the process-wide set so only the per-backend parse sees it */
   CHECK_EQ(p->table.backend_create(NULL, NULL, &b1), QNN_BACKEND_ERROR_CANNOT_INITIALIZE);
   unsetenv("HTPU_REF_FAULTS");
+  /* a latency from the nth call: n counts from 1; more fields are an error */
+  const char *bad_latency[] = {"graphExecute:5:0", "graphExecute:5:x", "graphExecute:5:1:2"};
+  for (int k = 0; k < 3; k++) {
+    setenv("HTPU_REF_LATENCY", bad_latency[k], 1);
+    c.disarm();
+    CHECK_MSG(p->table.backend_create(NULL, NULL, &b1) == QNN_BACKEND_ERROR_CANNOT_INITIALIZE,
+              "%s", bad_latency[k]);
+  }
+  setenv("HTPU_REF_LATENCY", "graphExecute:5:3", 1);
+  c.disarm();
+  CHECK_EQ(p->table.backend_create(NULL, NULL, &b1), QNN_SUCCESS);
+  CHECK_EQ(p->table.backend_free(b1), QNN_SUCCESS);
+  unsetenv("HTPU_REF_LATENCY");
+  c.disarm();
   /* getProviders */
   setenv("HTPU_REF_FAULTS", "getProviders:1:1010", 1);
   const qnn_interface_t **list = NULL;

@@ -79,6 +79,27 @@ defmodule HexagonTpu.TelemetryTest do
     HexagonTpu.close(model)
   end
 
+  test "the stop event says which scheduler ran the call", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+
+    for {mode, want} <- [dirty_io: :dirty_io, normal: :normal] do
+      {:ok, _, %{scheduler: ^want}} = add(model, stats: true, scheduler: mode)
+
+      assert_receive {:event, [:hexagon_tpu, :execute, :stop], m,
+                      %{status: :ok, scheduler: ^want}}
+
+      # metadata, not a measurement
+      refute Map.has_key?(m, :scheduler)
+    end
+
+    {:error, _} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])], scheduler: :normal)
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], _,
+                    %{status: {:error, :mismatch}, scheduler: nil}}
+
+    HexagonTpu.close(model)
+  end
+
   test "a failed execute: stop with {:error, reason} and an [:hexagon_tpu, :error]", %{bin: bin} do
     model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
     {:error, error} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])])

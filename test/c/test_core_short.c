@@ -1,0 +1,256 @@
+/* Short calls: a graph's recent call durations (htpu_graph_get_timing) and no-wait executes
+ * (htpu_exec_options.no_wait / short_ns), the core of the NIF's normal-scheduler path. Every
+ * assertion is on a decision or a counter; the latencies injected only make a call long or
+ * short by a margin of hundreds of milliseconds against a 100 ms limit. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "gate.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+#define LIMIT_NS 100000000ull /* 100 ms: calls of the small graph take microseconds */
+
+typedef struct rig {
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *g;
+} rig;
+
+static int rig_open(rig *r) {
+  memset(r, 0, sizeof *r);
+  const char *path = fx_build_model_file("short.bin", FX_ADD_F32);
+  if (!path) return -1;
+  r->rt = fx_open_runtime();
+  int rc = r->rt ? htpu_context_open_file(r->rt, path, &r->ctx) : -1;
+  if (!rc) rc = htpu_graph_open(r->ctx, "add_f32", &r->g);
+  return rc;
+}
+
+static void rig_close(rig *r) {
+  htpu_graph_close(&r->g);
+  htpu_context_close(&r->ctx);
+  htpu_runtime_close(&r->rt);
+}
+
+/* One add; checks the result when it ran. opts NULL: an ordinary call. */
+static int add(rig *r, const htpu_exec_options *opts, htpu_exec_stats *st) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, y[4] = {0};
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
+  htpu_io out = {y, sizeof y, HTPU_F32};
+  int rc = htpu_graph_execute_ex(r->g, in, 2, &out, 1, opts, st);
+  if (rc == 0 && (y[0] != 11 || y[3] != 44)) return -1000;
+  return rc;
+}
+
+static htpu_exec_options short_opts(uint64_t short_ns) {
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.no_wait = 1;
+  o.short_ns = short_ns;
+  return o;
+}
+
+TEST(short_timing_window_counts_calls) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_graph_timing t;
+  CHECK_EQ(htpu_graph_get_timing(r.g, NULL), HTPU_EINVAL);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
+  CHECK(t.samples == 0 && t.window == 0 && t.max_ns == 0 && t.last_ns == 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
+  CHECK(t.samples == 5 && t.window == 5);
+  CHECK(t.last_ns > 0 && t.max_ns >= t.last_ns);
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
+  CHECK_EQ(t.samples, 5 + HTPU_TIMING_WINDOW);
+  CHECK_EQ(t.window, HTPU_TIMING_WINDOW);
+  /* A call with a bad input never reaches graphExecute: not recorded. */
+  htpu_io bad = {NULL, 16, HTPU_F32};
+  float y[4];
+  htpu_io out = {y, sizeof y, HTPU_F32};
+  htpu_io ins[2] = {bad, bad};
+  CHECK_EQ(htpu_graph_execute(r.g, ins, 2, &out, 1, NULL), HTPU_EINVAL);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
+  CHECK_EQ(t.samples, 5 + HTPU_TIMING_WINDOW);
+  htpu_graph *closed = r.g;
+  rig_close(&r);
+  CHECK_EQ(htpu_graph_get_timing(closed, &t), HTPU_ECLOSED);
+}
+
+TEST(short_unknown_duration_is_declined_until_the_window_fills) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_exec_options o = short_opts(LIMIT_NS);
+  htpu_exec_stats st;
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  uint64_t backend0 = fx_ref_executes();
+  CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_UNKNOWN);
+  CHECK_STR_CONTAINS(htpu_last_error(), "duration unknown");
+  CHECK_EQ(fx_ref_executes(), backend0); /* nothing reached the backend */
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.executes_declined - s0.executes_declined, 1);
+  CHECK_EQ(s1.executes - s0.executes, 0);
+  CHECK_EQ(s1.execute_errors - s0.execute_errors, 0);
+  /* Ordinary calls fill the window; one short of full is still unknown. */
+  for (int i = 0; i < HTPU_TIMING_WINDOW - 1; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_UNKNOWN);
+  CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(add(&r, &o, &st), HTPU_OK);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  /* short_ns 0: no duration requirement (the NIF's forced :normal). */
+  htpu_exec_options forced = short_opts(0);
+  rig_close(&r);
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  CHECK_EQ(add(&r, &forced, &st), HTPU_OK);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  rig_close(&r);
+}
+
+TEST(short_graph_that_grows_is_declined_after_one_overrun) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_exec_options o = short_opts(LIMIT_NS);
+  htpu_exec_stats st;
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(add(&r, &o, &st), HTPU_OK);
+  /* The graph becomes slow: the first no-wait call cannot know and runs (the one overrun). */
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 300000), 0);
+  CHECK_EQ(add(&r, &o, &st), HTPU_OK);
+  htpu_graph_timing t;
+  CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
+  CHECK(t.max_ns > LIMIT_NS && t.last_ns == t.max_ns);
+  /* Every no-wait call after it is declined before converting, and reaches nothing. */
+  uint64_t backend0 = fx_ref_executes();
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+    CHECK_EQ(st.declined, HTPU_DECLINE_LONG);
+  }
+  CHECK_STR_CONTAINS(htpu_last_error(), "longer than the short-call limit");
+  CHECK_EQ(fx_ref_executes(), backend0);
+  /* Fast again: it stays declined until a full window of short calls pushed the long one
+   * out (those run as ordinary calls, i.e. on a thread that may block). */
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  for (int i = 0; i < HTPU_TIMING_WINDOW - 1; i++) {
+    CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+    CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+    CHECK_EQ(st.declined, HTPU_DECLINE_LONG);
+  }
+  CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(add(&r, &o, &st), HTPU_OK);
+  fx_ref_disarm();
+  rig_close(&r);
+}
+
+/* Holds the graph's execute lock from inside an ordinary call (the cancelled callback runs
+ * under it) until the test lets go: deterministic contention, no sleeps. */
+typedef struct holder {
+  rig *r;
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int holding, release, rc;
+} holder;
+
+static int hold_graph(void *arg) {
+  holder *h = arg;
+  pthread_mutex_lock(&h->m);
+  h->holding = 1;
+  pthread_cond_broadcast(&h->cv);
+  while (!h->release) pthread_cond_wait(&h->cv, &h->m);
+  pthread_mutex_unlock(&h->m);
+  return 0;
+}
+
+static void *holder_main(void *arg) {
+  holder *h = arg;
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.cancelled = hold_graph;
+  o.cancel_arg = h;
+  h->rc = add(h->r, &o, NULL);
+  return NULL;
+}
+
+TEST(short_no_wait_never_waits_for_a_busy_graph) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  holder h = {.r = &r};
+  pthread_mutex_init(&h.m, NULL);
+  pthread_cond_init(&h.cv, NULL);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, holder_main, &h) == 0);
+  pthread_mutex_lock(&h.m);
+  while (!h.holding) pthread_cond_wait(&h.cv, &h.m);
+  pthread_mutex_unlock(&h.m);
+  /* The graph is held: a no-wait call returns instead of queueing, short-checked or forced. */
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  htpu_exec_stats st;
+  htpu_exec_options known = short_opts(LIMIT_NS), forced = short_opts(0);
+  CHECK_EQ(add(&r, &known, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_BUSY);
+  CHECK_STR_CONTAINS(htpu_last_error(), "another execute holds the graph");
+  CHECK_EQ(add(&r, &forced, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_BUSY);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.executes_declined - s0.executes_declined, 2);
+  CHECK_EQ(s1.executes_waiting, s0.executes_waiting); /* neither queued */
+  pthread_mutex_lock(&h.m);
+  h.release = 1;
+  pthread_cond_broadcast(&h.cv);
+  pthread_mutex_unlock(&h.m);
+  pthread_join(th, NULL);
+  CHECK_EQ(h.rc, HTPU_OK);
+  CHECK_EQ(add(&r, &forced, &st), HTPU_OK);
+  pthread_cond_destroy(&h.cv);
+  pthread_mutex_destroy(&h.m);
+  rig_close(&r);
+}
+
+TEST(short_no_wait_declines_the_gate_perf_votes_and_recovery) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_exec_options o = short_opts(0);
+  htpu_exec_stats st;
+  uint64_t backend0 = fx_ref_executes();
+  /* A context load or free holds the gate (here: the test itself). */
+  gate_enter_exclusive(&htpu_exec_gate);
+  int rc = add(&r, &o, &st);
+  gate_leave_exclusive(&htpu_exec_gate);
+  CHECK_EQ(rc, HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_GATE);
+  CHECK_EQ(fx_ref_executes(), backend0);
+  /* A per-call vote may call setPowerConfig; an out-of-range one stays an EINVAL. */
+  o.perf_profile = HTPU_PERF_BURST;
+  CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_PERF);
+  o.perf_profile = (htpu_perf_profile)999;
+  CHECK_EQ(add(&r, &o, &st), HTPU_EINVAL);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  o.perf_profile = HTPU_PERF_DEFAULT;
+  /* A DSP restart: the no-wait call leaves the recovery to an ordinary call. */
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  CHECK(fx_ref_trigger_ssr() >= 1);
+  CHECK_EQ(add(&r, &o, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_RECOVERY);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries, s0.recoveries);
+  CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  htpu_stats_get(&s1);
+  CHECK_EQ(s1.recoveries - s0.recoveries, 1);
+  CHECK_EQ(add(&r, &o, &st), HTPU_OK);
+  rig_close(&r);
+}

@@ -1,0 +1,223 @@
+defmodule HexagonTpu.SchedulerTest do
+  # Where executes run: `scheduler: :auto | :dirty_io | :normal`, per call and per model. Every
+  # assertion is on a decision (the call's :scheduler, the counters), never on a duration; the
+  # injected latencies only make a graph long by a wide margin over the 200 µs limit.
+  # Not async: the counters are process-wide and latency rules travel through the OS
+  # environment during Runtime.open/1 (the `env:` test hook).
+  use ExUnit.Case, async: false
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.{Error, Graph, Runtime}
+
+  @window 32
+  @short_ns 200_000
+
+  @big """
+  graph big_f32
+    input x f32 [1,20000]
+    output y f32 [1,20000]
+    op Relu x -> y
+  """
+
+  setup_all do
+    %{bin: build!(add_f32())}
+  end
+
+  defp add(model, opts) do
+    {:ok, [y], stats} =
+      HexagonTpu.predict(
+        model,
+        [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])],
+        [output: :binary, stats: true] ++ opts
+      )
+
+    assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
+    stats.scheduler
+  end
+
+  defp add(model), do: add(model, [])
+
+  defp counters do
+    Map.take(
+      HexagonTpu.stats(),
+      ~w(executes_normal executes_dirty_io normal_declined_busy normal_declined_not_short
+         normal_declined_other executes_declined)a
+    )
+  end
+
+  defp delta(before), do: Map.new(counters(), fn {k, v} -> {k, v - before[k]} end)
+
+  # What :auto must decide for the next call of an idle graph, from its window as it is now.
+  defp auto_expect(model) do
+    {:ok, t} = Graph.timing(model)
+    if t.window == @window and t.max_ns <= @short_ns, do: :normal, else: :dirty_io
+  end
+
+  test "unknown first, then short: :auto moves the graph to the normal scheduler", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    assert {:ok, %{samples: 0, window: 0, max_ns: 0, last_ns: 0}} = Graph.timing(model)
+    before = counters()
+
+    # The duration is unknown until the window holds 32 calls: all of those go dirty.
+    for _ <- 1..@window, do: assert(add(model) == :dirty_io)
+
+    d = delta(before)
+    assert d.normal_declined_not_short == @window
+    assert d.executes_dirty_io == @window
+    assert d.executes_normal == 0
+    assert {:ok, %{samples: @window, window: @window}} = Graph.timing(model)
+
+    # From here each call goes where the window says; a call of a few microseconds leaves it
+    # short, so (barring a scheduler hiccup over 200 µs) the normal scheduler is reached.
+    decisions =
+      for _ <- 1..200 do
+        want = auto_expect(model)
+        assert add(model) == want
+        want
+      end
+
+    assert :normal in decisions
+    assert delta(before).executes_normal == Enum.count(decisions, &(&1 == :normal))
+  end
+
+  test "a graph that becomes slow leaves the normal scheduler after at most one overrun", %{
+    bin: bin
+  } do
+    # Calls 1..59 are fast; from the 60th on, each sleeps 2 ms in graphExecute (10x the limit).
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:2000:60"}])
+    model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    before = counters()
+
+    # Each call goes where the window says (the first 32: unknown, dirty) ...
+    calls =
+      for i <- 1..66 do
+        want = auto_expect(model)
+        assert add(model) == want, "call #{i}"
+        {i, want}
+      end
+
+    # ... so of the slow calls at most the first reaches a normal scheduler (when the window
+    # was short just before it, which on a quiet machine it is), and none after it does.
+    assert length(for {i, :normal} <- calls, i >= 60, do: i) <= 1
+    assert Enum.all?(for {i, s} <- calls, i > 60, do: s == :dirty_io)
+    {:ok, t} = Graph.timing(model)
+    assert t.max_ns > @short_ns
+    d = delta(before)
+    assert d.executes_normal == Enum.count(calls, &(elem(&1, 1) == :normal))
+    assert d.normal_declined_not_short >= @window + 6
+    Runtime.close(rt)
+  end
+
+  test "a long graph never runs on the normal scheduler with :auto", %{bin: bin} do
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000"}])
+    model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    before = counters()
+    for _ <- 1..(@window + 3), do: assert(add(model) == :dirty_io)
+    {:ok, t} = Graph.timing(model)
+    assert t.window == @window and t.max_ns > @short_ns
+    d = delta(before)
+    assert d.executes_normal == 0
+    assert d.normal_declined_not_short == @window + 3
+    # Forced, it does run there: the caller said the graph is short enough.
+    assert add(model, scheduler: :normal) == :normal
+    Runtime.close(rt)
+  end
+
+  test ":normal on a busy graph does not wait on the normal scheduler", %{bin: bin} do
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1500000"}])
+    model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    holder = Task.async(fn -> add(model, scheduler: :dirty_io) end)
+
+    assert wait_until(fn ->
+             match?(
+               {:current_function, {HexagonTpu.NIF, :graph_execute, 4}},
+               Process.info(holder.pid, :current_function)
+             ) and HexagonTpu.stats().executes_in_flight >= 1
+           end)
+
+    before = counters()
+    # The graph is held: the call is declined at the trylock and moves to dirty IO, where it
+    # waits its turn; it never queues on the normal scheduler.
+    assert add(model, scheduler: :normal) == :dirty_io
+    assert Task.await(holder, 30_000) == :dirty_io
+    d = delta(before)
+    assert d.normal_declined_busy == 1
+    assert d.executes_normal == 0
+    # the holder's call (counted when it answers) and this one
+    assert d.executes_dirty_io == 2
+    Runtime.close(rt)
+  end
+
+  test "per-model and per-call options choose; the call's option wins", %{bin: bin} do
+    dirty = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :dirty_io)
+    assert Map.get(dirty, :scheduler) == :dirty_io
+    for _ <- 1..(@window + 2), do: assert(add(dirty) == :dirty_io)
+    assert add(dirty, scheduler: :normal) == :normal
+
+    normal = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :normal)
+    # Forced: no window needed.
+    assert add(normal) == :normal
+    assert add(normal, scheduler: :dirty_io) == :dirty_io
+    assert add(normal, scheduler: :auto) == :dirty_io
+
+    {:ok, rt} = Runtime.shared(backend: :reference)
+    ctx = HexagonTpu.Context.load!(rt, {:binary, bin})
+    assert {:ok, g} = Graph.open(ctx)
+    assert Map.get(g, :scheduler) == :auto
+    assert {:ok, g} = Graph.open(ctx, scheduler: :normal)
+    assert Map.get(g, :scheduler) == :normal
+  end
+
+  test "large inputs and outputs and per-call profile votes stay dirty" do
+    model = HexagonTpu.load_model!({:binary, build!(@big)}, backend: :reference)
+    x = :binary.copy(<<1.0::float-32-native>>, 20_000)
+    before = counters()
+
+    {:ok, [_], %{scheduler: :dirty_io}} =
+      HexagonTpu.predict(model, [x], output: :binary, stats: true, scheduler: :normal)
+
+    assert delta(before).normal_declined_other == 1
+
+    small = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+
+    {:ok, [_], %{scheduler: :dirty_io}} =
+      HexagonTpu.predict(small, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])],
+        output: :binary,
+        stats: true,
+        scheduler: :normal,
+        perf_profile: :burst
+      )
+  end
+
+  test "errors from the normal path are the same errors", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :normal)
+    nan = <<0::32, 0::32, 0::32, 0x7FC00000::32-native>>
+
+    # add_f32 takes f32 as is (no quantization, so a NaN is fine); a wrong size is a mismatch
+    assert {:ok, _} = HexagonTpu.predict(model, [nan, f32([1, 1, 1, 1])], output: :binary)
+
+    assert {:error, %Error{reason: :mismatch}} =
+             HexagonTpu.predict(model, [f32([1, 2, 3]), f32([1, 1, 1, 1])])
+
+    :ok = HexagonTpu.close(model)
+
+    assert {:error, %Error{reason: :closed}} =
+             HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])])
+
+    assert {:error, %Error{reason: :closed}} = Graph.timing(model)
+  end
+
+  test "bad scheduler options name what was expected", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], scheduler: :dirty)
+
+    assert msg =~ "expected :scheduler to be :auto, :dirty_io or :normal, got :dirty"
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             HexagonTpu.load_model({:binary, bin}, backend: :reference, scheduler: :fast)
+
+    assert msg =~ "HexagonTpu.load_model/2: expected :scheduler to be"
+  end
+end
