@@ -55,6 +55,30 @@ defmodule HexagonTpu.Graph do
   @doc false
   def execute_option_names, do: Map.keys(@exec_spec)
 
+  # For HexagonTpu.Batching: execute/3's options, checked as `where` (the public function).
+  @doc false
+  @spec validate_execute_options(term(), String.t()) :: {:ok, map()} | {:error, Error.t()}
+  def validate_execute_options(opts, where), do: Options.validate(opts, @exec_spec, where)
+
+  # For HexagonTpu.Batching: one execute of inputs already prepared (`[{binary, dtype}]`, each
+  # one graph batch), in its own telemetry span whose metadata also carries `meta`. Returns the
+  # output binaries in `out_types`.
+  @doc false
+  @spec execute_prepared(t(), [{binary(), atom()}], [atom()], atom() | nil, map()) ::
+          {:ok, [binary()], map()} | {:error, Error.t()}
+  def execute_prepared(%__MODULE__{} = g, nif_inputs, out_types, perf_profile, meta) do
+    HexagonTpu.Telemetry.execute_span(
+      g.name,
+      fn -> nif_execute(g, nif_inputs, out_types, perf_profile) end,
+      meta
+    )
+  end
+
+  @doc false
+  @spec output_types(t(), :auto | :none) :: [atom()]
+  def output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
+  def output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
+
   @doc """
   Opens a graph of the context.
 
@@ -385,9 +409,6 @@ defmodule HexagonTpu.Graph do
   end
 
   # ---- outputs -------------------------------------------------------------------------------
-
-  defp output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
-  defp output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
 
   defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
 

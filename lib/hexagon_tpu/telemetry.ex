@@ -29,6 +29,9 @@ defmodule HexagonTpu.Telemetry do
           call) and `:nif_ns` (the NIF), in nanoseconds
 
       Metadata: `%{graph: name, status: :ok | {:error, reason}, telemetry_span_context: ref}`.
+      The executes of `HexagonTpu.predict_batch/3` (one per chunk of the graph's batch, and so
+      those of `HexagonTpu.Serving`) also carry, in all three events, `:batch_size` (the rows
+      of the whole batch), `:chunk` (0-based) and `:chunks`.
 
     * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
       returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,
@@ -93,13 +96,14 @@ defmodule HexagonTpu.Telemetry do
   `t:execute_result/0`) between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
   `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
   exits (then re-raised with its stacktrace); returns `fun`'s result unchanged. For
-  `HexagonTpu.Graph.execute/3`.
+  `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
+  (`HexagonTpu.predict_batch/3` adds `:batch_size`, `:chunk` and `:chunks`).
   """
-  @spec execute_span(String.t(), (() -> result)) :: result when result: execute_result()
-  def execute_span(graph, fun) when is_function(fun, 0) do
+  @spec execute_span(String.t(), (() -> result), map()) :: result when result: execute_result()
+  def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do
     if enabled?() do
       start = System.monotonic_time()
-      meta = %{graph: graph, telemetry_span_context: make_ref()}
+      meta = Map.merge(extra_meta, %{graph: graph, telemetry_span_context: make_ref()})
 
       emit(
         [:hexagon_tpu, :execute, :start],
