@@ -30,25 +30,6 @@ defmodule HexagonTpu.BatchTest do
     }
   end
 
-  def batch_models do
-    """
-    graph add_b4
-      input a f32 [4,3]
-      input b f32 [4,3]
-      output y f32 [4,3]
-      op ElementWiseAdd a b -> y
-    graph scale_b2
-      input x u8 [2,2] scale=0.1 zero_point=128
-      static s u8 [1,2] scale=0.02 zero_point=0 data=[50,100]
-      output y u8 [2,2] scale=0.1 zero_point=128
-      op ElementWiseMultiply x s -> y
-    graph flatten
-      input x f32 [2,3]
-      output y f32 [6]
-      op Reshape x -> y
-    """
-  end
-
   defp rows(n, width, base), do: for(r <- 0..(n - 1), c <- 0..(width - 1), do: base + r * 10 + c)
 
   test "batch 1: N rows run as N executes and come back as N rows", %{add1: m} do
@@ -157,7 +138,7 @@ defmodule HexagonTpu.BatchNxTest do
     %{
       add1: HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference),
       add4:
-        HexagonTpu.load_model!({:binary, build!(HexagonTpu.BatchTest.batch_models())},
+        HexagonTpu.load_model!({:binary, build!(batch_models())},
           backend: :reference,
           graph: "add_b4"
         )
