@@ -380,9 +380,33 @@ static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM
  * A profile other than nil/:default is voted around this call (htpu_graph_execute_ex).
  * Inputs go to the core by pointer (the core quantizes f32 ones into its scratch); each output
  * is a fresh refc binary the backend (or the core's dequantizer) writes into, handed to Erlang
- * with enif_make_binary: no copy on the way out. */
+ * with enif_make_binary: no copy on the way out.
+ *
+ * graph_execute_batch(graph_ref, [{binary, dtype}], [dtype], perf_profile, chunks)
+ *   -> {:ok, [binary], stats_map} | {:error, reason, chunk}
+ * The same for `chunks` executes in one call (HexagonTpu.predict_batch/3): each input holds
+ * `chunks` graph inputs one after another, and execute c reads the c-th of each and writes the
+ * c-th part of each output, whose binary holds all of them. One dirty-scheduler call for a whole
+ * batch instead of one per chunk; each execute still takes the graph's lock on its own, so other
+ * callers of the graph interleave. The stats are the executes' sums; an error stops at its chunk,
+ * which the answer names (errors found before any execute are {:error, reason}). */
+static ERL_NIF_TERM graph_execute_chunks(ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                         unsigned chunks, int batch_call);
+
 static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
+  return graph_execute_chunks(env, argv, 1, 0);
+}
+
+static ERL_NIF_TERM nif_graph_execute_batch(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  unsigned chunks;
+  if (!enif_get_uint(env, argv[4], &chunks) || chunks == 0) return enif_make_badarg(env);
+  return graph_execute_chunks(env, argv, chunks, 1);
+}
+
+static ERL_NIF_TERM graph_execute_chunks(ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                         unsigned chunks, int batch_call) {
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   nif_graph *res;
   unsigned n_in, n_out;
@@ -418,8 +442,13 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
       ret = enif_make_badarg(env);
       goto out;
     }
+    if (bin.size % chunks != 0) {
+      ret = nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
+                               i, bin.size, chunks);
+      goto out;
+    }
     io[i].data = bin.data;
-    io[i].size = bin.size;
+    io[i].size = bin.size / chunks;
     /* A sub-binary (e.g. from binary matching) can start at any byte; the core reads whole
      * elements, so an unaligned buffer is copied once instead of read misaligned. */
     size_t align = htpu_dtype_size(io[i].dtype);
@@ -443,14 +472,19 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
     }
     /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
      * (HTPU_EMISMATCH), never an overflow. */
-    size_t size = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    size_t one = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && chunks > SIZE_MAX / one) {
+      ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, chunks);
+      goto out;
+    }
+    size_t size = one * chunks;
     if (!enif_alloc_binary(size, &outs[i])) {
       ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
       goto out;
     }
     made++;
     o->data = outs[i].data;
-    o->size = outs[i].size;
+    o->size = one;
   }
 
   htpu_exec_options xo;
@@ -458,11 +492,25 @@ static ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TE
     ret = enif_make_badarg(env);
     goto out;
   }
-  htpu_exec_stats st;
-  int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &st);
-  if (rc) {
-    ret = nif_make_error(env, rc);
-    goto out;
+  htpu_exec_stats st = {0};
+  for (unsigned c = 0; c < chunks; c++) {
+    htpu_exec_stats one;
+    int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &one);
+    if (rc) {
+      ret = nif_make_error(env, rc);
+      if (batch_call) { /* {:error, reason} -> {:error, reason, chunk} */
+        const ERL_NIF_TERM *e;
+        int arity;
+        if (enif_get_tuple(env, ret, &arity, &e) && arity == 2)
+          ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, c));
+      }
+      goto out;
+    }
+    st.execute_ns += one.execute_ns;
+    st.quantize_ns += one.quantize_ns;
+    st.dequantize_ns += one.dequantize_ns;
+    st.total_ns += one.total_ns;
+    for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
   }
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = n_out; i-- > 0;) list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
@@ -641,6 +689,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},

@@ -148,10 +148,11 @@ defmodule HexagonTpu do
   batches concurrent requests through it.
 
   Inputs are read and converted once for the whole batch (one `Nx.to_binary/1`, and one
-  `Nx.as_type/2` for another float type as in `predict/3`); each chunk is a sub-binary of
-  that, passed to the NIF without a copy (only a padded last chunk is copied). Each chunk is an
-  execute of its own, serialized with the model's other executes, with its own telemetry span
-  whose metadata adds `:batch_size` (N), `:chunk` and `:chunks`. A shape error names the
+  `Nx.as_type/2` for another float type as in `predict/3`) and handed to the NIF whole (copied
+  once only when N rows need padding): one dirty-scheduler call runs every chunk, each an
+  execute of its own (serialized with the model's other executes, which interleave), writing
+  its part of one output binary. The call is one telemetry span whose metadata adds
+  `:batch_size` (N) and `:chunks`; its figures are the chunks' sums. A shape error names the
   expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the graph's
   {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension cannot be
   batched (`:invalid_argument`). An execute error stops at its chunk and names its rows.

@@ -2,8 +2,10 @@ defmodule HexagonTpu.Batching do
   # HexagonTpu.predict_batch/3: a graph compiled for a batch of B rows (the leading dimension of
   # its tensors) runs N rows in chunks of B, the last one padded with zero rows; the outputs come
   # back with N rows, the padding's rows dropped. Each input is read and converted once for the
-  # whole batch (one Nx.to_binary/1, one Nx.as_type/2 for another float type); the chunks are
-  # sub-binaries of it, which the NIF passes by pointer. Only the padded last chunk is copied.
+  # whole batch (one Nx.to_binary/1, one Nx.as_type/2 for another float type) and handed to the
+  # NIF whole: one call (NIF.graph_execute_batch/5) runs every chunk, each an execute of its own
+  # reading its part of the inputs and writing its part of the outputs, so a batch costs one
+  # dirty-scheduler call, not one per chunk. Only rows that need padding are copied.
   @moduledoc false
 
   alias HexagonTpu.{Error, Graph, NxTensors}
@@ -209,66 +211,35 @@ defmodule HexagonTpu.Batching do
 
   defp run_chunks(g, batch, rows, prepared, out_types, perf_profile) do
     chunks = div(rows + batch - 1, batch)
-    row_bytes = Enum.map(prepared, fn {bin, _, r} -> div(byte_size(bin), r) end)
+    pad_rows = chunks * batch - rows
+    nif_inputs = for {bin, dtype, _} <- prepared, do: {pad(bin, rows, pad_rows), dtype}
+    meta = %{batch_size: rows, chunks: chunks}
 
-    Enum.reduce_while(0..(chunks - 1), {:ok, [], nil}, fn c, {:ok, acc, stats} ->
-      nif_inputs =
-        for {{bin, dtype, _}, rb} <- Enum.zip(prepared, row_bytes),
-            do: {chunk(bin, c, batch, rows, rb), dtype}
-
-      meta = %{batch_size: rows, chunk: c, chunks: chunks}
-
-      case Graph.execute_prepared(g, nif_inputs, out_types, perf_profile, meta) do
-        {:ok, bins, s} ->
-          {:cont, {:ok, [bins | acc], add_stats(stats, s)}}
-
-        {:error, %Error{} = e} ->
-          first = c * batch
-          last = min(first + batch, rows) - 1
-          where = "chunk #{c} of #{chunks}: rows #{first}..#{last} of #{rows}"
-          {:halt, {:error, %{e | message: "#{e.message} (#{@where} #{where})"}}}
-      end
-    end)
-    |> case do
-      {:ok, acc, stats} -> {:ok, Enum.reverse(acc), Map.put(stats, :chunks, chunks)}
-      error -> error
+    case Graph.execute_chunks(g, nif_inputs, out_types, perf_profile, batch, meta) do
+      {:ok, bins, stats} -> {:ok, bins, Map.put(stats, :chunks, chunks)}
+      {:error, %Error{} = e} -> {:error, %{e | message: "#{e.message} (#{@where})"}}
     end
   end
 
-  # Rows [c * batch, (c + 1) * batch): a sub-binary, or for a short last chunk its rows followed
-  # by zero rows (zero is a valid value in every type, and its results are dropped).
-  defp chunk(bin, c, batch, rows, row_bytes) do
-    start = c * batch
+  # The rows followed by `pad_rows` zero rows (zero is a valid value in every type, and their
+  # results are dropped): a copy, made only when the rows are not a whole number of chunks.
+  defp pad(bin, _rows, 0), do: bin
 
-    if start + batch <= rows do
-      binary_part(bin, start * row_bytes, batch * row_bytes)
-    else
-      have = rows - start
-
-      binary_part(bin, start * row_bytes, have * row_bytes) <>
-        :binary.copy(<<0>>, (batch - have) * row_bytes)
-    end
-  end
-
-  defp add_stats(nil, s), do: s
-
-  defp add_stats(a, b) do
-    Map.merge(a, b, fn
-      _k, x, y when is_integer(x) and is_integer(y) -> x + y
-      _k, _x, y -> y
-    end)
-  end
+  defp pad(bin, rows, pad_rows),
+    do: bin <> :binary.copy(<<0>>, div(byte_size(bin), rows) * pad_rows)
 
   # ---- outputs --------------------------------------------------------------------------------
 
-  defp build_outputs(g, batch, rows, chunks, out_types, kind) do
-    per_output = chunks |> Enum.zip() |> Enum.map(&Tuple.to_list/1)
-
-    [g.outputs, out_types, per_output]
+  defp build_outputs(g, batch, rows, bins, out_types, kind) do
+    [g.outputs, out_types, bins]
     |> Enum.zip()
-    |> Enum.reduce_while({:ok, []}, fn {info, dtype, parts}, {:ok, acc} ->
+    |> Enum.reduce_while({:ok, []}, fn {info, dtype, bin}, {:ok, acc} ->
       row_bytes = div(info.num_elements, batch) * Map.fetch!(@sizes, dtype)
-      bin = join(parts, rows * row_bytes)
+      # the padding's rows are at the end
+      bin =
+        if byte_size(bin) == rows * row_bytes,
+          do: bin,
+          else: binary_part(bin, 0, rows * row_bytes)
 
       case output(g, info, dtype, bin, rows, kind) do
         {:ok, out} -> {:cont, {:ok, [out | acc]}}
@@ -279,15 +250,6 @@ defmodule HexagonTpu.Batching do
       {:ok, acc} -> {:ok, Enum.reverse(acc)}
       error -> error
     end
-  end
-
-  # The chunks' outputs one after another, cut to the real rows (the padding is at the end).
-  defp join([bin], size) when byte_size(bin) == size, do: bin
-  defp join([bin], size), do: binary_part(bin, 0, size)
-
-  defp join(parts, size) do
-    all = IO.iodata_to_binary(parts)
-    if byte_size(all) == size, do: all, else: binary_part(all, 0, size)
   end
 
   defp output(_g, _info, _dtype, bin, _rows, :binary), do: {:ok, bin}

@@ -33,8 +33,8 @@ defmodule HexagonTpu.Serving do
 
   Telemetry: Nx.Serving's `[:nx, :serving, :execute | :preprocessing | :postprocessing, ...]`
   events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), and
-  each chunk's `[:hexagon_tpu, :execute, ...]` events with `:batch_size`, `:chunk` and
-  `:chunks` in their metadata (`HexagonTpu.Telemetry`).
+  for each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in
+  its metadata (`HexagonTpu.Telemetry`).
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Runtime}
@@ -250,18 +250,20 @@ defmodule HexagonTpu.Serving do
             )
     end
 
-    tensors =
-      for {{info, x}, i} <- Enum.with_index(Enum.zip(spec.inputs, inputs)),
-          do: request_tensor(spec, info, i, x)
+    tensors = request_tensors(spec, spec.inputs, inputs, 0)
+    [rows | _] = all_rows = Enum.map(tensors, &elem(&1.shape, 0))
 
-    rows = Enum.map(tensors, &elem(&1.shape, 0))
-
-    if length(Enum.uniq(rows)) > 1 do
-      raise request_error(spec, "the inputs have different numbers of rows: #{inspect(rows)}")
+    if not Enum.all?(all_rows, &(&1 == rows)) do
+      raise request_error(spec, "the inputs have different numbers of rows: #{inspect(all_rows)}")
     end
 
-    {Nx.Batch.concatenate([List.to_tuple(tensors)]), hd(rows)}
+    {Nx.Batch.concatenate([List.to_tuple(tensors)]), rows}
   end
+
+  defp request_tensors(spec, [info | infos], [x | xs], i),
+    do: [request_tensor(spec, info, i, x) | request_tensors(spec, infos, xs, i + 1)]
+
+  defp request_tensors(_spec, [], [], _i), do: []
 
   # The request's rows as a tensor of the type every request of this serving has (so requests
   # merge into one batch): f32 with quantize: :auto, the input's own type with :none.

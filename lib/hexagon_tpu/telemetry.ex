@@ -29,9 +29,9 @@ defmodule HexagonTpu.Telemetry do
           call) and `:nif_ns` (the NIF), in nanoseconds
 
       Metadata: `%{graph: name, status: :ok | {:error, reason}, telemetry_span_context: ref}`.
-      The executes of `HexagonTpu.predict_batch/3` (one per chunk of the graph's batch, and so
-      those of `HexagonTpu.Serving`) also carry, in all three events, `:batch_size` (the rows
-      of the whole batch), `:chunk` (0-based) and `:chunks`.
+      A `HexagonTpu.predict_batch/3` call (and so each batch of `HexagonTpu.Serving`) is one
+      span for all its chunks' executes: its three events also carry `:batch_size` (the rows
+      of the batch) and `:chunks` (the executes), and the measurements are the chunks' sums.
 
     * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
       returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,
@@ -97,7 +97,7 @@ defmodule HexagonTpu.Telemetry do
   `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
   exits (then re-raised with its stacktrace); returns `fun`'s result unchanged. For
   `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
-  (`HexagonTpu.predict_batch/3` adds `:batch_size`, `:chunk` and `:chunks`).
+  (`HexagonTpu.predict_batch/3` adds `:batch_size` and `:chunks`).
   """
   @spec execute_span(String.t(), (() -> result), map()) :: result when result: execute_result()
   def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do

@@ -114,6 +114,36 @@ defmodule HexagonTpu.BatchTest do
     assert msg =~ "'x' {2, 3}, 'y' {6}"
   end
 
+  test "the NIF's batch execute checks its chunks", %{add1: m} do
+    # 24 bytes are not 5 equal chunks: refused before any execute
+    six = f32([1, 2, 3, 4, 5, 6])
+    ab = [{six, :f32}, {six, :f32}]
+
+    assert {:error, %Error{reason: :mismatch, message: msg}} =
+             HexagonTpu.Error.wrap(HexagonTpu.NIF.graph_execute_batch(m.ref, ab, [:f32], nil, 5))
+
+    assert msg =~ "input 0: 24 bytes are not 5 equal chunks"
+
+    assert_raise ArgumentError, fn ->
+      HexagonTpu.NIF.graph_execute_batch(m.ref, ab, [:f32], nil, 0)
+    end
+
+    # 2 chunks of 12 bytes, not the graph's 16: the core's mismatch, at chunk 0
+    assert {:error, {:mismatch, msg, _, _}, 0} =
+             HexagonTpu.NIF.graph_execute_batch(m.ref, ab, [:f32], nil, 2)
+
+    assert msg =~ "expected 16 bytes"
+
+    before = HexagonTpu.stats().executes
+    a = f32(rows(3, 4, 0.0))
+
+    assert {:ok, [y], %{execute_ns: _}} =
+             HexagonTpu.NIF.graph_execute_batch(m.ref, [{a, :f32}, {a, :f32}], [:f32], nil, 3)
+
+    assert from_f32(y) == Enum.map(rows(3, 4, 0.0), &(&1 * 2))
+    assert HexagonTpu.stats().executes - before == 3
+  end
+
   test "an execute error names its chunk and rows", %{scale2: m} do
     # a NaN in row 3 (chunk 1 of a batch-2 graph) fails while quantizing that chunk
     nan = <<0x7FC00000::32-native>>
