@@ -134,14 +134,13 @@ defmodule HexagonTpu.BatchTest do
 
     assert msg =~ "expected 16 bytes"
 
-    before = HexagonTpu.stats().executes
+    # each chunk's part of the (uninitialized) output is written only by its own execute
     a = f32(rows(3, 4, 0.0))
 
     assert {:ok, [y], %{execute_ns: _}} =
              HexagonTpu.NIF.graph_execute_batch(m.ref, [{a, :f32}, {a, :f32}], [:f32], nil, 3)
 
     assert from_f32(y) == Enum.map(rows(3, 4, 0.0), &(&1 * 2))
-    assert HexagonTpu.stats().executes - before == 3
   end
 
   test "an execute error names its chunk and rows", %{scale2: m} do

@@ -154,8 +154,8 @@ defmodule HexagonTpu.ServingTest do
       :telemetry.attach(
         id,
         [:nx, :serving, :execute, :stop],
-        fn _, _, %{metadata: meta}, _ -> send(parent, {:partition, meta.partition}) end,
-        nil
+        &__MODULE__.send_partition/4,
+        parent
       )
     end
 
@@ -198,6 +198,10 @@ defmodule HexagonTpu.ServingTest do
     assert_raise Error, ~r/cannot be batched/, fn -> HexagonTpu.Serving.new(uneven) end
   end
 
+  # telemetry handlers as remote functions (:telemetry logs about anonymous ones)
+  def send_partition(_event, _m, %{metadata: meta}, parent),
+    do: send(parent, {:partition, meta.partition})
+
   test "batched_run/3 on a name nobody serves is :unavailable, not a hang" do
     assert {:error, %Error{reason: :unavailable, message: msg}} =
              HexagonTpu.Serving.batched_run(:no_such_serving, [row(1.0), row(1.0)])
@@ -218,6 +222,8 @@ defmodule HexagonTpu.ServingTelemetryTest do
 
   import HexagonTpu.TestModels
 
+  def send_event(event, _m, meta, parent), do: send(parent, {event, meta})
+
   test "Nx.Serving's execute events and hexagon_tpu's, with the batch size" do
     path = build_file!(add_f32())
     serving = HexagonTpu.Serving.new(path, backend: :reference, batch_size: 8, batch_timeout: 100)
@@ -229,8 +235,8 @@ defmodule HexagonTpu.ServingTelemetryTest do
     :telemetry.attach_many(
       id,
       [[:nx, :serving, :execute, :stop], [:hexagon_tpu, :execute, :stop]],
-      fn event, _m, meta, _ -> send(parent, {event, meta}) end,
-      nil
+      &__MODULE__.send_event/4,
+      parent
     )
 
     on_exit(fn -> :telemetry.detach(id) end)
