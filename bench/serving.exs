@@ -8,6 +8,8 @@
 #   direct x64   predict/3, binaries, 64 concurrent callers (one model: executes serialize)
 #   batch 64     predict_batch/3, 64 rows per call, 1 caller (per row)
 #   serving xN   Nx.Serving.batched_run/2 of one Nx image per request, N = 1, 8, 64 callers
+#   no-op x64    an Nx.Serving with the same settings whose function runs nothing: Nx.Serving's
+#                own cost per request, the ceiling for any serving
 #                (HexagonTpu.Serving: batch_size 32, 2 partitions, batch_timeout 1 ms; BATCH_SIZE,
 #                PARTITIONS and BATCH_TIMEOUT choose others)
 #
@@ -50,8 +52,30 @@ serving =
     partitions: partitions
   )
 
+# Nx.Serving's own cost: the same settings, a function that runs nothing and answers each
+# row with a constant (what no serving can beat).
+[output] = HexagonTpu.Graph.outputs(model)
+constant = Nx.broadcast(Nx.tensor(0.0, type: {:f, 32}), put_elem(output.shape, 0, batch_size))
+
+noop =
+  Nx.Serving.new(
+    fn _opts -> fn batch -> Nx.slice_along_axis(constant, 0, batch.size, axis: 0) end end,
+    compiler: Nx.Defn.Evaluator,
+    max_concurrency: partitions
+  )
+  |> Nx.Serving.client_preprocessing(fn [t] -> {Nx.Batch.concatenate([t]), :ok} end)
+
 {:ok, _} =
-  Supervisor.start_link([{Nx.Serving, serving: serving, name: BenchDigits}],
+  Supervisor.start_link(
+    [
+      {Nx.Serving, serving: serving, name: BenchDigits},
+      {Nx.Serving,
+       serving: noop,
+       name: BenchNoop,
+       batch_size: batch_size,
+       batch_timeout: timeout,
+       partitions: partitions > 1}
+    ],
     strategy: :one_for_one
   )
 
@@ -96,13 +120,13 @@ scenarios = [
   {"direct x64", 64, 1, direct},
   {"batch 64", 1, 64,
    fn i ->
-     {:ok, [_]} =
-       HexagonTpu.predict_batch(model, [elem(batch64, rem(i, 8))], output: :binary)
+     {:ok, [_]} = HexagonTpu.predict_batch(model, [elem(batch64, rem(i, 8))], output: :binary)
    end},
   {"serving x1", 1, 1, fn i -> [_] = Nx.Serving.batched_run(BenchDigits, [elem(timages, i)]) end},
   {"serving x8", 8, 1, fn i -> [_] = Nx.Serving.batched_run(BenchDigits, [elem(timages, i)]) end},
   {"serving x64", 64, 1,
-   fn i -> [_] = Nx.Serving.batched_run(BenchDigits, [elem(timages, i)]) end}
+   fn i -> [_] = Nx.Serving.batched_run(BenchDigits, [elem(timages, i)]) end},
+  {"no-op x64", 64, 1, fn i -> Nx.Serving.batched_run(BenchNoop, [elem(timages, i)]) end}
 ]
 
 # warm up every path once

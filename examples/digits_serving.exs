@@ -26,7 +26,9 @@ serving =
   )
 
 [input] = serving.arg.inputs
-{:ok, _sup} = Supervisor.start_link([{Nx.Serving, serving: serving, name: Digits}], strategy: :one_for_one)
+
+{:ok, _sup} =
+  Supervisor.start_link([{Nx.Serving, serving: serving, name: Digits}], strategy: :one_for_one)
 
 row_bytes = input.num_elements * 4
 images = for <<row::binary-size(row_bytes) <- x>>, do: row
@@ -54,10 +56,20 @@ float_correct = count.(Enum.zip(float_pred, labels))
 agree = count.(Enum.zip(preds, float_pred))
 pct = fn k -> :erlang.float_to_binary(100 * k / n, decimals: 2) end
 
-IO.puts("model    models/digits/digits.bin through Nx.Serving.batched_run (batch_size 64, 64 callers)")
-IO.puts("samples  #{n} (held-out), #{div(us, n)} us per image wall time, #{round(n * 1.0e6 / us)} images/s")
+IO.puts(
+  "model    models/digits/digits.bin through Nx.Serving.batched_run (batch_size 64, 64 callers)"
+)
+
+IO.puts(
+  "samples  #{n} (held-out), #{div(us, n)} us per image wall time, #{round(n * 1.0e6 / us)} images/s"
+)
+
 IO.puts("accuracy #{pct.(correct)}% (#{correct}/#{n}) quantized on the reference backend")
-IO.puts("float    #{pct.(float_correct)}% (#{float_correct}/#{n}) float model before quantization")
+
+IO.puts(
+  "float    #{pct.(float_correct)}% (#{float_correct}/#{n}) float model before quantization"
+)
+
 IO.puts("agree    #{pct.(agree)}% (#{agree}/#{n}) same class as the float model")
 
 if correct * 100 < 95 * n or (float_correct - correct) * 100 > n do
