@@ -14,7 +14,17 @@ defmodule HexagonTpu.PeerServing do
     if Node.alive?() do
       :ok
     else
-      System.cmd("epmd", ["-daemon"], stderr_to_stdout: true)
+      # epmd beside this VM's erts (a private OTP root may not be on PATH), else on PATH
+      erts_epmd =
+        Path.join([
+          to_string(:code.root_dir()),
+          "erts-#{:erlang.system_info(:version)}",
+          "bin",
+          "epmd"
+        ])
+
+      epmd = Enum.find([erts_epmd, System.find_executable("epmd")], &(&1 && File.exists?(&1)))
+      if epmd, do: System.cmd(epmd, ["-daemon"], stderr_to_stdout: true)
       name = :"htpu_test_#{System.pid()}_#{System.unique_integer([:positive])}"
 
       case :net_kernel.start([name, :shortnames]) do
