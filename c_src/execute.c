@@ -51,10 +51,19 @@ void nif_sched_counts_get(nif_sched_counts *out) {
  * is a fresh refc binary the backend (or the core's dequantizer) writes into, handed to Erlang
  * with enif_make_binary: no copy on the way out.
  *
- * Off RUN_DIRTY, the call may be declined: returns 1 with *why set (HTPU_DECLINE_NONE for the
- * size bound) and nothing made; else 0 with the answer in *ret. */
-static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifTime t0,
-               ERL_NIF_TERM *ret, htpu_decline *why) {
+ * graph_execute_batch(graph_ref, [{binary, dtype}], [dtype], perf_profile, chunks)
+ *   -> {:ok, [binary], stats_map} | {:error, reason, chunk}
+ * The same for `chunks` executes in one call (HexagonTpu.predict_batch/3): each input holds
+ * `chunks` graph inputs one after another, and execute c reads the c-th of each and writes the
+ * c-th part of each output, whose binary holds all of them. One dirty-scheduler call for a whole
+ * batch instead of one per chunk; each execute still takes the graph's lock on its own, so other
+ * callers of the graph interleave. The stats are the executes' sums; an error stops at its chunk,
+ * which the answer names (errors found before any execute are {:error, reason}).
+ *
+ * Off RUN_DIRTY (one chunk only), the call may be declined: returns 1 with *why set
+ * (HTPU_DECLINE_NONE for the size bound) and nothing made; else 0 with the answer in *ret. */
+static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, unsigned chunks,
+               int batch_call, ErlNifTime t0, ERL_NIF_TERM *ret, htpu_decline *why) {
   nif_graph *res;
   unsigned n_in, n_out;
   int declined = 0;
@@ -100,8 +109,13 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifT
       *ret = enif_make_badarg(env);
       goto out;
     }
+    if (bin.size % chunks != 0) {
+      *ret = nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
+                                i, bin.size, chunks);
+      goto out;
+    }
     io[i].data = bin.data;
-    io[i].size = bin.size;
+    io[i].size = bin.size / chunks;
     io_bytes += bin.size;
   }
   if (mode != RUN_DIRTY && io_bytes > NIF_NORMAL_MAX_IO_BYTES) {
@@ -113,12 +127,13 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifT
   for (unsigned i = 0; i < n_in; i++) {
     size_t align = htpu_dtype_size(io[i].dtype);
     if (align > 1 && io[i].size && ((uintptr_t)io[i].data % align) != 0) {
-      copies[i] = enif_alloc(io[i].size);
+      size_t all = io[i].size * chunks;
+      copies[i] = enif_alloc(all);
       if (!copies[i]) {
         *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
         goto out;
       }
-      memcpy(copies[i], io[i].data, io[i].size);
+      memcpy(copies[i], io[i].data, all);
       io[i].data = copies[i];
     }
   }
@@ -132,7 +147,12 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifT
     }
     /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
      * (HTPU_EMISMATCH), never an overflow. */
-    size_t size = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    size_t one = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && chunks > SIZE_MAX / one) {
+      *ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, chunks);
+      goto out;
+    }
+    size_t size = one * chunks;
     io_bytes += size;
     if (mode != RUN_DIRTY && io_bytes > NIF_NORMAL_MAX_IO_BYTES) {
       declined = 1;
@@ -144,7 +164,7 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifT
     }
     made++;
     o->data = outs[i].data;
-    o->size = outs[i].size;
+    o->size = one;
   }
 
   htpu_exec_options xo;
@@ -154,16 +174,28 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, ErlNifT
   }
   xo.no_wait = mode != RUN_DIRTY;
   xo.short_ns = mode == RUN_AUTO ? NIF_SHORT_CALL_NS : 0;
-  htpu_exec_stats st;
-  int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &st);
-  if (rc && st.declined) {
-    declined = 1;
-    *why = st.declined;
-    goto out;
-  }
-  if (rc) {
-    *ret = nif_make_error(env, rc);
-    goto out;
+  htpu_exec_stats st = {0};
+  for (unsigned c = 0; c < chunks; c++) {
+    htpu_exec_stats one = {0};
+    int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &one);
+    if (rc && one.declined) { /* only off RUN_DIRTY, which is one chunk */
+      declined = 1;
+      *why = one.declined;
+      goto out;
+    }
+    if (rc) {
+      *ret = nif_make_error(env, rc);
+      const ERL_NIF_TERM *e;
+      int arity; /* {:error, reason} -> {:error, reason, chunk} */
+      if (batch_call && enif_get_tuple(env, *ret, &arity, &e) && arity == 2)
+        *ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, c));
+      goto out;
+    }
+    st.execute_ns += one.execute_ns;
+    st.quantize_ns += one.quantize_ns;
+    st.dequantize_ns += one.dequantize_ns;
+    st.total_ns += one.total_ns;
+    for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
   }
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = n_out; i-- > 0;)
@@ -189,7 +221,19 @@ ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  (void)run(env, argv, RUN_DIRTY, t0, &ret, &why);
+  (void)run(env, argv, RUN_DIRTY, 1, 0, t0, &ret, &why);
+  atomic_fetch_add(&counts.dirty_io, 1);
+  return ret;
+}
+
+ERL_NIF_TERM nif_graph_execute_batch(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
+  unsigned chunks;
+  if (!enif_get_uint(env, argv[4], &chunks) || chunks == 0) return enif_make_badarg(env);
+  ERL_NIF_TERM ret;
+  htpu_decline why;
+  (void)run(env, argv, RUN_DIRTY, chunks, 1, t0, &ret, &why);
   atomic_fetch_add(&counts.dirty_io, 1);
   return ret;
 }
@@ -209,7 +253,7 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
     return enif_make_badarg(env);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  if (!run(env, argv, mode, t0, &ret, &why)) {
+  if (!run(env, argv, mode, 1, 0, t0, &ret, &why)) {
     atomic_fetch_add(&counts.normal, 1);
     /* The time this call held the scheduler, as a share of the 1 ms a NIF may take (at least
      * 1%: the scheduler's reduction budget counts it). */

@@ -140,6 +140,49 @@ defmodule HexagonTpu do
           | {HexagonTpu.SharedIO.t(), map()}
   def predict!(model, inputs, opts \\ []), do: Graph.execute!(model, inputs, opts)
 
+  @doc """
+  Runs the model on a batch of N rows, in chunks of the graph's own batch; returns the outputs
+  with N rows.
+
+  A graph's batch B is the leading dimension its inputs and outputs share (`[1, 64]`: 1). Each
+  input holds N rows of the graph's shape: an Nx tensor of shape `{n, ...}` (the rest of the
+  graph's shape), or a binary of a whole number of rows (f32, or the tensor's own type with
+  `quantize: :none`); every input the same N. The rows run B at a time, one execute each, the
+  last chunk padded with zero rows when N is not a multiple of B; each output comes back with
+  N rows (padding removed): an Nx tensor of shape `{n, ...}` or a binary of N rows. So a model
+  compiled for batch 1 serves a batch of 64 images in one call, and `HexagonTpu.Serving`
+  batches concurrent requests through it.
+
+  Inputs are read and converted once for the whole batch (one `Nx.to_binary/1`, and one
+  `Nx.as_type/2` for another float type as in `predict/3`) and handed to the NIF whole (copied
+  once only when N rows need padding): one dirty-scheduler call runs every chunk, each an
+  execute of its own (serialized with the model's other executes, which interleave), writing
+  its part of one output binary. The call is one telemetry span whose metadata adds
+  `:batch_size` (N) and `:chunks`; its figures are the chunks' sums. A shape error names the
+  expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the graph's
+  {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension cannot be
+  batched (`:invalid_argument`). An execute error stops at its chunk and names its rows.
+  Vectorized tensors are refused (`predict/3` takes them).
+
+  Options as `predict/3`; with `stats: true` the chunks' figures are added up and `:chunks`
+  is their count.
+  """
+  @spec predict_batch(model(), [Graph.input()], keyword()) ::
+          {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
+  def predict_batch(model, inputs, opts \\ []),
+    do: HexagonTpu.Batching.predict_batch(model, inputs, opts)
+
+  @doc "Like `predict_batch/3`, raising `HexagonTpu.Error`."
+  @spec predict_batch!(model(), [Graph.input()], keyword()) ::
+          [Graph.output()] | {[Graph.output()], map()}
+  def predict_batch!(model, inputs, opts \\ []) do
+    case predict_batch(model, inputs, opts) do
+      {:ok, outputs} -> outputs
+      {:ok, outputs, stats} -> {outputs, stats}
+      {:error, error} -> raise error
+    end
+  end
+
   @doc "Zero-copy input/output buffers for the model: see `HexagonTpu.Graph.alloc_io/1`."
   @spec alloc_io(model()) :: {:ok, HexagonTpu.SharedIO.t()} | {:error, Error.t()}
   def alloc_io(model), do: Graph.alloc_io(model)

@@ -17,10 +17,14 @@
 #                                       build/trixie-otp, run through trixie's own loader),
 #                                       Nx/telemetry built by that Elixir, none skipped (CI)
 #   make check-format                   mix format --check-formatted with the pinned Elixir
+#   make bench-serving [SECS=2]         bench/serving.exs: predict/3 direct and through Nx,
+#                                       predict_batch/3, Nx.Serving.batched_run with 1, 8 and
+#                                       64 callers (docs/serving.md); a build of its own in
+#                                       _build/bench
 
 RUNS ?= 200
 
-.PHONY: test-elixir-optional test-elixir-loop test-elixir-trixie
+.PHONY: test-elixir-optional test-elixir-loop test-elixir-trixie bench-serving
 test-elixir-optional:
 	$(Q)bash test/optional/run.sh
 
@@ -29,6 +33,12 @@ test-elixir-trixie:
 
 test-elixir-loop:
 	$(Q)bash test/optional/loop.sh $(RUNS)
+
+# Not a test (no timed assertions): prints the figures docs/serving.md quotes. The real Nx as
+# for test-elixir-optional (test/optional/env.sh), in a Mix build of its own.
+bench-serving:
+	$(Q)MIX_BUILD_PATH=$(CURDIR)/_build/bench SECS=$(or $(SECS),2) bash -c \
+	  'source test/optional/env.sh && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL mix run bench/serving.exs'
 
 # `mix format --check-formatted` with one pinned Elixir: the formatter's layout changes between
 # releases (1.18 lays out several of our files differently from 1.14, and no layout satisfies

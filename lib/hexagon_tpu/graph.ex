@@ -72,6 +72,47 @@ defmodule HexagonTpu.Graph do
   @doc false
   def open_option_names, do: Map.keys(@open_spec)
 
+  # For HexagonTpu.Batching: execute/3's options, checked as `where` (the public function).
+  @doc false
+  @spec validate_execute_options(term(), String.t()) :: {:ok, map()} | {:error, Error.t()}
+  def validate_execute_options(opts, where), do: Options.validate(opts, @exec_spec, where)
+
+  # For HexagonTpu.Batching: `chunks` executes in one NIF call, of inputs already prepared
+  # (`[{binary, dtype}]`, each binary `chunks` graph inputs one after another), in one telemetry
+  # span whose metadata also carries `meta`. Returns each output's `chunks` results in one
+  # binary, in `out_types`; an error names the chunk it stopped at and its rows (`batch` rows a
+  # chunk, `meta.batch_size` rows in all).
+  @doc false
+  @spec execute_chunks(t(), [{binary(), atom()}], [atom()], atom() | nil, pos_integer(), map()) ::
+          {:ok, [binary()], map()} | {:error, Error.t()}
+  def execute_chunks(%__MODULE__{} = g, nif_inputs, out_types, perf_profile, batch, meta) do
+    %{chunks: chunks, batch_size: rows} = meta
+    names = Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
+
+    HexagonTpu.Telemetry.execute_span(
+      g.name,
+      fn ->
+        case NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks) do
+          {:error, nif_error, chunk} ->
+            {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), names)
+            first = chunk * batch
+            last = min(first + batch, rows) - 1
+            where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
+            {:error, %{e | message: "#{e.message} (#{where})"}}
+
+          other ->
+            other |> Error.wrap() |> Error.put_tensor(names)
+        end
+      end,
+      meta
+    )
+  end
+
+  @doc false
+  @spec output_types(t(), :auto | :none) :: [atom()]
+  def output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
+  def output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
+
   @doc """
   Opens a graph of the context.
 
@@ -448,9 +489,6 @@ defmodule HexagonTpu.Graph do
     do: NIF.graph_execute_normal(ref, inputs, out_types, profile, mode)
 
   # ---- outputs -------------------------------------------------------------------------------
-
-  defp output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
-  defp output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
 
   defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
 

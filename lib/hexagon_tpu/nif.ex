@@ -34,6 +34,10 @@ defmodule HexagonTpu.NIF do
     do: :erlang.nif_error(:not_loaded)
 
   def graph_timing(_graph), do: :erlang.nif_error(:not_loaded)
+
+  def graph_execute_batch(_graph, _inputs, _output_types, _perf_profile, _chunks),
+    do: :erlang.nif_error(:not_loaded)
+
   def graph_execute_shared(_graph, _shared, _perf_profile), do: :erlang.nif_error(:not_loaded)
   def graph_alloc_io(_graph, _env), do: :erlang.nif_error(:not_loaded)
   def shared_write(_shared, _slot, _binary, _mode), do: :erlang.nif_error(:not_loaded)

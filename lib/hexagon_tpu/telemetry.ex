@@ -31,6 +31,9 @@ defmodule HexagonTpu.Telemetry do
       Metadata: `%{graph: name, status: :ok | {:error, reason}, scheduler: :normal |
       :dirty_io | nil, telemetry_span_context: ref}`: `:scheduler` is where the call ran
       (`HexagonTpu.Graph.execute/3`'s `:scheduler`), `nil` when it returned an error.
+      A `HexagonTpu.predict_batch/3` call (and so each batch of `HexagonTpu.Serving`) is one
+      span for all its chunks' executes: its three events also carry `:batch_size` (the rows
+      of the batch) and `:chunks` (the executes), and the measurements are the chunks' sums.
 
     * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
       returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,
@@ -95,13 +98,14 @@ defmodule HexagonTpu.Telemetry do
   `t:execute_result/0`) between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
   `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
   exits (then re-raised with its stacktrace); returns `fun`'s result unchanged. For
-  `HexagonTpu.Graph.execute/3`.
+  `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
+  (`HexagonTpu.predict_batch/3` adds `:batch_size` and `:chunks`).
   """
-  @spec execute_span(String.t(), (() -> result)) :: result when result: execute_result()
-  def execute_span(graph, fun) when is_function(fun, 0) do
+  @spec execute_span(String.t(), (() -> result), map()) :: result when result: execute_result()
+  def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do
     if enabled?() do
       start = System.monotonic_time()
-      meta = %{graph: graph, telemetry_span_context: make_ref()}
+      meta = Map.merge(extra_meta, %{graph: graph, telemetry_span_context: make_ref()})
 
       emit(
         [:hexagon_tpu, :execute, :start],

@@ -53,3 +53,27 @@ defmodule HexagonTpu.DigitsDemoTest do
     assert out =~ "OK: >= 95%"
   end
 end
+
+defmodule HexagonTpu.DigitsServingTest do
+  # examples/digits_serving.exs: the same images through Nx.Serving.batched_run/2 from 64
+  # concurrent callers, the same 523/539 as predict/3 one by one.
+  use ExUnit.Case, async: true
+
+  @moduletag :nx
+  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
+
+  @script Path.expand("../../examples/digits_serving.exs", __DIR__)
+
+  test "examples/digits_serving.exs prints 97.03% (523/539) and exits 0" do
+    elixir = System.find_executable("elixir") || flunk("elixir is not on PATH")
+    ebin = Path.join(Mix.Project.app_path(), "ebin")
+
+    {out, status} = System.cmd(elixir, ["-pa", ebin, @script], stderr_to_stdout: true)
+
+    assert status == 0, out
+    assert out =~ "through Nx.Serving.batched_run"
+    assert out =~ "accuracy 97.03% (523/539)"
+    assert out =~ "agree    100.00% (539/539)"
+    assert out =~ "OK: >= 95%"
+  end
+end

@@ -62,6 +62,26 @@ defmodule HexagonTpu.TestModels do
     op Relu x -> y
   """
 
+  @doc "Graphs of batch 4 and 2 for predict_batch/3, and one whose tensors do not share a batch."
+  def batch_models do
+    """
+    graph add_b4
+      input a f32 [4,3]
+      input b f32 [4,3]
+      output y f32 [4,3]
+      op ElementWiseAdd a b -> y
+    graph scale_b2
+      input x u8 [2,2] scale=0.1 zero_point=128
+      static s u8 [1,2] scale=0.02 zero_point=0 data=[50,100]
+      output y u8 [2,2] scale=0.1 zero_point=128
+      op ElementWiseMultiply x s -> y
+    graph flatten
+      input x f32 [2,3]
+      output y f32 [6]
+      op Reshape x -> y
+    """
+  end
+
   def add_f32, do: @add_f32
   def two_graphs, do: @two_graphs
   def mixed, do: @mixed

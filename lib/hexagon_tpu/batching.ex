@@ -1,0 +1,259 @@
+defmodule HexagonTpu.Batching do
+  # HexagonTpu.predict_batch/3: a graph compiled for a batch of B rows (the leading dimension of
+  # its tensors) runs N rows in chunks of B, the last one padded with zero rows; the outputs come
+  # back with N rows, the padding's rows dropped. Each input is read and converted once for the
+  # whole batch (one Nx.to_binary/1, one Nx.as_type/2 for another float type) and handed to the
+  # NIF whole: one call (NIF.graph_execute_batch/5) runs every chunk, each an execute of its own
+  # reading its part of the inputs and writing its part of the outputs, so a batch costs one
+  # dirty-scheduler call, not one per chunk. Only rows that need padding are copied.
+  @moduledoc false
+
+  alias HexagonTpu.{Error, Graph, NxTensors}
+
+  @where "HexagonTpu.predict_batch/3"
+
+  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
+
+  @spec predict_batch(Graph.t(), list(), keyword()) ::
+          {:ok, list()} | {:ok, list(), map()} | {:error, Error.t()}
+  def predict_batch(%Graph{} = g, inputs, opts) do
+    with {:ok, o} <- Graph.validate_execute_options(opts, @where),
+         {:ok, kind} <- NxTensors.output_kind(o.output, @where),
+         {:ok, batch} <- graph_batch(g),
+         {:ok, prepared} <- prepare_inputs(g, batch, inputs, o.quantize),
+         {:ok, rows} <- same_rows(g, prepared),
+         out_types = Graph.output_types(g, o.dequantize),
+         {:ok, chunks, stats} <- run_chunks(g, batch, rows, prepared, out_types, o.perf_profile),
+         {:ok, outputs} <- build_outputs(g, batch, rows, chunks, out_types, kind) do
+      if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
+    end
+  end
+
+  def predict_batch(other, _inputs, _opts),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "#{@where}: expected a %HexagonTpu.Graph{}, got #{inspect(other)}"
+       )}
+
+  @doc """
+  The graph's batch: the leading dimension every input and output shares; an error when the
+  graph has none (a scalar tensor, or tensors that disagree).
+  """
+  @spec graph_batch(Graph.t()) :: {:ok, pos_integer()} | {:error, Error.t()}
+  def graph_batch(%Graph{inputs: inputs, outputs: outputs} = g) do
+    tensors = inputs ++ outputs
+
+    cond do
+      inputs == [] ->
+        not_batchable(g, "it has no inputs")
+
+      scalar = Enum.find(tensors, &(tuple_size(&1.shape) == 0)) ->
+        not_batchable(g, "'#{scalar.name}' is a scalar (shape {}): it has no batch dimension")
+
+      true ->
+        [first | _] = inputs
+        batch = elem(first.shape, 0)
+
+        case Enum.find(tensors, &(elem(&1.shape, 0) != batch)) do
+          nil when batch > 0 ->
+            {:ok, batch}
+
+          nil ->
+            not_batchable(g, "its leading dimension is 0")
+
+          other ->
+            not_batchable(
+              g,
+              "its tensors disagree on the leading (batch) dimension: '#{first.name}' " <>
+                "#{inspect(first.shape)}, '#{other.name}' #{inspect(other.shape)}"
+            )
+        end
+    end
+  end
+
+  defp not_batchable(g, why) do
+    {:error,
+     Error.new(:invalid_argument, "#{@where}: graph '#{g.name}' cannot be batched: #{why}")}
+  end
+
+  # ---- inputs: [{binary of all rows, dtype for the NIF, rows}] --------------------------------
+
+  defp prepare_inputs(g, batch, inputs, quantize) when is_list(inputs) do
+    cond do
+      List.improper?(inputs) ->
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "#{@where}: graph '#{g.name}': expected a proper list of inputs, got the improper " <>
+             "list #{inspect(inputs, limit: 5)}"
+         )}
+
+      length(inputs) != length(g.inputs) ->
+        names = Enum.map_join(g.inputs, ", ", & &1.name)
+
+        {:error,
+         Error.new(
+           :mismatch,
+           "#{@where}: graph '#{g.name}' expects #{length(g.inputs)} input(s) (#{names}), " <>
+             "got #{length(inputs)}"
+         )}
+
+      true ->
+        g.inputs
+        |> Enum.zip(inputs)
+        |> Enum.with_index()
+        |> Enum.reduce_while({:ok, []}, fn {{info, input}, i}, {:ok, acc} ->
+          case prepare_input(g, batch, info, i, input, quantize) do
+            {:ok, triple} -> {:cont, {:ok, [triple | acc]}}
+            error -> {:halt, error}
+          end
+        end)
+        |> case do
+          {:ok, acc} -> {:ok, Enum.reverse(acc)}
+          error -> error
+        end
+    end
+  end
+
+  defp prepare_inputs(g, _batch, other, _quantize) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "#{@where}: graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  defp prepare_input(g, _batch, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
+    shape = t.shape
+
+    cond do
+      NxTensors.vectorized?(t) ->
+        mismatch(
+          g,
+          info,
+          i,
+          "got a vectorized tensor (#{inspect(t.vectorized_axes)}): predict_batch/3 takes the " <>
+            "rows on the leading axis (Nx.devectorize/2), predict/3 takes vectorized tensors"
+        )
+
+      not rows_shape?(shape, info.shape) ->
+        mismatch(g, info, i, "expected shape #{rows_shape(info.shape)}, got #{inspect(shape)}")
+
+      true ->
+        case NxTensors.input_binary(t, %{info | shape: shape}, quantize) do
+          {:ok, bin, :raw} -> {:ok, {bin, info.dtype, elem(shape, 0)}}
+          {:ok, bin, :quantize} -> {:ok, {bin, :f32, elem(shape, 0)}}
+          {:error, what} -> mismatch(g, info, i, what)
+        end
+    end
+  end
+
+  defp prepare_input(g, batch, info, i, bin, quantize) when is_binary(bin) do
+    dtype = if quantize == :none, do: info.dtype, else: :f32
+    per_row = div(info.num_elements, batch)
+    row_bytes = per_row * Map.fetch!(@sizes, dtype)
+
+    if row_bytes > 0 and byte_size(bin) > 0 and rem(byte_size(bin), row_bytes) == 0 do
+      {:ok, {bin, dtype, div(byte_size(bin), row_bytes)}}
+    else
+      mismatch(
+        g,
+        info,
+        i,
+        "expected a whole number (>= 1) of rows of #{row_bytes} bytes (#{per_row} #{dtype} " <>
+          "elements each: shape #{rows_shape(info.shape)}), got #{byte_size(bin)} bytes"
+      )
+    end
+  end
+
+  defp prepare_input(g, _batch, info, i, other, _quantize) do
+    mismatch(g, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
+  end
+
+  # {n, d1, d2, ...} with n >= 1 and the rest the graph's own.
+  defp rows_shape?(shape, graph_shape) do
+    tuple_size(shape) == tuple_size(graph_shape) and tuple_size(shape) > 0 and
+      elem(shape, 0) > 0 and Tuple.delete_at(shape, 0) == Tuple.delete_at(graph_shape, 0)
+  end
+
+  @doc "How a batch of rows of `shape` is written in messages: `{n, 64} (n rows of {1, 64})`."
+  @spec rows_shape(tuple()) :: String.t()
+  def rows_shape(shape) do
+    dims = shape |> Tuple.delete_at(0) |> Tuple.to_list() |> Enum.map(&Integer.to_string/1)
+    "{" <> Enum.join(["n" | dims], ", ") <> "} (n >= 1 rows of the graph's #{inspect(shape)})"
+  end
+
+  defp mismatch(g, info, i, what) do
+    {:error,
+     Error.new(:mismatch, "#{@where}: graph '#{g.name}' input '#{info.name}' (#{i}): #{what}",
+       tensor: info.name
+     )}
+  end
+
+  defp same_rows(g, [{_, _, rows} | _] = prepared) do
+    case Enum.uniq_by(Enum.zip(g.inputs, prepared), fn {_, {_, _, r}} -> r end) do
+      [_] ->
+        {:ok, rows}
+
+      [{a, {_, _, ra}}, {b, {_, _, rb}} | _] ->
+        {:error,
+         Error.new(
+           :mismatch,
+           "#{@where}: graph '#{g.name}': the inputs have different numbers of rows: " <>
+             "'#{a.name}' #{ra}, '#{b.name}' #{rb}"
+         )}
+    end
+  end
+
+  # ---- the executes ---------------------------------------------------------------------------
+
+  defp run_chunks(g, batch, rows, prepared, out_types, perf_profile) do
+    chunks = div(rows + batch - 1, batch)
+    pad_rows = chunks * batch - rows
+    nif_inputs = for {bin, dtype, _} <- prepared, do: {pad(bin, rows, pad_rows), dtype}
+    meta = %{batch_size: rows, chunks: chunks}
+
+    case Graph.execute_chunks(g, nif_inputs, out_types, perf_profile, batch, meta) do
+      {:ok, bins, stats} -> {:ok, bins, Map.put(stats, :chunks, chunks)}
+      {:error, %Error{} = e} -> {:error, %{e | message: "#{e.message} (#{@where})"}}
+    end
+  end
+
+  # The rows followed by `pad_rows` zero rows (zero is a valid value in every type, and their
+  # results are dropped): a copy, made only when the rows are not a whole number of chunks.
+  defp pad(bin, _rows, 0), do: bin
+
+  defp pad(bin, rows, pad_rows),
+    do: bin <> :binary.copy(<<0>>, div(byte_size(bin), rows) * pad_rows)
+
+  # ---- outputs --------------------------------------------------------------------------------
+
+  defp build_outputs(g, batch, rows, bins, out_types, kind) do
+    [g.outputs, out_types, bins]
+    |> Enum.zip()
+    |> Enum.reduce_while({:ok, []}, fn {info, dtype, bin}, {:ok, acc} ->
+      row_bytes = div(info.num_elements, batch) * Map.fetch!(@sizes, dtype)
+      # the padding's rows are at the end
+      bin =
+        if byte_size(bin) == rows * row_bytes,
+          do: bin,
+          else: binary_part(bin, 0, rows * row_bytes)
+
+      case output(g, info, dtype, bin, rows, kind) do
+        {:ok, out} -> {:cont, {:ok, [out | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, acc} -> {:ok, Enum.reverse(acc)}
+      error -> error
+    end
+  end
+
+  defp output(_g, _info, _dtype, bin, _rows, :binary), do: {:ok, bin}
+
+  defp output(g, info, dtype, bin, rows, :nx),
+    do: NxTensors.output(bin, %{info | shape: put_elem(info.shape, 0, rows)}, dtype, g.name)
+end

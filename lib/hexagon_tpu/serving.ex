@@ -1,0 +1,421 @@
+defmodule HexagonTpu.Serving do
+  @moduledoc """
+  A model as an `Nx.Serving`: concurrent requests batched, run on the model through
+  `HexagonTpu.predict_batch/3` (executes on the dirty IO schedulers), and the results split
+  back to each caller. Needs Nx (`Nx.Serving` is part of Nx); without it `new/2` raises a
+  `HexagonTpu.Error` that says so.
+
+      serving = HexagonTpu.Serving.new("/data/digits.bin", batch_size: 64, batch_timeout: 2)
+
+      # inline, in the calling process
+      [scores] = Nx.Serving.run(serving, [image])
+
+      # as a process in the supervision tree: requests from many processes are batched
+      children = [{Nx.Serving, serving: serving, name: Digits}]
+      [scores] = Nx.Serving.batched_run(Digits, [image])
+      {:ok, [scores]} = HexagonTpu.Serving.batched_run(Digits, [image])
+
+  A request is a list of inputs in graph-input order (a single input may be given alone), each
+  an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
+  `HexagonTpu.predict_batch/3`); the answer is the list of outputs, each with the request's
+  rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
+  batch, in chunks of the graph's own batch.
+
+  Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
+  count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
+  other requests run. An execute that fails fails its batch: each of its callers gets the
+  `HexagonTpu.Error` raised (not a crash of the serving). `batched_run/3` returns these as
+  `{:error, %HexagonTpu.Error{}}`, and also a serving that is not running or whose node went
+  down (after retrying on the other nodes that serve the name).
+
+  Across nodes, `Nx.Serving.batched_run/2` on a node without the serving sends the request to
+  a node that runs it (`:pg`, Nx.Serving's distribution); see docs/serving.md.
+
+  Telemetry: Nx.Serving's `[:nx, :serving, :execute | :preprocessing | :postprocessing, ...]`
+  events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), and
+  for each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in
+  its metadata (`HexagonTpu.Telemetry`).
+  """
+
+  alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Runtime}
+
+  @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Batch, Nx.LazyContainer, Nx.Defn.Evaluator]}
+
+  @where "HexagonTpu.Serving.new/2"
+
+  @spec_opts %{
+    partitions: {&__MODULE__.pos_integer?/1, "a positive integer", 1},
+    batch_size: {&__MODULE__.pos_integer?/1, "a positive integer", 64},
+    batch_timeout: {:non_neg_integer, "a non-negative integer (milliseconds)", 2},
+    distribution_weight: {&__MODULE__.pos_integer?/1, "a positive integer", 1},
+    shutdown: {:non_neg_integer, "a non-negative integer (milliseconds)", 30_000},
+    quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
+    dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
+    output: {{:one_of, [:nx, :binary]}, ":nx or :binary", :nx},
+    perf_profile:
+      {{:one_of, Runtime.perf_profiles()},
+       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
+  }
+
+  @doc false
+  def pos_integer?(v), do: is_integer(v) and v > 0
+
+  @typedoc "What the serving runs: a model, a list of models (one per partition) or a source."
+  @type model_or_source :: Graph.t() | [Graph.t()] | HexagonTpu.Context.source()
+
+  @doc """
+  Returns an `Nx.Serving` (a struct to `Nx.Serving.run/2`, or to start with `{Nx.Serving,
+  serving: serving, name: Name}`) that runs `model_or_path`.
+
+  `model_or_path` is a loaded model (`HexagonTpu.load_model/2`), a list of loaded models of
+  the same inputs and outputs (one partition each: e.g. graphs of several contexts), or what
+  `HexagonTpu.load_model/2` loads (a path, `{:file, path}`, `{:binary, bytes}`), loaded here,
+  once per partition.
+
+  ## Options
+
+    * `:batch_size` - rows per batch (64); a request larger than that is split by Nx.Serving
+    * `:batch_timeout` - milliseconds a batch waits for more requests once it has one (2);
+      `0` batches what has arrived by the time the serving looks
+    * `:partitions` - copies of the model loaded from the source (1), each a partition that
+      runs batches concurrently with the others (a model runs one execute at a time). With
+      loaded models, the partitions are the list given
+    * `:distribution_weight`, `:shutdown` - as `Nx.Serving.start_link/1`
+    * `:quantize` - `:auto` (requests are float tensors or f32 binaries; other float types
+      are converted to f32 in the caller) or `:none` (requests in each input's own type)
+    * `:dequantize` - as `HexagonTpu.predict/3`
+    * `:output` - `:nx` (default) or `:binary`: what callers get
+    * `:perf_profile` - voted for each execute, as in `HexagonTpu.predict/3`
+    * `:graph` and the runtime options (`backend: :reference`, ...) - for loading a source,
+      as `HexagonTpu.load_model/2`
+
+  Raises `HexagonTpu.Error` on bad options, a model that cannot be batched or cannot be
+  loaded, and when Nx is not loaded.
+  """
+  @spec new(model_or_source(), keyword()) :: struct()
+  def new(model_or_path, opts \\ []) do
+    if !NxTensors.usable?() do
+      raise Error.new(
+              :unsupported,
+              "#{@where}: Nx is not loaded (or the :nx application not started): " <>
+                "Nx.Serving is part of Nx; add {:nx, \"~> 0.7\"} to your project's deps"
+            )
+    end
+
+    load_names = [:graph | Runtime.option_names() -- [:env]]
+    {load_opts, own} = Options.split(opts, load_names)
+    o = HexagonTpu.unwrap!(Options.validate(own, @spec_opts, @where))
+    models = HexagonTpu.unwrap!(models(model_or_path, load_opts, o.partitions))
+    [first | _] = models
+    batch = HexagonTpu.unwrap!(Batching.graph_batch(first))
+
+    spec = %{
+      graph: first.name,
+      inputs: first.inputs,
+      outputs: first.outputs,
+      batch: batch,
+      quantize: o.quantize,
+      dequantize: o.dequantize
+    }
+
+    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
+    output = o.output
+    partitions = length(models)
+
+    # Nx.Serving asks the defn compiler how many partitions to run; the evaluator's answer is
+    # :max_concurrency copies of these options, one per model here.
+    Nx.Serving.new(__MODULE__, arg, compiler: Nx.Defn.Evaluator, max_concurrency: partitions)
+    |> Nx.Serving.process_options(
+      batch_size: o.batch_size,
+      batch_timeout: o.batch_timeout,
+      partitions: partitions > 1,
+      distribution_weight: o.distribution_weight,
+      shutdown: o.shutdown
+    )
+    |> Nx.Serving.client_preprocessing(fn input -> preprocess(spec, input) end)
+    |> Nx.Serving.client_postprocessing(fn result, _info -> postprocess(result, output) end)
+  end
+
+  defp models(%Graph{} = g, [], 1), do: {:ok, [g]}
+  defp models(%Graph{} = g, load_opts, n), do: models([g], load_opts, n)
+
+  defp models([%Graph{} | _] = graphs, load_opts, n) do
+    cond do
+      load_opts != [] ->
+        bad("load options (#{inspect(Keyword.keys(load_opts))}) apply to a source, not to models")
+
+      n != 1 ->
+        bad(
+          "partitions: #{n} loads copies from a source (a path or {:binary, bytes}); with " <>
+            "loaded models the partitions are the list of models"
+        )
+
+      not Enum.all?(graphs, &is_struct(&1, Graph)) ->
+        bad("expected a list of %HexagonTpu.Graph{}, got #{inspect(graphs, limit: 5)}")
+
+      true ->
+        same_io(graphs)
+    end
+  end
+
+  defp models(source, load_opts, n) when is_binary(source) or is_tuple(source) do
+    Enum.reduce_while(1..n, {:ok, []}, fn _, {:ok, acc} ->
+      case HexagonTpu.load_model(source, load_opts) do
+        {:ok, g} -> {:cont, {:ok, [g | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, acc} -> {:ok, Enum.reverse(acc)}
+      error -> error
+    end
+  end
+
+  defp models(other, _load_opts, _n),
+    do: bad("expected a model, a list of models or a source, got #{inspect(other, limit: 5)}")
+
+  defp same_io([first | rest] = graphs) do
+    io = fn g -> Enum.map(g.inputs ++ g.outputs, &{&1.type, &1.shape}) end
+
+    case Enum.find(rest, &(io.(&1) != io.(first))) do
+      nil -> {:ok, graphs}
+      g -> bad("the models' tensors differ: '#{first.name}' and '#{g.name}'")
+    end
+  end
+
+  defp bad(message), do: {:error, Error.new(:invalid_argument, "#{@where}: #{message}")}
+
+  @doc """
+  `Nx.Serving.batched_run/2`, with errors returned: `{:ok, outputs}`, or `{:error,
+  %HexagonTpu.Error{}}` for a bad request (`:mismatch`), a failed execute (the batch's
+  error), or no serving answering: `:unavailable` when no node runs `name` or the node
+  serving the request went down and `retries` (default 2) further attempts, on the nodes still
+  serving it, did not answer either. A request is retried only when its node went down.
+  """
+  @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
+          {:ok, list()} | {:error, Error.t()}
+  def batched_run(name, input, opts \\ []) do
+    retries = Keyword.get(opts, :retries, 2)
+    do_batched_run(name, input, retries)
+  end
+
+  defp do_batched_run(name, input, retries) do
+    {:ok, Nx.Serving.batched_run(name, input)}
+  rescue
+    e in Error -> {:error, e}
+    e -> {:error, Error.new(:serving_error, "#{inspect(name)}: #{Exception.message(e)}")}
+  catch
+    :exit, reason ->
+      case exit_error(name, reason) do
+        :retry when retries > 0 -> do_batched_run(name, input, retries - 1)
+        :retry -> {:error, unavailable(name, "its node went down and no other node answered")}
+        %Error{} = e -> {:error, e}
+      end
+  end
+
+  # What Nx.Serving exits with: {reason, {Nx.Serving, function, args}}. A request served on
+  # another node that raised there exits with the exception.
+  defp exit_error(name, {reason, {Nx.Serving, _fun, _args}}), do: exit_error(name, reason)
+  defp exit_error(_name, {%Error{} = e, stack}) when is_list(stack), do: e
+  defp exit_error(_name, :noconnection), do: :retry
+  defp exit_error(_name, {:nodedown, _}), do: :retry
+  defp exit_error(name, :noproc), do: unavailable(name, "no process serves it on any node")
+
+  defp exit_error(name, {e, stack}) when is_exception(e) and is_list(stack),
+    do: Error.new(:serving_error, "#{inspect(name)}: #{Exception.message(e)}")
+
+  defp exit_error(name, reason),
+    do: Error.new(:serving_error, "#{inspect(name)}: the serving exited: #{inspect(reason)}")
+
+  defp unavailable(name, why),
+    do: Error.new(:unavailable, "Nx.Serving #{inspect(name)} is unavailable: #{why}")
+
+  # ---- client side: one request -> an Nx.Batch of its rows -----------------------------------
+
+  @doc false
+  def preprocess(spec, input) do
+    inputs =
+      cond do
+        is_list(input) -> input
+        length(spec.inputs) == 1 -> [input]
+        true -> raise request_error(spec, "expected a list of #{length(spec.inputs)} inputs")
+      end
+
+    if length(inputs) != length(spec.inputs) do
+      names = Enum.map_join(spec.inputs, ", ", & &1.name)
+
+      raise request_error(
+              spec,
+              "expects #{length(spec.inputs)} input(s) (#{names}), got #{length(inputs)}"
+            )
+    end
+
+    tensors = request_tensors(spec, spec.inputs, inputs, 0)
+    [rows | _] = all_rows = Enum.map(tensors, &elem(&1.shape, 0))
+
+    if not Enum.all?(all_rows, &(&1 == rows)) do
+      raise request_error(spec, "the inputs have different numbers of rows: #{inspect(all_rows)}")
+    end
+
+    {Nx.Batch.concatenate([List.to_tuple(tensors)]), rows}
+  end
+
+  defp request_tensors(spec, [info | infos], [x | xs], i),
+    do: [request_tensor(spec, info, i, x) | request_tensors(spec, infos, xs, i + 1)]
+
+  defp request_tensors(_spec, [], [], _i), do: []
+
+  # The request's rows as a tensor of the type every request of this serving has (so requests
+  # merge into one batch): f32 with quantize: :auto, the input's own type with :none.
+  defp request_tensor(spec, info, i, %{__struct__: Nx.Tensor} = t) do
+    want = want_type(spec, info)
+
+    cond do
+      t.vectorized_axes != [] ->
+        input_error(spec, info, i, "got a vectorized tensor; put the rows on the leading axis")
+
+      not rows_shape?(t.shape, info.shape) ->
+        input_error(
+          spec,
+          info,
+          i,
+          "expected shape #{Batching.rows_shape(info.shape)}, got #{inspect(t.shape)}"
+        )
+
+      t.type == want ->
+        t
+
+      want == {:f, 32} and elem(t.type, 0) in [:f, :bf] ->
+        Nx.as_type(t, want)
+
+      want == {:f, 32} ->
+        input_error(
+          spec,
+          info,
+          i,
+          "expected a float tensor (quantize: :auto; {:f, 64}, {:f, 16} and {:bf, 16} are " <>
+            "converted), got #{inspect(t.type)}; a serving started with quantize: :none " <>
+            "takes tensors in the input's own type #{inspect(info.type)}"
+        )
+
+      true ->
+        input_error(
+          spec,
+          info,
+          i,
+          "expected type #{inspect(want)} (quantize: :none: the input's own type), got " <>
+            "#{inspect(t.type)}"
+        )
+    end
+  end
+
+  defp request_tensor(spec, info, i, bin) when is_binary(bin) do
+    {kind, bits} = type = want_type(spec, info)
+    per_row = div(info.num_elements, spec.batch)
+    row_bytes = per_row * div(bits, 8)
+
+    if row_bytes > 0 and byte_size(bin) > 0 and rem(byte_size(bin), row_bytes) == 0 do
+      shape = put_elem(info.shape, 0, div(byte_size(bin), row_bytes))
+      bin |> Nx.from_binary(type) |> Nx.reshape(shape)
+    else
+      input_error(
+        spec,
+        info,
+        i,
+        "expected a whole number (>= 1) of rows of #{row_bytes} bytes (#{per_row} " <>
+          "#{kind}#{bits} elements each: shape #{Batching.rows_shape(info.shape)}), got " <>
+          "#{byte_size(bin)} bytes"
+      )
+    end
+  end
+
+  defp request_tensor(spec, info, i, other),
+    do:
+      input_error(
+        spec,
+        info,
+        i,
+        "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}"
+      )
+
+  defp want_type(%{quantize: :auto}, _info), do: {:f, 32}
+  defp want_type(%{quantize: :none}, info), do: info.type
+
+  defp rows_shape?(shape, graph_shape) do
+    tuple_size(shape) == tuple_size(graph_shape) and tuple_size(shape) > 0 and
+      elem(shape, 0) > 0 and Tuple.delete_at(shape, 0) == Tuple.delete_at(graph_shape, 0)
+  end
+
+  defp input_error(spec, info, i, what) do
+    raise Error.new(
+            :mismatch,
+            "HexagonTpu.Serving: graph '#{spec.graph}' input '#{info.name}' (#{i}): #{what}",
+            tensor: info.name
+          )
+  end
+
+  defp request_error(spec, what),
+    do: Error.new(:mismatch, "HexagonTpu.Serving: graph '#{spec.graph}' #{what}")
+
+  @doc false
+  def postprocess({_outputs, %{error: %Error{} = e}}, _output), do: raise(e)
+  def postprocess({outputs, _meta}, :nx), do: Tuple.to_list(outputs)
+
+  def postprocess({outputs, _meta}, :binary),
+    do: outputs |> Tuple.to_list() |> Enum.map(&Nx.to_binary/1)
+
+  # ---- server side: the Nx.Serving callbacks -------------------------------------------------
+
+  @doc false
+  # Nx.Serving's init/3: one model per partition (the partitions' options are not used).
+  def init(_type, arg, partitions) do
+    %{models: models} = arg
+    count = length(models)
+
+    by_partition =
+      for i <- 0..(length(partitions) - 1), into: %{}, do: {i, Enum.at(models, rem(i, count))}
+
+    {:ok, Map.put(arg, :by_partition, by_partition)}
+  end
+
+  @doc false
+  # Nx.Serving's handle_batch/3: the function run in the serving's task for this batch.
+  def handle_batch(batch, partition, state) do
+    model = Map.fetch!(state.by_partition, partition)
+    {:execute, fn -> execute(state, model, partition, batch) end, state}
+  end
+
+  defp execute(state, model, partition, batch) do
+    inputs = batch_tensors(batch)
+    rows = batch.size + batch.pad
+    meta = %{batch_size: batch.size, partition: partition}
+
+    opts = [quantize: state.quantize, dequantize: state.dequantize, output: :nx]
+    opts = if state.perf_profile, do: [perf_profile: state.perf_profile] ++ opts, else: opts
+
+    case Batching.predict_batch(model, inputs, opts) do
+      {:ok, outputs} ->
+        {List.to_tuple(outputs), meta}
+
+      # Every caller of the batch gets the error (raised by postprocess/2 in the caller); the
+      # outputs are placeholders of the right shape, which Nx.Serving slices per caller.
+      {:error, e} ->
+        {List.to_tuple(placeholders(state, rows)), Map.put(meta, :error, e)}
+    end
+  end
+
+  # The merged batch's tensors, one per input (Nx.Batch concatenates them when traversed).
+  defp batch_tensors(batch) do
+    {_template, acc} =
+      Nx.LazyContainer.traverse(batch, [], fn template, fun, acc -> {template, [fun.() | acc]} end)
+
+    Enum.reverse(acc)
+  end
+
+  defp placeholders(state, rows) do
+    for info <- state.outputs do
+      type = if state.dequantize == :auto, do: {:f, 32}, else: info.type
+      Nx.broadcast(Nx.tensor(0, type: type), put_elem(info.shape, 0, rows))
+    end
+  end
+end

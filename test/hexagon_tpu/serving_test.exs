@@ -1,0 +1,274 @@
+defmodule HexagonTpu.ServingTest do
+  use ExUnit.Case, async: true
+
+  # HexagonTpu.Serving with the real Nx.Serving: inline runs, batched runs under a supervisor,
+  # one caller's bad input, a batch whose execute fails, partitions. Runs only with Nx.
+  @moduletag :nx
+  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
+  @compile {:no_warn_undefined, [Nx, Nx.Serving]}
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.{Error, Runtime}
+
+  setup_all do
+    path = build_file!(add_f32())
+    %{path: path, add: HexagonTpu.load_model!(path, backend: :reference)}
+  end
+
+  defp name, do: :"serving_#{System.unique_integer([:positive])}"
+
+  defp row(x), do: Nx.tensor([[x, x + 1, x + 2, x + 3]], type: {:f, 32})
+
+  test "Nx.Serving.run/2 runs a request inline", %{add: add} do
+    serving = HexagonTpu.Serving.new(add)
+    a = Nx.iota({3, 4}, type: {:f, 32})
+    assert [y] = Nx.Serving.run(serving, [a, a])
+    assert Nx.shape(y) == {3, 4}
+    assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(a, 2))
+  end
+
+  test "batched_run: concurrent callers each get their own rows back", %{path: path} do
+    serving = HexagonTpu.Serving.new(path, backend: :reference, batch_size: 16, batch_timeout: 20)
+
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+
+    results =
+      1..40
+      |> Task.async_stream(
+        fn i ->
+          x = row(i * 1.0)
+          {i, Nx.Serving.batched_run(name, [x, x])}
+        end,
+        max_concurrency: 40,
+        ordered: false
+      )
+      |> Enum.map(fn {:ok, r} -> r end)
+
+    for {i, [y]} <- results do
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(row(i * 1.0), 2))
+    end
+
+    assert length(results) == 40
+    # binaries in, binaries out; several rows in one request
+    s2 = HexagonTpu.Serving.new(path, backend: :reference, output: :binary)
+    name2 = name()
+    start_supervised!({Nx.Serving, serving: s2, name: name2}, id: name2)
+    a = f32([1, 2, 3, 4, 5, 6, 7, 8])
+    assert {:ok, [y]} = HexagonTpu.Serving.batched_run(name2, [a, a])
+    assert from_f32(y) == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]
+  end
+
+  test "a bad request fails alone; the others in its batch get results", %{path: path} do
+    serving = HexagonTpu.Serving.new(path, backend: :reference, batch_size: 64, batch_timeout: 50)
+
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+
+    bad = %{
+      3 => [Nx.iota({1, 5}, type: {:f, 32}), row(0.0)],
+      5 => [Nx.iota({1, 4}, type: {:s, 64}), row(0.0)],
+      7 => [f32([1, 2, 3]), f32([1, 2, 3])],
+      9 => [row(0.0)]
+    }
+
+    results =
+      1..12
+      |> Task.async_stream(
+        fn i ->
+          inputs = Map.get(bad, i, [row(i * 1.0), row(1.0)])
+          {i, HexagonTpu.Serving.batched_run(name, inputs)}
+        end,
+        max_concurrency: 12
+      )
+      |> Map.new(fn {:ok, r} -> r end)
+
+    for i <- 1..12, not Map.has_key?(bad, i) do
+      assert {:ok, [y]} = results[i]
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.add(row(i * 1.0), row(1.0)))
+    end
+
+    assert {:error, %Error{reason: :mismatch, tensor: "a", message: m3}} = results[3]
+    assert m3 =~ "expected shape {n, 4} (n >= 1 rows of the graph's {1, 4}), got {1, 5}"
+    assert {:error, %Error{reason: :mismatch, message: m5}} = results[5]
+    assert m5 =~ "expected a float tensor"
+    assert m5 =~ "got {:s, 64}"
+    assert {:error, %Error{reason: :mismatch, message: m7}} = results[7]
+    assert m7 =~ "rows of 16 bytes"
+    assert {:error, %Error{reason: :mismatch, message: m9}} = results[9]
+    assert m9 =~ "expects 2 input(s) (a, b), got 1"
+
+    # Nx.Serving.batched_run/2 itself raises the error in the caller
+    assert_raise Error, ~r/got \{1, 5\}/, fn -> Nx.Serving.batched_run(name, bad[3]) end
+  end
+
+  test "an execute that fails fails its batch with the error; the serving goes on" do
+    scale =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8"
+      )
+
+    name = name()
+    serving = HexagonTpu.Serving.new(scale, batch_size: 8, batch_timeout: 0)
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    nan = <<0x7FC00000::32-native>> <> f32([1, 2, 3])
+
+    assert {:error, %Error{reason: :nan, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [nan])
+
+    assert msg =~ "chunk 0 of 1"
+    assert {:ok, [y]} = HexagonTpu.Serving.batched_run(name, [f32([1, 2, 3, 4])])
+    assert_close(Nx.to_flat_list(y), [1.0, 4.0, 9.0, 12.7])
+  end
+
+  test "quantize: :none takes requests in the input's own type" do
+    scale =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8"
+      )
+
+    serving = HexagonTpu.Serving.new(scale, quantize: :none, dequantize: :none)
+    q = Nx.tensor([[138, 138, 138, 138]], type: {:u, 8})
+    assert [y] = Nx.Serving.run(serving, q)
+    assert Nx.to_flat_list(y) == [138, 148, 158, 168]
+
+    assert_raise Error, ~r/expected type \{:u, 8\}.*got \{:f, 32\}/, fn ->
+      Nx.Serving.run(serving, row(1.0))
+    end
+  end
+
+  test "partitions: batches run on each model copy" do
+    # graphExecute takes 20 ms, so batches arriving meanwhile go to the other partition
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:20000"}])
+    bin = build!(add_f32())
+    models = for _ <- 1..2, do: HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    serving = HexagonTpu.Serving.new(models, batch_size: 2, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    parent = self()
+    id = "partitions-#{name}"
+
+    if HexagonTpu.Telemetry.enabled?() do
+      :telemetry.attach(
+        id,
+        [:nx, :serving, :execute, :stop],
+        &__MODULE__.send_partition/4,
+        parent
+      )
+    end
+
+    1..8
+    |> Task.async_stream(fn i -> Nx.Serving.batched_run(name, [row(i * 1.0), row(0.0)]) end,
+      max_concurrency: 8
+    )
+    |> Enum.each(fn {:ok, [y]} -> assert Nx.shape(y) == {1, 4} end)
+
+    if HexagonTpu.Telemetry.enabled?() do
+      :telemetry.detach(id)
+      seen = for _ <- 1..4, do: assert_receive({:partition, p}) && p
+      assert Enum.sort(Enum.uniq(seen)) == [0, 1]
+    end
+
+    # a source loads one copy per partition
+    path = build_file!(add_f32())
+    s = HexagonTpu.Serving.new(path, backend: :reference, partitions: 3)
+    assert length(s.arg.models) == 3
+    assert length(Enum.uniq_by(s.arg.models, & &1.ref)) == 3
+  end
+
+  test "bad options and models raise a clear error", %{add: add} do
+    assert_raise Error, ~r/expected :batch_size to be a positive integer, got 0/, fn ->
+      HexagonTpu.Serving.new(add, batch_size: 0)
+    end
+
+    assert_raise Error, ~r/partitions: 2 loads copies from a source/, fn ->
+      HexagonTpu.Serving.new(add, partitions: 2)
+    end
+
+    assert_raise Error, ~r/unknown option :bogus/, fn -> HexagonTpu.Serving.new(add, bogus: 1) end
+
+    uneven =
+      HexagonTpu.load_model!({:binary, build!(batch_models())},
+        backend: :reference,
+        graph: "flatten"
+      )
+
+    assert_raise Error, ~r/cannot be batched/, fn -> HexagonTpu.Serving.new(uneven) end
+  end
+
+  # telemetry handlers as remote functions (:telemetry logs about anonymous ones)
+  def send_partition(_event, _m, %{metadata: meta}, parent),
+    do: send(parent, {:partition, meta.partition})
+
+  test "batched_run/3 on a name nobody serves is :unavailable, not a hang" do
+    assert {:error, %Error{reason: :unavailable, message: msg}} =
+             HexagonTpu.Serving.batched_run(:no_such_serving, [row(1.0), row(1.0)])
+
+    assert msg =~ ":no_such_serving"
+  end
+end
+
+defmodule HexagonTpu.ServingTelemetryTest do
+  use ExUnit.Case, async: false
+
+  @moduletag :nx
+  @moduletag :telemetry
+  @moduletag skip:
+               HexagonTpu.TestModels.optional_skip(:nx) ||
+                 HexagonTpu.TestModels.optional_skip(:telemetry)
+  @compile {:no_warn_undefined, [Nx, Nx.Serving, :telemetry]}
+
+  import HexagonTpu.TestModels
+
+  def send_event(event, _m, meta, parent), do: send(parent, {event, meta})
+
+  test "Nx.Serving's execute events and hexagon_tpu's, with the batch size" do
+    path = build_file!(add_f32())
+    serving = HexagonTpu.Serving.new(path, backend: :reference, batch_size: 8, batch_timeout: 100)
+    name = :"serving_tel_#{System.unique_integer([:positive])}"
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    parent = self()
+    id = "serving-telemetry-#{name}"
+
+    :telemetry.attach_many(
+      id,
+      [[:nx, :serving, :execute, :stop], [:hexagon_tpu, :execute, :stop]],
+      &__MODULE__.send_event/4,
+      parent
+    )
+
+    on_exit(fn -> :telemetry.detach(id) end)
+    x = Nx.iota({1, 4}, type: {:f, 32})
+
+    # 8 requests of one row each fill one batch of 8
+    1..8
+    |> Task.async_stream(fn _ -> Nx.Serving.batched_run(name, [x, x]) end, max_concurrency: 8)
+    |> Enum.each(fn {:ok, [_]} -> :ok end)
+
+    assert_receive {[:nx, :serving, :execute, :stop], %{metadata: %{batch_size: 8, partition: 0}}}
+
+    # the batch's 8 executes in one span
+    assert_receive {[:hexagon_tpu, :execute, :stop], %{batch_size: 8, chunks: 8, status: :ok}}
+  end
+end
+
+defmodule HexagonTpu.ServingWithoutNxTest do
+  use ExUnit.Case, async: true
+
+  # Runs in both suites: without Nx, new/2 says what is missing; with Nx it returns a serving.
+  import HexagonTpu.TestModels
+
+  test "new/2 needs Nx and says so" do
+    model = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+
+    if HexagonTpu.NxTensors.usable?() do
+      assert %{__struct__: Nx.Serving, module: HexagonTpu.Serving} = HexagonTpu.Serving.new(model)
+    else
+      assert_raise HexagonTpu.Error, ~r/Nx is not loaded.*add \{:nx, "~> 0.7"\}/, fn ->
+        HexagonTpu.Serving.new(model)
+      end
+    end
+  end
+end
