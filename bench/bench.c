@@ -110,9 +110,13 @@ void bench_summary(const bench_results *r) {
   if (r->elixir_note) printf("|   Elixir: %-104s |\n", r->elixir_note);
   row("4 callers, 1.37 ms execute: calls/s x execute time", r->callers4, has(r->callers4), "x",
       1, 0.95, 0.95);
+  row("  the same, x execute time alone", r->callers4_solo, has(r->callers4_solo), "x", 1, 0,
+      0);
   if (has(r->callers4))
-    printf("\n4 callers: %.1f calls/s, execute %.0f µs alone (1 / execute = %.1f/s)\n",
-           r->callers4_calls_per_s, r->callers4_exec_us, 1e6 / r->callers4_exec_us);
+    printf("\n4 callers: %.1f calls/s, execute %.0f µs (1 / execute = %.1f/s), %.0f µs between "
+           "executes\n",
+           r->callers4_calls_per_s, r->callers4_exec_us, 1e6 / r->callers4_exec_us,
+           r->callers4_gap_us);
   if (r->call_mnet_host_us > 0)
     printf("MobileNet-v2 I/O host time per call: %.1f µs (%.1f%% of a 1.37 ms execute)\n",
            r->call_mnet_host_us, 100 * r->call_mnet_host_us / 1370);

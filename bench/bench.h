@@ -47,9 +47,10 @@ typedef struct bench_results {
   /* digits: per-call wall time through C, and through Elixir predict (µs) */
   bench_stat digits_c_us, digits_ex_us;
   const char *elixir_note;
-  /* 4 callers, 1.37 ms injected execute: calls/s x measured single-caller execute time */
-  bench_stat callers4;
-  double callers4_exec_us, callers4_calls_per_s;
+  /* 4 callers, 1.37 ms injected execute: calls/s x the execute time measured in the run
+   * (callers4) and alone just before (callers4_solo); the time between executes */
+  bench_stat callers4, callers4_solo;
+  double callers4_exec_us, callers4_calls_per_s, callers4_gap_us;
 } bench_results;
 
 typedef struct bench_config {
