@@ -6,7 +6,8 @@ for the element counts given, min and median over the repeats.
     python3 numpy_peer.py REPS N...     prints "numpy N MIN_NS MEDIAN_NS" per N
 
 Prints "numpy-absent REASON" and exits 0 when numpy cannot be imported, so the bench can say so.
-Inputs span the same range as the C u8 case (bench_kernels.c): a little beyond 0..255.
+Inputs span the same range as the C u8 case (bench_kernels.c): quantized values a little
+beyond 0..255.
 """
 import statistics
 import sys
@@ -30,7 +31,7 @@ def main():
     reps = int(sys.argv[1])
     rng = np.random.default_rng(1)
     for n in (int(a) for a in sys.argv[2:]):
-        x = ((rng.random(n) * 271 - 8) * float(SCALE)).astype(np.float32)
+        x = ((rng.random(n) * 271 - 8 - float(ZP)) * float(SCALE)).astype(np.float32)
         quantize(x)  # warm-up: page faults and numpy's first-call costs
         times = []
         for _ in range(reps):
