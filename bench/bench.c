@@ -7,13 +7,13 @@
  * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
- * and 4 concurrent callers (bench_calls.c), Elixir's predict (bench_peers.c); then the summary:
- * issue 11's table, each row a ratio measured in this run, next to its "Done when" threshold
- * and its goal. docs/performance.md reads it.
+ * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
+ * (bench_peers.c); then the summary: issue 11's table, each row a ratio measured in this run,
+ * next to its "Done when" threshold and its goal. docs/performance.md reads it.
  *
- * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin; PY is a
- * python3 with numpy (none: the numpy row says so); CMD runs an Elixir script (make bench
- * passes `mix run`). Timings depend on the machine and its load: nothing here fails.
+ * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin;
+ * PY is a python3 with numpy (none: the numpy row says so); CMD runs an Elixir script (make
+ * bench passes `mix run`). Timings depend on the machine and its load: nothing here fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,8 @@ static void row(const char *what, bench_stat v, int measured, const char *unit,
   int ok_done = higher_better ? v.med >= done : v.med <= done;
   int ok_goal = higher_better ? v.med >= goal : v.med <= goal;
   if (done > 0 || goal > 0)
-    snprintf(status, sizeof status, "%s", goal > 0 && ok_goal ? "goal" : done > 0 && ok_done ? "done" : "BELOW");
+    snprintf(status, sizeof status, "%s",
+             goal > 0 && ok_goal ? "goal" : done > 0 && ok_done ? "done" : "BELOW");
   char val[40];
   snprintf(val, sizeof val, "%.2f%s (min %.2f%s)", v.med, unit, v.min, unit);
   printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n", what, val, d, g, status);
@@ -61,8 +62,8 @@ void bench_summary(const bench_results *r) {
          "status: \"goal\" meets the goal column, \"done\" the Done-when threshold\n\n");
   printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n", "what", "median (min)", "done when",
          "goal", "status");
-  printf("|%.54s|%.23s|%.13s|%.13s|%.11s|\n", "-------------------------------------------------------",
-         "------------------------", "--------------", "--------------", "------------");
+  static const char dashes[] = "------------------------------------------------------";
+  printf("|%.54s|%.23s|%.13s|%.13s|%.11s|\n", dashes, dashes, dashes, dashes, dashes);
   char what[80];
   const struct {
     const char *name;

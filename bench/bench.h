@@ -61,6 +61,25 @@ typedef struct bench_config {
   int quick;              /* fewer repeats (a smoke run) */
 } bench_config;
 
+/* bench_model.c: a reference runtime (fastrpc: with the reference FastRPC stand-in, so
+ * scratch blocks and shared buffers are FastRPC memory; else without), the model at path and
+ * its only graph. Returns 0, or an error (printed); bench_model_close in either case. */
+typedef struct bench_model {
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *g;
+} bench_model;
+void bench_lib_path(char *buf, size_t len, const bench_config *cfg, const char *name);
+int bench_model_open(const bench_config *cfg, const char *path, int fastrpc, bench_model *m);
+void bench_model_close(bench_model *m);
+
+/* The graph's single input and output as f32 buffers (ordinary memory), inputs in range. */
+typedef struct bench_f32_io {
+  htpu_io in, out;
+} bench_f32_io;
+int bench_f32_io_make(htpu_graph *g, bench_f32_io *io);
+void bench_f32_io_free(bench_f32_io *io);
+
 void bench_sweep(const bench_config *cfg);
 void bench_kernels(const bench_config *cfg, bench_results *r);
 void bench_numpy(const bench_config *cfg, bench_results *r);

@@ -6,10 +6,11 @@
  * scratch_slot_size bytes: a tensor always lands at the same address of a block, so its
  * memRegister handle is reused.
  * A graph's blocks are FastRPC shared memory when the runtime has it, one per call in flight
- * up to a bound (scratch.c: 8 blocks, 64 MiB): the conversion then writes straight into memory the DSP reads, and the execute
- * passes the tensor by handle, so FastRPC copies nothing (no pass over the data besides the
- * conversion itself). Each call takes its own block, so the conversion of one call still
- * overlaps the execute of another on the same graph (it runs before the graph's lock).
+ * up to a bound (scratch.c: 8 blocks, 64 MiB): the conversion then writes straight into
+ * memory the DSP reads, and the execute passes the tensor by handle, so FastRPC copies
+ * nothing (no pass over the data besides the conversion itself). Each call takes its own
+ * block, so the conversion of one call still overlaps the execute of another on the same graph
+ * (it runs before the graph's lock).
  */
 #ifndef HTPU_SCRATCH_H
 #define HTPU_SCRATCH_H
