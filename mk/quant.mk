@@ -8,8 +8,7 @@
 #   make test-quant-exhaustive-aarch64 [QUANT_STEP=61]
 #        the same for the NEON kernels, built with the aarch64 cross compiler and run under
 #        qemu-user (mk/cross.mk); sampled by default, as qemu is ~30x slower (QUANT_STEP=1: all).
-#   make quant-bench [QUANT_BENCH_ARGS=...]
-#        bench/quant_bench.c: old exact path vs the SIMD kernels as ratios to memcpy.
+#   make quant-bench: the kernels section of `make bench` (mk/bench.mk).
 #
 # Plain -O2 builds (DEBUG=0, no sanitizers): these runs are about the kernels' numbers and
 # speed; make test runs the randomized exactness tests under ASan/UBSan.
@@ -20,13 +19,9 @@ QUANT_AARCH64_STEP ?= 61
 QUANT_TOOL_OBJ = $(call obj,src/quant.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
                    src/quant_neon.c src/dtype.c src/errors.c)
 
-.PHONY: test-quant-exhaustive test-quant-exhaustive-aarch64 quant-bench
+.PHONY: test-quant-exhaustive test-quant-exhaustive-aarch64
 
 $(BUILD)/quant_exhaustive: $(call obj,test/quant/exhaustive.c) $(QUANT_TOOL_OBJ)
-	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-$(BUILD)/quant_bench: $(call obj,bench/quant_bench.c) $(QUANT_TOOL_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -41,7 +36,3 @@ test-quant-exhaustive-aarch64:
 	$(AARCH64_EMU) $(AARCH64_BUILD)/quant_exhaustive \
 	  --step $(if $(filter command line,$(origin QUANT_STEP)),$(QUANT_STEP),$(QUANT_AARCH64_STEP)) \
 	  --threads $(QUANT_THREADS)
-
-quant-bench:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/plain DEBUG=0 SAN= build/plain/quant_bench
-	build/plain/quant_bench $(QUANT_BENCH_ARGS)

@@ -6,10 +6,16 @@
 
 #include "internal.h"
 
-/* FastRPC blocks per graph: one per call that converts while another is in flight on the same
- * graph (its conversion, or its dequantize, overlapping). More concurrent calls use ordinary
- * blocks, as before (FastRPC then copies those tensors). */
-#define SCRATCH_SHARED_MAX 2
+/* FastRPC blocks per graph: one per call in flight on the graph (converting, executing, queued
+ * behind the graph's lock with its converted block, or dequantizing). A call in an ordinary
+ * block has FastRPC copy its tensors inside graphExecute, under the graph's lock, so with N
+ * callers every queued call would add that copy to the serial part; hence one each, up to
+ * SCRATCH_SHARED_MAX blocks and SCRATCH_SHARED_BYTES of them (the first two always, whatever
+ * their size). Beyond that, calls use ordinary blocks. Idle FastRPC blocks stay with the graph
+ * until it is closed. */
+#define SCRATCH_SHARED_MAX 8
+#define SCRATCH_SHARED_MIN 2
+#define SCRATCH_SHARED_BYTES ((size_t)64 << 20)
 /* Idle ordinary blocks kept for reuse; beyond that a block given back is freed. */
 #define SCRATCH_KEEP 2
 #define SCRATCH_ALIGN 64u
@@ -55,7 +61,10 @@ scratch_block *scratch_take(scratch_pool *p, struct runtime_obj *rt, size_t size
     p->idle_plain = b->next;
     p->num_idle_plain--;
   }
-  int want_shared = !b && p->num_shared < SCRATCH_SHARED_MAX && rt->shared.available;
+  int room = p->num_shared < SCRATCH_SHARED_MIN ||
+             (p->num_shared < SCRATCH_SHARED_MAX &&
+              align_up(size) <= SCRATCH_SHARED_BYTES / (p->num_shared + 1));
+  int want_shared = !b && room && rt->shared.available;
   if (want_shared) p->num_shared++; /* reserved here, allocated below outside the lock */
   pthread_mutex_unlock(&p->lock);
   if (b) return b;

@@ -5,11 +5,12 @@
  * A block holds every non-f32 tensor of the graph, inputs then outputs, each in a slot of
  * scratch_slot_size bytes: a tensor always lands at the same address of a block, so its
  * memRegister handle is reused.
- * The first SCRATCH_SHARED_MAX blocks of a graph are FastRPC shared memory when the runtime
- * has it: the conversion then writes straight into memory the DSP reads, and the execute
- * passes the tensor by handle, so FastRPC copies nothing (no pass over the data besides the
- * conversion itself). Each call takes its own block, so the conversion of one call still
- * overlaps the execute of another on the same graph (it runs before the graph's lock).
+ * A graph's blocks are FastRPC shared memory when the runtime has it, one per call in flight
+ * up to a bound (scratch.c: 8 blocks, 64 MiB): the conversion then writes straight into
+ * memory the DSP reads, and the execute passes the tensor by handle, so FastRPC copies
+ * nothing (no pass over the data besides the conversion itself). Each call takes its own
+ * block, so the conversion of one call still overlaps the execute of another on the same graph
+ * (it runs before the graph's lock).
  */
 #ifndef HTPU_SCRATCH_H
 #define HTPU_SCRATCH_H
@@ -45,8 +46,9 @@ void scratch_pool_destroy(scratch_pool *p, struct runtime_obj *rt);
  * rounded up to 64. */
 size_t scratch_slot_size(const htpu_tensor_info *t);
 
-/* A block of `size` bytes (the same for every call of a graph) for one call: an idle one, else a new one (FastRPC while fewer than
- * SCRATCH_SHARED_MAX exist and the runtime has it, else ordinary memory). NULL: out of memory. */
+/* A block of `size` bytes (the same for every call of a graph) for one call: an idle one, else
+ * a new one (FastRPC while the graph's FastRPC blocks are within the bound and the runtime has
+ * it, else ordinary memory). NULL: out of memory. */
 scratch_block *scratch_take(scratch_pool *p, struct runtime_obj *rt, size_t size);
 
 /* Gives a block back for the next call. */

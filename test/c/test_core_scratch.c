@@ -173,3 +173,49 @@ TEST(concurrency_conversion_overlaps_another_execute_of_the_graph) {
   htpu_runtime_close(&rt);
   CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
 }
+
+/* Four calls in flight on one graph (one in graphExecute, three queued behind it, each holding
+ * the block it converted into) all convert into FastRPC memory: a call converted into an
+ * ordinary block would have FastRPC copy its tensors again inside graphExecute, under the
+ * graph's lock, which is the pass the pool exists to avoid and a cost every queued call pays in
+ * series. Ordering, not timing: the three are known to be queued from the waiting counter. */
+TEST(concurrency_four_calls_in_flight_all_convert_in_fastrpc_memory) {
+  enum { QUEUED = 3 };
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  call a = {g, {1.0f, 2.0f, 3.0f}, {0}, -1, 0}, q[QUEUED];
+  pthread_t ta, tq[QUEUED];
+  int started = 0;
+  CHECK(pthread_create(&ta, NULL, run_call, &a) == 0);
+  int running = wait_for(1, 0) == 0;
+  for (int i = 0; running && i < QUEUED; i++) {
+    q[i] = (call){g, {(float)i, -0.5f * (float)i, 2.25f}, {0}, -1, 0};
+    if (pthread_create(&tq[i], NULL, run_call, &q[i]) != 0) break;
+    started++;
+  }
+  int queued = started == QUEUED && wait_for(1, QUEUED) == 0;
+  fx_ref_set_latency("graphExecute", 0); /* A still sleeps its second; the rest run at once */
+  pthread_join(ta, NULL);
+  for (int i = 0; i < started; i++) pthread_join(tq[i], NULL);
+  fx_ref_disarm();
+  CHECK_MSG(running, "call A never showed as in flight");
+  CHECK_MSG(queued, "the other calls never showed as waiting behind A");
+  /* four blocks, each registered: input and output slot */
+  CHECK_EQ(fx_ref_live_mem_handles(), 2 * (1 + QUEUED));
+  float want[2];
+  CHECK_EQ(a.rc, 0);
+  for (int i = 0; i < started; i++) {
+    CHECK_EQ(q[i].rc, 0);
+    CHECK_EQ(reference_answer(g, q[i].x, want), 0);
+    CHECK(memcmp(q[i].y, want, sizeof want) == 0);
+  }
+  htpu_graph_close(&g);
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}

@@ -1,0 +1,91 @@
+/*
+ * bench.h - what the sections of `make bench` share (bench/bench.c runs them in order).
+ *
+ * Every figure is a ratio to a baseline timed in the same loop, interleaved with what it is
+ * compared with, so both see the same clock, cache, frequency and load: min/median over the
+ * repeats. Nothing here passes or fails a build; the summary only marks rows against the
+ * issue's thresholds.
+ */
+#ifndef HTPU_BENCH_H
+#define HTPU_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hexagon_tpu.h"
+
+double bench_now_ns(void);
+/* Sorts v in place; the median of n > 0 values. */
+double bench_median(double *v, int n);
+double bench_min(const double *v, int n);
+/* Keeps the compiler from discarding an output. */
+void bench_consume(const void *p, size_t len);
+double bench_rnd01(void);
+
+/* A time series: min and median of its repeats. */
+typedef struct bench_stat {
+  double min, med;
+} bench_stat;
+bench_stat bench_stat_of(double *v, int n);
+
+/* The figures the summary table is made of, filled by the sections that measure them (a
+ * field left 0 was not measured: the summary says so). Ratios: baseline time / time (higher
+ * is faster) unless named otherwise. */
+typedef struct bench_results {
+  /* [0]: 150,528 elements, [1]: 1,048,576; ratio to memcpy of the f32 bytes */
+  bench_stat q_u8[2], q_i8[2], q_u16[2], q_i16[2];
+  bench_stat q_u8_exact[2];
+  bench_stat q_last3[2], q_last64[2];     /* per-axis quantize, channel last (u8) */
+  bench_stat dq_last3[2], dq_last64[2];   /* per-axis dequantize, channel last (u8) */
+  double simd_u8_ns[2][2];                /* u8 per-tensor quantize time: [size][min, med] */
+  bench_stat numpy_ns[2];                 /* numpy's time for the same conversion */
+  const char *numpy_note;                 /* why numpy is missing, when it is */
+  /* whole call at MobileNet-v2 I/O: host time (total - execute) / memcpy of the f32 bytes,
+   * so lower is better */
+  bench_stat call_mnet_f32, call_mnet_f32_plain;
+  double call_mnet_host_us;
+  /* digits: per-call wall time through C, and through Elixir predict (µs) */
+  bench_stat digits_c_us, digits_ex_us;
+  const char *elixir_note;
+  /* 4 callers, 1.37 ms injected execute: calls/s x the execute time measured in the run
+   * (callers4) and alone just before (callers4_solo); the time between executes */
+  bench_stat callers4, callers4_solo;
+  double callers4_exec_us, callers4_calls_per_s, callers4_gap_us;
+} bench_results;
+
+typedef struct bench_config {
+  int reps;
+  const char *build_dir;  /* the reference libraries and models */
+  const char *python;     /* with numpy; NULL: none found */
+  const char *elixir_cmd; /* runs bench/predict_bench.exs; NULL: skip */
+  int quick;              /* fewer repeats (a smoke run) */
+} bench_config;
+
+/* bench_model.c: a reference runtime (fastrpc: with the reference FastRPC stand-in, so
+ * scratch blocks and shared buffers are FastRPC memory; else without), the model at path and
+ * its only graph. Returns 0, or an error (printed); bench_model_close in either case. */
+typedef struct bench_model {
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *g;
+} bench_model;
+void bench_lib_path(char *buf, size_t len, const bench_config *cfg, const char *name);
+int bench_model_open(const bench_config *cfg, const char *path, int fastrpc, bench_model *m);
+void bench_model_close(bench_model *m);
+
+/* The graph's single input and output as f32 buffers (ordinary memory), inputs in range. */
+typedef struct bench_f32_io {
+  htpu_io in, out;
+} bench_f32_io;
+int bench_f32_io_make(htpu_graph *g, bench_f32_io *io);
+void bench_f32_io_free(bench_f32_io *io);
+
+void bench_sweep(const bench_config *cfg);
+void bench_kernels(const bench_config *cfg, bench_results *r);
+void bench_numpy(const bench_config *cfg, bench_results *r);
+void bench_calls(const bench_config *cfg, bench_results *r);
+void bench_callers(const bench_config *cfg, bench_results *r);
+void bench_elixir(const bench_config *cfg, bench_results *r);
+void bench_summary(const bench_results *r);
+
+#endif

@@ -1,0 +1,48 @@
+/* bench_util.c - timing and statistics for bench/ (bench.h). */
+#include <stdlib.h>
+#include <time.h>
+
+#include "bench.h"
+
+double bench_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_min(const double *v, int n) {
+  double m = v[0];
+  for (int i = 1; i < n; i++) m = v[i] < m ? v[i] : m;
+  return m;
+}
+
+bench_stat bench_stat_of(double *v, int n) {
+  bench_stat s;
+  s.min = bench_min(v, n);
+  s.med = bench_median(v, n);
+  return s;
+}
+
+static volatile uint64_t g_sink;
+void bench_consume(const void *p, size_t len) {
+  const unsigned char *b = p;
+  g_sink += b[0] + b[len / 2] + b[len - 1];
+}
+
+static uint64_t g_rng = 88172645463325252ull;
+double bench_rnd01(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (double)(g_rng >> 11) * 0x1p-53;
+}

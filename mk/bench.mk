@@ -1,0 +1,43 @@
+# bench.mk - `make bench`: one run, one table (bench/bench.c, docs/performance.md).
+#
+#   make bench [BENCH_ARGS="--reps 31"] [BENCH_PYTHON=python3-with-numpy]
+#        memcpy (the limit), numpy (the peer; python3-numpy), the exact and SIMD quantization
+#        kernels per type and layout from 1 KB to 64 MB, whole executes at MobileNet-v2 and
+#        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
+#        execute, and Elixir's predict vs the C call; then issue 11's table as ratios.
+#        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
+#   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
+#        the kernels section alone.
+#
+# Plain -O2 build (build/plain, no sanitizers). Not part of `make test` or CI: the figures
+# depend on the machine and its load, and nothing in them passes or fails.
+
+BENCH_BUILD := build/plain
+# the first python3 that imports numpy (pyenv shims may hide Debian's python3-numpy)
+BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
+  $$p -c 'import numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
+BENCH_ARGS ?=
+QUANT_BENCH_ARGS ?=
+BENCH_OBJ = $(call obj,$(sort $(wildcard bench/*.c)))
+
+.PHONY: bench quant-bench bench-build
+
+$(BUILD)/bench: $(BENCH_OBJ) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(BENCH_OBJ) $(LIB_A) $(LIBS)
+
+$(BUILD)/bench-models/mobilenet_io.bin: bench/mobilenet_io.txt $(REFBUILD)
+	@mkdir -p $(dir $@)
+	$(Q)$(REFBUILD) $< $@
+
+bench-build:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) DEBUG=0 SAN= all \
+	  $(BENCH_BUILD)/bench $(BENCH_BUILD)/bench-models/mobilenet_io.bin
+
+bench: bench-build
+	@[ -n "$(BENCH_PYTHON)" ] || echo "bench: no python3 with numpy found: the numpy row stays empty (Debian: apt-get install python3-numpy)"
+	env -u MAKEFLAGS -u MFLAGS $(BENCH_BUILD)/bench --build $(BENCH_BUILD) \
+	  --python "$(BENCH_PYTHON)" --elixir "mix run" $(BENCH_ARGS)
+
+quant-bench: bench-build
+	$(BENCH_BUILD)/bench --only kernels $(QUANT_BENCH_ARGS)
