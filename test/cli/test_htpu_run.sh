@@ -534,6 +534,36 @@ expect "bench --graph" 0 out "second"
 run bench "$TMP/two.bin" "${LIBS[@]}" --iterations 10
 expect "bench: two graphs without --graph -> exit 2" 2 err "choose one with --graph"
 
+# --histogram: 30 calls of which the last 10 sleep 20 ms in graphExecute (the reference
+# backend's latency rule, from its 21st call): every call lands in exactly one bin, the bins
+# tile [min, p99] (p99 of 30 is the max), and the slow ten sit apart from the fast twenty.
+# Bins are log-spaced, at most a factor of 4 wide here, so a 5 ms line separates them.
+HTPU_REF_LATENCY=graphExecute:20000:21 run bench "$TMP/add.bin" "${LIBS[@]}" -n 30 --warmup 0 \
+  --histogram --json
+expect "bench --histogram --json" 0 out '"histogram": {'
+json_check "bench --histogram: every call binned once, bins tiling min..max, slow ones apart" '
+  const h = j.histogram.total, e = j.histogram.execute;
+  const all = (x) => x.bins.concat(x.above_p99 ? [x.above_p99] : []);
+  const sum = (bins) => bins.reduce((a, b) => a + b.count, 0);
+  const tiled = (x, l) => x.bins[0].lo_ns === l.min_ns &&
+    all(x)[all(x).length - 1].hi_ns === l.max_ns &&
+    x.bins.every((b, i) => b.lo_ns < b.hi_ns && (i === 0 || b.lo_ns === x.bins[i - 1].hi_ns));
+  sum(all(h)) === 30 && sum(all(e)) === 30 && tiled(h, j.total) && tiled(e, j.execute) &&
+  sum(all(h).filter(b => b.lo_ns >= 5e6)) === 10 && sum(all(h).filter(b => b.hi_ns <= 5e6)) === 20'
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 1 --warmup 0 --histogram --json
+json_check "bench --histogram, one call: one bin holding it" '
+  const h = j.histogram.total;
+  h.bins.length === 1 && h.bins[0].count === 1 && h.bins[0].lo_ns === j.total.min_ns &&
+  h.bins[0].hi_ns === j.total.max_ns && h.above_p99 === null'
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 10 --json
+expect "bench --json without --histogram: null" 0 out '"histogram": null'
+LC_ALL=C run bench "$TMP/add.bin" "${LIBS[@]}" -n 200 --histogram
+expect "bench --histogram: both distributions drawn, '#' outside UTF-8" 0 \
+  out "whole call, 200 calls (log scale up to p99, then the slowest 1%)" \
+  out "execute, 200 calls" out "#" out "(p99)"
+LC_ALL=C.UTF-8 run bench "$TMP/add.bin" "${LIBS[@]}" -n 200 --histogram
+expect "bench --histogram: block characters in a UTF-8 locale" 0 out "█"
+
 # Until the library has a profile API the option must say so, never pretend; once it is wired
 # (tools/htpu/profile.c) the reference backend applies it. Either way the report must agree
 # with stderr.

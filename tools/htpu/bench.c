@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "histogram.h"
 #include "inputs.h"
 #include "json.h"
 #include "profile.h"
@@ -260,6 +261,19 @@ static void input_description(const cli_input *x, int shared, char *buf, size_t 
              htpu_dtype_name(x->tensor->dtype));
 }
 
+/* --histogram: the distributions behind the percentiles, whole call first (what a caller
+ * waits for). Returns 0 or -1 (out of memory, write error). */
+static int print_histograms(const bench *b) {
+  cli_histogram h;
+  int utf8 = cli_locale_is_utf8();
+  if (cli_histogram_build(b->total.v, b->total.n, &h) != 0) return -1;
+  printf("\n");
+  if (cli_histogram_print(&h, "whole call", utf8, stdout) != 0) return -1;
+  if (cli_histogram_build(b->exec.v, b->exec.n, &h) != 0) return -1;
+  printf("\n");
+  return cli_histogram_print(&h, "execute", utf8, stdout);
+}
+
 static int print_human(const bench *b, const cli_latency *ex, const cli_latency *tot) {
   char runs[160], profile[128], host[256], q[32], dq[32], other[32], wall[32], rate[32];
   char shared[1200];
@@ -318,6 +332,7 @@ static int print_human(const bench *b, const cli_latency *ex, const cli_latency 
   latency_row(&t, "whole call", tot);
   if (cli_table_print(&t, stdout, 0) != 0) rc = -1;
   cli_table_free(&t);
+  if (cli_has(b->args, "histogram") && print_histograms(b) != 0) rc = -1;
   return rc;
 }
 
@@ -376,6 +391,18 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
   cli_json_double(&j, "wall_throughput_per_s", wall_s > 0 ? (double)ex->count / wall_s : 0);
   json_latency(&j, "execute", ex);
   json_latency(&j, "total", tot);
+  if (cli_has(b->args, "histogram")) {
+    cli_histogram he, ht;
+    if (cli_histogram_build(b->exec.v, b->exec.n, &he) != 0 ||
+        cli_histogram_build(b->total.v, b->total.n, &ht) != 0)
+      return -1;
+    cli_json_object_begin(&j, "histogram");
+    cli_histogram_json(&j, "execute", &he);
+    cli_histogram_json(&j, "total", &ht);
+    cli_json_object_end(&j);
+  } else {
+    cli_json_null(&j, "histogram");
+  }
   cli_json_double(&j, "quantize_mean_ns", (double)b->quantize_ns / (double)ex->count);
   cli_json_double(&j, "dequantize_mean_ns", (double)b->dequantize_ns / (double)ex->count);
   cli_json_object_begin(&j, "shared_buffers");
@@ -457,6 +484,10 @@ static const cli_option bench_options[] = {
      "own type (htpu_graph_alloc_io); inputs are converted once, before timing",
      0},
     {"zero-copy", NULL, "same as --shared-buffers", 0},
+    {"histogram", NULL,
+     "also draw the latency distributions (whole call and execute): log-scaled bins from the "
+     "fastest call to p99, and a row for the slowest 1%",
+     0},
     CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.bench/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
@@ -468,7 +499,7 @@ const cli_command cmd_bench = {
                 "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers] "
                 "[--backend PATH|reference] [--system-lib PATH|reference] "
                 "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
-                "[--json]",
+                "[--histogram] [--json]",
     .summary = "time a graph: latency percentiles and throughput, execute vs whole call",
     .description =
         "Executes one graph repeatedly and reports min, p50, p90, p99, max and mean latency and\n"
@@ -476,6 +507,8 @@ const cli_command cmd_bench = {
         "(quantizing f32 inputs, executing, dequantizing f32 outputs), so host overhead is\n"
         "visible. Percentiles are nearest-rank: the smallest sample with at least p% of the\n"
         "samples at or below it. Progress is shown on stderr when it is a terminal.\n"
+        "--histogram draws the distributions as bars (Unicode blocks in a UTF-8 locale, else\n"
+        "'#'); with --json the same bins are in \"histogram\".\n"
         "With --shared-buffers the I/O lives in registered FastRPC memory, in the tensors' own\n"
         "types: nothing is copied or converted per call, and the report says whether FastRPC\n"
         "memory was obtained or why the library fell back to ordinary memory.\n",
