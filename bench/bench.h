@@ -46,6 +46,8 @@ typedef struct bench_results {
   double call_mnet_host_us;
   /* digits: per-call wall time through C, and through Elixir predict (µs) */
   bench_stat digits_c_us, digits_ex_us;
+  /* predict's wall time minus the same call's total_ns (bench/predict_bench.exs) */
+  bench_stat digits_over_us;
   const char *elixir_note;
   /* 4 callers, 1.37 ms injected execute: calls/s x the execute time measured in the run
    * (callers4) and alone just before (callers4_solo); the time between executes */

@@ -64,11 +64,16 @@ void bench_elixir(const bench_config *cfg, bench_results *r) {
   /* mix's compile output is kept back and shown only when the run fails */
   FILE *held = tmpfile();
   while (f && fgets(line, sizeof line, f)) {
-    double mn, md;
+    double mn, md, pct;
     if (sscanf(line, "predict_us %lf %lf", &mn, &md) == 2) {
       r->digits_ex_us = (bench_stat){mn, md};
       printf("  predict: %.2f µs per call (min %.2f)\n", md, mn);
       got = 1;
+    } else if (sscanf(line, "over_us %lf %lf %lf", &mn, &md, &pct) == 3) {
+      r->digits_over_us = (bench_stat){mn, md};
+      printf("  over the C call, same call (predict's wall time - its total_ns): %.2f µs (min "
+             "%.2f); %.1f%% of calls on a normal scheduler\n",
+             md, mn, pct);
     } else if (held) {
       fputs(line, held);
     }
