@@ -536,8 +536,10 @@ expect "bench: two graphs without --graph -> exit 2" 2 err "choose one with --gr
 
 # --histogram: 30 calls of which the last 10 sleep 20 ms in graphExecute (the reference
 # backend's latency rule, from its 21st call): every call lands in exactly one bin, the bins
-# tile [min, p99] (p99 of 30 is the max), and the slow ten sit apart from the fast twenty.
-# Bins are log-spaced, at most a factor of 4 wide here, so a 5 ms line separates them.
+# tile [min, p99] (p99 of 30 is the max), and the slow ten sit apart from the fast calls.
+# Bins are log-spaced, at most a factor of 4 wide here, so the slow ten are all in bins above
+# 5 ms; "at least" because a fast call stalled by a busy machine may join them (no timing is
+# asserted: a fast call only has to exist below 5 ms).
 HTPU_REF_LATENCY=graphExecute:20000:21 run bench "$TMP/add.bin" "${LIBS[@]}" -n 30 --warmup 0 \
   --histogram --json
 expect "bench --histogram --json" 0 out '"histogram": {'
@@ -549,7 +551,7 @@ json_check "bench --histogram: every call binned once, bins tiling min..max, slo
     all(x)[all(x).length - 1].hi_ns === l.max_ns &&
     x.bins.every((b, i) => b.lo_ns < b.hi_ns && (i === 0 || b.lo_ns === x.bins[i - 1].hi_ns));
   sum(all(h)) === 30 && sum(all(e)) === 30 && tiled(h, j.total) && tiled(e, j.execute) &&
-  sum(all(h).filter(b => b.lo_ns >= 5e6)) === 10 && sum(all(h).filter(b => b.hi_ns <= 5e6)) === 20'
+  sum(all(h).filter(b => b.lo_ns >= 5e6)) >= 10 && sum(all(h).filter(b => b.hi_ns <= 5e6)) >= 1'
 run bench "$TMP/add.bin" "${LIBS[@]}" -n 1 --warmup 0 --histogram --json
 json_check "bench --histogram, one call: one bin holding it" '
   const h = j.histogram.total;
