@@ -217,6 +217,9 @@ IO.puts(
 
 # What else ran meanwhile: the figures above are only comparable at a similar load.
 case File.read("/proc/loadavg") do
-  {:ok, load} -> IO.puts("load average at the end: " <> Enum.join(Enum.take(String.split(load), 3), " "))
-  _ -> :ok
+  {:ok, load} ->
+    IO.puts("load average at the end: " <> Enum.join(Enum.take(String.split(load), 3), " "))
+
+  _ ->
+    :ok
 end
