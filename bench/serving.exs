@@ -1,7 +1,7 @@
 # The cost of serving the digits model (models/digits/) through Nx.Serving, against calling
 # HexagonTpu.predict/3 directly with binaries. One run reports, per scenario, the per-request
-# latency (mean, p50, p99; wall time in the caller) and the throughput, and both as ratios to
-# the direct binary path:
+# latency (mean, p50, p99; wall time in the caller), the throughput as rows/s and as a ratio to
+# the direct binary path, and the VM's CPU time per row (all its threads):
 #
 #   direct       predict/3, binary in and out, 1 caller (the baseline)
 #   nx           predict/3, Nx tensor in and out, 1 caller
@@ -79,9 +79,33 @@ noop =
     strategy: :one_for_one
   )
 
+# The VM's CPU time so far in us (user + system, every thread: schedulers, dirty schedulers,
+# the reference backend's work), from /proc/self/stat in clock ticks; nil where there is none.
+# Per row it is what a scenario costs the machine, which moves less with other work on it than
+# the throughput does.
+tick_us =
+  case System.cmd("getconf", ["CLK_TCK"], stderr_to_stdout: true) do
+    {hz, 0} -> div(1_000_000, String.to_integer(String.trim(hz)))
+    _ -> 10_000
+  end
+
+cpu_us = fn ->
+  case File.read("/proc/self/stat") do
+    {:ok, stat} ->
+      [_, rest] = String.split(stat, ") ", parts: 2)
+      fields = String.split(rest, " ")
+      (String.to_integer(Enum.at(fields, 11)) + String.to_integer(Enum.at(fields, 12))) * tick_us
+
+    _ ->
+      nil
+  end
+end
+
 # `callers` processes each call `fun.(i)` (i a running index) until `secs` have passed; returns
-# {requests, elapsed us, sorted latencies in ns}. `rows` counts what one call does.
+# {requests, elapsed us, sorted latencies in ns, rows per call, CPU us}. `rows` counts what one
+# call does.
 measure = fn callers, rows, fun ->
+  cpu0 = cpu_us.()
   deadline = System.monotonic_time(:millisecond) + secs * 1000
   t0 = System.monotonic_time(:microsecond)
 
@@ -105,7 +129,8 @@ measure = fn callers, rows, fun ->
     |> Enum.sort()
 
   elapsed = System.monotonic_time(:microsecond) - t0
-  {length(lat) * rows, elapsed, lat, rows}
+  cpu = if cpu0, do: cpu_us.() - cpu0
+  {length(lat) * rows, elapsed, lat, rows, cpu}
 end
 
 direct = fn i ->
@@ -134,7 +159,8 @@ for {_, _, _, fun} <- scenarios, do: fun.(0)
 
 results = for {label, callers, rows, fun} <- scenarios, do: {label, measure.(callers, rows, fun)}
 
-rate = fn {rows, us, _lat, _} -> rows * 1.0e6 / us end
+rate = fn {rows, us, _lat, _, _} -> rows * 1.0e6 / us end
+cpu_row = fn {rows, _, _, _, cpu} -> if cpu, do: cpu / max(rows, 1), else: nil end
 pctl = fn lat, p -> Enum.at(lat, max(div(length(lat) * p + 99, 100), 1) - 1) / 1000 end
 mean = fn lat -> Enum.sum(lat) / max(length(lat), 1) / 1000 end
 base = rate.(elem(List.keyfind(results, "direct", 0), 1))
@@ -148,10 +174,10 @@ IO.puts(
 
 IO.puts(
   String.pad_trailing("scenario", 13) <>
-    "   latency us: mean      p50      p99    rows/s   x direct"
+    "   latency us: mean      p50      p99    rows/s   x direct  CPU us/row"
 )
 
-for {label, {_, _, lat, rows} = r} <- results do
+for {label, {_, _, lat, rows, _} = r} <- results do
   per_row = if rows > 1, do: " (per call of #{rows} rows)", else: ""
 
   IO.puts(
@@ -160,7 +186,8 @@ for {label, {_, _, lat, rows} = r} <- results do
       String.pad_leading(f.(pctl.(lat, 50), 1), 9) <>
       String.pad_leading(f.(pctl.(lat, 99), 1), 9) <>
       String.pad_leading(f.(rate.(r), 0), 10) <>
-      String.pad_leading(f.(rate.(r) / base, 2), 10) <> per_row
+      String.pad_leading(f.(rate.(r) / base, 2), 10) <>
+      String.pad_leading(if(c = cpu_row.(r), do: f.(c, 1), else: "-"), 12) <> per_row
   )
 end
 
@@ -171,13 +198,14 @@ serving64 = elem(List.keyfind(scenarios, "serving x64", 0), 3)
 
 ratios =
   for _ <- 1..rounds do
-    d = rate.(measure.(64, 1, direct))
-    s = rate.(measure.(64, 1, serving64))
-    {d, s, s / d}
+    dm = measure.(64, 1, direct)
+    sm = measure.(64, 1, serving64)
+    {rate.(dm), rate.(sm), rate.(sm) / rate.(dm), cpu_row.(dm), cpu_row.(sm)}
   end
 
-for {d, s, r} <- ratios do
-  IO.puts("  direct x64 #{f.(d, 0)} rows/s, serving x64 #{f.(s, 0)} rows/s: #{f.(r, 2)}")
+for {d, s, r, dc, sc} <- ratios do
+  cpu = if dc && sc, do: " (CPU us/row #{f.(dc, 1)} and #{f.(sc, 1)})", else: ""
+  IO.puts("  direct x64 #{f.(d, 0)} rows/s, serving x64 #{f.(s, 0)} rows/s: #{f.(r, 2)}" <> cpu)
 end
 
 ratio = ratios |> Enum.map(&elem(&1, 2)) |> Enum.sort() |> Enum.at(div(rounds, 2))
@@ -186,3 +214,12 @@ IO.puts(
   "serving x64 / direct x64 throughput, median of #{rounds}: #{f.(ratio, 2)} (goal >= 0.80: " <>
     if(ratio >= 0.8, do: "met)", else: "NOT met)")
 )
+
+# What else ran meanwhile: the figures above are only comparable at a similar load.
+case File.read("/proc/loadavg") do
+  {:ok, load} ->
+    IO.puts("load average at the end: " <> Enum.join(Enum.take(String.split(load), 3), " "))
+
+  _ ->
+    :ok
+end

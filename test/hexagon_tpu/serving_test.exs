@@ -122,6 +122,50 @@ defmodule HexagonTpu.ServingTest do
     assert_close(Nx.to_flat_list(y), [1.0, 4.0, 9.0, 12.7])
   end
 
+  test "requests larger than a batch are split and come back whole; several outputs" do
+    # two_out: a, b f32 [2] -> s = a + b, p = a * b; the graph's batch is 2 rows
+    model =
+      HexagonTpu.load_model!({:binary, build!(mixed())}, backend: :reference, graph: "two_out")
+
+    serving = HexagonTpu.Serving.new(model, batch_size: 4, batch_timeout: 5)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+
+    results =
+      1..24
+      |> Task.async_stream(
+        fn i ->
+          # 1..6 rows: requests of 5 and 6 rows are split over batches of 4 by Nx.Serving
+          rows = rem(i, 6) + 1
+          a = Nx.iota({rows}, type: {:f, 32}) |> Nx.add(i * 10.0)
+          b = Nx.broadcast(Nx.tensor(i * 1.0, type: {:f, 32}), {rows})
+          {a, b, Nx.Serving.batched_run(name, [a, b])}
+        end,
+        max_concurrency: 24
+      )
+      |> Enum.map(fn {:ok, r} -> r end)
+
+    for {a, b, [s, p]} <- results do
+      assert Nx.to_flat_list(s) == Nx.to_flat_list(Nx.add(a, b))
+      assert Nx.to_flat_list(p) == Nx.to_flat_list(Nx.multiply(a, b))
+    end
+
+    assert length(results) == 24
+  end
+
+  test "a padded Nx.Batch runs its padding rows too", %{add: add} do
+    # Nx.Serving never pads this module's batches; a batch built by hand may be padded, and
+    # then its tensors are read by traversing it.
+    serving = HexagonTpu.Serving.new(add)
+    {:ok, state} = HexagonTpu.Serving.init(:inline, serving.arg, [[]])
+    a = Nx.iota({3, 4}, type: {:f, 32})
+    batch = Nx.Batch.concatenate([{a, a}]) |> Nx.Batch.pad(2)
+    {:execute, fun, _} = HexagonTpu.Serving.handle_batch(batch, 0, state)
+    assert {y, %{batch_size: 3}} = fun.()
+    assert Nx.shape(y) == {5, 4}
+    assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(a, 2)) ++ List.duplicate(0.0, 8)
+  end
+
   test "quantize: :none takes requests in the input's own type" do
     scale =
       HexagonTpu.load_model!({:binary, build!(two_graphs())},
