@@ -10,6 +10,10 @@
  *   - the core's no-wait execute (htpu_exec_options.no_wait) takes the graph's lock and the
  *     execute gate only if free, votes no per-call profile and leaves DSP-restart recoveries
  *     to dirty calls, so nothing on this path waits for another call;
+ *   - the call never drops the graph's last reference: a close meanwhile (close/1, the
+ *     reaper, close_all through the reaper) waits in htpu_graph_close for it to end, so the
+ *     graph's destroy (FastRPC frees under the exclusive gate, maybe the context's free) runs
+ *     on the closing dirty scheduler or reaper thread, never here;
  *   - with :auto, the graph's last HTPU_TIMING_WINDOW calls must all be known and each at most
  *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so the only long call a normal
  *     scheduler can run is the first one after a graph grew: the one that shows it.

@@ -400,7 +400,9 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
 /* Drops the handle's reference; when it is the last, the graph's scratch blocks (htpu_io) go
  * too, FastRPC ones deregistered first, which waits for in-flight executes as
- * htpu_shared_free does. */
+ * htpu_shared_free does. First it waits for the graph's no-wait executes and timing reads in
+ * progress (they never wait, so this is as long as one graphExecute): their threads must not
+ * block, so they never hold the last reference and never run those frees. */
 HTPU_API int htpu_graph_close(htpu_graph **g);
 
 /* Borrowed from the graph; valid while the graph handle is open. NULL for a bad index/handle. */
@@ -474,7 +476,9 @@ typedef struct htpu_exec_options {
    * must run where blocking is allowed: make the call again without no_wait). A declined call
    * has not run the graph (after a DSP restart: it ran and failed), so its outputs hold
    * nothing to read. What a no-wait call does run is its own work: input checks and
-   * conversions, graphExecute, output conversions; the caller bounds the sizes. */
+   * conversions, graphExecute, output conversions; the caller bounds the sizes. It never
+   * frees the graph: a concurrent htpu_graph_close waits for it to end instead of leaving it
+   * the last reference. */
   int no_wait;
   /* With no_wait, nonzero: also decline (HTPU_DECLINE_UNKNOWN / HTPU_DECLINE_LONG) unless the
    * graph's last HTPU_TIMING_WINDOW calls are all recorded and each took at most short_ns

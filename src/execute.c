@@ -367,7 +367,12 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
                           const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_clear_error();
   if (stats) memset(stats, 0, sizeof *stats);
-  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  /* A no-wait call pins the graph: its release is then never the last (htpu_graph_close waits
+   * for the pin), so the graph's destroy, which frees FastRPC memory under the exclusive gate
+   * and may free the context, never runs on its thread. */
+  int no_wait = opts && opts->no_wait;
+  graph_obj *g = (graph_obj *)(no_wait ? obj_acquire_pinned(h, OBJ_GRAPH)
+                                       : obj_acquire(h, OBJ_GRAPH));
   if (!g) {
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
@@ -385,6 +390,9 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
   }
   /* Released after the gate: dropping the last reference may free the context, which takes
    * the gate exclusively. */
-  obj_release(&g->base);
+  if (no_wait)
+    obj_release_pinned(&g->base);
+  else
+    obj_release(&g->base);
   return rc;
 }

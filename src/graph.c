@@ -133,6 +133,11 @@ int htpu_graph_close(htpu_graph **gp) {
   htpu_object *o = obj_unregister(*gp, OBJ_GRAPH);
   *gp = NULL;
   if (!o) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_graph_close: not a live graph handle");
+  /* A no-wait execute (or timing read) in progress must not end up with the last reference:
+   * the destroy would run on its thread (a BEAM normal scheduler), freeing FastRPC blocks
+   * under the exclusive gate and maybe the context. So the close keeps the handle's
+   * reference until they are done; they never wait, so neither does this for long. */
+  obj_unpin_wait(o);
   obj_release(o);
   return 0;
 }
@@ -159,10 +164,11 @@ int htpu_graph_get_timing(htpu_graph *h, htpu_graph_timing *out) {
   htpu_clear_error();
   if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_get_timing: out is NULL");
   memset(out, 0, sizeof *out);
-  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  /* Pinned: read from threads that must not block, so never the last reference. */
+  graph_obj *g = (graph_obj *)obj_acquire_pinned(h, OBJ_GRAPH);
   if (!g) return htpu_set_error(HTPU_ECLOSED, 0, "reading timing: the graph is closed");
   window_read(&g->timing, out);
-  obj_release(&g->base);
+  obj_release_pinned(&g->base);
   return 0;
 }
 
