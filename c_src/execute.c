@@ -10,6 +10,9 @@
  *   - the core's no-wait execute (htpu_exec_options.no_wait) takes the graph's lock and the
  *     execute gate only if free, votes no per-call profile and leaves DSP-restart recoveries
  *     to dirty calls, so nothing on this path waits for another call;
+ *   - it converts only in an idle scratch block of the graph and passes only buffers already
+ *     registered with the context: a new block (rpcmem_alloc) or a memRegister is left to the
+ *     dirty call (HTPU_DECLINE_RESOURCE), which leaves the block idle and registered;
  *   - the call never drops the graph's last reference: a close meanwhile (close/1, the
  *     reaper, close_all through the reaper) waits in htpu_graph_close for it to end, so the
  *     graph's destroy (FastRPC frees under the exclusive gate, maybe the context's free) runs
@@ -37,7 +40,7 @@
 typedef enum run_mode { RUN_DIRTY, RUN_AUTO, RUN_FORCED } run_mode;
 
 static struct {
-  atomic_uint_fast64_t normal, dirty_io, busy, not_short, other;
+  atomic_uint_fast64_t normal, dirty_io, busy, not_short, other, resource;
 } counts;
 
 void nif_sched_counts_get(nif_sched_counts *out) {
@@ -46,6 +49,7 @@ void nif_sched_counts_get(nif_sched_counts *out) {
   out->declined_busy = atomic_load(&counts.busy);
   out->declined_not_short = atomic_load(&counts.not_short);
   out->declined_other = atomic_load(&counts.other);
+  out->declined_resource = atomic_load(&counts.resource);
 }
 
 /* graph_execute(graph_ref, [{binary, dtype}], [dtype], perf_profile_atom | nil)
@@ -269,6 +273,8 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
     atomic_fetch_add(&counts.busy, 1);
   else if (why == HTPU_DECLINE_UNKNOWN || why == HTPU_DECLINE_LONG)
     atomic_fetch_add(&counts.not_short, 1);
+  else if (why == HTPU_DECLINE_RESOURCE)
+    atomic_fetch_add(&counts.resource, 1);
   else
     atomic_fetch_add(&counts.other, 1);
   /* Named and sized as graph_execute/4, which it now is: tracing and current_function see

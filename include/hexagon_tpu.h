@@ -432,7 +432,11 @@ typedef enum htpu_decline {
   HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds it (it would have queued) */
   HTPU_DECLINE_GATE = 4,     /* a context load/free/recovery holds or waits for the gate */
   HTPU_DECLINE_PERF = 5,     /* a per-call perf_profile vote (it may cross to the DSP) */
-  HTPU_DECLINE_RECOVERY = 6  /* graphExecute asked for a DSP-restart recovery (it may block) */
+  HTPU_DECLINE_RECOVERY = 6, /* graphExecute asked for a DSP-restart recovery (it may block) */
+  HTPU_DECLINE_RESOURCE = 7  /* FastRPC memory would have to be allocated (no idle scratch
+                                block of the graph) or a buffer registered with the context
+                                (memRegister), or another call holds the context's
+                                registrations: DSP round trips an ordinary call makes */
 } htpu_decline;
 
 typedef struct htpu_exec_stats {
@@ -472,10 +476,12 @@ typedef struct htpu_exec_options {
    * instead (counted in htpu_stats.executes_declined, not in executes), with stats->declined
    * saying why: another call holds the graph's execute lock (it is only tried), a context
    * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
-   * asked (it may cross to the DSP), or graphExecute reported a DSP restart (the recovery
-   * must run where blocking is allowed: make the call again without no_wait). A declined call
-   * has not run the graph (after a DSP restart: it ran and failed), so its outputs hold
-   * nothing to read. What a no-wait call does run is its own work: input checks and
+   * asked (it may cross to the DSP), graphExecute reported a DSP restart (the recovery
+   * must run where blocking is allowed: make the call again without no_wait), or the call
+   * would need a new scratch block or a memRegister (HTPU_DECLINE_RESOURCE: an ordinary call
+   * makes them, and leaves the block idle and registered for the next no-wait call). A
+   * declined call has not run the graph (after a DSP restart: it ran and failed), so its
+   * outputs hold nothing to read. What a no-wait call does run is its own work: input checks and
    * conversions, graphExecute, output conversions; the caller bounds the sizes. It never
    * frees the graph: a concurrent htpu_graph_close waits for it to end instead of leaving it
    * the last reference. */

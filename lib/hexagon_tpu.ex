@@ -217,7 +217,8 @@ defmodule HexagonTpu do
   `:executes_cancelled`, `:executes_declined`; the NIF's reaper: `:reaper_queued` (handles
   dropped by GC), `:reaper_closed`, `:reaper_inline`; and where executes ran:
   `:executes_normal`, `:executes_dirty_io`, `:normal_declined_busy`,
-  `:normal_declined_not_short`, `:normal_declined_other` (see `HexagonTpu.Stats.native/0`).
+  `:normal_declined_not_short`, `:normal_declined_resource`, `:normal_declined_other` (see
+  `HexagonTpu.Stats.native/0`).
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()

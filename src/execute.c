@@ -14,7 +14,9 @@
  * Each call that reached graphExecute records its own work (input conversion plus the time
  * it held the graph) in the graph's window (timing.h) before letting go of the graph. A
  * no-wait call (for the BEAM's normal schedulers) trylocks the graph and the gate, votes no
- * profile and leaves recoveries to ordinary calls: where it would wait it declines instead.
+ * profile, leaves recoveries to ordinary calls, converts only in an idle scratch block and
+ * passes only already-registered handles: where it would wait or cross to the DSP for
+ * anything but graphExecute it declines instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +76,10 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
 
 /* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
  * (FastRPC) allocation (the caller's, or a scratch block's), else as a client buffer. Runs
- * under the gate, as handles can change. */
-static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n) {
+ * under the gate, as handles can change. A no-wait call only looks handles up: -1 when one
+ * would have to be registered first (memRegister crosses to the DSP). */
+static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n,
+                        int no_wait) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
@@ -85,7 +89,10 @@ static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uin
     qnn_mem_handle_t h = NULL;
     if (data) {
       const htpu_tensor_info *info = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
+      if (!no_wait)
+        h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
+      else if (mem_cache_lookup(&c->mem, &rt->shared, info, data, &h) != 0)
+        return -1;
     }
     if (h) {
       /* The client buffer stays recorded in the template copy for a later rebind. */
@@ -93,6 +100,7 @@ static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uin
       t->u.mem_handle = h;
     }
   }
+  return 0;
 }
 
 /* Waits for this graph's turn. Not under the gate: a queue on one busy graph must hold up
@@ -118,6 +126,8 @@ static int decline(const char *graph, htpu_decline why, htpu_decline *declined) 
       [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
       [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
+      [HTPU_DECLINE_RESOURCE] = "a FastRPC buffer would have to be allocated or registered "
+                                "first (a DSP round trip)",
   };
   *declined = why;
   STAT_ADD(executes_declined, 1);
@@ -195,7 +205,11 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
       break;
     }
     uint64_t generation = c->generation;
-    bind_buffers(g, tensors, n_in, n);
+    if (bind_buffers(g, tensors, n_in, n, no_wait) != 0) {
+      gate_leave_shared(&htpu_exec_gate);
+      rc = decline(name, HTPU_DECLINE_RESOURCE, declined);
+      break;
+    }
     STAT_ADD(executes_in_flight, 1);
     ran = 1;
     uint64_t e0 = htpu_now_ns();
@@ -290,7 +304,12 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     scratch_size += scratch_slot_size(t);
   }
   scratch_block *scratch = NULL;
-  if (!rc && converts) {
+  if (!rc && converts && opts && opts->no_wait) {
+    /* A new block is FastRPC memory (rpcmem_alloc, an ioctl) whose slots must then be
+     * registered: that is for the call made again without no_wait. */
+    scratch = scratch_take_idle(&g->scratch);
+    if (!scratch) rc = decline(gi->name, HTPU_DECLINE_RESOURCE, declined);
+  } else if (!rc && converts) {
     scratch = scratch_take(&g->scratch, rt, scratch_size);
     if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
   }

@@ -41,7 +41,7 @@ defmodule HexagonTpu.SchedulerTest do
     Map.take(
       HexagonTpu.stats(),
       ~w(executes_normal executes_dirty_io normal_declined_busy normal_declined_not_short
-         normal_declined_other executes_declined)a
+         normal_declined_resource normal_declined_other executes_declined)a
     )
   end
 
@@ -187,6 +187,35 @@ defmodule HexagonTpu.SchedulerTest do
         scheduler: :normal,
         perf_profile: :burst
       )
+  end
+
+  test "a graph's first converting call allocates its block on the dirty scheduler" do
+    # scale_u8 takes u8: f32 inputs are quantized into a block of the graph's scratch pool.
+    # Allocating one (FastRPC memory when there is any) and registering it are left to the
+    # dirty call; the next normal call converts in the block that call left idle.
+    model =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8",
+        scheduler: :normal
+      )
+
+    x = f32([1.0, 2.0, 3.0, 4.0])
+    before = counters()
+
+    {:ok, [y1], %{scheduler: :dirty_io}} =
+      HexagonTpu.predict(model, [x], output: :binary, stats: true)
+
+    d = delta(before)
+    assert d.normal_declined_resource == 1
+    assert d.executes_declined == 1
+    assert d.executes_normal == 0
+
+    {:ok, [y2], %{scheduler: :normal}} =
+      HexagonTpu.predict(model, [x], output: :binary, stats: true)
+
+    assert y2 == y1
+    assert delta(before).normal_declined_resource == 1
   end
 
   test "errors from the normal path are the same errors", %{bin: bin} do
