@@ -429,7 +429,8 @@ typedef enum htpu_decline {
   HTPU_DECLINE_NONE = 0,     /* the call was not declined */
   HTPU_DECLINE_UNKNOWN = 1,  /* fewer than HTPU_TIMING_WINDOW recorded calls: duration unknown */
   HTPU_DECLINE_LONG = 2,     /* a call in the window took longer than short_ns */
-  HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds it (it would have queued) */
+  HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds or awaits it (it would have
+                                queued); seen before any input is converted */
   HTPU_DECLINE_GATE = 4,     /* a context load/free/recovery holds or waits for the gate */
   HTPU_DECLINE_PERF = 5,     /* a per-call perf_profile vote (it may cross to the DSP) */
   HTPU_DECLINE_RECOVERY = 6, /* graphExecute asked for a DSP-restart recovery (it may block) */

@@ -105,7 +105,8 @@ static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint
 
 /* Waits for this graph's turn. Not under the gate: a queue on one busy graph must hold up
  * neither a context load or free (which waits for the gate's readers) nor, through the
- * gate's writer preference, the executes of other graphs behind that load. */
+ * gate's writer preference, the executes of other graphs behind that load. The caller counted
+ * itself in g->contenders first. */
 static void lock_graph(graph_obj *g) {
   if (pthread_mutex_trylock(&g->exec_lock) != 0) {
     /* Another execute of this graph is running: queueing is worth counting (it is where
@@ -116,13 +117,18 @@ static void lock_graph(graph_obj *g) {
   }
 }
 
+static void unlock_graph(graph_obj *g) {
+  pthread_mutex_unlock(&g->exec_lock);
+  atomic_fetch_sub(&g->contenders, 1);
+}
+
 /* Declines a no-wait call (HTPU_EBUSY, *declined = why), with a message naming the graph. */
 static int decline(const char *graph, htpu_decline why, htpu_decline *declined) {
   static const char *const reasons[] = {
       [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
                                "unknown)",
       [HTPU_DECLINE_LONG] = "a recent call took longer than the short-call limit",
-      [HTPU_DECLINE_BUSY] = "another execute holds the graph",
+      [HTPU_DECLINE_BUSY] = "another execute holds the graph (or waits for it)",
       [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
       [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
@@ -159,9 +165,11 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   int no_wait = opts && opts->no_wait;
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  atomic_fetch_add(&g->contenders, 1);
   if (!no_wait) {
     lock_graph(g);
   } else if (pthread_mutex_trylock(&g->exec_lock) != 0) {
+    atomic_fetch_sub(&g->contenders, 1);
     free(tensors);
     return decline(name, HTPU_DECLINE_BUSY, declined);
   } else if (opts->short_ns) {
@@ -169,7 +177,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
      * call that overran demotes the graph for every no-wait call after it. */
     htpu_decline why = short_check(&g->timing, opts->short_ns);
     if (why) {
-      pthread_mutex_unlock(&g->exec_lock);
+      unlock_graph(g);
       free(tensors);
       return decline(name, why, declined);
     }
@@ -179,7 +187,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   /* Asked once, when the call is about to start: a caller that went away while queued does
    * not get its turn on the DSP. */
   if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
-    pthread_mutex_unlock(&g->exec_lock);
+    unlock_graph(g);
     free(tensors);
     STAT_ADD(executes_cancelled, 1);
     return htpu_set_error(HTPU_ECANCELLED, 0,
@@ -260,7 +268,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   }
   /* Recorded before the unlock, so the next call to take the graph sees it. */
   if (ran) window_record(&g->timing, quant_ns + (htpu_now_ns() - t_locked));
-  pthread_mutex_unlock(&g->exec_lock);
+  unlock_graph(g);
   free(tensors);
   return rc;
 }
@@ -282,9 +290,13 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
   htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
   if (opts && opts->no_wait) {
-    /* Before converting anything: a graph known to be long is declined for nothing. */
+    /* Before converting anything: a graph known to be long, or held or awaited by another
+     * call (the trylock under it would fail), is declined for nothing, so a contended call
+     * does not convert its inputs here and again in the call made without no_wait. The
+     * trylock stays the decision; this is only the cheap look before the work. */
     if (vote != HTPU_PERF_DEFAULT && (unsigned)vote < HTPU_PERF_PROFILE_COUNT)
       return decline(gi->name, HTPU_DECLINE_PERF, declined);
+    if (atomic_load(&g->contenders) != 0) return decline(gi->name, HTPU_DECLINE_BUSY, declined);
     htpu_decline why = opts->short_ns ? short_check(&g->timing, opts->short_ns) : 0;
     if (why) return decline(gi->name, why, declined);
   }

@@ -111,6 +111,7 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   /* The reference from obj_acquire is now the graph's (g->ctx). */
   pthread_mutex_init(&g->exec_lock, NULL);
+  atomic_init(&g->contenders, 0);
   scratch_pool_init(&g->scratch);
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);
