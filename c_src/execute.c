@@ -246,6 +246,13 @@ ERL_NIF_TERM nif_graph_execute_batch(ErlNifEnv *env, int argc, const ERL_NIF_TER
   return ret;
 }
 
+/* Reports the time this call has held the normal scheduler since t0, as a share of the 1 ms a
+ * NIF may take (at least 1%: the scheduler's reduction budget counts it). */
+static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
+  ErlNifTime pct = (enif_monotonic_time(ERL_NIF_NSEC) - t0) / 10000;
+  (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : (int)pct);
+}
+
 /* graph_execute_normal(graph_ref, inputs, output_dtypes, perf_profile, :auto | :normal): as
  * graph_execute, answered on this normal scheduler when it can be (file comment), else by
  * graph_execute on a dirty IO scheduler. */
@@ -263,12 +270,12 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
   htpu_decline why;
   if (!run(env, argv, mode, 1, 0, t0, &ret, &why)) {
     atomic_fetch_add(&counts.normal, 1);
-    /* The time this call held the scheduler, as a share of the 1 ms a NIF may take (at least
-     * 1%: the scheduler's reduction budget counts it). */
-    ErlNifTime pct = (enif_monotonic_time(ERL_NIF_NSEC) - t0) / 10000;
-    (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : (int)pct);
+    consume_since(env, t0);
     return ret;
   }
+  /* A declined call held the scheduler too (decoding, checks, maybe a conversion): reported
+   * before it moves, so the process pays for it like for any other work here. */
+  consume_since(env, t0);
   if (why == HTPU_DECLINE_BUSY || why == HTPU_DECLINE_GATE)
     atomic_fetch_add(&counts.busy, 1);
   else if (why == HTPU_DECLINE_UNKNOWN || why == HTPU_DECLINE_LONG)
