@@ -165,7 +165,7 @@ defmodule HexagonTpu do
   Vectorized tensors are refused (`predict/3` takes them).
 
   Options as `predict/3`; with `stats: true` the chunks' figures are added up and `:chunks`
-  is their count.
+  is their count. `:scheduler` is accepted and ignored: a batch always runs on dirty IO.
   """
   @spec predict_batch(model(), [Graph.input()], keyword()) ::
           {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
