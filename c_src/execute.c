@@ -18,9 +18,12 @@
  *     graph's destroy (FastRPC frees under the exclusive gate, maybe the context's free) runs
  *     on the closing dirty scheduler or reaper thread, never here;
  *   - with :auto, the graph's last HTPU_TIMING_WINDOW calls must all be known and each at most
- *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so the only long call a normal
- *     scheduler can run is the first one after a graph grew: the one that shows it.
- * Anything else is declined before it has changed anything and the call moves, arguments
+ *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so after a graph grew only
+ *     its first long call (the one that shows it) runs here.
+ * What this cannot bound is graphExecute itself: a call that stalls in the DSP (a restart
+ * mid-call, a hung FastRPC call) holds the normal scheduler for the stall; the window is a
+ * prediction from history, not a limit (docs/elixir.md says so).
+ * Anything else is declined before the caller can see a change and the call moves, arguments
  * untouched, to graph_execute on a dirty IO scheduler (enif_schedule_nif); the caller sees one
  * call either way. Counters say which path answered (nif_sched_counts).
  */
