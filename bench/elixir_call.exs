@@ -51,7 +51,7 @@ modes = [:auto, :dirty_io]
 Enum.each(modes, fn m -> round.(m) end)
 
 counters = ~w(executes_normal executes_dirty_io normal_declined_busy normal_declined_not_short
-              normal_declined_other)a
+              normal_declined_resource normal_declined_other)a
 before = Map.take(HexagonTpu.stats(), counters)
 
 results =

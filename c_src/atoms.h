@@ -123,6 +123,7 @@
   X(normal_declined_busy, "normal_declined_busy") \
   X(normal_declined_not_short, "normal_declined_not_short") \
   X(normal_declined_other, "normal_declined_other") \
+  X(normal_declined_resource, "normal_declined_resource") \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
   X(reaper_inline, "reaper_inline")

@@ -297,7 +297,7 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline,
                       ATOMS.executes_normal,   ATOMS.executes_dirty_io,
                       ATOMS.normal_declined_busy, ATOMS.normal_declined_not_short,
-                      ATOMS.normal_declined_other};
+                      ATOMS.normal_declined_other, ATOMS.normal_declined_resource};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
                       enif_make_uint64(env, s.live_contexts),
                       enif_make_uint64(env, s.live_graphs),
@@ -325,6 +325,7 @@ ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
                       enif_make_uint64(env, sc.executes_dirty_io),
                       enif_make_uint64(env, sc.declined_busy),
                       enif_make_uint64(env, sc.declined_not_short),
-                      enif_make_uint64(env, sc.declined_other)};
+                      enif_make_uint64(env, sc.declined_other),
+                      enif_make_uint64(env, sc.declined_resource)};
   return make_map(env, k, v, sizeof k / sizeof k[0]);
 }

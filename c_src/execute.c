@@ -10,10 +10,20 @@
  *   - the core's no-wait execute (htpu_exec_options.no_wait) takes the graph's lock and the
  *     execute gate only if free, votes no per-call profile and leaves DSP-restart recoveries
  *     to dirty calls, so nothing on this path waits for another call;
+ *   - it converts only in an idle scratch block of the graph and passes only buffers already
+ *     registered with the context: a new block (rpcmem_alloc) or a memRegister is left to the
+ *     dirty call (HTPU_DECLINE_RESOURCE), which leaves the block idle and registered;
+ *   - the call never drops the graph's last reference: a close meanwhile (close/1, the
+ *     reaper, close_all through the reaper) waits in htpu_graph_close for it to end, so the
+ *     graph's destroy (FastRPC frees under the exclusive gate, maybe the context's free) runs
+ *     on the closing dirty scheduler or reaper thread, never here;
  *   - with :auto, the graph's last HTPU_TIMING_WINDOW calls must all be known and each at most
- *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so the only long call a normal
- *     scheduler can run is the first one after a graph grew: the one that shows it.
- * Anything else is declined before it has changed anything and the call moves, arguments
+ *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so after a graph grew only
+ *     its first long call (the one that shows it) runs here.
+ * What this cannot bound is graphExecute itself: a call that stalls in the DSP (a restart
+ * mid-call, a hung FastRPC call) holds the normal scheduler for the stall; the window is a
+ * prediction from history, not a limit (docs/elixir.md says so).
+ * Anything else is declined before the caller can see a change and the call moves, arguments
  * untouched, to graph_execute on a dirty IO scheduler (enif_schedule_nif); the caller sees one
  * call either way. Counters say which path answered (nif_sched_counts).
  */
@@ -33,7 +43,7 @@
 typedef enum run_mode { RUN_DIRTY, RUN_AUTO, RUN_FORCED } run_mode;
 
 static struct {
-  atomic_uint_fast64_t normal, dirty_io, busy, not_short, other;
+  atomic_uint_fast64_t normal, dirty_io, busy, not_short, other, resource;
 } counts;
 
 void nif_sched_counts_get(nif_sched_counts *out) {
@@ -42,6 +52,7 @@ void nif_sched_counts_get(nif_sched_counts *out) {
   out->declined_busy = atomic_load(&counts.busy);
   out->declined_not_short = atomic_load(&counts.not_short);
   out->declined_other = atomic_load(&counts.other);
+  out->declined_resource = atomic_load(&counts.resource);
 }
 
 /* graph_execute(graph_ref, [{binary, dtype}], [dtype], perf_profile_atom | nil)
@@ -238,6 +249,13 @@ ERL_NIF_TERM nif_graph_execute_batch(ErlNifEnv *env, int argc, const ERL_NIF_TER
   return ret;
 }
 
+/* Reports the time this call has held the normal scheduler since t0, as a share of the 1 ms a
+ * NIF may take (at least 1%: the scheduler's reduction budget counts it). */
+static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
+  ErlNifTime pct = (enif_monotonic_time(ERL_NIF_NSEC) - t0) / 10000;
+  (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : (int)pct);
+}
+
 /* graph_execute_normal(graph_ref, inputs, output_dtypes, perf_profile, :auto | :normal): as
  * graph_execute, answered on this normal scheduler when it can be (file comment), else by
  * graph_execute on a dirty IO scheduler. */
@@ -255,16 +273,18 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
   htpu_decline why;
   if (!run(env, argv, mode, 1, 0, t0, &ret, &why)) {
     atomic_fetch_add(&counts.normal, 1);
-    /* The time this call held the scheduler, as a share of the 1 ms a NIF may take (at least
-     * 1%: the scheduler's reduction budget counts it). */
-    ErlNifTime pct = (enif_monotonic_time(ERL_NIF_NSEC) - t0) / 10000;
-    (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : (int)pct);
+    consume_since(env, t0);
     return ret;
   }
+  /* A declined call held the scheduler too (decoding, checks, maybe a conversion): reported
+   * before it moves, so the process pays for it like for any other work here. */
+  consume_since(env, t0);
   if (why == HTPU_DECLINE_BUSY || why == HTPU_DECLINE_GATE)
     atomic_fetch_add(&counts.busy, 1);
   else if (why == HTPU_DECLINE_UNKNOWN || why == HTPU_DECLINE_LONG)
     atomic_fetch_add(&counts.not_short, 1);
+  else if (why == HTPU_DECLINE_RESOURCE)
+    atomic_fetch_add(&counts.resource, 1);
   else
     atomic_fetch_add(&counts.other, 1);
   /* Named and sized as graph_execute/4, which it now is: tracing and current_function see

@@ -218,6 +218,7 @@ typedef struct nif_sched_counts {
   uint64_t declined_busy;      /* graph or execute gate held: it would have waited */
   uint64_t declined_not_short; /* :auto, and the graph's recent calls unknown or long */
   uint64_t declined_other;     /* I/O over the size bound, a per-call perf vote, a recovery */
+  uint64_t declined_resource;  /* a scratch block to allocate or a buffer to register */
 } nif_sched_counts;
 void nif_sched_counts_get(nif_sched_counts *out);
 

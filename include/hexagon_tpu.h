@@ -400,7 +400,9 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
 /* Drops the handle's reference; when it is the last, the graph's scratch blocks (htpu_io) go
  * too, FastRPC ones deregistered first, which waits for in-flight executes as
- * htpu_shared_free does. */
+ * htpu_shared_free does. First it waits for the graph's no-wait executes and timing reads in
+ * progress (they never wait, so this is as long as one graphExecute): their threads must not
+ * block, so they never hold the last reference and never run those frees. */
 HTPU_API int htpu_graph_close(htpu_graph **g);
 
 /* Borrowed from the graph; valid while the graph handle is open. NULL for a bad index/handle. */
@@ -427,10 +429,15 @@ typedef enum htpu_decline {
   HTPU_DECLINE_NONE = 0,     /* the call was not declined */
   HTPU_DECLINE_UNKNOWN = 1,  /* fewer than HTPU_TIMING_WINDOW recorded calls: duration unknown */
   HTPU_DECLINE_LONG = 2,     /* a call in the window took longer than short_ns */
-  HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds it (it would have queued) */
+  HTPU_DECLINE_BUSY = 3,     /* another execute of the graph holds or awaits it (it would have
+                                queued); seen before any input is converted */
   HTPU_DECLINE_GATE = 4,     /* a context load/free/recovery holds or waits for the gate */
   HTPU_DECLINE_PERF = 5,     /* a per-call perf_profile vote (it may cross to the DSP) */
-  HTPU_DECLINE_RECOVERY = 6  /* graphExecute asked for a DSP-restart recovery (it may block) */
+  HTPU_DECLINE_RECOVERY = 6, /* graphExecute asked for a DSP-restart recovery (it may block) */
+  HTPU_DECLINE_RESOURCE = 7  /* FastRPC memory would have to be allocated (no idle scratch
+                                block of the graph) or a buffer registered with the context
+                                (memRegister), or another call holds the context's
+                                registrations: DSP round trips an ordinary call makes */
 } htpu_decline;
 
 typedef struct htpu_exec_stats {
@@ -470,11 +477,15 @@ typedef struct htpu_exec_options {
    * instead (counted in htpu_stats.executes_declined, not in executes), with stats->declined
    * saying why: another call holds the graph's execute lock (it is only tried), a context
    * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
-   * asked (it may cross to the DSP), or graphExecute reported a DSP restart (the recovery
-   * must run where blocking is allowed: make the call again without no_wait). A declined call
-   * has not run the graph (after a DSP restart: it ran and failed), so its outputs hold
-   * nothing to read. What a no-wait call does run is its own work: input checks and
-   * conversions, graphExecute, output conversions; the caller bounds the sizes. */
+   * asked (it may cross to the DSP), graphExecute reported a DSP restart (the recovery
+   * must run where blocking is allowed: make the call again without no_wait), or the call
+   * would need a new scratch block or a memRegister (HTPU_DECLINE_RESOURCE: an ordinary call
+   * makes them, and leaves the block idle and registered for the next no-wait call). A
+   * declined call has not run the graph (after a DSP restart: it ran and failed), so its
+   * outputs hold nothing to read. What a no-wait call does run is its own work: input checks and
+   * conversions, graphExecute, output conversions; the caller bounds the sizes. It never
+   * frees the graph: a concurrent htpu_graph_close waits for it to end instead of leaving it
+   * the last reference. */
   int no_wait;
   /* With no_wait, nonzero: also decline (HTPU_DECLINE_UNKNOWN / HTPU_DECLINE_LONG) unless the
    * graph's last HTPU_TIMING_WINDOW calls are all recorded and each took at most short_ns

@@ -165,7 +165,7 @@ defmodule HexagonTpu do
   Vectorized tensors are refused (`predict/3` takes them).
 
   Options as `predict/3`; with `stats: true` the chunks' figures are added up and `:chunks`
-  is their count.
+  is their count. `:scheduler` is accepted and ignored: a batch always runs on dirty IO.
   """
   @spec predict_batch(model(), [Graph.input()], keyword()) ::
           {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
@@ -217,7 +217,8 @@ defmodule HexagonTpu do
   `:executes_cancelled`, `:executes_declined`; the NIF's reaper: `:reaper_queued` (handles
   dropped by GC), `:reaper_closed`, `:reaper_inline`; and where executes ran:
   `:executes_normal`, `:executes_dirty_io`, `:normal_declined_busy`,
-  `:normal_declined_not_short`, `:normal_declined_other` (see `HexagonTpu.Stats.native/0`).
+  `:normal_declined_not_short`, `:normal_declined_resource`, `:normal_declined_other` (see
+  `HexagonTpu.Stats.native/0`).
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()

@@ -14,7 +14,9 @@
  * Each call that reached graphExecute records its own work (input conversion plus the time
  * it held the graph) in the graph's window (timing.h) before letting go of the graph. A
  * no-wait call (for the BEAM's normal schedulers) trylocks the graph and the gate, votes no
- * profile and leaves recoveries to ordinary calls: where it would wait it declines instead.
+ * profile, leaves recoveries to ordinary calls, converts only in an idle scratch block and
+ * passes only already-registered handles: where it would wait or cross to the DSP for
+ * anything but graphExecute it declines instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +76,10 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
 
 /* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
  * (FastRPC) allocation (the caller's, or a scratch block's), else as a client buffer. Runs
- * under the gate, as handles can change. */
-static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n) {
+ * under the gate, as handles can change. A no-wait call only looks handles up: -1 when one
+ * would have to be registered first (memRegister crosses to the DSP). */
+static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n,
+                        int no_wait) {
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
@@ -85,7 +89,10 @@ static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uin
     qnn_mem_handle_t h = NULL;
     if (data) {
       const htpu_tensor_info *info = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
+      if (!no_wait)
+        h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
+      else if (mem_cache_lookup(&c->mem, &rt->shared, info, data, &h) != 0)
+        return -1;
     }
     if (h) {
       /* The client buffer stays recorded in the template copy for a later rebind. */
@@ -93,11 +100,13 @@ static void bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uin
       t->u.mem_handle = h;
     }
   }
+  return 0;
 }
 
 /* Waits for this graph's turn. Not under the gate: a queue on one busy graph must hold up
  * neither a context load or free (which waits for the gate's readers) nor, through the
- * gate's writer preference, the executes of other graphs behind that load. */
+ * gate's writer preference, the executes of other graphs behind that load. The caller counted
+ * itself in g->contenders first. */
 static void lock_graph(graph_obj *g) {
   if (pthread_mutex_trylock(&g->exec_lock) != 0) {
     /* Another execute of this graph is running: queueing is worth counting (it is where
@@ -108,16 +117,23 @@ static void lock_graph(graph_obj *g) {
   }
 }
 
+static void unlock_graph(graph_obj *g) {
+  pthread_mutex_unlock(&g->exec_lock);
+  atomic_fetch_sub(&g->contenders, 1);
+}
+
 /* Declines a no-wait call (HTPU_EBUSY, *declined = why), with a message naming the graph. */
 static int decline(const char *graph, htpu_decline why, htpu_decline *declined) {
   static const char *const reasons[] = {
       [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
                                "unknown)",
       [HTPU_DECLINE_LONG] = "a recent call took longer than the short-call limit",
-      [HTPU_DECLINE_BUSY] = "another execute holds the graph",
+      [HTPU_DECLINE_BUSY] = "another execute holds the graph (or waits for it)",
       [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
       [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
+      [HTPU_DECLINE_RESOURCE] = "a FastRPC buffer would have to be allocated or registered "
+                                "first (a DSP round trip)",
   };
   *declined = why;
   STAT_ADD(executes_declined, 1);
@@ -149,9 +165,11 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   int no_wait = opts && opts->no_wait;
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  atomic_fetch_add(&g->contenders, 1);
   if (!no_wait) {
     lock_graph(g);
   } else if (pthread_mutex_trylock(&g->exec_lock) != 0) {
+    atomic_fetch_sub(&g->contenders, 1);
     free(tensors);
     return decline(name, HTPU_DECLINE_BUSY, declined);
   } else if (opts->short_ns) {
@@ -159,7 +177,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
      * call that overran demotes the graph for every no-wait call after it. */
     htpu_decline why = short_check(&g->timing, opts->short_ns);
     if (why) {
-      pthread_mutex_unlock(&g->exec_lock);
+      unlock_graph(g);
       free(tensors);
       return decline(name, why, declined);
     }
@@ -169,7 +187,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   /* Asked once, when the call is about to start: a caller that went away while queued does
    * not get its turn on the DSP. */
   if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
-    pthread_mutex_unlock(&g->exec_lock);
+    unlock_graph(g);
     free(tensors);
     STAT_ADD(executes_cancelled, 1);
     return htpu_set_error(HTPU_ECANCELLED, 0,
@@ -195,7 +213,11 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
       break;
     }
     uint64_t generation = c->generation;
-    bind_buffers(g, tensors, n_in, n);
+    if (bind_buffers(g, tensors, n_in, n, no_wait) != 0) {
+      gate_leave_shared(&htpu_exec_gate);
+      rc = decline(name, HTPU_DECLINE_RESOURCE, declined);
+      break;
+    }
     STAT_ADD(executes_in_flight, 1);
     ran = 1;
     uint64_t e0 = htpu_now_ns();
@@ -246,7 +268,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   }
   /* Recorded before the unlock, so the next call to take the graph sees it. */
   if (ran) window_record(&g->timing, quant_ns + (htpu_now_ns() - t_locked));
-  pthread_mutex_unlock(&g->exec_lock);
+  unlock_graph(g);
   free(tensors);
   return rc;
 }
@@ -268,9 +290,13 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
   htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
   if (opts && opts->no_wait) {
-    /* Before converting anything: a graph known to be long is declined for nothing. */
+    /* Before converting anything: a graph known to be long, or held or awaited by another
+     * call (the trylock under it would fail), is declined for nothing, so a contended call
+     * does not convert its inputs here and again in the call made without no_wait. The
+     * trylock stays the decision; this is only the cheap look before the work. */
     if (vote != HTPU_PERF_DEFAULT && (unsigned)vote < HTPU_PERF_PROFILE_COUNT)
       return decline(gi->name, HTPU_DECLINE_PERF, declined);
+    if (atomic_load(&g->contenders) != 0) return decline(gi->name, HTPU_DECLINE_BUSY, declined);
     htpu_decline why = opts->short_ns ? short_check(&g->timing, opts->short_ns) : 0;
     if (why) return decline(gi->name, why, declined);
   }
@@ -290,7 +316,12 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     scratch_size += scratch_slot_size(t);
   }
   scratch_block *scratch = NULL;
-  if (!rc && converts) {
+  if (!rc && converts && opts && opts->no_wait) {
+    /* A new block is FastRPC memory (rpcmem_alloc, an ioctl) whose slots must then be
+     * registered: that is for the call made again without no_wait. */
+    scratch = scratch_take_idle(&g->scratch);
+    if (!scratch) rc = decline(gi->name, HTPU_DECLINE_RESOURCE, declined);
+  } else if (!rc && converts) {
     scratch = scratch_take(&g->scratch, rt, scratch_size);
     if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
   }
@@ -367,7 +398,12 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
                           const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_clear_error();
   if (stats) memset(stats, 0, sizeof *stats);
-  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  /* A no-wait call pins the graph: its release is then never the last (htpu_graph_close waits
+   * for the pin), so the graph's destroy, which frees FastRPC memory under the exclusive gate
+   * and may free the context, never runs on its thread. */
+  int no_wait = opts && opts->no_wait;
+  graph_obj *g = (graph_obj *)(no_wait ? obj_acquire_pinned(h, OBJ_GRAPH)
+                                       : obj_acquire(h, OBJ_GRAPH));
   if (!g) {
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
@@ -385,6 +421,9 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
   }
   /* Released after the gate: dropping the last reference may free the context, which takes
    * the gate exclusively. */
-  obj_release(&g->base);
+  if (no_wait)
+    obj_release_pinned(&g->base);
+  else
+    obj_release(&g->base);
   return rc;
 }

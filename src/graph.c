@@ -111,6 +111,7 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   /* The reference from obj_acquire is now the graph's (g->ctx). */
   pthread_mutex_init(&g->exec_lock, NULL);
+  atomic_init(&g->contenders, 0);
   scratch_pool_init(&g->scratch);
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);
@@ -133,6 +134,11 @@ int htpu_graph_close(htpu_graph **gp) {
   htpu_object *o = obj_unregister(*gp, OBJ_GRAPH);
   *gp = NULL;
   if (!o) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_graph_close: not a live graph handle");
+  /* A no-wait execute (or timing read) in progress must not end up with the last reference:
+   * the destroy would run on its thread (a BEAM normal scheduler), freeing FastRPC blocks
+   * under the exclusive gate and maybe the context. So the close keeps the handle's
+   * reference until they are done; they never wait, so neither does this for long. */
+  obj_unpin_wait(o);
   obj_release(o);
   return 0;
 }
@@ -159,10 +165,11 @@ int htpu_graph_get_timing(htpu_graph *h, htpu_graph_timing *out) {
   htpu_clear_error();
   if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_get_timing: out is NULL");
   memset(out, 0, sizeof *out);
-  graph_obj *g = (graph_obj *)obj_acquire(h, OBJ_GRAPH);
+  /* Pinned: read from threads that must not block, so never the last reference. */
+  graph_obj *g = (graph_obj *)obj_acquire_pinned(h, OBJ_GRAPH);
   if (!g) return htpu_set_error(HTPU_ECLOSED, 0, "reading timing: the graph is closed");
   window_read(&g->timing, out);
-  obj_release(&g->base);
+  obj_release_pinned(&g->base);
   return 0;
 }
 

@@ -81,6 +81,9 @@ struct graph_obj {
   uint32_t index; /* into ctx->info */
   qnn_graph_handle_t qnn; /* replaced by a recovery; read under the execute gate */
   pthread_mutex_t exec_lock; /* QNN executes of one graph are serialized */
+  /* Calls holding exec_lock or waiting for it (not those still converting, which run
+   * outside it): a no-wait call looks here before converting anything. */
+  atomic_uint contenders;
   scratch_pool scratch;      /* conversion buffers, one per call in progress */
   call_window timing;        /* recent call durations (htpu_graph_get_timing) */
 };

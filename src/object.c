@@ -1,8 +1,10 @@
 /* object.c - the handle registry and reference counting. */
 #include "object.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hexagon_tpu.h"
 
@@ -40,6 +42,7 @@ static slot *decode_locked(const void *handle, obj_kind kind) {
 void obj_init(htpu_object *o, obj_kind kind, void (*destroy)(htpu_object *)) {
   o->kind = kind;
   atomic_init(&o->refs, 1);
+  atomic_init(&o->pins, 0);
   o->destroy = destroy;
   pthread_mutex_init(&o->error_lock, NULL);
   o->error[0] = '\0';
@@ -80,6 +83,42 @@ htpu_object *obj_acquire(const void *handle, obj_kind kind) {
   if (o) atomic_fetch_add(&o->refs, 1);
   pthread_mutex_unlock(&reg_lock);
   return o;
+}
+
+htpu_object *obj_acquire_pinned(const void *handle, obj_kind kind) {
+  if (!handle) return NULL;
+  pthread_mutex_lock(&reg_lock);
+  slot *s = decode_locked(handle, kind);
+  htpu_object *o = s ? s->obj : NULL;
+  if (o) {
+    atomic_fetch_add(&o->refs, 1);
+    atomic_fetch_add(&o->pins, 1);
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return o;
+}
+
+void obj_release_pinned(htpu_object *o) {
+  if (!o) return;
+  /* The reference first: the handle's reference is held until the pin goes (obj_unpin_wait),
+   * so this is never the last one and o is still alive for the unpin. */
+  obj_release(o);
+  atomic_fetch_sub(&o->pins, 1);
+}
+
+void obj_unpin_wait(htpu_object *o) {
+  /* The pin was taken under reg_lock before obj_unregister took it (or not at all): a pin that
+   * matters is visible here. */
+  for (unsigned spins = 0; atomic_load(&o->pins) != 0; spins++) {
+    if (spins < 64) {
+      continue;
+    } else if (spins < 1024) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+  }
 }
 
 htpu_object *obj_unregister(const void *handle, obj_kind kind) {

@@ -22,6 +22,10 @@ typedef struct htpu_object htpu_object;
 struct htpu_object {
   obj_kind kind;
   atomic_uint refs;
+  /* Callers that must never run `destroy` (no-wait calls on threads that must not block):
+   * while pins > 0, the handle's reference is not dropped (obj_unpin_wait), so theirs is
+   * never the last. */
+  atomic_uint pins;
   void (*destroy)(htpu_object *self); /* runs when the last reference goes */
   pthread_mutex_t error_lock;
   char error[HTPU_ERROR_MAX];
@@ -46,6 +50,20 @@ htpu_object *obj_acquire(const void *handle, obj_kind kind);
 /* Unregisters the handle and returns the object with the handle's reference (now the
  * caller's to release), or NULL when the handle is not live. */
 htpu_object *obj_unregister(const void *handle, obj_kind kind);
+
+/* obj_acquire for a caller that must not block: also pins the object, in the same step
+ * under the registry lock, so a close that unregistered the handle after it finds the pin.
+ * Give it back with obj_release_pinned, which never drops the last reference (the handle's
+ * reference outlives every pin: obj_unpin_wait) and so never runs the destroy, whose frees
+ * may cross to the DSP and wait for every in-flight execute. */
+htpu_object *obj_acquire_pinned(const void *handle, obj_kind kind);
+void obj_release_pinned(htpu_object *o);
+
+/* For a close, between obj_unregister and releasing the handle's reference: waits until no
+ * pinned caller holds o. New pins are impossible once the handle is unregistered, and pinned
+ * callers never wait for anything but the backend call they make, so the wait is as short as
+ * that call (spinning, then yielding, then sleeping in 50 us steps). */
+void obj_unpin_wait(htpu_object *o);
 
 void obj_retain(htpu_object *o);
 void obj_release(htpu_object *o);

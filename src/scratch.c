@@ -89,6 +89,19 @@ scratch_block *scratch_take(scratch_pool *p, struct runtime_obj *rt, size_t size
   return b;
 }
 
+scratch_block *scratch_take_idle(scratch_pool *p) {
+  pthread_mutex_lock(&p->lock);
+  scratch_block *b = p->idle_shared ? p->idle_shared : p->idle_plain;
+  if (b && b == p->idle_shared) {
+    p->idle_shared = b->next;
+  } else if (b) {
+    p->idle_plain = b->next;
+    p->num_idle_plain--;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return b;
+}
+
 void scratch_give(scratch_pool *p, scratch_block *b) {
   pthread_mutex_lock(&p->lock);
   int keep = b->fd >= 0 || p->num_idle_plain < SCRATCH_KEEP;

@@ -51,6 +51,10 @@ size_t scratch_slot_size(const htpu_tensor_info *t);
  * it, else ordinary memory). NULL: out of memory. */
 scratch_block *scratch_take(scratch_pool *p, struct runtime_obj *rt, size_t size);
 
+/* An idle block only, or NULL: never allocates (a FastRPC allocation is an ioctl into the
+ * driver, and its slots would still have to be registered), for no-wait calls. */
+scratch_block *scratch_take_idle(scratch_pool *p);
+
 /* Gives a block back for the next call. */
 void scratch_give(scratch_pool *p, scratch_block *b);
 

@@ -143,6 +143,28 @@ static int same_layout(const mem_entry *e, const void *ptr, const htpu_tensor_in
   return memcmp(e->dims, t->dims, t->rank * sizeof(uint32_t)) == 0;
 }
 
+/* The cached entry for this tensor at ptr, or NULL. Caller holds c->lock. */
+static const mem_entry *find_locked(const mem_cache *c, const void *ptr,
+                                    const htpu_tensor_info *t) {
+  for (size_t i = 0; i < c->num; i++)
+    if (same_layout(&c->entries[i], ptr, t)) return &c->entries[i];
+  return NULL;
+}
+
+int mem_cache_lookup(mem_cache *c, shared_registry *r, const htpu_tensor_info *t,
+                     const void *ptr, qnn_mem_handle_t *out) {
+  *out = NULL;
+  if (!r->available) return 0;
+  shared_region reg;
+  if (!shared_registry_find(r, ptr, t->byte_size, &reg)) return 0;
+  /* Tried only: a bind holds the lock across memRegister, a DSP round trip. */
+  if (pthread_mutex_trylock(&c->lock) != 0) return -1;
+  const mem_entry *e = find_locked(c, ptr, t);
+  if (e) *out = e->handle; /* NULL: registration failed before; a plain client buffer */
+  pthread_mutex_unlock(&c->lock);
+  return e ? 0 : -1;
+}
+
 qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_backend_lib *b,
                                 qnn_context_handle_t ctx, const htpu_tensor_info *t,
                                 const void *ptr) {
@@ -150,12 +172,11 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
   shared_region reg;
   if (!shared_registry_find(r, ptr, t->byte_size, &reg)) return NULL;
   pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < c->num; i++) {
-    if (same_layout(&c->entries[i], ptr, t)) {
-      qnn_mem_handle_t h = c->entries[i].handle; /* NULL: registration failed before */
-      pthread_mutex_unlock(&c->lock);
-      return h;
-    }
+  const mem_entry *found = find_locked(c, ptr, t);
+  if (found) {
+    qnn_mem_handle_t h = found->handle; /* NULL: registration failed before */
+    pthread_mutex_unlock(&c->lock);
+    return h;
   }
   if (c->num == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 8;

@@ -77,6 +77,14 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
                                 qnn_context_handle_t ctx, const htpu_tensor_info *t,
                                 const void *ptr);
 
+/* mem_cache_bind for a caller that must not block: the same answer (0, *out = the handle, or
+ * NULL for memory outside any shared region or whose registration failed before) when it is
+ * already known, without registering; -1 when the tensor would have to be registered (a DSP
+ * round trip) or another call holds the cache (it may be registering). The registry's own
+ * lock is taken (held only for list updates and lookups). Called with the gate held shared. */
+int mem_cache_lookup(mem_cache *c, shared_registry *r, const htpu_tensor_info *t,
+                     const void *ptr, qnn_mem_handle_t *out);
+
 /* FastRPC memory for the core's own use (and the public shared buffers): `size` bytes
  * recorded in r, so mem_cache_bind registers tensors inside it. NULL when r has no FastRPC
  * memory or the allocation fails: `why` then says why (and r's note, if it has none yet);

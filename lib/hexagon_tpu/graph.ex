@@ -260,10 +260,13 @@ defmodule HexagonTpu.Graph do
       `HexagonTpu.load_model/2`, itself `:auto` by default):
         * `:auto` - on the caller's normal scheduler when the graph's last 32 calls were all
           recorded and each took at most 200 µs (`timing/1`), its inputs and outputs together
-          are at most 64 KiB, no `:perf_profile` is asked and nothing would make it wait (the
-          graph free, no model loading); otherwise on a dirty IO scheduler. A graph whose
-          calls grow runs at most one long call on a normal scheduler (the one that shows
-          it) and then goes dirty until 32 short calls prove it short again.
+          are at most 64 KiB, no `:perf_profile` is asked and nothing would make it wait or
+          call into the DSP besides `graphExecute` (the graph free, no model loading, a
+          conversion block already allocated and registered); otherwise on a dirty IO
+          scheduler. A graph whose calls grow runs one long call on a normal scheduler (the
+          one that shows it) and then goes dirty until 32 short calls prove it short again.
+          The durations are history, not a limit: a `graphExecute` that stalls in the DSP
+          holds the normal scheduler for the stall (docs/elixir.md, Short calls).
         * `:dirty_io` - always on a dirty IO scheduler (as before this option existed)
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph

@@ -67,12 +67,14 @@ defmodule HexagonTpu.Stats do
       for closing, closed by the reaper, closed inline
     * `:executes_normal`, `:executes_dirty_io` - `HexagonTpu.Graph.execute/3` calls answered
       on a normal scheduler / on a dirty IO scheduler (see its `:scheduler` option)
-    * `:normal_declined_busy`, `:normal_declined_not_short`, `:normal_declined_other` - calls
-      tried on a normal scheduler that moved to a dirty one: the graph (or the execute gate)
-      was held by another call; the graph's recent calls were unknown or long (`:auto`);
-      inputs and outputs over 64 KiB, a per-call profile vote or a DSP-restart recovery
+    * `:normal_declined_busy`, `:normal_declined_not_short`, `:normal_declined_resource`,
+      `:normal_declined_other` - calls tried on a normal scheduler that moved to a dirty one:
+      the graph (or the execute gate) was held by another call; the graph's recent calls were
+      unknown or long (`:auto`); a conversion block had to be allocated or a buffer
+      registered with the DSP (the dirty call does it, once per block); inputs and outputs
+      over 64 KiB, a per-call profile vote or a DSP-restart recovery
     * `:executes_declined` - the C core's no-wait executes that declined rather than wait
-      (the sum of the three above but the size bound, which the NIF checks itself)
+      (the sum of the four above but the size bound, which the NIF checks itself)
 
   The same map as `HexagonTpu.stats/0`.
   """

@@ -20,6 +20,8 @@ static char g_last_violation[512];
 
 static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
 static atomic_int g_in_flight;
+/* Calls of each faultable API made by this thread (htpu_ref_thread_calls). */
+static _Thread_local uint64_t t_calls[FR_API_COUNT];
 
 void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
 void rb_count_execute(void) { atomic_fetch_add(&g_total_executes, 1); }
@@ -81,6 +83,7 @@ unsigned rb_ssr(rb_backend *b) {
 
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
   uint32_t code, lat, flags = 0;
+  if (api < FR_API_COUNT) t_calls[api]++;
   if (b && atomic_load(&b->fatal)) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: the DSP subsystem did not recover from an earlier "
             "failure; free and recreate the backend", fr_api_name(api));
@@ -146,6 +149,11 @@ RB_EXPORT int htpu_ref_set_latency(const char *api, unsigned usec) {
   g_control.latency_us[a] = usec;
   pthread_mutex_unlock(&g_fault_lock);
   return 0;
+}
+
+RB_EXPORT uint64_t htpu_ref_thread_calls(const char *api) {
+  int a = api ? fr_api_lookup(api, strlen(api)) : -1;
+  return a < 0 ? UINT64_MAX : t_calls[a];
 }
 
 RB_EXPORT void htpu_ref_disarm(void) {

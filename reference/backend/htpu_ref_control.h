@@ -44,6 +44,12 @@ int htpu_ref_arm(const char *rules);
 typedef int (*htpu_ref_set_latency_fn)(const char *api, unsigned usec);
 int htpu_ref_set_latency(const char *api, unsigned usec);
 
+/* How many calls of `api` (QNN name, as in rules) the calling thread has made, since it
+ * started: which thread made a slow call (memRegister, contextFree, ...), for tests of code
+ * that must not make it on some thread. UINT64_MAX for an unknown api. */
+typedef uint64_t (*htpu_ref_thread_calls_fn)(const char *api);
+uint64_t htpu_ref_thread_calls(const char *api);
+
 /* Clears the global rules and latencies, and forgets the process-wide rules read from
  * HTPU_REF_FAULTS/HTPU_REF_LATENCY for getProviders/logCreate/backendCreate (they are read
  * again, with fresh counters, on the next such call). Rules already attached to live backends

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../reference/backend/htpu_ref_control.h"
+#include "../../reference/cdsprpc/htpu_refcdsprpc.h"
 #include "refmodel.h"
 #include "test.h"
 
@@ -133,6 +134,23 @@ static htpu_ref_stats ref_stats(void) {
 uint64_t fx_ref_executes(void) { return ref_stats().total_executes; }
 
 uint64_t fx_ref_faults(void) { return ref_stats().faults_injected; }
+
+uint64_t fx_ref_thread_calls(const char *api) {
+  htpu_ref_thread_calls_fn f = (htpu_ref_thread_calls_fn)ref_symbol("htpu_ref_thread_calls");
+  return f ? f(api) : UINT64_MAX;
+}
+
+uint64_t fx_rpcmem_allocs(void) {
+  /* The library the runtime loads (fx_ref_options_shared), kept open like the backend. */
+  static void *dl;
+  if (!dl) dl = dlopen(test_build_path("libhtpu_refcdsprpc.so"), RTLD_NOW | RTLD_LOCAL);
+  htpu_refcdsprpc_get_stats_fn f =
+      dl ? (htpu_refcdsprpc_get_stats_fn)dlsym(dl, "htpu_refcdsprpc_get_stats") : NULL;
+  if (!f) return UINT64_MAX;
+  htpu_refcdsprpc_stats s;
+  f(&s);
+  return s.total_allocs;
+}
 
 int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out) {
   int (*f)(uint32_t, htpu_ref_power_state *) =

@@ -35,6 +35,10 @@ uint32_t fx_ref_trigger_ssr(void);
  * calls failed by a fault rule. */
 uint64_t fx_ref_executes(void);
 uint64_t fx_ref_faults(void);
+/* Calls of a QNN API (name as in fault rules) made by the calling thread so far. */
+uint64_t fx_ref_thread_calls(const char *api);
+/* Successful rpcmem_alloc calls of the reference FastRPC library so far (process-wide). */
+uint64_t fx_rpcmem_allocs(void);
 
 /* Power state of a power config id as the reference backend recorded it (see
  * htpu_ref_control.h); returns 0 live, 1 destroyed, -1 unknown. */

@@ -219,3 +219,159 @@ TEST(concurrency_four_calls_in_flight_all_convert_in_fastrpc_memory) {
   htpu_runtime_close(&rt);
   CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
 }
+
+/* A no-wait call (the NIF's normal-scheduler path) never allocates FastRPC memory or registers
+ * a buffer (rpcmem_alloc is an ioctl, memRegister a DSP round trip): with no idle block, or a
+ * shared buffer not yet registered, it declines (HTPU_DECLINE_RESOURCE) having called neither;
+ * the ordinary call made again does both once, and the next no-wait call reuses them. Counts,
+ * not timing: the reference FastRPC library's allocations and this thread's memRegisters. */
+static int no_wait_call(htpu_graph *g, const htpu_io *in, const htpu_io *out,
+                        htpu_exec_stats *st) {
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.no_wait = 1;
+  return htpu_graph_execute_ex(g, in, 1, out, 1, &o, st);
+}
+
+TEST(short_no_wait_never_allocates_or_registers_fastrpc_memory) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  uint64_t allocs0 = fx_rpcmem_allocs(), regs0 = fx_ref_thread_calls("memRegister");
+  CHECK(allocs0 != UINT64_MAX && regs0 != UINT64_MAX);
+  float x[3] = {1.0f, -2.0f, 3.5f}, y[2] = {0}, want[2];
+  htpu_io in = {x, sizeof x, HTPU_F32}, out = {y, sizeof y, HTPU_F32};
+  htpu_exec_stats st;
+  uint64_t backend0 = fx_ref_executes();
+  /* No block yet: declined before converting, nothing allocated or registered. */
+  CHECK_EQ(no_wait_call(g, &in, &out, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_RESOURCE);
+  CHECK_STR_CONTAINS(htpu_last_error(), "allocated or registered");
+  CHECK_EQ(fx_rpcmem_allocs(), allocs0);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs0);
+  CHECK_EQ(fx_ref_executes(), backend0);
+  /* The ordinary call allocates one block and registers its two slots ... */
+  CHECK_EQ(htpu_graph_execute(g, &in, 1, &out, 1, NULL), 0);
+  CHECK_EQ(fx_rpcmem_allocs(), allocs0 + 1);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs0 + 2);
+  /* ... which the no-wait call then uses as they are. */
+  memset(y, 0, sizeof y);
+  CHECK_EQ(no_wait_call(g, &in, &out, &st), 0);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  CHECK_EQ(reference_answer(g, x, want), 0);
+  CHECK(memcmp(y, want, sizeof y) == 0);
+  CHECK_EQ(fx_rpcmem_allocs(), allocs0 + 1);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs0 + 2);
+
+  /* The caller's own FastRPC buffer, not yet registered with the context. */
+  htpu_io sin, sout;
+  htpu_shared *buf = NULL;
+  CHECK_EQ(htpu_graph_alloc_io(g, &sin, &sout, &buf), 0);
+  CHECK(htpu_shared_is_fastrpc(buf));
+  CHECK_EQ(htpu_quantize(htpu_graph_input(g, 0), x, sin.data), 0);
+  uint64_t regs1 = fx_ref_thread_calls("memRegister"), allocs1 = fx_rpcmem_allocs();
+  CHECK_EQ(no_wait_call(g, &sin, &sout, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_RESOURCE);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs1);
+  CHECK_EQ(htpu_graph_execute(g, &sin, 1, &sout, 1, NULL), 0);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs1 + 2);
+  CHECK_EQ(no_wait_call(g, &sin, &sout, &st), 0);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs1 + 2);
+  CHECK_EQ(fx_rpcmem_allocs(), allocs1);
+  float got[2];
+  CHECK_EQ(htpu_dequantize(htpu_graph_output(g, 0), sout.data, got), 0);
+  CHECK(memcmp(got, want, sizeof got) == 0);
+  htpu_shared_free(&buf);
+  htpu_graph_close(&g);
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}
+
+/* Holds the graph from inside an ordinary call (its cancelled callback runs under the graph's
+ * lock) until released. The held call passes u8 buffers as they are, so it takes no block. */
+typedef struct hold {
+  htpu_graph *g;
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int holding, release, rc;
+} hold;
+
+static int hold_here(void *arg) {
+  hold *h = arg;
+  pthread_mutex_lock(&h->m);
+  h->holding = 1;
+  pthread_cond_broadcast(&h->cv);
+  while (!h->release) pthread_cond_wait(&h->cv, &h->m);
+  pthread_mutex_unlock(&h->m);
+  return 0;
+}
+
+static void *hold_main(void *arg) {
+  hold *h = arg;
+  uint8_t x[3] = {10, 12, 14}, y[2];
+  htpu_io in = {x, sizeof x, HTPU_U8}, out = {y, sizeof y, HTPU_U8};
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.cancelled = hold_here;
+  o.cancel_arg = h;
+  h->rc = htpu_graph_execute_ex(h->g, &in, 1, &out, 1, &o, NULL);
+  return NULL;
+}
+
+/* A no-wait call on a graph another call holds is declined before it converts anything: else
+ * it converts, fails the graph's trylock, and the call made again converts a second time.
+ * Decision, not timing: its input holds a NaN, so converting it would fail with HTPU_ENAN;
+ * declined first, it never looks at the input. */
+TEST(short_no_wait_on_a_held_graph_declines_before_converting) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  float x[3] = {1.0f, 2.0f, 3.0f}, y[2], want[2];
+  CHECK_EQ(execute_f32(g, x, y), 0); /* an idle, registered block for the no-wait calls */
+  hold h = {.g = g, .rc = -1};
+  pthread_mutex_init(&h.m, NULL);
+  pthread_cond_init(&h.cv, NULL);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, hold_main, &h) == 0);
+  pthread_mutex_lock(&h.m);
+  while (!h.holding) pthread_cond_wait(&h.cv, &h.m);
+  pthread_mutex_unlock(&h.m);
+  float nan_x[3] = {NAN, 0, 0};
+  htpu_io in = {nan_x, sizeof nan_x, HTPU_F32}, out = {y, sizeof y, HTPU_F32};
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.no_wait = 1;
+  htpu_exec_stats st;
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  int rc = htpu_graph_execute_ex(g, &in, 1, &out, 1, &o, &st);
+  htpu_stats_get(&s1);
+  pthread_mutex_lock(&h.m);
+  h.release = 1;
+  pthread_cond_broadcast(&h.cv);
+  pthread_mutex_unlock(&h.m);
+  pthread_join(th, NULL);
+  pthread_cond_destroy(&h.cv);
+  pthread_mutex_destroy(&h.m);
+  CHECK_EQ(h.rc, 0);
+  CHECK_MSG(rc == HTPU_EBUSY, "the no-wait call converted its input on a held graph: %s (%s)",
+            htpu_err_name(rc), htpu_last_error());
+  CHECK_EQ(st.declined, HTPU_DECLINE_BUSY);
+  CHECK_EQ(st.quantize_ns, 0);
+  CHECK_EQ(s1.executes_declined - s0.executes_declined, 1);
+  /* Free again: the no-wait call runs, in the block it did not take before. */
+  in.data = x;
+  CHECK_EQ(htpu_graph_execute_ex(g, &in, 1, &out, 1, &o, &st), 0);
+  CHECK_EQ(reference_answer(g, x, want), 0);
+  CHECK(memcmp(y, want, sizeof y) == 0);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}

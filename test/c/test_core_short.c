@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "gate.h"
@@ -253,4 +254,82 @@ TEST(short_no_wait_declines_the_gate_perf_votes_and_recovery) {
   CHECK_EQ(s1.recoveries - s0.recoveries, 1);
   CHECK_EQ(add(&r, &o, &st), HTPU_OK);
   rig_close(&r);
+}
+
+/* A no-wait call held inside the graph's lock (by its cancelled callback) while another
+ * thread closes the graph and its context: the no-wait call must not end up with the last
+ * reference, or the graph's destroy (FastRPC frees under the exclusive gate, the context's
+ * contextFree) would run on its thread, a BEAM normal scheduler in the NIF. Which thread made
+ * contextFree is the reference backend's per-thread count; ordering, not timing. */
+typedef struct pinned_call {
+  holder h;
+  int rc;
+  uint64_t context_frees; /* contextFree calls made by the no-wait call's thread */
+} pinned_call;
+
+static void *pinned_main(void *arg) {
+  pinned_call *p = arg;
+  htpu_exec_options o = short_opts(0);
+  o.cancelled = hold_graph;
+  o.cancel_arg = &p->h;
+  uint64_t before = fx_ref_thread_calls("contextFree");
+  p->rc = add(p->h.r, &o, NULL);
+  p->context_frees = fx_ref_thread_calls("contextFree") - before;
+  return NULL;
+}
+
+typedef struct closer {
+  htpu_graph *g;
+  int rc;
+  uint64_t context_frees;
+} closer;
+
+static void *closer_main(void *arg) {
+  closer *c = arg;
+  uint64_t before = fx_ref_thread_calls("contextFree");
+  c->rc = htpu_graph_close(&c->g);
+  c->context_frees = fx_ref_thread_calls("contextFree") - before;
+  return NULL;
+}
+
+TEST(short_no_wait_call_never_drops_the_last_reference) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  CHECK(fx_ref_thread_calls("contextFree") != UINT64_MAX);
+  pinned_call p = {.h = {.r = &r}, .rc = -1};
+  pthread_mutex_init(&p.h.m, NULL);
+  pthread_cond_init(&p.h.cv, NULL);
+  pthread_t ta, tb;
+  CHECK(pthread_create(&ta, NULL, pinned_main, &p) == 0);
+  pthread_mutex_lock(&p.h.m);
+  while (!p.h.holding) pthread_cond_wait(&p.h.cv, &p.h.m);
+  pthread_mutex_unlock(&p.h.m);
+  /* The graph's and the context's handles go while the no-wait call holds the graph. */
+  closer c = {.g = r.g, .rc = -1};
+  int started = pthread_create(&tb, NULL, closer_main, &c) == 0;
+  int unregistered = 0;
+  for (int ms = 0; started && ms < 5000 && !unregistered; ms++) {
+    unregistered = htpu_graph_get_info(r.g) == NULL;
+    if (!unregistered) usleep(1000);
+  }
+  htpu_context_close(&r.ctx);
+  pthread_mutex_lock(&p.h.m);
+  p.h.release = 1;
+  pthread_cond_broadcast(&p.h.cv);
+  pthread_mutex_unlock(&p.h.m);
+  pthread_join(ta, NULL);
+  if (started) pthread_join(tb, NULL);
+  pthread_cond_destroy(&p.h.cv);
+  pthread_mutex_destroy(&p.h.m);
+  r.g = NULL;
+  htpu_runtime_close(&r.rt);
+  CHECK(started);
+  CHECK_MSG(unregistered, "the close never unregistered the graph's handle");
+  CHECK_EQ(p.rc, HTPU_OK);
+  CHECK_EQ(c.rc, HTPU_OK);
+  CHECK_MSG(p.context_frees == 0, "the no-wait call freed the context: it dropped the last "
+            "reference");
+  CHECK_EQ(c.context_frees, 1); /* the close did, once the no-wait call was done */
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
 }

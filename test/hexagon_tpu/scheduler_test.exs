@@ -41,7 +41,7 @@ defmodule HexagonTpu.SchedulerTest do
     Map.take(
       HexagonTpu.stats(),
       ~w(executes_normal executes_dirty_io normal_declined_busy normal_declined_not_short
-         normal_declined_other executes_declined)a
+         normal_declined_resource normal_declined_other executes_declined)a
     )
   end
 
@@ -187,6 +187,64 @@ defmodule HexagonTpu.SchedulerTest do
         scheduler: :normal,
         perf_profile: :burst
       )
+  end
+
+  test "a declined normal call reports its share of the timeslice before it moves" do
+    # enif_consume_timeslice(env, 1) costs the process 40 reductions (1% of 4000): the normal
+    # attempt that declined (here at the 64 KiB bound) held the scheduler too, so the same call
+    # costs at least that much more than one that went to dirty IO directly. Counted, not timed.
+    model = HexagonTpu.load_model!({:binary, build!(@big)}, backend: :reference)
+    x = :binary.copy(<<1.0::float-32-native>>, 20_000)
+
+    call = fn scheduler ->
+      {:ok, [_], %{scheduler: :dirty_io}} =
+        HexagonTpu.predict(model, [x], output: :binary, stats: true, scheduler: scheduler)
+    end
+
+    reds = fn scheduler ->
+      {:reductions, r0} = Process.info(self(), :reductions)
+      call.(scheduler)
+      {:reductions, r1} = Process.info(self(), :reductions)
+      r1 - r0
+    end
+
+    # Warm: code loaded, the same path taken once each. Then 10 of each, compared at their
+    # minimum: a call sometimes costs a few reductions more (a GC, a message), never fewer.
+    reds.(:dirty_io)
+    reds.(:normal)
+    pairs = for _ <- 1..10, do: {reds.(:dirty_io), reds.(:normal)}
+    extra = Enum.min(for {_, n} <- pairs, do: n) - Enum.min(for {d, _} <- pairs, do: d)
+    # 40 when the declined attempt consumed 1%; 0 when it did not.
+    assert extra >= 30, "the declined calls cost #{extra} more reductions: #{inspect(pairs)}"
+  end
+
+  test "a graph's first converting call allocates its block on the dirty scheduler" do
+    # scale_u8 takes u8: f32 inputs are quantized into a block of the graph's scratch pool.
+    # Allocating one (FastRPC memory when there is any) and registering it are left to the
+    # dirty call; the next normal call converts in the block that call left idle.
+    model =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8",
+        scheduler: :normal
+      )
+
+    x = f32([1.0, 2.0, 3.0, 4.0])
+    before = counters()
+
+    {:ok, [y1], %{scheduler: :dirty_io}} =
+      HexagonTpu.predict(model, [x], output: :binary, stats: true)
+
+    d = delta(before)
+    assert d.normal_declined_resource == 1
+    assert d.executes_declined == 1
+    assert d.executes_normal == 0
+
+    {:ok, [y2], %{scheduler: :normal}} =
+      HexagonTpu.predict(model, [x], output: :binary, stats: true)
+
+    assert y2 == y1
+    assert delta(before).normal_declined_resource == 1
   end
 
   test "errors from the normal path are the same errors", %{bin: bin} do
