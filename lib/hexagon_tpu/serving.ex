@@ -19,7 +19,9 @@ defmodule HexagonTpu.Serving do
   an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
   `HexagonTpu.predict_batch/3`); the answer is the list of outputs, each with the request's
   rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
-  batch, in chunks of the graph's own batch.
+  batch, in chunks of the graph's own batch. A request of more rows is refused (`:too_large`:
+  Nx.Serving would split it and join the pieces out of order, with only the last piece's
+  error); `batched_run/3` splits it itself.
 
   Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
   count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
@@ -74,7 +76,8 @@ defmodule HexagonTpu.Serving do
 
   ## Options
 
-    * `:batch_size` - rows per batch (64); a request larger than that is split by Nx.Serving
+    * `:batch_size` - rows per batch (64); a request of more rows is refused (`:too_large`):
+      `batched_run/3` splits it into requests of at most this many rows
     * `:batch_timeout` - milliseconds a batch waits for more requests once it has one (2);
       `0` batches what has arrived by the time the serving looks
     * `:partitions` - copies of the model loaded from the source (1), each a partition that
@@ -115,7 +118,8 @@ defmodule HexagonTpu.Serving do
       outputs: first.outputs,
       batch: batch,
       quantize: o.quantize,
-      dequantize: o.dequantize
+      dequantize: o.dequantize,
+      batch_size: o.batch_size
     }
 
     arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
@@ -191,13 +195,74 @@ defmodule HexagonTpu.Serving do
   error), or no serving answering: `:unavailable` when no node runs `name` or the node
   serving the request went down and `retries` (default 2) further attempts, on the nodes still
   serving it, did not answer either. A request is retried only when its node went down.
+
+  A request of more rows than the serving's `batch_size` (which `Nx.Serving.batched_run/2`
+  refuses with a `:too_large` error) is split here into requests of at most `batch_size` rows,
+  run concurrently, and their answers joined in row order; if one of them fails, the request
+  fails with the error of the first that failed, its message prefixed with that piece's rows.
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
   def batched_run(name, input, opts \\ []) do
     retries = Keyword.get(opts, :retries, 2)
-    do_batched_run(name, input, retries)
+    run_whole(name, input, retries)
   end
+
+  # At most this many pieces of a split request are in flight at once.
+  @piece_concurrency 16
+
+  defp run_whole(name, input, retries) do
+    case do_batched_run(name, input, retries) do
+      {:error, %Error{reason: :too_large} = e} ->
+        case too_large_rows(e) do
+          {rows, limit} -> split_run(name, input, rows, limit, retries)
+          nil -> {:error, e}
+        end
+
+      other ->
+        other
+    end
+  end
+
+  # The serving's preprocess/2 checked the request before refusing it as too large, so every
+  # input holds `rows` rows. A piece landing on a node whose serving has a smaller batch_size
+  # is split again there (run_whole/3).
+  defp split_run(name, input, rows, limit, retries) do
+    inputs = if is_list(input), do: input, else: [input]
+
+    for(start <- 0..(rows - 1)//limit, do: {start, min(limit, rows - start)})
+    |> Task.async_stream(
+      fn {start, n} ->
+        piece = Enum.map(inputs, &rows_of(&1, rows, start, n))
+        {start, n, run_whole(name, piece, retries)}
+      end,
+      max_concurrency: @piece_concurrency,
+      timeout: :infinity
+    )
+    |> Enum.reduce_while([], fn
+      {:ok, {_start, _n, {:ok, outputs}}}, acc ->
+        {:cont, [outputs | acc]}
+
+      {:ok, {start, n, {:error, e}}}, _acc ->
+        rows_named = "rows #{start}..#{start + n - 1} of the request's #{rows}: "
+        {:halt, {:error, %{e | message: rows_named <> e.message}}}
+    end)
+    |> case do
+      {:error, _} = error -> error
+      acc -> {:ok, acc |> Enum.reverse() |> Enum.zip_with(&join_rows/1)}
+    end
+  end
+
+  defp rows_of(%{__struct__: Nx.Tensor} = t, _rows, start, n),
+    do: Nx.slice_along_axis(t, start, n, axis: 0)
+
+  defp rows_of(bin, rows, start, n) when is_binary(bin) do
+    row_bytes = div(byte_size(bin), rows)
+    binary_part(bin, start * row_bytes, n * row_bytes)
+  end
+
+  defp join_rows([bin | _] = bins) when is_binary(bin), do: IO.iodata_to_binary(bins)
+  defp join_rows(tensors), do: Nx.concatenate(tensors)
 
   defp do_batched_run(name, input, retries) do
     {:ok, Nx.Serving.batched_run(name, input)}
@@ -255,6 +320,14 @@ defmodule HexagonTpu.Serving do
 
     if not Enum.all?(all_rows, &(&1 == rows)) do
       raise request_error(spec, "the inputs have different numbers of rows: #{inspect(all_rows)}")
+    end
+
+    # Nx.Serving 0.7 would split a larger request over several batches and join the pieces'
+    # answers in the order they arrive (partitions run them concurrently), with the metadata,
+    # and so the error, of the last piece only: a failed piece would come back as rows of
+    # zeros. batched_run/3 splits such a request itself (see split_run/5).
+    if rows > spec.batch_size do
+      raise Error.new(:too_large, too_large(spec, rows))
     end
 
     # One input goes in alone, not in a 1-tuple: one container level less for Nx.Batch to
@@ -356,6 +429,26 @@ defmodule HexagonTpu.Serving do
             tensor: info.name
           )
   end
+
+  # batched_run/3 reads the two numbers back (too_large_rows/1): keep the two in step.
+  defp too_large(spec, rows) do
+    "HexagonTpu.Serving: graph '#{spec.graph}': a request of #{rows} rows is larger than " <>
+      "the serving's batch_size of #{spec.batch_size} rows; send it with " <>
+      "HexagonTpu.Serving.batched_run/3, which splits it into requests of at most " <>
+      "batch_size rows and joins their answers in order, or run it with " <>
+      "HexagonTpu.predict_batch/3"
+  end
+
+  @too_large ~r/a request of (\d+) rows is larger than the serving's batch_size of (\d+) rows/
+
+  defp too_large_rows(%Error{reason: :too_large, message: message}) do
+    case Regex.run(@too_large, message, capture: :all_but_first) do
+      [rows, limit] -> {String.to_integer(rows), String.to_integer(limit)}
+      nil -> nil
+    end
+  end
+
+  defp too_large_rows(_other), do: nil
 
   defp request_error(spec, what),
     do: Error.new(:mismatch, "HexagonTpu.Serving: graph '#{spec.graph}' #{what}")
