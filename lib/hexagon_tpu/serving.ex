@@ -25,7 +25,9 @@ defmodule HexagonTpu.Serving do
 
   Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
   count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
-  other requests run. An execute that fails fails its batch: each of its callers gets the
+  other requests run. A batch that fails with `:nan` (an f32 input holding NaN, which cannot be
+  quantized) runs again request by request, so only the requests holding one get the error.
+  Any other execute that fails fails its batch: each of its callers gets the
   `HexagonTpu.Error` raised (not a crash of the serving). `batched_run/3` returns these as
   `{:error, %HexagonTpu.Error{}}`, and also a serving that is not running or whose node went
   down (after retrying on the other nodes that serve the name).
@@ -455,6 +457,16 @@ defmodule HexagonTpu.Serving do
 
   @doc false
   def postprocess({_outputs, %{error: %Error{} = e}}, _output), do: raise(e)
+
+  # A batch re-run request by request (execute/4): the caller's rows carry its status, 0 or
+  # the 1-based index of its error.
+  def postprocess({{outputs, status}, %{errors: errors} = meta}, output) do
+    case status |> Nx.to_flat_list() |> Enum.max() do
+      0 -> postprocess({outputs, Map.delete(meta, :errors)}, output)
+      k -> raise elem(errors, k - 1)
+    end
+  end
+
   def postprocess({outputs, _meta}, :nx), do: output_list(outputs)
 
   def postprocess({outputs, _meta}, :binary),
@@ -486,7 +498,8 @@ defmodule HexagonTpu.Serving do
   end
 
   defp execute(state, model, partition, batch) do
-    inputs = batch_inputs(batch, length(state.inputs))
+    requests = batch_requests(batch, length(state.inputs))
+    inputs = batch_inputs(batch, requests)
     rows = batch.size + batch.pad
     meta = %{batch_size: batch.size, partition: partition}
 
@@ -497,11 +510,38 @@ defmodule HexagonTpu.Serving do
       {:ok, outputs} ->
         {serving_output(outputs), meta}
 
+      # A NaN is one request's input, not the batch's: each request runs again alone, so that
+      # only the requests holding one get an error (naming their own rows), and the others
+      # their results. Only when the batch failed: the good path pays nothing.
+      {:error, %Error{reason: :nan}} when is_list(requests) and length(requests) > 1 ->
+        one_by_one(state, model, requests, opts, meta)
+
       # Every caller of the batch gets the error (raised by postprocess/2 in the caller); the
       # outputs are placeholders of the right shape, which Nx.Serving slices per caller.
       {:error, e} ->
         {serving_output(placeholders(state, rows)), Map.put(meta, :error, e)}
     end
+  end
+
+  # The batch's answer as {outputs, status}: each request's own outputs (placeholders where it
+  # failed) and, per row, 0 or the 1-based index of the request's error in meta.errors.
+  defp one_by_one(state, model, requests, opts, meta) do
+    {parts, {statuses, errors, _count}} =
+      Enum.map_reduce(requests, {[], [], 0}, fn {bins, rows}, {statuses, errors, count} ->
+        case Batching.predict_batch(model, bins, opts) do
+          {:ok, outputs} ->
+            {outputs, {[<<0::32-native>> |> :binary.copy(rows) | statuses], errors, count}}
+
+          {:error, e} ->
+            status = :binary.copy(<<count + 1::32-native>>, rows)
+            {placeholders(state, rows), {[status | statuses], [e | errors], count + 1}}
+        end
+      end)
+
+    outputs = parts |> Enum.zip_with(&Nx.concatenate/1) |> serving_output()
+    status = statuses |> Enum.reverse() |> IO.iodata_to_binary() |> Nx.from_binary({:s, 32})
+    errors = errors |> Enum.reverse() |> List.to_tuple()
+    {{outputs, status}, Map.put(meta, :errors, errors)}
   end
 
   # What Nx.Serving slices for each caller: one output alone (one container level less in every
@@ -510,7 +550,8 @@ defmodule HexagonTpu.Serving do
   defp serving_output(outputs), do: List.to_tuple(outputs)
 
   # The batch's rows, one entry per input: binaries when the batch is the requests' tensors as
-  # this module's preprocess/2 made them (the common case), else the concatenated tensors.
+  # this module's preprocess/2 made them (the common case: `requests` lists them), else the
+  # concatenated tensors.
   #
   # Traversing an Nx.Batch concatenates its requests with Nx.concatenate/2, whose checks cost
   # about 1 us per request on the binary backend (~40 us for a batch of 32 rows): as much again
@@ -519,20 +560,26 @@ defmodule HexagonTpu.Serving do
   # as they are. Nx.Batch keeps the requests in `stack`, newest first, each as
   # `{[fun returning one tensor per input], rows}`; anything else (another layout in another
   # Nx version, padding) takes the traversal.
-  defp batch_inputs(%{stack: stack, pad: 0} = batch, count) when is_list(stack) do
+  defp batch_inputs(_batch, [_ | _] = requests),
+    do: requests |> Enum.map(&elem(&1, 0)) |> Enum.zip() |> Enum.map(&join/1)
+
+  defp batch_inputs(batch, :error), do: batch_tensors(batch)
+
+  # The batch's requests in row order, each `{binaries, rows}`, or :error (see batch_inputs/2).
+  defp batch_requests(%{stack: stack, pad: 0}, count) when is_list(stack) do
     case stack_binaries(stack, count, []) do
-      {:ok, [_ | _] = per_request} -> per_request |> Enum.zip() |> Enum.map(&join/1)
-      :error -> batch_tensors(batch)
+      {:ok, [_ | _] = requests} -> requests
+      _ -> :error
     end
   end
 
-  defp batch_inputs(batch, _count), do: batch_tensors(batch)
+  defp batch_requests(_batch, _count), do: :error
 
   # The stack is newest first: prepending while walking it gives the requests in order.
   defp stack_binaries([{funs, rows} | rest], count, acc)
        when is_list(funs) and length(funs) == count and is_integer(rows) do
     case request_binaries(funs, rows, []) do
-      {:ok, bins} -> stack_binaries(rest, count, [bins | acc])
+      {:ok, bins} -> stack_binaries(rest, count, [{bins, rows} | acc])
       :error -> :error
     end
   end

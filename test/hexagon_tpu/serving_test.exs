@@ -122,6 +122,34 @@ defmodule HexagonTpu.ServingTest do
     assert_close(Nx.to_flat_list(y), [1.0, 4.0, 9.0, 12.7])
   end
 
+  test "a NaN fails only the request holding it; the others in its batch get results" do
+    scale =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8"
+      )
+
+    # the batch runs when its 4 rows are there (the timeout is far longer than the test), so
+    # the three requests share it
+    serving = HexagonTpu.Serving.new(scale, batch_size: 4, batch_timeout: 600_000)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    nan = <<0x7FC00000::32-native>> <> f32([1, 2, 3])
+    requests = [[f32([1, 2, 3, 4])], [nan], [f32([1, 2, 3, 4, 1, 2, 3, 4])]]
+
+    results =
+      requests
+      |> Task.async_stream(&HexagonTpu.Serving.batched_run(name, &1), max_concurrency: 3)
+      |> Enum.map(fn {:ok, r} -> r end)
+
+    assert [{:ok, [y1]}, {:error, %Error{reason: :nan, message: msg}}, {:ok, [y3]}] = results
+    assert_close(Nx.to_flat_list(y1), [1.0, 4.0, 9.0, 12.7])
+    assert Nx.shape(y3) == {2, 4}
+    assert_close(Nx.to_flat_list(y3), [1.0, 4.0, 9.0, 12.7, 1.0, 4.0, 9.0, 12.7])
+    # the error names the request's own rows, not the shared batch's
+    assert msg =~ "chunk 0 of 1"
+  end
+
   test "requests larger than a batch are split by batched_run/3 and come back whole" do
     # two_out: a, b f32 [2] -> s = a + b, p = a * b; the graph's batch is 2 rows
     model =
