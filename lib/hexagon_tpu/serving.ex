@@ -191,12 +191,30 @@ defmodule HexagonTpu.Serving do
 
   defp bad(message), do: {:error, Error.new(:invalid_argument, "#{@where}: #{message}")}
 
+  @run_opts %{
+    retries: {:non_neg_integer, "a non-negative integer", 2},
+    timeout: {&__MODULE__.timeout?/1, "a positive integer (milliseconds) or :infinity", 30_000}
+  }
+
+  @doc false
+  def timeout?(v), do: v == :infinity or (is_integer(v) and v > 0)
+
   @doc """
   `Nx.Serving.batched_run/2`, with errors returned: `{:ok, outputs}`, or `{:error,
   %HexagonTpu.Error{}}` for a bad request (`:mismatch`), a failed execute (the batch's
   error), or no serving answering: `:unavailable` when no node runs `name` or the node
   serving the request went down and `retries` (default 2) further attempts, on the nodes still
   serving it, did not answer either. A request is retried only when its node went down.
+
+  Options:
+
+    * `:retries` - further attempts after the node serving the request went down (2)
+    * `:timeout` - milliseconds to wait for the answer, retries and the pieces of a split
+      request included (30_000), or `:infinity`; then `{:error, %HexagonTpu.Error{reason:
+      :timeout}}`. The request may still run on the serving (its answer is dropped). Without
+      a timeout a wedged execute keeps the caller forever, and a serving node that loses power
+      or its network is noticed only when the distribution gives it up (`net_ticktime`, 60 s
+      by default)
 
   A request of more rows than the serving's `batch_size` (which `Nx.Serving.batched_run/2`
   refuses with a `:too_large` error) is split here into requests of at most `batch_size` rows,
@@ -206,8 +224,61 @@ defmodule HexagonTpu.Serving do
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
   def batched_run(name, input, opts \\ []) do
-    retries = Keyword.get(opts, :retries, 2)
-    run_whole(name, input, retries)
+    case Options.validate(opts, @run_opts, "HexagonTpu.Serving.batched_run/3") do
+      {:ok, %{retries: retries, timeout: :infinity}} ->
+        run_whole(name, input, retries)
+
+      {:ok, %{retries: retries, timeout: timeout}} ->
+        with_timeout(name, timeout, fn -> run_whole(name, input, retries) end)
+
+      error ->
+        error
+    end
+  end
+
+  # Nx.Serving.batched_run/2 waits without a timeout, so the request runs in a process of its
+  # own, linked (it goes when the caller goes) and killed when the time is up. It unlinks
+  # before answering, so a caller trapping exits gets no exit message from it.
+  defp with_timeout(name, timeout, fun) do
+    caller = self()
+    ref = make_ref()
+
+    pid =
+      spawn_link(fn ->
+        result = fun.()
+        Process.unlink(caller)
+        send(caller, {ref, result})
+      end)
+
+    monitor = Process.monitor(pid)
+
+    receive do
+      {^ref, result} ->
+        Process.demonitor(monitor, [:flush])
+        result
+
+      {:DOWN, ^monitor, _, _, reason} ->
+        {:error,
+         Error.new(:serving_error, "#{inspect(name)}: the request exited: #{inspect(reason)}")}
+    after
+      timeout ->
+        Process.unlink(pid)
+        Process.exit(pid, :kill)
+        Process.demonitor(monitor, [:flush])
+
+        # it may have answered meanwhile
+        receive do
+          {^ref, _} -> :ok
+        after
+          0 -> :ok
+        end
+
+        {:error,
+         Error.new(
+           :timeout,
+           "Nx.Serving #{inspect(name)} did not answer within #{timeout} ms (timeout:)"
+         )}
+    end
   end
 
   # At most this many pieces of a split request are in flight at once.

@@ -339,6 +339,28 @@ defmodule HexagonTpu.ServingTest do
   def send_partition(_event, _m, %{metadata: meta}, parent),
     do: send(parent, {:partition, meta.partition})
 
+  test "batched_run/3 gives up after its :timeout with a :timeout error" do
+    # every execute takes 1 s more: far longer than the timeout
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000000"}])
+    slow = HexagonTpu.load_model!({:binary, build!(add_f32())}, runtime: rt)
+    serving = HexagonTpu.Serving.new(slow, batch_size: 1, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name}, id: :slow)
+
+    assert {:error, %Error{reason: :timeout, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [row(1.0), row(1.0)], timeout: 20)
+
+    assert msg =~ "did not answer within 20 ms"
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [row(1.0), row(1.0)], timeout: 0)
+
+    assert msg =~ "expected :timeout to be a positive integer (milliseconds) or :infinity"
+    # the serving finishes the execute when stopped; its answer reaches nobody here
+    stop_supervised!(:slow)
+    refute_received _
+  end
+
   test "batched_run/3 on a name nobody serves is :unavailable, not a hang" do
     assert {:error, %Error{reason: :unavailable, message: msg}} =
              HexagonTpu.Serving.batched_run(:no_such_serving, [row(1.0), row(1.0)])
