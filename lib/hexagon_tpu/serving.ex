@@ -337,6 +337,12 @@ defmodule HexagonTpu.Serving do
   defp join_rows([bin | _] = bins) when is_binary(bin), do: IO.iodata_to_binary(bins)
   defp join_rows(tensors), do: Nx.concatenate(tensors)
 
+  # The caller sees its request's node go down (its monitor fires) when :pg's scope process may
+  # not have handled the nodedown yet: until it has, the dead node's members stay listed and
+  # Nx.Serving's random pick may land on them again, on every retry. So a retry first waits,
+  # at most this long, until every member sits on a connected node.
+  @settle_ms 2_000
+
   defp do_batched_run(name, input, retries) do
     {:ok, Nx.Serving.batched_run(name, input)}
   rescue
@@ -345,10 +351,28 @@ defmodule HexagonTpu.Serving do
   catch
     :exit, reason ->
       case exit_error(name, reason) do
-        :retry when retries > 0 -> do_batched_run(name, input, retries - 1)
-        :retry -> {:error, unavailable(name, "its node went down and no other node answered")}
-        %Error{} = e -> {:error, e}
+        :retry when retries > 0 ->
+          await_members_connected(@settle_ms)
+          do_batched_run(name, input, retries - 1)
+
+        :retry ->
+          {:error, unavailable(name, "its node went down and no other node answered")}
+
+        %Error{} = e ->
+          {:error, e}
       end
+  end
+
+  defp await_members_connected(wait_ms) do
+    nodes = [node() | Node.list(:connected)]
+    stale? = Enum.any?(:pg.get_members(Nx.Serving.PG, Nx.Serving), &(node(&1) not in nodes))
+
+    if stale? and wait_ms > 0 do
+      Process.sleep(5)
+      await_members_connected(wait_ms - 5)
+    else
+      :ok
+    end
   end
 
   # What Nx.Serving exits with: {reason, {Nx.Serving, function, args}}. A request served on
