@@ -381,6 +381,10 @@ defmodule HexagonTpu.Serving do
   defp exit_error(_name, {%Error{} = e, stack}) when is_list(stack), do: e
   defp exit_error(_name, :noconnection), do: :retry
   defp exit_error(_name, {:nodedown, _}), do: :retry
+
+  defp exit_error({:local, _} = name, :noproc),
+    do: unavailable(name, "no process serves it on this node")
+
   defp exit_error(name, :noproc), do: unavailable(name, "no process serves it on any node")
 
   defp exit_error(name, {e, stack}) when is_exception(e) and is_list(stack),

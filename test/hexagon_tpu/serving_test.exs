@@ -366,6 +366,12 @@ defmodule HexagonTpu.ServingTest do
              HexagonTpu.Serving.batched_run(:no_such_serving, [row(1.0), row(1.0)])
 
     assert msg =~ ":no_such_serving"
+    assert msg =~ "no process serves it on any node"
+
+    assert {:error, %Error{reason: :unavailable, message: msg}} =
+             HexagonTpu.Serving.batched_run({:local, :no_such_serving}, [row(1.0), row(1.0)])
+
+    assert msg =~ "no process serves it on this node"
   end
 end
 
