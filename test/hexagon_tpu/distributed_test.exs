@@ -15,8 +15,13 @@ defmodule HexagonTpu.DistributedTest do
 
   @name HexagonTpu.DistributedTest.Digits
 
+  # The node is made distributed for these tests and left as it was after them.
+  setup_all do
+    {:ok, started} = PeerServing.ensure_distributed()
+    on_exit(fn -> PeerServing.stop_distributed(started) end)
+  end
+
   setup do
-    :ok = PeerServing.ensure_distributed()
     bytes = build!(add_f32())
 
     peers =
