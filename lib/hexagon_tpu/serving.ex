@@ -19,11 +19,15 @@ defmodule HexagonTpu.Serving do
   an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
   `HexagonTpu.predict_batch/3`); the answer is the list of outputs, each with the request's
   rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
-  batch, in chunks of the graph's own batch.
+  batch, in chunks of the graph's own batch. A request of more rows is refused (`:too_large`:
+  Nx.Serving would split it and join the pieces out of order, with only the last piece's
+  error); `batched_run/3` splits it itself.
 
   Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
   count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
-  other requests run. An execute that fails fails its batch: each of its callers gets the
+  other requests run. A batch that fails with `:nan` (an f32 input holding NaN, which cannot be
+  quantized) runs again request by request, so only the requests holding one get the error.
+  Any other execute that fails fails its batch: each of its callers gets the
   `HexagonTpu.Error` raised (not a crash of the serving). `batched_run/3` returns these as
   `{:error, %HexagonTpu.Error{}}`, and also a serving that is not running or whose node went
   down (after retrying on the other nodes that serve the name).
@@ -74,7 +78,8 @@ defmodule HexagonTpu.Serving do
 
   ## Options
 
-    * `:batch_size` - rows per batch (64); a request larger than that is split by Nx.Serving
+    * `:batch_size` - rows per batch (64); a request of more rows is refused (`:too_large`):
+      `batched_run/3` splits it into requests of at most this many rows
     * `:batch_timeout` - milliseconds a batch waits for more requests once it has one (2);
       `0` batches what has arrived by the time the serving looks
     * `:partitions` - copies of the model loaded from the source (1), each a partition that
@@ -115,7 +120,8 @@ defmodule HexagonTpu.Serving do
       outputs: first.outputs,
       batch: batch,
       quantize: o.quantize,
-      dequantize: o.dequantize
+      dequantize: o.dequantize,
+      batch_size: o.batch_size
     }
 
     arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
@@ -185,19 +191,157 @@ defmodule HexagonTpu.Serving do
 
   defp bad(message), do: {:error, Error.new(:invalid_argument, "#{@where}: #{message}")}
 
+  @run_opts %{
+    retries: {:non_neg_integer, "a non-negative integer", 2},
+    timeout: {&__MODULE__.timeout?/1, "a positive integer (milliseconds) or :infinity", 30_000}
+  }
+
+  @doc false
+  def timeout?(v), do: v == :infinity or (is_integer(v) and v > 0)
+
   @doc """
   `Nx.Serving.batched_run/2`, with errors returned: `{:ok, outputs}`, or `{:error,
   %HexagonTpu.Error{}}` for a bad request (`:mismatch`), a failed execute (the batch's
   error), or no serving answering: `:unavailable` when no node runs `name` or the node
   serving the request went down and `retries` (default 2) further attempts, on the nodes still
   serving it, did not answer either. A request is retried only when its node went down.
+
+  Options:
+
+    * `:retries` - further attempts after the node serving the request went down (2)
+    * `:timeout` - milliseconds to wait for the answer, retries and the pieces of a split
+      request included (30_000), or `:infinity`; then `{:error, %HexagonTpu.Error{reason:
+      :timeout}}`. The request may still run on the serving (its answer is dropped). Without
+      a timeout a wedged execute keeps the caller forever, and a serving node that loses power
+      or its network is noticed only when the distribution gives it up (`net_ticktime`, 60 s
+      by default)
+
+  A request of more rows than the serving's `batch_size` (which `Nx.Serving.batched_run/2`
+  refuses with a `:too_large` error) is split here into requests of at most `batch_size` rows,
+  run concurrently, and their answers joined in row order; if one of them fails, the request
+  fails with the error of the first that failed, its message prefixed with that piece's rows.
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
   def batched_run(name, input, opts \\ []) do
-    retries = Keyword.get(opts, :retries, 2)
-    do_batched_run(name, input, retries)
+    case Options.validate(opts, @run_opts, "HexagonTpu.Serving.batched_run/3") do
+      {:ok, %{retries: retries, timeout: :infinity}} ->
+        run_whole(name, input, retries)
+
+      {:ok, %{retries: retries, timeout: timeout}} ->
+        with_timeout(name, timeout, fn -> run_whole(name, input, retries) end)
+
+      error ->
+        error
+    end
   end
+
+  # Nx.Serving.batched_run/2 waits without a timeout, so the request runs in a process of its
+  # own, linked (it goes when the caller goes) and killed when the time is up. It unlinks
+  # before answering, so a caller trapping exits gets no exit message from it.
+  defp with_timeout(name, timeout, fun) do
+    caller = self()
+    ref = make_ref()
+
+    pid =
+      spawn_link(fn ->
+        result = fun.()
+        Process.unlink(caller)
+        send(caller, {ref, result})
+      end)
+
+    monitor = Process.monitor(pid)
+
+    receive do
+      {^ref, result} ->
+        Process.demonitor(monitor, [:flush])
+        result
+
+      {:DOWN, ^monitor, _, _, reason} ->
+        {:error,
+         Error.new(:serving_error, "#{inspect(name)}: the request exited: #{inspect(reason)}")}
+    after
+      timeout ->
+        Process.unlink(pid)
+        Process.exit(pid, :kill)
+        Process.demonitor(monitor, [:flush])
+
+        # it may have answered meanwhile
+        receive do
+          {^ref, _} -> :ok
+        after
+          0 -> :ok
+        end
+
+        {:error,
+         Error.new(
+           :timeout,
+           "Nx.Serving #{inspect(name)} did not answer within #{timeout} ms (timeout:)"
+         )}
+    end
+  end
+
+  # At most this many pieces of a split request are in flight at once.
+  @piece_concurrency 16
+
+  defp run_whole(name, input, retries) do
+    case do_batched_run(name, input, retries) do
+      {:error, %Error{reason: :too_large} = e} ->
+        case too_large_rows(e) do
+          {rows, limit} -> split_run(name, input, rows, limit, retries)
+          nil -> {:error, e}
+        end
+
+      other ->
+        other
+    end
+  end
+
+  # The serving's preprocess/2 checked the request before refusing it as too large, so every
+  # input holds `rows` rows. A piece landing on a node whose serving has a smaller batch_size
+  # is split again there (run_whole/3).
+  defp split_run(name, input, rows, limit, retries) do
+    inputs = if is_list(input), do: input, else: [input]
+
+    for(start <- 0..(rows - 1)//limit, do: {start, min(limit, rows - start)})
+    |> Task.async_stream(
+      fn {start, n} ->
+        piece = Enum.map(inputs, &rows_of(&1, rows, start, n))
+        {start, n, run_whole(name, piece, retries)}
+      end,
+      max_concurrency: @piece_concurrency,
+      timeout: :infinity
+    )
+    |> Enum.reduce_while([], fn
+      {:ok, {_start, _n, {:ok, outputs}}}, acc ->
+        {:cont, [outputs | acc]}
+
+      {:ok, {start, n, {:error, e}}}, _acc ->
+        rows_named = "rows #{start}..#{start + n - 1} of the request's #{rows}: "
+        {:halt, {:error, %{e | message: rows_named <> e.message}}}
+    end)
+    |> case do
+      {:error, _} = error -> error
+      acc -> {:ok, acc |> Enum.reverse() |> Enum.zip_with(&join_rows/1)}
+    end
+  end
+
+  defp rows_of(%{__struct__: Nx.Tensor} = t, _rows, start, n),
+    do: Nx.slice_along_axis(t, start, n, axis: 0)
+
+  defp rows_of(bin, rows, start, n) when is_binary(bin) do
+    row_bytes = div(byte_size(bin), rows)
+    binary_part(bin, start * row_bytes, n * row_bytes)
+  end
+
+  defp join_rows([bin | _] = bins) when is_binary(bin), do: IO.iodata_to_binary(bins)
+  defp join_rows(tensors), do: Nx.concatenate(tensors)
+
+  # The caller sees its request's node go down (its monitor fires) when :pg's scope process may
+  # not have handled the nodedown yet: until it has, the dead node's members stay listed and
+  # Nx.Serving's random pick may land on them again, on every retry. So a retry first waits,
+  # at most this long, until every member sits on a connected node.
+  @settle_ms 2_000
 
   defp do_batched_run(name, input, retries) do
     {:ok, Nx.Serving.batched_run(name, input)}
@@ -207,10 +351,28 @@ defmodule HexagonTpu.Serving do
   catch
     :exit, reason ->
       case exit_error(name, reason) do
-        :retry when retries > 0 -> do_batched_run(name, input, retries - 1)
-        :retry -> {:error, unavailable(name, "its node went down and no other node answered")}
-        %Error{} = e -> {:error, e}
+        :retry when retries > 0 ->
+          await_members_connected(@settle_ms)
+          do_batched_run(name, input, retries - 1)
+
+        :retry ->
+          {:error, unavailable(name, "its node went down and no other node answered")}
+
+        %Error{} = e ->
+          {:error, e}
       end
+  end
+
+  defp await_members_connected(wait_ms) do
+    nodes = [node() | Node.list(:connected)]
+    stale? = Enum.any?(:pg.get_members(Nx.Serving.PG, Nx.Serving), &(node(&1) not in nodes))
+
+    if stale? and wait_ms > 0 do
+      Process.sleep(5)
+      await_members_connected(wait_ms - 5)
+    else
+      :ok
+    end
   end
 
   # What Nx.Serving exits with: {reason, {Nx.Serving, function, args}}. A request served on
@@ -219,6 +381,10 @@ defmodule HexagonTpu.Serving do
   defp exit_error(_name, {%Error{} = e, stack}) when is_list(stack), do: e
   defp exit_error(_name, :noconnection), do: :retry
   defp exit_error(_name, {:nodedown, _}), do: :retry
+
+  defp exit_error({:local, _} = name, :noproc),
+    do: unavailable(name, "no process serves it on this node")
+
   defp exit_error(name, :noproc), do: unavailable(name, "no process serves it on any node")
 
   defp exit_error(name, {e, stack}) when is_exception(e) and is_list(stack),
@@ -255,6 +421,14 @@ defmodule HexagonTpu.Serving do
 
     if not Enum.all?(all_rows, &(&1 == rows)) do
       raise request_error(spec, "the inputs have different numbers of rows: #{inspect(all_rows)}")
+    end
+
+    # Nx.Serving 0.7 would split a larger request over several batches and join the pieces'
+    # answers in the order they arrive (partitions run them concurrently), with the metadata,
+    # and so the error, of the last piece only: a failed piece would come back as rows of
+    # zeros. batched_run/3 splits such a request itself (see split_run/5).
+    if rows > spec.batch_size do
+      raise Error.new(:too_large, too_large(spec, rows))
     end
 
     # One input goes in alone, not in a 1-tuple: one container level less for Nx.Batch to
@@ -357,11 +531,41 @@ defmodule HexagonTpu.Serving do
           )
   end
 
+  # batched_run/3 reads the two numbers back (too_large_rows/1): keep the two in step.
+  defp too_large(spec, rows) do
+    "HexagonTpu.Serving: graph '#{spec.graph}': a request of #{rows} rows is larger than " <>
+      "the serving's batch_size of #{spec.batch_size} rows; send it with " <>
+      "HexagonTpu.Serving.batched_run/3, which splits it into requests of at most " <>
+      "batch_size rows and joins their answers in order, or run it with " <>
+      "HexagonTpu.predict_batch/3"
+  end
+
+  @too_large ~r/a request of (\d+) rows is larger than the serving's batch_size of (\d+) rows/
+
+  defp too_large_rows(%Error{reason: :too_large, message: message}) do
+    case Regex.run(@too_large, message, capture: :all_but_first) do
+      [rows, limit] -> {String.to_integer(rows), String.to_integer(limit)}
+      nil -> nil
+    end
+  end
+
+  defp too_large_rows(_other), do: nil
+
   defp request_error(spec, what),
     do: Error.new(:mismatch, "HexagonTpu.Serving: graph '#{spec.graph}' #{what}")
 
   @doc false
   def postprocess({_outputs, %{error: %Error{} = e}}, _output), do: raise(e)
+
+  # A batch re-run request by request (execute/4): the caller's rows carry its status, 0 or
+  # the 1-based index of its error.
+  def postprocess({{outputs, status}, %{errors: errors} = meta}, output) do
+    case status |> Nx.to_flat_list() |> Enum.max() do
+      0 -> postprocess({outputs, Map.delete(meta, :errors)}, output)
+      k -> raise elem(errors, k - 1)
+    end
+  end
+
   def postprocess({outputs, _meta}, :nx), do: output_list(outputs)
 
   def postprocess({outputs, _meta}, :binary),
@@ -393,7 +597,8 @@ defmodule HexagonTpu.Serving do
   end
 
   defp execute(state, model, partition, batch) do
-    inputs = batch_inputs(batch, length(state.inputs))
+    requests = batch_requests(batch, length(state.inputs))
+    inputs = batch_inputs(batch, requests)
     rows = batch.size + batch.pad
     meta = %{batch_size: batch.size, partition: partition}
 
@@ -404,11 +609,38 @@ defmodule HexagonTpu.Serving do
       {:ok, outputs} ->
         {serving_output(outputs), meta}
 
+      # A NaN is one request's input, not the batch's: each request runs again alone, so that
+      # only the requests holding one get an error (naming their own rows), and the others
+      # their results. Only when the batch failed: the good path pays nothing.
+      {:error, %Error{reason: :nan}} when is_list(requests) and length(requests) > 1 ->
+        one_by_one(state, model, requests, opts, meta)
+
       # Every caller of the batch gets the error (raised by postprocess/2 in the caller); the
       # outputs are placeholders of the right shape, which Nx.Serving slices per caller.
       {:error, e} ->
         {serving_output(placeholders(state, rows)), Map.put(meta, :error, e)}
     end
+  end
+
+  # The batch's answer as {outputs, status}: each request's own outputs (placeholders where it
+  # failed) and, per row, 0 or the 1-based index of the request's error in meta.errors.
+  defp one_by_one(state, model, requests, opts, meta) do
+    {parts, {statuses, errors, _count}} =
+      Enum.map_reduce(requests, {[], [], 0}, fn {bins, rows}, {statuses, errors, count} ->
+        case Batching.predict_batch(model, bins, opts) do
+          {:ok, outputs} ->
+            {outputs, {[<<0::32-native>> |> :binary.copy(rows) | statuses], errors, count}}
+
+          {:error, e} ->
+            status = :binary.copy(<<count + 1::32-native>>, rows)
+            {placeholders(state, rows), {[status | statuses], [e | errors], count + 1}}
+        end
+      end)
+
+    outputs = parts |> Enum.zip_with(&Nx.concatenate/1) |> serving_output()
+    status = statuses |> Enum.reverse() |> IO.iodata_to_binary() |> Nx.from_binary({:s, 32})
+    errors = errors |> Enum.reverse() |> List.to_tuple()
+    {{outputs, status}, Map.put(meta, :errors, errors)}
   end
 
   # What Nx.Serving slices for each caller: one output alone (one container level less in every
@@ -417,7 +649,8 @@ defmodule HexagonTpu.Serving do
   defp serving_output(outputs), do: List.to_tuple(outputs)
 
   # The batch's rows, one entry per input: binaries when the batch is the requests' tensors as
-  # this module's preprocess/2 made them (the common case), else the concatenated tensors.
+  # this module's preprocess/2 made them (the common case: `requests` lists them), else the
+  # concatenated tensors.
   #
   # Traversing an Nx.Batch concatenates its requests with Nx.concatenate/2, whose checks cost
   # about 1 us per request on the binary backend (~40 us for a batch of 32 rows): as much again
@@ -426,20 +659,26 @@ defmodule HexagonTpu.Serving do
   # as they are. Nx.Batch keeps the requests in `stack`, newest first, each as
   # `{[fun returning one tensor per input], rows}`; anything else (another layout in another
   # Nx version, padding) takes the traversal.
-  defp batch_inputs(%{stack: stack, pad: 0} = batch, count) when is_list(stack) do
+  defp batch_inputs(_batch, [_ | _] = requests),
+    do: requests |> Enum.map(&elem(&1, 0)) |> Enum.zip() |> Enum.map(&join/1)
+
+  defp batch_inputs(batch, :error), do: batch_tensors(batch)
+
+  # The batch's requests in row order, each `{binaries, rows}`, or :error (see batch_inputs/2).
+  defp batch_requests(%{stack: stack, pad: 0}, count) when is_list(stack) do
     case stack_binaries(stack, count, []) do
-      {:ok, [_ | _] = per_request} -> per_request |> Enum.zip() |> Enum.map(&join/1)
-      :error -> batch_tensors(batch)
+      {:ok, [_ | _] = requests} -> requests
+      _ -> :error
     end
   end
 
-  defp batch_inputs(batch, _count), do: batch_tensors(batch)
+  defp batch_requests(_batch, _count), do: :error
 
   # The stack is newest first: prepending while walking it gives the requests in order.
   defp stack_binaries([{funs, rows} | rest], count, acc)
        when is_list(funs) and length(funs) == count and is_integer(rows) do
     case request_binaries(funs, rows, []) do
-      {:ok, bins} -> stack_binaries(rest, count, [bins | acc])
+      {:ok, bins} -> stack_binaries(rest, count, [{bins, rows} | acc])
       :error -> :error
     end
   end

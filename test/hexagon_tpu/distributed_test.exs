@@ -15,8 +15,13 @@ defmodule HexagonTpu.DistributedTest do
 
   @name HexagonTpu.DistributedTest.Digits
 
+  # The node is made distributed for these tests and left as it was after them.
+  setup_all do
+    {:ok, started} = PeerServing.ensure_distributed()
+    on_exit(fn -> PeerServing.stop_distributed(started) end)
+  end
+
   setup do
-    :ok = PeerServing.ensure_distributed()
     bytes = build!(add_f32())
 
     peers =
@@ -113,5 +118,46 @@ defmodule HexagonTpu.DistributedTest do
     before = executes(node_b)
     for i <- 1..10, do: assert({:ok, [_]} = run(i))
     assert executes(node_b) - before >= 10
+  end
+
+  test "after a node went down, retries wait for :pg to drop its members",
+       %{peers: [{pid_a, node_a}, {_, node_b}]} do
+    # :pg drops a dead node's members when its scope process handles the nodedown. Holding that
+    # process keeps them listed, as in the moment after a node fails: each attempt that Nx.Serving
+    # sends to the dead node fails at once, and without waiting all three may land there.
+    :ok = :sys.suspend(Nx.Serving.PG)
+    parent = self()
+
+    try do
+      :peer.stop(pid_a)
+      refute Node.ping(node_a) == :pong
+      assert Enum.any?(:pg.get_members(Nx.Serving.PG, Nx.Serving), &(node(&1) == node_a))
+
+      spawn_link(fn ->
+        Process.sleep(200)
+        :ok = :sys.resume(Nx.Serving.PG)
+        send(parent, :resumed)
+      end)
+
+      results = run_until_resumed(1, [])
+
+      for {i, result} <- results do
+        assert {:ok, [y]} = result
+        assert Nx.to_flat_list(y) == expected(i)
+      end
+
+      assert :pg.get_members(Nx.Serving.PG, Nx.Serving) |> Enum.map(&node/1) == [node_b]
+    after
+      # resuming a process that runs is harmless
+      :sys.resume(Nx.Serving.PG)
+    end
+  end
+
+  defp run_until_resumed(i, acc) do
+    receive do
+      :resumed -> Enum.reverse([{i, run(i)} | acc])
+    after
+      0 -> run_until_resumed(i + 1, [{i, run(i)} | acc])
+    end
   end
 end

@@ -122,7 +122,35 @@ defmodule HexagonTpu.ServingTest do
     assert_close(Nx.to_flat_list(y), [1.0, 4.0, 9.0, 12.7])
   end
 
-  test "requests larger than a batch are split and come back whole; several outputs" do
+  test "a NaN fails only the request holding it; the others in its batch get results" do
+    scale =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8"
+      )
+
+    # the batch runs when its 4 rows are there (the timeout is far longer than the test), so
+    # the three requests share it
+    serving = HexagonTpu.Serving.new(scale, batch_size: 4, batch_timeout: 600_000)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    nan = <<0x7FC00000::32-native>> <> f32([1, 2, 3])
+    requests = [[f32([1, 2, 3, 4])], [nan], [f32([1, 2, 3, 4, 1, 2, 3, 4])]]
+
+    results =
+      requests
+      |> Task.async_stream(&HexagonTpu.Serving.batched_run(name, &1), max_concurrency: 3)
+      |> Enum.map(fn {:ok, r} -> r end)
+
+    assert [{:ok, [y1]}, {:error, %Error{reason: :nan, message: msg}}, {:ok, [y3]}] = results
+    assert_close(Nx.to_flat_list(y1), [1.0, 4.0, 9.0, 12.7])
+    assert Nx.shape(y3) == {2, 4}
+    assert_close(Nx.to_flat_list(y3), [1.0, 4.0, 9.0, 12.7, 1.0, 4.0, 9.0, 12.7])
+    # the error names the request's own rows, not the shared batch's
+    assert msg =~ "chunk 0 of 1"
+  end
+
+  test "requests larger than a batch are split by batched_run/3 and come back whole" do
     # two_out: a, b f32 [2] -> s = a + b, p = a * b; the graph's batch is 2 rows
     model =
       HexagonTpu.load_model!({:binary, build!(mixed())}, backend: :reference, graph: "two_out")
@@ -135,22 +163,87 @@ defmodule HexagonTpu.ServingTest do
       1..24
       |> Task.async_stream(
         fn i ->
-          # 1..6 rows: requests of 5 and 6 rows are split over batches of 4 by Nx.Serving
+          # 1..6 rows: requests of 5 and 6 rows are split over requests of 4 by batched_run/3
           rows = rem(i, 6) + 1
           a = Nx.iota({rows}, type: {:f, 32}) |> Nx.add(i * 10.0)
           b = Nx.broadcast(Nx.tensor(i * 1.0, type: {:f, 32}), {rows})
-          {a, b, Nx.Serving.batched_run(name, [a, b])}
+          {a, b, HexagonTpu.Serving.batched_run(name, [a, b])}
         end,
         max_concurrency: 24
       )
       |> Enum.map(fn {:ok, r} -> r end)
 
-    for {a, b, [s, p]} <- results do
+    for {a, b, {:ok, [s, p]}} <- results do
       assert Nx.to_flat_list(s) == Nx.to_flat_list(Nx.add(a, b))
       assert Nx.to_flat_list(p) == Nx.to_flat_list(Nx.multiply(a, b))
     end
 
     assert length(results) == 24
+
+    # binaries are split at row boundaries too
+    a = f32(Enum.to_list(1..9))
+    assert {:ok, [s, p]} = HexagonTpu.Serving.batched_run(name, [a, a])
+    assert Nx.to_flat_list(s) == Enum.map(1..9, &(2.0 * &1))
+    assert Nx.to_flat_list(p) == Enum.map(1..9, &(1.0 * &1 * &1))
+
+    # Nx.Serving itself would split it and join the pieces wrongly: refused, naming both numbers
+    a = Nx.iota({5}, type: {:f, 32})
+
+    assert_raise Error,
+                 ~r/a request of 5 rows is larger than the serving's batch_size of 4/,
+                 fn ->
+                   Nx.Serving.batched_run(name, [a, a])
+                 end
+
+    assert_raise Error, ~r/HexagonTpu.Serving.batched_run\/3.*predict_batch\/3/, fn ->
+      Nx.Serving.run(serving, [a, a])
+    end
+  end
+
+  test "a split request whose first piece fails fails whole, naming the piece's rows" do
+    scale =
+      HexagonTpu.load_model!({:binary, build!(two_graphs())},
+        backend: :reference,
+        graph: "scale_u8"
+      )
+
+    serving = HexagonTpu.Serving.new(scale, batch_size: 4, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    # 8 rows of 4 (the graph's batch is 1 row of 4); a NaN in row 0 only
+    request = <<0x7FC00000::32-native>> <> f32(List.duplicate(1.0, 31))
+
+    assert {:error, %Error{reason: :nan, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [request])
+
+    assert msg =~ "rows 0..3 of the request's 8: "
+    # the NaN in the last piece fails the request too
+    request = f32(List.duplicate(1.0, 31)) <> <<0x7FC00000::32-native>>
+
+    assert {:error, %Error{reason: :nan, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [request])
+
+    assert msg =~ "rows 4..7 of the request's 8: "
+  end
+
+  test "a split request comes back in row order when a slower partition runs its first rows" do
+    bin = build!(add_f32())
+    # the first batch goes to partition 0, whose every execute takes 50 ms more
+    slow_rt =
+      Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:50000"}])
+
+    slow = HexagonTpu.load_model!({:binary, bin}, runtime: slow_rt)
+    fast = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    serving = HexagonTpu.Serving.new([slow, fast], batch_size: 4, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    a = Nx.iota({8, 4}, type: {:f, 32})
+    zero = Nx.broadcast(Nx.tensor(0.0, type: {:f, 32}), {8, 4})
+
+    for _ <- 1..3 do
+      assert {:ok, [y]} = HexagonTpu.Serving.batched_run(name, [a, zero])
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(a)
+    end
   end
 
   test "a padded Nx.Batch runs its padding rows too", %{add: add} do
@@ -246,11 +339,39 @@ defmodule HexagonTpu.ServingTest do
   def send_partition(_event, _m, %{metadata: meta}, parent),
     do: send(parent, {:partition, meta.partition})
 
+  test "batched_run/3 gives up after its :timeout with a :timeout error" do
+    # every execute takes 1 s more: far longer than the timeout
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000000"}])
+    slow = HexagonTpu.load_model!({:binary, build!(add_f32())}, runtime: rt)
+    serving = HexagonTpu.Serving.new(slow, batch_size: 1, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name}, id: :slow)
+
+    assert {:error, %Error{reason: :timeout, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [row(1.0), row(1.0)], timeout: 20)
+
+    assert msg =~ "did not answer within 20 ms"
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             HexagonTpu.Serving.batched_run(name, [row(1.0), row(1.0)], timeout: 0)
+
+    assert msg =~ "expected :timeout to be a positive integer (milliseconds) or :infinity"
+    # the serving finishes the execute when stopped; its answer reaches nobody here
+    stop_supervised!(:slow)
+    refute_received _
+  end
+
   test "batched_run/3 on a name nobody serves is :unavailable, not a hang" do
     assert {:error, %Error{reason: :unavailable, message: msg}} =
              HexagonTpu.Serving.batched_run(:no_such_serving, [row(1.0), row(1.0)])
 
     assert msg =~ ":no_such_serving"
+    assert msg =~ "no process serves it on any node"
+
+    assert {:error, %Error{reason: :unavailable, message: msg}} =
+             HexagonTpu.Serving.batched_run({:local, :no_such_serving}, [row(1.0), row(1.0)])
+
+    assert msg =~ "no process serves it on this node"
   end
 end
 

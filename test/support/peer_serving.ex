@@ -7,33 +7,60 @@ defmodule HexagonTpu.PeerServing do
   @compile {:no_warn_undefined, [Nx, Nx.Serving, :peer]}
 
   @doc """
-  Makes this node distributed (short names) when it is not, launching epmd if needed; returns
-  :ok or {:error, why}.
+  Makes this node distributed (short names) when it is not, launching epmd if it is not
+  running; returns {:ok, started}, what it started (`:distribution`, `:epmd`) for
+  stop_distributed/1, or {:error, why}.
   """
   def ensure_distributed do
     if Node.alive?() do
-      :ok
+      {:ok, []}
     else
-      # epmd beside this VM's erts (a private OTP root may not be on PATH), else on PATH
-      erts_epmd =
-        Path.join([
-          to_string(:code.root_dir()),
-          "erts-#{:erlang.system_info(:version)}",
-          "bin",
-          "epmd"
-        ])
+      epmd = epmd()
 
-      epmd = Enum.find([erts_epmd, System.find_executable("epmd")], &(&1 && File.exists?(&1)))
-      if epmd, do: System.cmd(epmd, ["-daemon"], stderr_to_stdout: true)
+      launched =
+        if epmd && not epmd_running?(epmd) do
+          System.cmd(epmd, ["-daemon"], stderr_to_stdout: true)
+          [:epmd]
+        else
+          []
+        end
+
       name = :"htpu_test_#{System.pid()}_#{System.unique_integer([:positive])}"
 
       case :net_kernel.start([name, :shortnames]) do
-        {:ok, _} -> :ok
-        {:error, {:already_started, _}} -> :ok
+        {:ok, _} -> {:ok, [:distribution | launched]}
+        {:error, {:already_started, _}} -> {:ok, launched}
         {:error, reason} -> {:error, "could not start distribution: #{inspect(reason)}"}
       end
     end
   end
+
+  @doc """
+  Undoes what ensure_distributed/0 started: stops the distribution, then the epmd it launched.
+  epmd refuses to stop while other nodes are registered with it, so other VMs on the machine
+  that came to use it keep it.
+  """
+  def stop_distributed(started) do
+    if :distribution in started, do: :net_kernel.stop()
+    if :epmd in started, do: System.cmd(epmd(), ["-kill"], stderr_to_stdout: true)
+    :ok
+  end
+
+  # epmd beside this VM's erts (a private OTP root may not be on PATH), else on PATH
+  defp epmd do
+    erts_epmd =
+      Path.join([
+        to_string(:code.root_dir()),
+        "erts-#{:erlang.system_info(:version)}",
+        "bin",
+        "epmd"
+      ])
+
+    Enum.find([erts_epmd, System.find_executable("epmd")], &(&1 && File.exists?(&1)))
+  end
+
+  defp epmd_running?(epmd),
+    do: match?({_, 0}, System.cmd(epmd, ["-names"], stderr_to_stdout: true))
 
   @doc """
   Starts a peer node with this node's code path and cookie (the environment, so ERL_LIBS and
