@@ -8,7 +8,7 @@ defmodule HexagonTpu.Batching do
   # dirty-scheduler call, not one per chunk. Only rows that need padding are copied.
   @moduledoc false
 
-  alias HexagonTpu.{Error, Graph, NxTensors}
+  alias HexagonTpu.{Error, Graph, NxTensors, Results}
 
   @where "HexagonTpu.predict_batch/3"
 
@@ -104,16 +104,9 @@ defmodule HexagonTpu.Batching do
         g.inputs
         |> Enum.zip(inputs)
         |> Enum.with_index()
-        |> Enum.reduce_while({:ok, []}, fn {{info, input}, i}, {:ok, acc} ->
-          case prepare_input(g, batch, info, i, input, quantize) do
-            {:ok, triple} -> {:cont, {:ok, [triple | acc]}}
-            error -> {:halt, error}
-          end
+        |> Results.map_ok(fn {{info, input}, i} ->
+          prepare_input(g, batch, info, i, input, quantize)
         end)
-        |> case do
-          {:ok, acc} -> {:ok, Enum.reverse(acc)}
-          error -> error
-        end
     end
   end
 
@@ -233,7 +226,7 @@ defmodule HexagonTpu.Batching do
   defp build_outputs(g, batch, rows, bins, out_types, kind) do
     [g.outputs, out_types, bins]
     |> Enum.zip()
-    |> Enum.reduce_while({:ok, []}, fn {info, dtype, bin}, {:ok, acc} ->
+    |> Results.map_ok(fn {info, dtype, bin} ->
       row_bytes = div(info.num_elements, batch) * Map.fetch!(@sizes, dtype)
       # the padding's rows are at the end
       bin =
@@ -241,15 +234,8 @@ defmodule HexagonTpu.Batching do
           do: bin,
           else: binary_part(bin, 0, rows * row_bytes)
 
-      case output(g, info, dtype, bin, rows, kind) do
-        {:ok, out} -> {:cont, {:ok, [out | acc]}}
-        error -> {:halt, error}
-      end
+      output(g, info, dtype, bin, rows, kind)
     end)
-    |> case do
-      {:ok, acc} -> {:ok, Enum.reverse(acc)}
-      error -> error
-    end
   end
 
   defp output(_g, _info, _dtype, bin, _rows, :binary), do: {:ok, bin}

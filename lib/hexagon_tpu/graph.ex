@@ -19,7 +19,18 @@ defmodule HexagonTpu.Graph do
       :ok = HexagonTpu.Graph.close(graph)
   """
 
-  alias HexagonTpu.{Context, Error, NIF, NxTensors, Options, Runtime, SharedIO, TensorInfo}
+  alias HexagonTpu.{
+    Context,
+    Error,
+    NIF,
+    NxTensors,
+    Options,
+    Results,
+    Runtime,
+    SharedIO,
+    TensorInfo
+  }
+
   alias HexagonTpu.Vectorized
 
   defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info, scheduler: :auto]
@@ -411,16 +422,9 @@ defmodule HexagonTpu.Graph do
       infos
       |> Enum.zip(inputs)
       |> Enum.with_index()
-      |> Enum.reduce_while({:ok, []}, fn {{info, input}, i}, {:ok, acc} ->
-        case prepare_input(g.name, info, i, input, quantize) do
-          {:ok, pair} -> {:cont, {:ok, [pair | acc]}}
-          error -> {:halt, error}
-        end
+      |> Results.map_ok(fn {{info, input}, i} ->
+        prepare_input(g.name, info, i, input, quantize)
       end)
-      |> case do
-        {:ok, acc} -> {:ok, Enum.reverse(acc)}
-        error -> error
-      end
     end
   end
 
@@ -500,15 +504,6 @@ defmodule HexagonTpu.Graph do
   defp build_outputs(g, bins, types, :nx) do
     [g.outputs, bins, types]
     |> Enum.zip()
-    |> Enum.reduce_while({:ok, []}, fn {info, bin, dtype}, {:ok, acc} ->
-      case NxTensors.output(bin, info, dtype, g.name) do
-        {:ok, t} -> {:cont, {:ok, [t | acc]}}
-        error -> {:halt, error}
-      end
-    end)
-    |> case do
-      {:ok, acc} -> {:ok, Enum.reverse(acc)}
-      error -> error
-    end
+    |> Results.map_ok(fn {info, bin, dtype} -> NxTensors.output(bin, info, dtype, g.name) end)
   end
 end

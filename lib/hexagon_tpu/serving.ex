@@ -41,7 +41,7 @@ defmodule HexagonTpu.Serving do
   its metadata (`HexagonTpu.Telemetry`).
   """
 
-  alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Runtime}
+  alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
 
   @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Batch, Nx.LazyContainer, Nx.Defn.Evaluator]}
 
@@ -165,16 +165,7 @@ defmodule HexagonTpu.Serving do
   end
 
   defp models(source, load_opts, n) when is_binary(source) or is_tuple(source) do
-    Enum.reduce_while(1..n, {:ok, []}, fn _, {:ok, acc} ->
-      case HexagonTpu.load_model(source, load_opts) do
-        {:ok, g} -> {:cont, {:ok, [g | acc]}}
-        error -> {:halt, error}
-      end
-    end)
-    |> case do
-      {:ok, acc} -> {:ok, Enum.reverse(acc)}
-      error -> error
-    end
+    Results.map_ok(1..n, fn _ -> HexagonTpu.load_model(source, load_opts) end)
   end
 
   defp models(other, _load_opts, _n),

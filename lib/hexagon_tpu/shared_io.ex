@@ -38,7 +38,7 @@ defmodule HexagonTpu.SharedIO do
   writing it from one process while another executes with it gives torn data (never a crash).
   """
 
-  alias HexagonTpu.{Error, NIF, NxTensors, Options, TensorInfo}
+  alias HexagonTpu.{Error, NIF, NxTensors, Options, Results, TensorInfo}
 
   defstruct [:ref, :graph, :inputs, :outputs, :fastrpc, :note, :size]
 
@@ -208,18 +208,7 @@ defmodule HexagonTpu.SharedIO do
   @doc "Reads every output, in graph-output order. Options as `read_output/3`."
   @spec read_outputs(t(), keyword()) :: {:ok, [binary() | struct()]} | {:error, Error.t()}
   def read_outputs(%__MODULE__{outputs: outs} = io, opts \\ []) do
-    outs
-    |> Enum.with_index()
-    |> Enum.reduce_while({:ok, []}, fn {_, i}, {:ok, acc} ->
-      case read_output(io, i, opts) do
-        {:ok, out} -> {:cont, {:ok, [out | acc]}}
-        error -> {:halt, error}
-      end
-    end)
-    |> case do
-      {:ok, acc} -> {:ok, Enum.reverse(acc)}
-      error -> error
-    end
+    Results.map_ok(0..(length(outs) - 1)//1, &read_output(io, &1, opts))
   end
 
   @doc """
