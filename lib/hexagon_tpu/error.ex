@@ -19,7 +19,7 @@ defmodule HexagonTpu.Error do
   | `:unsupported` | e.g. a performance profile on a backend without the HTP perf infrastructure |
   | `:load_backend`, `:load_system`, `:symbol`, `:no_provider`, `:version` | the QNN libraries could not be loaded (the message names the stage, path and `dlerror()`) |
   | `:system_layout` | the QNN system library's answer is not laid out as its System API version implies (e.g. QAIRT 2.13's `libQnnSystem.so`, which reports 1.1.0 with older struct sizes): the message names the library, its version and the field that looked wrong; use the `libQnnSystem.so` of the QAIRT release of the backend |
-  | `:too_large` | a request of more rows than an `HexagonTpu.Serving`'s `batch_size` given to `Nx.Serving` (the message names both; `HexagonTpu.Serving.batched_run/3` splits it) |
+  | `:too_large` | a request of more rows than an `HexagonTpu.Serving`'s `batch_size` given to `Nx.Serving` (the message names both, `:details` holds `%{rows: rows, batch_size: limit}`; `HexagonTpu.Serving.batched_run/3` splits it) |
   | `:unavailable`, `:timeout` | `HexagonTpu.Serving.batched_run/3`: no node serves the name (or its node went down and retries did not answer) / no answer within its `:timeout` |
   | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
   | `:nx_error` | Nx outputs were asked for (`output: :auto` with Nx present, or `:nx`) but Nx could not build them, e.g. its application is not started: the message says what to do (`output: :binary` always works) |
@@ -37,14 +37,15 @@ defmodule HexagonTpu.Error do
       end
   """
 
-  defexception [:reason, :message, :qnn_code, :qnn_name, :tensor]
+  defexception [:reason, :message, :qnn_code, :qnn_name, :tensor, :details]
 
   @type t :: %__MODULE__{
           reason: atom(),
           message: String.t(),
           qnn_code: non_neg_integer() | nil,
           qnn_name: String.t() | nil,
-          tensor: String.t() | nil
+          tensor: String.t() | nil,
+          details: map() | nil
         }
 
   @impl true

@@ -419,7 +419,9 @@ defmodule HexagonTpu.Serving do
     # and so the error, of the last piece only: a failed piece would come back as rows of
     # zeros. batched_run/3 splits such a request itself (see split_run/5).
     if rows > spec.batch_size do
-      raise Error.new(:too_large, too_large(spec, rows))
+      raise Error.new(:too_large, too_large(spec, rows),
+              details: %{rows: rows, batch_size: spec.batch_size}
+            )
     end
 
     # One input goes in alone, not in a 1-tuple: one container level less for Nx.Batch to
@@ -522,7 +524,6 @@ defmodule HexagonTpu.Serving do
           )
   end
 
-  # batched_run/3 reads the two numbers back (too_large_rows/1): keep the two in step.
   defp too_large(spec, rows) do
     "HexagonTpu.Serving: graph '#{spec.graph}': a request of #{rows} rows is larger than " <>
       "the serving's batch_size of #{spec.batch_size} rows; send it with " <>
@@ -531,14 +532,8 @@ defmodule HexagonTpu.Serving do
       "HexagonTpu.predict_batch/3"
   end
 
-  @too_large ~r/a request of (\d+) rows is larger than the serving's batch_size of (\d+) rows/
-
-  defp too_large_rows(%Error{reason: :too_large, message: message}) do
-    case Regex.run(@too_large, message, capture: :all_but_first) do
-      [rows, limit] -> {String.to_integer(rows), String.to_integer(limit)}
-      nil -> nil
-    end
-  end
+  defp too_large_rows(%Error{reason: :too_large, details: %{rows: rows, batch_size: limit}}),
+    do: {rows, limit}
 
   defp too_large_rows(_other), do: nil
 

@@ -198,6 +198,10 @@ defmodule HexagonTpu.ServingTest do
     assert_raise Error, ~r/HexagonTpu.Serving.batched_run\/3.*predict_batch\/3/, fn ->
       Nx.Serving.run(serving, [a, a])
     end
+
+    # batched_run/3 splits by these numbers, not by reading the message.
+    error = assert_raise Error, fn -> Nx.Serving.batched_run(name, [a, a]) end
+    assert %Error{reason: :too_large, details: %{rows: 5, batch_size: 4}} = error
   end
 
   test "a split request whose first piece fails fails whole, naming the piece's rows" do
