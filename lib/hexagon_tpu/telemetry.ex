@@ -57,15 +57,24 @@ defmodule HexagonTpu.Telemetry do
 
   ## Example
 
-      :telemetry.attach(
-        "log-slow-inference",
-        [:hexagon_tpu, :execute, :stop],
-        fn _event, %{duration: d}, %{graph: graph, status: status}, _config ->
+      defmodule MyApp.SlowInference do
+        def attach(limit_ms) do
+          :telemetry.attach(
+            "log-slow-inference",
+            [:hexagon_tpu, :execute, :stop],
+            &__MODULE__.handle/4,
+            limit_ms
+          )
+        end
+
+        def handle(_event, %{duration: d}, %{graph: graph, status: status}, limit_ms) do
           ms = System.convert_time_unit(d, :native, :microsecond) / 1000
-          if ms > 50, do: IO.puts("#{graph}: graphExecute took #{ms} ms (#{inspect(status)})")
-        end,
-        nil
-      )
+          if ms > limit_ms, do: IO.puts("#{graph}: graphExecute took #{ms} ms (#{inspect(status)})")
+        end
+      end
+
+  The handler is a function of a module (`&Module.fun/4`), not a closure: `:telemetry` calls
+  those most cheaply and logs a note for a closure.
 
   A handler that raises is detached by `:telemetry` (and logged); it never fails the execute.
   """
