@@ -197,10 +197,11 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
   pthread_mutex_unlock(&g->exec_lock);
 
   /* Release in child-to-parent order: once c->executing drops, contextFree may free g and c;
-   * once b->busy drops, backendFree may free b. */
+   * once b->busy drops, backendFree may free b; once the count of calls in flight drops, the
+   * exit-time destructor may free everything (registry.c). */
   atomic_fetch_sub(&g->in_flight, 1);
-  rb_exec_in_flight_add(-1);
   atomic_fetch_sub(&c->executing, 1);
   atomic_fetch_sub(&b->busy, 1);
+  rb_exec_in_flight_add(-1);
   return rc;
 }

@@ -44,6 +44,11 @@ int htpu_ref_arm(const char *rules);
 typedef int (*htpu_ref_set_latency_fn)(const char *api, unsigned usec);
 int htpu_ref_set_latency(const char *api, unsigned usec);
 
+/* What the library's exit-time destructor does, now (tests): releases every handle the
+ * callers left alive and says how many on stderr. */
+typedef void (*htpu_ref_unload_handles_fn)(void);
+void htpu_ref_unload_handles(void);
+
 /* How many calls of `api` (QNN name, as in rules) the calling thread has made, since it
  * started: which thread made a slow call (memRegister, contextFree, ...), for tests of code
  * that must not make it on some thread. UINT64_MAX for an unknown api. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "htpu_ref_control.h"
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
@@ -51,10 +52,22 @@ void rb_device_destroy(rb_device *d) {
 }
 
 /* A caller that never freed its handles would otherwise leave them to LeakSanitizer with no
- * useful stack once the library is gone; say so and release them. */
-__attribute__((destructor)) static void rb_registry_unload(void) {
+ * useful stack once the library is gone; say so and release them. Unless a graphExecute is
+ * still running: a process that exits (the BEAM at halt) runs this destructor while its other
+ * threads go on, and freeing the context under that call made it read freed memory (a
+ * segmentation fault at the end of a test run). Executes register under g_rb.lock, so none
+ * starts while this holds it, and one that starts after finds no handle. Then the handles are
+ * left to the process exit. */
+RB_EXPORT void htpu_ref_unload_handles(void) {
   unsigned n = 0;
   pthread_mutex_lock(&g_rb.lock);
+  int running = rb_exec_in_flight();
+  if (running > 0) {
+    pthread_mutex_unlock(&g_rb.lock);
+    fprintf(stderr, "htpu_refbackend: %d graphExecute call(s) still running at unload: QNN "
+            "handles left alive\n", running);
+    return;
+  }
   while (g_rb.contexts) rb_context_destroy(g_rb.contexts), n++;
   while (g_rb.devices) rb_device_destroy(g_rb.devices), n++;
   while (g_rb.backends) {
@@ -82,3 +95,5 @@ __attribute__((destructor)) static void rb_registry_unload(void) {
   pthread_mutex_unlock(&g_rb.lock);
   if (n) fprintf(stderr, "htpu_refbackend: %u QNN handle(s) still alive at unload\n", n);
 }
+
+__attribute__((destructor)) static void rb_registry_unload(void) { htpu_ref_unload_handles(); }

@@ -54,6 +54,11 @@ typedef struct htpu_refcdsprpc_stats {
 typedef void (*htpu_refcdsprpc_get_stats_fn)(htpu_refcdsprpc_stats *out);
 void htpu_refcdsprpc_get_stats(htpu_refcdsprpc_stats *out);
 
+/* What the library's exit-time destructor does, now (tests): reports the live allocations on
+ * stderr and leaves them mapped, as other threads of an exiting process may still use them. */
+typedef void (*htpu_refcdsprpc_unload_fn)(void);
+void htpu_refcdsprpc_unload(void);
+
 #ifdef __cplusplus
 }
 #endif

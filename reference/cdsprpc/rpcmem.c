@@ -166,21 +166,24 @@ RPC_EXPORT void htpu_refcdsprpc_get_stats(htpu_refcdsprpc_stats *out) {
   pthread_mutex_unlock(&g_lock);
 }
 
-/* Releases everything at unload. Only tracked allocations are reported: each is an
- * rpcmem_alloc nobody freed. Orphans are not: a second rpcmem_init forgot them, as FastRPC
- * does, and their owners could no longer free them (a test makes one on purpose). */
-__attribute__((destructor)) static void rpcmem_unload(void) {
+/* What the exit-time destructor does (exported for tests): reports the allocations nobody
+ * freed (each an rpcmem_alloc without rpcmem_free) and leaves them mapped. A process that
+ * exits (the BEAM at halt) runs destructors while its other threads go on: one may still be
+ * writing an input into such a buffer, or a graphExecute reading it, and unmapping it under
+ * them would crash the process in its last moment. Orphans are released, uncounted: a second
+ * rpcmem_init forgot them, as FastRPC does, and their owners can no longer free them (a test
+ * makes one on purpose; a client must not call rpcmem_init twice). */
+RPC_EXPORT void htpu_refcdsprpc_unload(void) {
   unsigned live = 0;
   pthread_mutex_lock(&g_lock);
-  for (rpc_buf **list = &g_live;; list = &g_orphans) {
-    while (*list) {
-      rpc_buf *b = *list;
-      *list = b->next;
-      release(b);
-      if (list == &g_live) live++;
-    }
-    if (list == &g_orphans) break;
+  for (rpc_buf *b = g_live; b; b = b->next) live++;
+  while (g_orphans) {
+    rpc_buf *b = g_orphans;
+    g_orphans = b->next;
+    release(b);
   }
   pthread_mutex_unlock(&g_lock);
   if (live) fprintf(stderr, "htpu_refcdsprpc: %u allocation(s) still alive at unload\n", live);
 }
+
+__attribute__((destructor)) static void rpcmem_unload(void) { htpu_refcdsprpc_unload(); }

@@ -702,6 +702,34 @@ TEST(refb_rule_free_while_executing) {
   rig_close(&r);
 }
 
+/* A process exits (exit(), as the BEAM does at halt) while a graphExecute runs on another
+ * thread: the library's exit-time destructor must leave alone what that call is using. */
+TEST(refb_unload_while_executing) {
+  rig r;
+  CHECK_EQ(rig_open(&r, RB_ADD, "add"), 0);
+  htpu_ref_unload_handles_fn unload =
+      (htpu_ref_unload_handles_fn)dlsym(r.c.dl, "htpu_ref_unload_handles");
+  CHECK(unload != NULL);
+  io x;
+  CHECK(io_init(&x, r.model, 0) == 0);
+  float *a = x.buf[0], *b = x.buf[1], *y = x.buf[2];
+  for (int i = 0; i < 4; i++) a[i] = 1.0f + (float)i, b[i] = 2.0f + (float)i;
+  CHECK_EQ(r.c.set_latency("graphExecute", 300000), 0);
+  exec_job j = {&r, &x, 1};
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, exec_thread, &j) == 0);
+  CHECK(wait_in_flight(&r.c, 1));
+  if (unload) unload();
+  pthread_join(th, NULL);
+  CHECK_EQ(j.rc, QNN_SUCCESS);
+  CHECK(y[0] == 3.0f && y[3] == 9.0f);
+  CHECK_EQ(r.c.set_latency("graphExecute", 0), 0);
+  /* with nothing running, the handles are still the caller's, and free normally */
+  CHECK_EQ(exec(&r, &x), QNN_SUCCESS);
+  io_free(&x);
+  rig_close(&r);
+}
+
 TEST(refb_rule_concurrent_execute_same_graph) {
   rig r;
   CHECK_EQ(rig_open(&r, RB_ADD, "add"), 0);

@@ -677,6 +677,16 @@ TEST(htp_rpcmem_semantics) {
   c.rpc_stats(&st);
   CHECK_EQ(st.live, live0 + 2);
   CHECK_EQ(st.initialized, 1);
+  /* the exit-time destructor leaves live allocations usable: another thread of an exiting
+   * process may still be writing or executing with them */
+  htpu_refcdsprpc_unload_fn unload = NULL;
+  SYM(unload, c.rpc, "htpu_refcdsprpc_unload");
+  CHECK(unload != NULL);
+  if (unload) unload();
+  p[8] = 0xA5;
+  CHECK_EQ(pread(fd, &byte, 1, 8), 1);
+  CHECK_EQ(byte, 0xA5);
+  CHECK_EQ(c.rpc_to_fd(p), fd);
   c.rpc_free(p);
   c.rpc_free(q);
   c.rpc_free(NULL);
