@@ -68,7 +68,10 @@ defmodule HexagonTpu.PeerServing do
   with :erpc (:peer.call/4 is for peers with an alternative connection).
   """
   def start_peer(tag) do
-    name = :"htpu_peer_#{tag}_#{System.unique_integer([:positive])}"
+    # The OS pid too: unique integers repeat across VMs, and two suites running at once on one
+    # host (two checkouts, parallel CI jobs) would otherwise ask epmd for the same name, and the
+    # second peer would never boot.
+    name = :"htpu_peer_#{tag}_#{System.pid()}_#{System.unique_integer([:positive])}"
     cookie = Atom.to_charlist(Node.get_cookie())
     paths = Enum.flat_map(:code.get_path(), &[~c"-pa", &1])
 
