@@ -186,3 +186,37 @@ void fx_ref_options_shared(htpu_runtime_options *o) {
   fx_ref_options(o);
   o->fastrpc_lib = test_build_path("libhtpu_refcdsprpc.so");
 }
+
+void fx_hold_init(fx_hold *h) {
+  pthread_mutex_init(&h->m, NULL);
+  pthread_cond_init(&h->cv, NULL);
+  h->holding = h->release = 0;
+}
+
+int fx_hold_cancelled(void *arg) {
+  fx_hold *h = arg;
+  pthread_mutex_lock(&h->m);
+  h->holding = 1;
+  pthread_cond_broadcast(&h->cv);
+  while (!h->release) pthread_cond_wait(&h->cv, &h->m);
+  pthread_mutex_unlock(&h->m);
+  return 0;
+}
+
+void fx_hold_wait(fx_hold *h) {
+  pthread_mutex_lock(&h->m);
+  while (!h->holding) pthread_cond_wait(&h->cv, &h->m);
+  pthread_mutex_unlock(&h->m);
+}
+
+void fx_hold_release(fx_hold *h) {
+  pthread_mutex_lock(&h->m);
+  h->release = 1;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->m);
+}
+
+void fx_hold_destroy(fx_hold *h) {
+  pthread_cond_destroy(&h->cv);
+  pthread_mutex_destroy(&h->m);
+}

@@ -2,6 +2,7 @@
 #ifndef HTPU_TEST_FIXTURE_H
 #define HTPU_TEST_FIXTURE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,5 +60,20 @@ extern const char *FX_ADD_F32;
 /* Three graphs: first (u8 FC with per-axis weights), second (f16 Relu), third (i8 Relu);
  * used to check introspection of several graphs at every info version. */
 extern const char *FX_MULTI_GRAPH;
+
+/* Holds a graph from inside an ordinary call, for deterministic contention without sleeps:
+ * pass fx_hold_cancelled as the call's `cancelled` and the fx_hold as its cancel_arg. The core
+ * asks it under the graph's execute lock once the call's turn has come; it answers 0 (not
+ * cancelled) once fx_hold_release is called. fx_hold_wait returns when it holds the graph. */
+typedef struct fx_hold {
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int holding, release;
+} fx_hold;
+void fx_hold_init(fx_hold *h);
+int fx_hold_cancelled(void *arg);
+void fx_hold_wait(fx_hold *h);
+void fx_hold_release(fx_hold *h);
+void fx_hold_destroy(fx_hold *h);
 
 #endif

@@ -294,21 +294,10 @@ TEST(short_no_wait_never_allocates_or_registers_fastrpc_memory) {
 /* Holds the graph from inside an ordinary call (its cancelled callback runs under the graph's
  * lock) until released. The held call passes u8 buffers as they are, so it takes no block. */
 typedef struct hold {
+  fx_hold gate;
   htpu_graph *g;
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int holding, release, rc;
+  int rc;
 } hold;
-
-static int hold_here(void *arg) {
-  hold *h = arg;
-  pthread_mutex_lock(&h->m);
-  h->holding = 1;
-  pthread_cond_broadcast(&h->cv);
-  while (!h->release) pthread_cond_wait(&h->cv, &h->m);
-  pthread_mutex_unlock(&h->m);
-  return 0;
-}
 
 static void *hold_main(void *arg) {
   hold *h = arg;
@@ -316,8 +305,8 @@ static void *hold_main(void *arg) {
   htpu_io in = {x, sizeof x, HTPU_U8}, out = {y, sizeof y, HTPU_U8};
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
-  o.cancelled = hold_here;
-  o.cancel_arg = h;
+  o.cancelled = fx_hold_cancelled;
+  o.cancel_arg = &h->gate;
   h->rc = htpu_graph_execute_ex(h->g, &in, 1, &out, 1, &o, NULL);
   return NULL;
 }
@@ -335,13 +324,10 @@ TEST(short_no_wait_on_a_held_graph_declines_before_converting) {
   float x[3] = {1.0f, 2.0f, 3.0f}, y[2], want[2];
   CHECK_EQ(execute_f32(g, x, y), 0); /* an idle, registered block for the no-wait calls */
   hold h = {.g = g, .rc = -1};
-  pthread_mutex_init(&h.m, NULL);
-  pthread_cond_init(&h.cv, NULL);
+  fx_hold_init(&h.gate);
   pthread_t th;
   CHECK(pthread_create(&th, NULL, hold_main, &h) == 0);
-  pthread_mutex_lock(&h.m);
-  while (!h.holding) pthread_cond_wait(&h.cv, &h.m);
-  pthread_mutex_unlock(&h.m);
+  fx_hold_wait(&h.gate);
   float nan_x[3] = {NAN, 0, 0};
   htpu_io in = {nan_x, sizeof nan_x, HTPU_F32}, out = {y, sizeof y, HTPU_F32};
   htpu_exec_options o;
@@ -352,13 +338,9 @@ TEST(short_no_wait_on_a_held_graph_declines_before_converting) {
   htpu_stats_get(&s0);
   int rc = htpu_graph_execute_ex(g, &in, 1, &out, 1, &o, &st);
   htpu_stats_get(&s1);
-  pthread_mutex_lock(&h.m);
-  h.release = 1;
-  pthread_cond_broadcast(&h.cv);
-  pthread_mutex_unlock(&h.m);
+  fx_hold_release(&h.gate);
   pthread_join(th, NULL);
-  pthread_cond_destroy(&h.cv);
-  pthread_mutex_destroy(&h.m);
+  fx_hold_destroy(&h.gate);
   CHECK_EQ(h.rc, 0);
   CHECK_MSG(rc == HTPU_EBUSY, "the no-wait call converted its input on a held graph: %s (%s)",
             htpu_err_name(rc), htpu_last_error());

@@ -155,28 +155,17 @@ TEST(short_graph_that_grows_is_declined_after_one_overrun) {
 /* Holds the graph's execute lock from inside an ordinary call (the cancelled callback runs
  * under it) until the test lets go: deterministic contention, no sleeps. */
 typedef struct holder {
+  fx_hold gate;
   rig *r;
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int holding, release, rc;
+  int rc;
 } holder;
-
-static int hold_graph(void *arg) {
-  holder *h = arg;
-  pthread_mutex_lock(&h->m);
-  h->holding = 1;
-  pthread_cond_broadcast(&h->cv);
-  while (!h->release) pthread_cond_wait(&h->cv, &h->m);
-  pthread_mutex_unlock(&h->m);
-  return 0;
-}
 
 static void *holder_main(void *arg) {
   holder *h = arg;
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
-  o.cancelled = hold_graph;
-  o.cancel_arg = h;
+  o.cancelled = fx_hold_cancelled;
+  o.cancel_arg = &h->gate;
   h->rc = add(h->r, &o, NULL);
   return NULL;
 }
@@ -187,13 +176,10 @@ TEST(short_no_wait_never_waits_for_a_busy_graph) {
   CHECK_EQ(rig_open(&r), HTPU_OK);
   for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
   holder h = {.r = &r};
-  pthread_mutex_init(&h.m, NULL);
-  pthread_cond_init(&h.cv, NULL);
+  fx_hold_init(&h.gate);
   pthread_t th;
   CHECK(pthread_create(&th, NULL, holder_main, &h) == 0);
-  pthread_mutex_lock(&h.m);
-  while (!h.holding) pthread_cond_wait(&h.cv, &h.m);
-  pthread_mutex_unlock(&h.m);
+  fx_hold_wait(&h.gate);
   /* The graph is held: a no-wait call returns instead of queueing, short-checked or forced. */
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -207,15 +193,11 @@ TEST(short_no_wait_never_waits_for_a_busy_graph) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.executes_declined - s0.executes_declined, 2);
   CHECK_EQ(s1.executes_waiting, s0.executes_waiting); /* neither queued */
-  pthread_mutex_lock(&h.m);
-  h.release = 1;
-  pthread_cond_broadcast(&h.cv);
-  pthread_mutex_unlock(&h.m);
+  fx_hold_release(&h.gate);
   pthread_join(th, NULL);
   CHECK_EQ(h.rc, HTPU_OK);
   CHECK_EQ(add(&r, &forced, &st), HTPU_OK);
-  pthread_cond_destroy(&h.cv);
-  pthread_mutex_destroy(&h.m);
+  fx_hold_destroy(&h.gate);
   rig_close(&r);
 }
 
@@ -270,8 +252,8 @@ typedef struct pinned_call {
 static void *pinned_main(void *arg) {
   pinned_call *p = arg;
   htpu_exec_options o = short_opts(0);
-  o.cancelled = hold_graph;
-  o.cancel_arg = &p->h;
+  o.cancelled = fx_hold_cancelled;
+  o.cancel_arg = &p->h.gate;
   uint64_t before = fx_ref_thread_calls("contextFree");
   p->rc = add(p->h.r, &o, NULL);
   p->context_frees = fx_ref_thread_calls("contextFree") - before;
@@ -298,13 +280,10 @@ TEST(short_no_wait_call_never_drops_the_last_reference) {
   CHECK_EQ(rig_open(&r), HTPU_OK);
   CHECK(fx_ref_thread_calls("contextFree") != UINT64_MAX);
   pinned_call p = {.h = {.r = &r}, .rc = -1};
-  pthread_mutex_init(&p.h.m, NULL);
-  pthread_cond_init(&p.h.cv, NULL);
+  fx_hold_init(&p.h.gate);
   pthread_t ta, tb;
   CHECK(pthread_create(&ta, NULL, pinned_main, &p) == 0);
-  pthread_mutex_lock(&p.h.m);
-  while (!p.h.holding) pthread_cond_wait(&p.h.cv, &p.h.m);
-  pthread_mutex_unlock(&p.h.m);
+  fx_hold_wait(&p.h.gate);
   /* The graph's and the context's handles go while the no-wait call holds the graph. */
   closer c = {.g = r.g, .rc = -1};
   int started = pthread_create(&tb, NULL, closer_main, &c) == 0;
@@ -314,14 +293,10 @@ TEST(short_no_wait_call_never_drops_the_last_reference) {
     if (!unregistered) usleep(1000);
   }
   htpu_context_close(&r.ctx);
-  pthread_mutex_lock(&p.h.m);
-  p.h.release = 1;
-  pthread_cond_broadcast(&p.h.cv);
-  pthread_mutex_unlock(&p.h.m);
+  fx_hold_release(&p.h.gate);
   pthread_join(ta, NULL);
   if (started) pthread_join(tb, NULL);
-  pthread_cond_destroy(&p.h.cv);
-  pthread_mutex_destroy(&p.h.m);
+  fx_hold_destroy(&p.h.gate);
   r.g = NULL;
   htpu_runtime_close(&r.rt);
   CHECK(started);
