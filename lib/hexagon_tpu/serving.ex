@@ -19,9 +19,14 @@ defmodule HexagonTpu.Serving do
   an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
   `HexagonTpu.predict_batch/3`); the answer is the list of outputs, each with the request's
   rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
-  batch, in chunks of the graph's own batch. A request of more rows is refused (`:too_large`:
-  Nx.Serving would split it and join the pieces out of order, with only the last piece's
-  error); `batched_run/3` splits it itself.
+  batch, in chunks of the graph's own batch. A request of more rows is refused (`:too_large`);
+  `batched_run/3` splits it itself.
+
+  Whatever the batching does with a request's rows (Nx.Serving splits a request that does not
+  fit in what is left of a batch over two batches, which may run on different partitions), the
+  request gets all its rows back in its own order, or the error of its first failed row: each
+  row carries its index in the request through the batch and back (docs/serving.md, "What a
+  caller is guaranteed").
 
   Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
   count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
@@ -42,6 +47,7 @@ defmodule HexagonTpu.Serving do
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
+  alias HexagonTpu.Serving.{BatchStack, RowTags}
 
   @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Batch, Nx.LazyContainer, Nx.Defn.Evaluator]}
 
@@ -121,7 +127,8 @@ defmodule HexagonTpu.Serving do
       batch: batch,
       quantize: o.quantize,
       dequantize: o.dequantize,
-      batch_size: o.batch_size
+      batch_size: o.batch_size,
+      layout: BatchStack.layout()
     }
 
     arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
@@ -139,7 +146,9 @@ defmodule HexagonTpu.Serving do
       shutdown: o.shutdown
     )
     |> Nx.Serving.client_preprocessing(fn input -> preprocess(spec, input) end)
-    |> Nx.Serving.client_postprocessing(fn result, _info -> postprocess(result, output) end)
+    |> Nx.Serving.client_postprocessing(fn result, rows ->
+      postprocess(result, rows, spec.graph, output)
+    end)
   end
 
   defp models(%Graph{} = g, [], 1), do: {:ok, [g]}
@@ -211,11 +220,33 @@ defmodule HexagonTpu.Serving do
   refuses with a `:too_large` error) is split here into requests of at most `batch_size` rows,
   run concurrently, and their answers joined in row order; if one of them fails, the request
   fails with the error of the first that failed, its message prefixed with that piece's rows.
+
+  `name` is the serving's name as given to `Nx.Serving.batched_run/2`: an atom, `{:local,
+  atom}` or `{:distributed, atom}`; anything else is `{:error, %HexagonTpu.Error{reason:
+  :invalid_argument}}`.
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
   def batched_run(name, input, opts \\ []) do
-    case Options.validate(opts, @run_opts, "HexagonTpu.Serving.batched_run/3") do
+    with :ok <- check_name(name) do
+      run_with(name, input, Options.validate(opts, @run_opts, "HexagonTpu.Serving.batched_run/3"))
+    end
+  end
+
+  defp check_name(name) when is_atom(name) and name != nil, do: :ok
+  defp check_name({scope, name}) when scope in [:local, :distributed] and is_atom(name), do: :ok
+
+  defp check_name(other) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "HexagonTpu.Serving.batched_run/3: expected the name of an Nx.Serving (an atom, " <>
+         "{:local, atom} or {:distributed, atom}), got #{inspect(other, limit: 5)}"
+     )}
+  end
+
+  defp run_with(name, input, options) do
+    case options do
       {:ok, %{retries: retries, timeout: :infinity}} ->
         run_whole(name, input, retries)
 
@@ -393,9 +424,21 @@ defmodule HexagonTpu.Serving do
   def preprocess(spec, input) do
     inputs =
       cond do
-        is_list(input) -> input
-        length(spec.inputs) == 1 -> [input]
-        true -> raise request_error(spec, "expected a list of #{length(spec.inputs)} inputs")
+        is_list(input) and not proper_list?(input) ->
+          raise request_error(
+                  spec,
+                  "expected a list of #{length(spec.inputs)} inputs, got an improper list: " <>
+                    inspect(input, limit: 5)
+                )
+
+        is_list(input) ->
+          input
+
+        length(spec.inputs) == 1 ->
+          [input]
+
+        true ->
+          raise request_error(spec, "expected a list of #{length(spec.inputs)} inputs")
       end
 
     if length(inputs) != length(spec.inputs) do
@@ -424,11 +467,15 @@ defmodule HexagonTpu.Serving do
             )
     end
 
-    # One input goes in alone, not in a 1-tuple: one container level less for Nx.Batch to
-    # traverse in every caller.
-    entry = if match?([_], tensors), do: hd(tensors), else: List.to_tuple(tensors)
+    # The inputs, then each row's index in the request (RowTags: what makes the answer right
+    # when Nx.Serving splits the request over two batches).
+    entry = List.to_tuple(tensors ++ [RowTags.tensor(rows)])
     {Nx.Batch.concatenate([entry]), rows}
   end
+
+  defp proper_list?([_ | rest]), do: proper_list?(rest)
+  defp proper_list?([]), do: true
+  defp proper_list?(_tail), do: false
 
   defp request_tensors(spec, [info | infos], [x | xs], i),
     do: [request_tensor(spec, info, i, x) | request_tensors(spec, infos, xs, i + 1)]
@@ -541,21 +588,14 @@ defmodule HexagonTpu.Serving do
     do: Error.new(:mismatch, "HexagonTpu.Serving: graph '#{spec.graph}' #{what}")
 
   @doc false
-  def postprocess({_outputs, %{error: %Error{} = e}}, _output), do: raise(e)
-
-  # A batch re-run request by request (execute/4): the caller's rows carry its status, 0 or
-  # the 1-based index of its error.
-  def postprocess({{outputs, status}, %{errors: errors} = meta}, output) do
-    case status |> Nx.to_flat_list() |> Enum.max() do
-      0 -> postprocess({outputs, Map.delete(meta, :errors)}, output)
-      k -> raise elem(errors, k - 1)
-    end
+  # The request's rows of the batch answer(s): its outputs and each row's info (RowTags), in
+  # the order Nx.Serving delivered them.
+  def postprocess({{outputs, info}, meta}, rows, graph, output) do
+    outputs |> output_list() |> RowTags.outputs(info, rows, meta, graph) |> as_output(output)
   end
 
-  def postprocess({outputs, _meta}, :nx), do: output_list(outputs)
-
-  def postprocess({outputs, _meta}, :binary),
-    do: outputs |> output_list() |> Enum.map(&Nx.to_binary/1)
+  defp as_output(outputs, :nx), do: outputs
+  defp as_output(outputs, :binary), do: Enum.map(outputs, &Nx.to_binary/1)
 
   # One output travels alone (see execute/4), several as a tuple.
   defp output_list(outputs) when is_tuple(outputs), do: Tuple.to_list(outputs)
@@ -564,15 +604,18 @@ defmodule HexagonTpu.Serving do
   # ---- server side: the Nx.Serving callbacks -------------------------------------------------
 
   @doc false
-  # Nx.Serving's init/3: one model per partition (the partitions' options are not used).
-  def init(_type, arg, partitions) do
+  # Nx.Serving's init/3: one model per partition (the partitions' options are not used). A
+  # serving process keeps the errors of failed batches for the callers of split requests
+  # (RowTags); an inline run (Nx.Serving.run/2) never splits a request, so needs none.
+  def init(type, arg, partitions) do
     %{models: models} = arg
     count = length(models)
 
     by_partition =
       for i <- 0..(length(partitions) - 1), into: %{}, do: {i, Enum.at(models, rem(i, count))}
 
-    {:ok, Map.put(arg, :by_partition, by_partition)}
+    table = if type == :process, do: RowTags.new_table()
+    {:ok, Map.merge(arg, %{by_partition: by_partition, errors_table: table})}
   end
 
   @doc false
@@ -582,18 +625,20 @@ defmodule HexagonTpu.Serving do
     {:execute, fn -> execute(state, model, partition, batch) end, state}
   end
 
+  # The batch's answer: {outputs, info} (one output alone, several as a tuple; info: each row's
+  # RowTags info), and its metadata: %{batch_size:, partition:}, the errors of failed rows by
+  # id (:errors) and the serving's error table (:errors_table).
   defp execute(state, model, partition, batch) do
-    requests = batch_requests(batch, length(state.inputs))
-    inputs = batch_inputs(batch, requests)
-    rows = batch.size + batch.pad
-    meta = %{batch_size: batch.size, partition: partition}
+    stack = BatchStack.requests(batch, length(state.inputs) + 1, state.layout)
+    {inputs, tags, requests} = batch_inputs(batch, stack)
+    meta = %{batch_size: batch.size, partition: partition, errors_table: state.errors_table}
 
     opts = [quantize: state.quantize, dequantize: state.dequantize, output: :nx]
     opts = if state.perf_profile, do: [perf_profile: state.perf_profile] ++ opts, else: opts
 
     case Batching.predict_batch(model, inputs, opts) do
       {:ok, outputs} ->
-        {serving_output(outputs), meta}
+        {answer(outputs, tags), meta}
 
       # A NaN is one request's input, not the batch's: each request runs again alone, so that
       # only the requests holding one get an error (naming their own rows), and the others
@@ -601,99 +646,61 @@ defmodule HexagonTpu.Serving do
       {:error, %Error{reason: :nan}} when is_list(requests) and length(requests) > 1 ->
         one_by_one(state, model, requests, opts, meta)
 
-      # Every caller of the batch gets the error (raised by postprocess/2 in the caller); the
+      # Every row of the batch carries the error (raised by postprocess/4 in each caller); the
       # outputs are placeholders of the right shape, which Nx.Serving slices per caller.
       {:error, e} ->
-        {serving_output(placeholders(state, rows)), Map.put(meta, :error, e)}
+        {id, errors} = RowTags.put_error(state.errors_table, %{}, e)
+        rows = byte_size(tags) |> div(8)
+
+        {answer(placeholders(state, rows), RowTags.failed(tags, id)),
+         Map.put(meta, :errors, errors)}
     end
   end
 
-  # The batch's answer as {outputs, status}: each request's own outputs (placeholders where it
-  # failed) and, per row, 0 or the 1-based index of the request's error in meta.errors.
   defp one_by_one(state, model, requests, opts, meta) do
-    {parts, {statuses, errors, _count}} =
-      Enum.map_reduce(requests, {[], [], 0}, fn {bins, rows}, {statuses, errors, count} ->
+    {parts, {infos, errors}} =
+      Enum.map_reduce(requests, {[], %{}}, fn {bins, tags, rows}, {infos, errors} ->
         case Batching.predict_batch(model, bins, opts) do
           {:ok, outputs} ->
-            {outputs, {[<<0::32-native>> |> :binary.copy(rows) | statuses], errors, count}}
+            {outputs, {[tags | infos], errors}}
 
           {:error, e} ->
-            status = :binary.copy(<<count + 1::32-native>>, rows)
-            {placeholders(state, rows), {[status | statuses], [e | errors], count + 1}}
+            {id, errors} = RowTags.put_error(state.errors_table, errors, e)
+            {placeholders(state, rows), {[RowTags.failed(tags, id) | infos], errors}}
         end
       end)
 
-    outputs = parts |> Enum.zip_with(&Nx.concatenate/1) |> serving_output()
-    status = statuses |> Enum.reverse() |> IO.iodata_to_binary() |> Nx.from_binary({:s, 32})
-    errors = errors |> Enum.reverse() |> List.to_tuple()
-    {{outputs, status}, Map.put(meta, :errors, errors)}
+    outputs = Enum.zip_with(parts, &Nx.concatenate/1)
+    info = infos |> Enum.reverse() |> IO.iodata_to_binary()
+    {answer(outputs, info), Map.put(meta, :errors, errors)}
   end
 
-  # What Nx.Serving slices for each caller: one output alone (one container level less in every
-  # caller's slicing), several as a tuple.
-  defp serving_output([output]), do: output
-  defp serving_output(outputs), do: List.to_tuple(outputs)
+  # What Nx.Serving slices for each caller: the outputs (one alone: one container level less
+  # in every caller's slicing; several as a tuple) and the rows' info.
+  defp answer([output], info), do: {output, info_tensor(info)}
+  defp answer(outputs, info), do: {List.to_tuple(outputs), info_tensor(info)}
 
-  # The batch's rows, one entry per input: binaries when the batch is the requests' tensors as
-  # this module's preprocess/2 made them (the common case: `requests` lists them), else the
-  # concatenated tensors.
-  #
-  # Traversing an Nx.Batch concatenates its requests with Nx.concatenate/2, whose checks cost
-  # about 1 us per request on the binary backend (~40 us for a batch of 32 rows): as much again
-  # as the rest of the batch's work besides the executes. The requests' own tensors are
-  # already checked (preprocess/2: shape and type of every input), so their bytes are joined
-  # as they are. Nx.Batch keeps the requests in `stack`, newest first, each as
-  # `{[fun returning one tensor per input], rows}`; anything else (another layout in another
-  # Nx version, padding) takes the traversal.
-  defp batch_inputs(_batch, [_ | _] = requests),
-    do: requests |> Enum.map(&elem(&1, 0)) |> Enum.zip() |> Enum.map(&join/1)
+  defp info_tensor(bin), do: Nx.from_binary(bin, {:s, 64})
 
-  defp batch_inputs(batch, :error), do: batch_tensors(batch)
+  # The batch's rows, one entry per input, and the rows' tags: binaries joined from the
+  # requests when the batch can be read request by request (the common case, BatchStack),
+  # else the tensors of Nx's traversal; and the requests, each {input binaries, tags, rows}
+  # (for one_by_one/5), or :error.
+  defp batch_inputs(_batch, {:ok, requests}) do
+    split =
+      for {tensors, rows} <- requests do
+        {inputs, [tags]} = tensors |> Enum.map(&Nx.to_binary/1) |> Enum.split(-1)
+        {inputs, tags, rows}
+      end
 
-  # The batch's requests in row order, each `{binaries, rows}`, or :error (see batch_inputs/2).
-  defp batch_requests(%{stack: stack, pad: 0}, count) when is_list(stack) do
-    case stack_binaries(stack, count, []) do
-      {:ok, [_ | _] = requests} -> requests
-      _ -> :error
-    end
+    inputs = split |> Enum.map(&elem(&1, 0)) |> Enum.zip_with(&IO.iodata_to_binary/1)
+    tags = split |> Enum.map(&elem(&1, 1)) |> IO.iodata_to_binary()
+    {inputs, tags, split}
   end
 
-  defp batch_requests(_batch, _count), do: :error
-
-  # The stack is newest first: prepending while walking it gives the requests in order.
-  defp stack_binaries([{funs, rows} | rest], count, acc)
-       when is_list(funs) and length(funs) == count and is_integer(rows) do
-    case request_binaries(funs, rows, []) do
-      {:ok, bins} -> stack_binaries(rest, count, [{bins, rows} | acc])
-      :error -> :error
-    end
-  end
-
-  defp stack_binaries([], _count, acc), do: {:ok, acc}
-  defp stack_binaries(_other, _count, _acc), do: :error
-
-  defp request_binaries([fun | funs], rows, acc) when is_function(fun, 0) do
-    case fun.() do
-      %{__struct__: Nx.Tensor, shape: shape, vectorized_axes: []} = t
-      when tuple_size(shape) > 0 and elem(shape, 0) == rows ->
-        request_binaries(funs, rows, [Nx.to_binary(t) | acc])
-
-      _ ->
-        :error
-    end
-  end
-
-  defp request_binaries([], _rows, acc), do: {:ok, Enum.reverse(acc)}
-  defp request_binaries(_funs, _rows, _acc), do: :error
-
-  defp join(tuple), do: tuple |> Tuple.to_list() |> IO.iodata_to_binary()
-
-  # The merged batch's tensors, one per input (Nx.Batch concatenates them when traversed).
-  defp batch_tensors(batch) do
-    {_template, acc} =
-      Nx.LazyContainer.traverse(batch, [], fn template, fun, acc -> {template, [fun.() | acc]} end)
-
-    Enum.reverse(acc)
+  defp batch_inputs(batch, :error) do
+    {inputs, [tags]} = batch |> BatchStack.traverse() |> Enum.split(-1)
+    {inputs, Nx.to_binary(tags), :error}
   end
 
   defp placeholders(state, rows) do

@@ -251,16 +251,18 @@ defmodule HexagonTpu.ServingTest do
   end
 
   test "a padded Nx.Batch runs its padding rows too", %{add: add} do
-    # Nx.Serving never pads this module's batches; a batch built by hand may be padded, and
-    # then its tensors are read by traversing it.
+    # Nx.Serving never pads this module's batches; a batch padded by hand cannot be read
+    # request by request, and then its tensors are read by traversing it.
     serving = HexagonTpu.Serving.new(add)
     {:ok, state} = HexagonTpu.Serving.init(:inline, serving.arg, [[]])
     a = Nx.iota({3, 4}, type: {:f, 32})
-    batch = Nx.Batch.concatenate([{a, a}]) |> Nx.Batch.pad(2)
-    {:execute, fun, _} = HexagonTpu.Serving.handle_batch(batch, 0, state)
-    assert {y, %{batch_size: 3}} = fun.()
+    {batch, 3} = serving.client_preprocessing.([a, a])
+    {:execute, fun, _} = HexagonTpu.Serving.handle_batch(Nx.Batch.pad(batch, 2), 0, state)
+    assert {{y, info}, %{batch_size: 3}} = fun.()
     assert Nx.shape(y) == {5, 4}
     assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(a, 2)) ++ List.duplicate(0.0, 8)
+    # the rows' indices in their request, the padding's 0
+    assert Nx.to_flat_list(info) == [0, 1, 2, 0, 0]
   end
 
   test "quantize: :none takes requests in the input's own type" do
@@ -278,48 +280,6 @@ defmodule HexagonTpu.ServingTest do
     assert_raise Error, ~r/expected type \{:u, 8\}.*got \{:f, 32\}/, fn ->
       Nx.Serving.run(serving, row(1.0))
     end
-  end
-
-  test "partitions: batches run on each model copy" do
-    # graphExecute takes 20 ms, so batches arriving meanwhile go to the other partition
-    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:20000"}])
-    bin = build!(add_f32())
-    models = for _ <- 1..2, do: HexagonTpu.load_model!({:binary, bin}, runtime: rt)
-    serving = HexagonTpu.Serving.new(models, batch_size: 2, batch_timeout: 0)
-    name = name()
-    start_supervised!({Nx.Serving, serving: serving, name: name})
-    parent = self()
-    id = "partitions-#{name}"
-
-    if HexagonTpu.Telemetry.enabled?() do
-      :telemetry.attach(
-        id,
-        [:nx, :serving, :execute, :stop],
-        &__MODULE__.send_partition/4,
-        parent
-      )
-    end
-
-    1..8
-    |> Task.async_stream(fn i -> Nx.Serving.batched_run(name, [row(i * 1.0), row(0.0)]) end,
-      max_concurrency: 8
-    )
-    |> Enum.each(fn {:ok, [y]} -> assert Nx.shape(y) == {1, 4} end)
-
-    if HexagonTpu.Telemetry.enabled?() do
-      # Received before detaching: Nx.Serving answers the callers inside the execute span and
-      # emits its :stop after, so the last batch's event can follow the last answer. Every
-      # batch's event, however the 8 rows were batched.
-      seen = partitions_of_rows(8)
-      :telemetry.detach(id)
-      assert Enum.sort(Enum.uniq(seen)) == [0, 1]
-    end
-
-    # a source loads one copy per partition
-    path = build_file!(add_f32())
-    s = HexagonTpu.Serving.new(path, backend: :reference, partitions: 3)
-    assert length(s.arg.models) == 3
-    assert length(Enum.uniq_by(s.arg.models, & &1.ref)) == 3
   end
 
   test "bad options and models raise a clear error", %{add: add} do
@@ -340,17 +300,6 @@ defmodule HexagonTpu.ServingTest do
       )
 
     assert_raise Error, ~r/cannot be batched/, fn -> HexagonTpu.Serving.new(uneven) end
-  end
-
-  # telemetry handlers as remote functions (:telemetry logs about anonymous ones)
-  def send_partition(_event, _m, %{metadata: meta}, parent),
-    do: send(parent, {:partition, meta.partition, meta.batch_size})
-
-  defp partitions_of_rows(rows) when rows <= 0, do: []
-
-  defp partitions_of_rows(rows) do
-    assert_receive {:partition, p, n}
-    [p | partitions_of_rows(rows - n)]
   end
 
   test "batched_run/3 gives up after its :timeout with a :timeout error" do
@@ -386,6 +335,77 @@ defmodule HexagonTpu.ServingTest do
              HexagonTpu.Serving.batched_run({:local, :no_such_serving}, [row(1.0), row(1.0)])
 
     assert msg =~ "no process serves it on this node"
+  end
+end
+
+defmodule HexagonTpu.ServingPartitionsTest do
+  # Not async: the test counts Nx.Serving's execute events, which every serving emits.
+  use ExUnit.Case, async: false
+
+  @moduletag :nx
+  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
+  @compile {:no_warn_undefined, [Nx, Nx.Serving, :telemetry]}
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.Runtime
+
+  defp name, do: :"serving_#{System.unique_integer([:positive])}"
+
+  defp row(x), do: Nx.tensor([[x, x + 1, x + 2, x + 3]], type: {:f, 32})
+
+  test "partitions: batches run on each model copy" do
+    # graphExecute takes 20 ms, so a batch formed meanwhile goes to the other partition
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:20000"}])
+    bin = build!(add_f32())
+    models = for _ <- 1..2, do: HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    serving = HexagonTpu.Serving.new(models, batch_size: 2, batch_timeout: 0)
+    name = name()
+    start_supervised!({Nx.Serving, serving: serving, name: name})
+    parent = self()
+    id = "partitions-#{name}"
+
+    if HexagonTpu.Telemetry.enabled?() do
+      :telemetry.attach(
+        id,
+        [:nx, :serving, :execute, :stop],
+        &__MODULE__.send_partition/4,
+        parent
+      )
+    end
+
+    # 8 rows reach the serving back to back: 4 batches of 2; while partition 0 runs the first,
+    # the second goes to partition 1
+    calls = for i <- 1..8, do: fn -> Nx.Serving.batched_run(name, [row(i * 1.0), row(0.0)]) end
+
+    for {[y], i} <- Enum.with_index(HexagonTpu.ServingOrder.in_order(name, calls), 1) do
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.add(row(i * 1.0), row(0.0)))
+    end
+
+    if HexagonTpu.Telemetry.enabled?() do
+      # Received before detaching: Nx.Serving answers the callers inside the execute span and
+      # emits its :stop after, so the last batch's event can follow the last answer. Every
+      # batch's event, however the 8 rows were batched.
+      seen = partitions_of_rows(8)
+      :telemetry.detach(id)
+      assert Enum.sort(Enum.uniq(seen)) == [0, 1]
+    end
+
+    # a source loads one copy per partition
+    path = build_file!(add_f32())
+    s = HexagonTpu.Serving.new(path, backend: :reference, partitions: 3)
+    assert length(s.arg.models) == 3
+    assert length(Enum.uniq_by(s.arg.models, & &1.ref)) == 3
+  end
+
+  # telemetry handlers as remote functions (:telemetry logs about anonymous ones)
+  def send_partition(_event, _m, %{metadata: meta}, parent),
+    do: send(parent, {:partition, meta.partition, meta.batch_size})
+
+  defp partitions_of_rows(rows) when rows <= 0, do: []
+
+  defp partitions_of_rows(rows) do
+    assert_receive {:partition, p, n}
+    [p | partitions_of_rows(rows - n)]
   end
 end
 
