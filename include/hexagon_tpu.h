@@ -43,7 +43,8 @@
  *  - A graph keeps its context alive and a context its runtime, so callers may close in any
  *    order; the QNN teardown always runs context -> device -> backend -> log -> dlclose.
  *  - Thread safety: every function may be called from any thread. Executes of one graph are
- *    serialized; different graphs run concurrently. Opening or closing a context waits for the
+ *    serialized, whatever handle they come through (htpu_graph_open twice on one context and
+ *    graph gives two handles of one graph); different graphs run concurrently. Opening or closing a context waits for the
  *    runtime's in-flight executes and holds off new ones, process-wide (on the board, loading while another
  *    graph executes has reset the device).
  */
@@ -396,10 +397,14 @@ HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len
  * available graphs when there are several). Unknown name: HTPU_ENOT_FOUND, the message lists
  * the names the binary holds. The graph holds a reference on its context. A context made
  * stale by a DSP restart (QNN 1007) is recovered as htpu_graph_execute_ex does, and the
- * retrieve retried; HTPU_EDEVICE_RESET when it cannot be. */
+ * retrieve retried; HTPU_EDEVICE_RESET when it cannot be.
+ * A graph already open on this context gives another handle of the same graph: what belongs
+ * to the graph (its execute lock, its timing window, its scratch blocks) is shared by all its
+ * handles, so their executes are serialized as one graph's; each handle has its own last
+ * error and is closed on its own. */
 HTPU_API int htpu_graph_open(htpu_context *ctx, const char *name, htpu_graph **out);
-/* Drops the handle's reference; when it is the last, the graph's scratch blocks (htpu_io) go
- * too, FastRPC ones deregistered first, which waits for in-flight executes as
+/* Drops the handle's reference; when it is the last of the graph's last handle on its
+ * context, the graph's scratch blocks (htpu_io) go too, FastRPC ones deregistered first, which waits for in-flight executes as
  * htpu_shared_free does. First it waits for the graph's no-wait executes and timing reads in
  * progress (they never wait, so this is as long as one graphExecute): their threads must not
  * block, so they never hold the last reference and never run those frees. */
@@ -450,7 +455,8 @@ typedef struct htpu_exec_stats {
 
 /* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts
  * must equal the graph's. Builds fresh QNN tensor descriptors for this call only. Serialized
- * with other executes of the same graph. `stats` may be NULL.
+ * with other executes of the same graph, through this handle or any other handle of it (see
+ * htpu_graph_open). `stats` may be NULL.
  * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EMISMATCH (message names the tensor, the expected
  * and the given), HTPU_ENAN (names tensor and element index), HTPU_EQNN (QNN code and name,
  * with the log lines of the call), HTPU_ENOMEM. */
@@ -475,7 +481,8 @@ typedef struct htpu_exec_options {
   /* Nonzero: the call must not block, for a caller on a thread that must stay responsive (the
    * BEAM's normal schedulers). Where an ordinary call would wait it returns HTPU_EBUSY at once
    * instead (counted in htpu_stats.executes_declined, not in executes), with stats->declined
-   * saying why: another call holds the graph's execute lock (it is only tried), a context
+   * saying why: another call holds the graph's execute lock, through any handle of the graph
+   * (it is only tried), a context
    * load/free/recovery holds or waits for the execute gate, a per-call perf_profile vote is
    * asked (it may cross to the DSP), graphExecute reported a DSP restart (the recovery
    * must run where blocking is allowed: make the call again without no_wait), or the call
@@ -507,7 +514,9 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
 
 /* Recent call durations of one graph, for deciding whether its calls are short (e.g. whether
- * a caller may run them on a thread that must not block for long). A call's recorded duration
+ * a caller may run them on a thread that must not block for long). They are the graph's, not
+ * the handle's: calls through every handle of the graph are recorded in one window, which
+ * every handle reads. A call's recorded duration
  * is its own work up to the end of graphExecute: input conversion plus the time holding the
  * graph's execute lock (graphExecute, and any recovery), in nanoseconds, CLOCK_MONOTONIC; the
  * wait for the graph's turn is not included. Output conversion comes after and is not included
@@ -515,7 +524,8 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
  * ones too; cancelled and declined calls are not. */
 #define HTPU_TIMING_WINDOW 32
 typedef struct htpu_graph_timing {
-  uint64_t samples; /* calls recorded since the graph was opened (this handle's graph object) */
+  uint64_t samples; /* calls recorded since the graph was opened on its context (through any
+                       of its handles; from 0 again when reopened after its last handle closed) */
   uint32_t window;  /* of which in the window: min(samples, HTPU_TIMING_WINDOW) */
   uint64_t max_ns;  /* the longest in the window (0 when empty) */
   uint64_t last_ns; /* the most recent (0 when none) */
@@ -583,7 +593,7 @@ HTPU_API float htpu_f16_to_f32(uint16_t h);
 typedef struct htpu_stats {
   uint64_t live_runtimes;
   uint64_t live_contexts;
-  uint64_t live_graphs;
+  uint64_t live_graphs;    /* graph handles (two handles of one graph count two) */
   uint64_t executes;
   uint64_t execute_errors;
   uint64_t execute_ns_total;

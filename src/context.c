@@ -164,7 +164,7 @@ size_t htpu_context_last_error(htpu_context *h, char *buf, size_t len) {
   return n;
 }
 
-/* One try: a new QNN context from the retained binary, and every live graph's handle in it.
+/* One try: a new QNN context from the retained binary, and every open graph's handle in it.
  * On failure frees what it made, sets the error and *code (the QNN code, 0 if none). */
 static int recreate(context_obj *c, uint32_t *code) {
   runtime_obj *rt = c->rt;
@@ -185,7 +185,7 @@ static int recreate(context_obj *c, uint32_t *code) {
   int rc = 0;
   pthread_mutex_lock(&c->graphs_lock);
   for (size_t i = 0; !rc && i < c->num_graphs; i++) {
-    graph_obj *g = c->graphs[i];
+    graph_state *g = c->graphs[i];
     const char *name = c->info->pub.graphs[g->index].name;
     qnn_graph_handle_t h = NULL;
     e = b->graph_retrieve(q, name, &h);

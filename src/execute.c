@@ -17,6 +17,9 @@
  * profile, leaves recoveries to ordinary calls, converts only in an idle scratch block and
  * passes only already-registered handles: where it would wait or cross to the DSP for
  * anything but graphExecute it declines instead.
+ *
+ * The lock, the window and the scratch pool are the QNN graph's (graph_state), not the
+ * handle's: executes through every handle of one graph are serialized as one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +110,7 @@ static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint
  * neither a context load or free (which waits for the gate's readers) nor, through the
  * gate's writer preference, the executes of other graphs behind that load. The caller counted
  * itself in g->contenders first. */
-static void lock_graph(graph_obj *g) {
+static void lock_graph(graph_state *g) {
   if (pthread_mutex_trylock(&g->exec_lock) != 0) {
     /* Another execute of this graph is running: queueing is worth counting (it is where
      * latency goes when one model is shared by more callers than it can serve). */
@@ -117,7 +120,7 @@ static void lock_graph(graph_obj *g) {
   }
 }
 
-static void unlock_graph(graph_obj *g) {
+static void unlock_graph(graph_state *g) {
   pthread_mutex_unlock(&g->exec_lock);
   atomic_fetch_sub(&g->contenders, 1);
 }
@@ -158,6 +161,7 @@ static htpu_decline short_check(const call_window *w, uint64_t short_ns) {
 static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uint32_t n_in,
                                  uint32_t n_out, const htpu_exec_options *opts,
                                  uint64_t quant_ns, uint64_t *exec_ns, htpu_decline *declined) {
+  graph_state *s = g->state; /* the graph's, whatever handle the call came through */
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const char *name = c->info->pub.graphs[g->index].name;
@@ -165,19 +169,19 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   int no_wait = opts && opts->no_wait;
   qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
   if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  atomic_fetch_add(&g->contenders, 1);
+  atomic_fetch_add(&s->contenders, 1);
   if (!no_wait) {
-    lock_graph(g);
-  } else if (pthread_mutex_trylock(&g->exec_lock) != 0) {
-    atomic_fetch_sub(&g->contenders, 1);
+    lock_graph(s);
+  } else if (pthread_mutex_trylock(&s->exec_lock) != 0) {
+    atomic_fetch_sub(&s->contenders, 1);
     free(tensors);
     return decline(name, HTPU_DECLINE_BUSY, declined);
   } else if (opts->short_ns) {
     /* Again under the lock, where every call before this one has recorded its duration: a
      * call that overran demotes the graph for every no-wait call after it. */
-    htpu_decline why = short_check(&g->timing, opts->short_ns);
+    htpu_decline why = short_check(&s->timing, opts->short_ns);
     if (why) {
-      unlock_graph(g);
+      unlock_graph(s);
       free(tensors);
       return decline(name, why, declined);
     }
@@ -187,7 +191,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
   /* Asked once, when the call is about to start: a caller that went away while queued does
    * not get its turn on the DSP. */
   if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
-    unlock_graph(g);
+    unlock_graph(s);
     free(tensors);
     STAT_ADD(executes_cancelled, 1);
     return htpu_set_error(HTPU_ECANCELLED, 0,
@@ -221,7 +225,7 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
     STAT_ADD(executes_in_flight, 1);
     ran = 1;
     uint64_t e0 = htpu_now_ns();
-    qnn_error_t e = rt->backend_lib.graph_execute(g->qnn, tensors, n_in, tensors + n_in, n_out,
+    qnn_error_t e = rt->backend_lib.graph_execute(s->qnn, tensors, n_in, tensors + n_in, n_out,
                                                   NULL, NULL);
     *exec_ns = htpu_now_ns() - e0;
     STAT_SUB(executes_in_flight, 1);
@@ -267,8 +271,8 @@ static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uin
     if (rc) break;
   }
   /* Recorded before the unlock, so the next call to take the graph sees it. */
-  if (ran) window_record(&g->timing, quant_ns + (htpu_now_ns() - t_locked));
-  unlock_graph(g);
+  if (ran) window_record(&s->timing, quant_ns + (htpu_now_ns() - t_locked));
+  unlock_graph(s);
   free(tensors);
   return rc;
 }
@@ -277,6 +281,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
                uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
                htpu_decline *declined) {
   uint64_t t_start = htpu_now_ns();
+  graph_state *s = g->state;
   context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
   const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
@@ -296,8 +301,8 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
      * trylock stays the decision; this is only the cheap look before the work. */
     if (vote != HTPU_PERF_DEFAULT && (unsigned)vote < HTPU_PERF_PROFILE_COUNT)
       return decline(gi->name, HTPU_DECLINE_PERF, declined);
-    if (atomic_load(&g->contenders) != 0) return decline(gi->name, HTPU_DECLINE_BUSY, declined);
-    htpu_decline why = opts->short_ns ? short_check(&g->timing, opts->short_ns) : 0;
+    if (atomic_load(&s->contenders) != 0) return decline(gi->name, HTPU_DECLINE_BUSY, declined);
+    htpu_decline why = opts->short_ns ? short_check(&s->timing, opts->short_ns) : 0;
     if (why) return decline(gi->name, why, declined);
   }
 
@@ -319,10 +324,10 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
   if (!rc && converts && opts && opts->no_wait) {
     /* A new block is FastRPC memory (rpcmem_alloc, an ioctl) whose slots must then be
      * registered: that is for the call made again without no_wait. */
-    scratch = scratch_take_idle(&g->scratch);
+    scratch = scratch_take_idle(&s->scratch);
     if (!scratch) rc = decline(gi->name, HTPU_DECLINE_RESOURCE, declined);
   } else if (!rc && converts) {
-    scratch = scratch_take(&g->scratch, rt, scratch_size);
+    scratch = scratch_take(&s->scratch, rt, scratch_size);
     if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
   }
 
@@ -369,7 +374,7 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
     dequant_ns += htpu_now_ns() - d0;
   }
 
-  if (scratch) scratch_give(&g->scratch, scratch);
+  if (scratch) scratch_give(&s->scratch, scratch);
   free(tensors);
   free(modes);
 

@@ -7,14 +7,30 @@
 #include "qnn_log.h"
 #include "stats.h"
 
+static graph_state *state_new(void) {
+  graph_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  pthread_mutex_init(&s->exec_lock, NULL);
+  atomic_init(&s->contenders, 0);
+  scratch_pool_init(&s->scratch);
+  return s;
+}
+
+/* Also for a state that never joined a context (no blocks: nothing crosses to the DSP). */
+static void state_free(graph_state *s, runtime_obj *rt) {
+  if (!s) return;
+  scratch_pool_destroy(&s->scratch, rt);
+  pthread_mutex_destroy(&s->exec_lock);
+  free(s);
+}
+
 static void graph_destroy(htpu_object *o) {
   graph_obj *g = (graph_obj *)o;
   context_obj *c = g->ctx;
-  /* QNN has no graph free: a retrieved graph lives as long as its context. */
-  context_remove_graph(c, g);
-  /* Before the context's reference goes: FastRPC blocks are deregistered from it. */
-  scratch_pool_destroy(&g->scratch, c->rt);
-  pthread_mutex_destroy(&g->exec_lock);
+  /* QNN has no graph free: a retrieved graph lives as long as its context. The graph's state
+   * goes with its last handle; before the context's reference goes, as its FastRPC blocks
+   * are deregistered from the context. Not under graphs_lock: that frees under the gate. */
+  if (context_detach_graph(c, g->state)) state_free(g->state, c->rt);
   free(g);
   STAT_SUB(live_graphs, 1);
   obj_release(&c->base);
@@ -60,38 +76,40 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
     }
   }
   graph_obj *g = calloc(1, sizeof *g);
-  if (!g) {
+  graph_state *fresh = g ? state_new() : NULL; /* used unless the graph is open already */
+  if (!fresh) {
+    free(g);
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     goto fail;
   }
   const char *gname = info->graphs[index].name;
   runtime_obj *rt = c->rt;
-  /* Set before the graph joins the context's list: a recovery reads them from there. */
   g->ctx = c;
   g->index = (uint32_t)index;
   for (uint32_t attempt = 0;; attempt++) {
     uint64_t mark = qnn_log_mark();
-    /* Shared with the gate: a recovery may be replacing the context's QNN handle. */
+    /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
+     * graphs'); the graph joins the context's list before one can run. */
     gate_enter_shared(&htpu_exec_gate);
     if (c->dead) {
       gate_leave_shared(&htpu_exec_gate);
-      free(g);
       rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
                           "opening graph '%s': the DSP restarted and this model could not be "
                           "recovered; close it and load it again",
                           gname);
-      goto fail;
+      goto fail_graph;
     }
     uint64_t generation = c->generation;
-    g->qnn = NULL;
-    qnn_error_t e = rt->backend_lib.graph_retrieve(c->qnn, gname, &g->qnn);
-    int added = (e == QNN_SUCCESS && g->qnn) ? context_add_graph(c, g) : -1;
+    qnn_graph_handle_t q = NULL;
+    qnn_error_t e = rt->backend_lib.graph_retrieve(c->qnn, gname, &q);
+    /* A graph already open on this context keeps its state (and its QNN handle, the same
+     * graph): every handle of it executes under one lock. */
+    if (e == QNN_SUCCESS && q) g->state = context_attach_graph(c, g->index, q, &fresh);
     gate_leave_shared(&htpu_exec_gate);
-    if (added == 0) break;
-    if (e == QNN_SUCCESS && g->qnn) {
-      free(g);
+    if (g->state) break;
+    if (e == QNN_SUCCESS && q) {
       rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-      goto fail;
+      goto fail_graph;
     }
     /* The context went stale in a DSP restart (with no graph executing to notice): recover it
      * as an execute would, then retrieve again. */
@@ -99,20 +117,16 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
     if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && attempt < rt->recovery_retries) {
       rc = context_recover(c, generation);
       if (rc) {
-        free(g);
         htpu_append_error(" (opening graph '%s')", gname);
-        goto fail;
+        goto fail_graph;
       }
       continue;
     }
-    free(g);
     rc = qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
-    goto fail;
+    goto fail_graph;
   }
+  state_free(fresh, rt); /* NULL when it became the graph's */
   /* The reference from obj_acquire is now the graph's (g->ctx). */
-  pthread_mutex_init(&g->exec_lock, NULL);
-  atomic_init(&g->contenders, 0);
-  scratch_pool_init(&g->scratch);
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);
   void *handle = obj_register(&g->base);
@@ -122,6 +136,9 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   *out = handle;
   return 0;
+fail_graph:
+  state_free(fresh, c->rt);
+  free(g);
 fail:
   obj_keep_error(&c->base);
   obj_release(&c->base);
@@ -168,7 +185,7 @@ int htpu_graph_get_timing(htpu_graph *h, htpu_graph_timing *out) {
   /* Pinned: read from threads that must not block, so never the last reference. */
   graph_obj *g = (graph_obj *)obj_acquire_pinned(h, OBJ_GRAPH);
   if (!g) return htpu_set_error(HTPU_ECLOSED, 0, "reading timing: the graph is closed");
-  window_read(&g->timing, out);
+  window_read(&g->state->timing, out);
   obj_release_pinned(&g->base);
   return 0;
 }

@@ -5,7 +5,8 @@
  *     ^ referenced by
  *   context  (owns: QNN context, its copy of the binary, the model info)
  *     ^ referenced by
- *   graph    (owns: QNN graph handle, the execute lock)
+ *   graph    (one handle; holds the graph_state of its QNN graph: QNN graph handle,
+ *             execute lock, timing window, scratch pool, shared by every handle of it)
  *
  * A child holds a reference on its parent, so the parent's teardown can only run after the
  * child's: QNN teardown is context -> device -> backend -> log -> dlclose whatever order
@@ -29,6 +30,7 @@
 
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
+typedef struct graph_state graph_state;
 
 typedef struct device_facts {
   uint32_t arch, soc_model;
@@ -69,30 +71,52 @@ struct context_obj {
   size_t binary_len;
   model_info *info;
   mem_cache mem;              /* registered shared buffers of this context */
-  /* Live graphs, not owned: a recovery re-retrieves their QNN handles. */
+  /* The states of the graphs open on this context (one per QNN graph, however many handles),
+   * not owned: the handles own them. A recovery re-retrieves their QNN handles; an open of a
+   * graph already open joins its state. */
   pthread_mutex_t graphs_lock;
-  graph_obj **graphs;
+  graph_state **graphs;
   size_t num_graphs, cap_graphs;
 };
 
-struct graph_obj {
-  htpu_object base;
-  context_obj *ctx;
-  uint32_t index; /* into ctx->info */
-  qnn_graph_handle_t qnn; /* replaced by a recovery; read under the execute gate */
-  pthread_mutex_t exec_lock; /* QNN executes of one graph are serialized */
+/* What belongs to a QNN graph rather than to a handle of it: htpu_graph_open twice on one
+ * context and graph gives two handles of one QNN graph, whose executes must still be
+ * serialized (QNN queues them; the reference backend counts a violation) and whose calls'
+ * durations are the same graph's. Made by the first open of the graph on the context and
+ * shared by every handle opened on it while one is open; freed with the last of them. */
+struct graph_state {
+  uint32_t index;             /* into ctx->info */
+  unsigned handles;           /* graph_obj holding it; under the context's graphs_lock */
+  qnn_graph_handle_t qnn;     /* replaced by a recovery; read under the execute gate */
+  pthread_mutex_t exec_lock;  /* QNN executes of one graph are serialized */
   /* Calls holding exec_lock or waiting for it (not those still converting, which run
    * outside it): a no-wait call looks here before converting anything. */
   atomic_uint contenders;
-  scratch_pool scratch;      /* conversion buffers, one per call in progress */
-  call_window timing;        /* recent call durations (htpu_graph_get_timing) */
+  scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
+  call_window timing;         /* recent call durations (htpu_graph_get_timing) */
+};
+
+/* One graph handle. Its own: the reference on its context and the last error; the rest is
+ * its QNN graph's (state). */
+struct graph_obj {
+  htpu_object base;
+  context_obj *ctx;
+  uint32_t index;      /* into ctx->info; state->index */
+  graph_state *state;  /* this handle's hold on it (graph_state.handles) */
 };
 
 /* Non-owning registries (internal.c). */
 int runtime_add_context(runtime_obj *rt, context_obj *c);
 void runtime_remove_context(runtime_obj *rt, context_obj *c);
-int context_add_graph(context_obj *c, graph_obj *g);
-void context_remove_graph(context_obj *c, graph_obj *g);
+/* Joins the state of graph `index` already open on c (one more handle on it), else adds
+ * *fresh to c's list with `qnn` as its handle and one handle, and takes it (*fresh = NULL).
+ * Call it under the execute gate (shared), where `qnn` (retrieved there) is current. NULL:
+ * out of memory. */
+graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_handle_t qnn,
+                                  graph_state **fresh);
+/* Drops one handle's hold on s; returns 1 when it was the last: s has then left c's list and
+ * is the caller's to free. */
+int context_detach_graph(context_obj *c, graph_state *s);
 
 /* Recreates a context after a DSP restart seen at `seen_generation` (nothing to do if another
  * call recovered it since): deregisters and frees the stale QNN context, creates it again from

@@ -1,5 +1,6 @@
-/* registry.c - the non-owning lists a runtime keeps of its contexts and a context of its
- * graphs (for shared-buffer deregistration and DSP-restart recovery). */
+/* registry.c - the non-owning lists a runtime keeps of its contexts (for shared-buffer
+ * deregistration) and a context of its open graphs' states (for DSP-restart recovery, and so
+ * that every handle of one graph shares one). */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -38,15 +39,27 @@ void runtime_remove_context(runtime_obj *rt, context_obj *c) {
   pthread_mutex_unlock(&rt->contexts_lock);
 }
 
-int context_add_graph(context_obj *c, graph_obj *g) {
+graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_handle_t qnn,
+                                  graph_state **fresh) {
+  graph_state *s = NULL;
   pthread_mutex_lock(&c->graphs_lock);
-  int rc = list_add((void ***)&c->graphs, &c->num_graphs, &c->cap_graphs, g);
+  for (size_t i = 0; !s && i < c->num_graphs; i++)
+    if (c->graphs[i]->index == index) s = c->graphs[i];
+  if (!s && list_add((void ***)&c->graphs, &c->num_graphs, &c->cap_graphs, *fresh) == 0) {
+    s = *fresh;
+    *fresh = NULL;
+    s->index = index;
+    s->qnn = qnn;
+  }
+  if (s) s->handles++;
   pthread_mutex_unlock(&c->graphs_lock);
-  return rc;
+  return s;
 }
 
-void context_remove_graph(context_obj *c, graph_obj *g) {
+int context_detach_graph(context_obj *c, graph_state *s) {
   pthread_mutex_lock(&c->graphs_lock);
-  list_remove((void **)c->graphs, &c->num_graphs, g);
+  int last = --s->handles == 0;
+  if (last) list_remove((void **)c->graphs, &c->num_graphs, s);
   pthread_mutex_unlock(&c->graphs_lock);
+  return last;
 }

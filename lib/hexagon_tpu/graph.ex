@@ -4,7 +4,9 @@ defmodule HexagonTpu.Graph do
   returns.
 
   A graph keeps its context (and so its runtime) alive. Executes of one graph are serialized by
-  the C core; different graphs run concurrently. Executes run on a dirty IO scheduler, except
+  the C core, whatever handle they come through (`open/2` twice on one context and graph gives
+  two handles of one graph, sharing its lock and its `timing/1`); different graphs run
+  concurrently. Executes run on a dirty IO scheduler, except
   those of a graph whose recent calls were all short, which run on the caller's normal
   scheduler and save the dirty scheduler's round trip (see `execute/3`'s `:scheduler` and
   "Schedulers" in `docs/elixir.md`).
@@ -164,11 +166,12 @@ defmodule HexagonTpu.Graph do
 
   @doc """
   The durations of the graph's recent calls, as the C core keeps them (`htpu_graph_get_timing`)
-  and `:auto` scheduling reads them: `:samples` (calls recorded since the graph was opened),
-  `:window` (how many of them the window holds, at most 32), `:max_ns` (the longest in the
-  window) and `:last_ns` (the most recent), in nanoseconds. A call's duration is its own work
-  up to the end of `graphExecute` (input conversion and the execute, not the wait for the
-  graph's turn); calls that never reached the backend are not recorded.
+  and `:auto` scheduling reads them: `:samples` (calls recorded since the graph was opened,
+  through any handle of it), `:window` (how many of them the window holds, at most 32),
+  `:max_ns` (the longest in the window) and `:last_ns` (the most recent), in nanoseconds. A
+  call's duration is its own work up to the end of `graphExecute` (input conversion and the
+  execute, not the wait for the graph's turn); calls that never reached the backend are not
+  recorded.
   """
   @spec timing(t()) :: {:ok, map()} | {:error, Error.t()}
   def timing(%__MODULE__{ref: ref}), do: Error.wrap(NIF.graph_timing(ref))

@@ -563,3 +563,105 @@ TEST(concurrency_a_cancelled_call_is_skipped_when_its_turn_comes) {
   htpu_context_close(&ctx);
   htpu_runtime_close(&rt);
 }
+
+/* Issue 18: htpu_graph_open twice on one context and graph gives two handles of one QNN
+ * graph. Its executes are serialized whatever handle they come through: threads on both
+ * handles never make the backend see the graph executed concurrently with itself. */
+TEST(concurrency_handles_of_one_graph_never_execute_it_at_once) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("handles.bin", TWO_GRAPHS);
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *add = NULL, *add_again = NULL, *mul = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &add), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &add_again), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "mul_f32", &mul), HTPU_OK);
+  CHECK(add != add_again);
+  /* A little latency widens the window in which two executes of the graph would overlap. */
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 50), 0);
+  unsigned long v0 = fx_ref_violations();
+  enum { N = 5 };
+  worker w[N];
+  pthread_t th[N];
+  int iterations = test_under_valgrind() ? 20 : 300;
+  for (int i = 0; i < N; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].g = i == 4 ? mul : (i % 2) ? add_again : add;
+    w[i].mul = i == 4;
+    w[i].iterations = iterations;
+    w[i].seed = i;
+    CHECK(pthread_create(&th[i], NULL, work, &w[i]) == 0);
+  }
+  for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+  fx_ref_disarm();
+  for (int i = 0; i < N; i++) CHECK_MSG(w[i].failures == 0, "thread %d: %s", i, w[i].error);
+  CHECK_MSG(fx_ref_violations() == v0, "%lu violations; backend saw: %s",
+            fx_ref_violations() - v0, fx_ref_last_violation());
+  /* One graph, however many handles: the handle count is the handles'. */
+  htpu_stats s;
+  htpu_stats_get(&s);
+  CHECK_EQ(s.live_graphs, 3);
+  htpu_graph_close(&add);
+  htpu_graph_close(&add_again);
+  htpu_graph_close(&mul);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+}
+
+/* The same rule, deterministic: a call through the second handle queues behind a call
+ * holding the graph through the first (fx_hold), instead of running beside it. */
+TEST(concurrency_a_call_through_one_handle_waits_for_another_handles_call) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("handles2.bin", TWO_GRAPHS);
+  CHECK(path);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *a = NULL, *b = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &a), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &b), HTPU_OK);
+  fx_hold hold;
+  fx_hold_init(&hold);
+  htpu_exec_options held;
+  memset(&held, 0, sizeof held);
+  held.cancelled = fx_hold_cancelled;
+  held.cancel_arg = &hold;
+  one_call calls[2];
+  call_init(&calls[0], a, 8.0f);
+  calls[0].opts = &held;
+  call_init(&calls[1], b, 8.0f);
+  pthread_t th[2];
+  CHECK(pthread_create(&th[0], NULL, execute_once, &calls[0]) == 0);
+  fx_hold_wait(&hold);
+  CHECK(pthread_create(&th[1], NULL, execute_once, &calls[1]) == 0);
+  /* Either the call through b shows as queued, or (without one lock per graph) it returns
+   * while a still holds the graph. */
+  int queued = 0;
+  for (int ms = 0; ms < WAIT_MS && !queued && !atomic_load(&calls[1].done); ms++) {
+    htpu_stats st;
+    htpu_stats_get(&st);
+    queued = st.executes_waiting == 1;
+    if (!queued) usleep(1000);
+  }
+  int b_done_while_held = atomic_load(&calls[1].done);
+  fx_hold_release(&hold);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  fx_hold_destroy(&hold);
+  CHECK_MSG(!b_done_while_held, "the call through the second handle ran while the first "
+            "handle's call held the graph");
+  CHECK_MSG(queued, "the call through the second handle never queued for the graph");
+  for (int i = 0; i < 2; i++)
+    CHECK_MSG(calls[i].rc == 0, "call %d: %d %s", i, calls[i].rc, htpu_err_name(calls[i].rc));
+  htpu_stats st;
+  htpu_stats_get(&st);
+  CHECK_EQ(st.executes_waiting, 0);
+  htpu_graph_close(&a);
+  htpu_graph_close(&b);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}

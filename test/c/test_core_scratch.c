@@ -357,3 +357,44 @@ TEST(short_no_wait_on_a_held_graph_declines_before_converting) {
   htpu_runtime_close(&rt);
   CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
 }
+
+/* Issue 18: the scratch pool is the graph's, whatever handle a call comes through. A block an
+ * ordinary call through one handle left idle and registered serves a no-wait call through
+ * another handle of the graph (nothing allocated or registered); the blocks go with the
+ * graph's last handle. */
+TEST(short_no_wait_through_another_handle_converts_in_the_graphs_idle_block) {
+  fx_reset_env();
+  htpu_runtime *rt = NULL;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL, *g2 = NULL;
+  CHECK_MSG(open_model(NULL, &rt, &ctx, &g) == 0, "%s", htpu_last_error());
+  CHECK_EQ(htpu_graph_open(ctx, NULL, &g2), HTPU_OK);
+  float x[3] = {1.0f, -2.0f, 3.5f}, y[2] = {0}, want[2];
+  CHECK_EQ(execute_f32(g, x, y), 0); /* one block, its two slots registered */
+  uint64_t allocs0 = fx_rpcmem_allocs(), regs0 = fx_ref_thread_calls("memRegister");
+  CHECK(allocs0 != UINT64_MAX && regs0 != UINT64_MAX);
+  uint32_t handles0 = fx_ref_live_mem_handles();
+  CHECK_EQ(handles0, 2);
+  htpu_io in = {x, sizeof x, HTPU_F32}, out = {y, sizeof y, HTPU_F32};
+  htpu_exec_stats st;
+  memset(y, 0, sizeof y);
+  int rc = no_wait_call(g2, &in, &out, &st);
+  CHECK_MSG(rc == 0, "the no-wait call through the second handle: %s (declined %d)",
+            htpu_err_name(rc), (int)st.declined);
+  CHECK_EQ(reference_answer(g, x, want), 0);
+  CHECK(memcmp(y, want, sizeof y) == 0);
+  CHECK_EQ(fx_rpcmem_allocs(), allocs0);
+  CHECK_EQ(fx_ref_thread_calls("memRegister"), regs0);
+  /* Ordinary calls through either handle keep using it. */
+  CHECK_EQ(execute_f32(g2, x, y), 0);
+  CHECK_EQ(fx_rpcmem_allocs(), allocs0);
+  /* The first handle goes: the graph, and its block, stay for the second. */
+  htpu_graph_close(&g);
+  CHECK_EQ(fx_ref_live_mem_handles(), handles0);
+  CHECK_EQ(no_wait_call(g2, &in, &out, &st), 0);
+  htpu_graph_close(&g2);
+  CHECK_EQ(fx_ref_live_mem_handles(), 0);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}

@@ -36,14 +36,18 @@ static void rig_close(rig *r) {
   htpu_runtime_close(&r->rt);
 }
 
-/* One add; checks the result when it ran. opts NULL: an ordinary call. */
-static int add(rig *r, const htpu_exec_options *opts, htpu_exec_stats *st) {
+/* One add through handle g; checks the result when it ran. opts NULL: an ordinary call. */
+static int add_on(htpu_graph *g, const htpu_exec_options *opts, htpu_exec_stats *st) {
   float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, y[4] = {0};
   htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
   htpu_io out = {y, sizeof y, HTPU_F32};
-  int rc = htpu_graph_execute_ex(r->g, in, 2, &out, 1, opts, st);
+  int rc = htpu_graph_execute_ex(g, in, 2, &out, 1, opts, st);
   if (rc == 0 && (y[0] != 11 || y[3] != 44)) return -1000;
   return rc;
+}
+
+static int add(rig *r, const htpu_exec_options *opts, htpu_exec_stats *st) {
+  return add_on(r->g, opts, st);
 }
 
 static htpu_exec_options short_opts(uint64_t short_ns) {
@@ -307,4 +311,97 @@ TEST(short_no_wait_call_never_drops_the_last_reference) {
             "reference");
   CHECK_EQ(c.context_frees, 1); /* the close did, once the no-wait call was done */
   CHECK_MSG(fx_ref_violations() == 0, "%s", fx_ref_last_violation());
+}
+
+/* Issue 18: two handles of one graph (htpu_graph_open twice on one context). The graph is
+ * held through one: a no-wait call through the other declines as it would through the
+ * first, instead of running the graph beside the holder or waiting for it. */
+TEST(short_no_wait_through_another_handle_declines_while_the_graph_is_held) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_graph *b = NULL;
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &b), HTPU_OK);
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  unsigned long v0 = fx_ref_violations();
+  uint64_t backend0 = fx_ref_executes();
+  holder h = {.r = &r};
+  fx_hold_init(&h.gate);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, holder_main, &h) == 0);
+  fx_hold_wait(&h.gate);
+  htpu_exec_stats st_forced, st_known;
+  htpu_exec_options known = short_opts(LIMIT_NS), forced = short_opts(0);
+  int rc_forced = add_on(b, &forced, &st_forced);
+  int rc_known = add_on(b, &known, &st_known);
+  uint64_t ran_while_held = fx_ref_executes() - backend0;
+  fx_hold_release(&h.gate);
+  pthread_join(th, NULL);
+  fx_hold_destroy(&h.gate);
+  CHECK_MSG(rc_forced == HTPU_EBUSY, "a no-wait call through the second handle ran while the "
+            "first held the graph: %s", htpu_err_name(rc_forced));
+  CHECK_EQ(st_forced.declined, HTPU_DECLINE_BUSY);
+  CHECK_EQ(rc_known, HTPU_EBUSY);
+  CHECK_EQ(st_known.declined, HTPU_DECLINE_BUSY);
+  CHECK_EQ(ran_while_held, 0);
+  CHECK_EQ(h.rc, HTPU_OK);
+  /* Free again: both no-wait calls run through the second handle. */
+  CHECK_EQ(add_on(b, &forced, NULL), HTPU_OK);
+  CHECK_EQ(add_on(b, &known, NULL), HTPU_OK);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  htpu_graph_close(&b);
+  rig_close(&r);
+}
+
+/* The window of recent durations is the graph's, not the handle's: calls through one handle
+ * fill it for the other, and a long call through one demotes the graph for no-wait calls
+ * through every handle. */
+TEST(short_timing_is_the_graphs_whatever_handle_the_calls_came_through) {
+  fx_reset_env();
+  rig r;
+  CHECK_EQ(rig_open(&r), HTPU_OK);
+  htpu_graph *b = NULL;
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &b), HTPU_OK);
+  htpu_graph_timing ta, tb;
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &ta), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(b, &tb), HTPU_OK);
+  CHECK_EQ(tb.samples, HTPU_TIMING_WINDOW);
+  CHECK(memcmp(&ta, &tb, sizeof ta) == 0);
+  /* Known and short through the other handle too. */
+  htpu_exec_options o = short_opts(LIMIT_NS);
+  htpu_exec_stats st;
+  CHECK_EQ(add_on(b, &o, &st), HTPU_OK);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  /* One long call through the first handle ... */
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 300000), 0);
+  CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  CHECK_EQ(htpu_graph_get_timing(b, &tb), HTPU_OK);
+  CHECK(tb.max_ns > LIMIT_NS && tb.last_ns == tb.max_ns);
+  CHECK_EQ(tb.samples, HTPU_TIMING_WINDOW + 2);
+  /* ... and the short-call check through the second sees it. */
+  uint64_t backend0 = fx_ref_executes();
+  CHECK_EQ(add_on(b, &o, &st), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_LONG);
+  CHECK_EQ(fx_ref_executes(), backend0);
+  /* The window stays with the graph while any handle of it is open ... */
+  htpu_graph_close(&r.g);
+  CHECK_EQ(htpu_graph_get_timing(b, &tb), HTPU_OK);
+  CHECK_EQ(tb.samples, HTPU_TIMING_WINDOW + 2);
+  CHECK_EQ(add_on(b, NULL, NULL), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(b, &tb), HTPU_OK);
+  CHECK_EQ(tb.samples, HTPU_TIMING_WINDOW + 3);
+  /* ... and a handle opened then joins it. */
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &ta), HTPU_OK);
+  CHECK_EQ(ta.samples, HTPU_TIMING_WINDOW + 3);
+  /* Once every handle is closed, the graph opened again starts a new window. */
+  htpu_graph_close(&r.g);
+  htpu_graph_close(&b);
+  CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
+  CHECK_EQ(htpu_graph_get_timing(r.g, &ta), HTPU_OK);
+  CHECK_EQ(ta.samples, 0);
+  fx_ref_disarm();
+  rig_close(&r);
 }

@@ -148,6 +148,39 @@ defmodule HexagonTpu.SchedulerTest do
     Runtime.close(rt)
   end
 
+  test "two handles of one graph share its lock and its timing", %{bin: bin} do
+    # Graph.open/2 twice on one context: two handles of one QNN graph. While a call through
+    # `a` executes, calls through `b` find the graph busy and move to dirty IO, :normal and
+    # :auto alike; they never run beside it or wait for it on a normal scheduler.
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000000"}])
+    ctx = HexagonTpu.Context.load!(rt, {:binary, bin})
+    a = Graph.open!(ctx)
+    b = Graph.open!(ctx)
+    holder = Task.async(fn -> add(a, scheduler: :dirty_io) end)
+
+    assert wait_until(fn ->
+             match?(
+               {:current_function, {HexagonTpu.NIF, :graph_execute, 4}},
+               Process.info(holder.pid, :current_function)
+             ) and HexagonTpu.stats().executes_in_flight >= 1
+           end)
+
+    before = counters()
+    through_b = for s <- [:normal, :auto], do: Task.async(fn -> add(b, scheduler: s) end)
+    assert Task.await_many(through_b, 30_000) == [:dirty_io, :dirty_io]
+    assert Task.await(holder, 30_000) == :dirty_io
+    d = delta(before)
+    # Declined because the graph was busy: not because b's own window was empty.
+    assert d.normal_declined_busy == 2
+    assert d.normal_declined_not_short == 0
+    assert d.executes_normal == 0
+    # One window for the graph: the three calls, whichever handle they came through.
+    {:ok, ta} = Graph.timing(a)
+    assert ta.samples == 3
+    assert Graph.timing(b) == {:ok, ta}
+    Runtime.close(rt)
+  end
+
   test "per-model and per-call options choose; the call's option wins", %{bin: bin} do
     dirty = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :dirty_io)
     assert Map.get(dirty, :scheduler) == :dirty_io
