@@ -56,7 +56,17 @@ defmodule HexagonTpu.Batching do
         [first | _] = inputs
         batch = elem(first.shape, 0)
 
+        per_axis = Enum.find(tensors, &match?(%{axis: 0}, &1.quantization))
+
         case Enum.find(tensors, &(elem(&1.shape, 0) != batch)) do
+          nil when batch > 1 and per_axis != nil ->
+            not_batchable(
+              g,
+              "'#{per_axis.name}' is quantized per axis along axis 0, its batch axis: each of " <>
+                "its #{batch} rows has its own scale and zero point, so a row's result would " <>
+                "depend on where it lands in a batch"
+            )
+
           nil when batch > 0 ->
             {:ok, batch}
 

@@ -450,7 +450,7 @@ defmodule HexagonTpu.Serving do
             )
     end
 
-    tensors = request_tensors(spec, spec.inputs, inputs, 0)
+    tensors = request_tensors(spec, spec.inputs, inputs, 0) |> Enum.map(&unnamed/1)
     [rows | _] = all_rows = Enum.map(tensors, &elem(&1.shape, 0))
 
     if not Enum.all?(all_rows, &(&1 == rows)) do
@@ -471,6 +471,12 @@ defmodule HexagonTpu.Serving do
     # when Nx.Serving splits the request over two batches).
     entry = List.to_tuple(tensors ++ [RowTags.tensor(rows)])
     {Nx.Batch.concatenate([entry]), rows}
+  end
+
+  # Axis names would travel into the batch, where Nx.Batch refuses to merge requests whose
+  # names differ: one caller's names would fail the batch of every other.
+  defp unnamed(%{names: names} = t) do
+    if Enum.all?(names, &is_nil/1), do: t, else: Nx.rename(t, Enum.map(names, fn _ -> nil end))
   end
 
   defp proper_list?([_ | rest]), do: proper_list?(rest)
@@ -652,8 +658,7 @@ defmodule HexagonTpu.Serving do
         {id, errors} = RowTags.put_error(state.errors_table, %{}, e)
         rows = byte_size(tags) |> div(8)
 
-        {answer(placeholders(state, rows), RowTags.failed(tags, id)),
-         Map.put(meta, :errors, errors)}
+        {answer(placeholders(state, rows), RowTags.failed(tags, id)), with_errors(meta, errors)}
     end
   end
 
@@ -672,8 +677,12 @@ defmodule HexagonTpu.Serving do
 
     outputs = Enum.zip_with(parts, &Nx.concatenate/1)
     info = infos |> Enum.reverse() |> IO.iodata_to_binary()
-    {answer(outputs, info), Map.put(meta, :errors, errors)}
+    {answer(outputs, info), with_errors(meta, errors)}
   end
+
+  # An inline run's errors travel in the metadata; a serving process's are in its table.
+  defp with_errors(meta, errors) when map_size(errors) == 0, do: meta
+  defp with_errors(meta, errors), do: Map.put(meta, :errors, errors)
 
   # What Nx.Serving slices for each caller: the outputs (one alone: one container level less
   # in every caller's slicing; several as a tuple) and the rows' info.

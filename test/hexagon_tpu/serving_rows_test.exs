@@ -130,6 +130,68 @@ defmodule HexagonTpu.ServingRowsTest do
     assert {:error, %Error{reason: :nan}} = result_b
   end
 
+  test "a request whose pieces fail differently gets the error of its first failed row",
+       %{bin: bin} do
+    # batch 1 (A and B's row 0) fails its first execute (QNN 1002); batch 2 (B's rows 1-2)
+    # holds a NaN
+    rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_FAULTS", "graphExecute:1:1002"}])
+    ab = HexagonTpu.load_model!({:binary, bin}, runtime: rt, graph: "ab")
+    name = serve(ab, [])
+    a = t([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])
+    nan_late = Nx.put_slice(a, [2, 0], Nx.tensor([[:nan]], type: {:f, 32}))
+
+    {result_a, result_b} = a_then_b(name, [a, a], [nan_late, a])
+    assert {:error, %Error{reason: :qnn_error, qnn_code: 1002}} = result_a
+    assert {:error, %Error{reason: :qnn_error, qnn_code: 1002}} = result_b
+  end
+
+  test "axis names of one caller do not fail the others' batch", %{bin: bin} do
+    ab = load!(bin, "ab")
+    name = serve(ab, [])
+    x = t([[1, 2, 3, 4], [5, 6, 7, 8]])
+    named_x = Nx.rename(x, [:batch, :x])
+    named_y = Nx.rename(x, [nil, :y])
+
+    {result_a, result_b} = a_then_b(name, [named_x, x], [named_y, x])
+    assert flat(result_a) == {:ok, direct(ab, [x, x])}
+    assert flat(result_b) == {:ok, direct(ab, [x, x])}
+  end
+
+  test "a graph quantized per axis along its batch axis is not served", %{bin: _bin} do
+    # per_axis_in: x u8 [2,3] with a scale per row: a row's result would depend on its place
+    model =
+      HexagonTpu.load_model!({:binary, build!(mixed())}, backend: :reference, graph: "per_axis_in")
+
+    assert_raise Error, ~r/'x' is quantized per axis along axis 0, its batch axis/, fn ->
+      HexagonTpu.Serving.new(model)
+    end
+
+    assert {:error, %Error{reason: :invalid_argument, message: msg}} =
+             HexagonTpu.predict_batch(model, [Nx.iota({4, 3}, type: {:f, 32})])
+
+    assert msg =~ "cannot be batched"
+  end
+
+  test "the serving keeps a bounded number of errors, dropping the oldest" do
+    alias HexagonTpu.Serving.RowTags
+    table = RowTags.new_table()
+    kept = RowTags.kept()
+
+    ids =
+      for i <- 1..(kept + 3) do
+        {id, %{}} = RowTags.put_error(table, %{}, Error.new(:nan, "error #{i}"))
+        id
+      end
+
+    assert ids == Enum.to_list(1..(kept + 3))
+    # the counter and the last `kept` errors
+    assert :ets.info(table, :size) == kept + 1
+    assert :ets.lookup(table, 3) == []
+    assert [{4, %Error{message: "error 4"}}] = :ets.lookup(table, 4)
+    last = "error #{kept + 3}"
+    assert [{_, %Error{message: ^last}}] = :ets.lookup(table, kept + 3)
+  end
+
   test "a request split over two partitions comes back in row order", %{bin: bin} do
     # partition 0 takes the first batch (A and B's row 0) and is slow: B's rows 1-2 come back
     # from partition 1 first
