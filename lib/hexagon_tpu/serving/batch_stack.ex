@@ -17,7 +17,7 @@ defmodule HexagonTpu.Serving.BatchStack do
   # traverses the batch through Nx's public protocol instead. test/hexagon_tpu/
   # serving_batch_stack_test.exs checks both against the traversal.
 
-  @compile {:no_warn_undefined, [Nx, Nx.Batch]}
+  @compile {:no_warn_undefined, [Nx, Nx.Batch, Nx.LazyContainer]}
 
   @typedoc "How a stack entry's functions are ordered against the request's container."
   @type layout :: :reversed | :in_order | :unknown
