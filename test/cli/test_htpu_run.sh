@@ -591,21 +591,38 @@ expect "bench: unknown profile -> exit 2 listing the profiles" 2 \
   err "extreme_power_saver, default"
 
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 0
-expect "bench --iterations 0 -> exit 2" 2 err "--iterations must be between 1 and"
+expect "bench --iterations 0 -> exit 2" 2 \
+  err "option '--iterations' wants an integer from 1 to 10000000, not '0'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations abc
-expect "bench --iterations abc -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --iterations abc -> exit 2" 2 err "wants an integer from 1 to 10000000, not 'abc'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations -5
-expect "bench --iterations -5 -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --iterations -5 -> exit 2" 2 err "wants an integer from 1 to 10000000, not '-5'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 20000000
-expect "bench --iterations above the cap -> exit 2" 2 err "between 1 and 10000000"
+expect "bench --iterations above the cap -> exit 2" 2 err "from 1 to 10000000, not '20000000'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 5 --duration 1
 expect "bench --iterations with --duration -> exit 2" 2 err "not both"
+# -n is named as it was given, with the range, also beyond 32 bits (never '--n')
+for n in 10000000000 0 20000000 x; do
+  run bench "$TMP/add.bin" "${LIBS[@]}" -n "$n"
+  expect "bench -n $n -> exit 2 naming -n and the range" 2 \
+    err "option '-n' wants an integer from 1 to 10000000, not '$n'"
+  expect_not "bench -n $n: never '--n'" err "'--n'"
+done
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 5 --duration 1
+expect "bench -n with --duration names -n" 2 err "give -n or --duration, not both"
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 5 -n 6
+expect "bench -n twice names -n" 2 err "option '-n' given more than once"
+run bench "$TMP/add.bin" "${LIBS[@]}" -n
+expect "bench -n without a value names -n" 2 err "option '-n' needs a value (N)"
+run help bench
+expect "help bench: -n written with one dash" 0 out "  -n N "
+expect_not "help bench: never --n" out "--n "
 for d in 0 -1 abc 1s nan inf 100000; do
   run bench "$TMP/add.bin" "${LIBS[@]}" --duration "$d"
   expect "bench --duration $d -> exit 2" 2 err "--duration wants seconds"
 done
 run bench "$TMP/add.bin" "${LIBS[@]}" --warmup x
-expect "bench --warmup x -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --warmup x -> exit 2" 2 err "option '--warmup' wants an integer from 0 to 4294967295"
 run bench "$TMP/add.bin" "${LIBS[@]}" --input "c=$TMP/a.raw"
 expect "bench: unknown input name -> exit 2" 2 err "the graph has no input 'c'"
 run bench "$TMP/nonexistent.bin" "${LIBS[@]}"
