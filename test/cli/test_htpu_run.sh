@@ -218,6 +218,35 @@ else
   fail "run f32: min/max/mean/argmax" "expected y f32 [1,4] 11 44 27.5 3"
 fi
 
+# A symlink already at OUTDIR/NAME.npy is replaced by the output, never followed: its target
+# (here a file of the user's, and a dangling link's would-be file) stays as it was.
+mkdir "$TMP/o_link" && printf 'precious\n' >"$TMP/precious.txt"
+cp "$TMP/precious.txt" "$TMP/precious.orig"
+ln -s "$TMP/precious.txt" "$TMP/o_link/y.npy"
+mkdir "$TMP/o_dangling" && ln -s "$TMP/created_through_link" "$TMP/o_dangling/y.npy"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_link"
+expect "run: output over a symlink" 0 out "y: [11, 22, 33, 44]"
+check "run: the symlink's target is untouched" cmp -s "$TMP/precious.txt" "$TMP/precious.orig"
+check "run: the symlink was replaced by a regular file" \
+  test -f "$TMP/o_link/y.npy" -a ! -L "$TMP/o_link/y.npy"
+expect_npy "run: the output written over the symlink" "$TMP/o_link/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "11 22 33 44"
+check "run: no temporary file left in the output dir" \
+  test "$(ls -A "$TMP/o_link")" = y.npy
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_dangling"
+expect "run: output over a dangling symlink" 0 out "y: [11, 22, 33, 44]"
+check "run: nothing created through the dangling symlink" test ! -e "$TMP/created_through_link"
+check "run: the dangling symlink was replaced" \
+  test -f "$TMP/o_dangling/y.npy" -a ! -L "$TMP/o_dangling/y.npy"
+# an output name taken by a directory: an error naming the file, and no temporary left behind
+mkdir -p "$TMP/o_dir/y.npy"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_dir"
+expect "run: an output name that is a directory -> exit 1" 1 err "cannot write $TMP/o_dir/y.npy"
+check "run: no temporary file left after a failed rename" test "$(ls -A "$TMP/o_dir")" = y.npy
+
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.npy" --input "b=$TMP/b.npy" \
   --output-dir "$TMP/o_add_npy"
 expect "run f32, .npy inputs (v1.0 and v2.0 headers)" 0 out "npy" out "y: [11, 22, 33, 44]"
