@@ -442,6 +442,27 @@ else
   echo "skip run: read-only output dir (root ignores permissions)"
 fi
 
+# Files whose size stat reports as 0 but that have content (/proc): read to their end. Here the
+# input is the process's own environment, 16 bytes made to be four normal f32 values (the last
+# byte, environ's NUL, is the top of the last float; 0xc0 below it keeps that one normal), and
+# b is zero, so y holds exactly those bytes.
+f32 0 0 0 0 >"$TMP/zero.raw"
+env -i "X=123456789012"$'\xc0' $EMU "$HTPU" run "$TMP/add.bin" "${LIBS[@]}" \
+  --input a=/proc/self/environ --input "b=$TMP/zero.raw" --output-dir "$TMP/o_proc" \
+  >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "run: a /proc input is read to its end" 0 out "/proc/self/environ" out "raw"
+printf 'X=123456789012\300\000' >"$TMP/environ.expected"
+check "run: the /proc input's bytes went through" \
+  cmp -s <(tail -c 16 "$TMP/o_proc/y.npy") "$TMP/environ.expected"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a=/proc/self/status --input "b=$TMP/b.raw"
+expect "run: a /proc input of the wrong size names its real size" 1 err "/proc/self/status has" \
+  err "a raw file must have 16 bytes"
+expect_not "run: a /proc input is not '0 bytes'" err "has 0 bytes"
+: >"$TMP/empty.raw"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/empty.raw" --input "b=$TMP/b.raw"
+expect "run: an empty input file has 0 bytes" 1 err "empty.raw has 0 bytes"
+
 # corrupt and mismatching .npy files
 npy_case() { # NAME FILE PATTERN: runs add.bin with FILE as input a, expects exit 1 + PATTERN
   run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$2" --input "b=$TMP/b.raw"
