@@ -10,6 +10,8 @@
  * on a dirty IO scheduler; short executes may run on a normal one (execute.c); see the table
  * at the bottom for the reasons.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,32 +68,56 @@ static char *dup_cstr(const char *s) {
 }
 
 int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
-                     unsigned *count) {
+              unsigned *count, char *why, size_t why_len) {
   *count = 0;
   ERL_NIF_TERM head, tail = list;
   while (enif_get_list_cell(env, tail, &head, &tail)) {
     const ERL_NIF_TERM *kv;
     int arity;
     char *name = NULL, *value = NULL;
-    if (*count >= max || !enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
-        nif_get_cstring_or_nil(env, kv[0], &name) || !name ||
-        nif_get_cstring_or_nil(env, kv[1], &value)) {
+    if (*count >= max) {
+      snprintf(why, why_len, "more than %u entries", max);
+      return -1;
+    }
+    if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+        nif_get_cstring_or_nil(env, kv[0], &name) || !name || !name[0] || strchr(name, '=')) {
       if (name) enif_free(name);
+      snprintf(why, why_len,
+               "an entry is not {name, value | nil} with a non-empty name without '=' or NUL");
+      return -1;
+    }
+    if (nif_get_cstring_or_nil(env, kv[1], &value)) {
+      enif_free(name);
+      snprintf(why, why_len, "the value of an entry is neither nil nor a string without NUL");
       return -1;
     }
     const char *old = getenv(name);
     saved[*count].name = name;
     saved[*count].old = old ? dup_cstr(old) : NULL;
     (*count)++;
-    if (value) {
-      setenv(name, value, 1);
-      enif_free(value);
-    } else {
-      unsetenv(name);
+    int rc = value ? setenv(name, value, 1) : unsetenv(name);
+    if (value) enif_free(value);
+    if (rc != 0) {
+      snprintf(why, why_len, "setting '%s' failed: %s", name, strerror(errno));
+      return -1;
     }
   }
-  return enif_is_empty_list(env, tail) ? 0 : -1;
+  if (!enif_is_empty_list(env, tail)) {
+    snprintf(why, why_len, "not a proper list");
+    return -1;
+  }
+  return 0;
 }
+
+/* HexagonTpu.Runtime.open/1 checks these first; this is the backstop for any other caller of
+ * HexagonTpu.NIF: an :invalid_argument error naming the option and what it takes, never a
+ * badarg, which would raise out of a function whose callers expect error tuples. */
+static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const char *expected) {
+  return nif_make_error_msg(env, HTPU_EINVAL, "runtime option %s: expected %s", name, expected);
+}
+
+#define U32_EXPECTED "an integer in 0..4294967295"
+#define CSTRING_EXPECTED "nil or a string without NUL bytes"
 
 /* ---- runtime ------------------------------------------------------------------------------ */
 
@@ -112,22 +138,43 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
 
   htpu_runtime_options o;
   htpu_runtime_options_init(&o);
-  if (!enif_is_map(env, argv[0])) return enif_make_badarg(env);
-  if ((map_get(env, argv[0], ATOMS.backend_lib, &v) && nif_get_cstring_or_nil(env, v, &backend_lib)) ||
-      (map_get(env, argv[0], ATOMS.system_lib, &v) && nif_get_cstring_or_nil(env, v, &system_lib)) ||
-      (map_get(env, argv[0], ATOMS.dsp_library_path, &v) && nif_get_cstring_or_nil(env, v, &dsp_path)) ||
-      (map_get(env, argv[0], ATOMS.backend_id, &v) && !enif_get_uint(env, v, &o.backend_id)) ||
-      (map_get(env, argv[0], ATOMS.log_level, &v) && !enif_get_uint(env, v, &o.log_level)) ||
-      (map_get(env, argv[0], ATOMS.fastrpc_lib, &v) && nif_get_cstring_or_nil(env, v, &fastrpc_lib)) ||
-      (map_get(env, argv[0], ATOMS.recovery_retries, &v) &&
-       !enif_get_uint(env, v, &o.recovery_retries)) ||
-      (map_get(env, argv[0], ATOMS.startup_retries, &v) &&
-       !enif_get_uint(env, v, &o.startup_retries)) ||
-      (map_get(env, argv[0], ATOMS.startup_retry_delay_ms, &v) &&
-       !enif_get_uint(env, v, &o.startup_retry_delay_ms)) ||
-      (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
-       nif_get_perf_profile(env, v, &o.perf_profile))) {
-    ret = enif_make_badarg(env);
+  if (!enif_is_map(env, argv[0])) return bad_runtime_option(env, "map", "a map of options");
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    char **out;
+  } strs[] = {{ATOMS.backend_lib, "backend_lib", &backend_lib},
+              {ATOMS.system_lib, "system_lib", &system_lib},
+              {ATOMS.dsp_library_path, "dsp_library_path", &dsp_path},
+              {ATOMS.fastrpc_lib, "fastrpc_lib", &fastrpc_lib}};
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    uint32_t *out;
+  } u32s[] = {{ATOMS.backend_id, "backend_id", &o.backend_id},
+              {ATOMS.log_level, "log_level", &o.log_level},
+              {ATOMS.recovery_retries, "recovery_retries", &o.recovery_retries},
+              {ATOMS.startup_retries, "startup_retries", &o.startup_retries},
+              {ATOMS.startup_retry_delay_ms, "startup_retry_delay_ms", &o.startup_retry_delay_ms}};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    if (map_get(env, argv[0], strs[i].key, &v) && nif_get_cstring_or_nil(env, v, strs[i].out)) {
+      ret = bad_runtime_option(env, strs[i].name, CSTRING_EXPECTED);
+      goto out;
+    }
+  }
+  for (size_t i = 0; i < sizeof u32s / sizeof u32s[0]; i++) {
+    unsigned u; /* 32 bits on every target (ILP32, LP64) */
+    if (map_get(env, argv[0], u32s[i].key, &v)) {
+      if (!enif_get_uint(env, v, &u)) {
+        ret = bad_runtime_option(env, u32s[i].name, U32_EXPECTED);
+        goto out;
+      }
+      *u32s[i].out = u;
+    }
+  }
+  if (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
+      nif_get_perf_profile(env, v, &o.perf_profile)) {
+    ret = bad_runtime_option(env, "perf_profile", "nil or a performance profile name (atom)");
     goto out;
   }
   if (map_get(env, argv[0], ATOMS.skip_device, &v)) o.skip_device = enif_is_identical(v, ATOMS.true_);
@@ -137,9 +184,10 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
   if (fastrpc_lib) o.fastrpc_lib = fastrpc_lib;
 
   if (map_get(env, argv[0], ATOMS.env, &v)) {
+    char why[160];
     env_applied = 1;
-    if (env_apply(env, v, saved, MAX_ENV, &n_saved)) {
-      ret = enif_make_badarg(env);
+    if (env_apply(env, v, saved, MAX_ENV, &n_saved, why, sizeof why)) {
+      ret = nif_make_error_msg(env, HTPU_EINVAL, "runtime option env: %s", why);
       goto out;
     }
   }
@@ -408,12 +456,15 @@ static ERL_NIF_TERM nif_close_all(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
 
 /* ---- counters ----------------------------------------------------------------------------- */
 
-/* set_max_binary_bytes(bytes) -> :ok: the process-wide limit on context binary files (0 = the
+/* set_max_binary_bytes(bytes) -> :ok | {:error, reason}: the process-wide limit on context binary files (0 = the
  * default); max_binary_bytes() -> bytes. An atomic store/load: a normal scheduler. */
 static ERL_NIF_TERM nif_set_max_binary_bytes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ErlNifUInt64 bytes;
-  if (!enif_get_uint64(env, argv[0], &bytes)) return enif_make_badarg(env);
+  if (!enif_get_uint64(env, argv[0], &bytes))
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "max_binary_bytes: expected an integer in "
+                              "0..18446744073709551615 (0: the default)");
   htpu_set_max_binary_bytes(bytes);
   return ATOMS.ok;
 }

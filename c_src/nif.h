@@ -185,13 +185,16 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
 
 /* Test hook (HexagonTpu.Runtime.open/1's and Graph.alloc_io/2's `env:`): applies
  * [{name, value | nil}] with setenv/unsetenv, recording the previous values in `saved` so
- * env_restore can put them back. Not safe against concurrent getenv in other threads. */
+ * env_restore can put them back (also after a failure: what was applied is recorded). Not safe
+ * against concurrent getenv in other threads. 0, or -1 with `why` saying what was wrong: more
+ * than `max` entries, a name empty or with '=' or NUL, a value with NUL, not a proper list. */
 typedef struct env_entry {
   char *name;
   char *old; /* NULL: was unset */
 } env_entry;
 #define MAX_ENV 16
-int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max, unsigned *count);
+int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max, unsigned *count,
+              char *why, size_t why_len);
 void env_restore(env_entry *saved, unsigned n);
 
 /* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */

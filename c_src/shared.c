@@ -103,10 +103,11 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   htpu_shared *buf = NULL;
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
-  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved)) {
+  char why[160];
+  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved, why, sizeof why)) {
     env_restore(saved, n_saved);
     enif_free(io);
-    return enif_make_badarg(env);
+    return nif_make_error_msg(env, HTPU_EINVAL, "alloc_io option env: %s", why);
   }
   int rc = htpu_graph_alloc_io(h, io, io + n_in, &buf);
   env_restore(saved, n_saved);

@@ -72,7 +72,7 @@ defmodule HexagonTpu do
     {rt_opts, own} = Options.split(opts, rt_names)
 
     spec = %{
-      graph: {:string_or_nil, "a graph name (string) or nil", nil},
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
       scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
       runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil}
     }

@@ -53,24 +53,34 @@ defmodule HexagonTpu.Runtime do
           | :extreme_power_saver
           | :default
 
-  @path_or_nil "a path (string) or nil"
+  @path_or_nil "a path (a string without NUL bytes) or nil"
+
+  # The C side's htpu_runtime_options fields backend_id, startup_retries and
+  # startup_retry_delay_ms are uint32_t.
+  @uint32_max 4_294_967_295
+  @uint32 "an integer in 0..#{@uint32_max}"
+
+  # The test hook's environment entries: the NIF sets at most this many (c_src/nif.h, MAX_ENV).
+  @max_env 16
 
   @spec_opts %{
-    backend: {&__MODULE__.valid_backend?/1, ":htp, :reference or a library path", :htp},
+    backend:
+      {&__MODULE__.valid_backend?/1,
+       ":htp, :reference or a library path (a string without NUL bytes)", :htp},
     system_library: {:string_or_nil, @path_or_nil, nil},
     dsp_library_path: {:string_or_nil, @path_or_nil, nil},
     log_level:
       {{:one_of, [:error, :warn, :info, :verbose, :debug, 1, 2, 3, 4, 5]},
        ":error, :warn, :info, :verbose, :debug or 1..5", :warn},
-    backend_id: {:non_neg_integer, "a non-negative integer", 0},
+    backend_id: {{:integer_in, 0, @uint32_max}, @uint32, 0},
     skip_device: {:boolean, "a boolean", false},
     perf_profile: {{:one_of, @perf_profiles}, @perf_expected, :default},
     fastrpc_library: {:string_or_nil, @path_or_nil, nil},
     recovery: {&__MODULE__.valid_recovery?/1, "true, false or a non-negative integer", true},
     # nil: the C core's default (htpu_runtime_options_init)
-    startup_retries: {:non_neg_integer, "a non-negative integer", nil},
-    startup_retry_delay_ms: {:non_neg_integer, "a non-negative integer", nil},
-    env: {&__MODULE__.valid_env?/1, "a list of {name, value | nil} string tuples", []}
+    startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
+    startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
+    env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
   @doc "The option names `open/1` accepts."
@@ -90,8 +100,8 @@ defmodule HexagonTpu.Runtime do
       `DSP_LIBRARY_PATH` and `ADSP_LIBRARY_PATH` before creating the backend (a
       `System.put_env/2` would not reach the C library's `getenv`)
     * `:log_level` - QNN log level: `:error`, `:warn` (default), `:info`, `:verbose`, `:debug`
-    * `:backend_id` - accept only the provider with this QNN backend id (default 0: any,
-      preferring HTP)
+    * `:backend_id` - accept only the provider with this QNN backend id, 0..4294967295
+      (default 0: any, preferring HTP)
     * `:skip_device` - do not create a QNN device (backends without one); default `false`
     * `:perf_profile` - the performance profile voted while the runtime is open: #{@perf_expected}
       (default `:default`: no vote, the DSP's own governor decides). Change it later with
@@ -110,12 +120,16 @@ defmodule HexagonTpu.Runtime do
       `:device_reset` error
     * `:startup_retries` - transient backend/device creation failures (the first FastRPC
       session after boot) are retried this many times (default 3), with
-      `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry.
+      `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
+      most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
     * `:env` - **test hook**: `[{"HTPU_REF_FAULTS", "graphExecute:1:1007"}]` sets these OS
       environment variables (`nil` unsets) around the open only, then restores them; the
       reference backend reads its fault-injection rules then (docs/reference-backend.md).
-      `setenv` is not thread-safe against concurrent `getenv`, so do not use it in production.
+      At most #{@max_env} entries; a name is a non-empty string without `=` or NUL bytes, a
+      value `nil` or a string without NUL bytes (anything else is an `:invalid_option` error
+      saying which). `setenv` is not thread-safe against concurrent `getenv`, so do not use it
+      in production.
   """
   @spec open(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(opts \\ []) do
@@ -341,15 +355,58 @@ defmodule HexagonTpu.Runtime do
   def valid_recovery?(v), do: is_boolean(v) or (is_integer(v) and v >= 0 and v < 1_000)
 
   @doc false
-  def valid_backend?(b), do: b in [:htp, :reference] or (is_binary(b) and b != "")
+  def valid_backend?(b),
+    do: b in [:htp, :reference] or (is_binary(b) and b != "" and not String.contains?(b, <<0>>))
 
   @doc false
-  def valid_env?(list) when is_list(list) do
-    Enum.all?(list, fn
-      {k, v} when is_binary(k) and k != "" -> is_nil(v) or is_binary(v)
-      _ -> false
-    end)
+  # The `env:` test hook (here and in Graph.alloc_io/2): what setenv(3) can take, in full. A
+  # name is non-empty without "=" or NUL (setenv refuses "=", and C would cut at the NUL), a
+  # value is nil (unset) or a string without NUL; at most @max_env entries. true or
+  # {:error, message}.
+  def check_env(list) when is_list(list) do
+    cond do
+      not proper_list?(list) ->
+        {:error, "expected :env to be a proper list of {name, value | nil} tuples, got an " <>
+           "improper list"}
+
+      length(list) > @max_env ->
+        {:error, "expected :env to have at most #{@max_env} entries, got #{length(list)}"}
+
+      true ->
+        Enum.find_value(list, true, &env_entry_error/1)
+    end
   end
 
-  def valid_env?(_), do: false
+  def check_env(other),
+    do:
+      {:error,
+       "expected :env to be a list of at most #{@max_env} {name, value | nil} tuples, got " <>
+         inspect(other, limit: 5)}
+
+  defp proper_list?([]), do: true
+  defp proper_list?([_ | tail]), do: proper_list?(tail)
+  defp proper_list?(_), do: false
+
+  defp env_entry_error({name, value}) when is_binary(name) do
+    cond do
+      name == "" or String.contains?(name, ["=", <<0>>]) ->
+        {:error,
+         "expected each :env name to be a non-empty string without \"=\" or NUL bytes, got " <>
+           inspect(name, limit: 5)}
+
+      not (is_nil(value) or (is_binary(value) and not String.contains?(value, <<0>>))) ->
+        {:error,
+         "expected the :env value of #{inspect(name)} to be nil or a string without NUL " <>
+           "bytes, got #{inspect(value, limit: 5)}"}
+
+      true ->
+        nil
+    end
+  end
+
+  defp env_entry_error(other),
+    do:
+      {:error,
+       "expected each :env entry to be a {name, value | nil} tuple of strings, got " <>
+         inspect(other, limit: 5)}
 end
