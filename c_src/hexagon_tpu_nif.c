@@ -28,16 +28,33 @@ ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
 }
 
-/* A handle term that is not a resource of our type. After the NIF module is purged (not
+/* A handle term that is not a resource of the kind wanted. After the NIF module is purged (not
  * upgraded), ERTS unlinks the old resource types: handles made before are still references
- * (their destructors still run) but no longer match the reloaded library's types. That is a
- * :closed error ("closed or invalid", as the C API says), not a crash; any other term is a bug
- * in lib/ and raises badarg. */
-ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what) {
-  if (!enif_is_ref(env, term)) return enif_make_badarg(env);
-  return nif_make_error_msg(env, HTPU_ECLOSED,
-                            "the %s handle was made by a purged copy of the NIF library; open "
-                            "it again",
+ * (their destructors still run) but no longer match the reloaded library's types; those of the
+ * kind wanted are a :closed error ("closed or invalid", as the C API says). Anything else is
+ * not a handle of that kind at all, e.g. a struct built by hand around make_ref(): an
+ * :invalid_argument error saying what it is, not a misleading "purged" (resources.c). */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want) {
+  const char *what = nif_kind_name(want);
+  if (!enif_is_ref(env, term))
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "not a hexagon_tpu %s handle: expected a reference, got a term "
+                              "that is not one",
+                              what);
+  int purged;
+  nif_kind k = nif_handle_kind(env, term, &purged);
+  if (k == want && purged)
+    return nif_make_error_msg(env, HTPU_ECLOSED,
+                              "the %s handle was made by a purged copy of the NIF library; open "
+                              "it again",
+                              what);
+  if (k != NIF_KINDS)
+    return nif_make_error_msg(env, HTPU_EINVAL, "not a hexagon_tpu %s handle: it is a %s handle%s",
+                              what, nif_kind_name(k),
+                              purged ? " (of a purged copy of the NIF library)" : "");
+  return nif_make_error_msg(env, HTPU_EINVAL,
+                            "not a hexagon_tpu %s handle: the reference was not made by this "
+                            "library (a struct built by hand?)",
                             what);
 }
 
@@ -251,7 +268,7 @@ static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TER
   (void)argc;
   nif_runtime *res;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   ERL_NIF_TERM ret;
   enif_mutex_lock(res->link->lock);
   htpu_runtime *h = atomic_load(&res->link->handle);
@@ -274,7 +291,7 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
   nif_runtime *res;
   htpu_perf_profile p;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_perf_profile(env, argv[1], &p)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&res->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
@@ -314,7 +331,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   nif_runtime *rt;
   char *path = NULL;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
     if (path) enif_free(path);
     return enif_make_badarg(env);
@@ -332,7 +349,7 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   nif_runtime *rt;
   ErlNifBinary bin;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
@@ -378,7 +395,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   nif_context *cres;
   char *name = NULL;
   if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&cres))
-    return nif_bad_handle(env, argv[0], "context");
+    return nif_bad_handle(env, argv[0], NIF_KIND_CONTEXT);
   if (nif_get_cstring_or_nil(env, argv[1], &name)) return enif_make_badarg(env);
   htpu_context *ch = atomic_load(&cres->handle);
   htpu_graph *g = NULL;

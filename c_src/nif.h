@@ -141,6 +141,20 @@ extern ErlNifResourceType *VIEW_RT;
 /* Opens (or takes over, on upgrade) the resource types. Returns 0 or -1. */
 int nif_resources_open(ErlNifEnv *env);
 
+/* The kinds of handle terms, for telling a wrong handle apart from a foreign one. */
+typedef enum nif_kind {
+  NIF_KIND_RUNTIME,
+  NIF_KIND_CONTEXT,
+  NIF_KIND_GRAPH,
+  NIF_KIND_SHARED,
+  NIF_KIND_VIEW,
+  NIF_KINDS /* none: not a resource this library made */
+} nif_kind;
+/* Which of this library's resource types `term` is, of this instance or (*purged = 1) of an
+ * earlier instance of this very library that was purged; NIF_KINDS for anything else. */
+nif_kind nif_handle_kind(ErlNifEnv *env, ERL_NIF_TERM term, int *purged);
+const char *nif_kind_name(nif_kind k); /* "runtime", "context", "graph", ... */
+
 /* ---- reaper (reaper.c) ---------------------------------------------------------------------
  * A thread that runs htpu_*_close for handles dropped by garbage collection: those frees may
  * wait on the DSP (and on in-flight executes), which must never happen on a normal scheduler.
@@ -229,9 +243,11 @@ void nif_sched_counts_get(nif_sched_counts *out);
 
 /* {:error, {:closed, "the <what> is closed", ...}}. */
 ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what);
-/* A handle term that is not a live resource of our type: a :closed error for a reference made
- * by a purged copy of the library, badarg for anything else (hexagon_tpu_nif.c). */
-ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what);
+/* A handle term that is not a resource of the expected kind `want`: a :closed error for a handle
+ * of that kind made by a purged copy of the library, else an :invalid_argument error saying
+ * what the term is instead (a handle of another kind, a reference this library did not make,
+ * not a reference). Never badarg: a forged struct reaches it through the public API. */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want);
 
 /* {:error, {reason_atom, message, qnn_code, qnn_name}} from an HTPU_E* code and the calling
  * thread's htpu_last_error() / htpu_last_qnn_code(). */

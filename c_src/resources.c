@@ -114,7 +114,67 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   g->link = NULL;
 }
 
+/* ---- telling handles apart -------------------------------------------------------------------
+ * After a full purge of HexagonTpu.NIF and a fresh load from the same path, ERTS unlinks the old
+ * resource types but keeps each alive while resources of it are (their destructors still run),
+ * and this library's statics are the same mapping: so the types of earlier instances are kept
+ * here, and a term that matches one of them is a handle of a purged copy. A reference that
+ * matches no type, current or retired, was not made by this library at all. (A copy loaded from
+ * another path has statics of its own: its purged handles read as foreign ones.) A bounded
+ * ring: each purge-and-reload retires one set. Written only while the module is loaded (by
+ * ERTS, one load at a time), read by any scheduler: atomics. */
+#define RETIRED_SETS 8
+static ErlNifResourceType *_Atomic retired[RETIRED_SETS][NIF_KINDS];
+static unsigned retired_next; /* only touched by load */
+
+static ErlNifResourceType *current_type(nif_kind k) {
+  switch (k) {
+    case NIF_KIND_RUNTIME: return RUNTIME_RT;
+    case NIF_KIND_CONTEXT: return CONTEXT_RT;
+    case NIF_KIND_GRAPH: return GRAPH_RT;
+    case NIF_KIND_SHARED: return SHARED_RT;
+    case NIF_KIND_VIEW: return VIEW_RT;
+    case NIF_KINDS: break;
+  }
+  return NULL;
+}
+
+const char *nif_kind_name(nif_kind k) {
+  switch (k) {
+    case NIF_KIND_RUNTIME: return "runtime";
+    case NIF_KIND_CONTEXT: return "context";
+    case NIF_KIND_GRAPH: return "graph";
+    case NIF_KIND_SHARED: return "shared IO buffer";
+    case NIF_KIND_VIEW: return "shared IO view";
+    case NIF_KINDS: break;
+  }
+  return "handle";
+}
+
+nif_kind nif_handle_kind(ErlNifEnv *env, ERL_NIF_TERM term, int *purged) {
+  void *obj;
+  *purged = 0;
+  for (int k = 0; k < NIF_KINDS; k++) {
+    ErlNifResourceType *t = current_type((nif_kind)k);
+    if (t && enif_get_resource(env, term, t, &obj)) return (nif_kind)k;
+  }
+  /* Only compared with the term's own type, never followed: a retired type that has been freed
+   * meanwhile cannot be the type of a live resource of ours. */
+  for (int set = 0; set < RETIRED_SETS; set++) {
+    for (int k = 0; k < NIF_KINDS; k++) {
+      ErlNifResourceType *t = atomic_load(&retired[set][k]);
+      if (t && enif_get_resource(env, term, t, &obj)) {
+        *purged = 1;
+        return (nif_kind)k;
+      }
+    }
+  }
+  return NIF_KINDS;
+}
+
 int nif_resources_open(ErlNifEnv *env) {
+  ErlNifResourceType *before[NIF_KINDS];
+  for (int k = 0; k < NIF_KINDS; k++) before[k] = current_type((nif_kind)k);
   /* TAKEOVER: on upgrade the new library instance becomes the owner of live resources (and
    * their destructor), so the old one can be purged while models are still open. */
   ErlNifResourceFlags flags = ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER;
@@ -123,5 +183,10 @@ int nif_resources_open(ErlNifEnv *env) {
   GRAPH_RT = enif_open_resource_type(env, NULL, "htpu_graph", graph_dtor, flags, NULL);
   SHARED_RT = enif_open_resource_type(env, NULL, "htpu_shared", nif_shared_dtor, flags, NULL);
   VIEW_RT = enif_open_resource_type(env, NULL, "htpu_shared_view", nif_view_dtor, flags, NULL);
+  /* An upgrade takes the same types over; a load after a purge gets new ones: keep the old. */
+  if (before[NIF_KIND_RUNTIME] && before[NIF_KIND_RUNTIME] != RUNTIME_RT) {
+    unsigned set = retired_next++ % RETIRED_SETS;
+    for (int k = 0; k < NIF_KINDS; k++) atomic_store(&retired[set][k], before[k]);
+  }
   return (RUNTIME_RT && CONTEXT_RT && GRAPH_RT && SHARED_RT && VIEW_RT) ? 0 : -1;
 }

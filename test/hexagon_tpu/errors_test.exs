@@ -271,6 +271,80 @@ defmodule HexagonTpu.ErrorsTest do
       assert %{reason: :invalid_argument} = err(Graph.open(:ctx))
     end
 
+    test "a forged handle is not a hexagon_tpu handle, never a 'purged copy'", %{add: add} do
+      rt = Runtime.open!(backend: :reference)
+      ctx = Context.load!(rt, {:binary, build!(add_f32())})
+      {:ok, io} = Graph.alloc_io(add)
+      x = f32([1, 2, 3, 4])
+      not_ours = "the reference was not made by this library"
+
+      # {struct, what the message must say}: made by hand, another kind, not a reference
+      graphs = [
+        {%{add | ref: make_ref()}, not_ours},
+        {%{add | ref: ctx.ref}, "it is a context handle"},
+        {%{add | ref: rt.ref}, "it is a runtime handle"},
+        {%{add | ref: io.ref}, "it is a shared IO buffer handle"},
+        {%{add | ref: "x"}, "expected a reference, got a term that is not one"}
+      ]
+
+      for {g, detail} <- graphs,
+          call <- [
+            fn -> HexagonTpu.predict(g, [x, x]) end,
+            fn -> HexagonTpu.predict(g, [x, x], scheduler: :dirty_io) end,
+            fn -> HexagonTpu.predict_batch(g, [x, x]) end,
+            fn -> Graph.alloc_io(g) end,
+            fn -> Graph.timing(g) end,
+            fn -> HexagonTpu.predict(g, io) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu graph handle: #{detail}"
+        refute e.message =~ "purged"
+      end
+
+      for {c, detail} <- [
+            {%{ctx | ref: make_ref()}, not_ours},
+            {%{ctx | ref: add.ref}, "it is a graph handle"},
+            {%{ctx | ref: nil}, "expected a reference"}
+          ] do
+        e = err(Graph.open(c))
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu context handle: #{detail}"
+      end
+
+      for {r, detail} <- [
+            {%{rt | ref: make_ref()}, not_ours},
+            {%{rt | ref: ctx.ref}, "it is a context handle"}
+          ],
+          call <- [
+            fn -> Context.load(r, {:binary, build!(add_f32())}) end,
+            fn -> HexagonTpu.load_model({:binary, build!(add_f32())}, runtime: r) end,
+            fn -> Runtime.set_perf_profile(r, :burst) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu runtime handle: #{detail}"
+      end
+
+      for {forged, detail} <- [
+            {%{io | ref: make_ref()}, not_ours},
+            {%{io | ref: add.ref}, "it is a graph handle"}
+          ],
+          call <- [
+            fn -> HexagonTpu.SharedIO.write_input(forged, 0, x) end,
+            fn -> HexagonTpu.SharedIO.read_output(forged, 0, output: :binary) end,
+            fn -> HexagonTpu.predict(add, forged) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu shared IO buffer handle: #{detail}"
+      end
+
+      HexagonTpu.SharedIO.close(io)
+      Context.close(ctx)
+      Runtime.close(rt)
+    end
+
     test "a path with a NUL byte is refused, not cut at the NUL" do
       rt = Runtime.open!(backend: :reference)
       e = err(Context.load(rt, {:file, "a\0b"}))
