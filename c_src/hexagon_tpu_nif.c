@@ -299,6 +299,22 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
   return rc ? nif_make_error(env, rc) : ATOMS.ok;
 }
 
+/* runtime_usage(ref) -> {:ok, users, idle_ms} | {:error, reason}: the context and graph handles
+ * open on the runtime, and for how long there have been none (0 while there are). For retiring
+ * idle shared runtimes (HexagonTpu.Runtime.close_idle_shared/1). */
+static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
+  if (!atomic_load(&res->link->handle)) return nif_closed_error(env, "runtime");
+  unsigned users;
+  int64_t idle_ms;
+  nif_link_usage(res->link, &users, &idle_ms);
+  return enif_make_tuple3(env, ATOMS.ok, enif_make_uint(env, users),
+                          enif_make_int64(env, idle_ms));
+}
+
 /* ---- context ------------------------------------------------------------------------------ */
 
 static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
@@ -319,6 +335,7 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   atomic_init(&res->handle, ctx);
   nif_link_retain(link);
   res->link = link;
+  nif_link_user_opened(link);
   nif_live_init(&res->live);
   nif_live_add(&res->live, NIF_LIVE_CONTEXT);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
@@ -366,6 +383,7 @@ static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
   htpu_context *h = atomic_exchange(&res->handle, NULL);
+  if (h) nif_link_user_left(res->link);
   htpu_context_close(&h);
   return ATOMS.ok;
 }
@@ -424,6 +442,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph descriptors)");
   }
   ERL_NIF_TERM info = nif_make_graph_info(env, gi);
+  nif_link_user_opened(res->link); /* before the handle is out: a close then finds it counted */
   atomic_store(&res->handle, g);
   nif_live_add(&res->live, NIF_LIVE_GRAPH);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
@@ -437,6 +456,7 @@ static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
   htpu_graph *h = atomic_exchange(&res->handle, NULL);
+  if (h) nif_link_user_left(res->link);
   htpu_graph_close(&h);
   return ATOMS.ok;
 }
@@ -600,7 +620,7 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *    never wait: the buffer is kept alive by a reference count, not a lock.
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
- *  - stats, handle_alive: atomic loads only: normal scheduler.
+ *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
  *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -616,6 +636,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"runtime_usage", 1, nif_runtime_usage, 0},
     {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute_shared", 3, nif_graph_execute_shared, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"shared_write", 4, nif_shared_write, 0},

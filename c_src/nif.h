@@ -62,11 +62,22 @@ typedef struct nif_rt_link {
   ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
   atomic_int fallback_warned;
+  /* Open context and graph handles loaded on the runtime (a closed or collected one no longer
+   * counts, unlike `refs`), and when the last of them went (CLOCK_MONOTONIC ms; the link's
+   * creation before any): what HexagonTpu.Runtime.close_idle_shared/1 asks (runtime_usage). */
+  _Atomic unsigned users;
+  _Atomic int64_t idle_since_ms;
 } nif_rt_link;
 
 nif_rt_link *nif_link_new(htpu_runtime *h); /* refs = 1; NULL when out of memory */
 void nif_link_retain(nif_rt_link *l);
 void nif_link_release(nif_rt_link *l);     /* NULL is a no-op */
+/* A context or graph handle on the runtime was opened / was taken out (closed, collected,
+ * close_all): call once each, the latter only by whoever swapped a non-NULL handle out. */
+void nif_link_user_opened(nif_rt_link *l);
+void nif_link_user_left(nif_rt_link *l);
+/* Open users now, and for how long (ms) there have been none (0 while there are users). */
+void nif_link_usage(nif_rt_link *l, unsigned *users, int64_t *idle_ms);
 
 typedef struct nif_runtime {
   nif_rt_link *link;

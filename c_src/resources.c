@@ -1,5 +1,6 @@
 /* resources.c - the resource types, their destructors, and the runtime link. */
 #include <string.h>
+#include <time.h>
 
 #include "nif.h"
 
@@ -10,6 +11,14 @@ ErlNifResourceType *SHARED_RT;
 ErlNifResourceType *VIEW_RT;
 
 /* ---- runtime link -------------------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC, not enif_monotonic_time: the destructors that call it may run on any thread
+ * that releases a resource, and only durations are compared. */
+static int64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 nif_rt_link *nif_link_new(htpu_runtime *h) {
   nif_rt_link *l = enif_alloc(sizeof *l);
@@ -22,6 +31,8 @@ nif_rt_link *nif_link_new(htpu_runtime *h) {
   atomic_init(&l->refs, 1);
   atomic_init(&l->handle, h);
   atomic_init(&l->fallback_warned, 0);
+  atomic_init(&l->users, 0);
+  atomic_init(&l->idle_since_ms, monotonic_ms());
   nif_live_init(&l->live);
   nif_live_add(&l->live, NIF_LIVE_RUNTIME);
   return l;
@@ -36,6 +47,22 @@ void nif_link_release(nif_rt_link *l) {
   nif_live_remove(&l->live);
   enif_mutex_destroy(l->lock);
   enif_free(l);
+}
+
+void nif_link_user_opened(nif_rt_link *l) {
+  if (l) atomic_fetch_add(&l->users, 1);
+}
+
+void nif_link_user_left(nif_rt_link *l) {
+  /* A user opened right after the count reached 0 makes the stamp moot: only a count of 0 is
+   * ever read together with it. */
+  if (l && atomic_fetch_sub(&l->users, 1) == 1) atomic_store(&l->idle_since_ms, monotonic_ms());
+}
+
+void nif_link_usage(nif_rt_link *l, unsigned *users, int64_t *idle_ms) {
+  *users = atomic_load(&l->users);
+  int64_t since = atomic_load(&l->idle_since_ms), now = monotonic_ms();
+  *idle_ms = *users || now < since ? 0 : now - since;
 }
 
 /* ---- tensor info copies ---------------------------------------------------------------------- */
@@ -93,7 +120,9 @@ static void context_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_context *c = obj;
   nif_live_remove(&c->live);
-  nif_reaper_push(REAP_CONTEXT, atomic_exchange(&c->handle, NULL));
+  htpu_context *h = atomic_exchange(&c->handle, NULL);
+  if (h) nif_link_user_left(c->link);
+  nif_reaper_push(REAP_CONTEXT, h);
   nif_link_release(c->link);
   c->link = NULL;
 }
@@ -102,7 +131,9 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_graph *g = obj;
   nif_live_remove(&g->live);
-  nif_reaper_push(REAP_GRAPH, atomic_exchange(&g->handle, NULL));
+  htpu_graph *h = atomic_exchange(&g->handle, NULL);
+  if (h) nif_link_user_left(g->link);
+  nif_reaper_push(REAP_GRAPH, h);
   /* Nobody else can reach the resource any more (a shared IO buffer made from it holds a
    * reference), so its copied tensor infos can go now. */
   if (g->tensors) {
