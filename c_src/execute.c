@@ -81,7 +81,7 @@ static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, unsigne
   size_t io_bytes = 0;
   *why = HTPU_DECLINE_NONE;
   if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res)) {
-    *ret = nif_bad_handle(env, argv[0], "graph");
+    *ret = nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
     return 0;
   }
   if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out)) {
@@ -299,7 +299,7 @@ ERL_NIF_TERM nif_graph_timing(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   (void)argc;
   nif_graph *res;
   if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
-    return nif_bad_handle(env, argv[0], "graph");
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   htpu_graph *h = atomic_load(&res->handle);
   if (!h) return nif_closed_error(env, "graph");
   htpu_graph_timing t;

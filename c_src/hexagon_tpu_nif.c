@@ -10,6 +10,8 @@
  * on a dirty IO scheduler; short executes may run on a normal one (execute.c); see the table
  * at the bottom for the reasons.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +28,33 @@ ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
 }
 
-/* A handle term that is not a resource of our type. After the NIF module is purged (not
+/* A handle term that is not a resource of the kind wanted. After the NIF module is purged (not
  * upgraded), ERTS unlinks the old resource types: handles made before are still references
- * (their destructors still run) but no longer match the reloaded library's types. That is a
- * :closed error ("closed or invalid", as the C API says), not a crash; any other term is a bug
- * in lib/ and raises badarg. */
-ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what) {
-  if (!enif_is_ref(env, term)) return enif_make_badarg(env);
-  return nif_make_error_msg(env, HTPU_ECLOSED,
-                            "the %s handle was made by a purged copy of the NIF library; open "
-                            "it again",
+ * (their destructors still run) but no longer match the reloaded library's types; those of the
+ * kind wanted are a :closed error ("closed or invalid", as the C API says). Anything else is
+ * not a handle of that kind at all, e.g. a struct built by hand around make_ref(): an
+ * :invalid_argument error saying what it is, not a misleading "purged" (resources.c). */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want) {
+  const char *what = nif_kind_name(want);
+  if (!enif_is_ref(env, term))
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "not a hexagon_tpu %s handle: expected a reference, got a term "
+                              "that is not one",
+                              what);
+  int purged;
+  nif_kind k = nif_handle_kind(env, term, &purged);
+  if (k == want && purged)
+    return nif_make_error_msg(env, HTPU_ECLOSED,
+                              "the %s handle was made by a purged copy of the NIF library; open "
+                              "it again",
+                              what);
+  if (k != NIF_KINDS)
+    return nif_make_error_msg(env, HTPU_EINVAL, "not a hexagon_tpu %s handle: it is a %s handle%s",
+                              what, nif_kind_name(k),
+                              purged ? " (of a purged copy of the NIF library)" : "");
+  return nif_make_error_msg(env, HTPU_EINVAL,
+                            "not a hexagon_tpu %s handle: the reference was not made by this "
+                            "library (a struct built by hand?)",
                             what);
 }
 
@@ -66,32 +85,56 @@ static char *dup_cstr(const char *s) {
 }
 
 int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
-                     unsigned *count) {
+              unsigned *count, char *why, size_t why_len) {
   *count = 0;
   ERL_NIF_TERM head, tail = list;
   while (enif_get_list_cell(env, tail, &head, &tail)) {
     const ERL_NIF_TERM *kv;
     int arity;
     char *name = NULL, *value = NULL;
-    if (*count >= max || !enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
-        nif_get_cstring_or_nil(env, kv[0], &name) || !name ||
-        nif_get_cstring_or_nil(env, kv[1], &value)) {
+    if (*count >= max) {
+      snprintf(why, why_len, "more than %u entries", max);
+      return -1;
+    }
+    if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+        nif_get_cstring_or_nil(env, kv[0], &name) || !name || !name[0] || strchr(name, '=')) {
       if (name) enif_free(name);
+      snprintf(why, why_len,
+               "an entry is not {name, value | nil} with a non-empty name without '=' or NUL");
+      return -1;
+    }
+    if (nif_get_cstring_or_nil(env, kv[1], &value)) {
+      enif_free(name);
+      snprintf(why, why_len, "the value of an entry is neither nil nor a string without NUL");
       return -1;
     }
     const char *old = getenv(name);
     saved[*count].name = name;
     saved[*count].old = old ? dup_cstr(old) : NULL;
     (*count)++;
-    if (value) {
-      setenv(name, value, 1);
-      enif_free(value);
-    } else {
-      unsetenv(name);
+    int rc = value ? setenv(name, value, 1) : unsetenv(name);
+    if (value) enif_free(value);
+    if (rc != 0) {
+      snprintf(why, why_len, "setting '%s' failed: %s", name, strerror(errno));
+      return -1;
     }
   }
-  return enif_is_empty_list(env, tail) ? 0 : -1;
+  if (!enif_is_empty_list(env, tail)) {
+    snprintf(why, why_len, "not a proper list");
+    return -1;
+  }
+  return 0;
 }
+
+/* HexagonTpu.Runtime.open/1 checks these first; this is the backstop for any other caller of
+ * HexagonTpu.NIF: an :invalid_argument error naming the option and what it takes, never a
+ * badarg, which would raise out of a function whose callers expect error tuples. */
+static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const char *expected) {
+  return nif_make_error_msg(env, HTPU_EINVAL, "runtime option %s: expected %s", name, expected);
+}
+
+#define U32_EXPECTED "an integer in 0..4294967295"
+#define CSTRING_EXPECTED "nil or a string without NUL bytes"
 
 /* ---- runtime ------------------------------------------------------------------------------ */
 
@@ -112,22 +155,43 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
 
   htpu_runtime_options o;
   htpu_runtime_options_init(&o);
-  if (!enif_is_map(env, argv[0])) return enif_make_badarg(env);
-  if ((map_get(env, argv[0], ATOMS.backend_lib, &v) && nif_get_cstring_or_nil(env, v, &backend_lib)) ||
-      (map_get(env, argv[0], ATOMS.system_lib, &v) && nif_get_cstring_or_nil(env, v, &system_lib)) ||
-      (map_get(env, argv[0], ATOMS.dsp_library_path, &v) && nif_get_cstring_or_nil(env, v, &dsp_path)) ||
-      (map_get(env, argv[0], ATOMS.backend_id, &v) && !enif_get_uint(env, v, &o.backend_id)) ||
-      (map_get(env, argv[0], ATOMS.log_level, &v) && !enif_get_uint(env, v, &o.log_level)) ||
-      (map_get(env, argv[0], ATOMS.fastrpc_lib, &v) && nif_get_cstring_or_nil(env, v, &fastrpc_lib)) ||
-      (map_get(env, argv[0], ATOMS.recovery_retries, &v) &&
-       !enif_get_uint(env, v, &o.recovery_retries)) ||
-      (map_get(env, argv[0], ATOMS.startup_retries, &v) &&
-       !enif_get_uint(env, v, &o.startup_retries)) ||
-      (map_get(env, argv[0], ATOMS.startup_retry_delay_ms, &v) &&
-       !enif_get_uint(env, v, &o.startup_retry_delay_ms)) ||
-      (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
-       nif_get_perf_profile(env, v, &o.perf_profile))) {
-    ret = enif_make_badarg(env);
+  if (!enif_is_map(env, argv[0])) return bad_runtime_option(env, "map", "a map of options");
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    char **out;
+  } strs[] = {{ATOMS.backend_lib, "backend_lib", &backend_lib},
+              {ATOMS.system_lib, "system_lib", &system_lib},
+              {ATOMS.dsp_library_path, "dsp_library_path", &dsp_path},
+              {ATOMS.fastrpc_lib, "fastrpc_lib", &fastrpc_lib}};
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    uint32_t *out;
+  } u32s[] = {{ATOMS.backend_id, "backend_id", &o.backend_id},
+              {ATOMS.log_level, "log_level", &o.log_level},
+              {ATOMS.recovery_retries, "recovery_retries", &o.recovery_retries},
+              {ATOMS.startup_retries, "startup_retries", &o.startup_retries},
+              {ATOMS.startup_retry_delay_ms, "startup_retry_delay_ms", &o.startup_retry_delay_ms}};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    if (map_get(env, argv[0], strs[i].key, &v) && nif_get_cstring_or_nil(env, v, strs[i].out)) {
+      ret = bad_runtime_option(env, strs[i].name, CSTRING_EXPECTED);
+      goto out;
+    }
+  }
+  for (size_t i = 0; i < sizeof u32s / sizeof u32s[0]; i++) {
+    unsigned u; /* 32 bits on every target (ILP32, LP64) */
+    if (map_get(env, argv[0], u32s[i].key, &v)) {
+      if (!enif_get_uint(env, v, &u)) {
+        ret = bad_runtime_option(env, u32s[i].name, U32_EXPECTED);
+        goto out;
+      }
+      *u32s[i].out = u;
+    }
+  }
+  if (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
+      nif_get_perf_profile(env, v, &o.perf_profile)) {
+    ret = bad_runtime_option(env, "perf_profile", "nil or a performance profile name (atom)");
     goto out;
   }
   if (map_get(env, argv[0], ATOMS.skip_device, &v)) o.skip_device = enif_is_identical(v, ATOMS.true_);
@@ -137,9 +201,10 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
   if (fastrpc_lib) o.fastrpc_lib = fastrpc_lib;
 
   if (map_get(env, argv[0], ATOMS.env, &v)) {
+    char why[160];
     env_applied = 1;
-    if (env_apply(env, v, saved, MAX_ENV, &n_saved)) {
-      ret = enif_make_badarg(env);
+    if (env_apply(env, v, saved, MAX_ENV, &n_saved, why, sizeof why)) {
+      ret = nif_make_error_msg(env, HTPU_EINVAL, "runtime option env: %s", why);
       goto out;
     }
   }
@@ -203,7 +268,7 @@ static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TER
   (void)argc;
   nif_runtime *res;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   ERL_NIF_TERM ret;
   enif_mutex_lock(res->link->lock);
   htpu_runtime *h = atomic_load(&res->link->handle);
@@ -226,12 +291,28 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
   nif_runtime *res;
   htpu_perf_profile p;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_perf_profile(env, argv[1], &p)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&res->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
   int rc = htpu_runtime_set_perf_profile(h, p);
   return rc ? nif_make_error(env, rc) : ATOMS.ok;
+}
+
+/* runtime_usage(ref) -> {:ok, users, idle_ms} | {:error, reason}: the context and graph handles
+ * open on the runtime, and for how long there have been none (0 while there are). For retiring
+ * idle shared runtimes (HexagonTpu.Runtime.close_idle_shared/1). */
+static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
+  if (!atomic_load(&res->link->handle)) return nif_closed_error(env, "runtime");
+  unsigned users;
+  int64_t idle_ms;
+  nif_link_usage(res->link, &users, &idle_ms);
+  return enif_make_tuple3(env, ATOMS.ok, enif_make_uint(env, users),
+                          enif_make_int64(env, idle_ms));
 }
 
 /* ---- context ------------------------------------------------------------------------------ */
@@ -254,6 +335,7 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   atomic_init(&res->handle, ctx);
   nif_link_retain(link);
   res->link = link;
+  nif_link_user_opened(link);
   nif_live_init(&res->live);
   nif_live_add(&res->live, NIF_LIVE_CONTEXT);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
@@ -266,7 +348,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   nif_runtime *rt;
   char *path = NULL;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
     if (path) enif_free(path);
     return enif_make_badarg(env);
@@ -284,7 +366,7 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   nif_runtime *rt;
   ErlNifBinary bin;
   if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
-    return nif_bad_handle(env, argv[0], "runtime");
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
@@ -301,6 +383,7 @@ static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
   htpu_context *h = atomic_exchange(&res->handle, NULL);
+  if (h) nif_link_user_left(res->link);
   htpu_context_close(&h);
   return ATOMS.ok;
 }
@@ -330,7 +413,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   nif_context *cres;
   char *name = NULL;
   if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&cres))
-    return nif_bad_handle(env, argv[0], "context");
+    return nif_bad_handle(env, argv[0], NIF_KIND_CONTEXT);
   if (nif_get_cstring_or_nil(env, argv[1], &name)) return enif_make_badarg(env);
   htpu_context *ch = atomic_load(&cres->handle);
   htpu_graph *g = NULL;
@@ -359,6 +442,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph descriptors)");
   }
   ERL_NIF_TERM info = nif_make_graph_info(env, gi);
+  nif_link_user_opened(res->link); /* before the handle is out: a close then finds it counted */
   atomic_store(&res->handle, g);
   nif_live_add(&res->live, NIF_LIVE_GRAPH);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
@@ -372,6 +456,7 @@ static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
   htpu_graph *h = atomic_exchange(&res->handle, NULL);
+  if (h) nif_link_user_left(res->link);
   htpu_graph_close(&h);
   return ATOMS.ok;
 }
@@ -408,12 +493,15 @@ static ERL_NIF_TERM nif_close_all(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
 
 /* ---- counters ----------------------------------------------------------------------------- */
 
-/* set_max_binary_bytes(bytes) -> :ok: the process-wide limit on context binary files (0 = the
+/* set_max_binary_bytes(bytes) -> :ok | {:error, reason}: the process-wide limit on context binary files (0 = the
  * default); max_binary_bytes() -> bytes. An atomic store/load: a normal scheduler. */
 static ERL_NIF_TERM nif_set_max_binary_bytes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ErlNifUInt64 bytes;
-  if (!enif_get_uint64(env, argv[0], &bytes)) return enif_make_badarg(env);
+  if (!enif_get_uint64(env, argv[0], &bytes))
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "max_binary_bytes: expected an integer in "
+                              "0..18446744073709551615 (0: the default)");
   htpu_set_max_binary_bytes(bytes);
   return ATOMS.ok;
 }
@@ -532,7 +620,7 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *    never wait: the buffer is kept alive by a reference count, not a lock.
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
- *  - stats, handle_alive: atomic loads only: normal scheduler.
+ *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
  *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -548,6 +636,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"runtime_usage", 1, nif_runtime_usage, 0},
     {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute_shared", 3, nif_graph_execute_shared, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"shared_write", 4, nif_shared_write, 0},

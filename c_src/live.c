@@ -66,12 +66,16 @@ static int close_one(nif_live *n, nif_live_kind kind) {
       return 1;
     }
     case NIF_LIVE_GRAPH: {
-      htpu_graph *h = atomic_exchange(&CONTAINER(n, nif_graph)->handle, NULL);
+      nif_graph *g = CONTAINER(n, nif_graph);
+      htpu_graph *h = atomic_exchange(&g->handle, NULL);
+      if (h) nif_link_user_left(g->link);
       nif_reaper_push(REAP_GRAPH, h);
       return h != NULL;
     }
     case NIF_LIVE_CONTEXT: {
-      htpu_context *h = atomic_exchange(&CONTAINER(n, nif_context)->handle, NULL);
+      nif_context *c = CONTAINER(n, nif_context);
+      htpu_context *h = atomic_exchange(&c->handle, NULL);
+      if (h) nif_link_user_left(c->link);
       nif_reaper_push(REAP_CONTEXT, h);
       return h != NULL;
     }

@@ -62,11 +62,22 @@ typedef struct nif_rt_link {
   ErlNifMutex *lock;
   _Atomic(htpu_runtime *) handle;
   atomic_int fallback_warned;
+  /* Open context and graph handles loaded on the runtime (a closed or collected one no longer
+   * counts, unlike `refs`), and when the last of them went (CLOCK_MONOTONIC ms; the link's
+   * creation before any): what HexagonTpu.Runtime.close_idle_shared/1 asks (runtime_usage). */
+  _Atomic unsigned users;
+  _Atomic int64_t idle_since_ms;
 } nif_rt_link;
 
 nif_rt_link *nif_link_new(htpu_runtime *h); /* refs = 1; NULL when out of memory */
 void nif_link_retain(nif_rt_link *l);
 void nif_link_release(nif_rt_link *l);     /* NULL is a no-op */
+/* A context or graph handle on the runtime was opened / was taken out (closed, collected,
+ * close_all): call once each, the latter only by whoever swapped a non-NULL handle out. */
+void nif_link_user_opened(nif_rt_link *l);
+void nif_link_user_left(nif_rt_link *l);
+/* Open users now, and for how long (ms) there have been none (0 while there are users). */
+void nif_link_usage(nif_rt_link *l, unsigned *users, int64_t *idle_ms);
 
 typedef struct nif_runtime {
   nif_rt_link *link;
@@ -141,6 +152,20 @@ extern ErlNifResourceType *VIEW_RT;
 /* Opens (or takes over, on upgrade) the resource types. Returns 0 or -1. */
 int nif_resources_open(ErlNifEnv *env);
 
+/* The kinds of handle terms, for telling a wrong handle apart from a foreign one. */
+typedef enum nif_kind {
+  NIF_KIND_RUNTIME,
+  NIF_KIND_CONTEXT,
+  NIF_KIND_GRAPH,
+  NIF_KIND_SHARED,
+  NIF_KIND_VIEW,
+  NIF_KINDS /* none: not a resource this library made */
+} nif_kind;
+/* Which of this library's resource types `term` is, of this instance or (*purged = 1) of an
+ * earlier instance of this very library that was purged; NIF_KINDS for anything else. */
+nif_kind nif_handle_kind(ErlNifEnv *env, ERL_NIF_TERM term, int *purged);
+const char *nif_kind_name(nif_kind k); /* "runtime", "context", "graph", ... */
+
 /* ---- reaper (reaper.c) ---------------------------------------------------------------------
  * A thread that runs htpu_*_close for handles dropped by garbage collection: those frees may
  * wait on the DSP (and on in-flight executes), which must never happen on a normal scheduler.
@@ -185,13 +210,16 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
 
 /* Test hook (HexagonTpu.Runtime.open/1's and Graph.alloc_io/2's `env:`): applies
  * [{name, value | nil}] with setenv/unsetenv, recording the previous values in `saved` so
- * env_restore can put them back. Not safe against concurrent getenv in other threads. */
+ * env_restore can put them back (also after a failure: what was applied is recorded). Not safe
+ * against concurrent getenv in other threads. 0, or -1 with `why` saying what was wrong: more
+ * than `max` entries, a name empty or with '=' or NUL, a value with NUL, not a proper list. */
 typedef struct env_entry {
   char *name;
   char *old; /* NULL: was unset */
 } env_entry;
 #define MAX_ENV 16
-int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max, unsigned *count);
+int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max, unsigned *count,
+              char *why, size_t why_len);
 void env_restore(env_entry *saved, unsigned n);
 
 /* nil -> HTPU_PERF_DEFAULT, an atom -> htpu_perf_profile_from_name. 0 or -1. */
@@ -226,9 +254,11 @@ void nif_sched_counts_get(nif_sched_counts *out);
 
 /* {:error, {:closed, "the <what> is closed", ...}}. */
 ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what);
-/* A handle term that is not a live resource of our type: a :closed error for a reference made
- * by a purged copy of the library, badarg for anything else (hexagon_tpu_nif.c). */
-ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, const char *what);
+/* A handle term that is not a resource of the expected kind `want`: a :closed error for a handle
+ * of that kind made by a purged copy of the library, else an :invalid_argument error saying
+ * what the term is instead (a handle of another kind, a reference this library did not make,
+ * not a reference). Never badarg: a forged struct reaches it through the public API. */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want);
 
 /* {:error, {reason_atom, message, qnn_code, qnn_name}} from an HTPU_E* code and the calling
  * thread's htpu_last_error() / htpu_last_qnn_code(). */

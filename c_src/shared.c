@@ -89,11 +89,8 @@ void nif_view_dtor(ErlNifEnv *env, void *obj) {
 ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_graph *g;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g)) {
-    if (!enif_is_ref(env, argv[0])) return enif_make_badarg(env);
-    return nif_make_error_msg(env, HTPU_ECLOSED,
-                              "the graph handle was made by a purged copy of the NIF library");
-  }
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g))
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
 
@@ -103,10 +100,11 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   htpu_shared *buf = NULL;
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
-  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved)) {
+  char why[160];
+  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved, why, sizeof why)) {
     env_restore(saved, n_saved);
     enif_free(io);
-    return enif_make_badarg(env);
+    return nif_make_error_msg(env, HTPU_EINVAL, "alloc_io option env: %s", why);
   }
   int rc = htpu_graph_alloc_io(h, io, io + n_in, &buf);
   env_restore(saved, n_saved);
@@ -192,8 +190,8 @@ static ERL_NIF_TERM shared_write_impl(ErlNifEnv *env, int argc, const ERL_NIF_TE
   nif_shared *sh;
   unsigned idx;
   ErlNifBinary bin;
-  if (!get_shared(env, argv[0], &sh) || !enif_get_uint(env, argv[1], &idx) ||
-      !enif_inspect_binary(env, argv[2], &bin))
+  if (!get_shared(env, argv[0], &sh)) return nif_bad_handle(env, argv[0], NIF_KIND_SHARED);
+  if (!enif_get_uint(env, argv[1], &idx) || !enif_inspect_binary(env, argv[2], &bin))
     return enif_make_badarg(env);
   int quantize = enif_is_identical(argv[3], ATOMS.quantize);
   if (!quantize && !enif_is_identical(argv[3], ATOMS.raw)) return enif_make_badarg(env);
@@ -261,8 +259,8 @@ static ERL_NIF_TERM shared_read_impl(ErlNifEnv *env, int argc, const ERL_NIF_TER
   (void)argc;
   nif_shared *sh;
   unsigned idx;
-  if (!get_shared(env, argv[0], &sh) || !enif_get_uint(env, argv[1], &idx))
-    return enif_make_badarg(env);
+  if (!get_shared(env, argv[0], &sh)) return nif_bad_handle(env, argv[0], NIF_KIND_SHARED);
+  if (!enif_get_uint(env, argv[1], &idx)) return enif_make_badarg(env);
   ERL_NIF_TERM mode = argv[2];
   if (!enif_is_identical(mode, ATOMS.copy) && !enif_is_identical(mode, ATOMS.dequantize) &&
       !enif_is_identical(mode, ATOMS.view))
@@ -337,13 +335,10 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
   nif_graph *g;
   nif_shared *sh;
   htpu_exec_options xo;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g)) {
-    if (!enif_is_ref(env, argv[0])) return enif_make_badarg(env);
-    return nif_make_error_msg(env, HTPU_ECLOSED,
-                              "the graph handle was made by a purged copy of the NIF library");
-  }
-  if (!get_shared(env, argv[1], &sh) || nif_exec_options(env, argv[2], &xo))
-    return enif_make_badarg(env);
+  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g))
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
+  if (!get_shared(env, argv[1], &sh)) return nif_bad_handle(env, argv[1], NIF_KIND_SHARED);
+  if (nif_exec_options(env, argv[2], &xo)) return enif_make_badarg(env);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
   if (sh->graph != g)

@@ -72,18 +72,21 @@ defmodule HexagonTpu do
     {rt_opts, own} = Options.split(opts, rt_names)
 
     spec = %{
-      graph: {:string_or_nil, "a graph name (string) or nil", nil},
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
       scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
       runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil}
     }
 
-    with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2"),
-         {:ok, runtime} <- runtime(o.runtime, rt_opts),
-         {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
-      # The graph keeps the context alive, so the model needs only the graph's handle.
-      result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
-      Context.close(ctx)
-      result
+    with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
+      # A shared runtime is held until the graph is open (and so keeps it in use).
+      with_runtime(o.runtime, rt_opts, fn runtime ->
+        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
+          # The graph keeps the context alive, so the model needs only the graph's handle.
+          result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
+          Context.close(ctx)
+          result
+        end
+      end)
     end
   end
 
@@ -227,10 +230,10 @@ defmodule HexagonTpu do
   def unwrap!({:ok, value}), do: value
   def unwrap!({:error, %Error{} = error}), do: raise(error)
 
-  defp runtime(nil, rt_opts), do: Runtime.shared(rt_opts)
-  defp runtime(%Runtime{} = rt, []), do: {:ok, rt}
+  defp with_runtime(nil, rt_opts, fun), do: Runtime.with_shared(rt_opts, fun)
+  defp with_runtime(%Runtime{} = rt, [], fun), do: fun.(rt)
 
-  defp runtime(%Runtime{}, rt_opts) do
+  defp with_runtime(%Runtime{}, rt_opts, _fun) do
     {:error,
      Error.new(
        :invalid_option,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,4 +65,48 @@ int file_read_exact(int fd, const char *path, void *buf, size_t len, char *err, 
     got += (size_t)n;
   }
   return 0;
+}
+
+int file_read_unsized(int fd, const char *path, uint64_t limit, void **out, size_t *len,
+                      char *err, size_t err_len) {
+  *out = NULL;
+  *len = 0;
+  /* one byte past the limit tells "more than the limit" from "exactly the limit" */
+  uint64_t want = limit < SIZE_MAX - 1 ? limit + 1 : SIZE_MAX;
+  size_t cap = want < 4096 ? (size_t)want : 4096, got = 0;
+  char *buf = malloc(cap ? cap : 1);
+  if (!buf) {
+    snprintf(err, err_len, "out of memory reading '%s'", path);
+    return -1;
+  }
+  for (;;) {
+    if (got == cap) {
+      if (cap >= want) break; /* limit + 1 bytes read: too large */
+      size_t next = cap > want / 2 ? (size_t)want : cap * 2;
+      char *grown = realloc(buf, next);
+      if (!grown) {
+        free(buf);
+        snprintf(err, err_len, "out of memory reading '%s' (%zu bytes so far)", path, got);
+        return -1;
+      }
+      buf = grown;
+      cap = next;
+    }
+    ssize_t n = read(fd, buf + got, cap - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      snprintf(err, err_len, "reading '%s' failed after %zu bytes: %s", path, got,
+               strerror(errno));
+      free(buf);
+      return -1;
+    }
+    if (n == 0) {
+      *out = buf;
+      *len = got;
+      return 0;
+    }
+    got += (size_t)n;
+  }
+  free(buf);
+  return 1;
 }

@@ -5,7 +5,9 @@
  * good), and a device or socket may block on read or never end. The file is opened with
  * O_NONBLOCK, checked to be a regular file (else refused, saying what it is), and only then
  * switched back to blocking reads. The size comes from the same fstat, so a caller can refuse a
- * file that is too large before it allocates anything.
+ * file that is too large before it allocates anything. A regular file whose size is 0 may still
+ * have content (procfs and sysfs files report 0): such a file is read to its end, with a bound
+ * (file_read_unsized), never taken as empty from its size.
  *
  * Shared by the core (context binaries), the htpu command (input files) and the reference
  * builder (data files).
@@ -23,6 +25,13 @@ int file_open_regular(const char *path, uint64_t *size, char *err, size_t err_le
 
 /* Reads exactly len bytes from fd; 0, or -1 with `err` set (read error, or the file shrank). */
 int file_read_exact(int fd, const char *path, void *buf, size_t len, char *err, size_t err_len);
+
+/* Reads fd to end of file, for a file whose fstat size was 0 (/proc/self/status and the like:
+ * the size says nothing, the content is made on read). Keeps at most `limit` bytes: returns 0
+ * with *out (malloc'd, free() it; never NULL, even for 0 bytes) and *len, 1 when the file has
+ * more than `limit` bytes (nothing kept), or -1 with `err` set (read error, out of memory). */
+int file_read_unsized(int fd, const char *path, uint64_t limit, void **out, size_t *len,
+                      char *err, size_t err_len);
 
 /* "a FIFO (named pipe)", "a directory", "a character device", ... for a st_mode. */
 const char *file_kind_name(unsigned mode);

@@ -79,12 +79,31 @@ int read_whole_file(const char *path, void **out, size_t *out_len) {
   /* never blocks: a FIFO, device or socket is refused before anything is read from it */
   int fd = file_open_regular(path, &size, err, sizeof err);
   if (fd < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
+  uint64_t limit = htpu_max_binary_bytes();
   if (size == 0) {
+    /* 0 from fstat is not "empty" for procfs-like files: read to the end, within the limit */
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = file_read_unsized(fd, path, limit, &buf, &len, err, sizeof err);
     close(fd);
-    return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary", path);
+    if (rc < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
+    if (rc > 0)
+      return htpu_set_error(HTPU_EMODEL, 0,
+                            "'%s' has more than the %" PRIu64 "-byte limit for a context "
+                            "binary (read to its end: its size, like a /proc file's, is "
+                            "reported as 0); raise it with htpu_set_max_binary_bytes "
+                            "(HTPU_MAX_BINARY_BYTES) if it is one",
+                            path, limit);
+    if (len == 0) {
+      free(buf);
+      return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary",
+                            path);
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
   }
   /* refused before a byte is allocated: a huge (or sparse) file costs neither memory nor time */
-  uint64_t limit = htpu_max_binary_bytes();
   if (size > limit || size > SIZE_MAX) {
     close(fd);
     return htpu_set_error(HTPU_EMODEL, 0,

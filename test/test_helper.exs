@@ -17,6 +17,11 @@ end
 # slows a passing run.
 ExUnit.start(assert_receive_timeout: 5_000, timeout: 300_000)
 
+# Shared runtimes stay open until close_shared/0 here, as the tests' live-handle baselines
+# assume: a runtime retired by the timer in the middle of another test would move its counts.
+# The retirement has its own tests (shared_runtime_test.exs), which set the period themselves.
+Application.put_env(:hexagon_tpu, :shared_runtime_idle_ms, :infinity)
+
 # The package needs only Erlang's :logger (kernel); Elixir's Logger application, which
 # capture_log and @tag :capture_log need, is started here for every test file, so none depends
 # on another module having started it first.

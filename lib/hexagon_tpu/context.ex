@@ -93,21 +93,24 @@ defmodule HexagonTpu.Context do
   def close(%__MODULE__{ref: ref}), do: NIF.context_close(ref)
 
   # The core's limit is process-wide and C reads no Elixir environment (System.put_env never
-  # reaches getenv): the application's setting is handed over before each load.
+  # reaches getenv): the application's setting is handed over before each load. The core takes
+  # a uint64_t, 0 meaning its default: so 1..2^64-1 here.
+  @max_uint64 18_446_744_073_709_551_615
+
   defp apply_max_binary_bytes do
     case Application.get_env(:hexagon_tpu, :max_binary_bytes) do
       nil ->
         :ok
 
-      n when is_integer(n) and n > 0 ->
-        NIF.set_max_binary_bytes(n)
+      n when is_integer(n) and n > 0 and n <= @max_uint64 ->
+        Error.wrap(NIF.set_max_binary_bytes(n))
 
       other ->
         {:error,
          Error.new(
            :invalid_option,
-           "expected the :hexagon_tpu application's :max_binary_bytes to be a positive " <>
-             "integer (bytes), got #{inspect(other)}"
+           "expected the :hexagon_tpu application's :max_binary_bytes to be an integer in " <>
+             "1..#{@max_uint64} (bytes), got #{inspect(other)}"
          )}
     end
   end

@@ -9,7 +9,7 @@ defmodule HexagonTpu.Error do
   |---|---|
   | `:mismatch` | input count, shape, type or byte size differs from the graph (`:tensor` names the tensor) |
   | `:invalid_option` | unknown option or bad option value (e.g. a `:perf_profile` that is not one of `HexagonTpu.Runtime.perf_profiles/0`) |
-  | `:invalid_argument` | a bad argument (e.g. not a list of inputs) |
+  | `:invalid_argument` | a bad argument (e.g. not a list of inputs, or a struct whose `:ref` is not a hexagon_tpu handle of its kind: "not a hexagon_tpu graph handle: ...") |
   | `:closed` | the runtime, context, graph or `HexagonTpu.SharedIO` was closed |
   | `:not_found` | no graph with that name (the message lists the graphs) |
   | `:io` / `:model` | the model file cannot be read / is not a valid context binary |

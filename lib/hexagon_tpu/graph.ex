@@ -58,7 +58,7 @@ defmodule HexagonTpu.Graph do
   @schedulers_expected ":auto, :dirty_io or :normal"
 
   @open_spec %{
-    graph: {:string_or_nil, "a graph name (string) or nil", nil},
+    graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
     scheduler: {@schedulers, @schedulers_expected, :auto}
   }
 
@@ -208,7 +208,7 @@ defmodule HexagonTpu.Graph do
   def alloc_io(%__MODULE__{} = g, opts) do
     # `env:` is an undocumented test hook, as for Runtime.open/1: OS environment variables set
     # around the allocation only (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
-    spec = %{env: {&Runtime.valid_env?/1, "a list of {name, value | nil} string tuples", []}}
+    spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),
          {:ok, ref, meta, _offsets} <- Error.wrap(NIF.graph_alloc_io(g.ref, o.env)) do

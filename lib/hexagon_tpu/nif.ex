@@ -21,6 +21,7 @@ defmodule HexagonTpu.NIF do
   def runtime_close(_runtime), do: :erlang.nif_error(:not_loaded)
   def runtime_info(_runtime), do: :erlang.nif_error(:not_loaded)
   def runtime_set_perf_profile(_runtime, _profile), do: :erlang.nif_error(:not_loaded)
+  def runtime_usage(_runtime), do: :erlang.nif_error(:not_loaded)
   def context_open_file(_runtime, _path), do: :erlang.nif_error(:not_loaded)
   def context_open_binary(_runtime, _binary), do: :erlang.nif_error(:not_loaded)
   def context_close(_context), do: :erlang.nif_error(:not_loaded)

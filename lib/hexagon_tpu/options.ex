@@ -9,16 +9,20 @@ defmodule HexagonTpu.Options do
   @typedoc """
   name => {check, description of what is expected, default}. A check is data (so specs can
   live in module attributes): `{:one_of, values}`, `:boolean`, `:non_neg_integer`,
-  `:string_or_nil` (non-empty string or nil), `{:struct_or_nil, module}`, or a remote capture
-  `&Mod.fun/1` returning a boolean.
+  `{:integer_in, min, max}` (the range the C side takes, e.g. a `uint32_t` field's),
+  `:string_or_nil` (non-empty string without NUL bytes, or nil: C reads it up to the first
+  NUL), `{:struct_or_nil, module}`, or a remote capture `&Mod.fun/1` returning a boolean, or
+  `true | {:error, message}` when a plain "expected ..., got ..." would not say what is wrong
+  (the message follows the function's name).
   """
   @type check ::
           {:one_of, [term()]}
           | :boolean
           | :non_neg_integer
+          | {:integer_in, integer(), integer()}
           | :string_or_nil
           | {:struct_or_nil, module()}
-          | (term() -> boolean())
+          | (term() -> boolean() | {:error, String.t()})
   @type spec :: %{atom() => {check(), String.t(), term()}}
 
   @spec validate(term(), spec(), String.t()) :: {:ok, map()} | {:error, Error.t()}
@@ -27,13 +31,18 @@ defmodule HexagonTpu.Options do
       Enum.reduce_while(opts, {:ok, defaults(spec)}, fn {key, value}, {:ok, acc} ->
         case Map.fetch(spec, key) do
           {:ok, {check, expected, _default}} ->
-            if valid?(check, value) do
-              {:cont, {:ok, Map.put(acc, key, value)}}
-            else
-              {:halt,
-               error(
-                 "#{where}: expected #{inspect(key)} to be #{expected}, got #{inspect(value)}"
-               )}
+            case valid?(check, value) do
+              true ->
+                {:cont, {:ok, Map.put(acc, key, value)}}
+
+              {:error, message} ->
+                {:halt, error("#{where}: #{message}")}
+
+              false ->
+                {:halt,
+                 error(
+                   "#{where}: expected #{inspect(key)} to be #{expected}, got #{inspect(value)}"
+                 )}
             end
 
           :error ->
@@ -58,7 +67,11 @@ defmodule HexagonTpu.Options do
   defp valid?({:one_of, values}, v), do: v in values
   defp valid?(:boolean, v), do: is_boolean(v)
   defp valid?(:non_neg_integer, v), do: is_integer(v) and v >= 0
-  defp valid?(:string_or_nil, v), do: is_nil(v) or (is_binary(v) and v != "")
+  defp valid?({:integer_in, min, max}, v), do: is_integer(v) and v >= min and v <= max
+
+  defp valid?(:string_or_nil, v),
+    do: is_nil(v) or (is_binary(v) and v != "" and not String.contains?(v, <<0>>))
+
   defp valid?({:struct_or_nil, mod}, v), do: is_nil(v) or is_struct(v, mod)
   defp valid?(fun, v) when is_function(fun, 1), do: fun.(v)
 

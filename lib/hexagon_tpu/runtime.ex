@@ -53,24 +53,34 @@ defmodule HexagonTpu.Runtime do
           | :extreme_power_saver
           | :default
 
-  @path_or_nil "a path (string) or nil"
+  @path_or_nil "a path (a string without NUL bytes) or nil"
+
+  # The C side's htpu_runtime_options fields backend_id, startup_retries and
+  # startup_retry_delay_ms are uint32_t.
+  @uint32_max 4_294_967_295
+  @uint32 "an integer in 0..#{@uint32_max}"
+
+  # The test hook's environment entries: the NIF sets at most this many (c_src/nif.h, MAX_ENV).
+  @max_env 16
 
   @spec_opts %{
-    backend: {&__MODULE__.valid_backend?/1, ":htp, :reference or a library path", :htp},
+    backend:
+      {&__MODULE__.valid_backend?/1,
+       ":htp, :reference or a library path (a string without NUL bytes)", :htp},
     system_library: {:string_or_nil, @path_or_nil, nil},
     dsp_library_path: {:string_or_nil, @path_or_nil, nil},
     log_level:
       {{:one_of, [:error, :warn, :info, :verbose, :debug, 1, 2, 3, 4, 5]},
        ":error, :warn, :info, :verbose, :debug or 1..5", :warn},
-    backend_id: {:non_neg_integer, "a non-negative integer", 0},
+    backend_id: {{:integer_in, 0, @uint32_max}, @uint32, 0},
     skip_device: {:boolean, "a boolean", false},
     perf_profile: {{:one_of, @perf_profiles}, @perf_expected, :default},
     fastrpc_library: {:string_or_nil, @path_or_nil, nil},
     recovery: {&__MODULE__.valid_recovery?/1, "true, false or a non-negative integer", true},
     # nil: the C core's default (htpu_runtime_options_init)
-    startup_retries: {:non_neg_integer, "a non-negative integer", nil},
-    startup_retry_delay_ms: {:non_neg_integer, "a non-negative integer", nil},
-    env: {&__MODULE__.valid_env?/1, "a list of {name, value | nil} string tuples", []}
+    startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
+    startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
+    env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
   @doc "The option names `open/1` accepts."
@@ -90,8 +100,8 @@ defmodule HexagonTpu.Runtime do
       `DSP_LIBRARY_PATH` and `ADSP_LIBRARY_PATH` before creating the backend (a
       `System.put_env/2` would not reach the C library's `getenv`)
     * `:log_level` - QNN log level: `:error`, `:warn` (default), `:info`, `:verbose`, `:debug`
-    * `:backend_id` - accept only the provider with this QNN backend id (default 0: any,
-      preferring HTP)
+    * `:backend_id` - accept only the provider with this QNN backend id, 0..4294967295
+      (default 0: any, preferring HTP)
     * `:skip_device` - do not create a QNN device (backends without one); default `false`
     * `:perf_profile` - the performance profile voted while the runtime is open: #{@perf_expected}
       (default `:default`: no vote, the DSP's own governor decides). Change it later with
@@ -110,12 +120,16 @@ defmodule HexagonTpu.Runtime do
       `:device_reset` error
     * `:startup_retries` - transient backend/device creation failures (the first FastRPC
       session after boot) are retried this many times (default 3), with
-      `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry.
+      `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
+      most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
     * `:env` - **test hook**: `[{"HTPU_REF_FAULTS", "graphExecute:1:1007"}]` sets these OS
       environment variables (`nil` unsets) around the open only, then restores them; the
       reference backend reads its fault-injection rules then (docs/reference-backend.md).
-      `setenv` is not thread-safe against concurrent `getenv`, so do not use it in production.
+      At most #{@max_env} entries; a name is a non-empty string without `=` or NUL bytes, a
+      value `nil` or a string without NUL bytes (anything else is an `:invalid_option` error
+      saying which). `setenv` is not thread-safe against concurrent `getenv`, so do not use it
+      in production.
   """
   @spec open(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(opts \\ []) do
@@ -134,26 +148,62 @@ defmodule HexagonTpu.Runtime do
 
   @doc """
   The runtime shared by every caller that passes the same options (`:env` is not accepted),
-  opened on first use and kept for the life of the VM (or until `close_shared/0`).
+  opened on first use and kept while models use it: one that no context or model has been
+  open on for the idle period (`:shared_runtime_idle_ms`, see `close_idle_shared/1`) is closed,
+  and the next call opens a fresh one. `close_shared/0` closes them all now.
 
   Concurrent first callers get the same runtime: the open is serialized per option set (a
   lock on this node that queues the others until the open is done), so only one runtime is
   ever opened for it. The lookup itself takes no lock (an ETS read that gives each caller its
-  own copy of the term, safe to keep and to pass on).
+  own copy of the term, safe to keep and to pass on). The runtime returned is never one being
+  retired, and the call counts as a use: it has at least the idle period to load a model into
+  it (`HexagonTpu.load_model/2` holds it for the whole load).
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def shared(opts \\ []) do
-    with {:ok, o} <-
-           Options.validate(opts, Map.delete(@spec_opts, :env), "HexagonTpu.Runtime.shared/1") do
-      key = {__MODULE__, :shared, o}
+    with {:ok, key} <- shared_key(opts) do
+      using_key(key, fn -> lookup_or_open(key, opts) end)
+    end
+  end
 
-      case HexagonTpu.KeyLock.get(key) do
-        %__MODULE__{} = rt ->
-          if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_shared(key, opts)
+  @doc false
+  # load_model/2: `fun.(runtime)` with the shared runtime for `opts`, which cannot be retired
+  # meanwhile (a load must not get a runtime closed under it). Returns what `fun` returns.
+  def with_shared(opts, fun) do
+    with {:ok, key} <- shared_key(opts) do
+      using_key(key, fn ->
+        with {:ok, rt} <- lookup_or_open(key, opts), do: fun.(rt)
+      end)
+    end
+  end
 
-        nil ->
-          open_shared(key, opts)
-      end
+  defp shared_key(opts) do
+    spec = Map.delete(@spec_opts, :env)
+
+    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
+         do: {:ok, {__MODULE__, :shared, o}}
+  end
+
+  # Pinned from before the lookup until the use is over (a retirement that finds no pin has
+  # taken the runtime out of sight first, so this lookup cannot have seen it), then marked used.
+  defp using_key(key, fun) do
+    HexagonTpu.KeyLock.pin(key)
+
+    try do
+      fun.()
+    after
+      HexagonTpu.KeyLock.touch(key)
+      HexagonTpu.KeyLock.unpin(key)
+    end
+  end
+
+  defp lookup_or_open(key, opts) do
+    case HexagonTpu.KeyLock.get(key) do
+      %__MODULE__{} = rt ->
+        if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_shared(key, opts)
+
+      nil ->
+        open_shared(key, opts)
     end
   end
 
@@ -208,6 +258,136 @@ defmodule HexagonTpu.Runtime do
     end
 
     :ok
+  end
+
+  @default_idle_ms 60_000
+  @idle_expected "a non-negative integer (milliseconds) or :infinity"
+
+  @doc """
+  Closes the shared runtimes (`shared/1`, and so `HexagonTpu.load_model/2`'s) that nothing
+  uses any more; returns `{:ok, count}` of those closed.
+
+  A shared runtime is closed when, for the idle period:
+
+    * no context or model loaded on it has been open (closed with `close/1`, or dropped and
+      garbage-collected: a dropped model keeps its runtime until its process collects it), and
+    * no `shared/1` call or load has used it, and no load is using it now.
+
+  It runs by itself: while shared runtimes are open, every half idle period (at least 1 s, at
+  most 60 s), so a runtime goes between one and one and a half idle periods after its last
+  model. The period is the application's `:shared_runtime_idle_ms` (default 60_000;
+  `:infinity` keeps shared runtimes until `close_shared/0`, as before):
+
+      config :hexagon_tpu, shared_runtime_idle_ms: 300_000
+
+  On the board opening a runtime opens a FastRPC session (slow, and the first after boot may
+  fail and be retried), so a program that loads and closes models in turn keeps its runtime
+  as long as the gaps are shorter than the period, and a device reopens it at most once per
+  period. A load never gets a runtime that is being closed: it holds the runtime from before
+  its lookup to the end of the load, and the retirement takes the runtime out of sight before
+  it looks for holders (then puts it back if it finds one).
+
+  ## Options
+
+    * `:idle_ms` - the idle period for this call (#{@idle_expected}); default the application's
+      `:shared_runtime_idle_ms`. `idle_ms: 0` closes every shared runtime nothing uses now
+  """
+  @spec close_idle_shared(keyword()) :: {:ok, non_neg_integer()} | {:error, Error.t()}
+  def close_idle_shared(opts \\ []) do
+    where = "HexagonTpu.Runtime.close_idle_shared/1"
+
+    with {:ok, default} <- configured_idle_ms(),
+         {:ok, o} <-
+           Options.validate(
+             opts,
+             %{idle_ms: {&__MODULE__.valid_idle_ms?/1, @idle_expected, default}},
+             where
+           ) do
+      HexagonTpu.KeyLock.drop_dead_pins()
+
+      closed =
+        if o.idle_ms == :infinity,
+          do: 0,
+          else:
+            HexagonTpu.KeyLock.keys({__MODULE__, :shared, :_})
+            |> Enum.map(&retire_if_idle(&1, o.idle_ms))
+            |> Enum.sum()
+
+      {:ok, closed}
+    end
+  end
+
+  @doc false
+  # The KeyLock server's period between sweeps; nil: none (:infinity, or a bad setting, which
+  # close_idle_shared/1 reports).
+  def sweep_interval_ms do
+    case configured_idle_ms() do
+      {:ok, :infinity} -> nil
+      {:ok, ms} -> ms |> div(2) |> max(1_000) |> min(60_000)
+      {:error, _} -> nil
+    end
+  end
+
+  @doc false
+  def valid_idle_ms?(v), do: v == :infinity or (is_integer(v) and v >= 0)
+
+  defp configured_idle_ms do
+    v = Application.get_env(:hexagon_tpu, :shared_runtime_idle_ms, @default_idle_ms)
+
+    if valid_idle_ms?(v),
+      do: {:ok, v},
+      else:
+        {:error,
+         Error.new(
+           :invalid_option,
+           "expected the :hexagon_tpu application's :shared_runtime_idle_ms to be " <>
+             "#{@idle_expected}, got #{inspect(v)}"
+         )}
+  end
+
+  # Under the option set's lock, the runtime is first taken out of the table: a lookup from then
+  # on misses and queues on this lock, so a caller that has not pinned the key by the time the
+  # pins are read cannot hold this runtime. Put back (with its last use) unless idle.
+  defp retire_if_idle(key, idle_ms) do
+    with_shared_lock(key, fn ->
+      case HexagonTpu.KeyLock.entry(key) do
+        {%__MODULE__{} = rt, used} ->
+          HexagonTpu.KeyLock.delete(key)
+
+          case usage(key, rt, used, idle_ms) do
+            :idle ->
+              close(rt)
+              1
+
+            :closed ->
+              0
+
+            :in_use ->
+              HexagonTpu.KeyLock.put(key, rt, used)
+              0
+          end
+
+        nil ->
+          0
+      end
+    end)
+  end
+
+  defp usage(key, rt, used, idle_ms) do
+    cond do
+      HexagonTpu.KeyLock.pinned?(key) -> :in_use
+      System.monotonic_time(:millisecond) - used < idle_ms -> :in_use
+      true -> native_usage(rt, idle_ms)
+    end
+  end
+
+  defp native_usage(rt, idle_ms) do
+    case NIF.runtime_usage(rt.ref) do
+      {:ok, 0, idle} when idle >= idle_ms -> :idle
+      {:ok, _users, _idle} -> :in_use
+      # closed by close/1, or made by a purged copy of the library: forgotten, as shared/1 would
+      {:error, _} -> :closed
+    end
   end
 
   @doc """
@@ -341,15 +521,59 @@ defmodule HexagonTpu.Runtime do
   def valid_recovery?(v), do: is_boolean(v) or (is_integer(v) and v >= 0 and v < 1_000)
 
   @doc false
-  def valid_backend?(b), do: b in [:htp, :reference] or (is_binary(b) and b != "")
+  def valid_backend?(b),
+    do: b in [:htp, :reference] or (is_binary(b) and b != "" and not String.contains?(b, <<0>>))
 
   @doc false
-  def valid_env?(list) when is_list(list) do
-    Enum.all?(list, fn
-      {k, v} when is_binary(k) and k != "" -> is_nil(v) or is_binary(v)
-      _ -> false
-    end)
+  # The `env:` test hook (here and in Graph.alloc_io/2): what setenv(3) can take, in full. A
+  # name is non-empty without "=" or NUL (setenv refuses "=", and C would cut at the NUL), a
+  # value is nil (unset) or a string without NUL; at most @max_env entries. true or
+  # {:error, message}.
+  def check_env(list) when is_list(list) do
+    cond do
+      not proper_list?(list) ->
+        {:error,
+         "expected :env to be a proper list of {name, value | nil} tuples, got an " <>
+           "improper list"}
+
+      length(list) > @max_env ->
+        {:error, "expected :env to have at most #{@max_env} entries, got #{length(list)}"}
+
+      true ->
+        Enum.find_value(list, true, &env_entry_error/1)
+    end
   end
 
-  def valid_env?(_), do: false
+  def check_env(other),
+    do:
+      {:error,
+       "expected :env to be a list of at most #{@max_env} {name, value | nil} tuples, got " <>
+         inspect(other, limit: 5)}
+
+  defp proper_list?([]), do: true
+  defp proper_list?([_ | tail]), do: proper_list?(tail)
+  defp proper_list?(_), do: false
+
+  defp env_entry_error({name, value}) when is_binary(name) do
+    cond do
+      name == "" or String.contains?(name, ["=", <<0>>]) ->
+        {:error,
+         "expected each :env name to be a non-empty string without \"=\" or NUL bytes, got " <>
+           inspect(name, limit: 5)}
+
+      not (is_nil(value) or (is_binary(value) and not String.contains?(value, <<0>>))) ->
+        {:error,
+         "expected the :env value of #{inspect(name)} to be nil or a string without NUL " <>
+           "bytes, got #{inspect(value, limit: 5)}"}
+
+      true ->
+        nil
+    end
+  end
+
+  defp env_entry_error(other),
+    do:
+      {:error,
+       "expected each :env entry to be a {name, value | nil} tuple of strings, got " <>
+         inspect(other, limit: 5)}
 end

@@ -123,3 +123,27 @@ TEST(files_limit_is_configurable) {
   htpu_model_info_free(m);
   CHECK_EQ(htpu_max_binary_bytes(), HTPU_DEFAULT_MAX_BINARY_BYTES);
 }
+
+/* A /proc file's size is 0 in stat, its content made on read: it is read to its end within the
+ * limit (and judged as a model on what it holds), never reported as empty; past the limit it is
+ * refused once limit + 1 bytes were read. */
+TEST(files_procfs_are_read_to_their_end_within_the_limit) {
+  fx_reset_env();
+  const char *sys = test_build_path("libhtpu_refsystem.so");
+  htpu_model_info *m = NULL;
+  int rc = htpu_inspect_file(sys, "/proc/self/status", &m);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", htpu_last_error());
+  htpu_set_max_binary_bytes(10);
+  int rc2 = htpu_inspect_file(sys, "/proc/self/status", &m);
+  char msg2[1024];
+  snprintf(msg2, sizeof msg2, "%s", htpu_last_error());
+  htpu_set_max_binary_bytes(0);
+  CHECK(m == NULL);
+  CHECK_EQ(rc, HTPU_EMODEL);
+  CHECK_MSG(!strstr(msg, "is empty"), "a /proc file reported as empty: %s", msg);
+  CHECK_STR_CONTAINS(msg, "malformed");
+  CHECK_EQ(rc2, HTPU_EMODEL);
+  CHECK_STR_CONTAINS(msg2, "'/proc/self/status' has more than the 10-byte limit");
+  CHECK_EQ(htpu_max_binary_bytes(), HTPU_DEFAULT_MAX_BINARY_BYTES);
+}

@@ -152,6 +152,14 @@ expect "info: truncated model -> exit 1" 1 err "htpu info: HTPU_E"
 : >"$TMP/empty.bin"
 run info "$TMP/empty.bin" --system-lib reference
 expect "info: empty file -> exit 1" 1 err "htpu info: HTPU_E"
+expect "info: empty file is named empty" 1 err "is empty; expected a QNN context binary"
+
+# A /proc file reports size 0 but has content: it is read to its end and judged on that (here
+# not a context binary), never reported as empty.
+run info /proc/self/status --system-lib reference
+expect "info: a /proc file is read, not taken as empty" 1 err "htpu info: HTPU_EMODEL" \
+  err "malformed context binary"
+expect_not "info: a /proc file is not 'empty'" err "is empty"
 
 # A system library that reports System API 1.1.0 but lays its answer out as QAIRT 2.13's does
 # (48-byte graph infos, 120-byte tensors): refused, naming the library and its version.

@@ -333,9 +333,11 @@ expect "bench --shared-buffers survives a DSP restart (buffers re-registered)" 0
 
 run run "$TMP/add.bin" "${R[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
   --recovery-retries many
-expect "--recovery-retries many -> usage error" 2 err "unsigned integer"
+expect "--recovery-retries many -> usage error" 2 \
+  err "option '--recovery-retries' wants an integer from 0 to 4294967295, not 'many'"
 run bench "$TMP/add.bin" "${R[@]}" --startup-retries -1
-expect "--startup-retries -1 -> usage error" 2 err "unsigned integer"
+expect "--startup-retries -1 -> usage error" 2 \
+  err "option '--startup-retries' wants an integer from 0 to 4294967295, not '-1'"
 run help bench
 expect "help bench lists the new options" 0 out "--shared-buffers" out "--zero-copy" \
   out "--fastrpc-lib" out "--recovery-retries" out "--startup-retries"

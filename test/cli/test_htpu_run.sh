@@ -218,6 +218,35 @@ else
   fail "run f32: min/max/mean/argmax" "expected y f32 [1,4] 11 44 27.5 3"
 fi
 
+# A symlink already at OUTDIR/NAME.npy is replaced by the output, never followed: its target
+# (here a file of the user's, and a dangling link's would-be file) stays as it was.
+mkdir "$TMP/o_link" && printf 'precious\n' >"$TMP/precious.txt"
+cp "$TMP/precious.txt" "$TMP/precious.orig"
+ln -s "$TMP/precious.txt" "$TMP/o_link/y.npy"
+mkdir "$TMP/o_dangling" && ln -s "$TMP/created_through_link" "$TMP/o_dangling/y.npy"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_link"
+expect "run: output over a symlink" 0 out "y: [11, 22, 33, 44]"
+check "run: the symlink's target is untouched" cmp -s "$TMP/precious.txt" "$TMP/precious.orig"
+check "run: the symlink was replaced by a regular file" \
+  test -f "$TMP/o_link/y.npy" -a ! -L "$TMP/o_link/y.npy"
+expect_npy "run: the output written over the symlink" "$TMP/o_link/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "11 22 33 44"
+check "run: no temporary file left in the output dir" \
+  test "$(ls -A "$TMP/o_link")" = y.npy
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_dangling"
+expect "run: output over a dangling symlink" 0 out "y: [11, 22, 33, 44]"
+check "run: nothing created through the dangling symlink" test ! -e "$TMP/created_through_link"
+check "run: the dangling symlink was replaced" \
+  test -f "$TMP/o_dangling/y.npy" -a ! -L "$TMP/o_dangling/y.npy"
+# an output name taken by a directory: an error naming the file, and no temporary left behind
+mkdir -p "$TMP/o_dir/y.npy"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" --input b="$TMP/b.raw" \
+  --output-dir "$TMP/o_dir"
+expect "run: an output name that is a directory -> exit 1" 1 err "cannot write $TMP/o_dir/y.npy"
+check "run: no temporary file left after a failed rename" test "$(ls -A "$TMP/o_dir")" = y.npy
+
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.npy" --input "b=$TMP/b.npy" \
   --output-dir "$TMP/o_add_npy"
 expect "run f32, .npy inputs (v1.0 and v2.0 headers)" 0 out "npy" out "y: [11, 22, 33, 44]"
@@ -413,6 +442,27 @@ else
   echo "skip run: read-only output dir (root ignores permissions)"
 fi
 
+# Files whose size stat reports as 0 but that have content (/proc): read to their end. Here the
+# input is the process's own environment, 16 bytes made to be four normal f32 values (the last
+# byte, environ's NUL, is the top of the last float; 0xc0 below it keeps that one normal), and
+# b is zero, so y holds exactly those bytes.
+f32 0 0 0 0 >"$TMP/zero.raw"
+env -i "X=123456789012"$'\xc0' $EMU "$HTPU" run "$TMP/add.bin" "${LIBS[@]}" \
+  --input a=/proc/self/environ --input "b=$TMP/zero.raw" --output-dir "$TMP/o_proc" \
+  >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "run: a /proc input is read to its end" 0 out "/proc/self/environ" out "raw"
+printf 'X=123456789012\300\000' >"$TMP/environ.expected"
+check "run: the /proc input's bytes went through" \
+  cmp -s <(tail -c 16 "$TMP/o_proc/y.npy") "$TMP/environ.expected"
+run run "$TMP/add.bin" "${LIBS[@]}" --input a=/proc/self/status --input "b=$TMP/b.raw"
+expect "run: a /proc input of the wrong size names its real size" 1 err "/proc/self/status has" \
+  err "a raw file must have 16 bytes"
+expect_not "run: a /proc input is not '0 bytes'" err "has 0 bytes"
+: >"$TMP/empty.raw"
+run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/empty.raw" --input "b=$TMP/b.raw"
+expect "run: an empty input file has 0 bytes" 1 err "empty.raw has 0 bytes"
+
 # corrupt and mismatching .npy files
 npy_case() { # NAME FILE PATTERN: runs add.bin with FILE as input a, expects exit 1 + PATTERN
   run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$2" --input "b=$TMP/b.raw"
@@ -591,21 +641,38 @@ expect "bench: unknown profile -> exit 2 listing the profiles" 2 \
   err "extreme_power_saver, default"
 
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 0
-expect "bench --iterations 0 -> exit 2" 2 err "--iterations must be between 1 and"
+expect "bench --iterations 0 -> exit 2" 2 \
+  err "option '--iterations' wants an integer from 1 to 10000000, not '0'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations abc
-expect "bench --iterations abc -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --iterations abc -> exit 2" 2 err "wants an integer from 1 to 10000000, not 'abc'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations -5
-expect "bench --iterations -5 -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --iterations -5 -> exit 2" 2 err "wants an integer from 1 to 10000000, not '-5'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 20000000
-expect "bench --iterations above the cap -> exit 2" 2 err "between 1 and 10000000"
+expect "bench --iterations above the cap -> exit 2" 2 err "from 1 to 10000000, not '20000000'"
 run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 5 --duration 1
 expect "bench --iterations with --duration -> exit 2" 2 err "not both"
+# -n is named as it was given, with the range, also beyond 32 bits (never '--n')
+for n in 10000000000 0 20000000 x; do
+  run bench "$TMP/add.bin" "${LIBS[@]}" -n "$n"
+  expect "bench -n $n -> exit 2 naming -n and the range" 2 \
+    err "option '-n' wants an integer from 1 to 10000000, not '$n'"
+  expect_not "bench -n $n: never '--n'" err "'--n'"
+done
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 5 --duration 1
+expect "bench -n with --duration names -n" 2 err "give -n or --duration, not both"
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 5 -n 6
+expect "bench -n twice names -n" 2 err "option '-n' given more than once"
+run bench "$TMP/add.bin" "${LIBS[@]}" -n
+expect "bench -n without a value names -n" 2 err "option '-n' needs a value (N)"
+run help bench
+expect "help bench: -n written with one dash" 0 out "  -n N "
+expect_not "help bench: never --n" out "--n "
 for d in 0 -1 abc 1s nan inf 100000; do
   run bench "$TMP/add.bin" "${LIBS[@]}" --duration "$d"
   expect "bench --duration $d -> exit 2" 2 err "--duration wants seconds"
 done
 run bench "$TMP/add.bin" "${LIBS[@]}" --warmup x
-expect "bench --warmup x -> exit 2" 2 err "wants an unsigned integer"
+expect "bench --warmup x -> exit 2" 2 err "option '--warmup' wants an integer from 0 to 4294967295"
 run bench "$TMP/add.bin" "${LIBS[@]}" --input "c=$TMP/a.raw"
 expect "bench: unknown input name -> exit 2" 2 err "the graph has no input 'c'"
 run bench "$TMP/nonexistent.bin" "${LIBS[@]}"

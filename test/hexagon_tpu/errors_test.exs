@@ -130,6 +130,82 @@ defmodule HexagonTpu.ErrorsTest do
       assert err(Runtime.open(env: [{"A", 1}])).reason == :invalid_option
     end
 
+    test "integer runtime options beyond the C side's uint32_t: the option, value and range" do
+      bin = build!(add_f32())
+
+      for {opt, value} <- [
+            startup_retries: 10 ** 30,
+            startup_retry_delay_ms: 2 ** 40,
+            backend_id: 2 ** 33,
+            backend_id: 2 ** 32,
+            startup_retries: -1
+          ],
+          call <- [
+            fn o -> Runtime.open([backend: :reference] ++ o) end,
+            fn o -> Runtime.shared([backend: :reference] ++ o) end,
+            fn o -> HexagonTpu.load_model({:binary, bin}, [backend: :reference] ++ o) end
+          ] do
+        e = err(call.([{opt, value}]))
+        assert e.reason == :invalid_option
+        assert e.message =~ "expected #{inspect(opt)} to be an integer in 0..4294967295"
+        assert e.message =~ "got #{value}"
+      end
+
+      # the bound itself is accepted (a provider id nobody has: refused by the loader, not here)
+      assert %{reason: :no_provider} =
+               err(Runtime.open(backend: :reference, backend_id: 4_294_967_295))
+    end
+
+    test "env: names non-empty without = or NUL, values without NUL, at most 16 entries" do
+      cases = [
+        {[{"A", "x\0y"}], "the :env value of \"A\" to be nil or a string without NUL"},
+        {[{"A=B", "1"}], "each :env name to be a non-empty string without \"=\" or NUL"},
+        {[{"", "1"}], "each :env name to be a non-empty string"},
+        {[{"A\0B", "1"}], "each :env name to be a non-empty string without \"=\" or NUL"},
+        {[{"A", 1}], "the :env value of \"A\" to be nil or a string"},
+        {[{:a, "1"}], "each :env entry to be a {name, value | nil} tuple of strings"},
+        {[{"A", "1"} | :tail], "a proper list"},
+        {for(i <- 1..100_000, do: {"HTPU_T#{i}", "1"}), "at most 16 entries, got 100000"},
+        {for(i <- 1..17, do: {"HTPU_T#{i}", "1"}), "at most 16 entries, got 17"},
+        {:nope, "expected :env to be a list of at most 16"}
+      ]
+
+      for {env, message} <- cases do
+        e = err(Runtime.open(backend: :reference, env: env))
+        assert e.reason == :invalid_option
+        assert e.message =~ "HexagonTpu.Runtime.open/1: "
+        assert e.message =~ message
+      end
+
+      g = HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference)
+      e = err(Graph.alloc_io(g, env: [{"A=B", "1"}]))
+      assert e.message =~ "HexagonTpu.Graph.alloc_io/2: expected each :env name"
+      HexagonTpu.close(g)
+    end
+
+    test "strings for C are refused with a NUL byte, not cut at it" do
+      bin = build!(add_f32())
+
+      for {opt, value} <- [
+            graph: "add\0f32",
+            backend: "/usr/lib/libQnnHtp.so\0x",
+            system_library: "a\0b",
+            dsp_library_path: "a\0b",
+            fastrpc_library: "a\0b"
+          ] do
+        e = err(HexagonTpu.load_model({:binary, bin}, [backend: :reference] ++ [{opt, value}]))
+        assert e.reason == :invalid_option
+        assert e.message =~ "expected #{inspect(opt)} to be"
+        assert e.message =~ "without NUL bytes"
+      end
+
+      rt = Runtime.open!(backend: :reference)
+      ctx = Context.load!(rt, {:binary, bin})
+      assert %{reason: :invalid_option} = err(Graph.open(ctx, graph: "add\0f32"))
+      Context.close(ctx)
+      Runtime.close(rt)
+    end
+
     test "! variants raise HexagonTpu.Error", %{add: add} do
       assert_raise Error, ~r/unknown option :bogus/, fn ->
         HexagonTpu.predict!(add, [], bogus: 1)
@@ -193,6 +269,80 @@ defmodule HexagonTpu.ErrorsTest do
       assert %{reason: :invalid_argument} = err(Context.load(rt, 123))
       assert %{reason: :invalid_argument} = err(Context.load(:rt, "x.bin"))
       assert %{reason: :invalid_argument} = err(Graph.open(:ctx))
+    end
+
+    test "a forged handle is not a hexagon_tpu handle, never a 'purged copy'", %{add: add} do
+      rt = Runtime.open!(backend: :reference)
+      ctx = Context.load!(rt, {:binary, build!(add_f32())})
+      {:ok, io} = Graph.alloc_io(add)
+      x = f32([1, 2, 3, 4])
+      not_ours = "the reference was not made by this library"
+
+      # {struct, what the message must say}: made by hand, another kind, not a reference
+      graphs = [
+        {%{add | ref: make_ref()}, not_ours},
+        {%{add | ref: ctx.ref}, "it is a context handle"},
+        {%{add | ref: rt.ref}, "it is a runtime handle"},
+        {%{add | ref: io.ref}, "it is a shared IO buffer handle"},
+        {%{add | ref: "x"}, "expected a reference, got a term that is not one"}
+      ]
+
+      for {g, detail} <- graphs,
+          call <- [
+            fn -> HexagonTpu.predict(g, [x, x]) end,
+            fn -> HexagonTpu.predict(g, [x, x], scheduler: :dirty_io) end,
+            fn -> HexagonTpu.predict_batch(g, [x, x]) end,
+            fn -> Graph.alloc_io(g) end,
+            fn -> Graph.timing(g) end,
+            fn -> HexagonTpu.predict(g, io) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu graph handle: #{detail}"
+        refute e.message =~ "purged"
+      end
+
+      for {c, detail} <- [
+            {%{ctx | ref: make_ref()}, not_ours},
+            {%{ctx | ref: add.ref}, "it is a graph handle"},
+            {%{ctx | ref: nil}, "expected a reference"}
+          ] do
+        e = err(Graph.open(c))
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu context handle: #{detail}"
+      end
+
+      for {r, detail} <- [
+            {%{rt | ref: make_ref()}, not_ours},
+            {%{rt | ref: ctx.ref}, "it is a context handle"}
+          ],
+          call <- [
+            fn -> Context.load(r, {:binary, build!(add_f32())}) end,
+            fn -> HexagonTpu.load_model({:binary, build!(add_f32())}, runtime: r) end,
+            fn -> Runtime.set_perf_profile(r, :burst) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu runtime handle: #{detail}"
+      end
+
+      for {forged, detail} <- [
+            {%{io | ref: make_ref()}, not_ours},
+            {%{io | ref: add.ref}, "it is a graph handle"}
+          ],
+          call <- [
+            fn -> HexagonTpu.SharedIO.write_input(forged, 0, x) end,
+            fn -> HexagonTpu.SharedIO.read_output(forged, 0, output: :binary) end,
+            fn -> HexagonTpu.predict(add, forged) end
+          ] do
+        e = err(call.())
+        assert e.reason == :invalid_argument
+        assert e.message =~ "not a hexagon_tpu shared IO buffer handle: #{detail}"
+      end
+
+      HexagonTpu.SharedIO.close(io)
+      Context.close(ctx)
+      Runtime.close(rt)
     end
 
     test "a path with a NUL byte is refused, not cut at the NUL" do

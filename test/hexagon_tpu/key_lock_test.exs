@@ -43,7 +43,7 @@ defmodule HexagonTpu.KeyLockTest do
 
   defp waiters(k) do
     case :sys.get_state(KeyLock) do
-      %{^k => {_holder, _mref, queue}} -> :queue.len(queue)
+      %{locks: %{^k => {_holder, _mref, queue}}} -> :queue.len(queue)
       _ -> 0
     end
   end

@@ -27,7 +27,22 @@ defmodule HexagonTpu.MaxBinaryBytesTest do
       Application.put_env(:hexagon_tpu, :max_binary_bytes, -1)
       e = err(HexagonTpu.load_model({:file, path}, backend: :reference))
       assert e.reason == :invalid_option
-      assert e.message =~ "positive integer (bytes), got -1"
+      assert e.message =~ "an integer in 1..18446744073709551615 (bytes), got -1"
+
+      # beyond the core's uint64_t: the same error naming the range, never a raise
+      for n <- [2 ** 64, 2 ** 70] do
+        Application.put_env(:hexagon_tpu, :max_binary_bytes, n)
+        e = err(HexagonTpu.load_model({:file, path}, backend: :reference))
+        assert e.reason == :invalid_option
+        assert e.message =~ ":max_binary_bytes to be an integer in 1..18446744073709551615"
+        assert e.message =~ "got #{n}"
+      end
+
+      # the largest the core takes is taken
+      Application.put_env(:hexagon_tpu, :max_binary_bytes, 2 ** 64 - 1)
+      assert {:ok, model} = HexagonTpu.load_model({:file, path}, backend: :reference)
+      HexagonTpu.close(model)
+      assert HexagonTpu.NIF.max_binary_bytes() == 2 ** 64 - 1
     after
       Application.delete_env(:hexagon_tpu, :max_binary_bytes)
       HexagonTpu.NIF.set_max_binary_bytes(default)

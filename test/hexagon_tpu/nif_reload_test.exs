@@ -57,6 +57,11 @@ defmodule HexagonTpu.NifReloadTest do
     # ERTS unlinks a purged library's resource types: the old handle is unusable now.
     assert {:error, %HexagonTpu.Error{reason: :closed, message: msg}} = add(old)
     assert msg =~ "purged"
+    # ... while a reference no copy of the library made is still not a handle at all
+    assert {:error, %HexagonTpu.Error{reason: :invalid_argument, message: forged}} =
+             add(%{old | ref: make_ref()})
+
+    assert forged =~ "not a hexagon_tpu graph handle: the reference was not made by this library"
     assert HexagonTpu.close(old) == :ok
 
     # The shared runtime was made by the purged copy too: a fresh one replaces it.

@@ -152,6 +152,46 @@ defmodule HexagonTpu.NifRobustnessTest do
     beam
   end
 
+  # The public functions check all of these first; the NIF answers the same values with an
+  # error naming what it takes, never a badarg raised out of a function that returns errors.
+  test "values the NIF cannot take are :invalid_argument errors, never a raise", %{add: bin} do
+    bad_runtime_options = [
+      {%{backend_id: 2 ** 33}, "backend_id: expected an integer in 0..4294967295"},
+      {%{startup_retries: 10 ** 30}, "startup_retries: expected an integer in 0..4294967295"},
+      {%{startup_retry_delay_ms: 2 ** 40}, "startup_retry_delay_ms: expected an integer"},
+      {%{recovery_retries: -1}, "recovery_retries: expected an integer in 0..4294967295"},
+      {%{backend_lib: "a\0b"}, "backend_lib: expected nil or a string without NUL bytes"},
+      {%{perf_profile: :turbo}, "perf_profile: expected nil or a performance profile name"},
+      {%{env: [{"A=B", "1"}]}, "env: an entry is not {name, value | nil} with a non-empty name"},
+      {%{env: [{"", "1"}]}, "env: an entry is not"},
+      {%{env: [{"A", "x\0y"}]}, "env: the value of an entry is neither nil nor a string"},
+      {%{env: for(i <- 1..17, do: {"HTPU_NIF_T#{i}", "1"})}, "env: more than 16 entries"},
+      {%{env: [{"HTPU_NIF_T", "1"} | :tail]}, "env: not a proper list"},
+      {:not_a_map, "expected a map of options"}
+    ]
+
+    for {options, message} <- bad_runtime_options do
+      assert {:error, {:invalid_argument, msg, 0, nil}} = NIF.runtime_open(options)
+      assert msg =~ message
+    end
+
+    g = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+
+    assert {:error, {:invalid_argument, msg, 0, nil}} = NIF.graph_alloc_io(g.ref, [{"A=B", "1"}])
+
+    assert msg =~ "alloc_io option env: an entry is not"
+    HexagonTpu.close(g)
+
+    default = NIF.max_binary_bytes()
+
+    for n <- [2 ** 64, 2 ** 70, -1, :big] do
+      assert {:error, {:invalid_argument, msg, 0, nil}} = NIF.set_max_binary_bytes(n)
+      assert msg =~ "max_binary_bytes: expected an integer in 0..18446744073709551615"
+    end
+
+    assert NIF.max_binary_bytes() == default
+  end
+
   test "an upgrade to a different copy of the library is refused; the old code keeps working",
        %{add: bin} do
     model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)

@@ -8,6 +8,8 @@
 
 #include "cli.h"
 
+const char *cli_dashes(const char *name) { return strlen(name) == 1 ? "-" : "--"; }
+
 static int find_option(const cli_command *cmd, const char *name, size_t name_len) {
   if (!cmd->options) return -1;
   for (int i = 0; cmd->options[i].name; i++) {
@@ -86,19 +88,21 @@ cli_parse_result cli_parse(const cli_command *cmd, int argc, char **argv, cli_ar
         value = argv[++i];
       } else {
         cli_args_free(out);
-        cli_usage_error(cmd, "option '--%s' needs a value (%s)", opt->name, opt->metavar);
+        cli_usage_error(cmd, "option '%s%s' needs a value (%s)", cli_dashes(opt->name), opt->name,
+                        opt->metavar);
         return CLI_PARSE_USAGE;
       }
     } else if (eq) {
       cli_args_free(out);
-      cli_usage_error(cmd, "option '--%s' takes no value", opt->name);
+      cli_usage_error(cmd, "option '%s%s' takes no value", cli_dashes(opt->name), opt->name);
       return CLI_PARSE_USAGE;
     }
     if (!opt->repeatable) {
       for (int k = 0; k < out->num_given; k++) {
         if (out->given[k].option == idx) {
           cli_args_free(out);
-          cli_usage_error(cmd, "option '--%s' given more than once", opt->name);
+          cli_usage_error(cmd, "option '%s%s' given more than once", cli_dashes(opt->name),
+                          opt->name);
           return CLI_PARSE_USAGE;
         }
       }
@@ -154,7 +158,8 @@ const char *cli_get(const cli_args *args, const char *name) {
   return n ? cli_nth(args, name, n - 1) : NULL;
 }
 
-int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t *out) {
+int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
+                uint32_t max, uint32_t *out) {
   const char *s = cli_get(args, name);
   if (!s) {
     *out = dflt;
@@ -164,8 +169,11 @@ int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t 
   char *end = NULL;
   errno = 0;
   unsigned long long v = (s[0] >= '0' && s[0] <= '9') ? strtoull(s, &end, 10) : 0;
-  if (!end || end == s || *end != '\0' || errno == ERANGE || v > UINT32_MAX)
-    return cli_usage_error(args->cmd, "option '--%s' wants an unsigned integer, not '%s'", name, s);
+  if (!end || end == s || *end != '\0' || errno == ERANGE || v < min || v > max)
+    return cli_usage_error(args->cmd,
+                           "option '%s%s' wants an integer from %" PRIu32 " to %" PRIu32
+                           ", not '%s'",
+                           cli_dashes(name), name, min, max, s);
   *out = (uint32_t)v;
   return 0;
 }

@@ -81,16 +81,16 @@ static int parse_options(const cli_args *a, bench_opts *o) {
   if (cli_has(a, "n") && cli_has(a, "iterations"))
     return cli_usage_error(a->cmd, "-n and --iterations are the same option; give one");
   const char *count_opt = cli_has(a, "n") ? "n" : "iterations";
-  int rc = cli_get_u32(a, count_opt, BENCH_DEFAULT_ITERATIONS, &o->iterations);
-  if (rc == CLI_EXIT_OK) rc = cli_get_u32(a, "warmup", BENCH_DEFAULT_WARMUP, &o->warmup);
+  int rc = cli_get_u32(a, count_opt, BENCH_DEFAULT_ITERATIONS, 1, CLI_SAMPLES_MAX,
+                       &o->iterations);
+  if (rc == CLI_EXIT_OK)
+    rc = cli_get_u32(a, "warmup", BENCH_DEFAULT_WARMUP, 0, UINT32_MAX, &o->warmup);
   if (rc == CLI_EXIT_OK) rc = parse_duration(a, &o->duration_s);
   if (rc != CLI_EXIT_OK) return rc;
   if (cli_has(a, count_opt) && cli_has(a, "duration"))
-    return cli_usage_error(a->cmd, "give --iterations or --duration, not both");
+    return cli_usage_error(a->cmd, "give %s%s or --duration, not both", cli_dashes(count_opt),
+                           count_opt);
   if (cli_has(a, "duration")) o->iterations = 0;
-  if (cli_has(a, count_opt) && (o->iterations < 1 || o->iterations > CLI_SAMPLES_MAX))
-    return cli_usage_error(a->cmd, "--iterations must be between 1 and %u, not %u",
-                           CLI_SAMPLES_MAX, o->iterations);
   o->shared = cli_has(a, "shared-buffers") || cli_has(a, "zero-copy");
   o->profile = cli_get(a, "perf-profile");
   if (o->profile && cli_perf_profile_find(o->profile) < 0)

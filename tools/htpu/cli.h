@@ -77,9 +77,14 @@ const char *cli_get(const cli_args *args, const char *name); /* last value, NULL
 size_t cli_count(const cli_args *args, const char *name);
 const char *cli_nth(const cli_args *args, const char *name, size_t i);
 
-/* Parses an unsigned option value ("--iterations 100"). Absent: *out = dflt. Malformed or out
- * of range: prints a usage error and returns CLI_EXIT_USAGE; otherwise 0. */
-int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t *out);
+/* Parses an unsigned option value ("--iterations 100") that must lie in min..max. Absent:
+ * *out = dflt. Malformed or out of range: prints a usage error naming the option as it is
+ * written ("-n", "--iterations") and the range, and returns CLI_EXIT_USAGE; otherwise 0. */
+int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
+                uint32_t max, uint32_t *out);
+
+/* The dashes an option is written with: "-" for a one-letter name (bench's -n), else "--". */
+const char *cli_dashes(const char *name);
 
 /* Prints "htpu NAME: <message>", the usage line and a pointer to the help to stderr. Returns
  * CLI_EXIT_USAGE so callers can `return cli_usage_error(...)`. */

@@ -43,14 +43,14 @@ void cli_print_command_help(const cli_command *cmd, FILE *f) {
   size_t width = strlen("-h, --help");
   for (int i = 0; cmd->options && cmd->options[i].name; i++) {
     const cli_option *o = &cmd->options[i];
-    size_t w = 2 + strlen(o->name) + (o->metavar ? 1 + strlen(o->metavar) : 0);
+    size_t w = strlen(cli_dashes(o->name)) + strlen(o->name) + (o->metavar ? 1 + strlen(o->metavar) : 0);
     if (w > width) width = w;
   }
   fprintf(f, "\noptions:\n");
   for (int i = 0; cmd->options && cmd->options[i].name; i++) {
     const cli_option *o = &cmd->options[i];
     char lhs[128];
-    snprintf(lhs, sizeof(lhs), "--%s%s%s", o->name, o->metavar ? " " : "",
+    snprintf(lhs, sizeof(lhs), "%s%s%s%s", cli_dashes(o->name), o->name, o->metavar ? " " : "",
              o->metavar ? o->metavar : "");
     char text[512];
     snprintf(text, sizeof(text), "%s%s", o->help, o->repeatable ? " (repeatable)" : "");

@@ -16,11 +16,6 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Reads exactly len bytes at the current position; -1 on error or early end of file. */
-static int read_exact(FILE *f, void *buf, size_t len) {
-  return fread(buf, 1, len, f) == len ? 0 : -1;
-}
-
 /* "16 bytes (4 f32 values) or 4 bytes (4 u8 values)": what a raw file for t may hold. */
 static void raw_expectation(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t f32_size = t->num_elements * sizeof(float);
@@ -31,7 +26,8 @@ static void raw_expectation(const htpu_tensor_info *t, char *buf, size_t len) {
              t->num_elements, t->byte_size, t->num_elements, htpu_dtype_name(t->dtype));
 }
 
-static int read_raw(const cli_command *cmd, cli_input *in, FILE *f, size_t file_size) {
+/* Decides a raw file's type from its size (in->dtype), or says why the size fits neither. */
+static int raw_size_check(const cli_command *cmd, cli_input *in, size_t file_size) {
   const htpu_tensor_info *t = in->tensor;
   char shape[160], want[160];
   cli_shape_string(t, shape, sizeof(shape));
@@ -51,12 +47,6 @@ static int read_raw(const cli_command *cmd, cli_input *in, FILE *f, size_t file_
     return cli_fail(cmd, "input '%s' (%s %s): %s has %zu bytes; a raw file must have %s",
                     t->name, htpu_dtype_name(t->dtype), shape, in->path, file_size, want);
   }
-  in->size = file_size;
-  in->data = malloc(file_size ? file_size : 1);
-  if (!in->data) return cli_fail(cmd, "out of memory reading %s (%zu bytes)", in->path, file_size);
-  if (read_exact(f, in->data, file_size) != 0)
-    return cli_fail(cmd, "reading %s: %s", in->path, ferror(f) ? strerror(errno) : "file shrank");
-  in->source = CLI_INPUT_RAW;
   return CLI_EXIT_OK;
 }
 
@@ -103,33 +93,33 @@ static int check_npy(const cli_command *cmd, const cli_input *in, const npy_head
   return CLI_EXIT_OK;
 }
 
-static int read_npy(const cli_command *cmd, cli_input *in, FILE *f, size_t file_size) {
-  const htpu_tensor_info *t = in->tensor;
-  /* The file can hold at most a maximal header and the larger of the f32 and native data, so
-   * a huge or hostile file is refused before anything is allocated for it. */
+/* The most data a .npy file of the tensor can hold: f32 or native, whichever is larger. */
+static size_t npy_max_data(const htpu_tensor_info *t) {
   size_t f32_size = t->num_elements * sizeof(float);
-  size_t max_data = f32_size > t->byte_size ? f32_size : t->byte_size;
+  return f32_size > t->byte_size ? f32_size : t->byte_size;
+}
+
+/* The file can hold at most a maximal header and the larger of the f32 and native data, so a
+ * huge or hostile file is refused before anything is allocated for it. */
+static int npy_size_check(const cli_command *cmd, const cli_input *in, size_t file_size) {
+  const htpu_tensor_info *t = in->tensor;
+  size_t max_data = npy_max_data(t);
   if (file_size > NPY_PREAMBLE_MAX + NPY_MAX_HEADER + max_data)
     return cli_fail(cmd, "input '%s': %s has %zu bytes, more than a .npy file of this tensor can "
                          "hold (%zu data bytes at most)",
                     t->name, in->path, file_size, max_data);
-  unsigned char *buf = malloc(file_size ? file_size : 1);
-  if (!buf) return cli_fail(cmd, "out of memory reading %s (%zu bytes)", in->path, file_size);
-  if (read_exact(f, buf, file_size) != 0) {
-    free(buf);
-    return cli_fail(cmd, "reading %s: %s", in->path, ferror(f) ? strerror(errno) : "file shrank");
-  }
+  return CLI_EXIT_OK;
+}
+
+/* Parses the .npy file in buf; on success in->data takes buf (the data moved to its start). */
+static int take_npy(const cli_command *cmd, cli_input *in, unsigned char *buf, size_t file_size) {
+  const htpu_tensor_info *t = in->tensor;
   npy_header h;
   char err[256];
-  if (npy_parse(buf, file_size, &h, err, sizeof(err)) != 0) {
-    free(buf);
+  if (npy_parse(buf, file_size, &h, err, sizeof(err)) != 0)
     return cli_fail(cmd, "input '%s': %s: %s", t->name, in->path, err);
-  }
   int rc = check_npy(cmd, in, &h, file_size);
-  if (rc != CLI_EXIT_OK) {
-    free(buf);
-    return rc;
-  }
+  if (rc != CLI_EXIT_OK) return rc;
   /* Move the data to the start of the (malloc-aligned) block: a hand-made header need not keep
    * the data aligned for float access. */
   size_t size = file_size - h.data_offset;
@@ -141,33 +131,76 @@ static int read_npy(const cli_command *cmd, cli_input *in, FILE *f, size_t file_
   return CLI_EXIT_OK;
 }
 
+/* .npy by name (so a corrupt .npy is reported as such, not read as raw bytes), or by its magic
+ * whatever the name. */
+static int looks_npy(const char *path, const unsigned char *head, size_t head_len) {
+  return ends_with(path, ".npy") || (head_len >= 6 && memcmp(head, "\x93NUMPY", 6) == 0);
+}
+
+/* A file whose size fstat reports (any file on disk): the size is checked first, so a wrong
+ * file is refused before anything is allocated, then exactly that many bytes are read. */
+static int read_sized(const cli_command *cmd, cli_input *in, int fd, uint64_t size64,
+                      unsigned char **buf, size_t *size, int *is_npy) {
+  const htpu_tensor_info *t = in->tensor;
+  if (size64 > SIZE_MAX) return cli_fail(cmd, "input '%s': %s is too large", t->name, in->path);
+  *size = (size_t)size64;
+  unsigned char magic[6] = {0};
+  ssize_t got = pread(fd, magic, sizeof(magic), 0);
+  *is_npy = looks_npy(in->path, magic, got > 0 ? (size_t)got : 0);
+  int rc = *is_npy ? npy_size_check(cmd, in, *size) : raw_size_check(cmd, in, *size);
+  if (rc != CLI_EXIT_OK) return rc;
+  *buf = malloc(*size ? *size : 1);
+  if (!*buf) return cli_fail(cmd, "out of memory reading %s (%zu bytes)", in->path, *size);
+  char err[1024];
+  if (file_read_exact(fd, in->path, *buf, *size, err, sizeof(err)) != 0)
+    return cli_fail(cmd, "input '%s': %s", t->name, err);
+  return CLI_EXIT_OK;
+}
+
+/* A file whose size fstat reports as 0, which says nothing for /proc and sysfs files: read to
+ * its end, at most as many bytes as any raw or .npy file of the tensor can have (one more
+ * means it is too large, whatever its kind). An empty file is then reported as having 0 bytes,
+ * as before. */
+static int read_unsized(const cli_command *cmd, cli_input *in, int fd, unsigned char **buf,
+                        size_t *size, int *is_npy) {
+  const htpu_tensor_info *t = in->tensor;
+  size_t bound = NPY_PREAMBLE_MAX + NPY_MAX_HEADER + npy_max_data(t);
+  char err[1024];
+  void *data = NULL;
+  int r = file_read_unsized(fd, in->path, bound, &data, size, err, sizeof(err));
+  if (r < 0) return cli_fail(cmd, "input '%s': %s", t->name, err);
+  if (r > 0)
+    return cli_fail(cmd, "input '%s': %s has more than %zu bytes, more than a raw or .npy file "
+                         "of this tensor can hold (read to its end: its size is reported as 0, "
+                         "as for /proc files)",
+                    t->name, in->path, bound);
+  *buf = data;
+  *is_npy = looks_npy(in->path, *buf, *size);
+  return *is_npy ? npy_size_check(cmd, in, *size) : raw_size_check(cmd, in, *size);
+}
+
 int cli_input_read_file(const cli_command *cmd, cli_input *in) {
   char err[1024];
   uint64_t size64 = 0;
   /* never blocks: a FIFO or device is refused (saying what it is) before anything is read */
   int fd = file_open_regular(in->path, &size64, err, sizeof(err));
   if (fd < 0) return cli_fail(cmd, "input '%s': %s", in->tensor->name, err);
-  FILE *f = fdopen(fd, "rb");
-  if (!f) {
-    close(fd);
-    return cli_fail(cmd, "input '%s': cannot read %s: %s", in->tensor->name, in->path,
-                    strerror(errno));
+  unsigned char *buf = NULL;
+  size_t size = 0;
+  int is_npy = 0;
+  int rc = size64 ? read_sized(cmd, in, fd, size64, &buf, &size, &is_npy)
+                  : read_unsized(cmd, in, fd, &buf, &size, &is_npy);
+  close(fd);
+  if (rc == CLI_EXIT_OK && is_npy) {
+    rc = take_npy(cmd, in, buf, size);
+    if (rc == CLI_EXIT_OK) buf = NULL; /* in->data has it */
+  } else if (rc == CLI_EXIT_OK) {
+    in->data = buf;
+    in->size = size;
+    in->source = CLI_INPUT_RAW;
+    buf = NULL;
   }
-  int rc;
-  if (size64 > SIZE_MAX) {
-    rc = cli_fail(cmd, "input '%s': %s is too large", in->tensor->name, in->path);
-  } else {
-    size_t size = (size_t)size64;
-    unsigned char magic[6] = {0};
-    size_t got = fread(magic, 1, sizeof(magic), f);
-    rewind(f);
-    /* .npy by name (so a corrupt .npy is reported as such, not read as raw bytes), or by its
-     * magic whatever the name */
-    int is_npy = ends_with(in->path, ".npy") ||
-                 (got == sizeof(magic) && memcmp(magic, "\x93NUMPY", 6) == 0);
-    rc = is_npy ? read_npy(cmd, in, f, size) : read_raw(cmd, in, f, size);
-  }
-  fclose(f);
+  free(buf);
   if (rc != CLI_EXIT_OK) {
     free(in->data);
     in->data = NULL;

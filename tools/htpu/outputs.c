@@ -85,10 +85,36 @@ void cli_output_names_free(char **names, size_t n) {
   free(names);
 }
 
+/* The file is written under a temporary name in the same directory and renamed over `path`:
+ * rename replaces whatever entry is there, so a symlink planted at OUTDIR/NAME.npy is replaced,
+ * never followed (opening the path itself would overwrite the link's target), and a reader never
+ * sees a half-written file. mkstemp's O_EXCL creates the temporary name without following a
+ * link either. */
 int cli_write_npy(const cli_command *cmd, const char *path, htpu_dtype dtype,
                   const htpu_tensor_info *t, const void *data, size_t size) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return cli_fail(cmd, "cannot create %s: %s", path, strerror(errno));
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+  size_t tmp_len = strlen(path) + 16;
+  char *tmp = malloc(tmp_len);
+  if (!tmp) return cli_fail(cmd, "out of memory");
+  snprintf(tmp, tmp_len, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int err = errno;
+    free(tmp);
+    return cli_fail(cmd, "cannot create a file in the directory of %s: %s", path, strerror(err));
+  }
+  /* mkstemp makes the file 0600; give it the mode fopen would have (0666 less the umask) */
+  mode_t mask = umask(0);
+  umask(mask);
+  FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+  if (!f) {
+    int err = errno;
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return cli_fail(cmd, "cannot create %s: %s", path, strerror(err));
+  }
   int bad = npy_write_header(f, dtype, t->dims, t->rank) != 0;
   if (!bad && size) bad = fwrite(data, 1, size, f) != size;
   /* fclose reports a delayed write error (NFS, full disk) */
@@ -98,8 +124,16 @@ int cli_write_npy(const cli_command *cmd, const char *path, htpu_dtype dtype,
     err = errno;
   }
   if (bad) {
-    unlink(path);
+    unlink(tmp);
+    free(tmp);
     return cli_fail(cmd, "writing %s failed: %s", path, err ? strerror(err) : "write error");
   }
+  if (rename(tmp, path) != 0) {
+    err = errno;
+    unlink(tmp);
+    free(tmp);
+    return cli_fail(cmd, "cannot write %s: %s", path, strerror(err));
+  }
+  free(tmp);
   return CLI_EXIT_OK;
 }

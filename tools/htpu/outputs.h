@@ -23,8 +23,9 @@ int cli_output_dir_prepare(const cli_command *cmd, const char *dir);
 int cli_output_names(const htpu_graph_info *gi, char ***names);
 void cli_output_names_free(char **names, size_t n);
 
-/* Writes one C-order .npy file. On failure removes what it wrote and returns CLI_EXIT_FAIL after
- * saying why. */
+/* Writes one C-order .npy file: into a temporary file in the same directory, then renamed over
+ * `path`, so whatever is at `path` (an older output, a symlink) is replaced, never written
+ * through. On failure removes what it wrote and returns CLI_EXIT_FAIL after saying why. */
 int cli_write_npy(const cli_command *cmd, const char *path, htpu_dtype dtype,
                   const htpu_tensor_info *t, const void *data, size_t size);
 

@@ -82,9 +82,11 @@ int cli_session_open(const cli_args *a, cli_session *s) {
   if (s->libs.backend_lib) ro.backend_lib = s->libs.backend_lib;
   if (s->libs.system_lib) ro.system_lib = s->libs.system_lib;
   if (fastrpc_lib) ro.fastrpc_lib = fastrpc_lib;
-  int rc = cli_get_u32(a, "recovery-retries", ro.recovery_retries, &ro.recovery_retries);
+  int rc = cli_get_u32(a, "recovery-retries", ro.recovery_retries, 0, UINT32_MAX,
+                       &ro.recovery_retries);
   if (rc == CLI_EXIT_OK)
-    rc = cli_get_u32(a, "startup-retries", ro.startup_retries, &ro.startup_retries);
+    rc = cli_get_u32(a, "startup-retries", ro.startup_retries, 0, UINT32_MAX,
+                     &ro.startup_retries);
   if (rc != CLI_EXIT_OK) return rc;
   s->backend_lib = ro.backend_lib;
   s->system_lib = ro.system_lib;
