@@ -24,6 +24,7 @@ defmodule HexagonTpu.Graph do
   alias HexagonTpu.{
     Context,
     Error,
+    InputCheck,
     NIF,
     NxTensors,
     Options,
@@ -76,8 +77,6 @@ defmodule HexagonTpu.Graph do
   @execute_where "HexagonTpu.Graph.execute/3"
 
   @shared_exec_spec Map.take(@exec_spec, [:stats, :perf_profile])
-
-  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
 
   @doc false
   def execute_option_names, do: Map.keys(@exec_spec)
@@ -385,98 +384,21 @@ defmodule HexagonTpu.Graph do
 
   # ---- inputs --------------------------------------------------------------------------------
 
-  # `is_list/1` also holds for an improper list, which length/1 would raise on.
-  defp prepare_inputs(%__MODULE__{inputs: infos} = g, inputs, quantize) when is_list(inputs) do
-    if List.improper?(inputs),
-      do: improper_inputs(g, inputs),
-      else: prepare_proper_inputs(g, infos, inputs, quantize)
-  end
+  # [{binary, dtype}] in graph-input order, checked by InputCheck.
+  defp prepare_inputs(g, inputs, quantize) do
+    check = %InputCheck{graph: g.name, quantize: quantize}
 
-  defp prepare_inputs(g, other, _quantize) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
-     )}
-  end
-
-  defp improper_inputs(g, inputs) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{g.name}': expected a proper list of inputs, got the improper list " <>
-         inspect(inputs, limit: 5)
-     )}
-  end
-
-  defp prepare_proper_inputs(g, infos, inputs, quantize) do
-    given = length(inputs)
-    expected = length(infos)
-
-    if given != expected do
-      names = Enum.map_join(infos, ", ", & &1.name)
-
-      {:error,
-       Error.new(
-         :mismatch,
-         "graph '#{g.name}' expects #{expected} input(s) (#{names}), got #{given}"
-       )}
-    else
-      infos
+    with {:ok, inputs} <- InputCheck.list(check, g.inputs, inputs) do
+      g.inputs
       |> Enum.zip(inputs)
       |> Enum.with_index()
       |> Results.map_ok(fn {{info, input}, i} ->
-        prepare_input(g.name, info, i, input, quantize)
+        case InputCheck.input(check, info, i, input) do
+          {:ok, bin, dtype, _rows} -> {:ok, {bin, dtype}}
+          error -> error
+        end
       end)
     end
-  end
-
-  defp prepare_input(graph, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    case NxTensors.input_binary(t, info, quantize) do
-      {:ok, bin, :raw} -> {:ok, {bin, info.dtype}}
-      {:ok, bin, :quantize} -> {:ok, {bin, :f32}}
-      {:error, what} -> mismatch(graph, info, i, what)
-    end
-  end
-
-  defp prepare_input(graph, info, i, bin, quantize) when is_binary(bin) do
-    dtype = if quantize == :none, do: info.dtype, else: :f32
-    want = info.num_elements * Map.fetch!(@sizes, dtype)
-
-    cond do
-      byte_size(bin) == want ->
-        {:ok, {bin, dtype}}
-
-      quantize == :auto and byte_size(bin) == info.byte_size ->
-        mismatch(
-          graph,
-          info,
-          i,
-          "expected #{want} bytes (#{info.num_elements} f32 elements of shape " <>
-            "#{inspect(info.shape)}), got #{byte_size(bin)}: the size of #{info.dtype} data; " <>
-            "pass quantize: :none for data in the tensor's own type"
-        )
-
-      true ->
-        mismatch(
-          graph,
-          info,
-          i,
-          "expected #{want} bytes (#{info.num_elements} #{dtype} elements of shape " <>
-            "#{inspect(info.shape)}), got #{byte_size(bin)}"
-        )
-    end
-  end
-
-  defp prepare_input(graph, info, i, other, _quantize) do
-    mismatch(graph, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
-  end
-
-  defp mismatch(graph, info, i, what) do
-    {:error,
-     Error.new(:mismatch, "graph '#{graph}' input '#{info.name}' (#{i}): #{what}",
-       tensor: info.name
-     )}
   end
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the

@@ -137,6 +137,8 @@ defmodule HexagonTpu.Serving do
       layout: BatchStack.layout()
     }
 
+    spec = Map.put(spec, :check, Request.check(spec))
+
     arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
     output = o.output
     partitions = length(models)
