@@ -110,10 +110,13 @@ defmodule HexagonTpu.Graph do
             first = chunk * batch
             last = min(first + batch, rows) - 1
             where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
-            {:error, %{e | message: "#{e.message} (#{where})"}}
+            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
 
           other ->
-            other |> Error.wrap() |> Error.put_tensor(names)
+            case other |> Error.wrap() |> Error.put_tensor(names) do
+              {:ok, _bins, stats} = ok -> {ok, stats}
+              error -> {error, nil}
+            end
         end
       end,
       meta
@@ -280,7 +283,7 @@ defmodule HexagonTpu.Graph do
           one that shows it) and then goes dirty until 32 short calls prove it short again.
           The durations are history, not a limit: a `graphExecute` that stalls in the DSP
           holds the normal scheduler for the stall (docs/elixir.md, Short calls).
-        * `:dirty_io` - always on a dirty IO scheduler (as before this option existed)
+        * `:dirty_io` - always on a dirty IO scheduler
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph
           you know is short (a few microseconds on the board). A call that waits never does
@@ -315,20 +318,15 @@ defmodule HexagonTpu.Graph do
   def execute(graph, inputs, opts \\ [])
 
   def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
-    result =
-      HexagonTpu.Telemetry.execute_span(g.name, fn ->
-        with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
-             {:ok, stats} <-
-               Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
-          if o.stats, do: {:ok, [], stats}, else: {:ok, [], stats, :no_stats}
-        end
-      end)
-
-    case result do
-      {:ok, [], _stats, :no_stats} -> {:ok, io}
-      {:ok, [], stats} -> {:ok, io, stats}
-      other -> other
-    end
+    HexagonTpu.Telemetry.execute_span(g.name, fn ->
+      with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
+           {:ok, stats} <-
+             Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
+        {if(o.stats, do: {:ok, io, stats}, else: {:ok, io}), stats}
+      else
+        error -> {error, nil}
+      end
+    end)
   end
 
   def execute(%__MODULE__{} = g, inputs, opts) do
@@ -342,25 +340,22 @@ defmodule HexagonTpu.Graph do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
 
+  # The span's fun returns the call's result and, for the :stop event, the core's figures.
   defp execute_once(g, inputs, opts) do
-    result =
-      HexagonTpu.Telemetry.execute_span(g.name, fn ->
-        with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
-             {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
-             {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
-             out_types = output_types(g, o.dequantize),
-             scheduler = o.scheduler || g.scheduler,
-             {:ok, bins, stats} <-
-               nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
-             {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
-          if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
-        end
-      end)
-
-    case result do
-      {:ok, outputs, _stats, :no_stats} -> {:ok, outputs}
-      other -> other
-    end
+    HexagonTpu.Telemetry.execute_span(g.name, fn ->
+      with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
+           {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
+           {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
+           out_types = output_types(g, o.dequantize),
+           scheduler = o.scheduler || g.scheduler,
+           {:ok, bins, stats} <-
+             nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
+           {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+        {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
+      else
+        error -> {error, nil}
+      end
+    end)
   end
 
   @doc "Like `execute/3`, raising `HexagonTpu.Error`."
