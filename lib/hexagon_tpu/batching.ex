@@ -90,17 +90,7 @@ defmodule HexagonTpu.Batching do
   defp prepare_inputs(g, batch, inputs, quantize) do
     check = %InputCheck{graph: g.name, where: @where, quantize: quantize, rows: batch}
 
-    with {:ok, inputs} <- InputCheck.list(check, g.inputs, inputs),
-         {:ok, prepared} <-
-           g.inputs
-           |> Enum.zip(inputs)
-           |> Enum.with_index()
-           |> Results.map_ok(fn {{info, input}, i} ->
-             case InputCheck.input(check, info, i, input) do
-               {:ok, bin, dtype, rows} -> {:ok, {bin, dtype, rows}}
-               error -> error
-             end
-           end),
+    with {:ok, prepared} <- InputCheck.all(check, g.inputs, inputs),
          {:ok, rows} <- InputCheck.same_rows(check, g.inputs, Enum.map(prepared, &elem(&1, 2))) do
       {:ok, prepared, rows}
     end

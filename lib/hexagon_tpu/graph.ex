@@ -380,21 +380,8 @@ defmodule HexagonTpu.Graph do
   # ---- inputs --------------------------------------------------------------------------------
 
   # [{binary, dtype}] in graph-input order, checked by InputCheck.
-  defp prepare_inputs(g, inputs, quantize) do
-    check = %InputCheck{graph: g.name, quantize: quantize}
-
-    with {:ok, inputs} <- InputCheck.list(check, g.inputs, inputs) do
-      g.inputs
-      |> Enum.zip(inputs)
-      |> Enum.with_index()
-      |> Results.map_ok(fn {{info, input}, i} ->
-        case InputCheck.input(check, info, i, input) do
-          {:ok, bin, dtype, _rows} -> {:ok, {bin, dtype}}
-          error -> error
-        end
-      end)
-    end
-  end
+  defp prepare_inputs(g, inputs, quantize),
+    do: InputCheck.all(%InputCheck{graph: g.name, quantize: quantize}, g.inputs, inputs)
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.

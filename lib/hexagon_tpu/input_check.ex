@@ -75,6 +75,26 @@ defmodule HexagonTpu.InputCheck do
   end
 
   @doc """
+  `list/3`, then `input/4` of each input, in one pass: `{:ok, [{data, dtype}]}` for one tensor
+  each (the NIF's input list), `{:ok, [{data, dtype, rows}]}` with `check.rows`; or the first
+  error.
+  """
+  @spec all(t(), [TensorInfo.t()], term()) :: {:ok, [tuple()]} | {:error, Error.t()}
+  def all(check, infos, inputs) do
+    with {:ok, inputs} <- list(check, infos, inputs), do: each(check, infos, inputs, 0, [])
+  end
+
+  defp each(_check, [], [], _i, acc), do: {:ok, :lists.reverse(acc)}
+
+  defp each(check, [info | infos], [x | xs], i, acc) do
+    case input(check, info, i, x) do
+      {:ok, data, dtype, nil} -> each(check, infos, xs, i + 1, [{data, dtype} | acc])
+      {:ok, data, dtype, rows} -> each(check, infos, xs, i + 1, [{data, dtype, rows} | acc])
+      error -> error
+    end
+  end
+
+  @doc """
   Checks input `i` against `info`: `{:ok, data, dtype, rows}` with `data` a binary or an Nx
   tensor (`check.to`) whose elements are of `dtype` (`info.dtype`, or `:f32` to quantize) and
   `rows` its rows (nil for one tensor), or a `:mismatch` error whose `:tensor` is the input's.

@@ -30,18 +30,9 @@ defmodule HexagonTpu.Serving.Request do
   # graph of one) as an Nx.Batch, and its rows; a bad request raises in its caller.
   def preprocess(%{check: check, inputs: infos} = spec, input) do
     input = if is_list(input) or length(infos) != 1, do: input, else: [input]
-    inputs = ok!(InputCheck.list(check, infos, input))
-
-    {tensors, all_rows} =
-      infos
-      |> Enum.zip(inputs)
-      |> Enum.with_index()
-      |> Enum.map(fn {{info, x}, i} ->
-        {:ok, t, _dtype, rows} = ok!(InputCheck.input(check, info, i, x))
-        {unnamed(t), rows}
-      end)
-      |> Enum.unzip()
-
+    prepared = ok!(InputCheck.all(check, infos, input))
+    tensors = Enum.map(prepared, fn {t, _dtype, _rows} -> unnamed(t) end)
+    all_rows = Enum.map(prepared, &elem(&1, 2))
     rows = ok!(InputCheck.same_rows(check, infos, all_rows))
 
     # Nx.Serving 0.7 would split a larger request over several batches and join the pieces'
