@@ -8,11 +8,9 @@ defmodule HexagonTpu.Batching do
   # dirty-scheduler call, not one per chunk. Only rows that need padding are copied.
   @moduledoc false
 
-  alias HexagonTpu.{Error, Graph, NxTensors, Results}
+  alias HexagonTpu.{Error, Graph, InputCheck, NxTensors, Results, TensorInfo}
 
   @where "HexagonTpu.predict_batch/3"
-
-  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
 
   @spec predict_batch(Graph.t(), list(), keyword()) ::
           {:ok, list()} | {:ok, list(), map()} | {:error, Error.t()}
@@ -20,8 +18,7 @@ defmodule HexagonTpu.Batching do
     with {:ok, o} <- Graph.validate_execute_options(opts, @where),
          {:ok, kind} <- NxTensors.output_kind(o.output, @where),
          {:ok, batch} <- graph_batch(g),
-         {:ok, prepared} <- prepare_inputs(g, batch, inputs, o.quantize),
-         {:ok, rows} <- same_rows(g, prepared),
+         {:ok, prepared, rows} <- prepare_inputs(g, batch, inputs, o.quantize),
          out_types = Graph.output_types(g, o.dequantize),
          {:ok, chunks, stats} <- run_chunks(g, batch, rows, prepared, out_types, o.perf_profile),
          {:ok, outputs} <- build_outputs(g, batch, rows, chunks, out_types, kind) do
@@ -90,123 +87,12 @@ defmodule HexagonTpu.Batching do
 
   # ---- inputs: [{binary of all rows, dtype for the NIF, rows}] --------------------------------
 
-  defp prepare_inputs(g, batch, inputs, quantize) when is_list(inputs) do
-    cond do
-      List.improper?(inputs) ->
-        {:error,
-         Error.new(
-           :invalid_argument,
-           "#{@where}: graph '#{g.name}': expected a proper list of inputs, got the improper " <>
-             "list #{inspect(inputs, limit: 5)}"
-         )}
+  defp prepare_inputs(g, batch, inputs, quantize) do
+    check = %InputCheck{graph: g.name, where: @where, quantize: quantize, rows: batch}
 
-      length(inputs) != length(g.inputs) ->
-        names = Enum.map_join(g.inputs, ", ", & &1.name)
-
-        {:error,
-         Error.new(
-           :mismatch,
-           "#{@where}: graph '#{g.name}' expects #{length(g.inputs)} input(s) (#{names}), " <>
-             "got #{length(inputs)}"
-         )}
-
-      true ->
-        g.inputs
-        |> Enum.zip(inputs)
-        |> Enum.with_index()
-        |> Results.map_ok(fn {{info, input}, i} ->
-          prepare_input(g, batch, info, i, input, quantize)
-        end)
-    end
-  end
-
-  defp prepare_inputs(g, _batch, other, _quantize) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "#{@where}: graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
-     )}
-  end
-
-  defp prepare_input(g, _batch, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    shape = t.shape
-
-    cond do
-      NxTensors.vectorized?(t) ->
-        mismatch(
-          g,
-          info,
-          i,
-          "got a vectorized tensor (#{inspect(t.vectorized_axes)}): predict_batch/3 takes the " <>
-            "rows on the leading axis (Nx.devectorize/2), predict/3 takes vectorized tensors"
-        )
-
-      not rows_shape?(shape, info.shape) ->
-        mismatch(g, info, i, "expected shape #{rows_shape(info.shape)}, got #{inspect(shape)}")
-
-      true ->
-        case NxTensors.input_binary(t, %{info | shape: shape}, quantize) do
-          {:ok, bin, :raw} -> {:ok, {bin, info.dtype, elem(shape, 0)}}
-          {:ok, bin, :quantize} -> {:ok, {bin, :f32, elem(shape, 0)}}
-          {:error, what} -> mismatch(g, info, i, what)
-        end
-    end
-  end
-
-  defp prepare_input(g, batch, info, i, bin, quantize) when is_binary(bin) do
-    dtype = if quantize == :none, do: info.dtype, else: :f32
-    per_row = div(info.num_elements, batch)
-    row_bytes = per_row * Map.fetch!(@sizes, dtype)
-
-    if row_bytes > 0 and byte_size(bin) > 0 and rem(byte_size(bin), row_bytes) == 0 do
-      {:ok, {bin, dtype, div(byte_size(bin), row_bytes)}}
-    else
-      mismatch(
-        g,
-        info,
-        i,
-        "expected a whole number (>= 1) of rows of #{row_bytes} bytes (#{per_row} #{dtype} " <>
-          "elements each: shape #{rows_shape(info.shape)}), got #{byte_size(bin)} bytes"
-      )
-    end
-  end
-
-  defp prepare_input(g, _batch, info, i, other, _quantize) do
-    mismatch(g, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
-  end
-
-  # {n, d1, d2, ...} with n >= 1 and the rest the graph's own.
-  defp rows_shape?(shape, graph_shape) do
-    tuple_size(shape) == tuple_size(graph_shape) and tuple_size(shape) > 0 and
-      elem(shape, 0) > 0 and Tuple.delete_at(shape, 0) == Tuple.delete_at(graph_shape, 0)
-  end
-
-  @doc "How a batch of rows of `shape` is written in messages: `{n, 64} (n rows of {1, 64})`."
-  @spec rows_shape(tuple()) :: String.t()
-  def rows_shape(shape) do
-    dims = shape |> Tuple.delete_at(0) |> Tuple.to_list() |> Enum.map(&Integer.to_string/1)
-    "{" <> Enum.join(["n" | dims], ", ") <> "} (n >= 1 rows of the graph's #{inspect(shape)})"
-  end
-
-  defp mismatch(g, info, i, what) do
-    {:error,
-     Error.new(:mismatch, "#{@where}: graph '#{g.name}' input '#{info.name}' (#{i}): #{what}",
-       tensor: info.name
-     )}
-  end
-
-  defp same_rows(g, [{_, _, rows} | _] = prepared) do
-    case Enum.uniq_by(Enum.zip(g.inputs, prepared), fn {_, {_, _, r}} -> r end) do
-      [_] ->
-        {:ok, rows}
-
-      [{a, {_, _, ra}}, {b, {_, _, rb}} | _] ->
-        {:error,
-         Error.new(
-           :mismatch,
-           "#{@where}: graph '#{g.name}': the inputs have different numbers of rows: " <>
-             "'#{a.name}' #{ra}, '#{b.name}' #{rb}"
-         )}
+    with {:ok, prepared} <- InputCheck.all(check, g.inputs, inputs),
+         {:ok, rows} <- InputCheck.same_rows(check, g.inputs, Enum.map(prepared, &elem(&1, 2))) do
+      {:ok, prepared, rows}
     end
   end
 
@@ -237,7 +123,7 @@ defmodule HexagonTpu.Batching do
     [g.outputs, out_types, bins]
     |> Enum.zip()
     |> Results.map_ok(fn {info, dtype, bin} ->
-      row_bytes = div(info.num_elements, batch) * Map.fetch!(@sizes, dtype)
+      row_bytes = div(info.num_elements, batch) * TensorInfo.element_size(dtype)
       # the padding's rows are at the end
       bin =
         if byte_size(bin) == rows * row_bytes,

@@ -24,6 +24,7 @@ defmodule HexagonTpu.Graph do
   alias HexagonTpu.{
     Context,
     Error,
+    InputCheck,
     NIF,
     NxTensors,
     Options,
@@ -77,8 +78,6 @@ defmodule HexagonTpu.Graph do
 
   @shared_exec_spec Map.take(@exec_spec, [:stats, :perf_profile])
 
-  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
-
   @doc false
   def execute_option_names, do: Map.keys(@exec_spec)
 
@@ -111,10 +110,13 @@ defmodule HexagonTpu.Graph do
             first = chunk * batch
             last = min(first + batch, rows) - 1
             where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
-            {:error, %{e | message: "#{e.message} (#{where})"}}
+            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
 
           other ->
-            other |> Error.wrap() |> Error.put_tensor(names)
+            case other |> Error.wrap() |> Error.put_tensor(names) do
+              {:ok, _bins, stats} = ok -> {ok, stats}
+              error -> {error, nil}
+            end
         end
       end,
       meta
@@ -281,7 +283,7 @@ defmodule HexagonTpu.Graph do
           one that shows it) and then goes dirty until 32 short calls prove it short again.
           The durations are history, not a limit: a `graphExecute` that stalls in the DSP
           holds the normal scheduler for the stall (docs/elixir.md, Short calls).
-        * `:dirty_io` - always on a dirty IO scheduler (as before this option existed)
+        * `:dirty_io` - always on a dirty IO scheduler
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph
           you know is short (a few microseconds on the board). A call that waits never does
@@ -316,20 +318,15 @@ defmodule HexagonTpu.Graph do
   def execute(graph, inputs, opts \\ [])
 
   def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
-    result =
-      HexagonTpu.Telemetry.execute_span(g.name, fn ->
-        with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
-             {:ok, stats} <-
-               Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
-          if o.stats, do: {:ok, [], stats}, else: {:ok, [], stats, :no_stats}
-        end
-      end)
-
-    case result do
-      {:ok, [], _stats, :no_stats} -> {:ok, io}
-      {:ok, [], stats} -> {:ok, io, stats}
-      other -> other
-    end
+    HexagonTpu.Telemetry.execute_span(g.name, fn ->
+      with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
+           {:ok, stats} <-
+             Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
+        {if(o.stats, do: {:ok, io, stats}, else: {:ok, io}), stats}
+      else
+        error -> {error, nil}
+      end
+    end)
   end
 
   def execute(%__MODULE__{} = g, inputs, opts) do
@@ -343,25 +340,22 @@ defmodule HexagonTpu.Graph do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
 
+  # The span's fun returns the call's result and, for the :stop event, the core's figures.
   defp execute_once(g, inputs, opts) do
-    result =
-      HexagonTpu.Telemetry.execute_span(g.name, fn ->
-        with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
-             {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
-             {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
-             out_types = output_types(g, o.dequantize),
-             scheduler = o.scheduler || g.scheduler,
-             {:ok, bins, stats} <-
-               nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
-             {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
-          if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs, stats, :no_stats}
-        end
-      end)
-
-    case result do
-      {:ok, outputs, _stats, :no_stats} -> {:ok, outputs}
-      other -> other
-    end
+    HexagonTpu.Telemetry.execute_span(g.name, fn ->
+      with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
+           {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
+           {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
+           out_types = output_types(g, o.dequantize),
+           scheduler = o.scheduler || g.scheduler,
+           {:ok, bins, stats} <-
+             nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
+           {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+        {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
+      else
+        error -> {error, nil}
+      end
+    end)
   end
 
   @doc "Like `execute/3`, raising `HexagonTpu.Error`."
@@ -385,99 +379,9 @@ defmodule HexagonTpu.Graph do
 
   # ---- inputs --------------------------------------------------------------------------------
 
-  # `is_list/1` also holds for an improper list, which length/1 would raise on.
-  defp prepare_inputs(%__MODULE__{inputs: infos} = g, inputs, quantize) when is_list(inputs) do
-    if List.improper?(inputs),
-      do: improper_inputs(g, inputs),
-      else: prepare_proper_inputs(g, infos, inputs, quantize)
-  end
-
-  defp prepare_inputs(g, other, _quantize) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{g.name}': expected a list of inputs, got #{inspect(other, limit: 5)}"
-     )}
-  end
-
-  defp improper_inputs(g, inputs) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{g.name}': expected a proper list of inputs, got the improper list " <>
-         inspect(inputs, limit: 5)
-     )}
-  end
-
-  defp prepare_proper_inputs(g, infos, inputs, quantize) do
-    given = length(inputs)
-    expected = length(infos)
-
-    if given != expected do
-      names = Enum.map_join(infos, ", ", & &1.name)
-
-      {:error,
-       Error.new(
-         :mismatch,
-         "graph '#{g.name}' expects #{expected} input(s) (#{names}), got #{given}"
-       )}
-    else
-      infos
-      |> Enum.zip(inputs)
-      |> Enum.with_index()
-      |> Results.map_ok(fn {{info, input}, i} ->
-        prepare_input(g.name, info, i, input, quantize)
-      end)
-    end
-  end
-
-  defp prepare_input(graph, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    case NxTensors.input_binary(t, info, quantize) do
-      {:ok, bin, :raw} -> {:ok, {bin, info.dtype}}
-      {:ok, bin, :quantize} -> {:ok, {bin, :f32}}
-      {:error, what} -> mismatch(graph, info, i, what)
-    end
-  end
-
-  defp prepare_input(graph, info, i, bin, quantize) when is_binary(bin) do
-    dtype = if quantize == :none, do: info.dtype, else: :f32
-    want = info.num_elements * Map.fetch!(@sizes, dtype)
-
-    cond do
-      byte_size(bin) == want ->
-        {:ok, {bin, dtype}}
-
-      quantize == :auto and byte_size(bin) == info.byte_size ->
-        mismatch(
-          graph,
-          info,
-          i,
-          "expected #{want} bytes (#{info.num_elements} f32 elements of shape " <>
-            "#{inspect(info.shape)}), got #{byte_size(bin)}: the size of #{info.dtype} data; " <>
-            "pass quantize: :none for data in the tensor's own type"
-        )
-
-      true ->
-        mismatch(
-          graph,
-          info,
-          i,
-          "expected #{want} bytes (#{info.num_elements} #{dtype} elements of shape " <>
-            "#{inspect(info.shape)}), got #{byte_size(bin)}"
-        )
-    end
-  end
-
-  defp prepare_input(graph, info, i, other, _quantize) do
-    mismatch(graph, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
-  end
-
-  defp mismatch(graph, info, i, what) do
-    {:error,
-     Error.new(:mismatch, "graph '#{graph}' input '#{info.name}' (#{i}): #{what}",
-       tensor: info.name
-     )}
-  end
+  # [{binary, dtype}] in graph-input order, checked by InputCheck.
+  defp prepare_inputs(g, inputs, quantize),
+    do: InputCheck.all(%InputCheck{graph: g.name, quantize: quantize}, g.inputs, inputs)
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.

@@ -47,9 +47,15 @@ defmodule HexagonTpu.Serving do
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
-  alias HexagonTpu.Serving.{BatchStack, RowTags}
+  alias HexagonTpu.Serving.{BatchStack, Client, Request, RowTags}
 
-  @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Batch, Nx.LazyContainer, Nx.Defn.Evaluator]}
+  @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Defn.Evaluator]}
+
+  # Nx is optional and not a compile-time dependency: the behaviour is declared when Nx.Serving
+  # is there to check the callbacks against (the build with Nx); without it a declared
+  # behaviour would be an "undefined behaviour" warning, and the callbacks are the same.
+  @nx_serving Code.ensure_loaded?(Nx.Serving)
+  if @nx_serving, do: @behaviour(Nx.Serving)
 
   @where "HexagonTpu.Serving.new/2"
 
@@ -131,6 +137,8 @@ defmodule HexagonTpu.Serving do
       layout: BatchStack.layout()
     }
 
+    spec = Map.put(spec, :check, Request.check(spec))
+
     arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
     output = o.output
     partitions = length(models)
@@ -145,9 +153,9 @@ defmodule HexagonTpu.Serving do
       distribution_weight: o.distribution_weight,
       shutdown: o.shutdown
     )
-    |> Nx.Serving.client_preprocessing(fn input -> preprocess(spec, input) end)
+    |> Nx.Serving.client_preprocessing(fn input -> Request.preprocess(spec, input) end)
     |> Nx.Serving.client_postprocessing(fn result, rows ->
-      postprocess(result, rows, spec.graph, output)
+      Request.postprocess(result, rows, spec.graph, output)
     end)
   end
 
@@ -191,14 +199,6 @@ defmodule HexagonTpu.Serving do
 
   defp bad(message), do: {:error, Error.new(:invalid_argument, "#{@where}: #{message}")}
 
-  @run_opts %{
-    retries: {:non_neg_integer, "a non-negative integer", 2},
-    timeout: {&__MODULE__.timeout?/1, "a positive integer (milliseconds) or :infinity", 30_000}
-  }
-
-  @doc false
-  def timeout?(v), do: v == :infinity or (is_integer(v) and v > 0)
-
   @doc """
   `Nx.Serving.batched_run/2`, with errors returned: `{:ok, outputs}`, or `{:error,
   %HexagonTpu.Error{}}` for a bad request (`:mismatch`), a failed execute (the batch's
@@ -227,389 +227,12 @@ defmodule HexagonTpu.Serving do
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
-  def batched_run(name, input, opts \\ []) do
-    with :ok <- check_name(name) do
-      run_with(name, input, Options.validate(opts, @run_opts, "HexagonTpu.Serving.batched_run/3"))
-    end
-  end
+  def batched_run(name, input, opts \\ []), do: Client.batched_run(name, input, opts)
 
-  defp check_name(name) when is_atom(name) and name != nil, do: :ok
-  defp check_name({scope, name}) when scope in [:local, :distributed] and is_atom(name), do: :ok
-
-  defp check_name(other) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "HexagonTpu.Serving.batched_run/3: expected the name of an Nx.Serving (an atom, " <>
-         "{:local, atom} or {:distributed, atom}), got #{inspect(other, limit: 5)}"
-     )}
-  end
-
-  defp run_with(name, input, options) do
-    case options do
-      {:ok, %{retries: retries, timeout: :infinity}} ->
-        run_whole(name, input, retries)
-
-      {:ok, %{retries: retries, timeout: timeout}} ->
-        with_timeout(name, timeout, fn -> run_whole(name, input, retries) end)
-
-      error ->
-        error
-    end
-  end
-
-  # Nx.Serving.batched_run/2 waits without a timeout, so the request runs in a process of its
-  # own, linked (it goes when the caller goes) and killed when the time is up. It unlinks
-  # before answering, so a caller trapping exits gets no exit message from it.
-  defp with_timeout(name, timeout, fun) do
-    caller = self()
-    ref = make_ref()
-
-    pid =
-      spawn_link(fn ->
-        result = fun.()
-        Process.unlink(caller)
-        send(caller, {ref, result})
-      end)
-
-    monitor = Process.monitor(pid)
-
-    receive do
-      {^ref, result} ->
-        Process.demonitor(monitor, [:flush])
-        result
-
-      {:DOWN, ^monitor, _, _, reason} ->
-        {:error,
-         Error.new(:serving_error, "#{inspect(name)}: the request exited: #{inspect(reason)}")}
-    after
-      timeout ->
-        Process.unlink(pid)
-        Process.exit(pid, :kill)
-        Process.demonitor(monitor, [:flush])
-
-        # it may have answered meanwhile
-        receive do
-          {^ref, _} -> :ok
-        after
-          0 -> :ok
-        end
-
-        {:error,
-         Error.new(
-           :timeout,
-           "Nx.Serving #{inspect(name)} did not answer within #{timeout} ms (timeout:)"
-         )}
-    end
-  end
-
-  # At most this many pieces of a split request are in flight at once.
-  @piece_concurrency 16
-
-  defp run_whole(name, input, retries) do
-    case do_batched_run(name, input, retries) do
-      {:error, %Error{reason: :too_large} = e} ->
-        case too_large_rows(e) do
-          {rows, limit} -> split_run(name, input, rows, limit, retries)
-          nil -> {:error, e}
-        end
-
-      other ->
-        other
-    end
-  end
-
-  # The serving's preprocess/2 checked the request before refusing it as too large, so every
-  # input holds `rows` rows. A piece landing on a node whose serving has a smaller batch_size
-  # is split again there (run_whole/3).
-  defp split_run(name, input, rows, limit, retries) do
-    inputs = if is_list(input), do: input, else: [input]
-
-    for(start <- 0..(rows - 1)//limit, do: {start, min(limit, rows - start)})
-    |> Task.async_stream(
-      fn {start, n} ->
-        piece = Enum.map(inputs, &rows_of(&1, rows, start, n))
-        {start, n, run_whole(name, piece, retries)}
-      end,
-      max_concurrency: @piece_concurrency,
-      timeout: :infinity
-    )
-    |> Enum.reduce_while([], fn
-      {:ok, {_start, _n, {:ok, outputs}}}, acc ->
-        {:cont, [outputs | acc]}
-
-      {:ok, {start, n, {:error, e}}}, _acc ->
-        rows_named = "rows #{start}..#{start + n - 1} of the request's #{rows}: "
-        {:halt, {:error, %{e | message: rows_named <> e.message}}}
-    end)
-    |> case do
-      {:error, _} = error -> error
-      acc -> {:ok, acc |> Enum.reverse() |> Enum.zip_with(&join_rows/1)}
-    end
-  end
-
-  defp rows_of(%{__struct__: Nx.Tensor} = t, _rows, start, n),
-    do: Nx.slice_along_axis(t, start, n, axis: 0)
-
-  defp rows_of(bin, rows, start, n) when is_binary(bin) do
-    row_bytes = div(byte_size(bin), rows)
-    binary_part(bin, start * row_bytes, n * row_bytes)
-  end
-
-  defp join_rows([bin | _] = bins) when is_binary(bin), do: IO.iodata_to_binary(bins)
-  defp join_rows(tensors), do: Nx.concatenate(tensors)
-
-  # The caller sees its request's node go down (its monitor fires) when :pg's scope process may
-  # not have handled the nodedown yet: until it has, the dead node's members stay listed and
-  # Nx.Serving's random pick may land on them again, on every retry. So a retry first waits,
-  # at most this long, until every member sits on a connected node.
-  @settle_ms 2_000
-
-  defp do_batched_run(name, input, retries) do
-    {:ok, Nx.Serving.batched_run(name, input)}
-  rescue
-    e in Error -> {:error, e}
-    e -> {:error, Error.new(:serving_error, "#{inspect(name)}: #{Exception.message(e)}")}
-  catch
-    :exit, reason ->
-      case exit_error(name, reason) do
-        :retry when retries > 0 ->
-          await_members_connected(@settle_ms)
-          do_batched_run(name, input, retries - 1)
-
-        :retry ->
-          {:error, unavailable(name, "its node went down and no other node answered")}
-
-        %Error{} = e ->
-          {:error, e}
-      end
-  end
-
-  defp await_members_connected(wait_ms) do
-    nodes = [node() | Node.list(:connected)]
-    stale? = Enum.any?(:pg.get_members(Nx.Serving.PG, Nx.Serving), &(node(&1) not in nodes))
-
-    if stale? and wait_ms > 0 do
-      Process.sleep(5)
-      await_members_connected(wait_ms - 5)
-    else
-      :ok
-    end
-  end
-
-  # What Nx.Serving exits with: {reason, {Nx.Serving, function, args}}. A request served on
-  # another node that raised there exits with the exception.
-  defp exit_error(name, {reason, {Nx.Serving, _fun, _args}}), do: exit_error(name, reason)
-  defp exit_error(_name, {%Error{} = e, stack}) when is_list(stack), do: e
-  defp exit_error(_name, :noconnection), do: :retry
-  defp exit_error(_name, {:nodedown, _}), do: :retry
-
-  defp exit_error({:local, _} = name, :noproc),
-    do: unavailable(name, "no process serves it on this node")
-
-  defp exit_error(name, :noproc), do: unavailable(name, "no process serves it on any node")
-
-  defp exit_error(name, {e, stack}) when is_exception(e) and is_list(stack),
-    do: Error.new(:serving_error, "#{inspect(name)}: #{Exception.message(e)}")
-
-  defp exit_error(name, reason),
-    do: Error.new(:serving_error, "#{inspect(name)}: the serving exited: #{inspect(reason)}")
-
-  defp unavailable(name, why),
-    do: Error.new(:unavailable, "Nx.Serving #{inspect(name)} is unavailable: #{why}")
-
-  # ---- client side: one request -> an Nx.Batch of its rows -----------------------------------
+  # ---- the Nx.Serving callbacks, in the serving ------------------------------------------------
 
   @doc false
-  def preprocess(spec, input) do
-    inputs =
-      cond do
-        is_list(input) and not proper_list?(input) ->
-          raise request_error(
-                  spec,
-                  "expected a list of #{length(spec.inputs)} inputs, got an improper list: " <>
-                    inspect(input, limit: 5)
-                )
-
-        is_list(input) ->
-          input
-
-        length(spec.inputs) == 1 ->
-          [input]
-
-        true ->
-          raise request_error(spec, "expected a list of #{length(spec.inputs)} inputs")
-      end
-
-    if length(inputs) != length(spec.inputs) do
-      names = Enum.map_join(spec.inputs, ", ", & &1.name)
-
-      raise request_error(
-              spec,
-              "expects #{length(spec.inputs)} input(s) (#{names}), got #{length(inputs)}"
-            )
-    end
-
-    tensors = request_tensors(spec, spec.inputs, inputs, 0) |> Enum.map(&unnamed/1)
-    [rows | _] = all_rows = Enum.map(tensors, &elem(&1.shape, 0))
-
-    if not Enum.all?(all_rows, &(&1 == rows)) do
-      raise request_error(spec, "the inputs have different numbers of rows: #{inspect(all_rows)}")
-    end
-
-    # Nx.Serving 0.7 would split a larger request over several batches and join the pieces'
-    # answers in the order they arrive (partitions run them concurrently), with the metadata,
-    # and so the error, of the last piece only: a failed piece would come back as rows of
-    # zeros. batched_run/3 splits such a request itself (see split_run/5).
-    if rows > spec.batch_size do
-      raise Error.new(:too_large, too_large(spec, rows),
-              details: %{rows: rows, batch_size: spec.batch_size}
-            )
-    end
-
-    # The inputs, then each row's index in the request (RowTags: what makes the answer right
-    # when Nx.Serving splits the request over two batches).
-    entry = List.to_tuple(tensors ++ [RowTags.tensor(rows)])
-    {Nx.Batch.concatenate([entry]), rows}
-  end
-
-  # Axis names would travel into the batch, where Nx.Batch refuses to merge requests whose
-  # names differ: one caller's names would fail the batch of every other.
-  defp unnamed(%{names: names} = t) do
-    if Enum.all?(names, &is_nil/1), do: t, else: Nx.rename(t, Enum.map(names, fn _ -> nil end))
-  end
-
-  defp proper_list?([_ | rest]), do: proper_list?(rest)
-  defp proper_list?([]), do: true
-  defp proper_list?(_tail), do: false
-
-  defp request_tensors(spec, [info | infos], [x | xs], i),
-    do: [request_tensor(spec, info, i, x) | request_tensors(spec, infos, xs, i + 1)]
-
-  defp request_tensors(_spec, [], [], _i), do: []
-
-  # The request's rows as a tensor of the type every request of this serving has (so requests
-  # merge into one batch): f32 with quantize: :auto, the input's own type with :none.
-  defp request_tensor(spec, info, i, %{__struct__: Nx.Tensor} = t) do
-    want = want_type(spec, info)
-
-    cond do
-      t.vectorized_axes != [] ->
-        input_error(spec, info, i, "got a vectorized tensor; put the rows on the leading axis")
-
-      not rows_shape?(t.shape, info.shape) ->
-        input_error(
-          spec,
-          info,
-          i,
-          "expected shape #{Batching.rows_shape(info.shape)}, got #{inspect(t.shape)}"
-        )
-
-      t.type == want ->
-        t
-
-      want == {:f, 32} and elem(t.type, 0) in [:f, :bf] ->
-        Nx.as_type(t, want)
-
-      want == {:f, 32} ->
-        input_error(
-          spec,
-          info,
-          i,
-          "expected a float tensor (quantize: :auto; {:f, 64}, {:f, 16} and {:bf, 16} are " <>
-            "converted), got #{inspect(t.type)}; a serving started with quantize: :none " <>
-            "takes tensors in the input's own type #{inspect(info.type)}"
-        )
-
-      true ->
-        input_error(
-          spec,
-          info,
-          i,
-          "expected type #{inspect(want)} (quantize: :none: the input's own type), got " <>
-            "#{inspect(t.type)}"
-        )
-    end
-  end
-
-  defp request_tensor(spec, info, i, bin) when is_binary(bin) do
-    {kind, bits} = type = want_type(spec, info)
-    per_row = div(info.num_elements, spec.batch)
-    row_bytes = per_row * div(bits, 8)
-
-    if row_bytes > 0 and byte_size(bin) > 0 and rem(byte_size(bin), row_bytes) == 0 do
-      shape = put_elem(info.shape, 0, div(byte_size(bin), row_bytes))
-      bin |> Nx.from_binary(type) |> Nx.reshape(shape)
-    else
-      input_error(
-        spec,
-        info,
-        i,
-        "expected a whole number (>= 1) of rows of #{row_bytes} bytes (#{per_row} " <>
-          "#{kind}#{bits} elements each: shape #{Batching.rows_shape(info.shape)}), got " <>
-          "#{byte_size(bin)} bytes"
-      )
-    end
-  end
-
-  defp request_tensor(spec, info, i, other),
-    do:
-      input_error(
-        spec,
-        info,
-        i,
-        "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}"
-      )
-
-  defp want_type(%{quantize: :auto}, _info), do: {:f, 32}
-  defp want_type(%{quantize: :none}, info), do: info.type
-
-  defp rows_shape?(shape, graph_shape) do
-    tuple_size(shape) == tuple_size(graph_shape) and tuple_size(shape) > 0 and
-      elem(shape, 0) > 0 and Tuple.delete_at(shape, 0) == Tuple.delete_at(graph_shape, 0)
-  end
-
-  defp input_error(spec, info, i, what) do
-    raise Error.new(
-            :mismatch,
-            "HexagonTpu.Serving: graph '#{spec.graph}' input '#{info.name}' (#{i}): #{what}",
-            tensor: info.name
-          )
-  end
-
-  defp too_large(spec, rows) do
-    "HexagonTpu.Serving: graph '#{spec.graph}': a request of #{rows} rows is larger than " <>
-      "the serving's batch_size of #{spec.batch_size} rows; send it with " <>
-      "HexagonTpu.Serving.batched_run/3, which splits it into requests of at most " <>
-      "batch_size rows and joins their answers in order, or run it with " <>
-      "HexagonTpu.predict_batch/3"
-  end
-
-  defp too_large_rows(%Error{reason: :too_large, details: %{rows: rows, batch_size: limit}}),
-    do: {rows, limit}
-
-  defp too_large_rows(_other), do: nil
-
-  defp request_error(spec, what),
-    do: Error.new(:mismatch, "HexagonTpu.Serving: graph '#{spec.graph}' #{what}")
-
-  @doc false
-  # The request's rows of the batch answer(s): its outputs and each row's info (RowTags), in
-  # the order Nx.Serving delivered them.
-  def postprocess({{outputs, info}, meta}, rows, graph, output) do
-    outputs |> output_list() |> RowTags.outputs(info, rows, meta, graph) |> as_output(output)
-  end
-
-  defp as_output(outputs, :nx), do: outputs
-  defp as_output(outputs, :binary), do: Enum.map(outputs, &Nx.to_binary/1)
-
-  # One output travels alone (see execute/4), several as a tuple.
-  defp output_list(outputs) when is_tuple(outputs), do: Tuple.to_list(outputs)
-  defp output_list(output), do: [output]
-
-  # ---- server side: the Nx.Serving callbacks -------------------------------------------------
-
-  @doc false
+  if @nx_serving, do: @impl(true)
   # Nx.Serving's init/3: one model per partition (the partitions' options are not used). A
   # serving process keeps the errors of failed batches for the callers of split requests
   # (RowTags); an inline run (Nx.Serving.run/2) never splits a request, so needs none.
@@ -625,6 +248,7 @@ defmodule HexagonTpu.Serving do
   end
 
   @doc false
+  if @nx_serving, do: @impl(true)
   # Nx.Serving's handle_batch/3: the function run in the serving's task for this batch.
   def handle_batch(batch, partition, state) do
     model = Map.fetch!(state.by_partition, partition)

@@ -38,7 +38,7 @@ defmodule HexagonTpu.SharedIO do
   writing it from one process while another executes with it gives torn data (never a crash).
   """
 
-  alias HexagonTpu.{Error, NIF, NxTensors, Options, Results, TensorInfo}
+  alias HexagonTpu.{Error, InputCheck, NIF, NxTensors, Options, Results, TensorInfo}
 
   defstruct [:ref, :graph, :inputs, :outputs, :fastrpc, :note, :size]
 
@@ -66,8 +66,6 @@ defmodule HexagonTpu.SharedIO do
   # read_input/3: the buffer's own contents unless told otherwise
   @read_input_defaults [dequantize: :none, output: :binary]
 
-  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
-
   @doc "Whether the buffer is FastRPC shared memory (`false`: the ordinary-memory fallback)."
   @spec fastrpc?(t()) :: boolean()
   def fastrpc?(%__MODULE__{fastrpc: fastrpc}), do: fastrpc
@@ -88,9 +86,12 @@ defmodule HexagonTpu.SharedIO do
   def write_input(%__MODULE__{} = io, input, data, opts) do
     with {:ok, o} <- Options.validate(opts, @write_spec, "HexagonTpu.SharedIO.write_input/4"),
          {:ok, index, info} <- find(io, :input, input),
-         {:ok, bin, mode} <- prepare(io, info, index, data, o.quantize) do
+         check = %InputCheck{graph: io.graph, quantize: o.quantize},
+         {:ok, bin, dtype, _rows} <- InputCheck.input(check, info, index, data) do
       # :nan / :mismatch from the NIF concern this input
-      case Error.wrap(NIF.shared_write(io.ref, index, bin, mode)) do
+      case Error.wrap(
+             NIF.shared_write(io.ref, index, bin, write_mode(data, o.quantize, dtype, info))
+           ) do
         {:error, %Error{reason: r, tensor: nil} = e} when r in [:nan, :mismatch] ->
           {:error, %{e | tensor: info.name}}
 
@@ -101,6 +102,12 @@ defmodule HexagonTpu.SharedIO do
   end
 
   def write_input(other, _input, _data, _opts), do: not_shared_io(other)
+
+  # A binary with quantize: :auto goes through the core's quantizer (also into an f32 input);
+  # otherwise data in the tensor's own type is copied as it is, f32 data quantized.
+  defp write_mode(bin, :auto, _dtype, _info) when is_binary(bin), do: :quantize
+  defp write_mode(_data, _quantize, dtype, %{dtype: dtype}), do: :raw
+  defp write_mode(_data, _quantize, _dtype, _info), do: :quantize
 
   @doc "Like `write_input/4`, raising `HexagonTpu.Error`."
   @spec write_input!(t(), tensor_ref(), binary() | struct(), keyword()) :: :ok
@@ -113,15 +120,8 @@ defmodule HexagonTpu.SharedIO do
   @spec write_inputs(t(), [binary() | struct()], keyword()) :: :ok | {:error, Error.t()}
   def write_inputs(io, data, opts \\ [])
 
-  def write_inputs(%__MODULE__{inputs: infos} = io, data, opts) when is_list(data) do
-    if length(data) != length(infos) do
-      {:error,
-       Error.new(
-         :mismatch,
-         "graph '#{io.graph}' expects #{length(infos)} input(s) " <>
-           "(#{Enum.map_join(infos, ", ", & &1.name)}), got #{length(data)}"
-       )}
-    else
+  def write_inputs(%__MODULE__{inputs: infos} = io, data, opts) do
+    with {:ok, data} <- InputCheck.list(%InputCheck{graph: io.graph}, infos, data) do
       data
       |> Enum.with_index()
       |> Enum.reduce_while(:ok, fn {d, i}, :ok ->
@@ -131,14 +131,6 @@ defmodule HexagonTpu.SharedIO do
         end
       end)
     end
-  end
-
-  def write_inputs(%__MODULE__{} = io, other, _opts) do
-    {:error,
-     Error.new(
-       :invalid_argument,
-       "graph '#{io.graph}': expected a list of inputs, got #{inspect(other, limit: 5)}"
-     )}
   end
 
   def write_inputs(other, _data, _opts), do: not_shared_io(other)
@@ -262,46 +254,6 @@ defmodule HexagonTpu.SharedIO do
              "(#{length(infos)} #{kind}s: #{names})"
          )}
     end
-  end
-
-  defp prepare(io, info, i, %{__struct__: Nx.Tensor} = t, quantize) do
-    case NxTensors.input_binary(t, info, quantize) do
-      {:ok, bin, mode} -> {:ok, bin, mode}
-      {:error, what} -> mismatch(io, info, i, what)
-    end
-  end
-
-  defp prepare(io, info, i, bin, quantize) when is_binary(bin) do
-    {dtype, mode} = if quantize == :none, do: {info.dtype, :raw}, else: {:f32, :quantize}
-    want = info.num_elements * Map.fetch!(@sizes, dtype)
-
-    if byte_size(bin) == want do
-      {:ok, bin, mode}
-    else
-      hint =
-        if quantize == :auto and byte_size(bin) == info.byte_size,
-          do: "; pass quantize: :none for data in the tensor's own type",
-          else: ""
-
-      mismatch(
-        io,
-        info,
-        i,
-        "expected #{want} bytes (#{info.num_elements} #{dtype} elements of shape " <>
-          "#{inspect(info.shape)}), got #{byte_size(bin)}#{hint}"
-      )
-    end
-  end
-
-  defp prepare(io, info, i, other, _quantize),
-    do:
-      mismatch(io, info, i, "expected an Nx tensor or a binary, got #{inspect(other, limit: 5)}")
-
-  defp mismatch(io, info, i, what) do
-    {:error,
-     Error.new(:mismatch, "graph '#{io.graph}' input '#{info.name}' (#{i}): #{what}",
-       tensor: info.name
-     )}
   end
 
   defp read_mode(info, %{view: true, dequantize: :auto}, which, where)

@@ -81,13 +81,6 @@ defmodule HexagonTpu.Telemetry do
 
   @compile {:no_warn_undefined, [:telemetry]}
 
-  @typedoc "What `HexagonTpu.Graph.execute/3` hands to `execute/3` after the call."
-  @type execute_result ::
-          {:ok, list(), map()}
-          | {:ok, list(), map(), :no_stats}
-          | {:error, HexagonTpu.Error.t()}
-          | term()
-
   @doc """
   Is `:telemetry` running (so events are emitted)? hexagon_tpu starts it (an optional
   application) when it is present. Loadable but not started, `:telemetry.execute/3` would log
@@ -103,76 +96,34 @@ defmodule HexagonTpu.Telemetry do
   end
 
   @doc """
-  Runs an execute (`fun` returns what `HexagonTpu.Graph.execute/3` computed: an
-  `t:execute_result/0`) between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
+  Runs an execute between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
   `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
-  exits (then re-raised with its stacktrace); returns `fun`'s result unchanged. For
+  exits (then re-raised with its stacktrace). `fun` returns `{result, stats}`: what the call
+  returns (`{:ok, ...}` or `{:error, %HexagonTpu.Error{}}`) and the C core's figures for the
+  `:stop` measurements (`nil` when there are none); `result` is returned as it is. For
   `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
   (`HexagonTpu.predict_batch/3` adds `:batch_size` and `:chunks`).
   """
-  @spec execute_span(String.t(), (() -> result), map()) :: result when result: execute_result()
+  @spec execute_span(String.t(), (() -> {result, map() | nil}), map()) :: result
+        when result: term()
   def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do
-    if enabled?() do
-      start = System.monotonic_time()
-      meta = Map.merge(extra_meta, %{graph: graph, telemetry_span_context: make_ref()})
-
-      emit(
-        [:hexagon_tpu, :execute, :start],
-        %{monotonic_time: start, system_time: System.system_time()},
-        meta
-      )
-
-      try do
-        fun.()
-      catch
-        kind, reason ->
-          exception(
-            [:hexagon_tpu, :execute, :exception],
-            meta,
-            start,
-            kind,
-            reason,
-            __STACKTRACE__
-          )
-
-          :erlang.raise(kind, reason, __STACKTRACE__)
-      else
-        result ->
-          execute_stop(meta, start, result)
-          result
-      end
-    else
-      fun.()
-    end
+    span([:hexagon_tpu, :execute], Map.put(extra_meta, :graph, graph), fun, &execute_stop/3)
   end
 
-  defp execute_stop(%{graph: graph} = meta, start, result) do
-    now = System.monotonic_time()
-    call = now - start
-
+  # The :stop event's measurements and metadata. On success `:duration` is graphExecute's time
+  # (the C core's execute_ns); otherwise no graphExecute time is known: the call's.
+  defp execute_stop(result, stats, call) do
     {measurements, status} =
       case result do
-        {:ok, _outputs, stats} -> {exec_measurements(stats, call), :ok}
-        {:ok, _outputs, stats, :no_stats} -> {exec_measurements(stats, call), :ok}
         {:error, %{reason: reason}} -> {%{duration: call}, {:error, reason}}
+        ok when elem(ok, 0) == :ok -> {exec_measurements(stats, call), :ok}
         _ -> {%{duration: call}, {:error, :unknown}}
       end
 
     # Where the call ran is metadata, not a measurement.
     {scheduler, measurements} = Map.pop(measurements, :scheduler)
-    measurements = Map.merge(measurements, %{call_duration: call, monotonic_time: now})
 
-    emit(
-      [:hexagon_tpu, :execute, :stop],
-      measurements,
-      Map.merge(meta, %{status: status, scheduler: scheduler})
-    )
-
-    with {:error, %{reason: reason} = error} <- result do
-      error(:execute, graph, reason, error)
-    end
-
-    :ok
+    {Map.put(measurements, :call_duration, call), %{status: status, scheduler: scheduler}}
   end
 
   defp exec_measurements(%{execute_ns: ns} = stats, _call) when is_integer(ns),
@@ -189,67 +140,65 @@ defmodule HexagonTpu.Telemetry do
   """
   @spec load_span(map(), (() -> result)) :: result when result: term()
   def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
+    span([:hexagon_tpu, :load], metadata, fn -> {fun.(), nil} end, fn result, nil, call ->
+      {graph, status} =
+        case result do
+          {:ok, %{name: name}} -> {name, :ok}
+          {:ok, _} -> {nil, :ok}
+          {:error, %{reason: reason}} -> {Map.get(metadata, :graph), {:error, reason}}
+          _ -> {Map.get(metadata, :graph), {:error, :unknown}}
+        end
+
+      {%{duration: call}, %{graph: graph, status: status}}
+    end)
+  end
+
+  # The one span, in the style of :telemetry.span/3: `prefix ++ [:start]`, then `fun` (which
+  # returns {result, info}) and `prefix ++ [:stop]` with what `stop.(result, info, duration)`
+  # gives ({measurements, metadata}) and [:hexagon_tpu, :error] for a returned error; or
+  # `prefix ++ [:exception]` if it raises, throws or exits, re-raised. Returns `result`.
+  # Without :telemetry running, just `fun`.
+  defp span([_, operation] = prefix, meta, fun, stop) do
     if enabled?() do
       start = System.monotonic_time()
-      metadata = Map.put(metadata, :telemetry_span_context, make_ref())
+      meta = Map.put(meta, :telemetry_span_context, make_ref())
 
       emit(
-        [:hexagon_tpu, :load, :start],
+        prefix ++ [:start],
         %{monotonic_time: start, system_time: System.system_time()},
-        metadata
+        meta
       )
 
       try do
         fun.()
       catch
         kind, reason ->
-          exception(
-            [:hexagon_tpu, :load, :exception],
-            metadata,
-            start,
-            kind,
-            reason,
-            __STACKTRACE__
+          now = System.monotonic_time()
+
+          emit(
+            prefix ++ [:exception],
+            %{duration: now - start, monotonic_time: now},
+            Map.merge(meta, %{kind: kind, reason: reason, stacktrace: __STACKTRACE__})
           )
 
           :erlang.raise(kind, reason, __STACKTRACE__)
       else
-        result ->
+        {result, info} ->
           now = System.monotonic_time()
-
-          {graph, status} =
-            case result do
-              {:ok, %{name: name}} -> {name, :ok}
-              {:ok, _} -> {nil, :ok}
-              {:error, %{reason: reason}} -> {Map.get(metadata, :graph), {:error, reason}}
-              _ -> {Map.get(metadata, :graph), {:error, :unknown}}
-            end
-
-          emit(
-            [:hexagon_tpu, :load, :stop],
-            %{duration: now - start, monotonic_time: now},
-            Map.merge(metadata, %{graph: graph, status: status})
-          )
+          {measurements, stop_meta} = stop.(result, info, now - start)
+          meta = Map.merge(meta, stop_meta)
+          emit(prefix ++ [:stop], Map.put(measurements, :monotonic_time, now), meta)
 
           with {:error, %{reason: reason} = error} <- result do
-            error(:load, graph, reason, error)
+            error(operation, meta.graph, reason, error)
           end
 
           result
       end
     else
-      fun.()
+      {result, _info} = fun.()
+      result
     end
-  end
-
-  defp exception(event, metadata, start, kind, reason, stacktrace) do
-    now = System.monotonic_time()
-
-    emit(
-      event,
-      %{duration: now - start, monotonic_time: now},
-      Map.merge(metadata, %{kind: kind, reason: reason, stacktrace: stacktrace})
-    )
   end
 
   @doc false

@@ -76,6 +76,13 @@ defmodule HexagonTpu.TensorInfo do
   @spec nx_type(dtype()) :: nx_type()
   def nx_type(dtype), do: Map.fetch!(@nx_types, dtype)
 
+  @sizes %{f32: 4, f16: 2, u8: 1, i8: 1, bool8: 1, u16: 2, i16: 2, u32: 4, i32: 4, u64: 8, i64: 8}
+
+  @doc false
+  # Bytes per element of a dtype.
+  @spec element_size(dtype()) :: pos_integer()
+  def element_size(dtype), do: Map.fetch!(@sizes, dtype)
+
   @doc false
   @spec from_nif(map()) :: t()
   def from_nif(%{dtype: dtype} = map) do

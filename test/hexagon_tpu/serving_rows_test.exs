@@ -252,10 +252,10 @@ defmodule HexagonTpu.ServingRowsTest do
     name = serve(ab, [])
     x = t([[1, 2, 3, 4]])
 
-    assert {:error, %Error{reason: :mismatch, message: msg}} =
+    assert {:error, %Error{reason: :invalid_argument, message: msg}} =
              HexagonTpu.Serving.batched_run(name, [x | x])
 
-    assert msg =~ "expected a list of 2 inputs"
+    assert msg =~ "expected a proper list of inputs"
     assert msg =~ "improper list"
 
     for bad <- ["serving", self(), {:local, "x"}, {:other, name}, 42] do

@@ -91,7 +91,7 @@ defmodule HexagonTpu.ServingTest do
     assert {:error, %Error{reason: :mismatch, tensor: "a", message: m3}} = results[3]
     assert m3 =~ "expected shape {n, 4} (n >= 1 rows of the graph's {1, 4}), got {1, 5}"
     assert {:error, %Error{reason: :mismatch, message: m5}} = results[5]
-    assert m5 =~ "expected a float tensor"
+    assert m5 =~ "expected a float type"
     assert m5 =~ "got {:s, 64}"
     assert {:error, %Error{reason: :mismatch, message: m7}} = results[7]
     assert m7 =~ "rows of 16 bytes"

@@ -1,0 +1,86 @@
+defmodule HexagonTpu.Serving.Request do
+  # One request of HexagonTpu.Serving, in its caller (Nx.Serving's client_preprocessing and
+  # client_postprocessing): checked and made into an Nx.Batch of its rows, each row tagged
+  # with its index (RowTags); then its rows taken back out of the batch answer(s).
+  @moduledoc false
+
+  alias HexagonTpu.{Error, InputCheck}
+  alias HexagonTpu.Serving.RowTags
+
+  @compile {:no_warn_undefined, [Nx, Nx.Batch]}
+
+  @doc """
+  The checks a request of the serving `spec` goes through (`HexagonTpu.InputCheck`): rows of
+  the graph's batch, in one type per serving (so requests merge into one batch), as tensors.
+  """
+  @spec check(map()) :: InputCheck.t()
+  def check(spec) do
+    %InputCheck{
+      graph: spec.graph,
+      where: "HexagonTpu.Serving",
+      quantize: spec.quantize,
+      rows: spec.batch,
+      types: :single,
+      to: :tensor
+    }
+  end
+
+  @doc false
+  # Nx.Serving's client_preprocessing: the request (a list of inputs, or one input alone for a
+  # graph of one) as an Nx.Batch, and its rows; a bad request raises in its caller.
+  def preprocess(%{check: check, inputs: infos} = spec, input) do
+    input = if is_list(input) or length(infos) != 1, do: input, else: [input]
+    prepared = ok!(InputCheck.all(check, infos, input))
+    tensors = Enum.map(prepared, fn {t, _dtype, _rows} -> unnamed(t) end)
+    all_rows = Enum.map(prepared, &elem(&1, 2))
+    rows = ok!(InputCheck.same_rows(check, infos, all_rows))
+
+    # Nx.Serving 0.7 would split a larger request over several batches and join the pieces'
+    # answers in the order they arrive (partitions run them concurrently), with the metadata,
+    # and so the error, of the last piece only: a failed piece would come back as rows of
+    # zeros. HexagonTpu.Serving.batched_run/3 splits such a request itself
+    # (HexagonTpu.Serving.Client).
+    if rows > spec.batch_size do
+      raise Error.new(:too_large, too_large(spec, rows),
+              details: %{rows: rows, batch_size: spec.batch_size}
+            )
+    end
+
+    # The inputs, then each row's index in the request (RowTags: what makes the answer right
+    # when Nx.Serving splits the request over two batches).
+    entry = List.to_tuple(tensors ++ [RowTags.tensor(rows)])
+    {Nx.Batch.concatenate([entry]), rows}
+  end
+
+  # Axis names would travel into the batch, where Nx.Batch refuses to merge requests whose
+  # names differ: one caller's names would fail the batch of every other.
+  defp unnamed(%{names: names} = t) do
+    if Enum.all?(names, &is_nil/1), do: t, else: Nx.rename(t, Enum.map(names, fn _ -> nil end))
+  end
+
+  defp ok!({:error, %Error{} = e}), do: raise(e)
+  defp ok!({:ok, value}), do: value
+  defp ok!(ok), do: ok
+
+  defp too_large(spec, rows) do
+    "HexagonTpu.Serving: graph '#{spec.graph}': a request of #{rows} rows is larger than " <>
+      "the serving's batch_size of #{spec.batch_size} rows; send it with " <>
+      "HexagonTpu.Serving.batched_run/3, which splits it into requests of at most " <>
+      "batch_size rows and joins their answers in order, or run it with " <>
+      "HexagonTpu.predict_batch/3"
+  end
+
+  @doc false
+  # The request's rows of the batch answer(s): its outputs and each row's info (RowTags), in
+  # the order Nx.Serving delivered them.
+  def postprocess({{outputs, info}, meta}, rows, graph, output) do
+    outputs |> output_list() |> RowTags.outputs(info, rows, meta, graph) |> as_output(output)
+  end
+
+  defp as_output(outputs, :nx), do: outputs
+  defp as_output(outputs, :binary), do: Enum.map(outputs, &Nx.to_binary/1)
+
+  # One output travels alone (HexagonTpu.Serving.answer/2), several as a tuple.
+  defp output_list(outputs) when is_tuple(outputs), do: Tuple.to_list(outputs)
+  defp output_list(output), do: [output]
+end
