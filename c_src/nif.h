@@ -4,8 +4,8 @@
  * argument decoding, resources, binaries, scheduling. No QNN.
  *
  * Layers, each calling only those below it (docs/architecture.md):
- *   hexagon_tpu_nif.c              runtime, context, graph, stats NIFs; load; the table
- *   execute.c  shared.c            execute NIFs; shared IO NIFs            (nif.h)
+ *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
+ *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
  *   env.c  convert.c               env option; terms                       (env.h, terms.h)
@@ -43,5 +43,8 @@ ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- stats (stats.c) ---------------------------------------------------------------------- */
+ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 #endif
