@@ -431,7 +431,7 @@ static const char instance_tag[] = "hexagon_tpu_nif";
 /* erlang:halt/0,1 (flushing) calls this before the process exits, i.e. before the QNN
  * libraries' exit-time destructors run: the reaper must not be inside QNN then. Installed by
  * every module instance (ERTS ties it to the instance), so it may run more than once:
- * nif_reaper_halt acts, and the report (halt.c, tests only) is written, once.
+ * nif_reaper_halt acts, and the report (halt.c, when HTPU_HALT_REPORT is set) is written, once.
  * ERL_NIF_OPT_DELAY_HALT is deliberately not set: it would make the halt wait for every
  * running NIF call, and an execute or close stuck on a wedged DSP would then hang the halt
  * forever (on a device, a reboot that never comes); a halt that completes is the safer failure. OTP 25 (NIF 2.16) has neither option: there, as before, the process exits
