@@ -1,11 +1,12 @@
-/* convert.c - C values -> Erlang terms: errors, dtypes, tensor/graph/model/runtime info. */
+/* convert.c - C values <-> Erlang terms: errors, dtypes, tensor/graph/model/runtime info,
+ * execute options and stats (terms.h). Calls nothing of c_src/ but the atoms. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "atoms.h"
-#include "nif.h"
+#include "terms.h"
 
 nif_atoms ATOMS;
 
@@ -81,6 +82,10 @@ ERL_NIF_TERM nif_make_error_msg(ErlNifEnv *env, int code, const char *fmt, ...) 
   return error_term(env, code, msg, 0);
 }
 
+ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what) {
+  return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
+}
+
 ERL_NIF_TERM nif_dtype_atom(htpu_dtype t) {
   return ((int)t >= 0 && (int)t < MAX_DTYPES) ? dtype_atoms[t] : ATOMS.unknown;
 }
@@ -115,8 +120,7 @@ ERL_NIF_TERM nif_make_version(ErlNifEnv *env, htpu_version3 v) {
                           enif_make_uint(env, v.patch));
 }
 
-static ERL_NIF_TERM make_map(ErlNifEnv *env, ERL_NIF_TERM *keys, ERL_NIF_TERM *vals,
-                             size_t n) {
+ERL_NIF_TERM nif_make_map(ErlNifEnv *env, ERL_NIF_TERM *keys, ERL_NIF_TERM *vals, size_t n) {
   ERL_NIF_TERM map;
   if (!enif_make_map_from_arrays(env, keys, vals, n, &map)) return enif_make_badarg(env);
   return map;
@@ -128,7 +132,7 @@ static ERL_NIF_TERM make_quant(ErlNifEnv *env, const htpu_quant *q) {
       ERL_NIF_TERM k[] = {ATOMS.scale, ATOMS.zero_point};
       ERL_NIF_TERM v[] = {enif_make_double(env, (double)q->scale),
                           enif_make_int(env, q->zero_point)};
-      return make_map(env, k, v, 2);
+      return nif_make_map(env, k, v, 2);
     }
     case HTPU_QUANT_PER_AXIS: {
       ERL_NIF_TERM scales = enif_make_list(env, 0), zps = enif_make_list(env, 0);
@@ -138,7 +142,7 @@ static ERL_NIF_TERM make_quant(ErlNifEnv *env, const htpu_quant *q) {
       }
       ERL_NIF_TERM k[] = {ATOMS.axis, ATOMS.scales, ATOMS.zero_points};
       ERL_NIF_TERM v[] = {enif_make_int(env, q->axis), scales, zps};
-      return make_map(env, k, v, 3);
+      return nif_make_map(env, k, v, 3);
     }
     case HTPU_QUANT_NONE:
       break;
@@ -162,7 +166,7 @@ ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t) {
                       enif_make_uint64(env, t->num_elements),
                       enif_make_uint64(env, t->byte_size),
                       make_quant(env, &t->quant)};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
 static ERL_NIF_TERM tensor_list(ErlNifEnv *env, const htpu_tensor_info *ts, uint32_t n) {
@@ -178,7 +182,7 @@ ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g) {
                       tensor_list(env, g->inputs, g->num_inputs),
                       tensor_list(env, g->outputs, g->num_outputs),
                       enif_make_uint64(env, g->vtcm_bytes)};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
 ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
@@ -200,7 +204,7 @@ ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
                       enif_make_uint(env, m->dsp_arch),
                       enif_make_uint64(env, m->context_blob_size),
                       graphs};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
 static ERL_NIF_TERM perf_profile_atom(ErlNifEnv *env, htpu_perf_profile p) {
@@ -240,7 +244,7 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       enif_make_uint(env, ri->startup_attempts),
                       (ri->log_note && ri->log_note[0]) ? nif_make_string(env, ri->log_note)
                                                         : ATOMS.nil};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out) {
@@ -277,55 +281,5 @@ ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlN
                       enif_make_uint64(env, st->total_ns),
                       enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0),
                       scheduler};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
-}
-
-ERL_NIF_TERM nif_make_stats(ErlNifEnv *env) {
-  htpu_stats s;
-  htpu_stats_get(&s);
-  uint64_t queued, closed, inline_closed;
-  nif_reaper_counts(&queued, &closed, &inline_closed);
-  nif_sched_counts sc;
-  nif_sched_counts_get(&sc);
-  ERL_NIF_TERM k[] = {ATOMS.live_runtimes,     ATOMS.live_contexts,   ATOMS.live_graphs,
-                      ATOMS.executes,          ATOMS.execute_errors,  ATOMS.execute_ns_total,
-                      ATOMS.execute_ns_last,   ATOMS.loads,           ATOMS.load_ns_total,
-                      ATOMS.quantize_ns_total, ATOMS.dequantize_ns_total, ATOMS.recoveries,
-                      ATOMS.recovery_failures, ATOMS.live_shared_buffers, ATOMS.mem_registrations,
-                      ATOMS.startup_retries,   ATOMS.executes_in_flight, ATOMS.executes_waiting,
-                      ATOMS.executes_cancelled, ATOMS.executes_declined,
-                      ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline,
-                      ATOMS.executes_normal,   ATOMS.executes_dirty_io,
-                      ATOMS.normal_declined_busy, ATOMS.normal_declined_not_short,
-                      ATOMS.normal_declined_other, ATOMS.normal_declined_resource};
-  ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
-                      enif_make_uint64(env, s.live_contexts),
-                      enif_make_uint64(env, s.live_graphs),
-                      enif_make_uint64(env, s.executes),
-                      enif_make_uint64(env, s.execute_errors),
-                      enif_make_uint64(env, s.execute_ns_total),
-                      enif_make_uint64(env, s.execute_ns_last),
-                      enif_make_uint64(env, s.loads),
-                      enif_make_uint64(env, s.load_ns_total),
-                      enif_make_uint64(env, s.quantize_ns_total),
-                      enif_make_uint64(env, s.dequantize_ns_total),
-                      enif_make_uint64(env, s.recoveries),
-                      enif_make_uint64(env, s.recovery_failures),
-                      enif_make_uint64(env, s.live_shared_buffers),
-                      enif_make_uint64(env, s.mem_registrations),
-                      enif_make_uint64(env, s.startup_retries),
-                      enif_make_uint64(env, s.executes_in_flight),
-                      enif_make_uint64(env, s.executes_waiting),
-                      enif_make_uint64(env, s.executes_cancelled),
-                      enif_make_uint64(env, s.executes_declined),
-                      enif_make_uint64(env, queued),
-                      enif_make_uint64(env, closed),
-                      enif_make_uint64(env, inline_closed),
-                      enif_make_uint64(env, sc.executes_normal),
-                      enif_make_uint64(env, sc.executes_dirty_io),
-                      enif_make_uint64(env, sc.declined_busy),
-                      enif_make_uint64(env, sc.declined_not_short),
-                      enif_make_uint64(env, sc.declined_other),
-                      enif_make_uint64(env, sc.declined_resource)};
-  return make_map(env, k, v, sizeof k / sizeof k[0]);
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }

@@ -23,15 +23,22 @@
  * What this cannot bound is graphExecute itself: a call that stalls in the DSP (a restart
  * mid-call, a hung FastRPC call) holds the normal scheduler for the stall; the window is a
  * prediction from history, not a limit (docs/elixir.md says so).
- * Anything else is declined before the caller can see a change and the call moves, arguments
- * untouched, to graph_execute on a dirty IO scheduler (enif_schedule_nif); the caller sees one
- * call either way. Counters say which path answered (nif_sched_counts).
+ * Anything else is declined before the caller can see a change and the call moves to
+ * graph_execute on a dirty IO scheduler (enif_schedule_nif); the caller sees one call either
+ * way. A call the core declined carries its output binaries over (exec_carry), so the dirty
+ * call does not decode and allocate them again. Counters say which path answered
+ * (nif_sched_counts).
+ *
+ * A call goes through small steps on an exec_call: open_call (the graph and the counts),
+ * take_inputs, make_outputs, then execute_and_answer.
  */
 #include <stdatomic.h>
 #include <string.h>
 
 #include "atoms.h"
+#include "handles.h"
 #include "nif.h"
+#include "terms.h"
 
 /* The BEAM asks NIFs on normal schedulers to return within about 1 ms; a short call must be
  * well under it, leaving room for the conversions and for a scheduler hiccup. */
@@ -70,161 +77,266 @@ void nif_sched_counts_get(nif_sched_counts *out) {
  * batch instead of one per chunk; each execute still takes the graph's lock on its own, so other
  * callers of the graph interleave. The stats are the executes' sums; an error stops at its chunk,
  * which the answer names (errors found before any execute are {:error, reason}).
- *
- * Off RUN_DIRTY (one chunk only), the call may be declined: returns 1 with *why set
- * (HTPU_DECLINE_NONE for the size bound) and nothing made; else 0 with the answer in *ret. */
-static int run(ErlNifEnv *env, const ERL_NIF_TERM argv[], run_mode mode, unsigned chunks,
-               int batch_call, ErlNifTime t0, ERL_NIF_TERM *ret, htpu_decline *why) {
-  nif_graph *res;
+ */
+
+typedef enum step { STEP_OK, STEP_ANSWERED, STEP_DECLINED } step;
+
+/* One execute call, decoded. It owns its arrays, the aligned copies and the output binaries
+ * until the answer (or call_close). */
+typedef struct exec_call {
+  run_mode mode;
+  unsigned chunks;
+  nif_graph *graph;
+  htpu_graph *h;
   unsigned n_in, n_out;
-  int declined = 0;
-  size_t io_bytes = 0;
-  *why = HTPU_DECLINE_NONE;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res)) {
+  unsigned made;   /* output binaries allocated so far */
+  size_t io_bytes; /* inputs and outputs, all chunks */
+  htpu_io *io;     /* inputs then outputs, each the current chunk's part */
+  void **copies;   /* per input: an aligned copy, or NULL where the binary is used in place */
+  ErlNifBinary *outs;
+} exec_call;
+
+static void call_close(exec_call *c) {
+  for (unsigned i = 0; i < c->made; i++) enif_release_binary(&c->outs[i]);
+  c->made = 0;
+  if (c->copies)
+    for (unsigned i = 0; i < c->n_in; i++)
+      if (c->copies[i]) enif_free(c->copies[i]);
+  if (c->outs) enif_free(c->outs);
+  if (c->copies) enif_free(c->copies);
+  if (c->io) enif_free(c->io);
+  c->io = NULL;
+  c->copies = NULL;
+  c->outs = NULL;
+}
+
+/* The graph, its open handle, the counts checked against it, the arrays. */
+static step open_call(ErlNifEnv *env, const ERL_NIF_TERM argv[], exec_call *c, ERL_NIF_TERM *ret) {
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&c->graph)) {
     *ret = nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
-    return 0;
+    return STEP_ANSWERED;
   }
-  if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out)) {
+  if (!enif_get_list_length(env, argv[1], &c->n_in) ||
+      !enif_get_list_length(env, argv[2], &c->n_out)) {
     *ret = enif_make_badarg(env);
-    return 0;
+    return STEP_ANSWERED;
   }
-  htpu_graph *h = atomic_load(&res->handle);
-  if (!h) {
+  if (!(c->h = atomic_load(&c->graph->handle))) {
     *ret = nif_closed_error(env, "graph");
-    return 0;
+    return STEP_ANSWERED;
   }
-  if (n_in != res->num_inputs || n_out != res->num_outputs) {
+  if (c->n_in != c->graph->num_inputs || c->n_out != c->graph->num_outputs) {
     *ret = nif_make_error_msg(env, HTPU_EMISMATCH,
                               "the graph has %u inputs and %u outputs; given %u and %u",
-                              res->num_inputs, res->num_outputs, n_in, n_out);
-    return 0;
+                              c->graph->num_inputs, c->graph->num_outputs, c->n_in, c->n_out);
+    return STEP_ANSWERED;
   }
-
-  unsigned n = n_in + n_out, made = 0;
-  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
-  void **copies = enif_alloc((n_in ? n_in : 1) * sizeof *copies);
-  ErlNifBinary *outs = enif_alloc((n_out ? n_out : 1) * sizeof *outs);
-  if (!io || !copies || !outs) {
+  unsigned n = c->n_in + c->n_out;
+  c->io = enif_alloc((n ? n : 1) * sizeof *c->io);
+  c->copies = enif_alloc((c->n_in ? c->n_in : 1) * sizeof *c->copies);
+  c->outs = enif_alloc((c->n_out ? c->n_out : 1) * sizeof *c->outs);
+  if (!c->io || !c->copies || !c->outs) {
     *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
-    goto out;
+    return STEP_ANSWERED;
   }
-  memset(copies, 0, (n_in ? n_in : 1) * sizeof *copies);
+  memset(c->copies, 0, (c->n_in ? c->n_in : 1) * sizeof *c->copies);
+  return STEP_OK;
+}
 
-  ERL_NIF_TERM head, tail = argv[1];
-  for (unsigned i = 0; i < n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
+/* A sub-binary (e.g. from binary matching) can start at any byte; the core reads whole
+ * elements, so an unaligned buffer is copied once instead of read misaligned. */
+static step align_inputs(ErlNifEnv *env, exec_call *c, ERL_NIF_TERM *ret) {
+  for (unsigned i = 0; i < c->n_in; i++) {
+    htpu_io *in = &c->io[i];
+    size_t align = htpu_dtype_size(in->dtype);
+    if (align > 1 && in->size && ((uintptr_t)in->data % align) != 0) {
+      size_t all = in->size * c->chunks;
+      if (!(c->copies[i] = enif_alloc(all))) {
+        *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
+        return STEP_ANSWERED;
+      }
+      memcpy(c->copies[i], in->data, all);
+      in->data = c->copies[i];
+    }
+  }
+  return STEP_OK;
+}
+
+/* [{binary, dtype}] -> the inputs, one chunk's part each; declines above the normal bound. */
+static step take_inputs(ErlNifEnv *env, ERL_NIF_TERM list, exec_call *c, ERL_NIF_TERM *ret) {
+  ERL_NIF_TERM head, tail = list;
+  for (unsigned i = 0; i < c->n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
     const ERL_NIF_TERM *pair;
     int arity;
     ErlNifBinary bin;
     if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
-        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype)) {
+        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &c->io[i].dtype)) {
       *ret = enif_make_badarg(env);
-      goto out;
+      return STEP_ANSWERED;
     }
-    if (bin.size % chunks != 0) {
+    if (bin.size % c->chunks != 0) {
       *ret = nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
-                                i, bin.size, chunks);
-      goto out;
+                                i, bin.size, c->chunks);
+      return STEP_ANSWERED;
     }
-    io[i].data = bin.data;
-    io[i].size = bin.size / chunks;
-    io_bytes += bin.size;
+    c->io[i].data = bin.data;
+    c->io[i].size = bin.size / c->chunks;
+    c->io_bytes += bin.size;
   }
-  if (mode != RUN_DIRTY && io_bytes > NIF_NORMAL_MAX_IO_BYTES) {
-    declined = 1;
-    goto out;
-  }
-  /* A sub-binary (e.g. from binary matching) can start at any byte; the core reads whole
-   * elements, so an unaligned buffer is copied once instead of read misaligned. */
-  for (unsigned i = 0; i < n_in; i++) {
-    size_t align = htpu_dtype_size(io[i].dtype);
-    if (align > 1 && io[i].size && ((uintptr_t)io[i].data % align) != 0) {
-      size_t all = io[i].size * chunks;
-      copies[i] = enif_alloc(all);
-      if (!copies[i]) {
-        *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
-        goto out;
-      }
-      memcpy(copies[i], io[i].data, all);
-      io[i].data = copies[i];
-    }
-  }
+  if (c->mode != RUN_DIRTY && c->io_bytes > NIF_NORMAL_MAX_IO_BYTES) return STEP_DECLINED;
+  return align_inputs(env, c, ret);
+}
 
-  tail = argv[2];
-  for (unsigned i = 0; i < n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
-    htpu_io *o = &io[n_in + i];
+/* [dtype] -> a fresh binary per output, for every chunk; declines above the normal bound. */
+static step make_outputs(ErlNifEnv *env, ERL_NIF_TERM list, exec_call *c, ERL_NIF_TERM *ret) {
+  ERL_NIF_TERM head, tail = list;
+  for (unsigned i = 0; i < c->n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    htpu_io *o = &c->io[c->n_in + i];
     if (nif_get_dtype(env, head, &o->dtype)) {
       *ret = enif_make_badarg(env);
-      goto out;
+      return STEP_ANSWERED;
     }
     /* Sized from the graph's own descriptor: a wrong dtype request is the core's to reject
      * (HTPU_EMISMATCH), never an overflow. */
-    size_t one = res->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
-    if (one && chunks > SIZE_MAX / one) {
-      *ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, chunks);
-      goto out;
+    size_t one = c->graph->tensors[c->n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && c->chunks > SIZE_MAX / one) {
+      *ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, c->chunks);
+      return STEP_ANSWERED;
     }
-    size_t size = one * chunks;
-    io_bytes += size;
-    if (mode != RUN_DIRTY && io_bytes > NIF_NORMAL_MAX_IO_BYTES) {
-      declined = 1;
-      goto out;
-    }
-    if (!enif_alloc_binary(size, &outs[i])) {
+    size_t size = one * c->chunks;
+    c->io_bytes += size;
+    if (c->mode != RUN_DIRTY && c->io_bytes > NIF_NORMAL_MAX_IO_BYTES) return STEP_DECLINED;
+    if (!enif_alloc_binary(size, &c->outs[i])) {
       *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
-      goto out;
+      return STEP_ANSWERED;
     }
-    made++;
-    o->data = outs[i].data;
+    c->made++;
+    o->data = c->outs[i].data;
     o->size = one;
   }
+  return STEP_OK;
+}
 
+/* {:ok, [binary], stats}: the output binaries move to the terms. */
+static ERL_NIF_TERM answer(ErlNifEnv *env, exec_call *c, const htpu_exec_stats *st,
+                           ErlNifTime t0) {
+  ERL_NIF_TERM list = enif_make_list(env, 0);
+  for (unsigned i = c->n_out; i-- > 0;)
+    list = enif_make_list_cell(env, enif_make_binary(env, &c->outs[i]), list);
+  c->made = 0; /* ownership moved to the terms */
+  ERL_NIF_TERM sched = c->mode == RUN_DIRTY ? ATOMS.dirty_io : ATOMS.normal;
+  return enif_make_tuple3(env, ATOMS.ok, list, nif_make_exec_stats(env, st, t0, sched));
+}
+
+/* Runs the call's chunks (perf profile argv[3]) and answers. Off RUN_DIRTY (one chunk only),
+ * the core may decline: STEP_DECLINED with *why set, nothing answered. */
+static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *c,
+                               int batch_call, ErlNifTime t0, ERL_NIF_TERM *ret,
+                               htpu_decline *why) {
   htpu_exec_options xo;
-  if (nif_exec_options(env, argv[3], &xo)) {
+  if (nif_exec_options(env, profile, &xo)) {
     *ret = enif_make_badarg(env);
-    goto out;
+    return STEP_ANSWERED;
   }
-  xo.no_wait = mode != RUN_DIRTY;
-  xo.short_ns = mode == RUN_AUTO ? NIF_SHORT_CALL_NS : 0;
+  xo.no_wait = c->mode != RUN_DIRTY;
+  xo.short_ns = c->mode == RUN_AUTO ? NIF_SHORT_CALL_NS : 0;
   htpu_exec_stats st = {0};
-  for (unsigned c = 0; c < chunks; c++) {
+  for (unsigned k = 0; k < c->chunks; k++) {
     htpu_exec_stats one = {0};
-    int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &xo, &one);
+    int rc = htpu_graph_execute_ex(c->h, c->io, c->n_in, c->io + c->n_in, c->n_out, &xo, &one);
     if (rc && one.declined) { /* only off RUN_DIRTY, which is one chunk */
-      declined = 1;
       *why = one.declined;
-      goto out;
+      return STEP_DECLINED;
     }
     if (rc) {
       *ret = nif_make_error(env, rc);
       const ERL_NIF_TERM *e;
       int arity; /* {:error, reason} -> {:error, reason, chunk} */
       if (batch_call && enif_get_tuple(env, *ret, &arity, &e) && arity == 2)
-        *ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, c));
-      goto out;
+        *ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, k));
+      return STEP_ANSWERED;
     }
     st.execute_ns += one.execute_ns;
     st.quantize_ns += one.quantize_ns;
     st.dequantize_ns += one.dequantize_ns;
     st.total_ns += one.total_ns;
-    for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
+    for (unsigned i = 0; i < c->n_in + c->n_out; i++)
+      c->io[i].data = (char *)c->io[i].data + c->io[i].size;
   }
-  ERL_NIF_TERM list = enif_make_list(env, 0);
-  for (unsigned i = n_out; i-- > 0;)
-    list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
-  made = 0; /* ownership moved to the terms */
-  *ret = enif_make_tuple3(env, ATOMS.ok, list,
-                          nif_make_exec_stats(env, &st, t0,
-                                              mode == RUN_DIRTY ? ATOMS.dirty_io : ATOMS.normal));
+  *ret = answer(env, c, &st, t0);
+  return STEP_ANSWERED;
+}
 
-out:
-  for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
-  if (copies)
-    for (unsigned i = 0; i < n_in; i++)
-      if (copies[i]) enif_free(copies[i]);
-  if (outs) enif_free(outs);
-  if (copies) enif_free(copies);
-  if (io) enif_free(io);
-  return declined;
+/* The whole call on `c` (mode and chunks set, the rest zero). STEP_DECLINED (only off
+ * RUN_DIRTY) leaves c open for the caller: *why is HTPU_DECLINE_NONE for the size bound (some
+ * outputs may be missing), else the core's reason (every output made). Else c is closed and
+ * the answer is in *ret. */
+static step run(ErlNifEnv *env, const ERL_NIF_TERM argv[], exec_call *c, int batch_call,
+                ErlNifTime t0, ERL_NIF_TERM *ret, htpu_decline *why) {
+  *why = HTPU_DECLINE_NONE;
+  step s = open_call(env, argv, c, ret);
+  if (s == STEP_OK) s = take_inputs(env, argv[1], c, ret);
+  if (s == STEP_OK) s = make_outputs(env, argv[2], c, ret);
+  if (s == STEP_OK) s = execute_and_answer(env, argv[3], c, batch_call, t0, ret, why);
+  if (s != STEP_DECLINED) call_close(c);
+  return s;
+}
+
+/* ---- a declined call carried to the dirty scheduler ----------------------------------------
+ * The rescheduled graph_execute gets the carry in place of its output dtypes (argv[2]): the
+ * graph, the output binaries and their dtypes, made once. The inputs are taken again from
+ * argv[1] (the same terms: enif_schedule_nif passes them on), because their bytes may live on
+ * the process heap, which can move between the two calls; the handle is loaded again, as a close
+ * may come between. A resource, so a carry that never runs (the process killed meanwhile) is
+ * freed by its destructor. */
+typedef struct exec_carry {
+  atomic_int taken; /* set by the one call that uses it */
+  exec_call call;   /* inputs not taken; outputs all made */
+} exec_carry;
+
+void nif_exec_call_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  exec_carry *k = obj;
+  if (!atomic_exchange(&k->taken, 1)) call_close(&k->call);
+}
+
+/* The declined call `c` (every output made) moved into a carry term; 0 without memory (then c
+ * is still the caller's). */
+static int carry(ErlNifEnv *env, exec_call *c, ERL_NIF_TERM *term) {
+  exec_carry *k = enif_alloc_resource(nif_exec_call_type, sizeof *k);
+  if (!k) return 0;
+  for (unsigned i = 0; i < c->n_in; i++) /* taken again on the dirty side */
+    if (c->copies[i]) {
+      enif_free(c->copies[i]);
+      c->copies[i] = NULL;
+    }
+  c->io_bytes = 0;
+  c->mode = RUN_DIRTY;
+  k->call = *c;
+  atomic_init(&k->taken, 0);
+  *term = enif_make_resource(env, k);
+  enif_release_resource(k); /* the term owns it now */
+  return 1;
+}
+
+/* graph_execute with a carry in argv[2]. */
+static ERL_NIF_TERM run_carried(ErlNifEnv *env, const ERL_NIF_TERM argv[], exec_carry *k,
+                                ErlNifTime t0) {
+  nif_graph *g;
+  unsigned n_in;
+  if (atomic_exchange(&k->taken, 1)) return enif_make_badarg(env); /* a replayed term */
+  exec_call *c = &k->call;
+  ERL_NIF_TERM ret;
+  htpu_decline why;
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g) || g != c->graph ||
+      !enif_get_list_length(env, argv[1], &n_in) || n_in != c->n_in)
+    ret = enif_make_badarg(env);
+  else if (!(c->h = atomic_load(&g->handle)))
+    ret = nif_closed_error(env, "graph");
+  else if (take_inputs(env, argv[1], c, &ret) == STEP_OK)
+    (void)execute_and_answer(env, argv[3], c, 0, t0, &ret, &why);
+  call_close(c);
+  return ret;
 }
 
 ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -232,7 +344,13 @@ ERL_NIF_TERM nif_graph_execute(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  (void)run(env, argv, RUN_DIRTY, 1, 0, t0, &ret, &why);
+  exec_carry *k;
+  if (enif_get_resource(env, argv[2], nif_exec_call_type, (void **)&k)) {
+    ret = run_carried(env, argv, k, t0);
+  } else {
+    exec_call c = {.mode = RUN_DIRTY, .chunks = 1};
+    (void)run(env, argv, &c, 0, t0, &ret, &why);
+  }
   atomic_fetch_add(&counts.dirty_io, 1);
   return ret;
 }
@@ -244,7 +362,8 @@ ERL_NIF_TERM nif_graph_execute_batch(ErlNifEnv *env, int argc, const ERL_NIF_TER
   if (!enif_get_uint(env, argv[4], &chunks) || chunks == 0) return enif_make_badarg(env);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  (void)run(env, argv, RUN_DIRTY, chunks, 1, t0, &ret, &why);
+  exec_call c = {.mode = RUN_DIRTY, .chunks = chunks};
+  (void)run(env, argv, &c, 1, t0, &ret, &why);
   atomic_fetch_add(&counts.dirty_io, 1);
   return ret;
 }
@@ -271,7 +390,8 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
     return enif_make_badarg(env);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  if (!run(env, argv, mode, 1, 0, t0, &ret, &why)) {
+  exec_call c = {.mode = mode, .chunks = 1};
+  if (run(env, argv, &c, 0, t0, &ret, &why) != STEP_DECLINED) {
     atomic_fetch_add(&counts.normal, 1);
     consume_since(env, t0);
     return ret;
@@ -288,9 +408,11 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
   else
     atomic_fetch_add(&counts.other, 1);
   /* Named and sized as graph_execute/4, which it now is: tracing and current_function see
-   * that. */
+   * that (with the carry, when there is one, in place of the output dtypes). */
+  ERL_NIF_TERM args[4] = {argv[0], argv[1], argv[2], argv[3]};
+  if (why == HTPU_DECLINE_NONE || !carry(env, &c, &args[2])) call_close(&c);
   return enif_schedule_nif(env, "graph_execute", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_graph_execute, 4,
-                           argv);
+                           args);
 }
 
 /* graph_timing(graph_ref) -> {:ok, %{samples, window, max_ns, last_ns}} | {:error, reason}:
@@ -298,7 +420,7 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
 ERL_NIF_TERM nif_graph_timing(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_graph *res;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&res))
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   htpu_graph *h = atomic_load(&res->handle);
   if (!h) return nif_closed_error(env, "graph");

@@ -3,8 +3,10 @@
  * can read it after the VM is gone.
  *
  * HTPU_HALT_REPORT=<file>: the callback appends one line to <file> saying that it ran, what it
- * did to the reaper and what was still open when the VM halted. Unset (always, outside the
- * halt test): nothing is written. The process is about to exit, so this is plain POSIX I/O on
+ * did to the reaper and what was still open when the VM halted. Unset (the default): nothing is
+ * written. A diagnostic for devices as much as for the halt test: on a board, whether the reaper
+ * left QNN before the exit (and what was still open) is what to ask after a shutdown that hung
+ * or crashed in the QNN libraries' exit-time destructors (docs/elixir.md, Stopping). The process is about to exit, so this is plain POSIX I/O on
  * the halting thread, no allocation, nothing that could wait on the DSP.
  */
 #include <fcntl.h>
@@ -12,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "nif.h"
+#include "reaper.h"
 
 void nif_halt_report(const nif_halt_info *info) {
   const char *path = getenv("HTPU_HALT_REPORT");

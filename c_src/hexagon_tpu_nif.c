@@ -16,7 +16,11 @@
 #include <string.h>
 
 #include "atoms.h"
+#include "env.h"
+#include "handles.h"
 #include "nif.h"
+#include "reaper.h"
+#include "terms.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -24,106 +28,9 @@ static ERL_NIF_TERM ok3(ErlNifEnv *env, ERL_NIF_TERM a, ERL_NIF_TERM b) {
   return enif_make_tuple3(env, ATOMS.ok, a, b);
 }
 
-ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what) {
-  return nif_make_error_msg(env, HTPU_ECLOSED, "the %s is closed", what);
-}
-
-/* A handle term that is not a resource of the kind wanted. After the NIF module is purged (not
- * upgraded), ERTS unlinks the old resource types: handles made before are still references
- * (their destructors still run) but no longer match the reloaded library's types; those of the
- * kind wanted are a :closed error ("closed or invalid", as the C API says). Anything else is
- * not a handle of that kind at all, e.g. a struct built by hand around make_ref(): an
- * :invalid_argument error saying what it is, not a misleading "purged" (resources.c). */
-ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want) {
-  const char *what = nif_kind_name(want);
-  if (!enif_is_ref(env, term))
-    return nif_make_error_msg(env, HTPU_EINVAL,
-                              "not a hexagon_tpu %s handle: expected a reference, got a term "
-                              "that is not one",
-                              what);
-  int purged;
-  nif_kind k = nif_handle_kind(env, term, &purged);
-  if (k == want && purged)
-    return nif_make_error_msg(env, HTPU_ECLOSED,
-                              "the %s handle was made by a purged copy of the NIF library; open "
-                              "it again",
-                              what);
-  if (k != NIF_KINDS)
-    return nif_make_error_msg(env, HTPU_EINVAL, "not a hexagon_tpu %s handle: it is a %s handle%s",
-                              what, nif_kind_name(k),
-                              purged ? " (of a purged copy of the NIF library)" : "");
-  return nif_make_error_msg(env, HTPU_EINVAL,
-                            "not a hexagon_tpu %s handle: the reference was not made by this "
-                            "library (a struct built by hand?)",
-                            what);
-}
-
 /* Optional map field: 1 found, 0 absent. */
 static int map_get(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, ERL_NIF_TERM *val) {
   return enif_get_map_value(env, map, key, val);
-}
-
-/* Applies [{name, value | nil}] with setenv/unsetenv and records the previous values in `saved`
- * (same shape) so they can be restored. Test-only: setenv is not safe against concurrent getenv
- * in other threads, which is why HexagonTpu.Runtime documents `env:` as a test hook. */
-void env_restore(env_entry *saved, unsigned n) {
-  for (unsigned i = n; i-- > 0;) {
-    if (saved[i].old)
-      setenv(saved[i].name, saved[i].old, 1);
-    else
-      unsetenv(saved[i].name);
-    enif_free(saved[i].name);
-    if (saved[i].old) enif_free(saved[i].old);
-  }
-}
-
-static char *dup_cstr(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = enif_alloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
-              unsigned *count, char *why, size_t why_len) {
-  *count = 0;
-  ERL_NIF_TERM head, tail = list;
-  while (enif_get_list_cell(env, tail, &head, &tail)) {
-    const ERL_NIF_TERM *kv;
-    int arity;
-    char *name = NULL, *value = NULL;
-    if (*count >= max) {
-      snprintf(why, why_len, "more than %u entries", max);
-      return -1;
-    }
-    if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
-        nif_get_cstring_or_nil(env, kv[0], &name) || !name || !name[0] || strchr(name, '=')) {
-      if (name) enif_free(name);
-      snprintf(why, why_len,
-               "an entry is not {name, value | nil} with a non-empty name without '=' or NUL");
-      return -1;
-    }
-    if (nif_get_cstring_or_nil(env, kv[1], &value)) {
-      enif_free(name);
-      snprintf(why, why_len, "the value of an entry is neither nil nor a string without NUL");
-      return -1;
-    }
-    const char *old = getenv(name);
-    saved[*count].name = name;
-    saved[*count].old = old ? dup_cstr(old) : NULL;
-    (*count)++;
-    int rc = value ? setenv(name, value, 1) : unsetenv(name);
-    if (value) enif_free(value);
-    if (rc != 0) {
-      snprintf(why, why_len, "setting '%s' failed: %s", name, strerror(errno));
-      return -1;
-    }
-  }
-  if (!enif_is_empty_list(env, tail)) {
-    snprintf(why, why_len, "not a proper list");
-    return -1;
-  }
-  return 0;
 }
 
 /* HexagonTpu.Runtime.open/1 checks these first; this is the backstop for any other caller of
@@ -138,6 +45,96 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 
 /* ---- runtime ------------------------------------------------------------------------------ */
 
+/* The runtime options of runtime_open's map, and the strings they point to (owned). */
+typedef struct runtime_args {
+  htpu_runtime_options o;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib;
+} runtime_args;
+
+static void runtime_args_free(runtime_args *a) {
+  if (a->backend_lib) enif_free(a->backend_lib);
+  if (a->system_lib) enif_free(a->system_lib);
+  if (a->dsp_path) enif_free(a->dsp_path);
+  if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
+}
+
+/* Every option but env into *a (zeroed strings first). 0, or -1 with the error in *ret. */
+static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a,
+                               ERL_NIF_TERM *ret) {
+  ERL_NIF_TERM v;
+  htpu_runtime_options *o = &a->o;
+  htpu_runtime_options_init(o);
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    char **out;
+  } strs[] = {{ATOMS.backend_lib, "backend_lib", &a->backend_lib},
+              {ATOMS.system_lib, "system_lib", &a->system_lib},
+              {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
+              {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib}};
+  struct {
+    ERL_NIF_TERM key;
+    const char *name;
+    uint32_t *out;
+  } u32s[] = {{ATOMS.backend_id, "backend_id", &o->backend_id},
+              {ATOMS.log_level, "log_level", &o->log_level},
+              {ATOMS.recovery_retries, "recovery_retries", &o->recovery_retries},
+              {ATOMS.startup_retries, "startup_retries", &o->startup_retries},
+              {ATOMS.startup_retry_delay_ms, "startup_retry_delay_ms", &o->startup_retry_delay_ms}};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    if (map_get(env, map, strs[i].key, &v) && nif_get_cstring_or_nil(env, v, strs[i].out)) {
+      *ret = bad_runtime_option(env, strs[i].name, CSTRING_EXPECTED);
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < sizeof u32s / sizeof u32s[0]; i++) {
+    unsigned u; /* 32 bits on every target (ILP32, LP64) */
+    if (map_get(env, map, u32s[i].key, &v)) {
+      if (!enif_get_uint(env, v, &u)) {
+        *ret = bad_runtime_option(env, u32s[i].name, U32_EXPECTED);
+        return -1;
+      }
+      *u32s[i].out = u;
+    }
+  }
+  if (map_get(env, map, ATOMS.perf_profile, &v) && nif_get_perf_profile(env, v, &o->perf_profile)) {
+    *ret = bad_runtime_option(env, "perf_profile", "nil or a performance profile name (atom)");
+    return -1;
+  }
+  if (map_get(env, map, ATOMS.skip_device, &v)) o->skip_device = enif_is_identical(v, ATOMS.true_);
+  if (a->backend_lib) o->backend_lib = a->backend_lib;
+  if (a->system_lib) o->system_lib = a->system_lib;
+  o->dsp_library_path = a->dsp_path;
+  if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
+  return 0;
+}
+
+/* {:ok, ref, info_map} for a runtime just opened (the handle is still only ours), or an error
+ * after closing it. */
+static ERL_NIF_TERM runtime_result(ErlNifEnv *env, htpu_runtime *rt) {
+  htpu_runtime_info info;
+  int rc = htpu_runtime_get_info(rt, &info);
+  if (rc) {
+    ERL_NIF_TERM err = nif_make_error(env, rc);
+    htpu_runtime_close(&rt);
+    return err;
+  }
+  /* The info is built now, while no other thread can close the handle (its strings are
+   * borrowed from the runtime). */
+  ERL_NIF_TERM info_term = nif_make_runtime_info(env, &info);
+  nif_runtime *res = enif_alloc_resource(NIF_RT(RUNTIME), sizeof *res);
+  if (res) res->link = NULL; /* the destructor may run below: keep it consistent */
+  nif_rt_link *link = res ? nif_link_new(rt) : NULL;
+  if (!link) {
+    if (res) enif_release_resource(res);
+    htpu_runtime_close(&rt);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (runtime resource)");
+  }
+  res->link = link;
+  ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info_term);
+  enif_release_resource(res); /* the term owns it now */
+  return ret;
+}
 
 /* runtime_open(%{backend_lib, system_lib, dsp_library_path, fastrpc_lib: binary | nil,
  * backend_id, log_level, recovery_retries, startup_retries, startup_retry_delay_ms:
@@ -147,59 +144,12 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ERL_NIF_TERM ret, v;
-  char *backend_lib = NULL, *system_lib = NULL, *dsp_path = NULL, *fastrpc_lib = NULL;
+  runtime_args a = {0};
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
   int env_applied = 0;
-  htpu_runtime *rt = NULL;
-
-  htpu_runtime_options o;
-  htpu_runtime_options_init(&o);
   if (!enif_is_map(env, argv[0])) return bad_runtime_option(env, "map", "a map of options");
-  struct {
-    ERL_NIF_TERM key;
-    const char *name;
-    char **out;
-  } strs[] = {{ATOMS.backend_lib, "backend_lib", &backend_lib},
-              {ATOMS.system_lib, "system_lib", &system_lib},
-              {ATOMS.dsp_library_path, "dsp_library_path", &dsp_path},
-              {ATOMS.fastrpc_lib, "fastrpc_lib", &fastrpc_lib}};
-  struct {
-    ERL_NIF_TERM key;
-    const char *name;
-    uint32_t *out;
-  } u32s[] = {{ATOMS.backend_id, "backend_id", &o.backend_id},
-              {ATOMS.log_level, "log_level", &o.log_level},
-              {ATOMS.recovery_retries, "recovery_retries", &o.recovery_retries},
-              {ATOMS.startup_retries, "startup_retries", &o.startup_retries},
-              {ATOMS.startup_retry_delay_ms, "startup_retry_delay_ms", &o.startup_retry_delay_ms}};
-  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-    if (map_get(env, argv[0], strs[i].key, &v) && nif_get_cstring_or_nil(env, v, strs[i].out)) {
-      ret = bad_runtime_option(env, strs[i].name, CSTRING_EXPECTED);
-      goto out;
-    }
-  }
-  for (size_t i = 0; i < sizeof u32s / sizeof u32s[0]; i++) {
-    unsigned u; /* 32 bits on every target (ILP32, LP64) */
-    if (map_get(env, argv[0], u32s[i].key, &v)) {
-      if (!enif_get_uint(env, v, &u)) {
-        ret = bad_runtime_option(env, u32s[i].name, U32_EXPECTED);
-        goto out;
-      }
-      *u32s[i].out = u;
-    }
-  }
-  if (map_get(env, argv[0], ATOMS.perf_profile, &v) &&
-      nif_get_perf_profile(env, v, &o.perf_profile)) {
-    ret = bad_runtime_option(env, "perf_profile", "nil or a performance profile name (atom)");
-    goto out;
-  }
-  if (map_get(env, argv[0], ATOMS.skip_device, &v)) o.skip_device = enif_is_identical(v, ATOMS.true_);
-  if (backend_lib) o.backend_lib = backend_lib;
-  if (system_lib) o.system_lib = system_lib;
-  o.dsp_library_path = dsp_path;
-  if (fastrpc_lib) o.fastrpc_lib = fastrpc_lib;
-
+  if (get_runtime_options(env, argv[0], &a, &ret)) goto out;
   if (map_get(env, argv[0], ATOMS.env, &v)) {
     char why[160];
     env_applied = 1;
@@ -208,42 +158,15 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
       goto out;
     }
   }
-
-  int rc = htpu_runtime_open(&o, &rt);
-  if (rc) {
-    ret = nif_make_error(env, rc);
-    goto out;
-  }
-  htpu_runtime_info info;
-  if ((rc = htpu_runtime_get_info(rt, &info)) != 0) {
-    ret = nif_make_error(env, rc);
-    htpu_runtime_close(&rt);
-    goto out;
-  }
-  /* The info is built now, while no other thread can close the handle (its strings are
-   * borrowed from the runtime). */
-  ERL_NIF_TERM info_term = nif_make_runtime_info(env, &info);
-  nif_runtime *res = enif_alloc_resource(RUNTIME_RT, sizeof *res);
-  if (res) res->link = NULL; /* the destructor may run below: keep it consistent */
-  nif_rt_link *link = res ? nif_link_new(rt) : NULL;
-  if (!link) {
-    if (res) enif_release_resource(res);
-    htpu_runtime_close(&rt);
-    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (runtime resource)");
-    goto out;
-  }
-  res->link = link;
-  ret = ok3(env, enif_make_resource(env, res), info_term);
-  enif_release_resource(res); /* the term owns it now */
-
+  htpu_runtime *rt = NULL;
+  int rc = htpu_runtime_open(&a.o, &rt);
+  ret = rc ? nif_make_error(env, rc) : runtime_result(env, rt);
 out:
-  /* The reference backend reads HTPU_REF_* at backendCreate and keeps the rules with that
-   * backend, so the variables can go back right away and never leak into other runtimes. */
+  /* The libraries read their environment at backend (and device) creation; the reference
+   * backend keeps its HTPU_REF_* rules with that backend. So the variables can go back right
+   * away and never leak into other runtimes. */
   if (env_applied) env_restore(saved, n_saved);
-  if (backend_lib) enif_free(backend_lib);
-  if (system_lib) enif_free(system_lib);
-  if (dsp_path) enif_free(dsp_path);
-  if (fastrpc_lib) enif_free(fastrpc_lib);
+  runtime_args_free(&a);
   return ret;
 }
 
@@ -251,14 +174,9 @@ static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
   (void)argc;
   nif_runtime *res;
   /* A purged library's handle is closed by its own destructor at GC: nothing to do here. */
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
-  /* Under the link's lock only for the swap: a concurrent info/1 copying the runtime's strings
-   * finishes before the handle (and with it, maybe, the strings) goes. */
-  enif_mutex_lock(res->link->lock);
-  htpu_runtime *h = atomic_exchange(&res->link->handle, NULL);
-  enif_mutex_unlock(res->link->lock);
-  htpu_runtime_close(&h); /* NULL (already closed) is a no-op: close is idempotent */
+  nif_handle_close(NIF_KIND_RUNTIME, res->link, 1);
   return ATOMS.ok;
 }
 
@@ -267,7 +185,7 @@ static ERL_NIF_TERM nif_runtime_close(ErlNifEnv *env, int argc, const ERL_NIF_TE
 static ERL_NIF_TERM nif_runtime_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_runtime *res;
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&res))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   ERL_NIF_TERM ret;
   enif_mutex_lock(res->link->lock);
@@ -290,7 +208,7 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
   (void)argc;
   nif_runtime *res;
   htpu_perf_profile p;
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&res))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_perf_profile(env, argv[1], &p)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&res->link->handle);
@@ -305,7 +223,7 @@ static ERL_NIF_TERM nif_runtime_set_perf_profile(ErlNifEnv *env, int argc,
 static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_runtime *res;
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&res))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!atomic_load(&res->link->handle)) return nif_closed_error(env, "runtime");
   unsigned users;
@@ -327,7 +245,7 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
     return err;
   }
   ERL_NIF_TERM info = nif_make_model_info(env, mi); /* borrowed from ctx: build it now */
-  nif_context *res = enif_alloc_resource(CONTEXT_RT, sizeof *res);
+  nif_context *res = enif_alloc_resource(NIF_RT(CONTEXT), sizeof *res);
   if (!res) {
     htpu_context_close(&ctx);
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (context resource)");
@@ -337,7 +255,7 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   res->link = link;
   nif_link_user_opened(link);
   nif_live_init(&res->live);
-  nif_live_add(&res->live, NIF_LIVE_CONTEXT);
+  nif_live_add(&res->live, NIF_KIND_CONTEXT);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
   enif_release_resource(res);
   return ret;
@@ -347,7 +265,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   (void)argc;
   nif_runtime *rt;
   char *path = NULL;
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
     if (path) enif_free(path);
@@ -365,7 +283,7 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   (void)argc;
   nif_runtime *rt;
   ErlNifBinary bin;
-  if (!enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&rt))
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
@@ -380,11 +298,9 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
 static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_context *res;
-  if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(CONTEXT), (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
-  htpu_context *h = atomic_exchange(&res->handle, NULL);
-  if (h) nif_link_user_left(res->link);
-  htpu_context_close(&h);
+  nif_handle_close(NIF_KIND_CONTEXT, res, 1);
   return ATOMS.ok;
 }
 
@@ -412,7 +328,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   (void)argc;
   nif_context *cres;
   char *name = NULL;
-  if (!enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&cres))
+  if (!enif_get_resource(env, argv[0], NIF_RT(CONTEXT), (void **)&cres))
     return nif_bad_handle(env, argv[0], NIF_KIND_CONTEXT);
   if (nif_get_cstring_or_nil(env, argv[1], &name)) return enif_make_badarg(env);
   htpu_context *ch = atomic_load(&cres->handle);
@@ -423,7 +339,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   if (rc) return nif_make_error(env, rc);
 
   const htpu_graph_info *gi = htpu_graph_get_info(g);
-  nif_graph *res = gi ? enif_alloc_resource(GRAPH_RT, sizeof *res) : NULL;
+  nif_graph *res = gi ? enif_alloc_resource(NIF_RT(GRAPH), sizeof *res) : NULL;
   if (!res) {
     htpu_graph_close(&g);
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
@@ -444,7 +360,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   ERL_NIF_TERM info = nif_make_graph_info(env, gi);
   nif_link_user_opened(res->link); /* before the handle is out: a close then finds it counted */
   atomic_store(&res->handle, g);
-  nif_live_add(&res->live, NIF_LIVE_GRAPH);
+  nif_live_add(&res->live, NIF_KIND_GRAPH);
   ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
   enif_release_resource(res);
   return ret;
@@ -453,26 +369,16 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
 static ERL_NIF_TERM nif_graph_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   nif_graph *res;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&res))
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&res))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
-  htpu_graph *h = atomic_exchange(&res->handle, NULL);
-  if (h) nif_link_user_left(res->link);
-  htpu_graph_close(&h);
+  nif_handle_close(NIF_KIND_GRAPH, res, 1);
   return ATOMS.ok;
 }
 
 /* handle_alive(ref) -> boolean: an open handle of this library (not closed, not purged). */
 static ERL_NIF_TERM nif_handle_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
-  nif_runtime *r;
-  nif_context *c;
-  nif_graph *g;
-  nif_shared *sh;
-  int alive =
-      (enif_get_resource(env, argv[0], RUNTIME_RT, (void **)&r) && atomic_load(&r->link->handle)) ||
-      (enif_get_resource(env, argv[0], CONTEXT_RT, (void **)&c) && atomic_load(&c->handle)) ||
-      (enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g) && atomic_load(&g->handle)) ||
-      (enif_get_resource(env, argv[0], SHARED_RT, (void **)&sh) && !atomic_load(&sh->closed));
+  int alive = nif_handle_is_open(env, argv[0]);
   return alive ? ATOMS.true_ : ATOMS.false_;
 }
 
@@ -486,7 +392,7 @@ static ERL_NIF_TERM nif_close_all(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
   (void)argc;
   unsigned wait_ms;
   if (!enif_get_uint(env, argv[0], &wait_ms)) return enif_make_badarg(env);
-  uint64_t taken = nif_live_close_all();
+  uint64_t taken = nif_handles_close_all();
   int idle = nif_reaper_wait_idle(wait_ms);
   return enif_make_tuple2(env, idle ? ATOMS.ok : ATOMS.timeout, enif_make_uint64(env, taken));
 }
@@ -512,12 +418,6 @@ static ERL_NIF_TERM nif_max_binary_bytes(ErlNifEnv *env, int argc, const ERL_NIF
   return enif_make_uint64(env, htpu_max_binary_bytes());
 }
 
-static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  (void)argv;
-  return nif_make_stats(env);
-}
-
 /* ---- load / upgrade / unload ---------------------------------------------------------------- */
 
 /* This library instance's identity, stored as every module instance's priv data. Its address
@@ -531,7 +431,7 @@ static const char instance_tag[] = "hexagon_tpu_nif";
 /* erlang:halt/0,1 (flushing) calls this before the process exits, i.e. before the QNN
  * libraries' exit-time destructors run: the reaper must not be inside QNN then. Installed by
  * every module instance (ERTS ties it to the instance), so it may run more than once:
- * nif_reaper_halt acts, and the report (halt.c, tests only) is written, once.
+ * nif_reaper_halt acts, and the report (halt.c, when HTPU_HALT_REPORT is set) is written, once.
  * ERL_NIF_OPT_DELAY_HALT is deliberately not set: it would make the halt wait for every
  * running NIF call, and an execute or close stuck on a wedged DSP would then hang the halt
  * forever (on a device, a reboot that never comes); a halt that completes is the safer failure. OTP 25 (NIF 2.16) has neither option: there, as before, the process exits
@@ -551,7 +451,7 @@ static int nif_setup(ErlNifEnv *env, void **priv) {
    * happen here, and a library without the callback still works (as on OTP 25). */
   (void)enif_set_option(env, ERL_NIF_OPT_ON_HALT, nif_on_halt);
 #endif
-  if (nif_resources_open(env)) return -1;
+  if (nif_resources_open(env, nif_exec_call_dtor)) return -1;
   return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
 }
 

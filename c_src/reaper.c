@@ -13,14 +13,17 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "nif.h"
+#include <erl_nif.h>
+
+#include "reaper.h"
 
 typedef struct reap_item {
   struct reap_item *next;
-  nif_reap_kind kind;
+  nif_kind kind;
   void *handle;
 } reap_item;
 
@@ -51,28 +54,31 @@ static int exited;
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 
-static void close_handle(nif_reap_kind kind, void *handle) {
+void nif_core_close(nif_kind kind, void *handle) {
   switch (kind) {
-    case REAP_RUNTIME: {
+    case NIF_KIND_RUNTIME: {
       htpu_runtime *h = handle;
       htpu_runtime_close(&h);
       break;
     }
-    case REAP_CONTEXT: {
+    case NIF_KIND_CONTEXT: {
       htpu_context *h = handle;
       htpu_context_close(&h);
       break;
     }
-    case REAP_GRAPH: {
+    case NIF_KIND_GRAPH: {
       htpu_graph *h = handle;
       htpu_graph_close(&h);
       break;
     }
-    case REAP_SHARED: {
+    case NIF_KIND_SHARED: {
       htpu_shared *h = handle;
       htpu_shared_free(&h); /* deregisters (waiting for in-flight executes), then frees */
       break;
     }
+    case NIF_KIND_VIEW: /* owns no core handle */
+    case NIF_KINDS:
+      break;
   }
 }
 
@@ -87,7 +93,7 @@ static void *reaper_main(void *arg) {
     if (!head) tail = NULL;
     /* The close runs unlocked so destructors can keep queueing behind a slow free. */
     enif_mutex_unlock(q_lock);
-    close_handle(it->kind, it->handle);
+    nif_core_close(it->kind, it->handle);
     enif_free(it);
     pthread_mutex_lock(&idle_lock);
     atomic_fetch_add(&n_closed, 1);
@@ -151,7 +157,7 @@ void nif_reaper_stop(void) {
   pthread_mutex_unlock(&lifecycle_lock);
 }
 
-void nif_reaper_push(nif_reap_kind kind, void *handle) {
+void nif_reaper_push(nif_kind kind, void *handle) {
   if (!handle) return;
   if (atomic_load(&halted)) return; /* the VM is halting: leave it to the process exit */
   reap_item *it = enif_alloc(sizeof *it);
@@ -178,7 +184,7 @@ void nif_reaper_push(nif_reap_kind kind, void *handle) {
   if (!queued) {
     if (it) enif_free(it);
     atomic_fetch_add(&n_inline, 1);
-    close_handle(kind, handle);
+    nif_core_close(kind, handle);
   }
 }
 

@@ -1,14 +1,18 @@
-/* resources.c - the resource types, their destructors, and the runtime link. */
+/*
+ * resources.c - the handle resources: their types and destructors (one per kind, kinds.h), the
+ * runtime link, the shared buffers' reference count, the one function that takes a handle and
+ * closes it, and telling a handle term's kind apart.
+ */
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
-#include "nif.h"
+#include "handles.h"
+#include "reaper.h"
+#include "terms.h"
 
-ErlNifResourceType *RUNTIME_RT;
-ErlNifResourceType *CONTEXT_RT;
-ErlNifResourceType *GRAPH_RT;
-ErlNifResourceType *SHARED_RT;
-ErlNifResourceType *VIEW_RT;
+ErlNifResourceType *nif_resource_types[NIF_KINDS];
+ErlNifResourceType *nif_exec_call_type;
 
 /* ---- runtime link -------------------------------------------------------------------------- */
 
@@ -34,7 +38,7 @@ nif_rt_link *nif_link_new(htpu_runtime *h) {
   atomic_init(&l->users, 0);
   atomic_init(&l->idle_since_ms, monotonic_ms());
   nif_live_init(&l->live);
-  nif_live_add(&l->live, NIF_LIVE_RUNTIME);
+  nif_live_add(&l->live, NIF_KIND_RUNTIME);
   return l;
 }
 
@@ -101,6 +105,114 @@ void nif_slot_free(nif_slot *s) {
   s->zero_points = NULL;
 }
 
+/* ---- shared buffers' reference count ---------------------------------------------------------- */
+
+int nif_shared_acquire(nif_shared *sh) {
+  unsigned r = atomic_load(&sh->refs);
+  do {
+    if (r == 0) return 0; /* freed (or never set up) */
+  } while (!atomic_compare_exchange_weak(&sh->refs, &r, r + 1));
+  if (atomic_load(&sh->closed)) { /* closed, but kept alive by a view or another call */
+    nif_shared_unref(sh, 0);
+    return 0;
+  }
+  return 1;
+}
+
+void nif_shared_unref(nif_shared *sh, int may_block) {
+  if (atomic_fetch_sub(&sh->refs, 1) != 1) return;
+  htpu_shared *h = atomic_exchange(&sh->handle, NULL);
+  if (may_block)
+    htpu_shared_free(&h);
+  else
+    nif_reaper_push(NIF_KIND_SHARED, h); /* the free waits for in-flight executes: not here */
+}
+
+/* ---- take the handle, then close ------------------------------------------------------------- */
+
+int nif_handle_close(nif_kind kind, void *obj, int may_block) {
+  void *h = NULL;
+  switch (kind) {
+    case NIF_KIND_SHARED: {
+      nif_shared *sh = obj;
+      if (atomic_exchange(&sh->closed, 1)) return 0;
+      nif_shared_unref(sh, may_block);
+      return 1;
+    }
+    case NIF_KIND_GRAPH: {
+      nif_graph *g = obj;
+      h = atomic_exchange(&g->handle, NULL);
+      if (h) nif_link_user_left(g->link);
+      break;
+    }
+    case NIF_KIND_CONTEXT: {
+      nif_context *c = obj;
+      h = atomic_exchange(&c->handle, NULL);
+      if (h) nif_link_user_left(c->link);
+      break;
+    }
+    case NIF_KIND_RUNTIME: {
+      /* Under the link's lock only for the swap: a concurrent info/1 copying the runtime's
+       * strings finishes before the handle (and with it, maybe, the strings) goes. */
+      nif_rt_link *l = obj;
+      enif_mutex_lock(l->lock);
+      h = atomic_exchange(&l->handle, NULL);
+      enif_mutex_unlock(l->lock);
+      break;
+    }
+    case NIF_KIND_VIEW:
+    case NIF_KINDS:
+      return 0;
+  }
+  if (may_block)
+    nif_core_close(kind, h); /* NULL (already closed) is a no-op: close is idempotent */
+  else
+    nif_reaper_push(kind, h);
+  return h != NULL;
+}
+
+int nif_handle_is_open(ErlNifEnv *env, ERL_NIF_TERM term) {
+  void *obj;
+  if (enif_get_resource(env, term, NIF_RT(RUNTIME), &obj))
+    return atomic_load(&((nif_runtime *)obj)->link->handle) != NULL;
+  if (enif_get_resource(env, term, NIF_RT(CONTEXT), &obj))
+    return atomic_load(&((nif_context *)obj)->handle) != NULL;
+  if (enif_get_resource(env, term, NIF_RT(GRAPH), &obj))
+    return atomic_load(&((nif_graph *)obj)->handle) != NULL;
+  if (enif_get_resource(env, term, NIF_RT(SHARED), &obj))
+    return !atomic_load(&((nif_shared *)obj)->closed);
+  return 0;
+}
+
+#define CONTAINER(node, type) ((type *)(void *)((char *)(node) - offsetof(type, live)))
+
+/* The live lists hold nodes: the object each is embedded in (a runtime's is its link's). */
+static void *live_object(nif_live *n, nif_kind kind) {
+  switch (kind) {
+    case NIF_KIND_SHARED: return CONTAINER(n, nif_shared);
+    case NIF_KIND_GRAPH: return CONTAINER(n, nif_graph);
+    case NIF_KIND_CONTEXT: return CONTAINER(n, nif_context);
+    case NIF_KIND_RUNTIME: return CONTAINER(n, nif_rt_link);
+    case NIF_KIND_VIEW:
+    case NIF_KINDS: break;
+  }
+  return NULL;
+}
+
+/* Through the reaper: the close may wait on the DSP, and destructors on normal schedulers wait
+ * for the live lists' lock meanwhile. */
+static void close_live(nif_live *n, nif_kind kind, void *arg) {
+  uint64_t *taken = arg;
+  void *obj = live_object(n, kind);
+  if (obj) *taken += (uint64_t)nif_handle_close(kind, obj, 0);
+}
+
+uint64_t nif_handles_close_all(void) {
+  uint64_t taken = 0;
+  nif_live_each(close_live, &taken);
+  return taken;
+}
+
 /* ---- destructors ----------------------------------------------------------------------------
  * They run on the scheduler that collected the term: they only hand the handle over. */
 
@@ -108,10 +220,7 @@ static void runtime_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_runtime *r = obj;
   if (!r->link) return; /* open failed before the link existed */
-  enif_mutex_lock(r->link->lock);
-  htpu_runtime *h = atomic_exchange(&r->link->handle, NULL);
-  enif_mutex_unlock(r->link->lock);
-  nif_reaper_push(REAP_RUNTIME, h);
+  nif_handle_close(NIF_KIND_RUNTIME, r->link, 0);
   nif_link_release(r->link);
   r->link = NULL;
 }
@@ -120,9 +229,7 @@ static void context_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_context *c = obj;
   nif_live_remove(&c->live);
-  htpu_context *h = atomic_exchange(&c->handle, NULL);
-  if (h) nif_link_user_left(c->link);
-  nif_reaper_push(REAP_CONTEXT, h);
+  nif_handle_close(NIF_KIND_CONTEXT, c, 0);
   nif_link_release(c->link);
   c->link = NULL;
 }
@@ -131,9 +238,7 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_graph *g = obj;
   nif_live_remove(&g->live);
-  htpu_graph *h = atomic_exchange(&g->handle, NULL);
-  if (h) nif_link_user_left(g->link);
-  nif_reaper_push(REAP_GRAPH, h);
+  nif_handle_close(NIF_KIND_GRAPH, g, 0);
   /* Nobody else can reach the resource any more (a shared IO buffer made from it holds a
    * reference), so its copied tensor infos can go now. */
   if (g->tensors) {
@@ -143,6 +248,30 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   g->tensors = NULL;
   nif_link_release(g->link);
   g->link = NULL;
+}
+
+static void shared_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  nif_shared *sh = obj;
+  nif_live_remove(&sh->live);
+  /* Views hold the resource, so only the "open" reference can be left: drop it. */
+  nif_handle_close(NIF_KIND_SHARED, sh, 0);
+  if (sh->slots) {
+    for (uint32_t i = 0; i < sh->num_inputs + sh->num_outputs; i++) nif_slot_free(&sh->slots[i]);
+    enif_free(sh->slots);
+  }
+  sh->slots = NULL;
+  if (sh->graph) enif_release_resource(sh->graph);
+  sh->graph = NULL;
+}
+
+static void view_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  nif_view *v = obj;
+  if (!v->shared) return;
+  nif_shared_unref(v->shared, 0);
+  enif_release_resource(v->shared);
+  v->shared = NULL;
 }
 
 /* ---- telling handles apart -------------------------------------------------------------------
@@ -158,25 +287,13 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
 static ErlNifResourceType *_Atomic retired[RETIRED_SETS][NIF_KINDS];
 static unsigned retired_next; /* only touched by load */
 
-static ErlNifResourceType *current_type(nif_kind k) {
-  switch (k) {
-    case NIF_KIND_RUNTIME: return RUNTIME_RT;
-    case NIF_KIND_CONTEXT: return CONTEXT_RT;
-    case NIF_KIND_GRAPH: return GRAPH_RT;
-    case NIF_KIND_SHARED: return SHARED_RT;
-    case NIF_KIND_VIEW: return VIEW_RT;
-    case NIF_KINDS: break;
-  }
-  return NULL;
-}
-
 const char *nif_kind_name(nif_kind k) {
   switch (k) {
-    case NIF_KIND_RUNTIME: return "runtime";
-    case NIF_KIND_CONTEXT: return "context";
-    case NIF_KIND_GRAPH: return "graph";
-    case NIF_KIND_SHARED: return "shared IO buffer";
-    case NIF_KIND_VIEW: return "shared IO view";
+#define NIF_KIND_NAME_(K, name, type_name, what) \
+  case NIF_KIND_##K:                            \
+    return what;
+    NIF_HANDLE_KINDS(NIF_KIND_NAME_)
+#undef NIF_KIND_NAME_
     case NIF_KINDS: break;
   }
   return "handle";
@@ -186,7 +303,7 @@ nif_kind nif_handle_kind(ErlNifEnv *env, ERL_NIF_TERM term, int *purged) {
   void *obj;
   *purged = 0;
   for (int k = 0; k < NIF_KINDS; k++) {
-    ErlNifResourceType *t = current_type((nif_kind)k);
+    ErlNifResourceType *t = nif_resource_types[k];
     if (t && enif_get_resource(env, term, t, &obj)) return (nif_kind)k;
   }
   /* Only compared with the term's own type, never followed: a retired type that has been freed
@@ -203,21 +320,55 @@ nif_kind nif_handle_kind(ErlNifEnv *env, ERL_NIF_TERM term, int *purged) {
   return NIF_KINDS;
 }
 
-int nif_resources_open(ErlNifEnv *env) {
+/* A handle term that is not a resource of the kind wanted. After the NIF module is purged (not
+ * upgraded), ERTS unlinks the old resource types: handles made before are still references
+ * (their destructors still run) but no longer match the reloaded library's types; those of the
+ * kind wanted are a :closed error ("closed or invalid", as the C API says). Anything else is
+ * not a handle of that kind at all, e.g. a struct built by hand around make_ref(): an
+ * :invalid_argument error saying what it is, not a misleading "purged" (resources.c). */
+ERL_NIF_TERM nif_bad_handle(ErlNifEnv *env, ERL_NIF_TERM term, nif_kind want) {
+  const char *what = nif_kind_name(want);
+  if (!enif_is_ref(env, term))
+    return nif_make_error_msg(env, HTPU_EINVAL,
+                              "not a hexagon_tpu %s handle: expected a reference, got a term "
+                              "that is not one",
+                              what);
+  int purged;
+  nif_kind k = nif_handle_kind(env, term, &purged);
+  if (k == want && purged)
+    return nif_make_error_msg(env, HTPU_ECLOSED,
+                              "the %s handle was made by a purged copy of the NIF library; open "
+                              "it again",
+                              what);
+  if (k != NIF_KINDS)
+    return nif_make_error_msg(env, HTPU_EINVAL, "not a hexagon_tpu %s handle: it is a %s handle%s",
+                              what, nif_kind_name(k),
+                              purged ? " (of a purged copy of the NIF library)" : "");
+  return nif_make_error_msg(env, HTPU_EINVAL,
+                            "not a hexagon_tpu %s handle: the reference was not made by this "
+                            "library (a struct built by hand?)",
+                            what);
+}
+
+int nif_resources_open(ErlNifEnv *env, ErlNifResourceDtor *exec_call_dtor) {
   ErlNifResourceType *before[NIF_KINDS];
-  for (int k = 0; k < NIF_KINDS; k++) before[k] = current_type((nif_kind)k);
+  memcpy(before, nif_resource_types, sizeof before);
   /* TAKEOVER: on upgrade the new library instance becomes the owner of live resources (and
    * their destructor), so the old one can be purged while models are still open. */
   ErlNifResourceFlags flags = ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER;
-  RUNTIME_RT = enif_open_resource_type(env, NULL, "htpu_runtime", runtime_dtor, flags, NULL);
-  CONTEXT_RT = enif_open_resource_type(env, NULL, "htpu_context", context_dtor, flags, NULL);
-  GRAPH_RT = enif_open_resource_type(env, NULL, "htpu_graph", graph_dtor, flags, NULL);
-  SHARED_RT = enif_open_resource_type(env, NULL, "htpu_shared", nif_shared_dtor, flags, NULL);
-  VIEW_RT = enif_open_resource_type(env, NULL, "htpu_shared_view", nif_view_dtor, flags, NULL);
+  int ok = 1;
+#define NIF_KIND_OPEN_(K, name, type_name, what)                                     \
+  nif_resource_types[NIF_KIND_##K] =                                                 \
+      enif_open_resource_type(env, NULL, type_name, name##_dtor, flags, NULL);       \
+  ok = ok && nif_resource_types[NIF_KIND_##K];
+  NIF_HANDLE_KINDS(NIF_KIND_OPEN_)
+#undef NIF_KIND_OPEN_
+  nif_exec_call_type =
+      enif_open_resource_type(env, NULL, "htpu_exec_call", exec_call_dtor, flags, NULL);
   /* An upgrade takes the same types over; a load after a purge gets new ones: keep the old. */
-  if (before[NIF_KIND_RUNTIME] && before[NIF_KIND_RUNTIME] != RUNTIME_RT) {
+  if (before[NIF_KIND_RUNTIME] && before[NIF_KIND_RUNTIME] != NIF_RT(RUNTIME)) {
     unsigned set = retired_next++ % RETIRED_SETS;
     for (int k = 0; k < NIF_KINDS; k++) atomic_store(&retired[set][k], before[k]);
   }
-  return (RUNTIME_RT && CONTEXT_RT && GRAPH_RT && SHARED_RT && VIEW_RT) ? 0 : -1;
+  return ok && nif_exec_call_type ? 0 : -1;
 }

@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "atoms.h"
+#include "env.h"
+#include "handles.h"
 #include "nif.h"
+#include "terms.h"
 
 /* Above this many bytes a copy or (de)quantization pass goes to a dirty CPU scheduler: a
  * memcpy runs at several GB/s, a quantize pass at a few hundred MB/s, so 64 KiB stays well
@@ -27,56 +30,6 @@ static ERL_NIF_TERM shared_closed(ErlNifEnv *env) {
   return nif_make_error_msg(env, HTPU_ECLOSED, "the shared IO buffer is closed");
 }
 
-/* ---- reference counting --------------------------------------------------------------------- */
-
-int nif_shared_acquire(nif_shared *sh) {
-  unsigned r = atomic_load(&sh->refs);
-  do {
-    if (r == 0) return 0; /* freed (or never set up) */
-  } while (!atomic_compare_exchange_weak(&sh->refs, &r, r + 1));
-  if (atomic_load(&sh->closed)) { /* closed, but kept alive by a view or another call */
-    nif_shared_unref(sh, 0);
-    return 0;
-  }
-  return 1;
-}
-
-void nif_shared_unref(nif_shared *sh, int may_block) {
-  if (atomic_fetch_sub(&sh->refs, 1) != 1) return;
-  htpu_shared *h = atomic_exchange(&sh->handle, NULL);
-  if (may_block)
-    htpu_shared_free(&h);
-  else
-    nif_reaper_push(REAP_SHARED, h); /* the free waits for in-flight executes: not here */
-}
-
-static void free_slots(nif_shared *sh) {
-  if (!sh->slots) return;
-  for (uint32_t i = 0; i < sh->num_inputs + sh->num_outputs; i++) nif_slot_free(&sh->slots[i]);
-  enif_free(sh->slots);
-  sh->slots = NULL;
-}
-
-void nif_shared_dtor(ErlNifEnv *env, void *obj) {
-  (void)env;
-  nif_shared *sh = obj;
-  nif_live_remove(&sh->live);
-  /* Views hold the resource, so only the "open" reference can be left: drop it. */
-  if (!atomic_exchange(&sh->closed, 1)) nif_shared_unref(sh, 0);
-  free_slots(sh);
-  if (sh->graph) enif_release_resource(sh->graph);
-  sh->graph = NULL;
-}
-
-void nif_view_dtor(ErlNifEnv *env, void *obj) {
-  (void)env;
-  nif_view *v = obj;
-  if (!v->shared) return;
-  nif_shared_unref(v->shared, 0);
-  enif_release_resource(v->shared);
-  v->shared = NULL;
-}
-
 /* ---- alloc ------------------------------------------------------------------------------------ */
 
 /* graph_alloc_io(graph_ref, env_list)
@@ -86,82 +39,80 @@ void nif_view_dtor(ErlNifEnv *env, void *obj) {
  * first time a buffer of this runtime fell back to ordinary memory) only matter when fastrpc is
  * false. env_list
  * ([] outside tests) is set around the allocation only, e.g. HTPU_REF_RPCMEM_FAIL=1. */
-ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  nif_graph *g;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g))
-    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
-  htpu_graph *h = atomic_load(&g->handle);
-  if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
-
-  uint32_t n_in = g->num_inputs, n_out = g->num_outputs, n = n_in + n_out;
-  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
-  if (!io) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (alloc_io)");
-  htpu_shared *buf = NULL;
+/* htpu_graph_alloc_io with the `env:` list applied around it only. 0, or -1 with *ret. */
+static int alloc_with_env(ErlNifEnv *env, htpu_graph *h, ERL_NIF_TERM env_list, htpu_io *io,
+                          uint32_t n_in, htpu_shared **buf, ERL_NIF_TERM *ret) {
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
   char why[160];
-  if (env_apply(env, argv[1], saved, MAX_ENV, &n_saved, why, sizeof why)) {
+  if (env_apply(env, env_list, saved, MAX_ENV, &n_saved, why, sizeof why)) {
     env_restore(saved, n_saved);
-    enif_free(io);
-    return nif_make_error_msg(env, HTPU_EINVAL, "alloc_io option env: %s", why);
+    *ret = nif_make_error_msg(env, HTPU_EINVAL, "alloc_io option env: %s", why);
+    return -1;
   }
-  int rc = htpu_graph_alloc_io(h, io, io + n_in, &buf);
+  int rc = htpu_graph_alloc_io(h, io, io + n_in, buf);
   env_restore(saved, n_saved);
-  if (rc) {
-    enif_free(io);
-    return nif_make_error(env, rc);
-  }
-  /* The slots are built from the graph resource's own deep copy of the tensor infos (made at
-   * graph_open), never from htpu_graph_get_info: that memory is borrowed from the core and a
-   * close of the same graph by another process, right now, may free it. g itself stays valid:
-   * argv[0] holds it for this call, and the buffer keeps it below. */
-  nif_shared *sh = enif_alloc_resource(SHARED_RT, sizeof *sh);
-  if (!sh || !g->tensors) {
-    if (sh) {
-      memset(sh, 0, sizeof *sh); /* also: the live node is not linked */
-      atomic_init(&sh->closed, 1);
-      enif_release_resource(sh);
-    }
+  if (rc) *ret = nif_make_error(env, rc);
+  return rc ? -1 : 0;
+}
+
+/* The resource for `buf`, laid out as `io` says, set up and linked; NULL without memory (then
+ * `buf` is freed and *what says for what). The slots are built from the graph resource's own deep copy of the tensor
+ * infos (made at graph_open), never from htpu_graph_get_info: that memory is borrowed from the
+ * core and a close of the same graph by another process, right now, may free it. g itself
+ * stays valid: the caller's argv holds it, and the buffer keeps it. */
+static nif_shared *shared_new(nif_graph *g, htpu_shared *buf, const htpu_io *io,
+                              const char **what) {
+  uint32_t n = g->num_inputs + g->num_outputs;
+  nif_shared *sh = enif_alloc_resource(NIF_RT(SHARED), sizeof *sh);
+  *what = "shared IO resource";
+  if (!sh) {
     htpu_shared_free(&buf);
-    enif_free(io);
-    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (shared IO resource)");
+    return NULL;
   }
-  memset(sh, 0, sizeof *sh);
+  memset(sh, 0, sizeof *sh); /* also: the live node is not linked */
   nif_live_init(&sh->live);
   atomic_init(&sh->handle, NULL);
   atomic_init(&sh->refs, 0);
   atomic_init(&sh->closed, 1); /* "not set up": the destructor frees only what is there */
-  sh->num_inputs = n_in;
-  sh->num_outputs = n_out;
+  sh->num_inputs = g->num_inputs;
+  sh->num_outputs = g->num_outputs;
   sh->base = htpu_shared_data(buf);
   sh->size = htpu_shared_size(buf);
   sh->fastrpc = htpu_shared_is_fastrpc(buf);
+  if (!g->tensors) {
+    enif_release_resource(sh);
+    htpu_shared_free(&buf);
+    return NULL;
+  }
+  *what = "shared IO slots";
   sh->slots = enif_alloc((n ? n : 1) * sizeof *sh->slots);
   int failed = !sh->slots || !sh->base;
   if (sh->slots) memset(sh->slots, 0, (n ? n : 1) * sizeof *sh->slots);
-  for (uint32_t i = 0; !failed && i < n; i++) {
+  for (uint32_t i = 0; !failed && i < n; i++)
     failed = nif_slot_copy(&sh->slots[i], &g->tensors[i].info,
                            (size_t)((char *)io[i].data - sh->base));
-  }
-  enif_free(io);
   if (failed) {
     enif_release_resource(sh); /* frees the slots */
     htpu_shared_free(&buf);
-    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (shared IO slots)");
+    return NULL;
   }
   enif_keep_resource(g);
   sh->graph = g;
   atomic_store(&sh->handle, buf);
   atomic_store(&sh->refs, 1);
   atomic_store(&sh->closed, 0);
-  nif_live_add(&sh->live, NIF_LIVE_SHARED);
+  nif_live_add(&sh->live, NIF_KIND_SHARED);
+  return sh;
+}
 
+/* {:ok, shared_ref, meta, offsets} */
+static ERL_NIF_TERM alloc_io_answer(ErlNifEnv *env, nif_shared *sh, nif_graph *g) {
   ERL_NIF_TERM note = ATOMS.nil, first = ATOMS.false_;
   if (!sh->fastrpc) {
     /* The buffer's own reason (never "" for ordinary memory), whatever became of the runtime's
      * term meanwhile. NULL only for a closed handle, and this one is ours. */
-    const char *text = htpu_shared_note(buf);
+    const char *text = htpu_shared_note(atomic_load(&sh->handle));
     note = nif_make_string(env, text ? text : "");
     if (g->link && !atomic_exchange(&g->link->fallback_warned, 1)) first = ATOMS.true_;
   }
@@ -171,10 +122,32 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   ERL_NIF_TERM meta;
   enif_make_map_from_arrays(env, k, v, 4, &meta);
   ERL_NIF_TERM offsets = enif_make_list(env, 0);
-  for (uint32_t i = n; i-- > 0;)
+  for (uint32_t i = sh->num_inputs + sh->num_outputs; i-- > 0;)
     offsets = enif_make_list_cell(env, enif_make_uint64(env, sh->slots[i].offset), offsets);
-  ERL_NIF_TERM ret =
-      enif_make_tuple4(env, ATOMS.ok, enif_make_resource(env, sh), meta, offsets);
+  return enif_make_tuple4(env, ATOMS.ok, enif_make_resource(env, sh), meta, offsets);
+}
+
+ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_graph *g;
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
+  htpu_graph *h = atomic_load(&g->handle);
+  if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
+  uint32_t n = g->num_inputs + g->num_outputs;
+  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
+  if (!io) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (alloc_io)");
+  htpu_shared *buf = NULL;
+  ERL_NIF_TERM ret;
+  if (alloc_with_env(env, h, argv[1], io, g->num_inputs, &buf, &ret)) {
+    enif_free(io);
+    return ret;
+  }
+  const char *what;
+  nif_shared *sh = shared_new(g, buf, io, &what);
+  enif_free(io);
+  if (!sh) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%s)", what);
+  ret = alloc_io_answer(env, sh, g);
   enif_release_resource(sh);
   return ret;
 }
@@ -182,7 +155,7 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 /* ---- write / read ------------------------------------------------------------------------------ */
 
 static int get_shared(ErlNifEnv *env, ERL_NIF_TERM term, nif_shared **out) {
-  return enif_get_resource(env, term, SHARED_RT, (void **)out);
+  return enif_get_resource(env, term, NIF_RT(SHARED), (void **)out);
 }
 
 static ERL_NIF_TERM shared_write_impl(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -245,7 +218,7 @@ ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 }
 
 static ERL_NIF_TERM make_view(ErlNifEnv *env, nif_shared *sh, const nif_slot *s) {
-  nif_view *v = enif_alloc_resource(VIEW_RT, sizeof *v);
+  nif_view *v = enif_alloc_resource(NIF_RT(VIEW), sizeof *v);
   if (!v) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (view)");
   atomic_fetch_add(&sh->refs, 1); /* the caller holds one, so refs > 0: no CAS needed */
   enif_keep_resource(sh);
@@ -322,7 +295,7 @@ ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   nif_shared *sh;
   if (!get_shared(env, argv[0], &sh))
     return enif_is_ref(env, argv[0]) ? ATOMS.ok : enif_make_badarg(env);
-  if (!atomic_exchange(&sh->closed, 1)) nif_shared_unref(sh, 1);
+  nif_handle_close(NIF_KIND_SHARED, sh, 1);
   return ATOMS.ok;
 }
 
@@ -335,7 +308,7 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
   nif_graph *g;
   nif_shared *sh;
   htpu_exec_options xo;
-  if (!enif_get_resource(env, argv[0], GRAPH_RT, (void **)&g))
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   if (!get_shared(env, argv[1], &sh)) return nif_bad_handle(env, argv[1], NIF_KIND_SHARED);
   if (nif_exec_options(env, argv[2], &xo)) return enif_make_badarg(env);

@@ -203,13 +203,18 @@ defmodule HexagonTpu.Graph do
   When FastRPC memory is unavailable the buffer is ordinary memory (`io.fastrpc == false`,
   `io.note` says why); the first time that happens on a runtime a warning is logged, and
   `HexagonTpu.Runtime.info/1` reports it as `:shared_memory_note`.
+
+  ## Options
+
+    * `:env` - OS environment variables set around the allocation only, as
+      `HexagonTpu.Runtime.open/1`'s `:env` (for the FastRPC allocator, which reads them in C).
+      The tests use it for the reference allocator's `HTPU_REF_RPCMEM_FAIL`
   """
   @spec alloc_io(t(), keyword()) :: {:ok, SharedIO.t()} | {:error, Error.t()}
   def alloc_io(graph, opts \\ [])
 
   def alloc_io(%__MODULE__{} = g, opts) do
-    # `env:` is an undocumented test hook, as for Runtime.open/1: OS environment variables set
-    # around the allocation only (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
+    # `env:` as for Runtime.open/1 (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
     spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),

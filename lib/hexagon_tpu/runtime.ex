@@ -60,7 +60,7 @@ defmodule HexagonTpu.Runtime do
   @uint32_max 4_294_967_295
   @uint32 "an integer in 0..#{@uint32_max}"
 
-  # The test hook's environment entries: the NIF sets at most this many (c_src/nif.h, MAX_ENV).
+  # The `env:` option's entries: the NIF sets at most this many (c_src/env.h, MAX_ENV).
   @max_env 16
 
   @spec_opts %{
@@ -123,13 +123,17 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
-    * `:env` - **test hook**: `[{"HTPU_REF_FAULTS", "graphExecute:1:1007"}]` sets these OS
-      environment variables (`nil` unsets) around the open only, then restores them; the
-      reference backend reads its fault-injection rules then (docs/reference-backend.md).
-      At most #{@max_env} entries; a name is a non-empty string without `=` or NUL bytes, a
-      value `nil` or a string without NUL bytes (anything else is an `:invalid_option` error
-      saying which). `setenv` is not thread-safe against concurrent `getenv`, so do not use it
-      in production.
+    * `:env` - OS environment variables for the libraries this open loads and creates:
+      `[{"NAME", "value"}]` (`nil` unsets) is set around the open only, then restored. The QNN
+      backend and FastRPC libraries read their settings with `getenv` when they are created,
+      and the VM keeps its own copy of the environment, so `System.put_env/2` never reaches
+      them (`:dsp_library_path` covers the DSP library paths; this is for anything else a
+      vendor library reads). At most #{@max_env} entries; a name is a non-empty string without
+      `=` or NUL bytes, a value `nil` or a string without NUL bytes (anything else is an
+      `:invalid_option` error saying which). `setenv` is not safe against a concurrent
+      `getenv` on another thread: use it at startup, not while other runtimes are working.
+      The tests use it for the reference backend's `HTPU_REF_*` rules (fault injection,
+      latency, device; docs/reference-backend.md): that use is test wiring, not an API
   """
   @spec open(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(opts \\ []) do
@@ -525,7 +529,7 @@ defmodule HexagonTpu.Runtime do
     do: b in [:htp, :reference] or (is_binary(b) and b != "" and not String.contains?(b, <<0>>))
 
   @doc false
-  # The `env:` test hook (here and in Graph.alloc_io/2): what setenv(3) can take, in full. A
+  # The `env:` option (here and in Graph.alloc_io/2): what setenv(3) can take, in full. A
   # name is non-empty without "=" or NUL (setenv refuses "=", and C would cut at the NUL), a
   # value is nil (unset) or a string without NUL; at most @max_env entries. true or
   # {:error, message}.

@@ -53,6 +53,31 @@ defmodule HexagonTpu.SchedulerTest do
     if t.window == @window and t.max_ns <= @short_ns, do: :normal, else: :dirty_io
   end
 
+  # A call the core declines on the normal scheduler carries its outputs over to the dirty one
+  # and takes its inputs again there (c_src/execute.c): the answer is the dirty call's, also for
+  # inputs at odd offsets (copied for alignment on each side).
+  test "a declined call is answered on the dirty scheduler, unaligned inputs too", %{bin: bin} do
+    model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    odd = fn floats -> binary_part(<<0>> <> f32(floats), 1, 4 * length(floats)) end
+
+    for _ <- 1..3 do
+      before = counters()
+
+      assert {:ok, [y], %{scheduler: :dirty_io}} =
+               HexagonTpu.predict(model, [odd.([1, 2, 3, 4]), odd.([1, 1, 1, 1])],
+                 output: :binary,
+                 stats: true
+               )
+
+      assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
+      d = delta(before)
+      assert d.normal_declined_not_short == 1
+      assert d.executes_dirty_io == 1
+    end
+
+    HexagonTpu.close(model)
+  end
+
   test "unknown first, then short: :auto moves the graph to the normal scheduler", %{bin: bin} do
     model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
     assert {:ok, %{samples: 0, window: 0, max_ns: 0, last_ns: 0}} = Graph.timing(model)

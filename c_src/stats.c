@@ -1,0 +1,61 @@
+/*
+ * stats.c - the stats NIF: the C core's counters, the reaper's and the execute schedulers' in one
+ * map (HexagonTpu.stats/0). On top with the NIF functions: it reads every layer's counters.
+ */
+#include "atoms.h"
+#include "nif.h"
+#include "reaper.h"
+#include "terms.h"
+
+/* stats() -> map: the core's counters, the reaper's and the execute schedulers'. Atomic loads. */
+ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  htpu_stats s;
+  htpu_stats_get(&s);
+  uint64_t queued, closed, inline_closed;
+  nif_reaper_counts(&queued, &closed, &inline_closed);
+  nif_sched_counts sc;
+  nif_sched_counts_get(&sc);
+  ERL_NIF_TERM k[] = {ATOMS.live_runtimes,     ATOMS.live_contexts,   ATOMS.live_graphs,
+                      ATOMS.executes,          ATOMS.execute_errors,  ATOMS.execute_ns_total,
+                      ATOMS.execute_ns_last,   ATOMS.loads,           ATOMS.load_ns_total,
+                      ATOMS.quantize_ns_total, ATOMS.dequantize_ns_total, ATOMS.recoveries,
+                      ATOMS.recovery_failures, ATOMS.live_shared_buffers, ATOMS.mem_registrations,
+                      ATOMS.startup_retries,   ATOMS.executes_in_flight, ATOMS.executes_waiting,
+                      ATOMS.executes_cancelled, ATOMS.executes_declined,
+                      ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline,
+                      ATOMS.executes_normal,   ATOMS.executes_dirty_io,
+                      ATOMS.normal_declined_busy, ATOMS.normal_declined_not_short,
+                      ATOMS.normal_declined_other, ATOMS.normal_declined_resource};
+  ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
+                      enif_make_uint64(env, s.live_contexts),
+                      enif_make_uint64(env, s.live_graphs),
+                      enif_make_uint64(env, s.executes),
+                      enif_make_uint64(env, s.execute_errors),
+                      enif_make_uint64(env, s.execute_ns_total),
+                      enif_make_uint64(env, s.execute_ns_last),
+                      enif_make_uint64(env, s.loads),
+                      enif_make_uint64(env, s.load_ns_total),
+                      enif_make_uint64(env, s.quantize_ns_total),
+                      enif_make_uint64(env, s.dequantize_ns_total),
+                      enif_make_uint64(env, s.recoveries),
+                      enif_make_uint64(env, s.recovery_failures),
+                      enif_make_uint64(env, s.live_shared_buffers),
+                      enif_make_uint64(env, s.mem_registrations),
+                      enif_make_uint64(env, s.startup_retries),
+                      enif_make_uint64(env, s.executes_in_flight),
+                      enif_make_uint64(env, s.executes_waiting),
+                      enif_make_uint64(env, s.executes_cancelled),
+                      enif_make_uint64(env, s.executes_declined),
+                      enif_make_uint64(env, queued),
+                      enif_make_uint64(env, closed),
+                      enif_make_uint64(env, inline_closed),
+                      enif_make_uint64(env, sc.executes_normal),
+                      enif_make_uint64(env, sc.executes_dirty_io),
+                      enif_make_uint64(env, sc.declined_busy),
+                      enif_make_uint64(env, sc.declined_not_short),
+                      enif_make_uint64(env, sc.declined_other),
+                      enif_make_uint64(env, sc.declined_resource)};
+  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+}
