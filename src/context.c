@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_file.h"
 #include "internal.h"
 #include "qnn_log.h"
 #include "retry.h"

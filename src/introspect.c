@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_file.h"
 #include "dtype_map.h"
 #include "errors.h"
 #include "introspect_validate.h"
 #include "model_info.h"
+#include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "qnn_log.h"
@@ -81,19 +83,6 @@ static int validate_answer(const qnn_system_lib *sys, const binary_fields *f) {
   const sysinfo_answer a = {sys->path, sys->api, f->build_id, f->soc_version, f->num_graphs,
                             f->graphs};
   return sysinfo_validate(&a);
-}
-
-void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
-                        uint32_t *soc_model, uint64_t *vtcm_bytes) {
-  if (!p || p->version != QNN_DEVICE_PLATFORM_INFO_VERSION_1) return;
-  if (p->u.v1.num_hw_devices == 0 || !p->u.v1.hw_devices) return;
-  const qnn_device_hardware_device_info_t *d = &p->u.v1.hw_devices[0];
-  if (d->version != QNN_DEVICE_HARDWARE_DEVICE_INFO_VERSION_1) return;
-  const qnn_htp_device_info_extension_t *ext = d->u.v1.device_info_extension;
-  if (!ext || ext->dev_type != QNN_HTP_DEVICE_TYPE_ON_CHIP) return;
-  *arch = ext->u.on_chip_device.arch;
-  if (!*soc_model) *soc_model = ext->u.on_chip_device.soc_model;
-  if (vtcm_bytes) *vtcm_bytes = vtcm_reported_to_bytes(ext->u.on_chip_device.vtcm_size);
 }
 
 static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *src,
