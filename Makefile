@@ -60,7 +60,7 @@ REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
-QUANT_SRC := src/quant.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
+QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
              src/quant_neon.c src/dtype.c src/errors.c common/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
