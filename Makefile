@@ -27,8 +27,23 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointe
         -Wcast-align -Wformat=2 -Wvla $(if $(filter 1,$(WERROR)),-Werror,)
 OPT := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) $(OPT) \
-               -Iinclude -Isrc -Ireference/model -MMD -MP
+               -MMD -MP
 ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
+# Include paths per layer (a source's first directory), so a layer cannot reach a header it
+# must not use. The core and the reference backend share src/ (the QNN ABI declarations, the
+# quantization kernels); the htpu command, the examples and the NIF are clients of include/
+# only (the command also of common/: the libc-only never-blocking file reads); the tests,
+# benchmarks and fuzzers look inside.
+INC_src := -Iinclude -Isrc -Icommon
+INC_common := -Icommon
+INC_reference := -Iinclude -Isrc -Icommon -Ireference/model
+INC_tools := -Iinclude -Icommon
+INC_examples := -Iinclude
+INC_c_src := -Iinclude
+INC_test := -Iinclude -Isrc -Icommon -Ireference/model
+INC_bench := -Iinclude -Isrc
+INC_fuzz := -Iinclude -Isrc -Ireference/model
+layer_includes = $(INC_$(firstword $(subst /, ,$(1))))
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 # shared objects must resolve everything they use (catches a missing object at link time)
 SO_LDFLAGS := -shared -Wl,-z,defs
@@ -40,13 +55,13 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c))
+CORE_SRC := $(sort $(wildcard src/*.c common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
-# and the reference interpreter; file_open.c (never-blocking file reads) by the core and the
-# reference builder
-QUANT_SRC := src/quant.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c src/quant_neon.c \
-             src/dtype.c src/errors.c src/file_open.c
+# and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
+# (whose archive gives it to the htpu command) and the reference builder
+QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
+             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
@@ -74,7 +89,7 @@ all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU) \
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(call layer_includes,$<) -c $< -o $@
 
 $(LIB_A): $(CORE_OBJ)
 	@$(if $(Q),echo "  AR      $@",true)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_file.h"
 #include "internal.h"
 #include "qnn_log.h"
 #include "retry.h"
@@ -26,6 +27,15 @@ static void context_destroy(htpu_object *o) {
   free(c);
   STAT_SUB(live_contexts, 1);
   obj_release(&rt->base); /* may tear the runtime down: after the context, as QNN requires */
+}
+
+/* contextCreateFromBinary of the context's retained binary. Under the gate, exclusively. */
+static qnn_error_t create_from_binary(context_obj *c, qnn_context_handle_t *out) {
+  runtime_obj *rt = c->rt;
+  *out = NULL;
+  return rt->backend_lib.context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
+                                                    (qnn_context_binary_size_t)c->binary_len,
+                                                    out, NULL);
 }
 
 /* Takes ownership of binary (freed on failure too). */
@@ -64,15 +74,10 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   gate_enter_exclusive(&htpu_exec_gate);
   rc = compat_check(rt, info, c->binary, len);
   if (!rc) {
-    qnn_error_t e = rt->backend_lib.context_create_from_binary(
-        rt->backend, rt->device, NULL, c->binary, (qnn_context_binary_size_t)len, &c->qnn, NULL);
+    qnn_error_t e = create_from_binary(c, &c->qnn);
     /* A DSP restart during the load: the new DSP process can take it, once. */
-    if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries) {
-      c->qnn = NULL;
-      e = rt->backend_lib.context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
-                                                     (qnn_context_binary_size_t)len, &c->qnn,
-                                                     NULL);
-    }
+    if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries)
+      e = create_from_binary(c, &c->qnn);
     if (e != QNN_SUCCESS || !c->qnn) {
       c->qnn = NULL;
       rc = qnn_fail(e, mark, "creating the context from %s failed", origin);
@@ -171,9 +176,7 @@ static int recreate(context_obj *c, uint32_t *code) {
   const qnn_backend_lib *b = &rt->backend_lib;
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
-  qnn_error_t e = b->context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
-                                                (qnn_context_binary_size_t)c->binary_len, &q,
-                                                NULL);
+  qnn_error_t e = create_from_binary(c, &q);
   if (e != QNN_SUCCESS || !q) {
     *code = QNN_ERROR_CODE(e);
     htpu_set_error(HTPU_EDEVICE_RESET, *code,

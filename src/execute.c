@@ -77,28 +77,87 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
   return 0;
 }
 
+/* How a call meets a lock, the gate or a resource it cannot have at once: it waits (an
+ * ordinary call) or declines (a no-wait call, HTPU_EBUSY). One value, handed to every step that
+ * could wait, instead of a branch in each. */
+typedef enum exec_policy { POLICY_WAIT, POLICY_TRY } exec_policy;
+
+/* Returned by execute_once: the DSP restarted (1007) and the runtime allows a recovery. */
+#define EXEC_RESTARTED 1
+
+/* One call, from its plan to its outputs: what it was given, the policy it runs under, and
+ * what it took on the way (released by release_call). The per-call parameters live here, so a
+ * new one is one field, set in one place (call_init). */
+typedef struct exec_call {
+  graph_obj *g;
+  graph_state *s; /* the graph's, whatever handle the call came through */
+  context_obj *c;
+  runtime_obj *rt;
+  const htpu_graph_info *gi;
+  const htpu_io *inputs, *outputs;
+  uint32_t n_in, n_out;
+  const htpu_exec_options *opts; /* NULL: the defaults */
+  exec_policy policy;
+  htpu_perf_profile vote;
+  htpu_decline *declined;
+  /* n each, in one allocation: inputs then outputs */
+  qnn_tensor_t *tensors; /* copied once from the templates; bound again per attempt */
+  void **bufs;           /* where each tensor's bytes are: the caller's buffer or a slot */
+  io_mode *modes;
+  scratch_block *scratch;
+  uint64_t quant_ns, dequant_ns, exec_ns;
+  int ran; /* reached graphExecute */
+  uint64_t mark; /* the QNN log position of the last attempt */
+} exec_call;
+
+static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
+                      const htpu_io *outputs, uint32_t n_out, const htpu_exec_options *opts,
+                      htpu_decline *declined) {
+  memset(x, 0, sizeof *x);
+  x->g = g;
+  x->s = g->state;
+  x->c = g->ctx;
+  x->rt = g->ctx->rt;
+  x->gi = &g->ctx->info->pub.graphs[g->index];
+  x->inputs = inputs;
+  x->outputs = outputs;
+  x->n_in = n_in;
+  x->n_out = n_out;
+  x->opts = opts;
+  x->policy = opts && opts->no_wait ? POLICY_TRY : POLICY_WAIT;
+  x->vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
+  x->declined = declined;
+}
+
+static const htpu_tensor_info *call_tensor(const exec_call *x, uint32_t i) {
+  return i < x->n_in ? &x->gi->inputs[i] : &x->gi->outputs[i - x->n_in];
+}
+
+static const htpu_io *call_io(const exec_call *x, uint32_t i) {
+  return i < x->n_in ? &x->inputs[i] : &x->outputs[i - x->n_in];
+}
+
 /* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
  * (FastRPC) allocation (the caller's, or a scratch block's), else as a client buffer. Runs
- * under the gate, as handles can change. A no-wait call only looks handles up: -1 when one
- * would have to be registered first (memRegister crosses to the DSP). */
-static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint32_t n,
-                        int no_wait) {
-  context_obj *c = g->ctx;
-  runtime_obj *rt = c->rt;
-  const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
-  for (uint32_t i = 0; i < n; i++) {
-    qnn_tensor_v1_t *t = &tensors[i].u.v1;
-    void *data = t->u.client_buf.data;
+ * under the gate, as handles can change (so again for each attempt). A no-wait call only looks
+ * handles up: -1 when one would have to be registered first (memRegister crosses to the DSP). */
+static int bind_buffers(exec_call *x) {
+  context_obj *c = x->c;
+  runtime_obj *rt = x->rt;
+  for (uint32_t i = 0; i < x->n_in + x->n_out; i++) {
+    const htpu_tensor_info *info = call_tensor(x, i);
+    qnn_tensor_v1_t *t = &x->tensors[i].u.v1;
+    t->mem_type = QNN_TENSORMEMTYPE_RAW;
+    t->u.client_buf.data = x->bufs[i];
+    t->u.client_buf.data_size = (uint32_t)info->byte_size;
     qnn_mem_handle_t h = NULL;
-    if (data) {
-      const htpu_tensor_info *info = i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-      if (!no_wait)
-        h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, data);
-      else if (mem_cache_lookup(&c->mem, &rt->shared, info, data, &h) != 0)
-        return -1;
-    }
+    if (!x->bufs[i])
+      continue;
+    else if (x->policy == POLICY_WAIT)
+      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, x->bufs[i]);
+    else if (mem_cache_lookup(&c->mem, &rt->shared, info, x->bufs[i], &h) != 0)
+      return -1;
     if (h) {
-      /* The client buffer stays recorded in the template copy for a later rebind. */
       t->mem_type = QNN_TENSORMEMTYPE_MEMHANDLE;
       t->u.mem_handle = h;
     }
@@ -106,27 +165,39 @@ static int bind_buffers(graph_obj *g, qnn_tensor_t *tensors, uint32_t n_in, uint
   return 0;
 }
 
-/* Waits for this graph's turn. Not under the gate: a queue on one busy graph must hold up
- * neither a context load or free (which waits for the gate's readers) nor, through the
- * gate's writer preference, the executes of other graphs behind that load. The caller counted
- * itself in g->contenders first. */
-static void lock_graph(graph_state *g) {
-  if (pthread_mutex_trylock(&g->exec_lock) != 0) {
-    /* Another execute of this graph is running: queueing is worth counting (it is where
-     * latency goes when one model is shared by more callers than it can serve). */
-    STAT_ADD(executes_waiting, 1);
-    pthread_mutex_lock(&g->exec_lock);
-    STAT_SUB(executes_waiting, 1);
+/* Waits for this graph's turn, or (POLICY_TRY) only tries: 1 taken, 0 not. Not under the
+ * gate: a queue on one busy graph must hold up neither a context load or free (which waits for
+ * the gate's readers) nor, through the gate's writer preference, the executes of other graphs
+ * behind that load. Counts the call in s->contenders while it holds or awaits the lock. */
+static int lock_graph(graph_state *s, exec_policy policy) {
+  atomic_fetch_add(&s->contenders, 1);
+  if (pthread_mutex_trylock(&s->exec_lock) == 0) return 1;
+  if (policy == POLICY_TRY) {
+    atomic_fetch_sub(&s->contenders, 1);
+    return 0;
   }
+  /* Another execute of this graph is running: queueing is worth counting (it is where
+   * latency goes when one model is shared by more callers than it can serve). */
+  STAT_ADD(executes_waiting, 1);
+  pthread_mutex_lock(&s->exec_lock);
+  STAT_SUB(executes_waiting, 1);
+  return 1;
 }
 
-static void unlock_graph(graph_state *g) {
-  pthread_mutex_unlock(&g->exec_lock);
-  atomic_fetch_sub(&g->contenders, 1);
+static void unlock_graph(graph_state *s) {
+  pthread_mutex_unlock(&s->exec_lock);
+  atomic_fetch_sub(&s->contenders, 1);
+}
+
+/* The execute gate, shared: 1 entered, 0 not (POLICY_TRY only). */
+static int enter_gate(exec_policy policy) {
+  if (policy == POLICY_TRY) return gate_try_enter_shared(&htpu_exec_gate);
+  gate_enter_shared(&htpu_exec_gate);
+  return 1;
 }
 
 /* Declines a no-wait call (HTPU_EBUSY, *declined = why), with a message naming the graph. */
-static int decline(const char *graph, htpu_decline why, htpu_decline *declined) {
+static int decline(const exec_call *x, htpu_decline why) {
   static const char *const reasons[] = {
       [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
                                "unknown)",
@@ -138,258 +209,253 @@ static int decline(const char *graph, htpu_decline why, htpu_decline *declined) 
       [HTPU_DECLINE_RESOURCE] = "a FastRPC buffer would have to be allocated or registered "
                                 "first (a DSP round trip)",
   };
-  *declined = why;
+  *x->declined = why;
   STAT_ADD(executes_declined, 1);
   return htpu_set_error(HTPU_EBUSY, 0,
                         "graph '%s': a no-wait call did not run, as it would have waited: %s; "
                         "make it again without no_wait",
-                        graph, reasons[why]);
+                        x->gi->name, reasons[why]);
 }
 
 /* The short-call check of a no-wait call (htpu_exec_options.short_ns). */
-static htpu_decline short_check(const call_window *w, uint64_t short_ns) {
+static htpu_decline short_check(const exec_call *x) {
+  if (x->policy != POLICY_TRY || !x->opts->short_ns) return HTPU_DECLINE_NONE;
   htpu_graph_timing t;
-  window_read(w, &t);
+  window_read(&x->s->timing, &t);
   if (t.window < HTPU_TIMING_WINDOW) return HTPU_DECLINE_UNKNOWN;
-  return t.max_ns > short_ns ? HTPU_DECLINE_LONG : HTPU_DECLINE_NONE;
+  return t.max_ns > x->opts->short_ns ? HTPU_DECLINE_LONG : HTPU_DECLINE_NONE;
 }
 
-/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows.
- * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
- * exclusively with the graph lock still held, which is safe because nothing that holds the
- * gate ever waits for a graph lock. */
-static int execute_with_recovery(graph_obj *g, const qnn_tensor_t *prepared, uint32_t n_in,
-                                 uint32_t n_out, const htpu_exec_options *opts,
-                                 uint64_t quant_ns, uint64_t *exec_ns, htpu_decline *declined) {
-  graph_state *s = g->state; /* the graph's, whatever handle the call came through */
-  context_obj *c = g->ctx;
-  runtime_obj *rt = c->rt;
-  const char *name = c->info->pub.graphs[g->index].name;
-  uint32_t n = n_in + n_out;
-  int no_wait = opts && opts->no_wait;
-  qnn_tensor_t *tensors = malloc((n ? n : 1) * sizeof *tensors);
-  if (!tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  atomic_fetch_add(&s->contenders, 1);
-  if (!no_wait) {
-    lock_graph(s);
-  } else if (pthread_mutex_trylock(&s->exec_lock) != 0) {
-    atomic_fetch_sub(&s->contenders, 1);
-    free(tensors);
-    return decline(name, HTPU_DECLINE_BUSY, declined);
-  } else if (opts->short_ns) {
-    /* Again under the lock, where every call before this one has recorded its duration: a
-     * call that overran demotes the graph for every no-wait call after it. */
-    htpu_decline why = short_check(&s->timing, opts->short_ns);
-    if (why) {
-      unlock_graph(s);
-      free(tensors);
-      return decline(name, why, declined);
-    }
-  }
-  uint64_t t_locked = htpu_now_ns();
-  int ran = 0;
-  /* Asked once, when the call is about to start: a caller that went away while queued does
-   * not get its turn on the DSP. */
-  if (opts && opts->cancelled && opts->cancelled(opts->cancel_arg)) {
-    unlock_graph(s);
-    free(tensors);
-    STAT_ADD(executes_cancelled, 1);
-    return htpu_set_error(HTPU_ECANCELLED, 0,
-                          "graph '%s': the call was cancelled before it ran (its caller is gone)",
-                          name);
-  }
-  int rc = 0;
-  for (uint32_t attempt = 0;; attempt++) {
-    memcpy(tensors, prepared, n * sizeof *tensors);
-    uint64_t mark = qnn_log_mark();
-    if (!no_wait) {
-      gate_enter_shared(&htpu_exec_gate);
-    } else if (!gate_try_enter_shared(&htpu_exec_gate)) {
-      rc = decline(name, HTPU_DECLINE_GATE, declined);
-      break;
-    }
-    if (c->dead) {
-      gate_leave_shared(&htpu_exec_gate);
-      rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
-                          "graph '%s': the DSP restarted and this model could not be recovered; "
-                          "close it and load it again",
-                          name);
-      break;
-    }
-    uint64_t generation = c->generation;
-    if (bind_buffers(g, tensors, n_in, n, no_wait) != 0) {
-      gate_leave_shared(&htpu_exec_gate);
-      rc = decline(name, HTPU_DECLINE_RESOURCE, declined);
-      break;
-    }
-    STAT_ADD(executes_in_flight, 1);
-    ran = 1;
-    uint64_t e0 = htpu_now_ns();
-    qnn_error_t e = rt->backend_lib.graph_execute(s->qnn, tensors, n_in, tensors + n_in, n_out,
-                                                  NULL, NULL);
-    *exec_ns = htpu_now_ns() - e0;
-    STAT_SUB(executes_in_flight, 1);
-    gate_leave_shared(&htpu_exec_gate);
-    uint32_t code = QNN_ERROR_CODE(e);
-    if (e == QNN_SUCCESS) {
-      rc = 0;
-      break;
-    }
-    if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) {
-      c->dead = 1;
-      STAT_ADD(recovery_failures, 1);
-      htpu_set_error(HTPU_EDEVICE_RESET, code,
-                     "executing graph '%s': the DSP restarted and did not recover: QNN error %u "
-                     "(%s); close the model and its runtime and open them again",
-                     name, code, htpu_qnn_error_name(code));
-      qnn_log_append_since(mark);
-      rc = HTPU_EDEVICE_RESET;
-      break;
-    }
-    if (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION || rt->recovery_retries == 0) {
-      rc = qnn_fail(e, mark, "executing graph '%s' failed", name);
-      break;
-    }
-    if (no_wait) {
-      /* The context is stale and stays so until recovered: the call made again on a thread
-       * that may block fails the same way and recovers. */
-      rc = decline(name, HTPU_DECLINE_RECOVERY, declined);
-      break;
-    }
-    if (attempt >= rt->recovery_retries) {
-      htpu_set_error(HTPU_EDEVICE_RESET, code,
-                     "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
-                     "error %u (%s)",
-                     name, attempt, attempt == 1 ? "y" : "ies", code, htpu_qnn_error_name(code));
-      qnn_log_append_since(mark);
-      STAT_ADD(recovery_failures, 1);
-      rc = HTPU_EDEVICE_RESET;
-      break;
-    }
-    /* A subsystem restart: recreate the context from its binary, then try again. */
-    rc = context_recover(c, generation);
-    if (rc) break;
-  }
-  /* Recorded before the unlock, so the next call to take the graph sees it. */
-  if (ran) window_record(&s->timing, quant_ns + (htpu_now_ns() - t_locked));
-  unlock_graph(s);
-  free(tensors);
-  return rc;
-}
-
-static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-               uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
-               htpu_decline *declined) {
-  uint64_t t_start = htpu_now_ns();
-  graph_state *s = g->state;
-  context_obj *c = g->ctx;
-  runtime_obj *rt = c->rt;
-  const htpu_graph_info *gi = &c->info->pub.graphs[g->index];
-  const graph_templates *tm = &c->info->templates[g->index];
-
+/* Stage 1, the plan: counts, then (no-wait) the cheap look before any work, then how each
+ * buffer reaches QNN and the scratch block the conversions need. */
+static int plan_call(exec_call *x) {
+  const htpu_graph_info *gi = x->gi;
+  uint32_t n_in = x->n_in, n_out = x->n_out, n = n_in + n_out;
   if (n_in != gi->num_inputs || n_out != gi->num_outputs)
     return htpu_set_error(HTPU_EMISMATCH, 0,
                           "graph '%s' has %u inputs and %u outputs; given %u and %u", gi->name,
                           gi->num_inputs, gi->num_outputs, n_in, n_out);
-  if ((n_in && !inputs) || (n_out && !outputs))
+  if ((n_in && !x->inputs) || (n_out && !x->outputs))
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
-  htpu_perf_profile vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
-  if (opts && opts->no_wait) {
+  if (x->policy == POLICY_TRY) {
     /* Before converting anything: a graph known to be long, or held or awaited by another
      * call (the trylock under it would fail), is declined for nothing, so a contended call
      * does not convert its inputs here and again in the call made without no_wait. The
      * trylock stays the decision; this is only the cheap look before the work. */
-    if (vote != HTPU_PERF_DEFAULT && (unsigned)vote < HTPU_PERF_PROFILE_COUNT)
-      return decline(gi->name, HTPU_DECLINE_PERF, declined);
-    if (atomic_load(&s->contenders) != 0) return decline(gi->name, HTPU_DECLINE_BUSY, declined);
-    htpu_decline why = opts->short_ns ? short_check(&s->timing, opts->short_ns) : 0;
-    if (why) return decline(gi->name, why, declined);
+    if (x->vote != HTPU_PERF_DEFAULT && (unsigned)x->vote < HTPU_PERF_PROFILE_COUNT)
+      return decline(x, HTPU_DECLINE_PERF);
+    if (atomic_load(&x->s->contenders) != 0) return decline(x, HTPU_DECLINE_BUSY);
+    htpu_decline why = short_check(x);
+    if (why) return decline(x, why);
   }
-
-  uint32_t n = n_in + n_out;
-  io_mode *modes = calloc(n ? n : 1, sizeof *modes);
-  qnn_tensor_t *tensors = calloc(n ? n : 1, sizeof *tensors);
-  int rc = (!modes || !tensors) ? htpu_set_error(HTPU_ENOMEM, 0, "out of memory") : 0;
+  size_t each = sizeof *x->tensors + sizeof *x->bufs + sizeof *x->modes;
+  x->tensors = calloc(n ? n : 1, each);
+  if (!x->tensors) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  x->bufs = (void **)(x->tensors + n);
+  x->modes = (io_mode *)(x->bufs + n);
   size_t scratch_size = 0;
   int converts = 0;
-  for (uint32_t i = 0; !rc && i < n; i++) {
-    int is_in = i < n_in;
-    const htpu_tensor_info *t = is_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-    rc = plan_io(gi->name, is_in ? "input" : "output", t, is_in ? &inputs[i] : &outputs[i - n_in],
-                 &modes[i]);
-    converts |= !rc && modes[i] == IO_CONVERT;
+  for (uint32_t i = 0; i < n; i++) {
+    const htpu_tensor_info *t = call_tensor(x, i);
+    int rc = plan_io(gi->name, i < n_in ? "input" : "output", t, call_io(x, i), &x->modes[i]);
+    if (rc) return rc;
+    converts |= x->modes[i] == IO_CONVERT;
     scratch_size += scratch_slot_size(t);
   }
-  scratch_block *scratch = NULL;
-  if (!rc && converts && opts && opts->no_wait) {
+  if (!converts) return 0;
+  if (x->policy == POLICY_TRY) {
     /* A new block is FastRPC memory (rpcmem_alloc, an ioctl) whose slots must then be
      * registered: that is for the call made again without no_wait. */
-    scratch = scratch_take_idle(&s->scratch);
-    if (!scratch) rc = decline(gi->name, HTPU_DECLINE_RESOURCE, declined);
-  } else if (!rc && converts) {
-    scratch = scratch_take(&s->scratch, rt, scratch_size);
-    if (!scratch) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", scratch_size);
+    x->scratch = scratch_take_idle(&x->s->scratch);
+    return x->scratch ? 0 : decline(x, HTPU_DECLINE_RESOURCE);
   }
+  x->scratch = scratch_take(&x->s->scratch, x->rt, scratch_size);
+  return x->scratch ? 0 : htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)",
+                                         scratch_size);
+}
 
-  /* Fill the descriptors and convert inputs. */
-  uint64_t quant_ns = 0, dequant_ns = 0, exec_ns = 0;
+/* Stage 2: the descriptors (from the templates made at introspection: the only copy), each
+ * tensor's buffer, and the f32 inputs quantized into their slots. */
+static int convert_inputs(exec_call *x) {
+  const graph_templates *tm = &x->c->info->templates[x->g->index];
   size_t at = 0;
-  for (uint32_t i = 0; !rc && i < n; i++) {
-    int is_in = i < n_in;
-    const htpu_tensor_info *t = is_in ? &gi->inputs[i] : &gi->outputs[i - n_in];
-    const htpu_io *io = is_in ? &inputs[i] : &outputs[i - n_in];
-    tensors[i] = is_in ? tm->inputs[i] : tm->outputs[i - n_in];
-    void *buf = io->data;
+  for (uint32_t i = 0; i < x->n_in + x->n_out; i++) {
+    int is_in = i < x->n_in;
+    const htpu_tensor_info *t = call_tensor(x, i);
+    const htpu_io *io = call_io(x, i);
+    x->tensors[i] = is_in ? tm->inputs[i] : tm->outputs[i - x->n_in];
+    x->bufs[i] = io->data;
     size_t slot = at; /* every non-f32 tensor has its slot, converted this time or not */
     at += scratch_slot_size(t);
-    if (modes[i] == IO_CONVERT) {
-      buf = scratch->data + slot;
-      if (is_in) {
-        uint64_t q0 = htpu_now_ns();
-        rc = htpu_quantize(t, io->data, buf);
-        quant_ns += htpu_now_ns() - q0;
-        if (rc) htpu_append_error(" (graph '%s')", gi->name);
-      }
+    if (x->modes[i] != IO_CONVERT) continue;
+    x->bufs[i] = x->scratch->data + slot;
+    if (!is_in) continue;
+    uint64_t q0 = htpu_now_ns();
+    int rc = htpu_quantize(t, io->data, x->bufs[i]);
+    x->quant_ns += htpu_now_ns() - q0;
+    if (rc) {
+      htpu_append_error(" (graph '%s')", x->gi->name);
+      return rc;
     }
-    tensors[i].u.v1.mem_type = QNN_TENSORMEMTYPE_RAW;
-    tensors[i].u.v1.u.client_buf.data = buf;
-    tensors[i].u.v1.u.client_buf.data_size = (uint32_t)t->byte_size;
   }
+  return 0;
+}
 
-  if (!rc && (unsigned)vote >= HTPU_PERF_PROFILE_COUNT)
-    rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)vote);
-  if (!rc) {
-    /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
-    (void)perf_call_enter(&rt->perf, vote);
-    htpu_clear_error();
-    rc = execute_with_recovery(g, tensors, n_in, n_out, opts, quant_ns, &exec_ns, declined);
-    perf_call_leave(&rt->perf, vote);
+/* One graphExecute under the gate (shared): 0, an error, or EXEC_RESTARTED (*generation: the
+ * context's generation it ran at). */
+static int execute_once(exec_call *x, uint64_t *generation) {
+  context_obj *c = x->c;
+  const char *name = x->gi->name;
+  x->mark = qnn_log_mark();
+  if (!enter_gate(x->policy)) return decline(x, HTPU_DECLINE_GATE);
+  if (c->dead) {
+    gate_leave_shared(&htpu_exec_gate);
+    return htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                          "graph '%s': the DSP restarted and this model could not be recovered; "
+                          "close it and load it again",
+                          name);
   }
+  *generation = c->generation;
+  if (bind_buffers(x) != 0) {
+    gate_leave_shared(&htpu_exec_gate);
+    return decline(x, HTPU_DECLINE_RESOURCE);
+  }
+  STAT_ADD(executes_in_flight, 1);
+  x->ran = 1;
+  uint64_t e0 = htpu_now_ns();
+  qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
+                                                   x->tensors + x->n_in, x->n_out, NULL, NULL);
+  x->exec_ns = htpu_now_ns() - e0;
+  STAT_SUB(executes_in_flight, 1);
+  gate_leave_shared(&htpu_exec_gate);
+  uint32_t code = QNN_ERROR_CODE(e);
+  if (e == QNN_SUCCESS) return 0;
+  if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) {
+    c->dead = 1;
+    STAT_ADD(recovery_failures, 1);
+    htpu_set_error(HTPU_EDEVICE_RESET, code,
+                   "executing graph '%s': the DSP restarted and did not recover: QNN error %u "
+                   "(%s); close the model and its runtime and open them again",
+                   name, code, htpu_qnn_error_name(code));
+    qnn_log_append_since(x->mark);
+    return HTPU_EDEVICE_RESET;
+  }
+  if (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION || x->rt->recovery_retries == 0)
+    return qnn_fail(e, x->mark, "executing graph '%s' failed", name);
+  return EXEC_RESTARTED;
+}
 
-  for (uint32_t i = n_in; !rc && i < n; i++) {
-    if (modes[i] != IO_CONVERT) continue;
+/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows. */
+static int execute_attempts(exec_call *x) {
+  const uint32_t code = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  for (uint32_t attempt = 0;; attempt++) {
+    uint64_t generation = 0;
+    int rc = execute_once(x, &generation);
+    if (rc != EXEC_RESTARTED) return rc;
+    /* The context is stale and stays so until recovered: the call made again on a thread
+     * that may block fails the same way and recovers. */
+    if (x->policy == POLICY_TRY) return decline(x, HTPU_DECLINE_RECOVERY);
+    if (attempt >= x->rt->recovery_retries) {
+      htpu_set_error(HTPU_EDEVICE_RESET, code,
+                     "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
+                     "error %u (%s)",
+                     x->gi->name, attempt, attempt == 1 ? "y" : "ies", code,
+                     htpu_qnn_error_name(code));
+      qnn_log_append_since(x->mark);
+      STAT_ADD(recovery_failures, 1);
+      return HTPU_EDEVICE_RESET;
+    }
+    /* A subsystem restart: recreate the context from its binary, then try again. */
+    rc = context_recover(x->c, generation);
+    if (rc) return rc;
+  }
+}
+
+/* Stage 3: the execute, holding the graph's lock from its turn to its end (recovery included).
+ * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
+ * exclusively with the graph lock still held, which is safe because nothing that holds the
+ * gate ever waits for a graph lock. */
+static int execute_locked(exec_call *x) {
+  graph_state *s = x->s;
+  if (!lock_graph(s, x->policy)) return decline(x, HTPU_DECLINE_BUSY);
+  /* Again under the lock, where every call before this one has recorded its duration: a
+   * call that overran demotes the graph for every no-wait call after it. */
+  htpu_decline why = short_check(x);
+  if (why) {
+    unlock_graph(s);
+    return decline(x, why);
+  }
+  uint64_t t_locked = htpu_now_ns();
+  /* Asked once, when the call is about to start: a caller that went away while queued does
+   * not get its turn on the DSP. */
+  const htpu_exec_options *o = x->opts;
+  if (o && o->cancelled && o->cancelled(o->cancel_arg)) {
+    unlock_graph(s);
+    STAT_ADD(executes_cancelled, 1);
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled before it ran (its caller is gone)",
+                          x->gi->name);
+  }
+  int rc = execute_attempts(x);
+  /* Recorded before the unlock, so the next call to take the graph sees it. */
+  if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
+  unlock_graph(s);
+  return rc;
+}
+
+/* Stage 3 with the call's perf vote around it. */
+static int execute_voted(exec_call *x) {
+  if ((unsigned)x->vote >= HTPU_PERF_PROFILE_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)x->vote);
+  /* A failed vote does not fail the inference: it runs at whatever clock is voted. */
+  (void)perf_call_enter(&x->rt->perf, x->vote);
+  htpu_clear_error();
+  int rc = execute_locked(x);
+  perf_call_leave(&x->rt->perf, x->vote);
+  return rc;
+}
+
+/* Stage 4: outputs the caller asked for as f32, dequantized out of their slots. */
+static int convert_outputs(exec_call *x) {
+  for (uint32_t i = x->n_in; i < x->n_in + x->n_out; i++) {
+    if (x->modes[i] != IO_CONVERT) continue;
     uint64_t d0 = htpu_now_ns();
-    rc = htpu_dequantize(&gi->outputs[i - n_in], tensors[i].u.v1.u.client_buf.data,
-                         outputs[i - n_in].data);
-    dequant_ns += htpu_now_ns() - d0;
+    int rc = htpu_dequantize(call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data);
+    x->dequant_ns += htpu_now_ns() - d0;
+    if (rc) return rc;
   }
+  return 0;
+}
 
-  if (scratch) scratch_give(&s->scratch, scratch);
-  free(tensors);
-  free(modes);
-
-  if (exec_ns) {
-    STAT_ADD(execute_ns_total, exec_ns);
-    STAT_SET(execute_ns_last, exec_ns);
+static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) {
+  if (x->scratch) scratch_give(&x->s->scratch, x->scratch);
+  free(x->tensors); /* with bufs and modes */
+  if (x->exec_ns) {
+    STAT_ADD(execute_ns_total, x->exec_ns);
+    STAT_SET(execute_ns_last, x->exec_ns);
   }
-  STAT_ADD(quantize_ns_total, quant_ns);
-  STAT_ADD(dequantize_ns_total, dequant_ns);
+  STAT_ADD(quantize_ns_total, x->quant_ns);
+  STAT_ADD(dequantize_ns_total, x->dequant_ns);
   if (stats) {
-    stats->execute_ns = exec_ns;
-    stats->quantize_ns = quant_ns;
-    stats->dequantize_ns = dequant_ns;
+    stats->execute_ns = x->exec_ns;
+    stats->quantize_ns = x->quant_ns;
+    stats->dequantize_ns = x->dequant_ns;
     stats->total_ns = htpu_now_ns() - t_start;
   }
+}
+
+/* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
+static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+               uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
+               htpu_decline *declined) {
+  uint64_t t_start = htpu_now_ns();
+  exec_call x;
+  call_init(&x, g, inputs, n_in, outputs, n_out, opts, declined);
+  int rc = plan_call(&x);
+  if (!rc) rc = convert_inputs(&x);
+  if (!rc) rc = execute_voted(&x);
+  if (!rc) rc = convert_outputs(&x);
+  finish_call(&x, stats, t_start);
   return rc;
 }
 

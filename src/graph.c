@@ -47,45 +47,32 @@ static void list_graph_names(const htpu_model_info *info, char *buf, size_t len)
   }
 }
 
-int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
-  htpu_clear_error();
-  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_open: out is NULL");
-  *out = NULL;
-  context_obj *c = (context_obj *)obj_acquire(h, OBJ_CONTEXT);
-  if (!c) return htpu_set_error(HTPU_ECLOSED, 0, "opening a graph: the context is closed");
-  const htpu_model_info *info = &c->info->pub;
+/* *index: graph `name` in info (NULL: the only one). Returns 0, or an error (set). */
+static int find_graph(const htpu_model_info *info, const char *name, uint32_t *index) {
   char names[1024];
-  int index = -1, rc;
   if (!name) {
-    if (info->num_graphs == 1) {
-      index = 0;
-    } else {
-      list_graph_names(info, names, sizeof names);
-      rc = htpu_set_error(HTPU_EINVAL, 0, "the context holds %u graphs (%s); name the one to open",
+    *index = 0;
+    if (info->num_graphs == 1) return 0;
+    list_graph_names(info, names, sizeof names);
+    return htpu_set_error(HTPU_EINVAL, 0, "the context holds %u graphs (%s); name the one to open",
                           info->num_graphs, names);
-      goto fail;
-    }
-  } else {
-    for (uint32_t i = 0; i < info->num_graphs; i++)
-      if (strcmp(info->graphs[i].name, name) == 0) index = (int)i;
-    if (index < 0) {
-      list_graph_names(info, names, sizeof names);
-      rc = htpu_set_error(HTPU_ENOT_FOUND, 0, "no graph named '%s' in this context; it holds %s",
-                          name, names);
-      goto fail;
-    }
   }
-  graph_obj *g = calloc(1, sizeof *g);
-  graph_state *fresh = g ? state_new() : NULL; /* used unless the graph is open already */
-  if (!fresh) {
-    free(g);
-    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-    goto fail;
-  }
-  const char *gname = info->graphs[index].name;
+  int found = -1;
+  for (uint32_t i = 0; i < info->num_graphs; i++)
+    if (strcmp(info->graphs[i].name, name) == 0) found = (int)i;
+  *index = found < 0 ? 0 : (uint32_t)found;
+  if (found >= 0) return 0;
+  list_graph_names(info, names, sizeof names);
+  return htpu_set_error(HTPU_ENOT_FOUND, 0, "no graph named '%s' in this context; it holds %s",
+                        name, names);
+}
+
+/* Retrieves g's QNN graph and joins (or, with *fresh, starts) its state: g->state. A context
+ * gone stale in a DSP restart is recovered as an execute would, then asked again. */
+static int attach_state(graph_obj *g, graph_state **fresh) {
+  context_obj *c = g->ctx;
   runtime_obj *rt = c->rt;
-  g->ctx = c;
-  g->index = (uint32_t)index;
+  const char *gname = c->info->pub.graphs[g->index].name;
   for (uint32_t attempt = 0;; attempt++) {
     uint64_t mark = qnn_log_mark();
     /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
@@ -93,39 +80,59 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
     gate_enter_shared(&htpu_exec_gate);
     if (c->dead) {
       gate_leave_shared(&htpu_exec_gate);
-      rc = htpu_set_error(HTPU_EDEVICE_RESET, 0,
-                          "opening graph '%s': the DSP restarted and this model could not be "
-                          "recovered; close it and load it again",
-                          gname);
-      goto fail_graph;
+      return htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                            "opening graph '%s': the DSP restarted and this model could not be "
+                            "recovered; close it and load it again",
+                            gname);
     }
     uint64_t generation = c->generation;
     qnn_graph_handle_t q = NULL;
     qnn_error_t e = rt->backend_lib.graph_retrieve(c->qnn, gname, &q);
     /* A graph already open on this context keeps its state (and its QNN handle, the same
      * graph): every handle of it executes under one lock. */
-    if (e == QNN_SUCCESS && q) g->state = context_attach_graph(c, g->index, q, &fresh);
+    if (e == QNN_SUCCESS && q) g->state = context_attach_graph(c, g->index, q, fresh);
     gate_leave_shared(&htpu_exec_gate);
-    if (g->state) break;
-    if (e == QNN_SUCCESS && q) {
-      rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-      goto fail_graph;
-    }
+    if (g->state) return 0;
+    if (e == QNN_SUCCESS && q) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     /* The context went stale in a DSP restart (with no graph executing to notice): recover it
      * as an execute would, then retrieve again. */
     uint32_t code = QNN_ERROR_CODE(e);
     if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && attempt < rt->recovery_retries) {
-      rc = context_recover(c, generation);
+      int rc = context_recover(c, generation);
       if (rc) {
         htpu_append_error(" (opening graph '%s')", gname);
-        goto fail_graph;
+        return rc;
       }
       continue;
     }
-    rc = qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
-    goto fail_graph;
+    return qnn_fail(e, mark, "retrieving graph '%s' failed", gname);
   }
-  state_free(fresh, rt); /* NULL when it became the graph's */
+}
+
+int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_graph_open: out is NULL");
+  *out = NULL;
+  context_obj *c = (context_obj *)obj_acquire(h, OBJ_CONTEXT);
+  if (!c) return htpu_set_error(HTPU_ECLOSED, 0, "opening a graph: the context is closed");
+  uint32_t index = 0;
+  int rc = find_graph(&c->info->pub, name, &index);
+  if (rc) goto fail;
+  graph_obj *g = calloc(1, sizeof *g);
+  graph_state *fresh = g ? state_new() : NULL; /* used unless the graph is open already */
+  if (!fresh) {
+    free(g);
+    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+    goto fail;
+  }
+  g->ctx = c;
+  g->index = index;
+  rc = attach_state(g, &fresh);
+  state_free(fresh, c->rt); /* NULL when it became the graph's */
+  if (rc) {
+    free(g);
+    goto fail;
+  }
   /* The reference from obj_acquire is now the graph's (g->ctx). */
   obj_init(&g->base, OBJ_GRAPH, graph_destroy);
   STAT_ADD(live_graphs, 1);
@@ -136,9 +143,6 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   }
   *out = handle;
   return 0;
-fail_graph:
-  state_free(fresh, c->rt);
-  free(g);
 fail:
   obj_keep_error(&c->base);
   obj_release(&c->base);

@@ -131,9 +131,4 @@ int context_recover(context_obj *c, uint64_t seen_generation);
  * or HTPU_EINCOMPATIBLE with one message naming both sides. */
 int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len);
 
-/* Formats "QNN error N (NAME: message)" plus the log lines since mark into the thread's last
- * error, with the given prefix; returns HTPU_EQNN. */
-int qnn_fail(qnn_error_t e, uint64_t log_mark, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 #endif

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_file.h"
 #include "dtype_map.h"
 #include "errors.h"
 #include "introspect_validate.h"
 #include "model_info.h"
+#include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "qnn_log.h"
@@ -83,17 +85,56 @@ static int validate_answer(const qnn_system_lib *sys, const binary_fields *f) {
   return sysinfo_validate(&a);
 }
 
-void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
-                        uint32_t *soc_model, uint64_t *vtcm_bytes) {
-  if (!p || p->version != QNN_DEVICE_PLATFORM_INFO_VERSION_1) return;
-  if (p->u.v1.num_hw_devices == 0 || !p->u.v1.hw_devices) return;
-  const qnn_device_hardware_device_info_t *d = &p->u.v1.hw_devices[0];
-  if (d->version != QNN_DEVICE_HARDWARE_DEVICE_INFO_VERSION_1) return;
-  const qnn_htp_device_info_extension_t *ext = d->u.v1.device_info_extension;
-  if (!ext || ext->dev_type != QNN_HTP_DEVICE_TYPE_ON_CHIP) return;
-  *arch = ext->u.on_chip_device.arch;
-  if (!*soc_model) *soc_model = ext->u.on_chip_device.soc_model;
-  if (vtcm_bytes) *vtcm_bytes = vtcm_reported_to_bytes(ext->u.on_chip_device.vtcm_size);
+/* Per-axis scale/offset (plain or bitwidth): copies of the arrays, in the public view and
+ * in the template. */
+static int copy_axis_quant(model_info *m, const char *where, const qnn_quantize_params_t *q,
+                           htpu_tensor_info *info, qnn_quantize_params_t *tq) {
+  int bw = q->quantization_encoding == QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET;
+  int32_t axis = bw ? q->u.bw_axis_scale_offset_encoding.axis : q->u.axis_scale_offset_encoding.axis;
+  uint32_t n = bw ? q->u.bw_axis_scale_offset_encoding.num_elements
+                  : q->u.axis_scale_offset_encoding.num_scale_offsets;
+  if (axis < 0 || (uint32_t)axis >= info->rank)
+    return htpu_set_error(HTPU_EMODEL, 0, "%s: quantization axis %d outside rank %u", where,
+                          axis, info->rank);
+  if (n == 0 || n > MAX_AXIS_CHANNELS || n != info->dims[axis])
+    return htpu_set_error(HTPU_EMODEL, 0,
+                          "%s: %u per-axis scales for axis %d of size %u", where, n, axis,
+                          info->dims[axis]);
+  float *scales = model_info_alloc(m, n * sizeof(float));
+  int32_t *zps = model_info_alloc(m, n * sizeof(int32_t));
+  qnn_scale_offset_t *so = bw ? NULL : model_info_alloc(m, n * sizeof(qnn_scale_offset_t));
+  int32_t *offs = bw ? model_info_alloc(m, n * sizeof(int32_t)) : NULL;
+  if (!scales || !zps || (!bw && !so) || (bw && !offs))
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if ((bw && (!q->u.bw_axis_scale_offset_encoding.scales ||
+              !q->u.bw_axis_scale_offset_encoding.offsets)) ||
+      (!bw && !q->u.axis_scale_offset_encoding.scale_offset))
+    return htpu_set_error(HTPU_EMODEL, 0, "%s: per-axis quantization without its arrays", where);
+  for (uint32_t i = 0; i < n; i++) {
+    float s = bw ? q->u.bw_axis_scale_offset_encoding.scales[i]
+                 : q->u.axis_scale_offset_encoding.scale_offset[i].scale;
+    int32_t o = bw ? q->u.bw_axis_scale_offset_encoding.offsets[i]
+                   : q->u.axis_scale_offset_encoding.scale_offset[i].offset;
+    if (!(s > 0.0f) || s > 3.0e38f || o == INT32_MIN)
+      return htpu_set_error(HTPU_EMODEL, 0, "%s: channel %u has scale %g, offset %d", where,
+                            i, (double)s, o);
+    scales[i] = s;
+    zps[i] = -o;
+    if (so) so[i] = (qnn_scale_offset_t){s, o};
+    if (offs) offs[i] = o;
+  }
+  if (bw) {
+    tq->u.bw_axis_scale_offset_encoding.scales = scales;
+    tq->u.bw_axis_scale_offset_encoding.offsets = offs;
+  } else {
+    tq->u.axis_scale_offset_encoding.scale_offset = so;
+  }
+  info->quant.kind = HTPU_QUANT_PER_AXIS;
+  info->quant.axis = axis;
+  info->quant.num_channels = n;
+  info->quant.scales = scales;
+  info->quant.zero_points = zps;
+  return 0;
 }
 
 static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *src,
@@ -131,54 +172,8 @@ static int copy_quant(model_info *m, const char *where, const qnn_tensor_v1_t *s
       return 0;
     }
     case QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET:
-    case QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET: {
-      int bw = q->quantization_encoding == QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET;
-      int32_t axis = bw ? q->u.bw_axis_scale_offset_encoding.axis : q->u.axis_scale_offset_encoding.axis;
-      uint32_t n = bw ? q->u.bw_axis_scale_offset_encoding.num_elements
-                      : q->u.axis_scale_offset_encoding.num_scale_offsets;
-      if (axis < 0 || (uint32_t)axis >= info->rank)
-        return htpu_set_error(HTPU_EMODEL, 0, "%s: quantization axis %d outside rank %u", where,
-                              axis, info->rank);
-      if (n == 0 || n > MAX_AXIS_CHANNELS || n != info->dims[axis])
-        return htpu_set_error(HTPU_EMODEL, 0,
-                              "%s: %u per-axis scales for axis %d of size %u", where, n, axis,
-                              info->dims[axis]);
-      float *scales = model_info_alloc(m, n * sizeof(float));
-      int32_t *zps = model_info_alloc(m, n * sizeof(int32_t));
-      qnn_scale_offset_t *so = bw ? NULL : model_info_alloc(m, n * sizeof(qnn_scale_offset_t));
-      int32_t *offs = bw ? model_info_alloc(m, n * sizeof(int32_t)) : NULL;
-      if (!scales || !zps || (!bw && !so) || (bw && !offs))
-        return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-      if ((bw && (!q->u.bw_axis_scale_offset_encoding.scales ||
-                  !q->u.bw_axis_scale_offset_encoding.offsets)) ||
-          (!bw && !q->u.axis_scale_offset_encoding.scale_offset))
-        return htpu_set_error(HTPU_EMODEL, 0, "%s: per-axis quantization without its arrays", where);
-      for (uint32_t i = 0; i < n; i++) {
-        float s = bw ? q->u.bw_axis_scale_offset_encoding.scales[i]
-                     : q->u.axis_scale_offset_encoding.scale_offset[i].scale;
-        int32_t o = bw ? q->u.bw_axis_scale_offset_encoding.offsets[i]
-                       : q->u.axis_scale_offset_encoding.scale_offset[i].offset;
-        if (!(s > 0.0f) || s > 3.0e38f || o == INT32_MIN)
-          return htpu_set_error(HTPU_EMODEL, 0, "%s: channel %u has scale %g, offset %d", where,
-                                i, (double)s, o);
-        scales[i] = s;
-        zps[i] = -o;
-        if (so) so[i] = (qnn_scale_offset_t){s, o};
-        if (offs) offs[i] = o;
-      }
-      if (bw) {
-        tq->u.bw_axis_scale_offset_encoding.scales = scales;
-        tq->u.bw_axis_scale_offset_encoding.offsets = offs;
-      } else {
-        tq->u.axis_scale_offset_encoding.scale_offset = so;
-      }
-      info->quant.kind = HTPU_QUANT_PER_AXIS;
-      info->quant.axis = axis;
-      info->quant.num_channels = n;
-      info->quant.scales = scales;
-      info->quant.zero_points = zps;
-      return 0;
-    }
+    case QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET:
+      return copy_axis_quant(m, where, q, info, tq);
     default:
       return htpu_set_error(HTPU_EUNSUPPORTED, 0,
                             "%s: quantization encoding %d is not supported at graph inputs and "

@@ -66,32 +66,11 @@ static void describe_providers(const qnn_interface_t **list, uint32_t n, char *b
   }
 }
 
-int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_lib *out) {
-  memset(out, 0, sizeof *out);
-  /* RTLD_GLOBAL: the HTP backend loads its stub and skel helpers, which resolve symbols
-   * against it; this is how every known working client opens it. */
-  void *dl = NULL, *entry = NULL;
-  int orc = open_entry(path, RTLD_NOW | RTLD_GLOBAL, HTPU_ELOAD_BACKEND, "backend library",
-                       QNN_INTERFACE_GET_PROVIDERS_SYMBOL, &dl, &entry);
-  if (orc) return orc;
-  qnn_interface_get_providers_fn get = (qnn_interface_get_providers_fn)entry;
-  const qnn_interface_t **list = NULL;
-  uint32_t n = 0;
-  qnn_error_t rc = get(&list, &n);
-  if (rc != QNN_SUCCESS || !list || n == 0) {
-    uint32_t code = QNN_ERROR_CODE(rc);
-    if (rc != QNN_SUCCESS)
-      htpu_set_error(HTPU_ENO_PROVIDER, code, "no provider: %s() in '%s' failed with QNN error %u (%s)",
-                     QNN_INTERFACE_GET_PROVIDERS_SYMBOL, path, code, htpu_qnn_error_name(code));
-    else
-      htpu_set_error(HTPU_ENO_PROVIDER, 0, "no provider: '%s' offers no QNN interface provider",
-                     path);
-    dlclose(dl);
-    return HTPU_ENO_PROVIDER;
-  }
-
+/* The provider to use: the one with the requested backend id (none requested: HTP first,
+ * then any) whose core API version has a known table. *id_matched: one had the id. */
+static const qnn_interface_t *choose_provider(const qnn_interface_t **list, uint32_t n,
+                                              uint32_t want_backend_id, int *id_matched) {
   const qnn_interface_t *chosen = NULL;
-  int id_matched = 0;
   for (int pass = 0; pass < 2 && !chosen; pass++) {
     for (uint32_t i = 0; i < n; i++) {
       const qnn_interface_t *p = list[i];
@@ -99,28 +78,17 @@ int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_
       if (want_backend_id && p->backend_id != want_backend_id) continue;
       /* With no id requested, the first pass looks for HTP only. */
       if (!want_backend_id && pass == 0 && p->backend_id != QNN_BACKEND_ID_HTP) continue;
-      id_matched = 1;
+      *id_matched = 1;
       if (qnn_core_table_slots(p->api_version.core_api_version) == 0) continue;
       chosen = p;
       break;
     }
   }
-  if (!chosen) {
-    char found[1024];
-    describe_providers(list, n, found, sizeof found);
-    if (!id_matched)
-      htpu_set_error(HTPU_ENO_PROVIDER, 0,
-                     "no provider: '%s' has no provider with backend id %u; found: %s", path,
-                     want_backend_id, found);
-    else
-      htpu_set_error(HTPU_EVERSION, 0,
-                     "version: no provider of '%s' has a supported core API version (need "
-                     "%u.x with x >= %u); found: %s",
-                     path, QNN_CORE_API_MAJOR, QNN_CORE_API_FLOOR_MINOR, found);
-    dlclose(dl);
-    return id_matched ? HTPU_EVERSION : HTPU_ENO_PROVIDER;
-  }
+  return chosen;
+}
 
+/* Copies the function pointers the provider's core API version has (qnn_versions.h). */
+static void take_table(qnn_backend_lib *out, void *dl, const qnn_interface_t *chosen) {
   out->dl = dl;
   out->provider = chosen;
   out->core_api = chosen->api_version.core_api_version;
@@ -148,7 +116,51 @@ int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_
   TAKE_SLOT(out, device_get_platform_info);
   TAKE_SLOT(out, device_free_platform_info);
   TAKE_SLOT(out, device_get_infrastructure);
+}
 
+int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_lib *out) {
+  memset(out, 0, sizeof *out);
+  /* RTLD_GLOBAL: the HTP backend loads its stub and skel helpers, which resolve symbols
+   * against it; this is how every known working client opens it. */
+  void *dl = NULL, *entry = NULL;
+  int orc = open_entry(path, RTLD_NOW | RTLD_GLOBAL, HTPU_ELOAD_BACKEND, "backend library",
+                       QNN_INTERFACE_GET_PROVIDERS_SYMBOL, &dl, &entry);
+  if (orc) return orc;
+  qnn_interface_get_providers_fn get = (qnn_interface_get_providers_fn)entry;
+  const qnn_interface_t **list = NULL;
+  uint32_t n = 0;
+  qnn_error_t rc = get(&list, &n);
+  if (rc != QNN_SUCCESS || !list || n == 0) {
+    uint32_t code = QNN_ERROR_CODE(rc);
+    if (rc != QNN_SUCCESS)
+      htpu_set_error(HTPU_ENO_PROVIDER, code, "no provider: %s() in '%s' failed with QNN error %u (%s)",
+                     QNN_INTERFACE_GET_PROVIDERS_SYMBOL, path, code, htpu_qnn_error_name(code));
+    else
+      htpu_set_error(HTPU_ENO_PROVIDER, 0, "no provider: '%s' offers no QNN interface provider",
+                     path);
+    dlclose(dl);
+    return HTPU_ENO_PROVIDER;
+  }
+
+  int id_matched = 0;
+  const qnn_interface_t *chosen = choose_provider(list, n, want_backend_id, &id_matched);
+  if (!chosen) {
+    char found[1024];
+    describe_providers(list, n, found, sizeof found);
+    if (!id_matched)
+      htpu_set_error(HTPU_ENO_PROVIDER, 0,
+                     "no provider: '%s' has no provider with backend id %u; found: %s", path,
+                     want_backend_id, found);
+    else
+      htpu_set_error(HTPU_EVERSION, 0,
+                     "version: no provider of '%s' has a supported core API version (need "
+                     "%u.x with x >= %u); found: %s",
+                     path, QNN_CORE_API_MAJOR, QNN_CORE_API_FLOOR_MINOR, found);
+    dlclose(dl);
+    return id_matched ? HTPU_EVERSION : HTPU_ENO_PROVIDER;
+  }
+
+  take_table(out, dl, chosen);
   const char *missing = !out->backend_create               ? "backendCreate"
                         : !out->backend_free               ? "backendFree"
                         : !out->context_create_from_binary ? "contextCreateFromBinary"

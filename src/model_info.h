@@ -33,13 +33,4 @@ void model_info_free(model_info *m);
  * the QNN call takes a non-const pointer. Returns 0 or an HTPU_E* code with the error set. */
 int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_info **out);
 
-/* DSP arch, SoC model and VTCM (in bytes, vtcm_reported_to_bytes) from the HTP extension of a
- * platform info's first device; fields it cannot find are left as they are. */
-struct qnn_device_platform_info;
-void platform_info_read(const struct qnn_device_platform_info *p, uint32_t *arch,
-                        uint32_t *soc_model, uint64_t *vtcm_bytes);
-
-/* Reads a whole file into a malloc'ed buffer (HTPU_EIO naming the path on failure). */
-int read_whole_file(const char *path, void **out, size_t *out_len);
-
 #endif

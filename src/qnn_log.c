@@ -2,11 +2,13 @@
 #include "qnn_log.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
+#include "hexagon_tpu.h"
 
 #define RING_LINES 256
 #define LINE_MAX_CHARS 320
@@ -79,4 +81,17 @@ void qnn_log_append_since(uint64_t mark) {
     htpu_append_error("\n  qnn %s: %s", level_name(l->level), l->text);
   }
   pthread_mutex_unlock(&ring_lock);
+}
+
+int qnn_fail(qnn_error_t e, uint64_t log_mark, const char *fmt, ...) {
+  char prefix[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  uint32_t code = QNN_ERROR_CODE(e);
+  htpu_set_error(HTPU_EQNN, code, "%s: QNN error %u (%s: %s)", prefix, code,
+                 htpu_qnn_error_name(code), htpu_qnn_error_message(code));
+  qnn_log_append_since(log_mark);
+  return HTPU_EQNN;
 }

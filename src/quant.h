@@ -1,6 +1,7 @@
 /*
  * quant.h - quantization kernels shared by the core (graph I/O) and the reference
- * interpreter. The public wrappers htpu_quantize/htpu_dequantize live in quant.c too.
+ * interpreter. The exact path is quant_exact.c, the SIMD kernels quant_simd.c; quant.c
+ * dispatches between them and holds the public wrappers htpu_quantize/htpu_dequantize.
  *
  * Rules (QNN's affine scheme, float = (q - zero_point) * scale):
  *  - f32 -> integer: q = round_half_even(x / scale) + zero_point, saturated to the type's range;

@@ -9,7 +9,7 @@
  *   qv_f, qv_i, qv_m        W floats, W int32, a W-lane mask
  *   the primitives used below (their one-line contracts are in quant_sse2.c)
  *
- * ---- Why the kernels are bit-identical to the exact path (quant.c) ----------------------------
+ * ---- Why the kernels are bit-identical to the exact path (quant_exact.c) -------------------
  *
  * The exact result is saturate(round_half_even(Q) + zp), Q = x / scale the real quotient;
  * equivalently round_half_even(clamp(Q, lo', hi')) + zp with the integer bounds lo' = LO - zp,
@@ -62,7 +62,7 @@
  *    NaN's index and writes the elements before it) or a lane with |tc| >= 2^21.
  *
  * All of it assumes round-to-nearest-even and no flush-to-zero / denormals-are-zero, as the
- * rest of quant.c does (the defaults; callers must not change them around these calls).
+ * rest of quant_exact.c does (the defaults; callers must not change them around these calls).
  */
 
 #define QK_B (4 * QV_W)

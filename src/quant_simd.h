@@ -1,9 +1,10 @@
 /*
- * quant_simd.h - the SIMD quantization kernels (internal to quant.c and quant_simd.c).
+ * quant_simd.h - the SIMD quantization kernels (internal to quant.c and quant_simd.c; they
+ * fall back on quant_exact.c alone, never on quant.c).
  *
  * One implementation (quant_kernels.h) is compiled for SSE2 and AVX2 on x86-64 and for NEON on
  * aarch64; quant_simd.c picks one at run time and prepares the parameters. Every kernel is
- * bit-identical to the exact scalar code in quant.c (the reference and the fallback): see
+ * bit-identical to the exact scalar code in quant_exact.c (the reference and the fallback): see
  * quant_kernels.h for why.
  */
 #ifndef HTPU_QUANT_SIMD_H
@@ -66,7 +67,7 @@ typedef size_t (*qk_quant_fn)(const float *src, void *dst, size_t n, const qk_ch
                               const qk_lanes *l, size_t phase);
 
 /* Dequantize n elements: x = (float)(q - zp) * scale when !dbl (8/16-bit storage only), else
- * (float)(((double)q - zp) * scale): quant.c's two formulas. `l` as for qk_quant_fn. */
+ * (float)(((double)q - zp) * scale): quant_exact.c's two formulas. `l` as for qk_quant_fn. */
 typedef void (*qk_deq_fn)(const void *src, float *dst, size_t n, float scale, int32_t zp,
                           const qk_deq_lanes *l, size_t phase, int dbl);
 

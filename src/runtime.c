@@ -1,27 +1,14 @@
 /* runtime.c - QNN log + backend + device, and the libraries they come from. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn_log.h"
 #include "retry.h"
 #include "stats.h"
-
-int qnn_fail(qnn_error_t e, uint64_t log_mark, const char *fmt, ...) {
-  char prefix[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(prefix, sizeof prefix, fmt, ap);
-  va_end(ap);
-  uint32_t code = QNN_ERROR_CODE(e);
-  htpu_set_error(HTPU_EQNN, code, "%s: QNN error %u (%s: %s)", prefix, code,
-                 htpu_qnn_error_name(code), htpu_qnn_error_message(code));
-  qnn_log_append_since(log_mark);
-  return HTPU_EQNN;
-}
 
 void htpu_runtime_options_init(htpu_runtime_options *o) {
   if (!o) return;
@@ -45,22 +32,29 @@ static void free_qnn_objects(runtime_obj *rt) {
   rt->device = rt->backend = rt->log = NULL;
 }
 
-/* Everything, in order: the vote goes before its device, the libraries last. Freeing the
- * device and backend tears down the DSP session: like a context free it waits for every
- * in-flight execute in the process (the DSP process domain is shared). */
-static void runtime_teardown(runtime_obj *rt) {
+/* How far an open got: what a teardown has to undo. */
+typedef enum runtime_stage {
+  STAGE_QNN,   /* libraries and QNN objects (any of them, maybe none) */
+  STAGE_PERF,  /* and the perf state */
+  STAGE_ALL,   /* and the shared registry: a complete runtime */
+} runtime_stage;
+
+/* Everything made up to `stage`, in order: the vote goes before its device, the libraries
+ * last. Freeing the device and backend tears down the DSP session: like a context free it
+ * waits for every in-flight execute in the process (the DSP process domain is shared). */
+static void runtime_teardown(runtime_obj *rt, runtime_stage stage) {
   gate_enter_exclusive(&htpu_exec_gate);
-  perf_release(&rt->perf);
+  if (stage >= STAGE_PERF) perf_release(&rt->perf);
   free_qnn_objects(rt);
   gate_leave_exclusive(&htpu_exec_gate);
-  shared_registry_destroy(&rt->shared);
+  if (stage >= STAGE_ALL) shared_registry_destroy(&rt->shared);
   loader_close_system(&rt->system_lib);
   loader_close_backend(&rt->backend_lib);
 }
 
 static void runtime_destroy(htpu_object *o) {
   runtime_obj *rt = (runtime_obj *)o;
-  runtime_teardown(rt);
+  runtime_teardown(rt, STAGE_ALL);
   pthread_mutex_destroy(&rt->contexts_lock);
   free(rt->contexts);
   free(rt->build_id);
@@ -198,15 +192,8 @@ static char *current_dsp_library_path(void) {
   return copy;
 }
 
-int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
-  htpu_clear_error();
-  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_runtime_open: out is NULL");
-  *out = NULL;
-  htpu_runtime_options defaults;
-  htpu_runtime_options_init(&defaults);
-  const htpu_runtime_options *o = opts ? opts : &defaults;
-  const char *backend_path = o->backend_lib ? o->backend_lib : HTPU_DEFAULT_BACKEND_LIB;
-  const char *system_path = o->system_lib ? o->system_lib : HTPU_DEFAULT_SYSTEM_LIB;
+/* The options' own checks, before anything is loaded. */
+static int check_options(const htpu_runtime_options *o) {
   if (o->log_level < QNN_LOG_LEVEL_ERROR || o->log_level > QNN_LOG_LEVEL_DEBUG)
     return htpu_set_error(HTPU_EINVAL, 0, "log_level %u is out of range; expected 1 (error) .. 5 (debug)",
                           o->log_level);
@@ -220,40 +207,60 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
 
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
+  return 0;
+}
 
-  runtime_obj *rt = calloc(1, sizeof *rt);
-  if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  pthread_mutex_init(&rt->contexts_lock, NULL);
-  perf_init(&rt->perf, NULL, 0);
-  shared_registry_init(&rt->shared, &rt->backend_lib, 0, "");
-  rt->recovery_retries = o->recovery_retries;
-  rt->retry_delay_ms = o->startup_retry_delay_ms;
+/* Libraries, QNN objects, then what needs the device: the perf state (its infrastructure is
+ * the device's) and the shared registry (FastRPC memory only works once the device, a FastRPC
+ * session, exists), each made once. On failure undoes what it made. */
+static int runtime_build(runtime_obj *rt, const htpu_runtime_options *o) {
+  const char *backend_path = o->backend_lib ? o->backend_lib : HTPU_DEFAULT_BACKEND_LIB;
+  const char *system_path = o->system_lib ? o->system_lib : HTPU_DEFAULT_SYSTEM_LIB;
   int rc = loader_open_backend(backend_path, o->backend_id, &rt->backend_lib);
   if (!rc) rc = loader_open_system(system_path, &rt->system_lib);
   if (!rc) rc = create_with_retries(rt, o);
-  if (!rc) {
-    read_device_facts(rt);
-    perf_release(&rt->perf);
-    perf_init(&rt->perf, find_perf_infrastructure(rt), rt->device_facts.arch);
-    if (o->perf_profile != HTPU_PERF_DEFAULT) rc = perf_set_base(&rt->perf, o->perf_profile);
-  }
-  if (!rc) {
-    /* FastRPC memory only works once the device (a FastRPC session) exists. */
-    shared_registry_destroy(&rt->shared);
-    shared_registry_init(&rt->shared, &rt->backend_lib, rt->device != NULL,
-                         o->fastrpc_lib ? o->fastrpc_lib : "libcdsprpc.so");
-  }
-  if (!rc) {
-    rt->dsp_library_path = current_dsp_library_path();
-    if (!rt->dsp_library_path) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  }
   if (rc) {
-    runtime_teardown(rt);
+    runtime_teardown(rt, STAGE_QNN);
+    return rc;
+  }
+  read_device_facts(rt);
+  perf_init(&rt->perf, find_perf_infrastructure(rt), rt->device_facts.arch);
+  if (o->perf_profile != HTPU_PERF_DEFAULT) rc = perf_set_base(&rt->perf, o->perf_profile);
+  if (rc) {
+    runtime_teardown(rt, STAGE_PERF);
+    return rc;
+  }
+  shared_registry_init(&rt->shared, &rt->backend_lib, rt->device != NULL,
+                       o->fastrpc_lib ? o->fastrpc_lib : "libcdsprpc.so");
+  rt->dsp_library_path = current_dsp_library_path();
+  if (!rt->dsp_library_path) {
+    runtime_teardown(rt, STAGE_ALL);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
+  return 0;
+}
+
+int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_runtime_open: out is NULL");
+  *out = NULL;
+  htpu_runtime_options defaults;
+  htpu_runtime_options_init(&defaults);
+  const htpu_runtime_options *o = opts ? opts : &defaults;
+  int rc = check_options(o);
+  if (rc) return rc;
+
+  runtime_obj *rt = calloc(1, sizeof *rt);
+  if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  rt->recovery_retries = o->recovery_retries;
+  rt->retry_delay_ms = o->startup_retry_delay_ms;
+  rc = runtime_build(rt, o);
+  if (rc) {
     free(rt->build_id);
-    free(rt->dsp_library_path);
     free(rt);
     return rc;
   }
+  pthread_mutex_init(&rt->contexts_lock, NULL);
   obj_init(&rt->base, OBJ_RUNTIME, runtime_destroy);
   STAT_ADD(live_runtimes, 1);
   void *h = obj_register(&rt->base);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "file_open.h" /* the core's never-blocking open, linked from libhexagon_tpu.a */
+#include "file_open.h" /* common/: the never-blocking open, linked from libhexagon_tpu.a */
 #include "inputs.h"
 #include "npy.h"
 #include "session.h"
