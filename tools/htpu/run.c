@@ -76,7 +76,7 @@ static int execute_shared(run_state *r) {
   int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,
                              gi->num_outputs, &r->st);
   if (e != 0) return cli_fail_htpu(cmd, e, "executing the graph");
-  r->registrations = cli_shared_io_registrations(&r->sio);
+  r->registrations = cli_shared_io_finish(&r->sio, r->s.rt);
   for (uint32_t i = 0; i < r->num_out && rc == CLI_EXIT_OK; i++)
     rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].dtype, r->out[i].data,
                                    r->out[i].size);
@@ -150,8 +150,9 @@ static int print_human(const run_state *r) {
   snprintf(timing, sizeof(timing), "%s (whole call %s: quantize %s, dequantize %s)", exec, total,
            quant, dequant);
   if (r->shared && r->sio.fastrpc)
-    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered",
-             (unsigned long long)r->registrations, r->registrations == 1 ? "" : "s");
+    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered%s%s",
+             (unsigned long long)r->registrations, r->registrations == 1 ? "" : "s",
+             r->sio.note[0] ? ": " : "", r->sio.note);
   else if (r->shared)
     snprintf(shared, sizeof(shared), "requested, fallback to ordinary memory: %s", r->sio.note);
   cli_table head;
@@ -286,7 +287,7 @@ static int print_json(const run_state *r) {
   cli_json_object_begin(&j, "shared_buffers");
   cli_json_bool(&j, "requested", r->shared);
   cli_json_bool(&j, "fastrpc", r->shared && r->sio.fastrpc);
-  cli_json_string(&j, "note", r->shared && !r->sio.fastrpc ? r->sio.note : NULL);
+  cli_json_string(&j, "note", r->shared && r->sio.note[0] ? r->sio.note : NULL);
   cli_json_uint(&j, "registrations", r->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
