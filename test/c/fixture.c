@@ -78,6 +78,7 @@ void fx_reset_env(void) {
   unsetenv("HTPU_REF_DEVICE");
   unsetenv("HTPU_REF_RPCMEM_FAIL");
   unsetenv("HTPU_REF_BUILD_ID");
+  unsetenv("HTPU_REF_SKIP_OUTPUTS");
   fx_ref_disarm();
 }
 

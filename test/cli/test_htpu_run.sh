@@ -317,6 +317,22 @@ run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" --output-dir "$TMP/o_
 expect_npy "run i8 --native-output: '|i1'" "$TMP/o_i8n/y.npy" \
   "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }" d1 "0 4 8 0"
 
+# a backend that reports success without writing its outputs: htpu shows and saves zeros, not
+# memory nobody wrote (its own buffers, and the library's conversion blocks)
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" \
+  --input b="$TMP/b.raw" --output-dir "$TMP/o_skip_f32"
+expect "run f32, outputs not written: zeros" 0 out "y: [0, 0, 0, 0]"
+expect_npy "run f32, outputs not written: y.npy zeros" "$TMP/o_skip_f32/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "0 0 0 0"
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" \
+  --output-dir "$TMP/o_skip_i8"
+expect_npy "run i8, outputs not written: dequantized zeros" "$TMP/o_skip_i8/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }" f4 "0 0 0 0"
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" \
+  --output-dir "$TMP/o_skip_i8n" --native-output
+expect_npy "run i8 --native-output, outputs not written: zeros" "$TMP/o_skip_i8n/y.npy" \
+  "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }" d1 "0 0 0 0"
+
 # ---------------------------------------------------------------------------------------------
 # run: u16 (real = (q - 100) * 0.25), f32 .npy input
 

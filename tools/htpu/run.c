@@ -59,7 +59,8 @@ static int alloc_outputs(run_state *r, int native) {
                       o->tensor->name, o->tensor->qnn_data_type);
     o->dtype = native ? o->tensor->dtype : HTPU_F32;
     o->size = o->tensor->num_elements * htpu_dtype_size(o->dtype);
-    o->data = malloc(o->size ? o->size : 1);
+    /* zeroed: a backend that reports success without writing shows zeros, not old memory */
+    o->data = calloc(1, o->size ? o->size : 1);
     if (!o->data) return cli_fail(r->args->cmd, "out of memory (%zu bytes)", o->size);
   }
   return CLI_EXIT_OK;
