@@ -450,10 +450,13 @@ static int run_bench(const cli_args *a) {
   int rc = parse_options(a, &b.o);
   if (rc != CLI_EXIT_OK) return rc;
   b.progress = isatty(STDERR_FILENO);
-  rc = cli_session_open(a, &b.s);
+  rc = cli_session_inspect(a, &b.s);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_inputs_bind(a, b.s.info, 1, &b.in);
+  /* the inputs against the metadata, before a backend is created and the model loaded */
+  rc = cli_inputs_bind(a, b.s.meta_info, 1, &b.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &b.in);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &b.s);
+  if (rc == CLI_EXIT_OK) cli_inputs_retarget(&b.in, b.s.info);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &b.in, BENCH_SEED);
   if (rc == CLI_EXIT_OK) rc = setup_io(&b);
   if (rc == CLI_EXIT_OK && b.o.profile)

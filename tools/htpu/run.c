@@ -309,10 +309,13 @@ static int run_run(const cli_args *a) {
   if (!dir) dir = "output";
   /* cheap checks first: no model load for a directory that cannot take the files */
   int rc = cli_output_dir_prepare(a->cmd, dir);
-  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
+  if (rc == CLI_EXIT_OK) rc = cli_session_inspect(a, &r.s);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_inputs_bind(a, r.s.info, 0, &r.in);
+  /* the inputs against the metadata, before a backend is created and the model loaded */
+  rc = cli_inputs_bind(a, r.s.meta_info, 0, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &r.in);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
+  if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
   if (rc == CLI_EXIT_OK) rc = alloc_outputs(&r, cli_has(a, "native-output"));
   if (rc == CLI_EXIT_OK) rc = execute(&r);
   if (rc == CLI_EXIT_OK && dir) rc = write_outputs(&r, dir);
