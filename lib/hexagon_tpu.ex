@@ -127,7 +127,8 @@ defmodule HexagonTpu do
 
   `:quantize`, `:dequantize`, `:output`, `:stats`, `:perf_profile` (e.g.
   `perf_profile: :burst` for this call only) and `:scheduler` (`:auto`, `:dirty_io` or
-  `:normal`, overriding the model's): see `HexagonTpu.Graph.execute/3`.
+  `:normal`, overriding the model's; `:normal` is a preference that falls back to dirty IO
+  when the call would wait): see `HexagonTpu.Graph.execute/3`.
   """
   @spec predict(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
           {:ok, [Graph.output()] | HexagonTpu.SharedIO.t()}

@@ -225,6 +225,10 @@ static int copy_tensor(model_info *m, const char *graph, const char *role,
   if (t->rank && !d->dimensions) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   if (t->rank) memcpy(d->dimensions, info->dims, t->rank * sizeof(uint32_t));
   d->mem_type = QNN_TENSORMEMTYPE_RAW;
+  /* A zero-filled V2 would say hybrid COO (0); dense tensors carry UNDEFINED, as the V2
+   * initializer and the system library's own tensors do. */
+  if (tmpl->version == QNN_TENSOR_VERSION_2)
+    tmpl->u.v2.sparse_params.type = QNN_SPARSE_LAYOUT_UNDEFINED;
   return copy_quant(m, where, t, info, &d->quantize_params);
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -75,7 +76,12 @@ scratch_block *scratch_take(scratch_pool *p, struct runtime_obj *rt, size_t size
       char why[SHARED_NOTE_MAX]; /* the registry's note keeps the first reason */
       b->data = shared_region_alloc(&rt->shared, align_up(size), &b->fd, why, sizeof why);
     }
-    if (!b->data) b->data = aligned_alloc(SCRATCH_ALIGN, align_up(size));
+    if (!b->data) {
+      /* zeroed, as FastRPC memory is: outputs a backend did not write dequantize to defined
+       * values, never to whatever the heap held */
+      b->data = aligned_alloc(SCRATCH_ALIGN, align_up(size));
+      if (b->data) memset(b->data, 0, align_up(size));
+    }
     if (!b->data) {
       free(b);
       b = NULL;

@@ -292,7 +292,9 @@ defmodule HexagonTpu.Graph do
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph
           you know is short (a few microseconds on the board). A call that waits never does
-          so on a normal scheduler.
+          so on a normal scheduler. A preference, not a guarantee: another call or a model
+          load anywhere in the VM can send a `:normal` call to dirty IO (counted in
+          `:normal_declined_*`); the result is the same and `:scheduler` says where it ran.
 
       Either way the call does the same work and gives the same result; `stats: true` and
       the telemetry metadata say where it ran (`:scheduler`), and `HexagonTpu.stats/0` counts

@@ -223,8 +223,11 @@ typedef struct qnn_client_buffer {
   uint32_t data_size;
 } qnn_client_buffer_t;
 
+#define QNN_SPARSE_LAYOUT_HYBRID_COO 0
+#define QNN_SPARSE_LAYOUT_UNDEFINED 0x7FFFFFFF /* the V2 initializer's value: not sparse */
+
 typedef struct qnn_sparse_params {
-  int32_t type; /* 0 = hybrid COO */
+  int32_t type; /* QNN_SPARSE_LAYOUT_* */
   union {
     struct {
       uint32_t num_specified_elements;

@@ -48,6 +48,34 @@ htpu_runtime *fx_open_runtime(void) {
   return rt;
 }
 
+int fx_rig_open(fx_rig *r, const htpu_runtime_options *o, const char *file, int open_graph) {
+  memset(r, 0, sizeof *r);
+  const char *path = fx_build_model_file(file, FX_ADD_F32);
+  if (!path) return -1;
+  htpu_runtime_options ref;
+  if (!o) {
+    fx_ref_options(&ref);
+    o = &ref;
+  }
+  int rc = htpu_runtime_open(o, &r->rt);
+  if (!rc) rc = htpu_context_open_file(r->rt, path, &r->ctx);
+  if (!rc && open_graph) rc = htpu_graph_open(r->ctx, "add_f32", &r->g);
+  return rc;
+}
+
+void fx_rig_close(fx_rig *r) {
+  htpu_graph_close(&r->g);
+  htpu_context_close(&r->ctx);
+  htpu_runtime_close(&r->rt);
+}
+
+int fx_add(htpu_graph *g, float a0, const htpu_exec_options *opts, htpu_exec_stats *st, float *y) {
+  float a[4] = {a0, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
+  htpu_io out = {y, 4 * sizeof(float), HTPU_F32};
+  return htpu_graph_execute_ex(g, in, 2, &out, 1, opts, st);
+}
+
 void *fx_build_model(const char *text, size_t *len) {
   void *out = NULL;
   char err[512];
@@ -78,6 +106,7 @@ void fx_reset_env(void) {
   unsetenv("HTPU_REF_DEVICE");
   unsetenv("HTPU_REF_RPCMEM_FAIL");
   unsetenv("HTPU_REF_BUILD_ID");
+  unsetenv("HTPU_REF_SKIP_OUTPUTS");
   fx_ref_disarm();
 }
 

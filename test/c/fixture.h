@@ -54,6 +54,20 @@ void fx_ref_forget_power_history(void);
 /* Options with the reference FastRPC allocator of this build (the one the backend loads). */
 void fx_ref_options_shared(htpu_runtime_options *o);
 
+/* The reference runtime, a context of FX_ADD_F32 and its graph. */
+typedef struct fx_rig {
+  htpu_runtime *rt;
+  htpu_context *ctx;
+  htpu_graph *g;
+} fx_rig;
+/* Opens the runtime with `o` (NULL: fx_ref_options), the model from a file named `file`, and
+ * the graph unless open_graph is 0. Returns the first failing HTPU_E* code (-1: no model). */
+int fx_rig_open(fx_rig *r, const htpu_runtime_options *o, const char *file, int open_graph);
+void fx_rig_close(fx_rig *r);
+/* One add_f32 execute through g of {a0,2,3,4} + {10,20,30,40}, outputs into y (4 floats);
+ * opts NULL: an ordinary call. */
+int fx_add(htpu_graph *g, float a0, const htpu_exec_options *opts, htpu_exec_stats *st, float *y);
+
 /* A small model with graphs: add_f32 (a+b, f32 [1,4]). */
 extern const char *FX_ADD_F32;
 

@@ -6,6 +6,7 @@
 
 #include "fixture.h"
 #include "hexagon_tpu.h"
+#include "model_info.h"
 #include "test.h"
 
 
@@ -287,4 +288,29 @@ TEST(introspect_reads_single_entries_at_any_stride) {
   CHECK_EQ(x->quant.zero_point, 3);
   CHECK(y->quant.scale == 0.5f);
   htpu_model_info_free(m);
+}
+
+/* The execute descriptors are copied from the templates. A zero-filled V2 tensor says its
+ * sparse layout is hybrid COO (0); a dense one carries UNDEFINED, as the V2 initializer and
+ * the system library's own tensors do. V1 has no such field. */
+TEST(introspect_v2_templates_are_not_sparse) {
+  fx_reset_env();
+  for (unsigned tv = 1; tv <= 2; tv++) {
+    htpu_model_info *pub = NULL;
+    int rc = inspect_text(model_text(3, 3, tv), &pub);
+    CHECK_MSG(rc == HTPU_OK, "%s: %s", htpu_err_name(rc), htpu_last_error());
+    const model_info *m = (const model_info *)pub; /* the public view is its first member */
+    for (uint32_t g = 0; g < pub->num_graphs; g++) {
+      const graph_templates *t = &m->templates[g];
+      for (uint32_t i = 0; i < pub->graphs[g].num_inputs + pub->graphs[g].num_outputs; i++) {
+        uint32_t nin = pub->graphs[g].num_inputs;
+        const qnn_tensor_t *d = i < nin ? &t->inputs[i] : &t->outputs[i - nin];
+        CHECK_EQ(d->version, tv);
+        if (tv == 2)
+          CHECK_MSG(d->u.v2.sparse_params.type == QNN_SPARSE_LAYOUT_UNDEFINED,
+                    "graph %u tensor %u: sparse layout %d", g, i, d->u.v2.sparse_params.type);
+      }
+    }
+    htpu_model_info_free(pub);
+  }
 }

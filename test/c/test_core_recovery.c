@@ -7,41 +7,18 @@
 #include "hexagon_tpu.h"
 #include "test.h"
 
-typedef struct rig {
-  htpu_runtime *rt;
-  htpu_context *ctx;
-  htpu_graph *g;
-} rig;
-
-static int rig_open(rig *r, uint32_t recovery_retries) {
-  memset(r, 0, sizeof *r);
-  const char *path = fx_build_model_file("recover.bin", FX_ADD_F32);
-  if (!path) return -1;
+static int rig_open(fx_rig *r, uint32_t recovery_retries) {
   htpu_runtime_options o;
   fx_ref_options(&o);
   o.recovery_retries = recovery_retries;
-  int rc = htpu_runtime_open(&o, &r->rt);
-  if (!rc) rc = htpu_context_open_file(r->rt, path, &r->ctx);
-  if (!rc) rc = htpu_graph_open(r->ctx, "add_f32", &r->g);
-  return rc;
+  return fx_rig_open(r, &o, "recover.bin", 1);
 }
 
-static void rig_close(rig *r) {
-  htpu_graph_close(&r->g);
-  htpu_context_close(&r->ctx);
-  htpu_runtime_close(&r->rt);
-}
-
-static int add(rig *r, float base, float *y) {
-  float a[4] = {base, 2, 3, 4}, b[4] = {10, 20, 30, 40};
-  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
-  htpu_io out = {y, 4 * sizeof(float), HTPU_F32};
-  return htpu_graph_execute(r->g, in, 2, &out, 1, NULL);
-}
+static int add(fx_rig *r, float base, float *y) { return fx_add(r->g, base, NULL, NULL, y); }
 
 TEST(recovery_dsp_restart_is_transparent) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 1), HTPU_OK);
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -57,12 +34,12 @@ TEST(recovery_dsp_restart_is_transparent) {
   CHECK_EQ(add(&r, 6, y), HTPU_OK);
   /* The stale context was freed after its handles, under the gate. */
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_off_reports_the_qnn_error) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 0), HTPU_OK);
   CHECK_EQ(fx_ref_arm("graphExecute:1:1007"), 0);
   float y[4];
@@ -71,12 +48,12 @@ TEST(recovery_off_reports_the_qnn_error) {
   CHECK_STR_CONTAINS(htpu_last_error(), "QNN_COMMON_ERROR_SYSTEM_COMMUNICATION");
   fx_ref_disarm();
   CHECK_EQ(add(&r, 1, y), HTPU_OK);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_second_restart_is_a_device_reset) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 1), HTPU_OK);
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -91,12 +68,12 @@ TEST(recovery_second_restart_is_a_device_reset) {
   fx_ref_disarm();
   /* The one recovery that did happen left a working context. */
   CHECK_EQ(add(&r, 2, y), HTPU_OK);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_that_cannot_recreate_leaves_safe_handles) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 1), HTPU_OK);
   CHECK_EQ(fx_ref_arm("graphExecute:1:1007,contextCreateFromBinary:1:5005"), 0);
   float y[4];
@@ -108,7 +85,7 @@ TEST(recovery_that_cannot_recreate_leaves_safe_handles) {
   CHECK_STR_CONTAINS(htpu_last_error(), "could not be recovered");
   htpu_graph *g2 = NULL;
   CHECK(htpu_graph_open(r.ctx, "add_f32", &g2) != HTPU_OK);
-  rig_close(&r);
+  fx_rig_close(&r);
   htpu_stats s;
   htpu_stats_get(&s);
   CHECK_EQ(s.live_contexts, 0);
@@ -117,7 +94,7 @@ TEST(recovery_that_cannot_recreate_leaves_safe_handles) {
 
 TEST(recovery_a_thousand_restarts_leak_nothing) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 1), HTPU_OK);
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -134,7 +111,7 @@ TEST(recovery_a_thousand_restarts_leak_nothing) {
   CHECK_EQ(s1.recoveries - s0.recoveries, (uint64_t)n);
   CHECK_EQ(s1.live_contexts, s0.live_contexts);
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 /* Where no DSP is reachable the real libQnnHtp fails logCreate (11002) and then backendCreate
@@ -202,22 +179,17 @@ TEST(startup_transient_failures_are_retried_with_backoff) {
   CHECK_EQ(s1.live_runtimes, 0);
 }
 
-static int rig_open_context(rig *r, uint32_t recovery_retries) {
-  memset(r, 0, sizeof *r);
-  const char *path = fx_build_model_file("recover.bin", FX_ADD_F32);
-  if (!path) return -1;
+static int rig_open_context(fx_rig *r, uint32_t recovery_retries) {
   htpu_runtime_options o;
   fx_ref_options(&o);
   o.recovery_retries = recovery_retries;
   o.startup_retry_delay_ms = 1;
-  int rc = htpu_runtime_open(&o, &r->rt);
-  if (!rc) rc = htpu_context_open_file(r->rt, path, &r->ctx);
-  return rc;
+  return fx_rig_open(r, &o, "recover.bin", 0);
 }
 
 TEST(recovery_graph_open_on_a_restarted_context) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open_context(&r, 1), HTPU_OK);
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -238,19 +210,19 @@ TEST(recovery_graph_open_on_a_restarted_context) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.recoveries - s0.recoveries, 1);
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
-  rig_close(&r);
+  fx_rig_close(&r);
 
   /* With recovery off, the restart is reported as the QNN error it is. */
   CHECK_EQ(rig_open_context(&r, 0), HTPU_OK);
   CHECK(fx_ref_trigger_ssr() >= 1);
   CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_EQNN);
   CHECK_EQ(htpu_last_qnn_code(), 1007);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_graph_open_with_a_graph_open_elsewhere) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r, 1), HTPU_OK);
   htpu_stats s0, s1;
   htpu_stats_get(&s0);
@@ -269,12 +241,12 @@ TEST(recovery_graph_open_with_a_graph_open_elsewhere) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.recoveries - s0.recoveries, 1);
   htpu_graph_close(&keep);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_retries_a_recreate_that_meets_the_dsp_restarting) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open_context(&r, 3), HTPU_OK);
   CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
   htpu_stats s0, s1;
@@ -293,12 +265,12 @@ TEST(recovery_retries_a_recreate_that_meets_the_dsp_restarting) {
   fx_ref_disarm();
   CHECK_EQ(add(&r, 6, y), HTPU_OK);
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(recovery_gives_up_after_its_retries) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open_context(&r, 2), HTPU_OK);
   CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &r.g), HTPU_OK);
   htpu_stats s0, s1;
@@ -318,7 +290,7 @@ TEST(recovery_gives_up_after_its_retries) {
   CHECK_EQ(s1.recovery_failures - s0.recovery_failures, 1);
   fx_ref_disarm();
   CHECK_EQ(add(&r, 1, y), HTPU_EDEVICE_RESET);
-  rig_close(&r);
+  fx_rig_close(&r);
 
   /* A restart seen by a graph open gets the same retries. */
   CHECK_EQ(rig_open_context(&r, 2), HTPU_OK);
@@ -327,7 +299,7 @@ TEST(recovery_gives_up_after_its_retries) {
   CHECK_MSG(htpu_graph_open(r.ctx, "add_f32", &r.g) == HTPU_OK, "%s", htpu_last_error());
   fx_ref_disarm();
   CHECK_EQ(add(&r, 1, y), HTPU_OK);
-  rig_close(&r);
+  fx_rig_close(&r);
   htpu_stats_get(&s1);
   CHECK_EQ(s1.live_contexts, 0);
 }

@@ -14,39 +14,17 @@
 
 #define LIMIT_NS 100000000ull /* 100 ms: calls of the small graph take microseconds */
 
-typedef struct rig {
-  htpu_runtime *rt;
-  htpu_context *ctx;
-  htpu_graph *g;
-} rig;
-
-static int rig_open(rig *r) {
-  memset(r, 0, sizeof *r);
-  const char *path = fx_build_model_file("short.bin", FX_ADD_F32);
-  if (!path) return -1;
-  r->rt = fx_open_runtime();
-  int rc = r->rt ? htpu_context_open_file(r->rt, path, &r->ctx) : -1;
-  if (!rc) rc = htpu_graph_open(r->ctx, "add_f32", &r->g);
-  return rc;
-}
-
-static void rig_close(rig *r) {
-  htpu_graph_close(&r->g);
-  htpu_context_close(&r->ctx);
-  htpu_runtime_close(&r->rt);
-}
+static int rig_open(fx_rig *r) { return fx_rig_open(r, NULL, "short.bin", 1); }
 
 /* One add through handle g; checks the result when it ran. opts NULL: an ordinary call. */
 static int add_on(htpu_graph *g, const htpu_exec_options *opts, htpu_exec_stats *st) {
-  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, y[4] = {0};
-  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
-  htpu_io out = {y, sizeof y, HTPU_F32};
-  int rc = htpu_graph_execute_ex(g, in, 2, &out, 1, opts, st);
+  float y[4] = {0};
+  int rc = fx_add(g, 1, opts, st, y);
   if (rc == 0 && (y[0] != 11 || y[3] != 44)) return -1000;
   return rc;
 }
 
-static int add(rig *r, const htpu_exec_options *opts, htpu_exec_stats *st) {
+static int add(fx_rig *r, const htpu_exec_options *opts, htpu_exec_stats *st) {
   return add_on(r->g, opts, st);
 }
 
@@ -60,7 +38,7 @@ static htpu_exec_options short_opts(uint64_t short_ns) {
 
 TEST(short_timing_window_counts_calls) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_graph_timing t;
   CHECK_EQ(htpu_graph_get_timing(r.g, NULL), HTPU_EINVAL);
@@ -83,13 +61,13 @@ TEST(short_timing_window_counts_calls) {
   CHECK_EQ(htpu_graph_get_timing(r.g, &t), HTPU_OK);
   CHECK_EQ(t.samples, 5 + HTPU_TIMING_WINDOW);
   htpu_graph *closed = r.g;
-  rig_close(&r);
+  fx_rig_close(&r);
   CHECK_EQ(htpu_graph_get_timing(closed, &t), HTPU_ECLOSED);
 }
 
 TEST(short_unknown_duration_is_declined_until_the_window_fills) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_exec_options o = short_opts(LIMIT_NS);
   htpu_exec_stats st;
@@ -113,16 +91,16 @@ TEST(short_unknown_duration_is_declined_until_the_window_fills) {
   CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
   /* short_ns 0: no duration requirement (the NIF's forced :normal). */
   htpu_exec_options forced = short_opts(0);
-  rig_close(&r);
+  fx_rig_close(&r);
   CHECK_EQ(rig_open(&r), HTPU_OK);
   CHECK_EQ(add(&r, &forced, &st), HTPU_OK);
   CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(short_graph_that_grows_is_declined_after_one_overrun) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_exec_options o = short_opts(LIMIT_NS);
   htpu_exec_stats st;
@@ -153,14 +131,14 @@ TEST(short_graph_that_grows_is_declined_after_one_overrun) {
   CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
   CHECK_EQ(add(&r, &o, &st), HTPU_OK);
   fx_ref_disarm();
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 /* Holds the graph's execute lock from inside an ordinary call (the cancelled callback runs
  * under it) until the test lets go: deterministic contention, no sleeps. */
 typedef struct holder {
   fx_hold gate;
-  rig *r;
+  fx_rig *r;
   int rc;
 } holder;
 
@@ -176,7 +154,7 @@ static void *holder_main(void *arg) {
 
 TEST(short_no_wait_never_waits_for_a_busy_graph) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(add(&r, NULL, NULL), HTPU_OK);
   holder h = {.r = &r};
@@ -202,12 +180,12 @@ TEST(short_no_wait_never_waits_for_a_busy_graph) {
   CHECK_EQ(h.rc, HTPU_OK);
   CHECK_EQ(add(&r, &forced, &st), HTPU_OK);
   fx_hold_destroy(&h.gate);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 TEST(short_no_wait_declines_the_gate_perf_votes_and_recovery) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_exec_options o = short_opts(0);
   htpu_exec_stats st;
@@ -239,7 +217,7 @@ TEST(short_no_wait_declines_the_gate_perf_votes_and_recovery) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.recoveries - s0.recoveries, 1);
   CHECK_EQ(add(&r, &o, &st), HTPU_OK);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 /* A no-wait call held inside the graph's lock (by its cancelled callback) while another
@@ -280,7 +258,7 @@ static void *closer_main(void *arg) {
 
 TEST(short_no_wait_call_never_drops_the_last_reference) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   CHECK(fx_ref_thread_calls("contextFree") != UINT64_MAX);
   pinned_call p = {.h = {.r = &r}, .rc = -1};
@@ -318,7 +296,7 @@ TEST(short_no_wait_call_never_drops_the_last_reference) {
  * first, instead of running the graph beside the holder or waiting for it. */
 TEST(short_no_wait_through_another_handle_declines_while_the_graph_is_held) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_graph *b = NULL;
   CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &b), HTPU_OK);
@@ -350,7 +328,7 @@ TEST(short_no_wait_through_another_handle_declines_while_the_graph_is_held) {
   CHECK_EQ(add_on(b, &known, NULL), HTPU_OK);
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
   htpu_graph_close(&b);
-  rig_close(&r);
+  fx_rig_close(&r);
 }
 
 /* The window of recent durations is the graph's, not the handle's: calls through one handle
@@ -358,7 +336,7 @@ TEST(short_no_wait_through_another_handle_declines_while_the_graph_is_held) {
  * through every handle. */
 TEST(short_timing_is_the_graphs_whatever_handle_the_calls_came_through) {
   fx_reset_env();
-  rig r;
+  fx_rig r;
   CHECK_EQ(rig_open(&r), HTPU_OK);
   htpu_graph *b = NULL;
   CHECK_EQ(htpu_graph_open(r.ctx, "add_f32", &b), HTPU_OK);
@@ -403,5 +381,5 @@ TEST(short_timing_is_the_graphs_whatever_handle_the_calls_came_through) {
   CHECK_EQ(htpu_graph_get_timing(r.g, &ta), HTPU_OK);
   CHECK_EQ(ta.samples, 0);
   fx_ref_disarm();
-  rig_close(&r);
+  fx_rig_close(&r);
 }

@@ -162,6 +162,32 @@ expect "run add_f32 --zero-copy --json" 0 out '"fastrpc": true' out '"registrati
 same_outputs "run add_f32: outputs identical with FastRPC shared buffers" \
   "$TMP/plain_add" "$TMP/shared_add2" y.npy
 
+# FastRPC memory allocated but not registered (memRegister fails): passed as ordinary memory,
+# and the library's reason is shown, not a null note
+HTPU_REF_FAULTS='memRegister:*:1000' run run "$TMP/add.bin" "${R[@]}" --input a="$TMP/a.raw" \
+  --input b="$TMP/b.raw" --output-dir "$TMP/shared_add3" --shared-buffers --fastrpc-lib reference
+expect "run --shared-buffers, memRegister fails: the library's note" 0 \
+  out "yes: FastRPC shared memory, 0 tensors registered: " out "1000"
+same_outputs "run add_f32: outputs identical with unregistered FastRPC buffers" \
+  "$TMP/plain_add" "$TMP/shared_add3" y.npy
+HTPU_REF_FAULTS='memRegister:*:1000' run run "$TMP/add.bin" "${R[@]}" --input a="$TMP/a.raw" \
+  --input b="$TMP/b.raw" --output-dir "$TMP/shared_add4" --shared-buffers --fastrpc-lib reference \
+  --json
+expect "run --shared-buffers --json, memRegister fails: a note" 0 out '"fastrpc": true' \
+  out '"registrations": 0' out '"note": "'
+json_check "run --shared-buffers --json, memRegister fails: parses" '
+  j.shared_buffers.fastrpc === true && j.shared_buffers.registrations === 0 &&
+  typeof j.shared_buffers.note === "string" && j.shared_buffers.note.includes("1000")'
+HTPU_REF_FAULTS='memRegister:*:1000' run bench "$TMP/quant.bin" "${R[@]}" --shared-buffers \
+  --fastrpc-lib reference -n 3
+expect "bench --shared-buffers, memRegister fails: the library's note" 0 \
+  out "yes: FastRPC shared memory, 0 tensors registered: " out "1000"
+HTPU_REF_FAULTS='memRegister:*:1000' run bench "$TMP/quant.bin" "${R[@]}" --shared-buffers \
+  --fastrpc-lib reference -n 3 --json
+json_check "bench --shared-buffers --json, memRegister fails: a note" '
+  j.shared_buffers.fastrpc === true && j.shared_buffers.registrations === 0 &&
+  typeof j.shared_buffers.note === "string" && j.shared_buffers.note.includes("1000")'
+
 # ---------------------------------------------------------------------------------------------
 # doctor: the device's side
 

@@ -317,6 +317,22 @@ run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" --output-dir "$TMP/o_
 expect_npy "run i8 --native-output: '|i1'" "$TMP/o_i8n/y.npy" \
   "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }" d1 "0 4 8 0"
 
+# a backend that reports success without writing its outputs: htpu shows and saves zeros, not
+# memory nobody wrote (its own buffers, and the library's conversion blocks)
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/add.bin" "${LIBS[@]}" --input a="$TMP/a.raw" \
+  --input b="$TMP/b.raw" --output-dir "$TMP/o_skip_f32"
+expect "run f32, outputs not written: zeros" 0 out "y: [0, 0, 0, 0]"
+expect_npy "run f32, outputs not written: y.npy zeros" "$TMP/o_skip_f32/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }" f4 "0 0 0 0"
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" \
+  --output-dir "$TMP/o_skip_i8"
+expect_npy "run i8, outputs not written: dequantized zeros" "$TMP/o_skip_i8/y.npy" \
+  "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }" f4 "0 0 0 0"
+HTPU_REF_SKIP_OUTPUTS=1 run run "$TMP/i8.bin" "${LIBS[@]}" --input "x=$TMP/i8.raw" \
+  --output-dir "$TMP/o_skip_i8n" --native-output
+expect_npy "run i8 --native-output, outputs not written: zeros" "$TMP/o_skip_i8n/y.npy" \
+  "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }" d1 "0 0 0 0"
+
 # ---------------------------------------------------------------------------------------------
 # run: u16 (real = (q - 100) * 0.25), f32 .npy input
 
@@ -427,6 +443,34 @@ expect "run: wrong raw size names both accepted sizes" 1 \
 f32 1 nan 3 4 >"$TMP/nan.raw"
 run run "$TMP/u8.bin" "${LIBS[@]}" --input "a=$TMP/nan.raw" --input "b=$TMP/u8b.npy"
 expect "run: NaN for a quantized input -> exit 1" 1 err "HTPU_ENAN"
+
+# What the model's metadata can tell is checked before a backend exists (on the board: no DSP
+# session and no model load for a typo). Every backendCreate fails here, so only a check made
+# before it can say what is wrong with the arguments.
+NOBE=(--startup-retries 0)
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "a=$TMP/a.raw" --input "c=$TMP/b.raw"
+expect "run: unknown --input name found before the backend" 2 err "the graph has no input 'c'"
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "a=$TMP/a.raw"
+expect "run: missing input found before the backend" 2 err "missing input 'b'"
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "a=$TMP/short.raw" --input "b=$TMP/b.raw"
+expect "run: input file of the wrong size found before the backend" 1 \
+  err "has 15 bytes; a raw file must have 16 bytes"
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "a=$TMP/a.raw" --input "b=$TMP/no-such.raw"
+expect "run: missing input file found before the backend" 1 err "no-such.raw"
+HTPU_REF_FAULTS='backendCreate:*:1000' run bench "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "c=$TMP/b.raw" -n 1
+expect "bench: unknown --input name found before the backend" 2 err "the graph has no input 'c'"
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --graph nope --input "a=$TMP/a.raw" --input "b=$TMP/b.raw"
+expect "run: unknown --graph found before the backend" 2 err "has no graph 'nope'"
+# and with good arguments the backend's failure is what is reported
+HTPU_REF_FAULTS='backendCreate:*:1000' run run "$TMP/add.bin" "${LIBS[@]}" "${NOBE[@]}" \
+  --input "a=$TMP/a.raw" --input "b=$TMP/b.raw" --output-dir "$TMP/o_nobe"
+expect "run: good arguments, no backend -> the runtime's error" 1 err "opening the runtime"
 run run "$TMP/add.bin" "${LIBS[@]}" --input "a=$TMP/a.raw" --input "b=$TMP/b.raw" \
   --output-dir "$TMP/a.raw/sub"
 expect "run: output dir under a file -> exit 1" 1 err "output directory"

@@ -16,10 +16,6 @@ defmodule HexagonTpu.DeviceTest do
     %{add: build!(add_f32()), mixed: build!(mixed())}
   end
 
-  defp add_inputs, do: [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])]
-
-  defp add(model), do: HexagonTpu.predict(model, add_inputs(), output: :binary)
-
   defp runtime(env), do: Runtime.open!([backend: :reference] ++ env)
 
   defp faults(rules), do: [env: [{"HTPU_REF_FAULTS", rules}]]

@@ -12,9 +12,6 @@ defmodule HexagonTpu.FaultsTest do
 
   defp runtime(faults), do: Runtime.open!(backend: :reference, env: [{"HTPU_REF_FAULTS", faults}])
 
-  defp add(model),
-    do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
-
   test "a DSP restart (1007) in graphExecute comes back with the QNN code and name; later calls work",
        %{bin: bin} do
     # Three failing calls: enough to defeat a core that retries once after a restart.

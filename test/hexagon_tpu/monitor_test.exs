@@ -25,9 +25,6 @@ defmodule HexagonTpu.MonitorTest do
     start_supervised!(Supervisor.child_spec({Monitor, opts}, id: make_ref()))
   end
 
-  defp add(model),
-    do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
-
   describe "options" do
     test "defaults" do
       assert {:ok, c} = Monitor.validate([])

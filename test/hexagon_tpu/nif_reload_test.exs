@@ -5,9 +5,6 @@ defmodule HexagonTpu.NifReloadTest do
   import HexagonTpu.TestModels
   alias HexagonTpu.NIF
 
-  defp add(model),
-    do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
-
   test "the NIF is loaded" do
     # function_exported/3 does not load the module: when this file runs alone, nothing has yet
     Code.ensure_loaded!(NIF)

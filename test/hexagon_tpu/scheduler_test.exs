@@ -23,19 +23,12 @@ defmodule HexagonTpu.SchedulerTest do
     %{bin: build!(add_f32())}
   end
 
-  defp add(model, opts) do
-    {:ok, [y], stats} =
-      HexagonTpu.predict(
-        model,
-        [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])],
-        [output: :binary, stats: true] ++ opts
-      )
-
+  # where an add_f32 call ran, after checking its answer
+  defp ran_on(model, opts \\ []) do
+    {:ok, [y], stats} = add(model, [stats: true] ++ opts)
     assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
     stats.scheduler
   end
-
-  defp add(model), do: add(model, [])
 
   defp counters do
     Map.take(
@@ -84,7 +77,7 @@ defmodule HexagonTpu.SchedulerTest do
     before = counters()
 
     # The duration is unknown until the window holds 32 calls: all of those go dirty.
-    for _ <- 1..@window, do: assert(add(model) == :dirty_io)
+    for _ <- 1..@window, do: assert(ran_on(model) == :dirty_io)
 
     d = delta(before)
     assert d.normal_declined_not_short == @window
@@ -97,7 +90,7 @@ defmodule HexagonTpu.SchedulerTest do
     decisions =
       for _ <- 1..200 do
         want = auto_expect(model)
-        assert add(model) == want
+        assert ran_on(model) == want
         want
       end
 
@@ -117,7 +110,7 @@ defmodule HexagonTpu.SchedulerTest do
     calls =
       for i <- 1..66 do
         want = auto_expect(model)
-        assert add(model) == want, "call #{i}"
+        assert ran_on(model) == want, "call #{i}"
         {i, want}
       end
 
@@ -137,21 +130,21 @@ defmodule HexagonTpu.SchedulerTest do
     rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000"}])
     model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
     before = counters()
-    for _ <- 1..(@window + 3), do: assert(add(model) == :dirty_io)
+    for _ <- 1..(@window + 3), do: assert(ran_on(model) == :dirty_io)
     {:ok, t} = Graph.timing(model)
     assert t.window == @window and t.max_ns > @short_ns
     d = delta(before)
     assert d.executes_normal == 0
     assert d.normal_declined_not_short == @window + 3
     # Forced, it does run there: the caller said the graph is short enough.
-    assert add(model, scheduler: :normal) == :normal
+    assert ran_on(model, scheduler: :normal) == :normal
     Runtime.close(rt)
   end
 
   test ":normal on a busy graph does not wait on the normal scheduler", %{bin: bin} do
     rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1500000"}])
     model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
-    holder = Task.async(fn -> add(model, scheduler: :dirty_io) end)
+    holder = Task.async(fn -> ran_on(model, scheduler: :dirty_io) end)
 
     assert wait_until(fn ->
              match?(
@@ -163,7 +156,7 @@ defmodule HexagonTpu.SchedulerTest do
     before = counters()
     # The graph is held: the call is declined at the trylock and moves to dirty IO, where it
     # waits its turn; it never queues on the normal scheduler.
-    assert add(model, scheduler: :normal) == :dirty_io
+    assert ran_on(model, scheduler: :normal) == :dirty_io
     assert Task.await(holder, 30_000) == :dirty_io
     d = delta(before)
     assert d.normal_declined_busy == 1
@@ -181,7 +174,7 @@ defmodule HexagonTpu.SchedulerTest do
     ctx = HexagonTpu.Context.load!(rt, {:binary, bin})
     a = Graph.open!(ctx)
     b = Graph.open!(ctx)
-    holder = Task.async(fn -> add(a, scheduler: :dirty_io) end)
+    holder = Task.async(fn -> ran_on(a, scheduler: :dirty_io) end)
 
     assert wait_until(fn ->
              match?(
@@ -191,7 +184,7 @@ defmodule HexagonTpu.SchedulerTest do
            end)
 
     before = counters()
-    through_b = for s <- [:normal, :auto], do: Task.async(fn -> add(b, scheduler: s) end)
+    through_b = for s <- [:normal, :auto], do: Task.async(fn -> ran_on(b, scheduler: s) end)
     assert Task.await_many(through_b, 30_000) == [:dirty_io, :dirty_io]
     assert Task.await(holder, 30_000) == :dirty_io
     d = delta(before)
@@ -209,14 +202,14 @@ defmodule HexagonTpu.SchedulerTest do
   test "per-model and per-call options choose; the call's option wins", %{bin: bin} do
     dirty = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :dirty_io)
     assert Map.get(dirty, :scheduler) == :dirty_io
-    for _ <- 1..(@window + 2), do: assert(add(dirty) == :dirty_io)
-    assert add(dirty, scheduler: :normal) == :normal
+    for _ <- 1..(@window + 2), do: assert(ran_on(dirty) == :dirty_io)
+    assert ran_on(dirty, scheduler: :normal) == :normal
 
     normal = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :normal)
     # Forced: no window needed.
-    assert add(normal) == :normal
-    assert add(normal, scheduler: :dirty_io) == :dirty_io
-    assert add(normal, scheduler: :auto) == :dirty_io
+    assert ran_on(normal) == :normal
+    assert ran_on(normal, scheduler: :dirty_io) == :dirty_io
+    assert ran_on(normal, scheduler: :auto) == :dirty_io
 
     {:ok, rt} = Runtime.shared(backend: :reference)
     ctx = HexagonTpu.Context.load!(rt, {:binary, bin})

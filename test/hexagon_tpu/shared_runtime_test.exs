@@ -22,9 +22,6 @@ defmodule HexagonTpu.SharedRuntimeTest do
   # An option set of its own per `i` (a start-up back-off nobody else uses).
   defp opts(i), do: [backend: :reference, startup_retry_delay_ms: 70_000 + i]
 
-  defp add(model),
-    do: HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
-
   test "N loads with N option sets: once the models are gone, so are their runtimes",
        %{bin: bin, base: base} do
     n = 40

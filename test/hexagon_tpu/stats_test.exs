@@ -15,10 +15,6 @@ defmodule HexagonTpu.StatsTest do
     %{bin: build!(add_f32())}
   end
 
-  defp add(model, opts \\ []),
-    do:
-      HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], [output: :binary] ++ opts)
-
   describe "native/0" do
     test "has every C counter as a non-negative integer" do
       stats = Stats.native()

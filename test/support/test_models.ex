@@ -117,6 +117,13 @@ defmodule HexagonTpu.TestModels do
     dir
   end
 
+  @doc "Inputs of the `add_f32` graph: [1, 2, 3, 4] + [1, 1, 1, 1] = [2, 3, 4, 5]."
+  def add_inputs, do: [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])]
+
+  @doc "Runs the `add_f32` graph on `add_inputs/0`, outputs as binaries; `opts` go to predict/3."
+  def add(model, opts \\ []),
+    do: HexagonTpu.predict(model, add_inputs(), [output: :binary] ++ opts)
+
   def f32(list), do: for(x <- list, into: <<>>, do: <<x::float-32-native>>)
   def from_f32(bin), do: for(<<x::float-32-native <- bin>>, do: x)
 

@@ -298,8 +298,9 @@ static int print_human(const bench *b, const cli_latency *ex, const cli_latency 
   if (!b->o.shared)
     snprintf(shared, sizeof(shared), "no (ordinary buffers, copied on every call)");
   else if (b->sio.fastrpc)
-    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered",
-             (unsigned long long)b->registrations, b->registrations == 1 ? "" : "s");
+    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered%s%s",
+             (unsigned long long)b->registrations, b->registrations == 1 ? "" : "s",
+             b->sio.note[0] ? ": " : "", b->sio.note);
   else
     snprintf(shared, sizeof(shared), "requested, fallback to ordinary memory: %s", b->sio.note);
 
@@ -408,7 +409,7 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
   cli_json_object_begin(&j, "shared_buffers");
   cli_json_bool(&j, "requested", b->o.shared);
   cli_json_bool(&j, "fastrpc", b->o.shared && b->sio.fastrpc);
-  cli_json_string(&j, "note", b->o.shared && !b->sio.fastrpc ? b->sio.note : NULL);
+  cli_json_string(&j, "note", b->o.shared && b->sio.note[0] ? b->sio.note : NULL);
   cli_json_uint(&j, "registrations", b->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", b->s.fastrpc_lib);
@@ -449,17 +450,20 @@ static int run_bench(const cli_args *a) {
   int rc = parse_options(a, &b.o);
   if (rc != CLI_EXIT_OK) return rc;
   b.progress = isatty(STDERR_FILENO);
-  rc = cli_session_open(a, &b.s);
+  rc = cli_session_inspect(a, &b.s);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_inputs_bind(a, b.s.info, 1, &b.in);
+  /* the inputs against the metadata, before a backend is created and the model loaded */
+  rc = cli_inputs_bind(a, b.s.meta_info, 1, &b.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &b.in);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &b.s);
+  if (rc == CLI_EXIT_OK) cli_inputs_retarget(&b.in, b.s.info);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &b.in, BENCH_SEED);
   if (rc == CLI_EXIT_OK) rc = setup_io(&b);
   if (rc == CLI_EXIT_OK && b.o.profile)
     rc = cli_perf_profile_apply(a->cmd, b.s.rt, b.o.profile, &b.profile_applied);
   if (rc == CLI_EXIT_OK) rc = warm_up(&b);
   if (rc == CLI_EXIT_OK) rc = timed_loop(&b);
-  if (b.o.shared && b.sio.buf) b.registrations = cli_shared_io_registrations(&b.sio);
+  if (b.o.shared && b.sio.buf) b.registrations = cli_shared_io_finish(&b.sio, b.s.rt);
   if (rc == CLI_EXIT_OK) rc = report(&b);
   bench_free(&b);
   return rc;

@@ -122,6 +122,10 @@ int cli_inputs_bind(const cli_args *a, const htpu_graph_info *gi, int allow_miss
   return rc;
 }
 
+void cli_inputs_retarget(cli_inputs *in, const htpu_graph_info *gi) {
+  for (uint32_t i = 0; i < in->count && i < gi->num_inputs; i++) in->items[i].tensor = &gi->inputs[i];
+}
+
 int cli_inputs_load(const cli_command *cmd, cli_inputs *in) {
   for (uint32_t i = 0; i < in->count; i++) {
     if (!in->items[i].path) continue;

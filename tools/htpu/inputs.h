@@ -44,6 +44,10 @@ typedef struct cli_inputs {
 int cli_inputs_bind(const cli_args *a, const htpu_graph_info *gi, int allow_missing,
                     cli_inputs *out);
 
+/* Points the inputs at the same graph's tensor infos in gi (bound against the model's
+ * metadata before the graph was opened). */
+void cli_inputs_retarget(cli_inputs *in, const htpu_graph_info *gi);
+
 /* Reads every bound input's file (input_file.c). Returns a CLI_EXIT_* code. */
 int cli_inputs_load(const cli_command *cmd, cli_inputs *in);
 

@@ -59,7 +59,8 @@ static int alloc_outputs(run_state *r, int native) {
                       o->tensor->name, o->tensor->qnn_data_type);
     o->dtype = native ? o->tensor->dtype : HTPU_F32;
     o->size = o->tensor->num_elements * htpu_dtype_size(o->dtype);
-    o->data = malloc(o->size ? o->size : 1);
+    /* zeroed: a backend that reports success without writing shows zeros, not old memory */
+    o->data = calloc(1, o->size ? o->size : 1);
     if (!o->data) return cli_fail(r->args->cmd, "out of memory (%zu bytes)", o->size);
   }
   return CLI_EXIT_OK;
@@ -76,7 +77,7 @@ static int execute_shared(run_state *r) {
   int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,
                              gi->num_outputs, &r->st);
   if (e != 0) return cli_fail_htpu(cmd, e, "executing the graph");
-  r->registrations = cli_shared_io_registrations(&r->sio);
+  r->registrations = cli_shared_io_finish(&r->sio, r->s.rt);
   for (uint32_t i = 0; i < r->num_out && rc == CLI_EXIT_OK; i++)
     rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].dtype, r->out[i].data,
                                    r->out[i].size);
@@ -150,8 +151,9 @@ static int print_human(const run_state *r) {
   snprintf(timing, sizeof(timing), "%s (whole call %s: quantize %s, dequantize %s)", exec, total,
            quant, dequant);
   if (r->shared && r->sio.fastrpc)
-    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered",
-             (unsigned long long)r->registrations, r->registrations == 1 ? "" : "s");
+    snprintf(shared, sizeof(shared), "yes: FastRPC shared memory, %llu tensor%s registered%s%s",
+             (unsigned long long)r->registrations, r->registrations == 1 ? "" : "s",
+             r->sio.note[0] ? ": " : "", r->sio.note);
   else if (r->shared)
     snprintf(shared, sizeof(shared), "requested, fallback to ordinary memory: %s", r->sio.note);
   cli_table head;
@@ -286,7 +288,7 @@ static int print_json(const run_state *r) {
   cli_json_object_begin(&j, "shared_buffers");
   cli_json_bool(&j, "requested", r->shared);
   cli_json_bool(&j, "fastrpc", r->shared && r->sio.fastrpc);
-  cli_json_string(&j, "note", r->shared && !r->sio.fastrpc ? r->sio.note : NULL);
+  cli_json_string(&j, "note", r->shared && r->sio.note[0] ? r->sio.note : NULL);
   cli_json_uint(&j, "registrations", r->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
@@ -307,10 +309,13 @@ static int run_run(const cli_args *a) {
   if (!dir) dir = "output";
   /* cheap checks first: no model load for a directory that cannot take the files */
   int rc = cli_output_dir_prepare(a->cmd, dir);
-  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
+  if (rc == CLI_EXIT_OK) rc = cli_session_inspect(a, &r.s);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_inputs_bind(a, r.s.info, 0, &r.in);
+  /* the inputs against the metadata, before a backend is created and the model loaded */
+  rc = cli_inputs_bind(a, r.s.meta_info, 0, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &r.in);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
+  if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
   if (rc == CLI_EXIT_OK) rc = alloc_outputs(&r, cli_has(a, "native-output"));
   if (rc == CLI_EXIT_OK) rc = execute(&r);
   if (rc == CLI_EXIT_OK && dir) rc = write_outputs(&r, dir);

@@ -49,25 +49,26 @@ static void graph_names(const htpu_model_info *m, char *buf, size_t len) {
 
 /* The name check happens here rather than in htpu_graph_open so a wrong --graph is a usage
  * error (exit 2) with the same wording in both commands. */
-static int select_graph(const cli_args *a, cli_session *s, const char **name) {
-  const htpu_model_info *m = htpu_context_model_info(s->ctx);
+static int select_graph(const cli_args *a, cli_session *s) {
+  const htpu_model_info *m = s->meta;
   const char *want = cli_get(a, "graph");
-  *name = want;
-  if (!m) return CLI_EXIT_OK; /* the library will say what is wrong */
   char names[1024];
   graph_names(m, names, sizeof(names));
-  if (!want) {
-    if (m->num_graphs > 1)
-      return cli_usage_error(a->cmd, "%s holds %" PRIu32 " graphs (%s): choose one with --graph",
-                             s->model, m->num_graphs, names);
-    return CLI_EXIT_OK;
+  if (!want && m->num_graphs > 1)
+    return cli_usage_error(a->cmd, "%s holds %" PRIu32 " graphs (%s): choose one with --graph",
+                           s->model, m->num_graphs, names);
+  for (uint32_t g = 0; g < m->num_graphs; g++) {
+    if (!want || (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0)) {
+      s->graph_name = want;
+      s->meta_info = &m->graphs[g];
+      return CLI_EXIT_OK;
+    }
   }
-  for (uint32_t g = 0; g < m->num_graphs; g++)
-    if (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0) return CLI_EXIT_OK;
+  if (!want) return cli_fail(a->cmd, "%s holds no graph", s->model);
   return cli_usage_error(a->cmd, "%s has no graph '%s' (graphs: %s)", s->model, want, names);
 }
 
-int cli_session_open(const cli_args *a, cli_session *s) {
+int cli_session_inspect(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
   if (cli_resolve_libs(cli_get(a, "backend"), cli_get(a, "system-lib"), &s->libs) != 0)
@@ -77,23 +78,45 @@ int cli_session_open(const cli_args *a, cli_session *s) {
                                             s->fastrpc_buf, sizeof(s->fastrpc_buf), &failed);
   if (failed) return CLI_EXIT_FAIL;
 
-  htpu_runtime_options ro;
-  htpu_runtime_options_init(&ro);
-  if (s->libs.backend_lib) ro.backend_lib = s->libs.backend_lib;
-  if (s->libs.system_lib) ro.system_lib = s->libs.system_lib;
-  if (fastrpc_lib) ro.fastrpc_lib = fastrpc_lib;
-  int rc = cli_get_u32(a, "recovery-retries", ro.recovery_retries, 0, UINT32_MAX,
-                       &ro.recovery_retries);
+  htpu_runtime_options *ro = &s->options;
+  htpu_runtime_options_init(ro);
+  if (s->libs.backend_lib) ro->backend_lib = s->libs.backend_lib;
+  if (s->libs.system_lib) ro->system_lib = s->libs.system_lib;
+  if (fastrpc_lib) ro->fastrpc_lib = fastrpc_lib;
+  int rc = cli_get_u32(a, "recovery-retries", ro->recovery_retries, 0, UINT32_MAX,
+                       &ro->recovery_retries);
   if (rc == CLI_EXIT_OK)
-    rc = cli_get_u32(a, "startup-retries", ro.startup_retries, 0, UINT32_MAX,
-                     &ro.startup_retries);
+    rc = cli_get_u32(a, "startup-retries", ro->startup_retries, 0, UINT32_MAX,
+                     &ro->startup_retries);
   if (rc != CLI_EXIT_OK) return rc;
-  s->backend_lib = ro.backend_lib;
-  s->system_lib = ro.system_lib;
-  s->fastrpc_lib = ro.fastrpc_lib ? ro.fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
+  s->backend_lib = ro->backend_lib;
+  s->system_lib = ro->system_lib;
+  s->fastrpc_lib = ro->fastrpc_lib ? ro->fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
 
-  rc = htpu_runtime_open(&ro, &s->rt);
-  if (rc != 0) return cli_fail_htpu(a->cmd, rc, "opening the runtime");
+  /* the system library reads the metadata without a backend: on the board a typo in --graph
+   * or --input then costs no DSP session and no model load */
+  rc = htpu_inspect_file(ro->system_lib, s->model, &s->meta);
+  if (rc != 0) {
+    int failed_rc = cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
+    cli_session_close(s);
+    return failed_rc;
+  }
+  int ex = select_graph(a, s);
+  if (ex != CLI_EXIT_OK) cli_session_close(s);
+  return ex;
+}
+
+int cli_session_open(const cli_args *a, cli_session *s) {
+  if (!s->meta) {
+    int ex = cli_session_inspect(a, s);
+    if (ex != CLI_EXIT_OK) return ex;
+  }
+  int rc = htpu_runtime_open(&s->options, &s->rt);
+  if (rc != 0) {
+    int failed_rc = cli_fail_htpu(a->cmd, rc, "opening the runtime");
+    cli_session_close(s);
+    return failed_rc;
+  }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
   rc = htpu_context_open_file(s->rt, s->model, &s->ctx);
   if (rc != 0) {
@@ -101,13 +124,7 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return failed_rc;
   }
-  const char *name = NULL;
-  int ex = select_graph(a, s, &name);
-  if (ex != CLI_EXIT_OK) {
-    cli_session_close(s);
-    return ex;
-  }
-  rc = htpu_graph_open(s->ctx, name, &s->graph);
+  rc = htpu_graph_open(s->ctx, s->graph_name, &s->graph);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "opening the graph");
     cli_session_close(s);
@@ -127,5 +144,8 @@ void cli_session_close(cli_session *s) {
   htpu_graph_close(&s->graph);
   htpu_context_close(&s->ctx);
   htpu_runtime_close(&s->rt);
+  htpu_model_info_free(s->meta);
+  s->meta = NULL;
+  s->meta_info = NULL;
   s->info = NULL;
 }

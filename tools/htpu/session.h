@@ -21,6 +21,10 @@ typedef struct cli_session {
   htpu_context *ctx;
   htpu_graph *graph;
   const htpu_graph_info *info; /* borrowed from graph */
+  htpu_model_info *meta;       /* the model's metadata, read before any backend (owned) */
+  const htpu_graph_info *meta_info; /* the chosen graph in meta */
+  const char *graph_name;      /* --graph, NULL for the model's only graph */
+  htpu_runtime_options options;
   cli_libs libs; /* --backend and --system-lib, resolved */
   char fastrpc_buf[4096];
 } cli_session;
@@ -53,6 +57,12 @@ typedef struct cli_session {
  * lists the graph names. Returns CLI_EXIT_OK, or the exit code after printing why; the session
  * is then already closed. */
 int cli_session_open(const cli_args *a, cli_session *s);
+
+/* The part of cli_session_open that needs no backend: options, libraries, and the model's
+ * metadata through the system library (htpu_inspect_file), with the graph chosen
+ * (s->meta_info). Commands check their arguments against it (--input names and files) before
+ * cli_session_open creates the backend and loads the model. Same return and failure contract. */
+int cli_session_inspect(const cli_args *a, cli_session *s);
 void cli_session_close(cli_session *s);
 
 /* Prints "htpu CMD: HTPU_E...: <htpu_last_error()>" for a failed library call and returns

@@ -74,6 +74,17 @@ uint64_t cli_shared_io_registrations(const cli_shared_io *sio) {
   return st.mem_registrations - sio->registrations_at_open;
 }
 
+uint64_t cli_shared_io_finish(cli_shared_io *sio, htpu_runtime *rt) {
+  uint64_t n = cli_shared_io_registrations(sio);
+  /* FastRPC memory whose registration failed is passed as ordinary memory: the buffer's own
+   * note stays "", the runtime keeps the reason (QNN code and message) */
+  htpu_runtime_info info;
+  if (sio->fastrpc && n == 0 && htpu_runtime_get_info(rt, &info) == 0 &&
+      info.shared_memory_note && info.shared_memory_note[0])
+    snprintf(sio->note, sizeof(sio->note), "%s", info.shared_memory_note);
+  return n;
+}
+
 void cli_shared_io_close(cli_shared_io *sio) {
   htpu_shared_free(&sio->buf);
   free(sio->io);

@@ -20,7 +20,8 @@ typedef struct cli_shared_io {
   htpu_shared *buf;
   htpu_io *io;  /* num_inputs + num_outputs entries: inputs then outputs, pointing into buf */
   int fastrpc;  /* htpu_shared_is_fastrpc */
-  char note[1024]; /* why not FastRPC ("" when it is) */
+  char note[1024]; /* why not FastRPC, or why FastRPC memory was not registered ("" when
+                      it was both) */
   uint64_t registrations_at_open; /* htpu_stats.mem_registrations when allocated */
 } cli_shared_io;
 
@@ -39,6 +40,10 @@ int cli_shared_io_read_output(const cli_command *cmd, const cli_shared_io *sio,
 
 /* memRegister calls that succeeded since cli_shared_io_open (process-wide counter). */
 uint64_t cli_shared_io_registrations(const cli_shared_io *sio);
+
+/* After the executes: the registrations made, and, for FastRPC memory that none were, the
+ * library's reason (the runtime's shared-memory note) in sio->note. */
+uint64_t cli_shared_io_finish(cli_shared_io *sio, htpu_runtime *rt);
 
 void cli_shared_io_close(cli_shared_io *sio);
 
