@@ -136,7 +136,7 @@ done
 
 proj="$work/project"
 mkdir -p "$proj"
-cp -R mix.exs .formatter.exs lib test models examples "$proj/"
+cp -R mix.exs mix .formatter.exs lib test models examples "$proj/"
 case " $nifs " in *" $host_nif "*) ;; *) echo "FAIL: no NIF $host_nif (the host VM's) in '$nifs'"; exit 1 ;; esac
 step "x86_64-linux-gnu: NIF $host_nif: mix test on the host's VM with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 ts=$(date +%s)
@@ -151,7 +151,7 @@ if [ "$host_nif" != 2.17 ] && [[ " $nifs " == *" 2.17 "* ]]; then
   step "x86_64-linux-gnu: NIF 2.17: mix test on trixie's Elixir 1.18 / OTP 27"
   proj17="$work/project-2.17"
   mkdir -p "$proj17"
-  cp -R mix.exs .formatter.exs lib test models examples "$proj17/"
+  cp -R mix.exs mix .formatter.exs lib test models examples "$proj17/"
   ts=$(date +%s)
   bin17=$(bash test/trixie/otp.sh "$trixie_dir")
   mix17() {
