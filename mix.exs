@@ -16,11 +16,12 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
   Precompiled instead of `make` when `HEXAGON_TPU_PRECOMPILED` is set (unset: the source build,
   no network): a `.tar.gz` made by `make precompiled` (mk/precompiled.mk) or a directory of them,
   with the `checksum.exs` next to it; or `download` (or an `https://` base URL) to fetch the
-  archive of this version from the release. The archive is the one for the current target
-  (`TARGET_ARCH`-`TARGET_OS`-`TARGET_ABI` as Nerves sets them, else the VM's architecture) and
-  NIF version, named `hexagon_tpu-nif-<nif>-<target>-<version>.tar.gz`; its SHA-256 must match
-  `checksum.exs`, else the compile fails (mix/precompiled.exs). See docs/nerves.md, "Precompiled
-  NIF".
+  archive of this version from the release, which only the project's own `checksum.exs` can
+  vouch for. The archive is the one for the current target (`TARGET_ARCH`-`TARGET_OS`-`TARGET_ABI`
+  as Nerves sets them, else the VM's architecture) and NIF version, named
+  `hexagon_tpu-nif-<nif>-<target>-<version>.tar.gz`; its SHA-256 must match `checksum.exs`
+  (read as data, never run), else the compile fails (mix/precompiled.exs). See docs/nerves.md,
+  "Precompiled NIF".
   """
   use Mix.Task.Compiler
 

@@ -1,7 +1,13 @@
 # The precompiled NIF installer behind `HEXAGON_TPU_PRECOMPILED` (docs/nerves.md, "Precompiled
 # NIF"). mix.exs loads this file with Code.require_file before the project compiles (a Mix
 # compiler cannot live in lib/: lib/ is what it compiles), and the ExUnit suite calls install/3
-# directly with its own directories.
+# directly with its own directories (test/mix/precompiled_test.exs).
+#
+# What it trusts: the SHA-256 in a checksum.exs that is read as data, never run. For an archive
+# that comes over the network that checksum.exs is the project's own (the one that ships in the
+# package or source tree), never one fetched from beside the archive: whoever can replace a
+# release asset could replace both. A local file or directory is the user's own choice, and
+# the checksum.exs in it only catches corrupted or mixed-up files.
 defmodule HexagonTpu.Mix.Precompiled do
   @moduledoc false
 
@@ -13,14 +19,20 @@ defmodule HexagonTpu.Mix.Precompiled do
   # `HEXAGON_TPU_PRECOMPILED=download`: the release of this version (.github/workflows/release.yml
   # publishes the archives and checksum.exs there). Set to the repository's real address.
   @release_url "https://github.com/hexagon-tpu/hexagon_tpu/releases/download/v@{version}"
+  # Far above what the files hold (checksum.exs: one line per archive; an archive: < 1 MiB), so
+  # that a wrong path cannot make the compile read a huge file into memory.
+  @max_checksum_bytes 1_048_576
+  @max_archive_bytes 268_435_456
+  @max_redirects 5
+  @checksum_format ~s(%{"<archive>" => "sha256:<64 hex digits>", ...})
 
   @doc """
   Installs the precompiled archive that `source` (the value of `HEXAGON_TPU_PRECOMPILED`)
   names into `app_path`/priv. Returns `:ok` or `{:error, message}`.
 
   Options (the defaults are what `mix compile` uses): `:version` (the project's), `:target`
-  (`precompiled_target/0`), `:nif_version` (the VM's), `:project_dir` (the current directory),
-  `:cache_dir` (the user cache).
+  (`precompiled_target/0`), `:nif_version` (the VM's), `:project_dir` (the current directory:
+  its `checksum.exs` vouches for downloaded archives), `:cache_dir` (the user cache).
   """
   def install(source, app_path, opts \\ []) do
     version = Keyword.get_lazy(opts, :version, fn -> Mix.Project.config()[:version] end)
@@ -36,10 +48,8 @@ defmodule HexagonTpu.Mix.Precompiled do
 
     with {:ok, nif_version} <- nif_version,
          name = "hexagon_tpu-nif-#{nif_version}-#{target}-#{version}.tar.gz",
-         {:ok, archive, checksums} <-
-           locate_precompiled(source, name, version, project_dir, cache_dir),
-         {:ok, sum} <- verify_precompiled(archive, name, checksums),
-         :ok <- unpack_precompiled(archive, name, sum, app_path) do
+         {:ok, where, bytes, sum} <- fetch(source, name, version, project_dir, cache_dir),
+         :ok <- unpack_precompiled(where, bytes, name, sum, app_path) do
       :ok
     else
       {:error, message} -> {:error, "HEXAGON_TPU_PRECOMPILED=#{source}: #{message}"}
@@ -61,6 +71,11 @@ defmodule HexagonTpu.Mix.Precompiled do
     end
   end
 
+  # A file name that stays in its directory: no separator, no leading dot, nothing after a
+  # newline (\z, not $). In a function, not a module attribute: OTP 28's compiled regexes
+  # cannot be stored in one.
+  defp plain_name?(name), do: Regex.match?(~r/\A[A-Za-z0-9][A-Za-z0-9._+-]*\z/, name)
+
   defp precompiled_nif_version do
     current = to_string(:erlang.system_info(:nif_version))
     parse = fn v -> v |> String.split(".") |> Enum.map(&String.to_integer/1) end
@@ -79,54 +94,265 @@ defmodule HexagonTpu.Mix.Precompiled do
     Path.join(:filename.basedir(:user_cache, ~c"hexagon_tpu") |> to_string(), "precompiled")
   end
 
-  defp locate_precompiled(source, name, version, project_dir, cache_dir) do
-    cond do
-      source == "download" ->
-        url = String.replace(@release_url, "@{version}", version)
-        download_precompiled(url, name, project_dir, cache_dir)
+  # ---- where the archive and its checksum come from --------------------------------------------
 
-      String.starts_with?(source, ["https://", "http://"]) ->
-        url = String.replace(source, "@{version}", version)
-        download_precompiled(url, name, project_dir, cache_dir)
+  # Returns {:ok, where, bytes, sha256}: the archive's bytes, already checked against the
+  # checksum.exs that is trusted for that source, and where they came from (for messages).
+  defp fetch(source, name, version, project_dir, cache_dir) do
+    case source_kind(source) do
+      {:url, base} ->
+        base = base |> String.replace("@{version}", version) |> String.trim_trailing("/")
+        fetch_remote(base, name, project_dir, cache_dir)
 
-      File.dir?(source) ->
-        archive = Path.join(source, name)
+      :path ->
+        fetch_local(source, name)
 
-        if File.regular?(archive),
-          do: read_checksums(archive, Path.join(source, "checksum.exs")),
-          else: {:error, "no #{name} in that directory"}
-
-      File.regular?(source) ->
-        read_checksums(source, Path.join(Path.dirname(source), "checksum.exs"))
-
-      true ->
-        {:error, "not a file, a directory, `download` or an https:// URL"}
+      {:error, message} ->
+        {:error, message}
     end
   end
 
-  defp read_checksums(archive, checksum_file) do
-    with {:ok, text} <- File.read(checksum_file),
-         {%{} = checksums, _} <- Code.eval_string(text, [], file: checksum_file) do
-      {:ok, archive, checksums}
+  # Only https://, checked before anything connects: the archive must not travel in clear text.
+  defp source_kind("download"), do: {:url, @release_url}
+
+  defp source_kind(source) do
+    if String.contains?(source, "://") do
+      case URI.parse(source) do
+        %URI{scheme: "https", host: host} when is_binary(host) and host != "" ->
+          {:url, source}
+
+        %URI{scheme: "http"} ->
+          {:error,
+           "http:// is refused (the archive would be fetched in clear text): " <>
+             "expected an https:// URL, `download`, or a local file or directory"}
+
+        %URI{scheme: scheme} ->
+          {:error, "not a URL this installer fetches (#{scheme}): expected an https:// URL"}
+      end
     else
-      _ -> {:error, "no readable checksum map in #{checksum_file}"}
+      :path
     end
   end
 
-  # Into the user cache. The checksums are the project's own checksum.exs when it has one (a
-  # copy committed at release time), else the release's checksum.exs, which only guards against
-  # corruption: it comes from the same place as the archive.
-  defp download_precompiled(base, name, project_dir, dir) do
-    archive = Path.join(dir, name)
-    local_sums = Path.join(project_dir, "checksum.exs")
-    sums = if File.regular?(local_sums), do: local_sums, else: Path.join(dir, "checksum.exs")
+  # A local file or directory: the user chose it, and the checksum.exs next to the archive
+  # catches a corrupted or mixed-up file.
+  defp fetch_local(source, name) do
+    located =
+      cond do
+        File.dir?(source) ->
+          archive = Path.join(source, name)
 
-    with :ok <- File.mkdir_p(dir),
-         :ok <- if(sums == local_sums, do: :ok, else: download("#{base}/checksum.exs", sums)),
-         :ok <- if(File.regular?(archive), do: :ok, else: download("#{base}/#{name}", archive)) do
-      read_checksums(archive, sums)
+          if File.exists?(archive),
+            do: {:ok, archive, Path.join(source, "checksum.exs")},
+            else: {:error, "no #{name} in that directory (the archive for this target and VM)"}
+
+        File.regular?(source) and Path.basename(source) != name ->
+          {:error, "#{source} is not the archive for this target and VM: expected #{name}"}
+
+        File.regular?(source) ->
+          {:ok, source, Path.join(Path.dirname(source), "checksum.exs")}
+
+        true ->
+          {:error, "not a file, a directory, `download` or an https:// URL"}
+      end
+
+    with {:ok, archive, sums} <- located,
+         {:ok, checksums} <- read_checksums(sums),
+         {:ok, expected} <- checksum_for(checksums, name, sums),
+         {:ok, bytes} <- read_regular(archive, @max_archive_bytes),
+         :ok <- verify(bytes, expected, archive, sums) do
+      {:ok, archive, bytes, expected}
     end
   end
+
+  # Over the network: only the project's own checksum.exs vouches for the archive. A checksum.exs
+  # fetched from beside it would come from whoever can replace the archive, so none is fetched.
+  # The cache holds only archives that matched; one that does not is fetched again.
+  defp fetch_remote(base, name, project_dir, cache_dir) do
+    sums = Path.join(project_dir, "checksum.exs")
+    url = "#{base}/#{name}"
+    cached = Path.join(cache_dir, name)
+
+    with :ok <- trusted_checksums_present(sums, url),
+         {:ok, checksums} <- read_checksums(sums),
+         {:ok, expected} <- checksum_for(checksums, name, sums) do
+      case cached_archive(cached, expected) do
+        {:ok, bytes} ->
+          {:ok, cached, bytes, expected}
+
+        :none ->
+          with {:ok, bytes} <- download(url),
+               :ok <- verify(bytes, expected, url, sums),
+               :ok <- File.mkdir_p(cache_dir) |> file_result(cache_dir),
+               :ok <- write_atomically(cached, bytes, 0o644) do
+            {:ok, url, bytes, expected}
+          end
+      end
+    end
+  end
+
+  defp trusted_checksums_present(sums, url) do
+    if File.exists?(sums) do
+      :ok
+    else
+      {:error,
+       "#{sums} does not exist: an archive fetched from #{url} is installed only when the " <>
+         "project's own checksum.exs (shipped in the package or committed to the source tree) " <>
+         "lists it; a checksum.exs fetched from the same place could have been replaced along " <>
+         "with the archive, so none is fetched. Add the release's checksum.exs there once you " <>
+         "trust it, or download the archive and its checksum.exs yourself and set " <>
+         "HEXAGON_TPU_PRECOMPILED to that directory"}
+    end
+  end
+
+  defp cached_archive(path, expected) do
+    with true <- File.regular?(path),
+         {:ok, bytes} <- File.read(path),
+         true <- sha256(bytes) == expected do
+      {:ok, bytes}
+    else
+      _ -> :none
+    end
+  end
+
+  # ---- checksum.exs: read as data ----------------------------------------------------------------
+
+  # The file format elixir_make writes and mk/precompiled.mk copies: an Elixir map literal of
+  # archive names to "sha256:<hex>". It is parsed, never evaluated: anything but string literals
+  # in one map (a call, an interpolation, a variable, a second expression) is refused.
+  defp read_checksums(path) do
+    with {:ok, text} <- read_regular(path, @max_checksum_bytes),
+         {:ok, ast} <- parse_checksums(path, text),
+         {:ok, pairs} <- checksum_pairs(path, ast) do
+      checksum_map(path, pairs)
+    end
+  end
+
+  defp parse_checksums(path, text) do
+    case Code.string_to_quoted(text, file: path, existing_atoms_only: true) do
+      {:ok, ast} ->
+        {:ok, ast}
+
+      {:error, {meta, message, token}} ->
+        line = if is_list(meta), do: Keyword.get(meta, :line, "?"), else: meta
+        message = if is_tuple(message), do: Tuple.to_list(message) |> Enum.join(), else: message
+
+        {:error,
+         "#{path}:#{line}: not valid Elixir (#{message}#{token}): expected #{@checksum_format}"}
+    end
+  end
+
+  defp checksum_pairs(path, {:%{}, _meta, pairs} = ast) when is_list(pairs) do
+    if Enum.all?(pairs, &match?({k, v} when is_binary(k) and is_binary(v), &1)),
+      do: {:ok, pairs},
+      else: not_literal(path, ast)
+  end
+
+  defp checksum_pairs(path, ast), do: not_literal(path, ast)
+
+  defp not_literal(path, ast) do
+    found = ast |> Macro.to_string() |> String.replace(~r/\s+/, " ")
+    found = if String.length(found) > 80, do: String.slice(found, 0, 77) <> "...", else: found
+
+    {:error,
+     "#{path}: expected one map of string literals, #{@checksum_format} " <>
+       "(the file is read as data, nothing in it is run), found: #{found}"}
+  end
+
+  defp checksum_map(path, pairs) when is_list(pairs) do
+    Enum.reduce_while(pairs, {:ok, %{}}, fn {name, value}, {:ok, acc} ->
+      cond do
+        not plain_name?(name) ->
+          {:halt, {:error, "#{path}: #{inspect(name)} is not an archive file name"}}
+
+        Map.has_key?(acc, name) ->
+          {:halt, {:error, "#{path}: #{name} is listed twice: expected one checksum per archive"}}
+
+        true ->
+          case value do
+            "sha256:" <> hex ->
+              if Regex.match?(~r/\A[0-9a-fA-F]{64}\z/, hex),
+                do: {:cont, {:ok, Map.put(acc, name, String.downcase(hex))}},
+                else: {:halt, bad_checksum_value(path, name, value)}
+
+            _ ->
+              {:halt, bad_checksum_value(path, name, value)}
+          end
+      end
+    end)
+  end
+
+  defp bad_checksum_value(path, name, value) do
+    {:error,
+     "#{path}: the checksum of #{name} is #{inspect(value)}: expected \"sha256:<64 hex digits>\""}
+  end
+
+  defp checksum_for(checksums, name, sums) do
+    case Map.fetch(checksums, name) do
+      {:ok, hex} -> {:ok, hex}
+      :error -> {:error, "#{name} is not in #{sums}"}
+    end
+  end
+
+  defp verify(bytes, expected, where, sums) do
+    case sha256(bytes) do
+      ^expected ->
+        :ok
+
+      actual ->
+        {:error,
+         "#{where}: SHA-256 #{actual} does not match checksum.exs (#{sums}: sha256:#{expected})"}
+    end
+  end
+
+  defp sha256(bytes) do
+    ensure_otp_apps([:crypto])
+    Base.encode16(:crypto.hash(:sha256, bytes), case: :lower)
+  end
+
+  # A file read whole, only when it is a regular file of sensible size: a FIFO, a device or a
+  # directory in its place is an error, not a read that blocks.
+  defp read_regular(path, max_bytes) do
+    case File.stat(path) do
+      {:ok, %File.Stat{type: :regular, size: size}} when size > max_bytes ->
+        {:error, "#{path} is #{size} bytes: expected at most #{max_bytes}"}
+
+      {:ok, %File.Stat{type: :regular}} ->
+        File.read(path) |> file_result(path)
+
+      {:ok, %File.Stat{type: type}} ->
+        {:error, "#{path} is #{file_type(type)}: expected a regular file"}
+
+      {:error, reason} ->
+        {:error, "#{path}: #{:file.format_error(reason)}"}
+    end
+  end
+
+  defp file_type(:directory), do: "a directory"
+  defp file_type(:device), do: "a device"
+  defp file_type(_), do: "a FIFO, socket or other special file"
+
+  defp file_result(:ok, _path), do: :ok
+  defp file_result({:ok, value}, _path), do: {:ok, value}
+  defp file_result({:error, reason}, path), do: {:error, "#{path}: #{:file.format_error(reason)}"}
+
+  # Written beside and renamed into place: a full disk or a crash leaves the old file or none,
+  # never a truncated one.
+  defp write_atomically(path, bytes, mode) do
+    tmp = path <> ".tmp"
+
+    with :ok <- File.write(tmp, bytes) |> file_result(tmp),
+         :ok <- File.chmod(tmp, mode) |> file_result(tmp),
+         :ok <- File.rename(tmp, path) |> file_result(path) do
+      :ok
+    else
+      error ->
+        File.rm(tmp)
+        error
+    end
+  end
+
+  # ---- download ----------------------------------------------------------------------------------
 
   # Mix 1.15+ prunes the code path to the project's applications before compiling; OTP's own
   # applications used here must be put back first (a no-op on older Mix).
@@ -135,12 +361,17 @@ defmodule HexagonTpu.Mix.Precompiled do
       do: Enum.each(apps, &Mix.ensure_application!/1)
   end
 
-  defp download(url, path) do
+  defp download(url) do
     Mix.shell().info("hexagon_tpu: downloading #{url}")
     ensure_otp_apps([:crypto, :asn1, :public_key, :ssl, :inets])
     {:ok, _} = Application.ensure_all_started(:inets)
     {:ok, _} = Application.ensure_all_started(:ssl)
+    download(url, url, @max_redirects)
+  end
 
+  # Redirects are followed here, not by httpc: httpc would follow one from https:// to http://
+  # and fetch the archive in clear text.
+  defp download(url, first, redirects_left) do
     # OTP 25+: the operating system's CA certificates
     ssl = [
       verify: :verify_peer,
@@ -148,12 +379,18 @@ defmodule HexagonTpu.Mix.Precompiled do
       customize_hostname_check: [match_fun: :public_key.pkix_verify_hostname_match_fun(:https)]
     ]
 
-    http = [ssl: ssl, timeout: 120_000, connect_timeout: 15_000]
+    http = [ssl: ssl, timeout: 120_000, connect_timeout: 15_000, autoredirect: false]
 
     case :httpc.request(:get, {String.to_charlist(url), []}, http, body_format: :binary) do
       {:ok, {{_, 200, _}, _headers, body}} ->
-        tmp = path <> ".part"
-        with :ok <- File.write(tmp, body), do: File.rename(tmp, path)
+        {:ok, body}
+
+      {:ok, {{_, status, _}, headers, _body}} when status in [301, 302, 303, 307, 308] ->
+        with {:ok, next} <- redirect_target(url, headers) do
+          if redirects_left > 0,
+            do: download(next, first, redirects_left - 1),
+            else: {:error, "download of #{first} failed: more than #{@max_redirects} redirects"}
+        end
 
       {:ok, {{_, status, _}, _headers, _body}} ->
         {:error, "download of #{url} failed: HTTP #{status}"}
@@ -163,26 +400,30 @@ defmodule HexagonTpu.Mix.Precompiled do
     end
   end
 
-  defp verify_precompiled(archive, name, checksums) do
-    ensure_otp_apps([:crypto])
+  defp redirect_target(url, headers) do
+    case for({k, v} <- headers, String.downcase(to_string(k)) == "location", do: to_string(v)) do
+      [location | _] ->
+        next = url |> URI.merge(location) |> URI.to_string()
 
-    with {:ok, bytes} <- File.read(archive),
-         "sha256:" <> expected <- Map.get(checksums, name, :missing),
-         actual = Base.encode16(:crypto.hash(:sha256, bytes), case: :lower),
-         true <- actual == String.downcase(expected) || {:mismatch, actual} do
-      {:ok, actual}
-    else
-      {:mismatch, actual} -> {:error, "#{archive}: SHA-256 #{actual} does not match checksum.exs"}
-      :missing -> {:error, "#{name} is not in checksum.exs"}
-      {:error, reason} -> {:error, "#{archive}: #{:file.format_error(reason)}"}
-      other -> {:error, "checksum of #{name} is not \"sha256:<hex>\": #{inspect(other)}"}
+        case URI.parse(next) do
+          %URI{scheme: "https"} ->
+            {:ok, next}
+
+          _ ->
+            {:error, "#{url} redirects to #{next}: refused, only https:// is followed"}
+        end
+
+      [] ->
+        {:error, "download of #{url} failed: a redirect without a location"}
     end
   end
+
+  # ---- unpacking into priv/ ----------------------------------------------------------------------
 
   # The archive's files are what `make nif` puts into priv/ (plain names only: nothing can land
   # outside priv/). A stamp in native/ (the source build's object directory) records the archive's
   # checksum and the files it put into priv/.
-  defp unpack_precompiled(archive, name, sum, app_path) do
+  defp unpack_precompiled(archive, bytes, name, sum, app_path) do
     stamp = precompiled_stamp(app_path)
     priv = Path.join(app_path, "priv")
 
@@ -193,15 +434,15 @@ defmodule HexagonTpu.Mix.Precompiled do
         if old_sum == sum and files != [] and
              Enum.all?(files, &File.exists?(Path.join(priv, &1))),
            do: :ok,
-           else: unpack_precompiled(archive, name, sum, priv, stamp)
+           else: unpack_precompiled(archive, bytes, name, sum, priv, stamp)
 
       {:error, _} ->
-        unpack_precompiled(archive, name, sum, priv, stamp)
+        unpack_precompiled(archive, bytes, name, sum, priv, stamp)
     end
   end
 
-  defp unpack_precompiled(archive, name, sum, priv, stamp) do
-    with {:ok, entries} <- :erl_tar.extract(archive, [:compressed, :memory]),
+  defp unpack_precompiled(archive, bytes, name, sum, priv, stamp) do
+    with {:ok, entries} <- :erl_tar.extract({:binary, bytes}, [:compressed, :memory]),
          entries = Enum.map(entries, fn {n, bytes} -> {to_string(n), bytes} end),
          [] <- Enum.reject(entries, fn {n, _} -> n =~ ~r/^[A-Za-z0-9][A-Za-z0-9._+-]*$/ end),
          true <- List.keymember?(entries, "hexagon_tpu_nif.so", 0) || :no_nif do
