@@ -31,8 +31,10 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
 
     case System.get_env("HEXAGON_TPU_PRECOMPILED", "") do
       off when off in ["", "0", "false"] ->
-        HexagonTpu.Mix.Precompiled.forget(app_path)
-        build(app_path)
+        case HexagonTpu.Mix.Precompiled.forget(app_path) do
+          :ok -> build(app_path)
+          {:error, message} -> error(message, HexagonTpu.Mix.Precompiled.stamp_path(app_path))
+        end
 
       source ->
         case HexagonTpu.Mix.Precompiled.install(source, app_path) do

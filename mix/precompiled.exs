@@ -19,9 +19,13 @@ defmodule HexagonTpu.Mix.Precompiled do
   # `HEXAGON_TPU_PRECOMPILED=download`: the release of this version (.github/workflows/release.yml
   # publishes the archives and checksum.exs there). Set to the repository's real address.
   @release_url "https://github.com/hexagon-tpu/hexagon_tpu/releases/download/v@{version}"
+  # The architectures mk/precompiled.mk makes archives for, with their ELF e_machine: every
+  # shared object in an archive must be a 64-bit little-endian ELF for the target's.
+  @elf_machines %{"x86_64" => {62, "x86-64"}, "aarch64" => {183, "AArch64"}}
   # Far above what the files hold (checksum.exs: one line per archive; an archive: < 1 MiB), so
   # that a wrong path cannot make the compile read a huge file into memory.
   @max_checksum_bytes 1_048_576
+  @max_stamp_bytes 65_536
   @max_archive_bytes 268_435_456
   @max_redirects 5
   @checksum_format ~s(%{"<archive>" => "sha256:<64 hex digits>", ...})
@@ -46,10 +50,11 @@ defmodule HexagonTpu.Mix.Precompiled do
         :error -> precompiled_nif_version()
       end
 
-    with {:ok, nif_version} <- nif_version,
+    with {:ok, machine} <- elf_machine(target),
+         {:ok, nif_version} <- nif_version,
          name = "hexagon_tpu-nif-#{nif_version}-#{target}-#{version}.tar.gz",
          {:ok, where, bytes, sum} <- fetch(source, name, version, project_dir, cache_dir),
-         :ok <- unpack_precompiled(where, bytes, name, sum, app_path) do
+         :ok <- unpack(where, bytes, name, sum, app_path, {target, machine}) do
       :ok
     else
       {:error, message} -> {:error, "HEXAGON_TPU_PRECOMPILED=#{source}: #{message}"}
@@ -68,6 +73,19 @@ defmodule HexagonTpu.Mix.Precompiled do
           [arch, _vendor, os, abi | _] -> "#{arch}-#{os}-#{abi}"
           parts -> Enum.join(parts, "-")
         end
+    end
+  end
+
+  defp elf_machine(target) do
+    arch = target |> String.split("-") |> hd()
+
+    case Map.fetch(@elf_machines, arch) do
+      {:ok, machine} ->
+        {:ok, machine}
+
+      :error ->
+        known = @elf_machines |> Map.keys() |> Enum.sort() |> Enum.join(" and ")
+        {:error, "no precompiled NIF for target #{target}: archives are made for #{known}"}
     end
   end
 
@@ -423,66 +441,195 @@ defmodule HexagonTpu.Mix.Precompiled do
   # The archive's files are what `make nif` puts into priv/ (plain names only: nothing can land
   # outside priv/). A stamp in native/ (the source build's object directory) records the archive's
   # checksum and the files it put into priv/.
-  defp unpack_precompiled(archive, bytes, name, sum, app_path) do
-    stamp = precompiled_stamp(app_path)
+  defp unpack(where, bytes, name, sum, app_path, target) do
     priv = Path.join(app_path, "priv")
 
-    case File.read(stamp) do
-      {:ok, text} ->
-        [old_sum | files] = String.split(text, "\n", trim: true)
+    with {:ok, stamp} <- read_stamp(app_path) do
+      case stamp do
+        {^sum, files} ->
+          if Enum.all?(files, &File.exists?(Path.join(priv, &1))),
+            do: :ok,
+            else: unpack(where, bytes, name, sum, app_path, priv, target)
 
-        if old_sum == sum and files != [] and
-             Enum.all?(files, &File.exists?(Path.join(priv, &1))),
-           do: :ok,
-           else: unpack_precompiled(archive, bytes, name, sum, priv, stamp)
-
-      {:error, _} ->
-        unpack_precompiled(archive, bytes, name, sum, priv, stamp)
+        _ ->
+          unpack(where, bytes, name, sum, app_path, priv, target)
+      end
     end
   end
 
-  defp unpack_precompiled(archive, bytes, name, sum, priv, stamp) do
-    with {:ok, entries} <- :erl_tar.extract({:binary, bytes}, [:compressed, :memory]),
-         entries = Enum.map(entries, fn {n, bytes} -> {to_string(n), bytes} end),
-         [] <- Enum.reject(entries, fn {n, _} -> n =~ ~r/^[A-Za-z0-9][A-Za-z0-9._+-]*$/ end),
-         true <- List.keymember?(entries, "hexagon_tpu_nif.so", 0) || :no_nif do
-      forget(Path.dirname(priv))
-      File.mkdir_p!(priv)
+  defp unpack(where, bytes, name, sum, app_path, priv, target) do
+    stamp = stamp_path(app_path)
 
-      for {n, bytes} <- entries do
-        path = Path.join(priv, n)
-        File.rm(path)
-        File.write!(path, bytes)
-        File.chmod!(path, 0o755)
-      end
-
-      File.mkdir_p!(Path.dirname(stamp))
-      File.write!(stamp, Enum.map_join([sum | Enum.map(entries, &elem(&1, 0))], &[&1, "\n"]))
+    with {:ok, tar} <- gunzip(where, bytes),
+         {:ok, files} <- tar_files(where, tar),
+         :ok <- check_elf(where, files, target),
+         :ok <- forget(app_path),
+         :ok <- File.mkdir_p(priv) |> file_result(priv),
+         :ok <- write_files(priv, files),
+         :ok <- File.mkdir_p(Path.dirname(stamp)) |> file_result(Path.dirname(stamp)),
+         stamp_text = Enum.map_join([sum | Enum.map(files, &elem(&1, 0))], &[&1, "\n"]),
+         :ok <- write_atomically(stamp, stamp_text, 0o644) do
       Mix.shell().info("hexagon_tpu: precompiled #{name} unpacked into #{priv}")
       :ok
-    else
-      {:error, reason} -> {:error, "#{archive}: #{inspect(reason)}"}
-      :no_nif -> {:error, "#{archive} has no hexagon_tpu_nif.so"}
-      bad -> {:error, "#{archive}: unexpected entries #{inspect(Enum.map(bad, &elem(&1, 0)))}"}
     end
   end
 
-  defp precompiled_stamp(app_path), do: Path.join([app_path, "native", "precompiled"])
+  defp write_files(priv, files) do
+    Enum.reduce_while(files, :ok, fn {n, bytes}, :ok ->
+      case write_atomically(Path.join(priv, n), bytes, 0o755) do
+        :ok -> {:cont, :ok}
+        error -> {:halt, error}
+      end
+    end)
+  end
+
+  defp gunzip(where, <<0x1F, 0x8B, _::binary>> = bytes) do
+    {:ok, :zlib.gunzip(bytes)}
+  rescue
+    ErlangError ->
+      {:error, "#{where}: the gzip stream is truncated or corrupt: expected a whole .tar.gz"}
+  end
+
+  defp gunzip(where, _bytes) do
+    {:error, "#{where} is not gzip-compressed: expected a .tar.gz made by `make precompiled`"}
+  end
+
+  # Every entry a regular file with a plain name, each name once, hexagon_tpu_nif.so among them.
+  defp tar_files(where, tar) do
+    with {:ok, table} <- :erl_tar.table({:binary, tar}, [:verbose]) |> tar_result(where),
+         entries = Enum.map(table, fn e -> {to_string(elem(e, 0)), elem(e, 1)} end),
+         :ok <- check_entries(where, entries),
+         {:ok, files} <- :erl_tar.extract({:binary, tar}, [:memory]) |> tar_result(where) do
+      {:ok, Enum.map(files, fn {n, data} -> {to_string(n), data} end)}
+    end
+  end
+
+  defp tar_result({:ok, value}, _where), do: {:ok, value}
+
+  defp tar_result({:error, :eof}, where),
+    do: {:error, "#{where}: the tar archive inside ends early: expected a whole .tar.gz"}
+
+  defp tar_result({:error, reason}, where),
+    do: {:error, "#{where}: not a valid tar archive (#{:erl_tar.format_error(reason)})"}
+
+  defp check_entries(where, entries) do
+    names = Enum.map(entries, &elem(&1, 0))
+    odd = Enum.reject(names, &plain_name?/1)
+    special = for {n, type} <- entries, type != :regular, do: "#{n} (#{type})"
+
+    twice =
+      names |> Enum.frequencies() |> Enum.filter(fn {_, c} -> c > 1 end) |> Enum.map(&elem(&1, 0))
+
+    cond do
+      odd != [] ->
+        {:error,
+         "#{where}: unexpected entries #{inspect(odd)}: expected plain file names (they go into priv/)"}
+
+      special != [] ->
+        {:error, "#{where}: #{Enum.join(special, ", ")}: expected only regular files"}
+
+      twice != [] ->
+        {:error,
+         "#{where}: #{Enum.join(Enum.sort(twice), ", ")} more than once: expected each file once"}
+
+      "hexagon_tpu_nif.so" not in names ->
+        {:error, "#{where} has no hexagon_tpu_nif.so"}
+
+      true ->
+        :ok
+    end
+  end
+
+  # Shared objects (and any other ELF file, such as htpu-refbuild) must be 64-bit little-endian
+  # ELF for the target's architecture: a wrong archive is refused here, not at load time.
+  defp check_elf(where, files, {target, {machine, label}}) do
+    Enum.reduce_while(files, :ok, fn {n, bytes}, :ok ->
+      expected = "a 64-bit little-endian ELF for #{label} (machine #{machine}, target #{target})"
+
+      problem =
+        case bytes do
+          <<0x7F, "ELF", _::binary>> when byte_size(bytes) < 64 ->
+            "a truncated ELF file (#{byte_size(bytes)} bytes)"
+
+          <<0x7F, "ELF", 2, 1, _::binary-size(10), type::little-16, ^machine::little-16,
+            _::binary>> ->
+            if String.ends_with?(n, ".so") and type != 3,
+              do: "an ELF of type #{type}, not a shared object (ET_DYN)"
+
+          <<0x7F, "ELF", 2, 1, _::binary-size(12), other::little-16, _::binary>> ->
+            "an ELF for machine #{other}"
+
+          <<0x7F, "ELF", 1, _::binary>> ->
+            "a 32-bit ELF"
+
+          <<0x7F, "ELF", 2, 2, _::binary>> ->
+            "a big-endian ELF"
+
+          <<0x7F, "ELF", class, data, _::binary>> ->
+            "an ELF of class #{class} and byte order #{data}"
+
+          _ ->
+            if String.ends_with?(n, ".so"), do: "not an ELF file"
+        end
+
+      if problem,
+        do: {:halt, {:error, "#{where}: #{n} is #{problem}: expected #{expected}"}},
+        else: {:cont, :ok}
+    end)
+  end
+
+  # ---- the stamp: what a precompiled install put into priv/ --------------------------------------
+
+  @doc false
+  def stamp_path(app_path), do: Path.join([app_path, "native", "precompiled"])
+
+  # {:ok, nil} when there is none, {:ok, {sha256, files}}, or an error that names the file:
+  # anything else in it (empty after a full disk, a line that is not a file name) is not
+  # guessed at, since which files in priv/ came from an archive is exactly what it records.
+  defp read_stamp(app_path) do
+    stamp = stamp_path(app_path)
+
+    case File.lstat(stamp) do
+      {:error, :enoent} ->
+        {:ok, nil}
+
+      _ ->
+        with {:ok, text} <- read_regular(stamp, @max_stamp_bytes) do
+          [sum | rest] = String.split(text, "\n")
+          {files, last} = Enum.split(rest, -1)
+
+          if Regex.match?(~r/\A[0-9a-f]{64}\z/, sum) and files != [] and last == [""] and
+               Enum.all?(files, &plain_name?/1),
+             do: {:ok, {sum, files}},
+             else: bad_stamp(stamp, text)
+        end
+    end
+  end
+
+  defp bad_stamp(stamp, text) do
+    found = if text == "", do: "an empty file", else: inspect(String.slice(text, 0, 80))
+
+    {:error,
+     "#{stamp} (the record of a precompiled install) is damaged: expected the archive's " <>
+       "SHA-256 and then the names of the files it put into priv/, one per line; found " <>
+       "#{found}. Delete it and the priv/ directory next to it, then compile again"}
+  end
 
   @doc """
   Back to the source build after a precompiled one: removes what the archive put into
   `app_path`/priv, so make relinks (the archive's files may be newer than the objects make
-  would otherwise trust). Returns `:ok`.
+  would otherwise trust). Returns `:ok` or `{:error, message}` when the stamp is damaged.
   """
   def forget(app_path) do
-    stamp = precompiled_stamp(app_path)
+    with {:ok, stamp} <- read_stamp(app_path) do
+      case stamp do
+        nil ->
+          :ok
 
-    with {:ok, text} <- File.read(stamp) do
-      [_sum | files] = String.split(text, "\n", trim: true)
-      for file <- files, do: File.rm(Path.join([app_path, "priv", Path.basename(file)]))
-      File.rm(stamp)
+        {_sum, files} ->
+          for file <- files, do: File.rm(Path.join([app_path, "priv", file]))
+          File.rm(stamp_path(app_path)) |> file_result(stamp_path(app_path))
+      end
     end
-
-    :ok
   end
 end

@@ -341,6 +341,158 @@ defmodule HexagonTpu.Mix.PrecompiledTest do
     end
   end
 
+  # ---- the stamp (native/precompiled) ------------------------------------------------------------
+
+  test "a damaged stamp is an error that names it, for the source build too", ctx do
+    release(ctx.release, tar_gz(good_files()))
+    stamp = stamp(ctx.app)
+    File.mkdir_p!(Path.dirname(stamp))
+
+    for text <- [
+          "",
+          "\n",
+          "not a checksum\nhexagon_tpu_nif.so\n",
+          "#{String.duplicate("a", 64)}\n"
+        ] do
+      File.write!(stamp, text)
+      assert {:error, message} = Precompiled.forget(ctx.app)
+      assert message =~ "#{stamp} (the record of a precompiled install) is damaged"
+      assert message =~ "expected the archive's SHA-256 and then the names of the files"
+
+      assert {:error, ^message} = Precompiled.forget(ctx.app)
+      assert {:error, install_message} = install(ctx.release, ctx)
+      assert install_message =~ message
+    end
+
+    File.write!(stamp, "")
+    assert {:error, message} = Precompiled.forget(ctx.app)
+    assert message =~ "found an empty file"
+  end
+
+  test "forget removes what the archive installed", ctx do
+    release(ctx.release, tar_gz(good_files()))
+    assert :ok = install(ctx.release, ctx)
+    File.write!(Path.join(priv(ctx.app), "kept"), "not from the archive")
+
+    assert :ok = Precompiled.forget(ctx.app)
+    assert installed(ctx.app) == ["kept"]
+    refute File.exists?(stamp(ctx.app))
+    assert :ok = Precompiled.forget(ctx.app)
+  end
+
+  # ---- what is in the archive --------------------------------------------------------------------
+
+  test "an archive with a file twice is refused", ctx do
+    files = good_files() ++ [{"hexagon_tpu_nif.so", elf(@x86_64, "second")}]
+    release(ctx.release, tar_gz(files))
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "hexagon_tpu_nif.so more than once: expected each file once"
+    refute_installed(ctx.app)
+  end
+
+  test "a truncated archive says so", ctx do
+    whole = tar_gz(good_files())
+    release(ctx.release, binary_part(whole, 0, div(byte_size(whole), 2)))
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "the gzip stream is truncated or corrupt: expected a whole .tar.gz"
+    refute_installed(ctx.app)
+  end
+
+  test "a tar cut short inside a whole gzip stream says so", ctx do
+    tar = :zlib.gunzip(tar_gz(good_files()))
+    release(ctx.release, :zlib.gzip(binary_part(tar, 0, 700)))
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "the tar archive inside ends early"
+    refute_installed(ctx.app)
+  end
+
+  test "an archive that is not gzip says so", ctx do
+    tar = :zlib.gunzip(tar_gz(good_files()))
+    archive = Path.join(ctx.release, @name)
+    release(ctx.release, tar)
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "#{archive} is not gzip-compressed: expected a .tar.gz"
+    refute_installed(ctx.app)
+  end
+
+  test "a shared object for another architecture is refused before it is installed", ctx do
+    release(ctx.release, tar_gz(good_files(@aarch64)))
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "hexagon_tpu_nif.so is an ELF for machine #{@aarch64}"
+    assert message =~ "expected a 64-bit little-endian ELF for x86-64 (machine 62"
+    refute_installed(ctx.app)
+
+    # the same archive is right for an aarch64 target
+    aarch64 = "hexagon_tpu-nif-#{@nif}-aarch64-linux-gnu-#{@version}.tar.gz"
+    File.rename!(Path.join(ctx.release, @name), Path.join(ctx.release, aarch64))
+    bytes = File.read!(Path.join(ctx.release, aarch64))
+    File.write!(Path.join(ctx.release, "checksum.exs"), checksum_exs([{aarch64, bytes}]))
+    opts = Keyword.put(ctx.opts, :target, "aarch64-linux-gnu")
+    assert :ok = Precompiled.install(ctx.release, ctx.app, opts)
+  end
+
+  test "a .so that is not a 64-bit shared object is refused", ctx do
+    cases = [
+      {"libhtpu_refbackend.so", "not an ELF\n", "not an ELF file"},
+      {"libhtpu_refbackend.so", elf(@x86_64, "", class: 1), "a 32-bit ELF"},
+      {"libhtpu_refbackend.so", elf(@x86_64, "", type: 2),
+       "an ELF of type 2, not a shared object (ET_DYN)"},
+      {"htpu-refbuild", binary_part(elf(@x86_64, ""), 0, 20), "a truncated ELF file (20 bytes)"}
+    ]
+
+    for {file, bytes, expected} <- cases do
+      files = List.keystore(good_files(), file, 0, {file, bytes})
+      release(ctx.release, tar_gz(files))
+      assert {:error, message} = install(ctx.release, ctx)
+      assert message =~ "#{file} is #{expected}: expected a 64-bit little-endian ELF for x86-64"
+      refute_installed(ctx.app)
+    end
+  end
+
+  test "only regular files with plain names are taken from an archive", ctx do
+    for entries <- [
+          [{"hexagon_tpu_nif.so\n", elf(@x86_64, "nl")}],
+          [{"../hexagon_tpu_nif.so", elf(@x86_64, "up")}],
+          [{"priv/extra.so", elf(@x86_64, "dir")}]
+        ] do
+      release(ctx.release, tar_gz(good_files() ++ entries))
+      assert {:error, message} = install(ctx.release, ctx)
+      assert message =~ "unexpected entries"
+      refute_installed(ctx.app)
+    end
+
+    # a symbolic link (which an extraction to memory would silently leave out)
+    src = Path.join(ctx.dir, "src")
+    File.mkdir_p!(src)
+    for {n, bytes} <- good_files(), do: File.write!(Path.join(src, n), bytes)
+    File.ln_s!("hexagon_tpu_nif.so", Path.join(src, "libhtpu_refsystem.so"))
+    tgz = Path.join(ctx.dir, "links.tar.gz")
+    names = File.ls!(src) |> Enum.sort()
+    {_, 0} = System.cmd("tar", ["-czf", tgz, "-C", src | names])
+    release(ctx.release, File.read!(tgz))
+
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "libhtpu_refsystem.so (symlink): expected only regular files"
+    refute_installed(ctx.app)
+  end
+
+  test "an archive without the NIF is refused", ctx do
+    release(ctx.release, tar_gz(tl(good_files())))
+    assert {:error, message} = install(ctx.release, ctx)
+    assert message =~ "has no hexagon_tpu_nif.so"
+  end
+
+  test "a target without precompiled archives is named", ctx do
+    opts = Keyword.put(ctx.opts, :target, "riscv64-linux-gnu")
+    assert {:error, message} = Precompiled.install(ctx.release, ctx.app, opts)
+    assert message =~ "no precompiled NIF for target riscv64-linux-gnu"
+  end
+
   # ---- servers on 127.0.0.1 ----------------------------------------------------------------------
 
   # A CA and a server certificate for "localhost" (the CA written to `ca_file` for
