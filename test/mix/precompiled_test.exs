@@ -7,6 +7,10 @@ defmodule HexagonTpu.Mix.PrecompiledTest do
   # Not async: Mix.shell/1 and the CA certificates are global to the VM.
   use ExUnit.Case, async: false
 
+  # OTP applications this test starts itself: Mix 1.15+ leaves them out of the code path the
+  # test files are compiled with.
+  @compile {:no_warn_undefined, [:ssl, :public_key]}
+
   alias HexagonTpu.Mix.Precompiled
 
   @version "0.1.0"
@@ -169,7 +173,8 @@ defmodule HexagonTpu.Mix.PrecompiledTest do
     File.write!(sums, ~s(%{\n  "#{@name}" => "sha256:#{sha256(bytes)}",\n))
 
     assert {:error, message} = install(ctx.release, ctx)
-    assert message =~ "#{sums}:3: not valid Elixir"
+    # the line of the error (3 on Elixir 1.14; 1.18 names the line of the unclosed `%{`)
+    assert message =~ ~r/#{Regex.escape(sums)}:[13]: not valid Elixir \(missing terminator/
     assert message =~ ~s(expected %{"<archive>" => "sha256:<64 hex digits>", ...})
   end
 
