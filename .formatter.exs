@@ -1,3 +1,8 @@
 [
-  inputs: ["{mix,.formatter}.exs", "{config,lib,test}/**/*.{ex,exs}", "{examples,bench}/*.exs"]
+  inputs: [
+    "{mix,.formatter}.exs",
+    "mix/*.exs",
+    "{config,lib,test}/**/*.{ex,exs}",
+    "{examples,bench}/*.exs"
+  ]
 ]

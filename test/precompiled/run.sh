@@ -14,7 +14,9 @@
 #     compiler has to take the archive (verify, unpack) since it cannot build. 2.16 on the host's
 #     VM (Debian 12, OTP 25); 2.17 on Debian trixie's Elixir 1.18 / OTP 27 (test/trixie/otp.sh,
 #     TRIXIE_OTP_DIR), where the halt test (the callback only 2.17 has) must run and pass.
-#     Each checks that priv/ holds that archive's files.
+#     Each checks that priv/ holds that archive's files. Then bad inputs must stop `mix compile`
+#     with their reason and install nothing: a corrupted archive, code in checksum.exs (never
+#     run), an http:// URL, and (on the source build) a damaged stamp.
 #  4. aarch64: an arm64 BEAM (Debian's, test/precompiled/arm64-otp.sh, OTP 27) under qemu-user
 #     loads each aarch64 NIF and runs smoke.exs (load a model, predict, close) with the archive's
 #     reference backend. Needs network the first time (apt's Debian mirror; cached in
@@ -136,7 +138,7 @@ done
 
 proj="$work/project"
 mkdir -p "$proj"
-cp -R mix.exs .formatter.exs lib test models examples "$proj/"
+cp -R mix.exs mix .formatter.exs lib test models examples "$proj/"
 case " $nifs " in *" $host_nif "*) ;; *) echo "FAIL: no NIF $host_nif (the host VM's) in '$nifs'"; exit 1 ;; esac
 step "x86_64-linux-gnu: NIF $host_nif: mix test on the host's VM with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 ts=$(date +%s)
@@ -151,7 +153,7 @@ if [ "$host_nif" != 2.17 ] && [[ " $nifs " == *" 2.17 "* ]]; then
   step "x86_64-linux-gnu: NIF 2.17: mix test on trixie's Elixir 1.18 / OTP 27"
   proj17="$work/project-2.17"
   mkdir -p "$proj17"
-  cp -R mix.exs .formatter.exs lib test models examples "$proj17/"
+  cp -R mix.exs mix .formatter.exs lib test models examples "$proj17/"
   ts=$(date +%s)
   bin17=$(bash test/trixie/otp.sh "$trixie_dir")
   mix17() {
@@ -174,21 +176,53 @@ if [ "$host_nif" != 2.17 ] && [[ " $nifs " == *" 2.17 "* ]]; then
     "mix test on OTP 27 took $(($(date +%s) - ts)) s"
 fi
 
-# a corrupted archive must stop the compile, not be unpacked
+# Bad inputs must stop `mix compile` with the reason, and install nothing (the installer's own
+# tests, test/mix/precompiled_test.exs, cover each case; these go through the real compiler).
+# refused WHAT PATTERN [ENV=VALUE...]: mix compile in the project copy, from a clean priv/.
+app="$proj/_build/test/lib/hexagon_tpu"
+refused() {
+  local what=$1 pattern=$2 out
+  shift 2
+  rm -rf "$app/priv" "$app/native"
+  if out=$(cd "$proj" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u HEXAGON_TPU_PRECOMPILED \
+    MAKE=false MIX_ENV=test "$@" mix compile 2>&1); then
+    echo "FAIL: mix compile accepted $what"; exit 1
+  fi
+  printf '%s\n' "$out" | grep -qF -- "$pattern" ||
+    { printf '%s\n' "$out"; echo "FAIL: $what: no '$pattern' in the error"; exit 1; }
+  [ ! -e "$app/priv/hexagon_tpu_nif.so" ] || { echo "FAIL: $what: a NIF was installed"; exit 1; }
+  echo "x86_64: $what is refused: $(printf '%s\n' "$out" | grep -m1 -F -- "$pattern" | cut -c1-160)"
+}
+archive_name="hexagon_tpu-nif-$host_nif-x86_64-linux-gnu-$version.tar.gz"
+
+# a corrupted archive
 bad="$work/tampered"
 mkdir -p "$bad"
-cp "$dir/hexagon_tpu-nif-$host_nif-x86_64-linux-gnu-$version.tar.gz" "$bad/"
-printf 'x' >>"$bad/hexagon_tpu-nif-$host_nif-x86_64-linux-gnu-$version.tar.gz"
-cp "$dir/checksum.exs" "$bad/"
-rm -rf "$proj/_build/test/lib/hexagon_tpu/priv" "$proj/_build/test/lib/hexagon_tpu/native"
-if out=$(cd "$proj" && HEXAGON_TPU_PRECOMPILED="$bad" MAKE=false MIX_ENV=test mix compile 2>&1); then
-  echo "FAIL: mix compile accepted a corrupted archive"; exit 1
-fi
-printf '%s\n' "$out" | grep -q 'does not match checksum.exs' ||
-  { echo "FAIL: unexpected error: $out"; exit 1; }
-[ ! -e "$proj/_build/test/lib/hexagon_tpu/priv/hexagon_tpu_nif.so" ] ||
-  { echo "FAIL: a corrupted archive was unpacked"; exit 1; }
-echo "x86_64: a corrupted archive is refused: $(printf '%s\n' "$out" | grep -m1 'does not match')"
+cp "$dir/$archive_name" "$dir/checksum.exs" "$bad/"
+printf 'x' >>"$bad/$archive_name"
+refused "a corrupted archive" "does not match checksum.exs" HEXAGON_TPU_PRECOMPILED="$bad"
+
+# a checksum.exs with code in it: read as data, never run
+planted="$work/planted"
+mkdir -p "$planted"
+cp "$dir/$archive_name" "$planted/"
+{ echo "File.write!(\"$work/planted-ran\", \"checksum.exs was run\")"; cat "$dir/checksum.exs"; } \
+  >"$planted/checksum.exs"
+refused "a checksum.exs with code in it" "expected one map of string literals" \
+  HEXAGON_TPU_PRECOMPILED="$planted"
+[ ! -e "$work/planted-ran" ] || { echo "FAIL: mix compile ran the code in checksum.exs"; exit 1; }
+
+# http:// (nothing listens on port 9; the refusal comes before any connection)
+refused "an http:// URL" "http:// is refused" HEXAGON_TPU_PRECOMPILED=http://127.0.0.1:9/release
+
+# a damaged stamp (an empty native/precompiled, as a full disk leaves it), on the source build
+rm -rf "$app/native" && mkdir -p "$app/native" && : >"$app/native/precompiled"
+out=$(cd "$proj" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u HEXAGON_TPU_PRECOMPILED \
+  MAKE=false MIX_ENV=test mix compile 2>&1) && { echo "FAIL: mix compile ignored a damaged stamp"; exit 1; }
+printf '%s\n' "$out" | grep -qF "$app/native/precompiled (the record of a precompiled install) is damaged" ||
+  { printf '%s\n' "$out"; echo "FAIL: a damaged stamp: unexpected error"; exit 1; }
+echo "x86_64: a damaged stamp stops the source build with: $(printf '%s\n' "$out" | grep -m1 -o 'is damaged.*found an empty file')"
+rm -rf "$app/native"
 
 step "aarch64-linux-gnu: arm64 BEAM under qemu-user"
 if [ "$beam_mode" = 0 ]; then
