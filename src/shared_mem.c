@@ -13,6 +13,7 @@
 #include "qnn/qnn_htp_abi.h"
 #include "qnn_log.h"
 #include "stats.h"
+#include "vec.h"
 
 /* rpcmem constants (fastrpc's rpcmem.h): the system heap, default (cached) flags. */
 #define RPCMEM_HEAP_ID_SYSTEM 25
@@ -100,19 +101,10 @@ int shared_registry_find(shared_registry *r, const void *p, size_t len, shared_r
 
 static int registry_add(shared_registry *r, shared_region reg) {
   pthread_mutex_lock(&r->lock);
-  if (r->num_regions == r->cap_regions) {
-    size_t cap = r->cap_regions ? r->cap_regions * 2 : 8;
-    shared_region *n = realloc(r->regions, cap * sizeof *n);
-    if (!n) {
-      pthread_mutex_unlock(&r->lock);
-      return -1;
-    }
-    r->regions = n;
-    r->cap_regions = cap;
-  }
-  r->regions[r->num_regions++] = reg;
+  int rc = vec_reserve(&r->regions, &r->cap_regions, r->num_regions, sizeof *r->regions, 8);
+  if (rc == 0) r->regions[r->num_regions++] = reg;
   pthread_mutex_unlock(&r->lock);
-  return 0;
+  return rc;
 }
 
 static void registry_remove(shared_registry *r, const void *base) {
@@ -178,15 +170,9 @@ qnn_mem_handle_t mem_cache_bind(mem_cache *c, shared_registry *r, const qnn_back
     pthread_mutex_unlock(&c->lock);
     return h;
   }
-  if (c->num == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 8;
-    mem_entry *n = realloc(c->entries, cap * sizeof *n);
-    if (!n) {
-      pthread_mutex_unlock(&c->lock);
-      return NULL;
-    }
-    c->entries = n;
-    c->cap = cap;
+  if (vec_reserve(&c->entries, &c->cap, c->num, sizeof *c->entries, 8) != 0) {
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
   }
   qnn_htp_mem_descriptor_t htp;
   memset(&htp, 0, sizeof htp);
