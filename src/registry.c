@@ -27,6 +27,13 @@ void runtime_remove_context(runtime_obj *rt, context_obj *c) {
   pthread_mutex_unlock(&rt->contexts_lock);
 }
 
+void runtime_release_registrations(runtime_obj *rt, int fd) {
+  pthread_mutex_lock(&rt->contexts_lock);
+  for (size_t i = 0; i < rt->num_contexts; i++)
+    mem_cache_release(&rt->contexts[i]->mem, &rt->backend_lib, fd);
+  pthread_mutex_unlock(&rt->contexts_lock);
+}
+
 graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_handle_t qnn,
                                   graph_state **fresh) {
   graph_state *s = NULL;

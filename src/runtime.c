@@ -63,6 +63,14 @@ static void runtime_destroy(htpu_object *o) {
   STAT_SUB(live_runtimes, 1);
 }
 
+void runtime_free_region(runtime_obj *rt, void *p, int fd) {
+  gate_enter_exclusive(&htpu_exec_gate);
+  runtime_release_registrations(rt, fd);
+  shared_region_remove(&rt->shared, p);
+  gate_leave_exclusive(&htpu_exec_gate);
+  shared_region_free(&rt->shared, p);
+}
+
 /* QNN allows NULL for every log handle parameter, so a log that cannot be created costs only
  * the captured QNN lines. The real libQnnHtp returns 11002 here when no DSP is reachable;
  * stopping would hide the backendCreate code that follows (4000, which is retried and has a
