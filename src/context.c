@@ -169,9 +169,12 @@ size_t htpu_context_last_error(htpu_context *h, char *buf, size_t len) {
   return n;
 }
 
-/* One try: a new QNN context from the retained binary, and every open graph's handle in it.
- * On failure frees what it made, sets the error and *code (the QNN code, 0 if none). */
-static int recreate(context_obj *c, uint32_t *code) {
+/* One try (retry_try_fn on a context_obj): a new QNN context from the retained binary, and
+ * every open graph's handle in it. On failure frees what it made, sets the error and *code
+ * (the QNN code, 0 if none). */
+static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
+  (void)attempt;
+  context_obj *c = arg;
   runtime_obj *rt = c->rt;
   const qnn_backend_lib *b = &rt->backend_lib;
   uint64_t mark = qnn_log_mark();
@@ -224,21 +227,14 @@ static int recover_locked(context_obj *c, uint64_t seen_generation) {
   mem_cache_release(&c->mem, b, -1);
   if (c->qnn) (void)b->context_free(c->qnn, NULL);
   c->qnn = NULL;
-  uint64_t delay = rt->retry_delay_ms;
-  for (uint32_t attempt = 0;; attempt++) {
-    uint32_t code = 0;
-    int rc = recreate(c, &code);
-    if (rc == 0) break;
-    /* A restart during the recovery is the DSP still coming back: worth the start-up backoff.
-     * A configuration error is not, and neither is a DSP that stays away past the retries. */
-    if (!retry_is_transient(code) || attempt >= rt->recovery_retries) {
-      if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
-      c->dead = 1;
-      STAT_ADD(recovery_failures, 1);
-      return rc;
-    }
-    retry_sleep_ms(delay);
-    delay = retry_next_delay(delay);
+  /* A restart during the recovery is the DSP still coming back: worth the start-up backoff.
+   * A configuration error is not, and neither is a DSP that stays away past the retries. */
+  retry_policy p = {rt->recovery_retries, rt->retry_delay_ms, NULL};
+  int rc = retry_run(&p, recreate, c);
+  if (rc) {
+    c->dead = 1;
+    STAT_ADD(recovery_failures, 1);
+    return rc;
   }
   c->generation++;
   STAT_ADD(recoveries, 1);

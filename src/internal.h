@@ -21,11 +21,12 @@
 #include "gate.h"
 #include "hexagon_tpu.h"
 #include "loader.h"
+#include "mem_cache.h"
 #include "model_info.h"
 #include "object.h"
 #include "perf.h"
 #include "scratch.h"
-#include "shared_mem.h"
+#include "shared_regions.h"
 #include "timing.h"
 
 typedef struct context_obj context_obj;
@@ -105,9 +106,17 @@ struct graph_obj {
   graph_state *state;  /* this handle's hold on it (graph_state.handles) */
 };
 
-/* Non-owning registries (internal.c). */
+/* Non-owning registries (registry.c). */
 int runtime_add_context(runtime_obj *rt, context_obj *c);
 void runtime_remove_context(runtime_obj *rt, context_obj *c);
+/* Every live context of rt deregisters its handles in the region of `fd`. Call it with the
+ * execute gate held exclusively. */
+void runtime_release_registrations(runtime_obj *rt, int fd);
+
+/* Frees FastRPC memory from shared_region_alloc on rt (runtime.c): deregistered from every
+ * context and taken off rt's list under the execute gate (no execute may be using a handle
+ * meanwhile), then given back. Takes the gate exclusively: the caller holds no gate. */
+void runtime_free_region(runtime_obj *rt, void *p, int fd);
 /* Joins the state of graph `index` already open on c (one more handle on it), else adds
  * *fresh to c's list with `qnn` as its handle and one handle, and takes it (*fresh = NULL).
  * Call it under the execute gate (shared), where `qnn` (retrieved there) is current. NULL:

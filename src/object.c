@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "hexagon_tpu.h"
+#include "vec.h"
 
 /* A slot's generation counts 1..UINT32_MAX; 0 marks a retired slot. A slot whose generation is
  * used up is retired instead of wrapping: were it to start again at 1, a handle closed 2^32
@@ -51,20 +52,19 @@ void obj_init(htpu_object *o, obj_kind kind, void (*destroy)(htpu_object *)) {
 void *obj_register(htpu_object *o) {
   pthread_mutex_lock(&reg_lock);
   if (!first_free) {
-    uint32_t grow = num_slots ? num_slots : 64;
-    slot *n = realloc(slots, (size_t)(num_slots + grow) * sizeof *n);
-    if (!n) {
+    /* Every slot is taken (or retired): the array is full. Indexes stay 32-bit. */
+    size_t cap = num_slots;
+    if (vec_reserve(&slots, &cap, num_slots, sizeof *slots, 64) != 0 || cap >= UINT32_MAX) {
       pthread_mutex_unlock(&reg_lock);
       return NULL;
     }
-    slots = n;
-    for (uint32_t i = num_slots; i < num_slots + grow; i++) {
+    for (uint32_t i = num_slots; i < cap; i++) {
       slots[i].obj = NULL;
       slots[i].gen = 1;
-      slots[i].next_free = (i + 1 < num_slots + grow) ? i + 2 : 0;
+      slots[i].next_free = (i + 1 < cap) ? i + 2 : 0;
     }
     first_free = num_slots + 1;
-    num_slots += grow;
+    num_slots = (uint32_t)cap;
   }
   uint32_t index = first_free - 1;
   slot *s = &slots[index];

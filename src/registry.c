@@ -1,21 +1,8 @@
 /* registry.c - the non-owning lists a runtime keeps of its contexts (for shared-buffer
  * deregistration) and a context of its open graphs' states (for DSP-restart recovery, and so
  * that every handle of one graph shares one). */
-#include <stdlib.h>
-
 #include "internal.h"
-
-static int list_add(void ***items, size_t *n, size_t *cap, void *item) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 8;
-    void **grown = realloc(*items, c * sizeof *grown);
-    if (!grown) return -1;
-    *items = grown;
-    *cap = c;
-  }
-  (*items)[(*n)++] = item;
-  return 0;
-}
+#include "vec.h"
 
 static void list_remove(void **items, size_t *n, const void *item) {
   for (size_t i = 0; i < *n; i++) {
@@ -28,7 +15,8 @@ static void list_remove(void **items, size_t *n, const void *item) {
 
 int runtime_add_context(runtime_obj *rt, context_obj *c) {
   pthread_mutex_lock(&rt->contexts_lock);
-  int rc = list_add((void ***)&rt->contexts, &rt->num_contexts, &rt->cap_contexts, c);
+  int rc = vec_reserve(&rt->contexts, &rt->cap_contexts, rt->num_contexts, sizeof *rt->contexts, 8);
+  if (rc == 0) rt->contexts[rt->num_contexts++] = c;
   pthread_mutex_unlock(&rt->contexts_lock);
   return rc;
 }
@@ -39,14 +27,21 @@ void runtime_remove_context(runtime_obj *rt, context_obj *c) {
   pthread_mutex_unlock(&rt->contexts_lock);
 }
 
+void runtime_release_registrations(runtime_obj *rt, int fd) {
+  pthread_mutex_lock(&rt->contexts_lock);
+  for (size_t i = 0; i < rt->num_contexts; i++)
+    mem_cache_release(&rt->contexts[i]->mem, &rt->backend_lib, fd);
+  pthread_mutex_unlock(&rt->contexts_lock);
+}
+
 graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_handle_t qnn,
                                   graph_state **fresh) {
   graph_state *s = NULL;
   pthread_mutex_lock(&c->graphs_lock);
   for (size_t i = 0; !s && i < c->num_graphs; i++)
     if (c->graphs[i]->index == index) s = c->graphs[i];
-  if (!s && list_add((void ***)&c->graphs, &c->num_graphs, &c->cap_graphs, *fresh) == 0) {
-    s = *fresh;
+  if (!s && vec_reserve(&c->graphs, &c->cap_graphs, c->num_graphs, sizeof *c->graphs, 8) == 0) {
+    s = c->graphs[c->num_graphs++] = *fresh;
     *fresh = NULL;
     s->index = index;
     s->qnn = qnn;

@@ -1,8 +1,9 @@
-/* retry.c - transient QNN codes and the backoff between retries. */
+/* retry.c - transient QNN codes, the backoff between retries, and the retry loop. */
 #include "retry.h"
 
 #include <time.h>
 
+#include "errors.h"
 #include "qnn/qnn_abi.h"
 
 /* A configuration error (e.g. 14001, a skel mismatch) is not among these: retrying it would
@@ -27,5 +28,21 @@ uint64_t retry_next_delay(uint64_t delay_ms) {
 void retry_sleep_ms(uint64_t ms) {
   struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+int retry_run(const retry_policy *p, retry_try_fn try_once, void *arg) {
+  uint64_t delay = p->first_delay_ms;
+  for (uint32_t attempt = 0;; attempt++) {
+    uint32_t code = 0;
+    int rc = try_once(arg, attempt, &code);
+    if (rc == 0) return 0;
+    if (!retry_is_transient(code) || attempt >= p->retries) {
+      if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
+      return rc;
+    }
+    if (p->retry_count) atomic_fetch_add_explicit(p->retry_count, 1, memory_order_relaxed);
+    retry_sleep_ms(delay);
+    delay = retry_next_delay(delay);
   }
 }

@@ -63,6 +63,14 @@ static void runtime_destroy(htpu_object *o) {
   STAT_SUB(live_runtimes, 1);
 }
 
+void runtime_free_region(runtime_obj *rt, void *p, int fd) {
+  gate_enter_exclusive(&htpu_exec_gate);
+  runtime_release_registrations(rt, fd);
+  shared_region_remove(&rt->shared, p);
+  gate_leave_exclusive(&htpu_exec_gate);
+  shared_region_free(&rt->shared, p);
+}
+
 /* QNN allows NULL for every log handle parameter, so a log that cannot be created costs only
  * the captured QNN lines. The real libQnnHtp returns 11002 here when no DSP is reachable;
  * stopping would hide the backendCreate code that follows (4000, which is retried and has a
@@ -115,29 +123,34 @@ static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
   return 0;
 }
 
+typedef struct startup_try {
+  runtime_obj *rt;
+  const htpu_runtime_options *o;
+} startup_try;
+
+static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
+  startup_try *t = arg;
+  t->rt->startup_attempts = attempt + 1;
+  /* Creating a backend and device opens a DSP session: not while anything executes. */
+  gate_enter_exclusive(&htpu_exec_gate);
+  int rc = create_qnn_objects(t->rt, t->o);
+  uint32_t code = htpu_last_qnn_code();
+  if (rc) free_qnn_objects(t->rt);
+  gate_leave_exclusive(&htpu_exec_gate);
+  *qnn_code = rc == HTPU_EQNN ? code : 0; /* only a QNN failure may be transient */
+  return rc;
+}
+
 /* Log, backend and device, retried with backoff while the failure looks transient. */
 static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
-  uint64_t delay = o->startup_retry_delay_ms;
-  for (uint32_t attempt = 0;; attempt++) {
-    rt->startup_attempts = attempt + 1;
-    /* Creating a backend and device opens a DSP session: not while anything executes. */
-    gate_enter_exclusive(&htpu_exec_gate);
-    int rc = create_qnn_objects(rt, o);
-    uint32_t code = htpu_last_qnn_code();
-    if (rc) free_qnn_objects(rt);
-    gate_leave_exclusive(&htpu_exec_gate);
-    if (rc == 0) return 0;
-    if (rc != HTPU_EQNN || !retry_is_transient(code) || attempt >= o->startup_retries) {
-      if (attempt > 0) htpu_append_error(" (after %u attempts)", attempt + 1);
-      /* where the real HTP library cannot create its log it has no DSP either: the note says
-       * why no QNN lines are quoted */
-      if (rt->log_note[0]) htpu_append_error("\n  note: %s", rt->log_note);
-      return rc;
-    }
-    STAT_ADD(startup_retries, 1);
-    retry_sleep_ms(delay);
-    delay = retry_next_delay(delay);
-  }
+  retry_policy p = {o->startup_retries, o->startup_retry_delay_ms,
+                    &htpu_g_counters.startup_retries};
+  startup_try t = {rt, o};
+  int rc = retry_run(&p, startup_try_once, &t);
+  /* where the real HTP library cannot create its log it has no DSP either: the note says why no
+   * QNN lines are quoted */
+  if (rc && rt->log_note[0]) htpu_append_error("\n  note: %s", rt->log_note);
+  return rc;
 }
 
 /* What the device says about itself: arch, SoC model, VTCM (for the compatibility checks). */

@@ -29,7 +29,7 @@ void scratch_pool_init(scratch_pool *p) {
 
 static void block_free(scratch_block *b, struct runtime_obj *rt) {
   if (b->fd >= 0)
-    shared_region_free(rt, b->data, b->fd);
+    runtime_free_region(rt, b->data, b->fd);
   else
     free(b->data);
   free(b);

@@ -25,7 +25,7 @@ struct runtime_obj;
 typedef struct scratch_block {
   struct scratch_block *next;
   unsigned char *data;
-  int fd; /* >= 0: FastRPC memory (shared_region_alloc) */
+  int fd; /* >= 0: FastRPC memory (shared_region_alloc, runtime_free_region) */
 } scratch_block;
 
 typedef struct scratch_pool {
