@@ -15,6 +15,7 @@
 #include "refmodel.h"
 #include "qnn/qnn_device_abi.h"
 #include "fixture.h"
+#include "ref_control.h"
 #include "test.h"
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -26,15 +27,6 @@ static const char *RB_ADD =
     "  output y f32 [1,4]\n"
     "  op ElementWiseAdd a b -> y\n";
 
-
-static void reset_env(void) {
-  static const char *const vars[] = {
-      "HTPU_REF_PROVIDERS",       "HTPU_REF_SYSTEM_PROVIDERS",
-      "HTPU_REF_GETPROVIDERS_ERROR", "HTPU_REF_SYSTEM_GETPROVIDERS_ERROR",
-      "HTPU_REF_FAULTS",          "HTPU_REF_LATENCY",
-      "HTPU_REF_SYSTEM_LAYOUT"};
-  for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
-}
 
 /* Captured log lines ("<level>:<text>\n"), shared by all tests. */
 static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -60,56 +52,17 @@ static void log_clear(void) {
   pthread_mutex_unlock(&g_log_lock);
 }
 
-typedef struct ctl {
-  void *dl;
-  qnn_interface_get_providers_fn get_providers;
-  htpu_ref_arm_fn arm;
-  htpu_ref_set_latency_fn set_latency;
-  htpu_ref_disarm_fn disarm;
-  htpu_ref_get_stats_fn stats;
-  htpu_ref_reset_stats_fn reset_stats;
-  htpu_ref_last_violation_fn last_violation;
-} ctl;
+/* The control API, and a clean start and finish around each test (ref_control.h). */
+typedef ref_ctl ctl;
 
-/* Opens the backend library and its control API; resets env, rules and counters. */
 static int ctl_open(ctl *c) {
-  memset(c, 0, sizeof(*c));
-  reset_env();
-  c->dl = dlopen(test_build_path("libhtpu_refbackend.so"), RTLD_NOW | RTLD_LOCAL);
-  if (!c->dl) {
-    printf("    dlopen: %s\n", dlerror());
-    return -1;
-  }
-  c->get_providers = (qnn_interface_get_providers_fn)dlsym(c->dl, "QnnInterface_getProviders");
-  c->arm = (htpu_ref_arm_fn)dlsym(c->dl, "htpu_ref_arm");
-  c->set_latency = (htpu_ref_set_latency_fn)dlsym(c->dl, "htpu_ref_set_latency");
-  c->disarm = (htpu_ref_disarm_fn)dlsym(c->dl, "htpu_ref_disarm");
-  c->stats = (htpu_ref_get_stats_fn)dlsym(c->dl, "htpu_ref_get_stats");
-  c->reset_stats = (htpu_ref_reset_stats_fn)dlsym(c->dl, "htpu_ref_reset_stats");
-  c->last_violation = (htpu_ref_last_violation_fn)dlsym(c->dl, "htpu_ref_last_violation");
-  if (!c->get_providers || !c->arm || !c->set_latency || !c->disarm || !c->stats ||
-      !c->reset_stats || !c->last_violation) {
-    printf("    missing symbol in libhtpu_refbackend.so\n");
-    return -1;
-  }
-  c->disarm();
-  c->reset_stats();
   log_clear();
-  return 0;
+  return ref_ctl_open(c);
 }
 
-static void ctl_close(ctl *c) {
-  reset_env();
-  if (c->disarm) c->disarm();
-  if (c->dl) dlclose(c->dl);
-  c->dl = NULL;
-}
+static void ctl_close(ctl *c) { ref_ctl_close(c); }
 
-static htpu_ref_stats stats_of(const ctl *c) {
-  htpu_ref_stats s;
-  c->stats(&s);
-  return s;
-}
+static htpu_ref_stats stats_of(const ctl *c) { return ref_ctl_stats(c); }
 
 /* A backend stack: log -> backend -> device -> context -> graph. */
 typedef struct rig {
@@ -123,20 +76,13 @@ typedef struct rig {
   ref_model *model; /* the test's own parse, for tensor ids and shapes */
 } rig;
 
-static const qnn_interface_t *first_provider(const ctl *c) {
-  const qnn_interface_t **list = NULL;
-  uint32_t n = 0;
-  if (c->get_providers(&list, &n) != QNN_SUCCESS || n == 0) return NULL;
-  return list[0];
-}
-
 /* Opens the stack up to the graph `graph` of `text`, with HTPU_REF_FAULTS/HTPU_REF_LATENCY
  * set (when non-NULL) around backendCreate only. Returns the first failing QNN code, or 0. */
 static qnn_error_t rig_open_env(rig *r, const char *text, const char *graph, const char *faults,
                                 const char *latency) {
   memset(r, 0, sizeof(*r));
   if (ctl_open(&r->c) != 0) return 1;
-  const qnn_interface_t *p = first_provider(&r->c);
+  const qnn_interface_t *p = ref_first_provider(&r->c);
   if (!p) return 2;
   r->t = &p->table;
   qnn_error_t rc;
@@ -144,7 +90,7 @@ static qnn_error_t rig_open_env(rig *r, const char *text, const char *graph, con
   if (faults) setenv("HTPU_REF_FAULTS", faults, 1);
   if (latency) setenv("HTPU_REF_LATENCY", latency, 1);
   rc = r->t->backend_create(r->log, NULL, &r->be);
-  reset_env();
+  ref_reset_env();
   if (rc) return rc;
   if ((rc = r->t->device_create(r->log, NULL, &r->dev))) return rc;
   if (!text) return 0;
@@ -581,7 +527,7 @@ TEST(refb_backend_id_from_provider) {
   ctl c;
   CHECK(ctl_open(&c) == 0);
   setenv("HTPU_REF_PROVIDERS", "CPU_REF:3:2.32.0:1.0.0", 1);
-  const qnn_interface_t *p = first_provider(&c);
+  const qnn_interface_t *p = ref_first_provider(&c);
   CHECK(p);
   qnn_backend_handle_t be = NULL;
   CHECK_EQ(p->table.backend_create(NULL, NULL, &be), QNN_SUCCESS);
@@ -634,7 +580,7 @@ TEST(refb_rule_free_order) {
 TEST(refb_rule_device_before_backend) {
   ctl c;
   CHECK(ctl_open(&c) == 0);
-  const qnn_interface_t *p = first_provider(&c);
+  const qnn_interface_t *p = ref_first_provider(&c);
   CHECK(p);
   htpu_ref_stats s = stats_of(&c);
   if (s.live_backends) { /* another holder of the library left one alive: nothing to test */
@@ -707,8 +653,7 @@ TEST(refb_rule_free_while_executing) {
 TEST(refb_unload_while_executing) {
   rig r;
   CHECK_EQ(rig_open(&r, RB_ADD, "add"), 0);
-  htpu_ref_unload_handles_fn unload =
-      (htpu_ref_unload_handles_fn)dlsym(r.c.dl, "htpu_ref_unload_handles");
+  htpu_ref_unload_handles_fn unload = r.c.unload_handles;
   CHECK(unload != NULL);
   io x;
   CHECK(io_init(&x, r.model, 0) == 0);
@@ -798,7 +743,7 @@ TEST(refb_faults_env_nth_count_every) {
 TEST(refb_faults_env_per_backend_and_process) {
   ctl c;
   CHECK(ctl_open(&c) == 0);
-  const qnn_interface_t *p = first_provider(&c);
+  const qnn_interface_t *p = ref_first_provider(&c);
   CHECK(p);
   /* backendCreate and logCreate count process-wide, from when the variable was set */
   setenv("HTPU_REF_FAULTS", "backendCreate:2:4000,logCreate:1:1002,contextCreateFromBinary:1:1008",
@@ -863,7 +808,7 @@ TEST(refb_faults_env_per_backend_and_process) {
 TEST(refb_null_log_after_failed_log_create) {
   ctl c;
   CHECK(ctl_open(&c) == 0);
-  const qnn_interface_t *p = first_provider(&c);
+  const qnn_interface_t *p = ref_first_provider(&c);
   CHECK(p);
   CHECK_EQ(c.arm("logCreate:*:11002"), 0);
   qnn_log_handle_t log = NULL;
@@ -896,7 +841,7 @@ TEST(refb_null_log_after_failed_log_create) {
 TEST(refb_build_id_override) {
   ctl c;
   CHECK(ctl_open(&c) == 0);
-  const qnn_interface_t *p = first_provider(&c);
+  const qnn_interface_t *p = ref_first_provider(&c);
   CHECK(p);
   const char *id = NULL, *real = NULL, *other = NULL;
   CHECK_EQ(p->table.backend_get_build_id(&id), QNN_SUCCESS);
@@ -978,7 +923,7 @@ typedef struct sys {
 
 static int sys_open(sys *s, const char *spec) {
   memset(s, 0, sizeof(*s));
-  reset_env();
+  ref_reset_env();
   if (spec) setenv("HTPU_REF_SYSTEM_PROVIDERS", spec, 1);
   s->dl = dlopen(test_build_path("libhtpu_refsystem.so"), RTLD_NOW | RTLD_LOCAL);
   if (!s->dl) {
@@ -995,7 +940,7 @@ static int sys_open(sys *s, const char *spec) {
 }
 
 static void sys_close(sys *s) {
-  reset_env();
+  ref_reset_env();
   if (s->dl) dlclose(s->dl);
 }
 

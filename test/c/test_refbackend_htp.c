@@ -2,7 +2,6 @@
  * configs, perf infrastructure (power votes), the rpcmem allocator, memRegister and MEMHANDLE
  * execution, binary validation against the device, DSP subsystem restarts and start-up faults.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "qnn/qnn_htp_abi.h"
 #include "refmodel.h"
 #include "fixture.h"
+#include "ref_control.h"
 #include "test.h"
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -28,13 +28,6 @@ static const char *HTP_ADD =
     "  input b f32 [1,4]\n"
     "  output y f32 [1,4]\n"
     "  op ElementWiseAdd a b -> y\n";
-
-static void htp_reset_env(void) {
-  static const char *const vars[] = {"HTPU_REF_PROVIDERS", "HTPU_REF_FAULTS",
-                                     "HTPU_REF_LATENCY",   "HTPU_REF_DEVICE",
-                                     "HTPU_REF_RPCMEM_FAIL"};
-  for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
-}
 
 static pthread_mutex_t g_hlog_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_hlog[32768];
@@ -64,87 +57,27 @@ static const char *hlog(void) {
   return copy;
 }
 
-/* The backend library, its control API and the allocator library. */
-typedef struct hctl {
-  void *dl, *rpc;
-  const qnn_interface_table_t *t;
-  htpu_ref_arm_fn arm;
-  htpu_ref_disarm_fn disarm;
-  htpu_ref_get_stats_fn stats;
-  htpu_ref_reset_stats_fn reset_stats;
-  htpu_ref_last_violation_fn last_violation;
-  htpu_ref_trigger_ssr_fn trigger_ssr;
-  htpu_ref_get_power_state_fn power_state;
-  htpu_ref_live_power_config_ids_fn live_power_ids;
-  htpu_ref_forget_power_history_fn forget_power;
-  void *(*rpc_alloc)(int, uint32_t, int);
-  void *(*rpc_alloc2)(int, uint32_t, size_t);
-  void (*rpc_free)(void *);
-  int (*rpc_to_fd)(void *);
-  void (*rpc_init)(void);
-  void (*rpc_deinit)(void);
-  htpu_refcdsprpc_get_stats_fn rpc_stats;
-} hctl;
+/* The control API of the backend and the allocator library (ref_control.h), with a clean
+ * start and finish around each test. */
+typedef ref_ctl hctl;
 
-#define SYM(field, lib, name) (*(void **)&(field) = dlsym((lib), (name)))
+static const qnn_interface_table_t *htp_table(const hctl *c);
 
 static int hctl_open(hctl *c) {
-  memset(c, 0, sizeof(*c));
-  htp_reset_env();
-  c->dl = dlopen(test_build_path("libhtpu_refbackend.so"), RTLD_NOW | RTLD_LOCAL);
-  c->rpc = dlopen(test_build_path("libhtpu_refcdsprpc.so"), RTLD_NOW | RTLD_LOCAL);
-  if (!c->dl || !c->rpc) {
-    printf("    dlopen: %s\n", dlerror());
-    return -1;
-  }
-  qnn_interface_get_providers_fn gp = NULL;
-  SYM(gp, c->dl, "QnnInterface_getProviders");
-  SYM(c->arm, c->dl, "htpu_ref_arm");
-  SYM(c->disarm, c->dl, "htpu_ref_disarm");
-  SYM(c->stats, c->dl, "htpu_ref_get_stats");
-  SYM(c->reset_stats, c->dl, "htpu_ref_reset_stats");
-  SYM(c->last_violation, c->dl, "htpu_ref_last_violation");
-  SYM(c->trigger_ssr, c->dl, "htpu_ref_trigger_ssr");
-  SYM(c->power_state, c->dl, "htpu_ref_get_power_state");
-  SYM(c->live_power_ids, c->dl, "htpu_ref_live_power_config_ids");
-  SYM(c->forget_power, c->dl, "htpu_ref_forget_power_history");
-  SYM(c->rpc_alloc, c->rpc, "rpcmem_alloc");
-  SYM(c->rpc_alloc2, c->rpc, "rpcmem_alloc2");
-  SYM(c->rpc_free, c->rpc, "rpcmem_free");
-  SYM(c->rpc_to_fd, c->rpc, "rpcmem_to_fd");
-  SYM(c->rpc_init, c->rpc, "rpcmem_init");
-  SYM(c->rpc_deinit, c->rpc, "rpcmem_deinit");
-  SYM(c->rpc_stats, c->rpc, "htpu_refcdsprpc_get_stats");
-  if (!gp || !c->arm || !c->disarm || !c->stats || !c->reset_stats || !c->last_violation ||
-      !c->trigger_ssr || !c->power_state || !c->live_power_ids || !c->forget_power ||
-      !c->rpc_alloc || !c->rpc_alloc2 || !c->rpc_free || !c->rpc_to_fd || !c->rpc_init ||
-      !c->rpc_deinit || !c->rpc_stats) {
-    printf("    missing symbol\n");
-    return -1;
-  }
-  const qnn_interface_t **list = NULL;
-  uint32_t n = 0;
-  if (gp(&list, &n) != QNN_SUCCESS || n == 0) return -1;
-  c->t = &list[0]->table;
-  c->disarm();
-  c->reset_stats();
+  if (ref_ctl_open(c) != 0 || !htp_table(c)) return -1;
   c->forget_power();
   hlog_clear();
   return 0;
 }
 
-static void hctl_close(hctl *c) {
-  htp_reset_env();
-  if (c->disarm) c->disarm();
-  if (c->rpc) dlclose(c->rpc);
-  if (c->dl) dlclose(c->dl);
-  memset(c, 0, sizeof(*c));
-}
+static void hctl_close(hctl *c) { ref_ctl_close(c); }
 
-static htpu_ref_stats hstats(const hctl *c) {
-  htpu_ref_stats s;
-  c->stats(&s);
-  return s;
+static htpu_ref_stats hstats(const hctl *c) { return ref_ctl_stats(c); }
+
+/* The QNN functions of the first provider (with no HTPU_REF_PROVIDERS: the default one). */
+static const qnn_interface_table_t *htp_table(const hctl *c) {
+  const qnn_interface_t *p = ref_first_provider(c);
+  return p ? &p->table : NULL;
 }
 
 /* log -> backend -> device (with `device_env` as HTPU_REF_DEVICE around backendCreate). */
@@ -159,7 +92,7 @@ typedef struct stack {
 static qnn_error_t stack_open(stack *s, const char *device_env) {
   memset(s, 0, sizeof(*s));
   if (hctl_open(&s->c) != 0) return 1;
-  s->t = s->c.t;
+  s->t = htp_table(&s->c);
   qnn_error_t rc = s->t->log_create(hlog_cb, QNN_LOG_LEVEL_DEBUG, &s->log);
   if (rc) return rc;
   if (device_env) setenv("HTPU_REF_DEVICE", device_env, 1);
@@ -679,8 +612,7 @@ TEST(htp_rpcmem_semantics) {
   CHECK_EQ(st.initialized, 1);
   /* the exit-time destructor leaves live allocations usable: another thread of an exiting
    * process may still be writing or executing with them */
-  htpu_refcdsprpc_unload_fn unload = NULL;
-  SYM(unload, c.rpc, "htpu_refcdsprpc_unload");
+  htpu_refcdsprpc_unload_fn unload = c.rpc_unload;
   CHECK(unload != NULL);
   if (unload) unload();
   p[8] = 0xA5;
@@ -1165,7 +1097,7 @@ TEST(htp_ssr_control_and_plain_1007) {
 TEST(htp_startup_env_rules_count_process_wide) {
   hctl c;
   CHECK(hctl_open(&c) == 0);
-  const qnn_interface_table_t *t = c.t;
+  const qnn_interface_table_t *t = htp_table(&c);
   setenv("HTPU_REF_FAULTS", "deviceCreate:1:1003:2,backendCreate:1:1003:2", 1);
   /* a loader retrying start-up: backend + device, freed on failure */
   qnn_error_t got[5][2];
