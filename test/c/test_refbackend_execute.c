@@ -1,4 +1,5 @@
-/* test_refbackend_execute.c - the reference backend's QNN objects from log to graph, execute and its validation, stale handles and bad context binaries.
+/* test_refbackend_execute.c - the reference backend's QNN objects from log to graph, execute and
+ * its validation, stale handles and bad context binaries.
  */
 #include <stdlib.h>
 #include <string.h>

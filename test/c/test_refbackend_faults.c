@@ -1,4 +1,5 @@
-/* test_refbackend_faults.c - fault injection in the reference backend: HTPU_REF_FAULTS and HTPU_REF_LATENCY, the control API, build-id override.
+/* test_refbackend_faults.c - fault injection in the reference backend: HTPU_REF_FAULTS and
+ * HTPU_REF_LATENCY, the control API, build-id override.
  */
 #include <stdlib.h>
 #include <string.h>

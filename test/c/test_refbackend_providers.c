@@ -1,4 +1,5 @@
-/* test_refbackend_providers.c - the reference backend's providers: versions, table slots, QNN_INTERFACE specs in HTPU_REF_PROVIDERS.
+/* test_refbackend_providers.c - the reference backend's providers: versions, table slots,
+ * QNN_INTERFACE specs in HTPU_REF_PROVIDERS.
  */
 #include <stddef.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* test_refbackend_rules.c - the API rules the reference backend enforces: free order, freeing or unloading while an execute runs, one execute per graph at a time.
+/* test_refbackend_rules.c - the API rules the reference backend enforces: free order, freeing or
+ * unloading while an execute runs, one execute per graph at a time.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* test_refsystem.c - the reference system library (libhtpu_refsystem.so): providers and context-binary info at every version.
+/* test_refsystem.c - the reference system library (libhtpu_refsystem.so): providers, and the
+ * context-binary info at every version.
  */
 #include <dlfcn.h>
 #include <stddef.h>
