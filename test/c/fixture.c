@@ -1,13 +1,10 @@
 /* fixture.c - shared helpers for the core tests. */
 #include "fixture.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../reference/backend/htpu_ref_control.h"
-#include "../../reference/cdsprpc/htpu_refcdsprpc.h"
 #include "refmodel.h"
 #include "test.h"
 
@@ -97,118 +94,8 @@ const char *fx_build_model_file(const char *name, const char *text) {
 }
 
 void fx_reset_env(void) {
-  unsetenv("HTPU_REF_PROVIDERS");
-  unsetenv("HTPU_REF_SYSTEM_PROVIDERS");
-  unsetenv("HTPU_REF_SYSTEM_LAYOUT");
-  unsetenv("HTPU_REF_GETPROVIDERS_ERROR");
-  unsetenv("HTPU_REF_FAULTS");
-  unsetenv("HTPU_REF_LATENCY");
-  unsetenv("HTPU_REF_DEVICE");
-  unsetenv("HTPU_REF_RPCMEM_FAIL");
-  unsetenv("HTPU_REF_BUILD_ID");
-  unsetenv("HTPU_REF_SKIP_OUTPUTS");
+  ref_reset_env();
   fx_ref_disarm();
-}
-
-/* The control API lives in the reference backend. The tests keep one reference to the
- * library for the whole run, so they and the core share one library state and the resolved
- * functions never dangle. */
-static void *ref_symbol(const char *name) {
-  static void *dl;
-  if (!dl) dl = dlopen(test_build_path("libhtpu_refbackend.so"), RTLD_NOW | RTLD_GLOBAL);
-  return dl ? dlsym(dl, name) : NULL;
-}
-
-int fx_ref_arm(const char *rules) {
-  htpu_ref_arm_fn f = (htpu_ref_arm_fn)ref_symbol("htpu_ref_arm");
-  return f ? f(rules) : -1;
-}
-
-void fx_ref_disarm(void) {
-  htpu_ref_disarm_fn f = (htpu_ref_disarm_fn)ref_symbol("htpu_ref_disarm");
-  if (f) f();
-}
-
-unsigned long fx_ref_violations(void) {
-  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
-  if (!f) return 0;
-  htpu_ref_stats s;
-  f(&s);
-  return (unsigned long)s.violations;
-}
-
-const char *fx_ref_last_violation(void) {
-  htpu_ref_last_violation_fn f = (htpu_ref_last_violation_fn)ref_symbol("htpu_ref_last_violation");
-  return f ? f() : "";
-}
-
-int fx_ref_set_latency(const char *api, unsigned usec) {
-  htpu_ref_set_latency_fn f = (htpu_ref_set_latency_fn)ref_symbol("htpu_ref_set_latency");
-  return f ? f(api, usec) : -1;
-}
-
-uint32_t fx_ref_trigger_ssr(void) {
-  htpu_ref_trigger_ssr_fn f = (htpu_ref_trigger_ssr_fn)ref_symbol("htpu_ref_trigger_ssr");
-  return f ? f() : 0;
-}
-
-static htpu_ref_stats ref_stats(void) {
-  htpu_ref_stats s;
-  memset(&s, 0, sizeof s);
-  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
-  if (f) f(&s);
-  return s;
-}
-
-uint64_t fx_ref_executes(void) { return ref_stats().total_executes; }
-
-uint64_t fx_ref_faults(void) { return ref_stats().faults_injected; }
-
-uint64_t fx_ref_thread_calls(const char *api) {
-  htpu_ref_thread_calls_fn f = (htpu_ref_thread_calls_fn)ref_symbol("htpu_ref_thread_calls");
-  return f ? f(api) : UINT64_MAX;
-}
-
-uint64_t fx_rpcmem_allocs(void) {
-  /* The library the runtime loads (fx_ref_options_shared), kept open like the backend. */
-  static void *dl;
-  if (!dl) dl = dlopen(test_build_path("libhtpu_refcdsprpc.so"), RTLD_NOW | RTLD_LOCAL);
-  htpu_refcdsprpc_get_stats_fn f =
-      dl ? (htpu_refcdsprpc_get_stats_fn)dlsym(dl, "htpu_refcdsprpc_get_stats") : NULL;
-  if (!f) return UINT64_MAX;
-  htpu_refcdsprpc_stats s;
-  f(&s);
-  return s.total_allocs;
-}
-
-int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out) {
-  int (*f)(uint32_t, htpu_ref_power_state *) =
-      (int (*)(uint32_t, htpu_ref_power_state *))ref_symbol("htpu_ref_get_power_state");
-  return f ? f(id, out) : -1;
-}
-
-uint32_t fx_ref_live_power_ids(void) {
-  uint32_t (*f)(void) = (uint32_t(*)(void))ref_symbol("htpu_ref_live_power_config_ids");
-  return f ? f() : 0;
-}
-
-uint32_t fx_ref_last_power_id(void) {
-  htpu_ref_last_power_config_id_fn f =
-      (htpu_ref_last_power_config_id_fn)ref_symbol("htpu_ref_last_power_config_id");
-  return f ? f() : 0;
-}
-
-uint32_t fx_ref_live_mem_handles(void) {
-  htpu_ref_get_stats_fn f = (htpu_ref_get_stats_fn)ref_symbol("htpu_ref_get_stats");
-  if (!f) return 0;
-  htpu_ref_stats s;
-  f(&s);
-  return s.live_mem_handles;
-}
-
-void fx_ref_forget_power_history(void) {
-  void (*f)(void) = (void (*)(void))ref_symbol("htpu_ref_forget_power_history");
-  if (f) f();
 }
 
 void fx_ref_options_shared(htpu_runtime_options *o) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hexagon_tpu.h"
+#include "ref_control.h" /* fx_ref_*: the reference libraries' control API */
 
 /* Runtime options pointing at the reference backend and system library of this build. */
 void fx_ref_options(htpu_runtime_options *o);
@@ -21,35 +22,8 @@ const char *fx_build_model_file(const char *name, const char *text);
 /* Builds into a malloc'ed buffer (free()). */
 void *fx_build_model(const char *text, size_t *len);
 
-/* Clears every HTPU_REF_* variable the tests set. */
+/* Clears every HTPU_REF_* variable the tests set and disarms the fault rules. */
 void fx_reset_env(void);
-
-/* The reference backend's control API, resolved from the loaded library (NULL if absent). */
-int fx_ref_arm(const char *rules);
-void fx_ref_disarm(void);
-unsigned long fx_ref_violations(void);
-const char *fx_ref_last_violation(void);
-int fx_ref_set_latency(const char *api, unsigned usec);
-/* A DSP subsystem restart now (every live context goes stale); returns how many went stale. */
-uint32_t fx_ref_trigger_ssr(void);
-/* Cumulative counts (compare before and after): graphExecute calls the backend ran to success;
- * calls failed by a fault rule. */
-uint64_t fx_ref_executes(void);
-uint64_t fx_ref_faults(void);
-/* Calls of a QNN API (name as in fault rules) made by the calling thread so far. */
-uint64_t fx_ref_thread_calls(const char *api);
-/* Successful rpcmem_alloc calls of the reference FastRPC library so far (process-wide). */
-uint64_t fx_rpcmem_allocs(void);
-
-/* Power state of a power config id as the reference backend recorded it (see
- * htpu_ref_control.h); returns 0 live, 1 destroyed, -1 unknown. */
-struct htpu_ref_power_state;
-int fx_ref_power_state(uint32_t id, struct htpu_ref_power_state *out);
-uint32_t fx_ref_live_power_ids(void);
-/* The id the last createPowerConfigId returned (ids are process-wide: never assume 1). */
-uint32_t fx_ref_last_power_id(void);
-uint32_t fx_ref_live_mem_handles(void);
-void fx_ref_forget_power_history(void);
 
 /* Options with the reference FastRPC allocator of this build (the one the backend loads). */
 void fx_ref_options_shared(htpu_runtime_options *o);

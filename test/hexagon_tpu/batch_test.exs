@@ -44,8 +44,7 @@ defmodule HexagonTpu.BatchTest do
     assert stats.chunks == 5
     assert HexagonTpu.stats().executes - before >= 5
     # one row is a plain predict
-    assert {:ok, [y1]} =
-             HexagonTpu.predict_batch(m, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+    assert {:ok, [y1]} = HexagonTpu.predict_batch(m, add_inputs(), output: :binary)
 
     assert from_f32(y1) == [2.0, 3.0, 4.0, 5.0]
   end

@@ -10,7 +10,7 @@ defmodule HexagonTpu.LifecycleTest do
   end
 
   defp run_add(g) do
-    with {:ok, [y]} <- Graph.execute(g, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary) do
+    with {:ok, [y]} <- Graph.execute(g, add_inputs(), output: :binary) do
       {:ok, from_f32(y)}
     end
   end

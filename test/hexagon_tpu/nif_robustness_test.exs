@@ -104,8 +104,7 @@ defmodule HexagonTpu.NifRobustnessTest do
     assert io2.note =~ ~r/rpcmem_alloc of \d+ bytes failed/
     SharedIO.close(io2)
 
-    {:ok, [y]} =
-      HexagonTpu.predict(model2, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+    {:ok, [y]} = add(model2)
 
     assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
     Graph.close(model)
@@ -209,8 +208,7 @@ defmodule HexagonTpu.NifRobustnessTest do
     # The old code and its library are still the current ones.
     assert :erlang.function_exported(NIF, :graph_execute, 4)
 
-    assert {:ok, [y]} =
-             HexagonTpu.predict(model, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+    assert {:ok, [y]} = add(model)
 
     assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
     assert {:ok, io} = Graph.alloc_io(model)
@@ -222,7 +220,7 @@ defmodule HexagonTpu.NifRobustnessTest do
     assert {:module, NIF} = :code.load_binary(NIF, file, nif_beam)
     assert :code.soft_purge(NIF)
     model2 = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
-    assert {:ok, _} = HexagonTpu.predict(model2, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])])
+    assert {:ok, _} = HexagonTpu.predict(model2, add_inputs())
     HexagonTpu.close(model2)
   end
 end

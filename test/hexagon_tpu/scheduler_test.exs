@@ -40,6 +40,34 @@ defmodule HexagonTpu.SchedulerTest do
 
   defp delta(before), do: Map.new(counters(), fn {k, v} -> {k, v - before[k]} end)
 
+  # A call of an idle graph that should reach the normal scheduler. Nothing in this test holds
+  # the graph or needs a conversion block, but the execute gate is VM-wide: a context loaded
+  # or freed anywhere (a finished test's models, reaped after GC) holds it for a moment, and a
+  # call that would wait goes to dirty IO instead (docs/elixir.md: `:normal` is a preference).
+  # So this asserts what is promised: it ran there, or it ran on dirty IO and was counted as
+  # declined busy. Returns where it ran.
+  defp ran_normal_unless_busy(model, opts \\ []) do
+    before = counters()
+    ran = ran_on(model, opts)
+
+    if ran == :dirty_io,
+      do: assert(delta(before).normal_declined_busy >= 1, "dirty IO without a busy decline")
+
+    ran
+  end
+
+  # An :auto call: where its graph's window says, as far as promised. Returns where it ran.
+  defp ran_as_window_says(model) do
+    case auto_expect(model) do
+      :normal ->
+        ran_normal_unless_busy(model)
+
+      :dirty_io ->
+        assert ran_on(model) == :dirty_io
+        :dirty_io
+    end
+  end
+
   # What :auto must decide for the next call of an idle graph, from its window as it is now.
   defp auto_expect(model) do
     {:ok, t} = Graph.timing(model)
@@ -87,13 +115,9 @@ defmodule HexagonTpu.SchedulerTest do
 
     # From here each call goes where the window says; a call of a few microseconds leaves it
     # short, so (barring a scheduler hiccup over 200 µs) the normal scheduler is reached.
-    decisions =
-      for _ <- 1..200 do
-        want = auto_expect(model)
-        assert ran_on(model) == want
-        want
-      end
+    decisions = for _ <- 1..200, do: ran_as_window_says(model)
 
+    # a held gate declines a call now and then, not 200 in a row
     assert :normal in decisions
     assert delta(before).executes_normal == Enum.count(decisions, &(&1 == :normal))
   end
@@ -107,12 +131,7 @@ defmodule HexagonTpu.SchedulerTest do
     before = counters()
 
     # Each call goes where the window says (the first 32: unknown, dirty) ...
-    calls =
-      for i <- 1..66 do
-        want = auto_expect(model)
-        assert ran_on(model) == want, "call #{i}"
-        {i, want}
-      end
+    calls = for i <- 1..66, do: {i, ran_as_window_says(model)}
 
     # ... so of the slow calls at most the first reaches a normal scheduler (when the window
     # was short just before it, which on a quiet machine it is), and none after it does.
@@ -137,7 +156,7 @@ defmodule HexagonTpu.SchedulerTest do
     assert d.executes_normal == 0
     assert d.normal_declined_not_short == @window + 3
     # Forced, it does run there: the caller said the graph is short enough.
-    assert ran_on(model, scheduler: :normal) == :normal
+    ran_normal_unless_busy(model, scheduler: :normal)
     Runtime.close(rt)
   end
 
@@ -203,11 +222,11 @@ defmodule HexagonTpu.SchedulerTest do
     dirty = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :dirty_io)
     assert Map.get(dirty, :scheduler) == :dirty_io
     for _ <- 1..(@window + 2), do: assert(ran_on(dirty) == :dirty_io)
-    assert ran_on(dirty, scheduler: :normal) == :normal
+    ran_normal_unless_busy(dirty, scheduler: :normal)
 
     normal = HexagonTpu.load_model!({:binary, bin}, backend: :reference, scheduler: :normal)
     # Forced: no window needed.
-    assert ran_on(normal) == :normal
+    ran_normal_unless_busy(normal)
     assert ran_on(normal, scheduler: :dirty_io) == :dirty_io
     assert ran_on(normal, scheduler: :auto) == :dirty_io
 
@@ -291,11 +310,14 @@ defmodule HexagonTpu.SchedulerTest do
     assert d.executes_declined == 1
     assert d.executes_normal == 0
 
-    {:ok, [y2], %{scheduler: :normal}} =
-      HexagonTpu.predict(model, [x], output: :binary, stats: true)
+    # The block is idle now: the next call converts in it on the normal scheduler, unless the
+    # VM-wide gate is held (see ran_normal_unless_busy/2); it never declines for a resource again.
+    {:ok, [y2], %{scheduler: ran}} = HexagonTpu.predict(model, [x], output: :binary, stats: true)
 
     assert y2 == y1
-    assert delta(before).normal_declined_resource == 1
+    d = delta(before)
+    assert d.normal_declined_resource == 1
+    assert ran == :normal or d.normal_declined_busy >= 1
   end
 
   test "errors from the normal path are the same errors", %{bin: bin} do
