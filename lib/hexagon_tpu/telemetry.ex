@@ -95,15 +95,16 @@ defmodule HexagonTpu.Telemetry do
       :ets.whereis(:telemetry_handler_table) != :undefined
   end
 
-  @doc """
-  Runs an execute between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
-  `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
-  exits (then re-raised with its stacktrace). `fun` returns `{result, stats}`: what the call
-  returns (`{:ok, ...}` or `{:error, %HexagonTpu.Error{}}`) and the C core's figures for the
-  `:stop` measurements (`nil` when there are none); `result` is returned as it is. For
-  `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
-  (`HexagonTpu.predict_batch/3` adds `:batch_size` and `:chunks`).
-  """
+  @doc false
+  # Not a user API: the span of HexagonTpu.Graph.execute/3 and predict_batch/3, which hand
+  # their stats to this function beside the result.
+  # Runs an execute between `[:hexagon_tpu, :execute, :start]` and `:stop` (plus
+  # `[:hexagon_tpu, :error]` for a returned error), or `:exception` if it raises, throws or
+  # exits (then re-raised with its stacktrace). `fun` returns `{result, stats}`: what the call
+  # returns (`{:ok, ...}` or `{:error, %HexagonTpu.Error{}}`) and the C core's figures for the
+  # `:stop` measurements (`nil` when there are none); `result` is returned as it is. For
+  # `HexagonTpu.Graph.execute/3`; `extra_meta` is added to the three events' metadata
+  # (`HexagonTpu.predict_batch/3` adds `:batch_size` and `:chunks`).
   @spec execute_span(String.t(), (() -> {result, map() | nil}), map()) :: result
         when result: term()
   def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do
