@@ -34,9 +34,9 @@ QEMU_AARCH64 ?= $(shell command -v qemu-aarch64 2>/dev/null \
                   || command -v qemu-aarch64-static 2>/dev/null)
 AARCH64_BUILD := build/aarch64
 AARCH64_EMU = $(QEMU_AARCH64) -L $(AARCH64_SYSROOT)
-# The C runner starts build-dir programs itself (test_refmodel.c runs htpu-refbuild through
-# system()). Without binfmt_misc the kernel cannot execute an aarch64 file, so the runner is
-# pointed at this directory instead: the libraries are symlinks to the real ones, the programs
+# The C runner starts build-dir programs itself (test_refmodel_refbuild.c runs htpu-refbuild
+# through system()). Without binfmt_misc the kernel cannot execute an aarch64 file, so the runner
+# is pointed at this directory instead: the libraries are symlinks to the real ones, the programs
 # are scripts that exec the real ones under the emulator.
 AARCH64_EMU_DIR := $(AARCH64_BUILD)/qemu-run
 

@@ -2,11 +2,11 @@
  * test_quant_simd.c - the SIMD quantization kernels (src/quant_simd.c, quant_kernels.h) against
  * the exact scalar path (qc_quantize_exact / qc_dequantize_exact), byte for byte, for every
  * instruction set this machine runs (x86-64: SSE2 and, when the CPU has it, AVX2; aarch64:
- * NEON). test_quant.c checks the exact path (and the default kernels) against references
- * written with integer arithmetic; here the inputs are chosen to hit what the kernels must get
- * right: exact ties and the floats next to them (where one float multiply lands on the wrong
- * side), saturation edges, +-Inf, huge and tiny values, lengths that leave tails, per-axis
- * patterns, and NaN placement. Fixed seeds, so a failure reproduces; make
+ * NEON). The other test_quant_*.c files check the exact path (and the default kernels) against
+ * references written with integer arithmetic (quant_rig.c); here the inputs are chosen to hit
+ * what the kernels must get right: exact ties and the floats next to them (where one float
+ * multiply lands on the wrong side), saturation edges, +-Inf, huge and tiny values, lengths that
+ * leave tails, per-axis patterns, and NaN placement. Fixed seeds, so a failure reproduces; make
  * test-quant-exhaustive walks every float instead.
  */
 #include <float.h>
