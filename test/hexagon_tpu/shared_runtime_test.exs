@@ -14,9 +14,17 @@ defmodule HexagonTpu.SharedRuntimeTest do
   end
 
   setup do
-    # Nothing from earlier tests: only this test's runtimes are idle.
+    # Nothing from earlier tests: their models collected and closed first (settle/0), so that
+    # every runtime they leave is idle now and closed here, not in the middle of this test.
+    settle()
     {:ok, _} = Runtime.close_idle_shared(idle_ms: 0)
     %{base: settle()}
+  end
+
+  defp shared?(opts) do
+    Enum.any?(KeyLock.keys({Runtime, :shared, :_}), fn {Runtime, :shared, key} ->
+      Enum.all?(opts, fn {k, v} -> Map.get(key, k) == v end)
+    end)
   end
 
   # An option set of its own per `i` (a start-up back-off nobody else uses).
@@ -152,9 +160,16 @@ defmodule HexagonTpu.SharedRuntimeTest do
       end)
 
     assert_receive {:holding, _rt}
-    assert {:ok, 0} = Runtime.close_idle_shared(idle_ms: 0)
+    # held: not closed (other runtimes, if any became idle since the setup, may be)
+    assert {:ok, _} = Runtime.close_idle_shared(idle_ms: 0)
+    assert shared?(opts(300))
+    # the kill is asynchronous: the holder is gone once its monitor says so
+    ref = Process.monitor(holder)
     Process.exit(holder, :kill)
-    assert {:ok, 1} = Runtime.close_idle_shared(idle_ms: 0)
+    assert_receive {:DOWN, ^ref, :process, ^holder, :killed}
+    assert {:ok, closed} = Runtime.close_idle_shared(idle_ms: 0)
+    assert closed >= 1
+    refute shared?(opts(300))
     assert wait_for_live(base) == base
   end
 
