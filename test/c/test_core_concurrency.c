@@ -386,10 +386,11 @@ TEST(concurrency_a_busy_graph_holds_up_only_its_own_callers) {
   CHECK_EQ(htpu_context_open_file(rt, path, &ctx3), HTPU_OK);
   CHECK_EQ(htpu_graph_open(ctx, "add_f32", &busy), HTPU_OK);
   CHECK_EQ(htpu_graph_open(ctx3, "mul_f32", &third), HTPU_OK);
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 300000), 0);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
   unsigned long v0 = fx_ref_violations();
 
-  /* QUEUED calls on one graph: the first runs (300 ms), the others queue on its lock. */
+  /* QUEUED calls on one graph: the first runs (1 s: long enough for the others to be seen
+   * queued on a loaded machine under the sanitizers), the others queue on its lock. */
   one_call queue[QUEUED], other;
   pthread_t th[QUEUED], other_th, load_th;
   for (int i = 0; i < QUEUED; i++) call_init(&queue[i], busy, 8.0f);
