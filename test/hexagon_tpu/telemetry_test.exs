@@ -115,32 +115,6 @@ defmodule HexagonTpu.TelemetryTest do
     HexagonTpu.close(model)
   end
 
-  test "a :normal call behind a busy graph goes dirty, and its stop event says so", %{bin: bin} do
-    # What made the test above flaky under load, made certain: another process holds the graph
-    # (a 300 ms execute), so the :normal call declines rather than wait on a normal scheduler,
-    # runs on dirty IO once the graph is free, and the event names where it ran.
-    rt =
-      HexagonTpu.Runtime.open!(
-        backend: :reference,
-        env: [{"HTPU_REF_LATENCY", "graphExecute:300000"}]
-      )
-
-    model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
-    holder = Task.async(fn -> add(model, scheduler: :dirty_io) end)
-    assert wait_until(fn -> HexagonTpu.stats().executes_in_flight > 0 end, 10_000)
-    busy_before = HexagonTpu.stats().normal_declined_busy
-
-    {:ok, _, %{scheduler: :dirty_io}} = add(model, stats: true, scheduler: :normal)
-
-    assert_receive {:event, [:hexagon_tpu, :execute, :stop], _,
-                    %{status: :ok, scheduler: :dirty_io}}
-
-    assert HexagonTpu.stats().normal_declined_busy > busy_before
-    assert {:ok, _} = Task.await(holder, 10_000)
-    HexagonTpu.close(model)
-    HexagonTpu.Runtime.close(rt)
-  end
-
   test "a failed execute: stop with {:error, reason} and an [:hexagon_tpu, :error]", %{bin: bin} do
     model = HexagonTpu.load_model!({:binary, bin}, backend: :reference)
     {:error, error} = HexagonTpu.predict(model, [f32([1, 2, 3, 4])])
@@ -349,5 +323,59 @@ defmodule HexagonTpu.TelemetryTest do
 
     assert t1 >= t0
     :ok = HexagonTpu.close(model)
+  end
+end
+
+defmodule HexagonTpu.TelemetryNormalDeclinedTest do
+  # Not async: it waits for its own execute to be in flight, which the process-wide
+  # executes_in_flight shows only when no other test executes meanwhile.
+  use ExUnit.Case, async: false
+
+  @moduletag :telemetry
+  @moduletag skip: HexagonTpu.TestModels.optional_skip(:telemetry)
+  @compile {:no_warn_undefined, [:telemetry]}
+
+  import HexagonTpu.TestModels
+
+  setup do
+    test = self()
+    id = "#{inspect(test)}-#{System.unique_integer()}"
+
+    :ok =
+      :telemetry.attach(
+        id,
+        [:hexagon_tpu, :execute, :stop],
+        &HexagonTpu.TelemetryTest.forward/4,
+        test
+      )
+
+    on_exit(fn -> :telemetry.detach(id) end)
+    %{bin: build!(add_f32())}
+  end
+
+  test "a :normal call behind a busy graph goes dirty, and its stop event says so", %{bin: bin} do
+    # What made the test above flaky under load, made certain: another process holds the graph
+    # (a 300 ms execute), so the :normal call declines rather than wait on a normal scheduler,
+    # runs on dirty IO once the graph is free, and the event names where it ran.
+    rt =
+      HexagonTpu.Runtime.open!(
+        backend: :reference,
+        env: [{"HTPU_REF_LATENCY", "graphExecute:300000"}]
+      )
+
+    model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+    holder = Task.async(fn -> add(model, scheduler: :dirty_io) end)
+    assert wait_until(fn -> HexagonTpu.stats().executes_in_flight > 0 end, 10_000)
+    busy_before = HexagonTpu.stats().normal_declined_busy
+
+    {:ok, _, %{scheduler: :dirty_io}} = add(model, stats: true, scheduler: :normal)
+
+    assert_receive {:event, [:hexagon_tpu, :execute, :stop], _,
+                    %{status: :ok, scheduler: :dirty_io}}
+
+    assert HexagonTpu.stats().normal_declined_busy > busy_before
+    assert {:ok, _} = Task.await(holder, 10_000)
+    HexagonTpu.close(model)
+    HexagonTpu.Runtime.close(rt)
   end
 end
