@@ -5,7 +5,7 @@ defmodule HexagonTpu.Serving.Request do
   @moduledoc false
 
   alias HexagonTpu.{Error, InputCheck}
-  alias HexagonTpu.Serving.RowTags
+  alias HexagonTpu.Serving.{BatchStack, RowTags}
 
   @compile {:no_warn_undefined, [Nx, Nx.Batch]}
 
@@ -29,6 +29,7 @@ defmodule HexagonTpu.Serving.Request do
   # Nx.Serving's client_preprocessing: the request (a list of inputs, or one input alone for a
   # graph of one) as an Nx.Batch, and its rows; a bad request raises in its caller.
   def preprocess(%{check: check, inputs: infos} = spec, input) do
+    input = from_batches(spec, input)
     input = if is_list(input) or length(infos) != 1, do: input, else: [input]
     prepared = ok!(InputCheck.all(check, infos, input))
     tensors = Enum.map(prepared, fn {t, _dtype, _rows} -> unnamed(t) end)
@@ -51,6 +52,48 @@ defmodule HexagonTpu.Serving.Request do
     entry = List.to_tuple(tensors ++ [RowTags.tensor(rows)])
     {Nx.Batch.concatenate([entry]), rows}
   end
+
+  # Nx.Batch requests, the form Ortex.Serving's and Bumblebee's callers write: one batch whose
+  # entries are the inputs (a tensor for a graph of one input, a tuple for several), or a list
+  # with a batch (or a tensor) per input. A batch is the rows it holds, its padding dropped.
+  defp from_batches(spec, %{__struct__: Nx.Batch} = batch), do: batch_tensors(spec, batch)
+
+  defp from_batches(spec, [_ | _] = list) do
+    if proper_list?(list), do: Enum.map(list, &one_tensor(spec, &1)), else: list
+  end
+
+  defp from_batches(_spec, input), do: input
+
+  defp one_tensor(spec, %{__struct__: Nx.Batch} = batch) do
+    case batch_tensors(spec, batch) do
+      [t] ->
+        t
+
+      tensors ->
+        raise request_error(
+                spec,
+                "an Nx.Batch in a list of inputs must hold one tensor per entry (one input), " <>
+                  "got #{length(tensors)}; a batch of tuples is the whole request"
+              )
+    end
+  end
+
+  defp one_tensor(_spec, other), do: other
+
+  defp batch_tensors(spec, %{__struct__: Nx.Batch, stack: [], size: 0}),
+    do: raise(request_error(spec, "got an empty Nx.Batch"))
+
+  defp batch_tensors(_spec, %{__struct__: Nx.Batch, size: size, pad: pad} = batch) do
+    tensors = BatchStack.traverse(batch)
+    if pad == 0, do: tensors, else: Enum.map(tensors, &Nx.slice_along_axis(&1, 0, size, axis: 0))
+  end
+
+  defp proper_list?([_ | rest]), do: proper_list?(rest)
+  defp proper_list?([]), do: true
+  defp proper_list?(_tail), do: false
+
+  defp request_error(spec, what),
+    do: Error.new(:invalid_argument, "HexagonTpu.Serving: graph '#{spec.graph}': #{what}")
 
   # Axis names would travel into the batch, where Nx.Batch refuses to merge requests whose
   # names differ: one caller's names would fail the batch of every other.
