@@ -123,9 +123,9 @@ defmodule HexagonTpu.MixProject do
       elixirc_paths: elixirc_paths(Mix.env()),
       # Elixir 1.19's `mix test` looks at every .ex/.exs under test/ and warns about files that
       # are neither tests nor ignored: test/precompiled/ holds scripts for
-      # test/precompiled/run.sh and test/optional/ a stress script, not ExUnit tests. (Older
-      # Mix ignores the key.)
-      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/"],
+      # test/precompiled/run.sh, test/optional/ a stress script and test/package/ the scripts
+      # of `make test-package`, not ExUnit tests. (Older Mix ignores the key.)
+      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/", ~r"^test/package/"],
       start_permanent: Mix.env() == :prod,
       # Nx and :telemetry are optional applications (application/0), used only when present at
       # run time (no compile-time dependency): nothing is fetched from Hex to build or test this.
