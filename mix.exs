@@ -108,19 +108,24 @@ defmodule HexagonTpu.MixProject do
   use Mix.Project
 
   @version "0.1.0"
+  # The repository the release workflow runs in: mix/precompiled.exs's @release_url names the
+  # same one (docs/nerves.md, Precompiled NIF).
+  @source_url "https://github.com/hexagon-tpu/hexagon_tpu"
 
   def project do
     [
       app: :hexagon_tpu,
       version: @version,
       elixir: "~> 1.14",
+      package: package(),
+      source_url: @source_url,
       compilers: [:hexagon_tpu_nif | Mix.compilers()],
       elixirc_paths: elixirc_paths(Mix.env()),
       # Elixir 1.19's `mix test` looks at every .ex/.exs under test/ and warns about files that
       # are neither tests nor ignored: test/precompiled/ holds scripts for
-      # test/precompiled/run.sh and test/optional/ a stress script, not ExUnit tests. (Older
-      # Mix ignores the key.)
-      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/"],
+      # test/precompiled/run.sh, test/optional/ a stress script and test/package/ the scripts
+      # of `make test-package`, not ExUnit tests. (Older Mix ignores the key.)
+      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/", ~r"^test/package/"],
       start_permanent: Mix.env() == :prod,
       # Nx and :telemetry are optional applications (application/0), used only when present at
       # run time (no compile-time dependency): nothing is fetched from Hex to build or test this.
@@ -145,6 +150,33 @@ defmodule HexagonTpu.MixProject do
     if Version.compare(System.version(), "1.15.0") == :lt,
       do: [extra_applications: apps, optional_applications: apps],
       else: [extra_applications: Enum.map(apps, &{&1, :optional})]
+  end
+
+  # What `mix hex.build` puts in the package: exactly what `mix compile` needs to build from
+  # source (the NIF, the C core it links and the reference backend users' host tests run on),
+  # with the docs the README points to. Hex's default list would leave out mk/, include/,
+  # common/, reference/ and mix/, and the compile would fail. `make test-package`
+  # (mk/package.mk) builds and uses the package made from this list.
+  defp package do
+    [
+      files:
+        ["lib", "mix/precompiled.exs", "mix.exs", "Makefile", "mk/nif.mk", "mk/cross.mk"] ++
+          ["include", "src", "common", "c_src", "reference"] ++
+          ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md"] ++ checksum_file(),
+      licenses: ["Apache-2.0"],
+      links: %{
+        "GitHub" => @source_url,
+        "Changelog" => "#{@source_url}/blob/v#{@version}/CHANGELOG.md"
+      }
+    ]
+  end
+
+  # checksum.exs vouches for the release's precompiled archives (`HEXAGON_TPU_PRECOMPILED=
+  # download`): the maintainers add it from the release workflow before publishing, and the
+  # package ships it then. Without it the package still builds from source, and download mode
+  # fails naming the missing file. (Hex refuses to build with a listed file that does not exist.)
+  defp checksum_file do
+    if File.exists?(Path.join(__DIR__, "checksum.exs")), do: ["checksum.exs"], else: []
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]

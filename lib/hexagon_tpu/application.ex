@@ -8,10 +8,14 @@ defmodule HexagonTpu.Application do
 
   @impl true
   def start(_type, _args) do
-    Supervisor.start_link([HexagonTpu.KeyLock],
-      strategy: :one_for_one,
-      name: HexagonTpu.Supervisor
-    )
+    # Nx and :telemetry are optional applications, not Hex deps with version requirements: a
+    # version hexagon_tpu does not support stops the start here, naming both versions.
+    with :ok <- HexagonTpu.Optional.check_versions() do
+      Supervisor.start_link([HexagonTpu.KeyLock],
+        strategy: :one_for_one,
+        name: HexagonTpu.Supervisor
+      )
+    end
   end
 
   # System.stop/0 and a release's shutdown stop this application after those that depend on

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make test-package: the Hex package, built and used the way a user gets it.
+#  1. the file list is mix.exs's package[:files], expanded as `mix hex.build` does
+#     (test/package/files.exs), and only those files are copied into build/package/hexagon_tpu;
+#  2. a fresh `mix new` project depends on that copy by path, so its `mix compile` builds the
+#     NIF and the reference backend from the package's files alone (one build: a `mix compile`
+#     in the copy itself would run the same `make nif` a second time);
+#  3. with Nx and :telemetry built from the vendored sources onto ERL_LIBS
+#     (test/optional/env.sh), the project runs predict, predict_batch, a Serving and a
+#     telemetry handler (test/package/user_check.exs).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../optional/env.sh"   # cd's to the project root
+# env.sh's settings for the project's own suite, not for the package or the user project
+unset MIX_BUILD_PATH HTPU_REQUIRE_OPTIONAL MIX_ENV MIX_TARGET MAKEFLAGS MFLAGS MAKELEVEL
+
+out=$root/build/package
+pkg=$out/hexagon_tpu
+user=$out/package_user
+rm -rf "$out"
+mkdir -p "$pkg"
+
+echo "test-package: the package's files (mix.exs package[:files])"
+mix run --no-compile --no-start test/package/files.exs >"$out/files.txt"
+while IFS= read -r f; do
+  mkdir -p "$pkg/$(dirname "$f")"
+  cp -p "$f" "$pkg/$f"
+done <"$out/files.txt"
+echo "  $(wc -l <"$out/files.txt") files in $pkg"
+for f in mix.exs LICENSE CHANGELOG.md Makefile mix/precompiled.exs mk/nif.mk; do
+  [ -f "$pkg/$f" ] || { echo "test-package: $f is not in the package" >&2; exit 1; }
+done
+
+echo "test-package: a fresh project depending on the package by path"
+(cd "$out" && mix new package_user >/dev/null)
+sed -i 's|# {:dep_from_hexpm, .*|{:hexagon_tpu, path: "../hexagon_tpu"},|' "$user/mix.exs"
+grep -q '{:hexagon_tpu, path: "../hexagon_tpu"}' "$user/mix.exs" || {
+  echo "test-package: could not add the dependency to $user/mix.exs" >&2
+  exit 1
+}
+cp test/package/user_check.exs "$user/check.exs"
+(cd "$user" && mix run check.exs)
