@@ -49,7 +49,7 @@ defmodule HexagonTpu.Optional do
 
   defp matches?(vsn, requirement) do
     case Version.parse(vsn) do
-      {:ok, version} -> Version.match?(version, requirement)
+      {:ok, version} -> Version.match?(version, requirement, allow_pre: true)
       :error -> false
     end
   end

@@ -9,6 +9,8 @@ defmodule HexagonTpu.OptionalVersionsTest do
     assert Optional.check_versions(nx: "0.7.2", telemetry: "1.3.0") == :ok
     assert Optional.check_versions(nx: "0.9.0", telemetry: "1.0.0") == :ok
     assert Optional.check_versions(nx: nil, telemetry: nil) == :ok
+    # a development build of a supported release (Nx from its main branch)
+    assert Optional.check_versions(nx: "0.10.0-dev", telemetry: "1.3.0") == :ok
     assert Optional.check_versions([]) == :ok
   end
 
