@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # test_htpu_doctor.sh BUILD_DIR - htpu doctor's steps beyond the basics of test_htpu.sh: the
 # backend's provider facts (shown whatever fails later), a runtime without a QNN log, hints
-# that name only the QAIRT release the loaded library states, and the board's boot firmware.
+# that name only the QAIRT release the loaded library states, the CDSP's remoteproc and the
+# board's boot firmware.
 #
 # The board's side runs on this host through a copy of the reference backend named
-# libQnnHtp.so (which turns the board checks on) and HTPU_DOCTOR_ROOT, a directory standing in
-# for / when doctor reads /sys/class/dmi/id/bios_version. One line per check, then
-# "N passed, N failed"; exits non-zero if any check failed.
+# libQnnHtp.so (which turns the board checks on) and --root, a directory standing in for / when
+# doctor reads the board's /sys, /proc and /dev: every board run gets a fake tree under $TMP,
+# never this machine's. One line per check, then "N passed, N failed"; exits non-zero if any
+# check failed.
 set -u
 
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_doctor
@@ -77,13 +79,19 @@ json_check "doctor --json: runtime log_note" '
 # ---------------------------------------------------------------------------------------------
 # the board's side: hints name the loaded library's release, or none
 
-mkdir -p "$TMP/fake" "$TMP/emptydsp"
+mkdir -p "$TMP/fake" "$TMP/emptydsp" "$TMP/emptyroot"
 cp "$BUILD/libhtpu_refbackend.so" "$TMP/fake/libQnnHtp.so"
 BOARD=(--backend "$TMP/fake/libQnnHtp.so" --system-lib reference)
-# run_board ARGS...: doctor with the board's checks on. This host has no /dev/fastrpc-cdsp and
-# no skel, so such a run fails there; these checks compare the output only (RC reset to 0).
+# run_board [--root DIR] ARGS...: doctor with the board's checks on, against DIR or an empty
+# root. The empty root has no CDSP and no skel, so such a run fails; these checks compare the
+# output only (RC reset to 0).
 run_board() {
-  run doctor "${BOARD[@]}" "$@"
+  local root=$TMP/emptyroot
+  if [ "${1:-}" = --root ]; then
+    root=$2
+    shift 2
+  fi
+  run doctor "${BOARD[@]}" --root "$root" "$@"
   RC=0
 }
 
@@ -100,19 +108,79 @@ expect "doctor (HTP backend): skel hint without a known release" 0 \
 expect_not "doctor (HTP backend): no release claimed when the build id names none" \
   out "The loaded library is QAIRT"
 
-if [ ! -e /dev/fastrpc-cdsp ]; then
-  # the board with its DSP down: the provider's facts come before the failures
-  HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}"
-  expect "doctor (HTP backend, no DSP): provider facts shown, runtime not attempted" 1 \
-    out "[ ok ] backend provider: HTPU_REFERENCE, backend id 6 (HTP), core API 2.32.0, QAIRT 2.25.0" \
-    out "[FAIL] fastrpc: no CDSP FastRPC device" out "coldplug waits up to 20 s" \
-    out "[skip] runtime: not attempted"
-else
-  echo "skip doctor (HTP backend, no DSP): this machine has /dev/fastrpc-cdsp"
-fi
+# the board with its DSP down: the provider's facts come before the failures
+HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}" --root "$TMP/emptyroot"
+expect "doctor (HTP backend, no DSP): provider facts shown, runtime not attempted" 1 \
+  out "[ ok ] backend provider: HTPU_REFERENCE, backend id 6 (HTP), core API 2.32.0, QAIRT 2.25.0" \
+  out "[FAIL] fastrpc: no CDSP FastRPC device" out "coldplug waits up to 20 s" \
+  out "[skip] runtime: not attempted"
 
 # ---------------------------------------------------------------------------------------------
-# boot firmware (/sys/class/dmi/id/bios_version under HTPU_DOCTOR_ROOT)
+# the CDSP's remoteproc (/sys/class/remoteproc/*/{name,state,recovery} under --root)
+
+# rproc ROOT DIR NAME STATE [RECOVERY]: a remoteproc in a fake tree
+rproc() {
+  local d="$1/sys/class/remoteproc/$2"
+  mkdir -p "$d"
+  printf '%s\n' "$3" >"$d/name"
+  printf '%s\n' "$4" >"$d/state"
+  if [ $# -ge 5 ]; then printf '%s\n' "$5" >"$d/recovery"; fi
+}
+
+rproc "$TMP/rp-up" remoteproc0 adsp running
+rproc "$TMP/rp-up" remoteproc1 cdsp running enabled
+rproc "$TMP/rp-up" remoteproc2 wpss offline
+run_board --root "$TMP/rp-up"
+expect "doctor: CDSP remoteproc running -> ok, every remoteproc listed" 0 \
+  out "[ ok ] remoteproc: the CDSP (remoteproc1) is running" \
+  out "remoteproc0: adsp, running" out "remoteproc2: wpss, offline"
+run_board --root "$TMP/rp-up" --json
+json_check "doctor --json: remoteproc step right before fastrpc, with its facts" '
+  j.steps[4].name === "remoteproc" && j.steps[5].name === "fastrpc" &&
+  step("remoteproc").status === "ok" && step("remoteproc").details.cdsp === "remoteproc1" &&
+  step("remoteproc").details.state === "running" &&
+  step("remoteproc").details.recovery === "enabled" &&
+  step("remoteproc").details.remoteprocs.length === 3 &&
+  step("remoteproc").details.remoteprocs[2].name === "wpss" &&
+  step("remoteproc").details.remoteprocs[2].state === "offline"'
+
+rproc "$TMP/rp-off" remoteproc0 adsp running
+rproc "$TMP/rp-off" remoteproc1 cdsp offline
+HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}" --root "$TMP/rp-off"
+expect "doctor: CDSP remoteproc offline -> FAIL with the start command, runtime not attempted" 1 \
+  out "[FAIL] remoteproc: the CDSP (remoteproc1) is offline: the NPU is not started" \
+  out "echo start > /sys/class/remoteproc/remoteproc1/state" out "cdsp.mbn" \
+  out "[skip] runtime: not attempted"
+expect_not "doctor: the hint names the board's path, not the fake root" out "echo start > $TMP"
+
+rproc "$TMP/rp-crash" remoteproc1 cdsp crashed disabled
+run_board --root "$TMP/rp-crash"
+expect "doctor: CDSP remoteproc crashed -> FAIL naming recovery" 0 \
+  out "[FAIL] remoteproc: the CDSP (remoteproc1) has crashed" \
+  out "echo enabled > /sys/class/remoteproc/remoteproc1/recovery"
+
+rproc "$TMP/rp-norecovery" remoteproc1 cdsp running disabled
+run_board --root "$TMP/rp-norecovery"
+expect "doctor: CDSP running without crash recovery -> warn" 0 \
+  out "[warn] remoteproc: the CDSP (remoteproc1) is running, but its crash recovery is disabled"
+
+rproc "$TMP/rp-none" remoteproc0 adsp running
+run_board --root "$TMP/rp-none" --json
+json_check "doctor --json: no CDSP among the remoteprocs -> FAIL naming the module" '
+  step("remoteproc").status === "fail" && step("remoteproc").details.cdsp === null &&
+  step("remoteproc").message.startsWith("none of the 1 remoteproc is the CDSP") &&
+  step("remoteproc").hint.includes("qcom_q6v5_pas")'
+
+run_board
+expect "doctor: no /sys/class/remoteproc -> FAIL" 0 \
+  out "[FAIL] remoteproc: no remoteprocs (/sys/class/remoteproc is missing)"
+
+run doctor "${R[@]}"
+expect "doctor (reference): remoteproc skipped, not on a board" 0 \
+  out "[skip] remoteproc: not applicable: libhtpu_refbackend.so is not the HTP backend (libQnnHtp.so): not on a board"
+
+# ---------------------------------------------------------------------------------------------
+# boot firmware (/sys/class/dmi/id/bios_version under --root)
 
 FLOOR=6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1
 bios() {
@@ -121,38 +189,38 @@ bios() {
 }
 
 bios 6.0.250905.BOOT.MXF.1.0.1-00498-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: boot firmware older than the floor -> warn naming 0x80000600" 0 \
   out "[warn] boot firmware: 6.0.250905.BOOT.MXF.1.0.1-00498-KODIAKWP-1 is older than $FLOOR" \
   out "0x80000600" out "cdsp.mbn"
 
 bios 6.0.260120.BOOT.MXF.1.0.1-00548-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: same date, older build number -> warn" 0 out "[warn] boot firmware"
 
 bios "$FLOOR"
-HTPU_DOCTOR_ROOT="$TMP/root" run_board --json
+run_board --root "$TMP/root" --json
 json_check "doctor --json: boot firmware at the floor is ok" '
   step("firmware").status === "ok" &&
   step("firmware").details.bios_version === "6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1" &&
   step("firmware").details.required === "6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1"'
 
 bios 6.1.260301.BOOT.MXF.1.0.1-00001-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: newer boot firmware -> ok" 0 out "[ ok ] boot firmware: 6.1.260301"
 
 bios "American Megatrends 1.2"
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: a BIOS version of another form -> skip, not compared" 0 \
   out "[skip] boot firmware: 'American Megatrends 1.2' is not of the form"
 
-HTPU_DOCTOR_ROOT="$TMP/nowhere" run_board --json
+run_board --root "$TMP/nowhere" --json
 json_check "doctor --json: no DMI -> firmware skipped, bios_version null" '
   step("firmware").status === "skip" && step("firmware").details.bios_version === null &&
   step("firmware").message.includes("/sys/class/dmi/id/bios_version")'
 
 # ---------------------------------------------------------------------------------------------
-# the whole board path: the CDSP device node, heap and firmware under HTPU_DOCTOR_ROOT, a skel,
+# the whole board path: a running CDSP, its device node, heap and firmware under --root, a skel,
 # the stub next to the backend and the FastRPC stand-in the backend opens: the runtime is
 # attempted through the HTP backend as on a board (cdsprpcd is not running here: a warning)
 
@@ -160,6 +228,8 @@ mkdir -p "$TMP/board/dev/dma_heap" "$TMP/board/sys/class/dmi/id" "$TMP/dsp"
 : >"$TMP/board/dev/fastrpc-cdsp"
 : >"$TMP/board/dev/dma_heap/system"
 printf '%s\n' "$FLOOR" >"$TMP/board/sys/class/dmi/id/bios_version"
+rproc "$TMP/board" remoteproc0 adsp running
+rproc "$TMP/board" remoteproc1 cdsp running enabled
 : >"$TMP/dsp/libQnnHtpV68Skel.so"
 : >"$TMP/fake/libQnnHtpV68Stub.so"
 # the reference backend opens the FastRPC stand-in from its own directory (as libQnnHtp.so
@@ -167,8 +237,8 @@ printf '%s\n' "$FLOOR" >"$TMP/board/sys/class/dmi/id/bios_version"
 cp "$BUILD/libhtpu_refcdsprpc.so" "$TMP/fake/"
 UP=(--fastrpc-lib "$TMP/fake/libhtpu_refcdsprpc.so")
 board_up() {
-  HTPU_DOCTOR_ROOT="$TMP/board" DSP_LIBRARY_PATH="$TMP/dsp" ADSP_LIBRARY_PATH="$TMP/dsp" \
-    run doctor "${BOARD[@]}" "${UP[@]}" "$@"
+  DSP_LIBRARY_PATH="$TMP/dsp" ADSP_LIBRARY_PATH="$TMP/dsp" \
+    run doctor "${BOARD[@]}" "${UP[@]}" --root "$TMP/board" "$@"
 }
 
 board_up
