@@ -230,8 +230,15 @@ mkdir -p "$TMP/board/dev/dma_heap" "$TMP/board/sys/class/dmi/id" "$TMP/dsp"
 printf '%s\n' "$FLOOR" >"$TMP/board/sys/class/dmi/id/bios_version"
 rproc "$TMP/board" remoteproc0 adsp running
 rproc "$TMP/board" remoteproc1 cdsp running enabled
-: >"$TMP/dsp/libQnnHtpV68Skel.so"
-: >"$TMP/fake/libQnnHtpV68Stub.so"
+# lib_with_id STUB|SKEL ID: the board's stub or skel as a file of bytes with a build id inside
+lib_with_id() {
+  local f=$TMP/fake/libQnnHtpV68Stub.so
+  if [ "$1" = SKEL ]; then f=$TMP/dsp/libQnnHtpV68Skel.so; fi
+  printf '\177ELF\2\1\1\0v2.42 is not an id\0QnnHtp\0%s\0rest\0' "$2" >"$f"
+}
+ID_242=v2.42.0.251225103012_190212
+lib_with_id SKEL "$ID_242"
+lib_with_id STUB "$ID_242"
 # the reference backend opens the FastRPC stand-in from its own directory (as libQnnHtp.so
 # does libcdsprpc.so)
 cp "$BUILD/libhtpu_refcdsprpc.so" "$TMP/fake/"
@@ -244,9 +251,61 @@ board_up() {
 board_up
 expect "doctor (board path): every step passes but cdsprpcd" 0 \
   out "[warn] fastrpc: cdsprpcd is not running" out "is not up yet" \
-  out "[ ok ] dsp libraries" out "[ ok ] boot firmware" out "[ ok ] runtime: HTPU_REFERENCE" \
+  out "[ ok ] dsp libraries" out "[ ok ] stub/skel release: stub and skel are one QAIRT 2.42.0 build" \
+  out "[ ok ] boot firmware" out "[ ok ] runtime: HTPU_REFERENCE" \
   out "[ ok ] device: QNN device created" out "[ ok ] shared memory: yes" \
   out "all checks passed (with warnings)"
+
+# ---------------------------------------------------------------------------------------------
+# stub and skel of one QAIRT release: their build ids, read from the files (QAIRT links the id
+# into each library as text, the string backendGetBuildId returns); the ids below have the
+# real form but are made up
+
+lib_with_id SKEL "$QAIRT_225"
+board_up
+expect "doctor (board path): stub 2.42, skel 2.25 -> FAIL, runtime not attempted" 1 \
+  out "[FAIL] stub/skel release: the stub is QAIRT 2.42.0, the skel QAIRT 2.25.0: not one release" \
+  out "stub build id  $ID_242" out "skel build id  $QAIRT_225" out "14001" \
+  out "[skip] runtime: not attempted"
+
+lib_with_id SKEL "$ID_242"
+HTPU_REF_BUILD_ID=$QAIRT_225 board_up
+expect "doctor (board path): stub and skel 2.42 under a 2.25 backend -> FAIL" 1 \
+  out "[FAIL] stub/skel release: the stub and skel are QAIRT 2.42.0, the backend QAIRT 2.25.0"
+
+HTPU_REF_BUILD_ID=$ID_242 board_up
+expect "doctor (board path): the backend's release too -> ok, says so" 0 \
+  out "[ ok ] stub/skel release: stub and skel are one QAIRT 2.42.0 build, the backend's release"
+
+lib_with_id SKEL v2.42.0.251226090000_190300
+board_up
+expect "doctor (board path): one release, two builds -> warn" 0 \
+  out "[warn] stub/skel release: the stub and skel are both QAIRT 2.42.0, but different builds"
+
+: >"$TMP/dsp/libQnnHtpV68Skel.so"
+board_up --json
+json_check "doctor --json: a skel without a build id -> warn, skel_build_id null" '
+  step("dsp_release").status === "warn" && step("dsp_release").details.skel_build_id === null &&
+  step("dsp_release").details.stub_build_id === "v2.42.0.251225103012_190212" &&
+  step("dsp_release").message.endsWith("in the skel: cannot tell its release")'
+
+# the id straddles the first 64 KiB read
+head -c 65530 /dev/zero >"$TMP/dsp/libQnnHtpV68Skel.so"
+printf '%s\0' "$ID_242" >>"$TMP/dsp/libQnnHtpV68Skel.so"
+board_up --json
+json_check "doctor --json: a build id across a read boundary is found" '
+  step("dsp_release").status === "ok" &&
+  step("dsp_release").details.skel_build_id === "v2.42.0.251225103012_190212"'
+
+DSP_LIBRARY_PATH="$TMP/emptydsp" ADSP_LIBRARY_PATH="$TMP/emptydsp" run_board --root "$TMP/board"
+expect "doctor (HTP backend): no skel -> release not compared" 0 \
+  out "[skip] stub/skel release: not compared: the skel was not found"
+
+run doctor "${R[@]}"
+expect "doctor (reference): stub/skel release skipped, not on a board" 0 \
+  out "[skip] stub/skel release: not applicable: libhtpu_refbackend.so is not the HTP backend"
+
+lib_with_id SKEL "$ID_242"
 
 HTPU_REF_RPCMEM_FAIL=1 board_up
 expect "doctor (board path): rpcmem_alloc fails -> the heap only needs to be readable" 0 \

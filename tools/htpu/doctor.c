@@ -20,9 +20,9 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment, check_backend_library, check_provider, check_system_library,
-    check_remoteproc,  check_fastrpc,         check_dsp_libraries, check_firmware,
-    check_runtime,     check_device,          check_shared_memory,
+    check_environment, check_backend_library, check_provider,      check_system_library,
+    check_remoteproc,  check_fastrpc,         check_dsp_libraries, check_dsp_release,
+    check_firmware,    check_runtime,         check_device,        check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -120,6 +120,8 @@ const cli_command cmd_doctor = {
         "                    library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
         "  dsp libraries     HTP backend: each directory of the DSP search path, which holds\n"
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
+        "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
+        "                    from the files), of the backend's release\n"
         "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
         "                    unsigned protection domains\n"
         "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"

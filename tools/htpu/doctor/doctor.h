@@ -33,6 +33,8 @@ typedef struct doctor {
   char qairt[32];             /* "2.25.0" when the build id names a QAIRT release, else "" */
   char qairt_clause[64];      /* " The loaded library is QAIRT 2.25.0.", else "": hints
                                  never claim a release they do not know */
+  char skel_path[4200];       /* dsp_libraries: the skel fastrpc will load, "" when none */
+  char stub_path[4200];       /* dsp_libraries: the stub next to the backend, "" when none */
   int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
   /* the runtime check: an open runtime (closed by the command after the last check) */
   htpu_runtime *rt;
@@ -52,6 +54,7 @@ void check_system_library(doctor *d);
 void check_remoteproc(doctor *d);
 void check_fastrpc(doctor *d);
 void check_dsp_libraries(doctor *d);
+void check_dsp_release(doctor *d);
 void check_firmware(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
