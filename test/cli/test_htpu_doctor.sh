@@ -307,6 +307,47 @@ expect "doctor (reference): stub/skel release skipped, not on a board" 0 \
 
 lib_with_id SKEL "$ID_242"
 
+# ---------------------------------------------------------------------------------------------
+# a second QNN set on LD_LIBRARY_PATH (ONNX Runtime's /usr/lib/onnxruntime-qnn on the image)
+
+ORT=$TMP/usr/lib/onnxruntime-qnn
+mkdir -p "$ORT" "$TMP/sysonly"
+: >"$ORT/libQnnHtp.so"
+: >"$ORT/libQnnSystem.so"
+: >"$ORT/libQnnHtpV68Stub.so"
+: >"$TMP/sysonly/libQnnSystem.so"
+
+LD_LIBRARY_PATH="$TMP/emptydsp:$ORT" board_up
+expect "doctor (board path): ONNX Runtime's stub on LD_LIBRARY_PATH -> FAIL, runtime not attempted" 1 \
+  out "[FAIL] library path: libQnnHtpV68Stub.so in $ORT (LD_LIBRARY_PATH) shadows the one next to $TMP/fake/libQnnHtp.so" \
+  out "(ONNX Runtime's)" out "14001" \
+  out "$TMP/emptydsp: no QNN libraries" \
+  out "$ORT: libQnnHtpV68Stub.so, libQnnHtp.so, libQnnSystem.so" \
+  out "[skip] runtime: not attempted"
+
+LD_LIBRARY_PATH="$TMP/fake:$ORT" board_up --json
+json_check "doctor --json: the backend's directory first -> the other set is a warning" '
+  step("library_path").status === "warn" &&
+  step("library_path").message.startsWith("a second QNN set on LD_LIBRARY_PATH") &&
+  step("library_path").details.library_path.length === 2 &&
+  step("library_path").details.library_path[0].backend_dir === true &&
+  step("library_path").details.library_path[1].qnn_libraries.includes("libQnnHtpV68Stub.so")'
+
+LD_LIBRARY_PATH="$TMP/sysonly" board_up
+expect "doctor (board path): another libQnnSystem.so on LD_LIBRARY_PATH -> warn" 0 \
+  out "[warn] library path: a second QNN set on LD_LIBRARY_PATH: libQnnSystem.so in $TMP/sysonly"
+
+LD_LIBRARY_PATH="$TMP/emptydsp" board_up
+expect "doctor (board path): LD_LIBRARY_PATH without QNN libraries -> ok" 0 \
+  out "[ ok ] library path: no other QNN set on LD_LIBRARY_PATH"
+
+run doctor "${R[@]}"
+expect "doctor (reference): library path skipped, not on a board" 0 \
+  out "[skip] library path: not applicable: libhtpu_refbackend.so is not the HTP backend"
+
+# ---------------------------------------------------------------------------------------------
+# the board path, continued: shared memory and the runtime's start-up failures
+
 HTPU_REF_RPCMEM_FAIL=1 board_up
 expect "doctor (board path): rpcmem_alloc fails -> the heap only needs to be readable" 0 \
   out "[warn] shared memory: no" \

@@ -20,9 +20,10 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment, check_backend_library, check_provider,      check_system_library,
-    check_remoteproc,  check_fastrpc,         check_dsp_libraries, check_dsp_release,
-    check_firmware,    check_runtime,         check_device,        check_shared_memory,
+    check_environment,  check_backend_library, check_provider,      check_system_library,
+    check_remoteproc,   check_fastrpc,         check_dsp_libraries, check_dsp_release,
+    check_library_path, check_firmware,        check_runtime,       check_device,
+    check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -122,6 +123,8 @@ const cli_command cmd_doctor = {
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
         "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
         "                    from the files), of the backend's release\n"
+        "  library path      HTP backend: no second QNN set on LD_LIBRARY_PATH (e.g.\n"
+        "                    /usr/lib/onnxruntime-qnn) shadows the backend's stub\n"
         "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
         "                    unsigned protection domains\n"
         "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"

@@ -55,6 +55,7 @@ void check_remoteproc(doctor *d);
 void check_fastrpc(doctor *d);
 void check_dsp_libraries(doctor *d);
 void check_dsp_release(doctor *d);
+void check_library_path(doctor *d);
 void check_firmware(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
