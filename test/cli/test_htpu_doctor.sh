@@ -135,8 +135,8 @@ expect "doctor: CDSP remoteproc running -> ok, every remoteproc listed" 0 \
   out "[ ok ] remoteproc: the CDSP (remoteproc1) is running" \
   out "remoteproc0: adsp, running" out "remoteproc2: wpss, offline"
 run_board --root "$TMP/rp-up" --json
-json_check "doctor --json: remoteproc step right before fastrpc, with its facts" '
-  j.steps[4].name === "remoteproc" && j.steps[5].name === "fastrpc" &&
+json_check "doctor --json: remoteproc step after the libraries, with its facts" '
+  j.steps[3].name === "system_library" && j.steps[4].name === "remoteproc" &&
   step("remoteproc").status === "ok" && step("remoteproc").details.cdsp === "remoteproc1" &&
   step("remoteproc").details.state === "running" &&
   step("remoteproc").details.recovery === "enabled" &&
@@ -178,6 +178,94 @@ expect "doctor: no /sys/class/remoteproc -> FAIL" 0 \
 run doctor "${R[@]}"
 expect "doctor (reference): remoteproc skipped, not on a board" 0 \
   out "[skip] remoteproc: not applicable: libhtpu_refbackend.so is not the HTP backend (libQnnHtp.so): not on a board"
+
+# ---------------------------------------------------------------------------------------------
+# the CDSP's FastRPC node in /proc/device-tree under --root: compute banks, memory region
+
+# dt ROOT [KIND]: a device tree with the CDSP's FastRPC node (as on sc7280/QCS6490, under the
+# remoteproc's glink-edge) and the ADSP's. KIND: region (the node's memory-region names the
+# reserved-memory node cdsp-heap@8e000000; the default), none, dangling (it names no node),
+# cb-region (the region is on a compute bank), disabled, no-cb
+dt() {
+  local root=$1 kind=${2:-region} dtb="$1/proc/device-tree"
+  local cdsp="$dtb/soc@0/remoteproc@a300000/glink-edge/fastrpc"
+  local adsp="$dtb/soc@0/remoteproc@3700000/glink-edge/fastrpc"
+  rm -rf "$dtb"
+  mkdir -p "$cdsp" "$adsp/compute-cb@3" "$dtb/reserved-memory/cdsp-heap@8e000000"
+  printf 'qcom,fastrpc\0' >"$adsp/compatible"
+  printf 'adsp\0' >"$adsp/label"
+  printf 'qcom,fastrpc-compute-cb\0' >"$adsp/compute-cb@3/compatible"
+  printf 'qcom,fastrpc\0' >"$cdsp/compatible"
+  printf 'cdsp\0' >"$cdsp/label"
+  printf 'fastrpcglink-apps-dsp\0' >"$cdsp/qcom,glink-channels"
+  printf '\0\0\0\x2a' >"$dtb/reserved-memory/cdsp-heap@8e000000/phandle"
+  if [ "$kind" != no-cb ]; then
+    for cb in 1 2 3; do
+      mkdir -p "$cdsp/compute-cb@$cb"
+      printf 'qcom,fastrpc-compute-cb\0' >"$cdsp/compute-cb@$cb/compatible"
+    done
+  fi
+  case $kind in
+    region | disabled) printf '\0\0\0\x2a' >"$cdsp/memory-region" ;;
+    dangling) printf '\0\0\0\x07' >"$cdsp/memory-region" ;;
+    cb-region) printf '\0\0\0\x2a' >"$cdsp/compute-cb@2/memory-region" ;;
+  esac
+  if [ "$kind" = disabled ]; then printf 'disabled\0' >"$cdsp/status"; fi
+  return 0
+}
+
+dt "$TMP/dt"
+run_board --root "$TMP/dt"
+expect "doctor: CDSP FastRPC node with a memory region -> ok" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000" \
+  out "/soc@0/remoteproc@a300000/glink-edge/fastrpc"
+run_board --root "$TMP/dt" --json
+json_check "doctor --json: device_tree right after remoteproc, with its facts" '
+  j.steps[4].name === "remoteproc" && j.steps[5].name === "device_tree" &&
+  j.steps[6].name === "fastrpc" && step("device_tree").status === "ok" &&
+  step("device_tree").details.fastrpc_node === "/soc@0/remoteproc@a300000/glink-edge/fastrpc" &&
+  step("device_tree").details.compute_cbs === 3 &&
+  step("device_tree").details.memory_region === "cdsp-heap@8e000000"'
+
+dt "$TMP/dt" cb-region
+run_board --root "$TMP/dt"
+expect "doctor: the memory region on a compute bank -> ok" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000"
+
+dt "$TMP/dt" none
+run_board --root "$TMP/dt" --json
+json_check "doctor --json: no memory-region -> warn naming the Dragon Q6A report" '
+  step("device_tree").status === "warn" && step("device_tree").details.memory_region === null &&
+  step("device_tree").message === "the CDSP FastRPC node has no memory-region (remote heap)" &&
+  step("device_tree").hint.includes("radxa-overlays#522")'
+
+dt "$TMP/dt" dangling
+run_board --root "$TMP/dt"
+expect "doctor: memory-region naming no node -> warn" 0 \
+  out "[warn] device tree: the CDSP FastRPC node's memory-region points at no reserved-memory node"
+
+dt "$TMP/dt" disabled
+run_board --root "$TMP/dt"
+expect "doctor: CDSP FastRPC node disabled -> FAIL" 0 \
+  out "[FAIL] device tree: the CDSP FastRPC node is disabled"
+
+dt "$TMP/dt" no-cb
+run_board --root "$TMP/dt"
+expect "doctor: no compute banks -> FAIL" 0 \
+  out "[FAIL] device tree: the CDSP FastRPC node has no enabled compute context banks"
+
+rm -rf "$TMP/dt/proc/device-tree/soc@0/remoteproc@a300000"
+run_board --root "$TMP/dt"
+expect "doctor: only the ADSP's FastRPC node -> FAIL" 0 \
+  out "[FAIL] device tree: no CDSP FastRPC node in the device tree"
+
+run_board
+expect "doctor: no /proc/device-tree -> skip" 0 \
+  out "[skip] device tree: /proc/device-tree is not there"
+
+run doctor "${R[@]}"
+expect "doctor (reference): device tree skipped, not on a board" 0 \
+  out "[skip] device tree: not applicable: libhtpu_refbackend.so is not the HTP backend"
 
 # ---------------------------------------------------------------------------------------------
 # boot firmware (/sys/class/dmi/id/bios_version under --root)
@@ -230,6 +318,7 @@ mkdir -p "$TMP/board/dev/dma_heap" "$TMP/board/sys/class/dmi/id" "$TMP/dsp"
 printf '%s\n' "$FLOOR" >"$TMP/board/sys/class/dmi/id/bios_version"
 rproc "$TMP/board" remoteproc0 adsp running
 rproc "$TMP/board" remoteproc1 cdsp running enabled
+dt "$TMP/board"
 # lib_with_id STUB|SKEL ID: the board's stub or skel as a file of bytes with a build id inside
 lib_with_id() {
   local f=$TMP/fake/libQnnHtpV68Stub.so
@@ -250,6 +339,7 @@ board_up() {
 
 board_up
 expect "doctor (board path): every step passes but cdsprpcd" 0 \
+  out "[ ok ] remoteproc" out "[ ok ] device tree" \
   out "[warn] fastrpc: cdsprpcd is not running" out "is not up yet" \
   out "[ ok ] dsp libraries" out "[ ok ] stub/skel release: stub and skel are one QAIRT 2.42.0 build" \
   out "[ ok ] boot firmware" out "[ ok ] runtime: HTPU_REFERENCE" \

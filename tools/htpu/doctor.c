@@ -20,10 +20,10 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment,  check_backend_library, check_provider,      check_system_library,
-    check_remoteproc,   check_fastrpc,         check_dsp_libraries, check_dsp_release,
-    check_library_path, check_firmware,        check_runtime,       check_device,
-    check_shared_memory,
+    check_environment,   check_backend_library, check_provider,     check_system_library,
+    check_remoteproc,    check_device_tree,     check_fastrpc,      check_dsp_libraries,
+    check_dsp_release,   check_library_path,    check_firmware,     check_runtime,
+    check_device,        check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -117,6 +117,8 @@ const cli_command cmd_doctor = {
         "  system library    the same for QnnSystemInterface_getProviders\n"
         "  remoteproc        HTP backend: the CDSP's remoteproc (/sys/class/remoteproc/*, its\n"
         "                    name and state) is running\n"
+        "  device tree       HTP backend: the CDSP's FastRPC node in /proc/device-tree, its\n"
+        "                    compute banks and memory region (remote heap)\n"
         "  fastrpc           HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
         "                    library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
         "  dsp libraries     HTP backend: each directory of the DSP search path, which holds\n"

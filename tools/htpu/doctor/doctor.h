@@ -52,6 +52,7 @@ void check_backend_library(doctor *d);
 void check_provider(doctor *d);
 void check_system_library(doctor *d);
 void check_remoteproc(doctor *d);
+void check_device_tree(doctor *d);
 void check_fastrpc(doctor *d);
 void check_dsp_libraries(doctor *d);
 void check_dsp_release(doctor *d);
