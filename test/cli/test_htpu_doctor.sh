@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # test_htpu_doctor.sh BUILD_DIR - htpu doctor's steps beyond the basics of test_htpu.sh: the
 # backend's provider facts (shown whatever fails later), a runtime without a QNN log, hints
-# that name only the QAIRT release the loaded library states, and the board's boot firmware.
+# that name only the QAIRT release the loaded library states, the CDSP's remoteproc and the
+# board's boot firmware.
 #
 # The board's side runs on this host through a copy of the reference backend named
-# libQnnHtp.so (which turns the board checks on) and HTPU_DOCTOR_ROOT, a directory standing in
-# for / when doctor reads /sys/class/dmi/id/bios_version. One line per check, then
-# "N passed, N failed"; exits non-zero if any check failed.
+# libQnnHtp.so (which turns the board checks on) and --root, a directory standing in for / when
+# doctor reads the board's /sys, /proc and /dev: every board run gets a fake tree under $TMP,
+# never this machine's. One line per check, then "N passed, N failed"; exits non-zero if any
+# check failed.
 set -u
 
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_doctor
@@ -77,13 +79,19 @@ json_check "doctor --json: runtime log_note" '
 # ---------------------------------------------------------------------------------------------
 # the board's side: hints name the loaded library's release, or none
 
-mkdir -p "$TMP/fake" "$TMP/emptydsp"
+mkdir -p "$TMP/fake" "$TMP/emptydsp" "$TMP/emptyroot"
 cp "$BUILD/libhtpu_refbackend.so" "$TMP/fake/libQnnHtp.so"
 BOARD=(--backend "$TMP/fake/libQnnHtp.so" --system-lib reference)
-# run_board ARGS...: doctor with the board's checks on. This host has no /dev/fastrpc-cdsp and
-# no skel, so such a run fails there; these checks compare the output only (RC reset to 0).
+# run_board [--root DIR] ARGS...: doctor with the board's checks on, against DIR or an empty
+# root. The empty root has no CDSP and no skel, so such a run fails; these checks compare the
+# output only (RC reset to 0).
 run_board() {
-  run doctor "${BOARD[@]}" "$@"
+  local root=$TMP/emptyroot
+  if [ "${1:-}" = --root ]; then
+    root=$2
+    shift 2
+  fi
+  run doctor "${BOARD[@]}" --root "$root" "$@"
   RC=0
 }
 
@@ -100,19 +108,167 @@ expect "doctor (HTP backend): skel hint without a known release" 0 \
 expect_not "doctor (HTP backend): no release claimed when the build id names none" \
   out "The loaded library is QAIRT"
 
-if [ ! -e /dev/fastrpc-cdsp ]; then
-  # the board with its DSP down: the provider's facts come before the failures
-  HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}"
-  expect "doctor (HTP backend, no DSP): provider facts shown, runtime not attempted" 1 \
-    out "[ ok ] backend provider: HTPU_REFERENCE, backend id 6 (HTP), core API 2.32.0, QAIRT 2.25.0" \
-    out "[FAIL] fastrpc: no CDSP FastRPC device" out "coldplug waits up to 20 s" \
-    out "[skip] runtime: not attempted"
-else
-  echo "skip doctor (HTP backend, no DSP): this machine has /dev/fastrpc-cdsp"
-fi
+# the board with its DSP down: the provider's facts come before the failures
+HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}" --root "$TMP/emptyroot"
+expect "doctor (HTP backend, no DSP): provider facts shown, runtime not attempted" 1 \
+  out "[ ok ] backend provider: HTPU_REFERENCE, backend id 6 (HTP), core API 2.32.0, QAIRT 2.25.0" \
+  out "[FAIL] fastrpc: no CDSP FastRPC device" out "coldplug waits up to 20 s" \
+  out "[skip] runtime: not attempted"
 
 # ---------------------------------------------------------------------------------------------
-# boot firmware (/sys/class/dmi/id/bios_version under HTPU_DOCTOR_ROOT)
+# the CDSP's remoteproc (/sys/class/remoteproc/*/{name,state,recovery} under --root)
+
+# rproc ROOT DIR NAME STATE [RECOVERY]: a remoteproc in a fake tree
+rproc() {
+  local d="$1/sys/class/remoteproc/$2"
+  mkdir -p "$d"
+  printf '%s\n' "$3" >"$d/name"
+  printf '%s\n' "$4" >"$d/state"
+  if [ $# -ge 5 ]; then printf '%s\n' "$5" >"$d/recovery"; fi
+}
+
+rproc "$TMP/rp-up" remoteproc0 adsp running
+rproc "$TMP/rp-up" remoteproc1 cdsp running enabled
+rproc "$TMP/rp-up" remoteproc2 wpss offline
+run_board --root "$TMP/rp-up"
+expect "doctor: CDSP remoteproc running -> ok, every remoteproc listed" 0 \
+  out "[ ok ] remoteproc: the CDSP (remoteproc1) is running" \
+  out "remoteproc0: adsp, running" out "remoteproc2: wpss, offline"
+run_board --root "$TMP/rp-up" --json
+json_check "doctor --json: remoteproc step after the libraries, with its facts" '
+  j.steps[3].name === "system_library" && j.steps[4].name === "remoteproc" &&
+  step("remoteproc").status === "ok" && step("remoteproc").details.cdsp === "remoteproc1" &&
+  step("remoteproc").details.state === "running" &&
+  step("remoteproc").details.recovery === "enabled" &&
+  step("remoteproc").details.remoteprocs.length === 3 &&
+  step("remoteproc").details.remoteprocs[2].name === "wpss" &&
+  step("remoteproc").details.remoteprocs[2].state === "offline"'
+
+rproc "$TMP/rp-off" remoteproc0 adsp running
+rproc "$TMP/rp-off" remoteproc1 cdsp offline
+HTPU_REF_BUILD_ID=$QAIRT_225 run doctor "${BOARD[@]}" --root "$TMP/rp-off"
+expect "doctor: CDSP remoteproc offline -> FAIL with the start command, runtime not attempted" 1 \
+  out "[FAIL] remoteproc: the CDSP (remoteproc1) is offline: the NPU is not started" \
+  out "echo start > /sys/class/remoteproc/remoteproc1/state" out "cdsp.mbn" \
+  out "[skip] runtime: not attempted"
+expect_not "doctor: the hint names the board's path, not the fake root" out "echo start > $TMP"
+
+rproc "$TMP/rp-crash" remoteproc1 cdsp crashed disabled
+run_board --root "$TMP/rp-crash"
+expect "doctor: CDSP remoteproc crashed -> FAIL naming recovery" 0 \
+  out "[FAIL] remoteproc: the CDSP (remoteproc1) has crashed" \
+  out "echo enabled > /sys/class/remoteproc/remoteproc1/recovery"
+
+rproc "$TMP/rp-norecovery" remoteproc1 cdsp running disabled
+run_board --root "$TMP/rp-norecovery"
+expect "doctor: CDSP running without crash recovery -> warn" 0 \
+  out "[warn] remoteproc: the CDSP (remoteproc1) is running, but its crash recovery is disabled"
+
+rproc "$TMP/rp-none" remoteproc0 adsp running
+run_board --root "$TMP/rp-none" --json
+json_check "doctor --json: no CDSP among the remoteprocs -> FAIL naming the module" '
+  step("remoteproc").status === "fail" && step("remoteproc").details.cdsp === null &&
+  step("remoteproc").message.startsWith("none of the 1 remoteproc is the CDSP") &&
+  step("remoteproc").hint.includes("qcom_q6v5_pas")'
+
+run_board
+expect "doctor: no /sys/class/remoteproc -> FAIL" 0 \
+  out "[FAIL] remoteproc: no remoteprocs (/sys/class/remoteproc is missing)"
+
+run doctor "${R[@]}"
+expect "doctor (reference): remoteproc skipped, not on a board" 0 \
+  out "[skip] remoteproc: not applicable: libhtpu_refbackend.so is not the HTP backend (libQnnHtp.so): not on a board"
+
+# ---------------------------------------------------------------------------------------------
+# the CDSP's FastRPC node in /proc/device-tree under --root: compute banks, memory region
+
+# dt ROOT [KIND]: a device tree with the CDSP's FastRPC node (as on sc7280/QCS6490, under the
+# remoteproc's glink-edge) and the ADSP's. KIND: region (the node's memory-region names the
+# reserved-memory node cdsp-heap@8e000000; the default), none, dangling (it names no node),
+# cb-region (the region is on a compute bank), disabled, no-cb
+dt() {
+  local root=$1 kind=${2:-region} dtb="$1/proc/device-tree"
+  local cdsp="$dtb/soc@0/remoteproc@a300000/glink-edge/fastrpc"
+  local adsp="$dtb/soc@0/remoteproc@3700000/glink-edge/fastrpc"
+  rm -rf "$dtb"
+  mkdir -p "$cdsp" "$adsp/compute-cb@3" "$dtb/reserved-memory/cdsp-heap@8e000000"
+  printf 'qcom,fastrpc\0' >"$adsp/compatible"
+  printf 'adsp\0' >"$adsp/label"
+  printf 'qcom,fastrpc-compute-cb\0' >"$adsp/compute-cb@3/compatible"
+  printf 'qcom,fastrpc\0' >"$cdsp/compatible"
+  printf 'cdsp\0' >"$cdsp/label"
+  printf 'fastrpcglink-apps-dsp\0' >"$cdsp/qcom,glink-channels"
+  printf '\0\0\0\x2a' >"$dtb/reserved-memory/cdsp-heap@8e000000/phandle"
+  if [ "$kind" != no-cb ]; then
+    for cb in 1 2 3; do
+      mkdir -p "$cdsp/compute-cb@$cb"
+      printf 'qcom,fastrpc-compute-cb\0' >"$cdsp/compute-cb@$cb/compatible"
+    done
+  fi
+  case $kind in
+    region | disabled) printf '\0\0\0\x2a' >"$cdsp/memory-region" ;;
+    dangling) printf '\0\0\0\x07' >"$cdsp/memory-region" ;;
+    cb-region) printf '\0\0\0\x2a' >"$cdsp/compute-cb@2/memory-region" ;;
+  esac
+  if [ "$kind" = disabled ]; then printf 'disabled\0' >"$cdsp/status"; fi
+  return 0
+}
+
+dt "$TMP/dt"
+run_board --root "$TMP/dt"
+expect "doctor: CDSP FastRPC node with a memory region -> ok" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000" \
+  out "/soc@0/remoteproc@a300000/glink-edge/fastrpc"
+run_board --root "$TMP/dt" --json
+json_check "doctor --json: device_tree right after remoteproc, with its facts" '
+  j.steps[4].name === "remoteproc" && j.steps[5].name === "device_tree" &&
+  j.steps[6].name === "fastrpc" && step("device_tree").status === "ok" &&
+  step("device_tree").details.fastrpc_node === "/soc@0/remoteproc@a300000/glink-edge/fastrpc" &&
+  step("device_tree").details.compute_cbs === 3 &&
+  step("device_tree").details.memory_region === "cdsp-heap@8e000000"'
+
+dt "$TMP/dt" cb-region
+run_board --root "$TMP/dt"
+expect "doctor: the memory region on a compute bank -> ok" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000"
+
+dt "$TMP/dt" none
+run_board --root "$TMP/dt" --json
+json_check "doctor --json: no memory-region -> warn naming the Dragon Q6A report" '
+  step("device_tree").status === "warn" && step("device_tree").details.memory_region === null &&
+  step("device_tree").message === "the CDSP FastRPC node has no memory-region (remote heap)" &&
+  step("device_tree").hint.includes("radxa-overlays#522")'
+
+dt "$TMP/dt" dangling
+run_board --root "$TMP/dt"
+expect "doctor: memory-region naming no node -> warn" 0 \
+  out "[warn] device tree: the CDSP FastRPC node's memory-region points at no reserved-memory node"
+
+dt "$TMP/dt" disabled
+run_board --root "$TMP/dt"
+expect "doctor: CDSP FastRPC node disabled -> FAIL" 0 \
+  out "[FAIL] device tree: the CDSP FastRPC node is disabled"
+
+dt "$TMP/dt" no-cb
+run_board --root "$TMP/dt"
+expect "doctor: no compute banks -> FAIL" 0 \
+  out "[FAIL] device tree: the CDSP FastRPC node has no enabled compute context banks"
+
+rm -rf "$TMP/dt/proc/device-tree/soc@0/remoteproc@a300000"
+run_board --root "$TMP/dt"
+expect "doctor: only the ADSP's FastRPC node -> FAIL" 0 \
+  out "[FAIL] device tree: no CDSP FastRPC node in the device tree"
+
+run_board
+expect "doctor: no /proc/device-tree -> skip" 0 \
+  out "[skip] device tree: /proc/device-tree is not there"
+
+run doctor "${R[@]}"
+expect "doctor (reference): device tree skipped, not on a board" 0 \
+  out "[skip] device tree: not applicable: libhtpu_refbackend.so is not the HTP backend"
+
+# ---------------------------------------------------------------------------------------------
+# boot firmware (/sys/class/dmi/id/bios_version under --root)
 
 FLOOR=6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1
 bios() {
@@ -121,38 +277,38 @@ bios() {
 }
 
 bios 6.0.250905.BOOT.MXF.1.0.1-00498-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: boot firmware older than the floor -> warn naming 0x80000600" 0 \
   out "[warn] boot firmware: 6.0.250905.BOOT.MXF.1.0.1-00498-KODIAKWP-1 is older than $FLOOR" \
   out "0x80000600" out "cdsp.mbn"
 
 bios 6.0.260120.BOOT.MXF.1.0.1-00548-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: same date, older build number -> warn" 0 out "[warn] boot firmware"
 
 bios "$FLOOR"
-HTPU_DOCTOR_ROOT="$TMP/root" run_board --json
+run_board --root "$TMP/root" --json
 json_check "doctor --json: boot firmware at the floor is ok" '
   step("firmware").status === "ok" &&
   step("firmware").details.bios_version === "6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1" &&
   step("firmware").details.required === "6.0.260120.BOOT.MXF.1.0.1-00549-KODIAKWP-1"'
 
 bios 6.1.260301.BOOT.MXF.1.0.1-00001-KODIAKWP-1
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: newer boot firmware -> ok" 0 out "[ ok ] boot firmware: 6.1.260301"
 
 bios "American Megatrends 1.2"
-HTPU_DOCTOR_ROOT="$TMP/root" run_board
+run_board --root "$TMP/root"
 expect "doctor: a BIOS version of another form -> skip, not compared" 0 \
   out "[skip] boot firmware: 'American Megatrends 1.2' is not of the form"
 
-HTPU_DOCTOR_ROOT="$TMP/nowhere" run_board --json
+run_board --root "$TMP/nowhere" --json
 json_check "doctor --json: no DMI -> firmware skipped, bios_version null" '
   step("firmware").status === "skip" && step("firmware").details.bios_version === null &&
   step("firmware").message.includes("/sys/class/dmi/id/bios_version")'
 
 # ---------------------------------------------------------------------------------------------
-# the whole board path: the CDSP device node, heap and firmware under HTPU_DOCTOR_ROOT, a skel,
+# the whole board path: a running CDSP, its device node, heap and firmware under --root, a skel,
 # the stub next to the backend and the FastRPC stand-in the backend opens: the runtime is
 # attempted through the HTP backend as on a board (cdsprpcd is not running here: a warning)
 
@@ -160,23 +316,127 @@ mkdir -p "$TMP/board/dev/dma_heap" "$TMP/board/sys/class/dmi/id" "$TMP/dsp"
 : >"$TMP/board/dev/fastrpc-cdsp"
 : >"$TMP/board/dev/dma_heap/system"
 printf '%s\n' "$FLOOR" >"$TMP/board/sys/class/dmi/id/bios_version"
-: >"$TMP/dsp/libQnnHtpV68Skel.so"
-: >"$TMP/fake/libQnnHtpV68Stub.so"
+rproc "$TMP/board" remoteproc0 adsp running
+rproc "$TMP/board" remoteproc1 cdsp running enabled
+dt "$TMP/board"
+# lib_with_id STUB|SKEL ID: the board's stub or skel as a file of bytes with a build id inside
+lib_with_id() {
+  local f=$TMP/fake/libQnnHtpV68Stub.so
+  if [ "$1" = SKEL ]; then f=$TMP/dsp/libQnnHtpV68Skel.so; fi
+  printf '\177ELF\2\1\1\0v2.42 is not an id\0QnnHtp\0%s\0rest\0' "$2" >"$f"
+}
+ID_242=v2.42.0.251225103012_190212
+lib_with_id SKEL "$ID_242"
+lib_with_id STUB "$ID_242"
 # the reference backend opens the FastRPC stand-in from its own directory (as libQnnHtp.so
 # does libcdsprpc.so)
 cp "$BUILD/libhtpu_refcdsprpc.so" "$TMP/fake/"
 UP=(--fastrpc-lib "$TMP/fake/libhtpu_refcdsprpc.so")
 board_up() {
-  HTPU_DOCTOR_ROOT="$TMP/board" DSP_LIBRARY_PATH="$TMP/dsp" ADSP_LIBRARY_PATH="$TMP/dsp" \
-    run doctor "${BOARD[@]}" "${UP[@]}" "$@"
+  DSP_LIBRARY_PATH="$TMP/dsp" ADSP_LIBRARY_PATH="$TMP/dsp" \
+    run doctor "${BOARD[@]}" "${UP[@]}" --root "$TMP/board" "$@"
 }
 
 board_up
 expect "doctor (board path): every step passes but cdsprpcd" 0 \
+  out "[ ok ] remoteproc" out "[ ok ] device tree" \
   out "[warn] fastrpc: cdsprpcd is not running" out "is not up yet" \
-  out "[ ok ] dsp libraries" out "[ ok ] boot firmware" out "[ ok ] runtime: HTPU_REFERENCE" \
+  out "[ ok ] dsp libraries" out "[ ok ] stub/skel release: stub and skel are one QAIRT 2.42.0 build" \
+  out "[ ok ] boot firmware" out "[ ok ] runtime: HTPU_REFERENCE" \
   out "[ ok ] device: QNN device created" out "[ ok ] shared memory: yes" \
   out "all checks passed (with warnings)"
+
+# ---------------------------------------------------------------------------------------------
+# stub and skel of one QAIRT release: their build ids, read from the files (QAIRT links the id
+# into each library as text, the string backendGetBuildId returns); the ids below have the
+# real form but are made up
+
+lib_with_id SKEL "$QAIRT_225"
+board_up
+expect "doctor (board path): stub 2.42, skel 2.25 -> FAIL, runtime not attempted" 1 \
+  out "[FAIL] stub/skel release: the stub is QAIRT 2.42.0, the skel QAIRT 2.25.0: not one release" \
+  out "stub build id  $ID_242" out "skel build id  $QAIRT_225" out "14001" \
+  out "[skip] runtime: not attempted"
+
+lib_with_id SKEL "$ID_242"
+HTPU_REF_BUILD_ID=$QAIRT_225 board_up
+expect "doctor (board path): stub and skel 2.42 under a 2.25 backend -> FAIL" 1 \
+  out "[FAIL] stub/skel release: the stub and skel are QAIRT 2.42.0, the backend QAIRT 2.25.0"
+
+HTPU_REF_BUILD_ID=$ID_242 board_up
+expect "doctor (board path): the backend's release too -> ok, says so" 0 \
+  out "[ ok ] stub/skel release: stub and skel are one QAIRT 2.42.0 build, the backend's release"
+
+lib_with_id SKEL v2.42.0.251226090000_190300
+board_up
+expect "doctor (board path): one release, two builds -> warn" 0 \
+  out "[warn] stub/skel release: the stub and skel are both QAIRT 2.42.0, but different builds"
+
+: >"$TMP/dsp/libQnnHtpV68Skel.so"
+board_up --json
+json_check "doctor --json: a skel without a build id -> warn, skel_build_id null" '
+  step("dsp_release").status === "warn" && step("dsp_release").details.skel_build_id === null &&
+  step("dsp_release").details.stub_build_id === "v2.42.0.251225103012_190212" &&
+  step("dsp_release").message.endsWith("in the skel: cannot tell its release")'
+
+# the id straddles the first 64 KiB read
+head -c 65530 /dev/zero >"$TMP/dsp/libQnnHtpV68Skel.so"
+printf '%s\0' "$ID_242" >>"$TMP/dsp/libQnnHtpV68Skel.so"
+board_up --json
+json_check "doctor --json: a build id across a read boundary is found" '
+  step("dsp_release").status === "ok" &&
+  step("dsp_release").details.skel_build_id === "v2.42.0.251225103012_190212"'
+
+DSP_LIBRARY_PATH="$TMP/emptydsp" ADSP_LIBRARY_PATH="$TMP/emptydsp" run_board --root "$TMP/board"
+expect "doctor (HTP backend): no skel -> release not compared" 0 \
+  out "[skip] stub/skel release: not compared: the skel was not found"
+
+run doctor "${R[@]}"
+expect "doctor (reference): stub/skel release skipped, not on a board" 0 \
+  out "[skip] stub/skel release: not applicable: libhtpu_refbackend.so is not the HTP backend"
+
+lib_with_id SKEL "$ID_242"
+
+# ---------------------------------------------------------------------------------------------
+# a second QNN set on LD_LIBRARY_PATH (ONNX Runtime's /usr/lib/onnxruntime-qnn on the image)
+
+ORT=$TMP/usr/lib/onnxruntime-qnn
+mkdir -p "$ORT" "$TMP/sysonly"
+: >"$ORT/libQnnHtp.so"
+: >"$ORT/libQnnSystem.so"
+: >"$ORT/libQnnHtpV68Stub.so"
+: >"$TMP/sysonly/libQnnSystem.so"
+
+LD_LIBRARY_PATH="$TMP/emptydsp:$ORT" board_up
+expect "doctor (board path): ONNX Runtime's stub on LD_LIBRARY_PATH -> FAIL, runtime not attempted" 1 \
+  out "[FAIL] library path: libQnnHtpV68Stub.so in $ORT (LD_LIBRARY_PATH) shadows the one next to $TMP/fake/libQnnHtp.so" \
+  out "(ONNX Runtime's)" out "14001" \
+  out "$TMP/emptydsp: no QNN libraries" \
+  out "$ORT: libQnnHtpV68Stub.so, libQnnHtp.so, libQnnSystem.so" \
+  out "[skip] runtime: not attempted"
+
+LD_LIBRARY_PATH="$TMP/fake:$ORT" board_up --json
+json_check "doctor --json: the backend's directory first -> the other set is a warning" '
+  step("library_path").status === "warn" &&
+  step("library_path").message.startsWith("a second QNN set on LD_LIBRARY_PATH") &&
+  step("library_path").details.library_path.length === 2 &&
+  step("library_path").details.library_path[0].backend_dir === true &&
+  step("library_path").details.library_path[1].qnn_libraries.includes("libQnnHtpV68Stub.so")'
+
+LD_LIBRARY_PATH="$TMP/sysonly" board_up
+expect "doctor (board path): another libQnnSystem.so on LD_LIBRARY_PATH -> warn" 0 \
+  out "[warn] library path: a second QNN set on LD_LIBRARY_PATH: libQnnSystem.so in $TMP/sysonly"
+
+LD_LIBRARY_PATH="$TMP/emptydsp" board_up
+expect "doctor (board path): LD_LIBRARY_PATH without QNN libraries -> ok" 0 \
+  out "[ ok ] library path: no other QNN set on LD_LIBRARY_PATH"
+
+run doctor "${R[@]}"
+expect "doctor (reference): library path skipped, not on a board" 0 \
+  out "[skip] library path: not applicable: libhtpu_refbackend.so is not the HTP backend"
+
+# ---------------------------------------------------------------------------------------------
+# the board path, continued: shared memory and the runtime's start-up failures
 
 HTPU_REF_RPCMEM_FAIL=1 board_up
 expect "doctor (board path): rpcmem_alloc fails -> the heap only needs to be readable" 0 \

@@ -20,8 +20,9 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment,   check_backend_library, check_provider, check_system_library,
-    check_fastrpc,       check_dsp_libraries,   check_firmware, check_runtime,
+    check_environment,   check_backend_library, check_provider,     check_system_library,
+    check_remoteproc,    check_device_tree,     check_fastrpc,      check_dsp_libraries,
+    check_dsp_release,   check_library_path,    check_firmware,     check_runtime,
     check_device,        check_shared_memory,
 };
 
@@ -55,6 +56,8 @@ static int run_doctor(const cli_args *a) {
   d->dsp_opt = cli_get(a, "dsp-library-path");
   if (d->dsp_opt) d->ro.dsp_library_path = d->dsp_opt;
   d->board = doctor_is_board_backend(d->ro.backend_lib);
+  d->root = cli_get(a, "root");
+  if (!d->root) d->root = "";
   d->rep.json = cli_has(a, "json");
   if (!d->rep.json) printf("htpu doctor %s\n", HTPU_VERSION_STRING);
 
@@ -91,6 +94,10 @@ static const cli_option doctor_options[] = {
      "FastRPC library for shared memory (default libcdsprpc.so; 'reference' = the reference "
      "stand-in libhtpu_refcdsprpc.so)",
      0},
+    {"root", "DIR",
+     "read the board's files (/sys, /proc, /dev) under DIR instead of / (a copy of a board's "
+     "tree, or a test's fake one)",
+     0},
     {"json", NULL, "print the report as JSON (schema htpu.doctor/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -98,7 +105,7 @@ static const cli_option doctor_options[] = {
 const cli_command cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--json]",
+                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--json]",
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"
@@ -108,10 +115,18 @@ const cli_command cmd_doctor = {
         "  backend provider  what the library says about itself without creating anything:\n"
         "                    provider, backend id, API versions, build id, QAIRT release\n"
         "  system library    the same for QnnSystemInterface_getProviders\n"
+        "  remoteproc        HTP backend: the CDSP's remoteproc (/sys/class/remoteproc/*, its\n"
+        "                    name and state) is running\n"
+        "  device tree       HTP backend: the CDSP's FastRPC node in /proc/device-tree, its\n"
+        "                    compute banks and memory region (remote heap)\n"
         "  fastrpc           HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
         "                    library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
         "  dsp libraries     HTP backend: each directory of the DSP search path, which holds\n"
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
+        "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
+        "                    from the files), of the backend's release\n"
+        "  library path      HTP backend: no second QNN set on LD_LIBRARY_PATH (e.g.\n"
+        "                    /usr/lib/onnxruntime-qnn) shadows the backend's stub\n"
         "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
         "                    unsigned protection domains\n"
         "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"
@@ -119,7 +134,8 @@ const cli_command cmd_doctor = {
         "  device            whether a QNN device was created, and what it reports: arch, SoC\n"
         "                    model, VTCM, perf infrastructure, start-up attempts\n"
         "  shared memory     a test allocation: FastRPC shared memory, or why not\n"
-        "Board checks are skipped (not failed) for other backends. Failures carry the\n"
+        "Board checks are skipped (not failed) for other backends. --root DIR reads the\n"
+        "board's /sys, /proc and /dev under DIR. Failures carry the\n"
         "library's message and a hint. Exit 0 when nothing failed.\n",
     .options = doctor_options,
     .min_positional = 0,

@@ -29,15 +29,27 @@ int doctor_file_exists(const char *dir, const char *name) {
   return n > 0 && (size_t)n < sizeof(p) && access(p, F_OK) == 0;
 }
 
-int doctor_process_running(const char *comm_name) {
-  DIR *proc = opendir("/proc");
+int doctor_read_line(const char *path, char *out, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  if (!fgets(out, (int)len, f)) out[0] = '\0';
+  fclose(f);
+  size_t n = strcspn(out, "\r\n");
+  while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t')) n--;
+  out[n] = '\0';
+  return 0;
+}
+
+int doctor_process_running(const doctor *d, const char *comm_name) {
+  char proc_dir[4096];
+  DIR *proc = opendir(doctor_board_path(d, "/proc", proc_dir, sizeof(proc_dir)));
   if (!proc) return 0;
   int found = 0;
   struct dirent *e;
   while (!found && (e = readdir(proc))) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    char p[300], comm[64] = "";
-    snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+    char p[4400], comm[64] = "";
+    snprintf(p, sizeof(p), "%s/%s/comm", proc_dir, e->d_name);
     FILE *f = fopen(p, "r");
     if (!f) continue;
     if (fgets(comm, sizeof(comm), f)) {
@@ -50,8 +62,7 @@ int doctor_process_running(const char *comm_name) {
   return found;
 }
 
-const char *doctor_board_path(const char *path, char *buf, size_t len) {
-  const char *root = getenv("HTPU_DOCTOR_ROOT");
-  snprintf(buf, len, "%s%s", root ? root : "", path);
+const char *doctor_board_path(const doctor *d, const char *path, char *buf, size_t len) {
+  snprintf(buf, len, "%s%s", d->root, path);
   return buf;
 }

@@ -26,12 +26,15 @@ typedef struct doctor {
   const char *dsp_opt;     /* --dsp-library-path, NULL when not given */
   int fastrpc_given;       /* --fastrpc-lib was given */
   int board;               /* the backend is the board's libQnnHtp.so: board checks apply */
+  const char *root;        /* --root: the directory standing in for /, "" for / itself */
   /* ---- learned by the checks, in list order ---- */
   int backend_loads, system_loads;
   htpu_backend_facts facts;   /* the provider check's (zeroed when it could not read them) */
   char qairt[32];             /* "2.25.0" when the build id names a QAIRT release, else "" */
   char qairt_clause[64];      /* " The loaded library is QAIRT 2.25.0.", else "": hints
                                  never claim a release they do not know */
+  char skel_path[4200];       /* dsp_libraries: the skel fastrpc will load, "" when none */
+  char stub_path[4200];       /* dsp_libraries: the stub next to the backend, "" when none */
   int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
   /* the runtime check: an open runtime (closed by the command after the last check) */
   htpu_runtime *rt;
@@ -48,8 +51,12 @@ void check_environment(doctor *d);
 void check_backend_library(doctor *d);
 void check_provider(doctor *d);
 void check_system_library(doctor *d);
+void check_remoteproc(doctor *d);
+void check_device_tree(doctor *d);
 void check_fastrpc(doctor *d);
 void check_dsp_libraries(doctor *d);
+void check_dsp_release(doctor *d);
+void check_library_path(doctor *d);
 void check_firmware(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
@@ -63,12 +70,15 @@ int doctor_is_board_backend(const char *backend);
 const char *doctor_base_name(const char *path);
 int doctor_is_dir(const char *path);
 int doctor_file_exists(const char *dir, const char *name);
-/* Whether a process with this comm name runs (scans /proc). */
-int doctor_process_running(const char *comm_name);
-/* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` itself, or under
- * $HTPU_DOCTOR_ROOT when that is set (tests only: a directory standing in for /, so the board
- * checks can run on a development host). Returns buf. */
-const char *doctor_board_path(const char *path, char *buf, size_t len);
+/* The first line of a small text file (a sysfs attribute), without its line end and trailing
+ * blanks. Returns 0, or -1 with errno when it cannot be opened. */
+int doctor_read_line(const char *path, char *out, size_t len);
+/* Whether a process with this comm name runs (scans /proc under d->root). */
+int doctor_process_running(const doctor *d, const char *comm_name);
+/* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` under d->root (--root: a
+ * directory standing in for /, so the board checks can run against a copy of a board's /sys
+ * and /proc, or a test's fake tree). Returns buf. */
+const char *doctor_board_path(const doctor *d, const char *path, char *buf, size_t len);
 
 /* ---- hints.c ---- */
 

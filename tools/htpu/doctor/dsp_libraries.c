@@ -60,6 +60,8 @@ static void judge(doctor *d, step *s) {
   else
     snprintf(stub_dir, sizeof(stub_dir), "/usr/lib");
   int stub = doctor_file_exists(stub_dir, BOARD_STUB);
+  if (skel) snprintf(d->skel_path, sizeof(d->skel_path), "%s/%s", skel_dir, BOARD_SKEL);
+  if (stub) snprintf(d->stub_path, sizeof(d->stub_path), "%s/%s", stub_dir, BOARD_STUB);
   step_str(s, BOARD_SKEL, "skel_dir", skel ? skel_dir : "not found in the DSP search path");
   step_str(s, BOARD_STUB, "stub_dir", stub ? stub_dir : "not found next to the backend");
   if (!skel) {

@@ -58,10 +58,10 @@ static void judge_other_backend(doctor *d, step *s) {
 static void judge_board(doctor *d, step *s) {
   const char *lib = d->ro.fastrpc_lib;
   char dev[4096];
-  doctor_board_path(FASTRPC_DEVICE, dev, sizeof(dev));
+  doctor_board_path(d, FASTRPC_DEVICE, dev, sizeof(dev));
   int dev_ok = access(dev, R_OK | W_OK) == 0;
   int dev_exists = access(dev, F_OK) == 0;
-  int daemon = doctor_process_running("cdsprpcd");
+  int daemon = doctor_process_running(d, "cdsprpcd");
   char why[512];
   int rpc = probe_fastrpc_lib(lib, why, sizeof(why));
   step_str(s, FASTRPC_DEVICE, "fastrpc_device",

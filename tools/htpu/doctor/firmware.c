@@ -49,21 +49,13 @@ static int fw_compare(const fw_version *a, const fw_version *b) {
 }
 
 /* The first line of the BIOS version file, trimmed; -1 with errno when unreadable. */
-static int read_bios_version(char *path, size_t plen, char *out, size_t len) {
-  doctor_board_path(BIOS_VERSION_PATH, path, plen);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  if (!fgets(out, (int)len, f)) out[0] = '\0';
-  fclose(f);
-  size_t n = strcspn(out, "\r\n");
-  while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t')) n--;
-  out[n] = '\0';
-  return 0;
+static int read_bios_version(const doctor *d, char *path, size_t plen, char *out, size_t len) {
+  return doctor_read_line(doctor_board_path(d, BIOS_VERSION_PATH, path, plen), out, len);
 }
 
 static void judge(doctor *d, step *s) {
   char path[4096], bios[256];
-  if (read_bios_version(path, sizeof(path), bios, sizeof(bios)) != 0) {
+  if (read_bios_version(d, path, sizeof(path), bios, sizeof(bios)) != 0) {
     step_str(s, "BIOS version", "bios_version", NULL);
     step_str(s, "required", "required", FIRMWARE_FLOOR);
     step_set(s, ST_SKIP, "cannot read %s: %s", path, strerror(errno));

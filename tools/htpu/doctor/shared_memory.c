@@ -58,7 +58,7 @@ static void judge(doctor *d, step *s, const alloc_result *a) {
   }
   /* FastRPC opens the heap read-only (and falls back when it cannot): readable is enough. */
   char heap[4096];
-  doctor_board_path(DMA_HEAP, heap, sizeof(heap));
+  doctor_board_path(d, DMA_HEAP, heap, sizeof(heap));
   step_hint(s, "rpcmem_alloc returned nothing: FastRPC memory comes from " DMA_HEAP ", which "
                "must be readable by this user (%s; the image's udev rule makes it 0666), and only "
                "works once a FastRPC session is open",

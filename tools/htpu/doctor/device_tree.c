@@ -1,0 +1,191 @@
+/* device_tree.c - the `device_tree` step: the CDSP's FastRPC node in /proc/device-tree, its
+ * compute context banks and its memory region (remote heap) (HTP backend only).
+ *
+ * The kernel's fastrpc driver makes /dev/fastrpc-cdsp from a node with compatible
+ * "qcom,fastrpc" and label "cdsp" (under the CDSP remoteproc's glink-edge), one session per
+ * "qcom,fastrpc-compute-cb" child. A node without `memory-region` has no remote heap: reported
+ * on the Dragon Q6A as why QNN does not run while the CDSP does (radxa-pkg/radxa-overlays#522,
+ * not confirmed by the vendor), so it is a warning, not a failure. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+
+#define DT_BASE "/proc/device-tree"
+#define MAX_DEPTH 8
+
+typedef struct prop {
+  char v[512];
+  size_t n; /* bytes read; 0 when the property is absent */
+} prop;
+
+static void read_prop(const char *node, const char *name, prop *p) {
+  char path[4400];
+  snprintf(path, sizeof(path), "%s/%s", node, name);
+  p->n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return;
+  p->n = fread(p->v, 1, sizeof(p->v) - 1, f);
+  p->v[p->n] = '\0';
+  fclose(f);
+}
+
+/* Whether a string-list property (NUL-separated) holds `s` as one of its strings. */
+static int prop_has(const prop *p, const char *s) {
+  for (size_t i = 0; i < p->n; i += strlen(p->v + i) + 1)
+    if (strcmp(p->v + i, s) == 0) return 1;
+  return 0;
+}
+
+static int is_disabled(const char *node) {
+  prop st;
+  read_prop(node, "status", &st);
+  return st.n && strcmp(st.v, "okay") != 0 && strcmp(st.v, "ok") != 0;
+}
+
+/* Depth-first search for the CDSP FastRPC node; its path into out. Returns 1 when found. */
+static int find_cdsp_fastrpc(const char *dir, int depth, char *out, size_t len) {
+  prop compat, label;
+  read_prop(dir, "compatible", &compat);
+  if (prop_has(&compat, "qcom,fastrpc")) {
+    read_prop(dir, "label", &label);
+    if (label.n && strcmp(label.v, "cdsp") == 0) {
+      snprintf(out, len, "%s", dir);
+      return 1;
+    }
+    return 0; /* another DSP's node: its children are its context banks */
+  }
+  if (depth >= MAX_DEPTH) return 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char child[4400];
+    int w = snprintf(child, sizeof(child), "%s/%s", dir, e->d_name);
+    if (w <= 0 || (size_t)w >= sizeof(child) || !doctor_is_dir(child)) continue;
+    found = find_cdsp_fastrpc(child, depth + 1, out, len);
+  }
+  closedir(d);
+  return found;
+}
+
+/* The enabled compute context banks under the node, and the first one's memory-region. */
+static int count_compute_cbs(const char *node, char *cb_with_region, size_t len) {
+  DIR *d = opendir(node);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char child[4400];
+    int w = snprintf(child, sizeof(child), "%s/%s", node, e->d_name);
+    if (w <= 0 || (size_t)w >= sizeof(child) || !doctor_is_dir(child)) continue;
+    prop compat, region;
+    read_prop(child, "compatible", &compat);
+    if (!prop_has(&compat, "qcom,fastrpc-compute-cb") || is_disabled(child)) continue;
+    n++;
+    read_prop(child, "memory-region", &region);
+    if (region.n >= 4 && !cb_with_region[0]) snprintf(cb_with_region, len, "%s", child);
+  }
+  closedir(d);
+  return n;
+}
+
+/* The reserved-memory node whose phandle is the first one of `region`, or "" when none. */
+static void resolve_region(const doctor *d, const prop *region, char *out, size_t len) {
+  out[0] = '\0';
+  if (region->n < 4) return;
+  const unsigned char *b = (const unsigned char *)region->v;
+  uint32_t want = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+  char rm[4096];
+  doctor_board_path(d, DT_BASE "/reserved-memory", rm, sizeof(rm));
+  DIR *dir = opendir(rm);
+  if (!dir) return;
+  struct dirent *e;
+  while (!out[0] && (e = readdir(dir))) {
+    if (e->d_name[0] == '.') continue;
+    char node[4400];
+    snprintf(node, sizeof(node), "%s/%s", rm, e->d_name);
+    prop ph;
+    read_prop(node, "phandle", &ph);
+    const unsigned char *p = (const unsigned char *)ph.v;
+    if (ph.n == 4 &&
+        ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]) == want)
+      snprintf(out, len, "%s", e->d_name);
+  }
+  closedir(dir);
+}
+
+static void judge(doctor *d, step *s) {
+  char base[4096], node[4400] = "", cb_region[4400] = "";
+  doctor_board_path(d, DT_BASE, base, sizeof(base));
+  if (!doctor_is_dir(base)) {
+    step_set(s, ST_SKIP, "%s is not there: cannot read the device tree", DT_BASE);
+    return;
+  }
+  if (!find_cdsp_fastrpc(base, 0, node, sizeof(node))) {
+    step_str(s, "FastRPC node", "fastrpc_node", NULL);
+    step_set(s, ST_FAIL, "no CDSP FastRPC node in the device tree");
+    step_hint(s, "the kernel makes /dev/fastrpc-cdsp from a node with compatible "
+                 "\"qcom,fastrpc\" and label \"cdsp\" under the CDSP remoteproc's glink-edge: use "
+                 "the board's own device tree (and overlays) for this kernel");
+    return;
+  }
+  /* shown relative to the device tree, as on the board */
+  const char *shown = node + strlen(base);
+  step_str(s, "FastRPC node", "fastrpc_node", shown[0] ? shown : "/");
+  int cbs = count_compute_cbs(node, cb_region, sizeof(cb_region));
+  char cbs_shown[32];
+  snprintf(cbs_shown, sizeof(cbs_shown), "%d", cbs);
+  step_uint(s, "compute banks", "compute_cbs", (uint64_t)cbs, cbs_shown);
+  prop region;
+  read_prop(node, "memory-region", &region);
+  if (region.n < 4 && cb_region[0]) read_prop(cb_region, "memory-region", &region);
+  char heap[256];
+  resolve_region(d, &region, heap, sizeof(heap));
+  step_str_shown(s, "memory region", "memory_region",
+                 region.n < 4 ? NULL
+                 : heap[0]    ? heap
+                              : "",
+                 region.n < 4 ? "(none)"
+                 : heap[0]    ? heap
+                              : "(points at no reserved-memory node)");
+  if (is_disabled(node)) {
+    step_set(s, ST_FAIL, "the CDSP FastRPC node is disabled (status not \"okay\")");
+    step_hint(s, "enable it in the board's device tree or with its overlay: without it there is "
+                 "no /dev/fastrpc-cdsp");
+  } else if (cbs == 0) {
+    step_set(s, ST_FAIL, "the CDSP FastRPC node has no enabled compute context banks");
+    step_hint(s, "each qcom,fastrpc-compute-cb child is one FastRPC session; without any, "
+                 "every session fails: use the board's own device tree for this kernel");
+  } else if (region.n < 4) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node has no memory-region (remote heap)");
+    step_hint(s, "if FastRPC sessions still fail while the CDSP runs, this is the cause "
+                 "reported for the Dragon Q6A (radxa-pkg/radxa-overlays#522): a device-tree "
+                 "overlay that gives the node a memory-region, a reserved-memory remote heap");
+  } else if (!heap[0]) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region points at no reserved-memory "
+                         "node");
+    step_hint(s, "the overlay that added the memory-region does not match this device tree: "
+                 "use the one made for this kernel");
+  } else {
+    step_set(s, ST_OK, "CDSP FastRPC node with %d compute bank%s, memory region %s", cbs,
+             cbs == 1 ? "" : "s", heap);
+  }
+}
+
+void check_device_tree(doctor *d) {
+  step *s = report_begin(&d->rep, "device_tree", "device tree");
+  if (d->board)
+    judge(d, s);
+  else
+    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
+                         "board",
+             doctor_base_name(d->ro.backend_lib));
+  report_end(&d->rep, s);
+}

@@ -1,0 +1,164 @@
+/* dsp_release.c - the `dsp_release` step: the v68 stub and skel that dsp_libraries found come
+ * from one QAIRT release, the backend's (HTP backend only).
+ *
+ * Neither file can be asked: the skel is Hexagon code and the stub only answers through the
+ * DSP. But QAIRT links its build id into every library as text, the same string
+ * backendGetBuildId returns ("v2.25.0.240728104910_97711", docs/abi.md), so it is read from the
+ * files themselves. A mismatched pair fails device creation with 14001. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "doctor.h"
+
+#define ID_MAX 64 /* longer than any real build id; longer digit runs are not one */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Digits at p (at most n), at least `min`; returns how many, 0 when fewer than min. */
+static size_t digits(const char *p, size_t n, size_t min) {
+  size_t i = 0;
+  while (i < n && is_digit(p[i])) i++;
+  return i >= min ? i : 0;
+}
+
+/* The length of a QAIRT build id at p: 'v', three numbers joined by '.', '.', the build's
+ * date and time (at least 6 digits), '_', a build number; not followed by another digit. 0 when
+ * there is none. `at_end`: the file ends after the n bytes. */
+static size_t match_build_id(const char *p, size_t n, int at_end) {
+  if (n > ID_MAX + 1) {
+    n = ID_MAX + 1;
+    at_end = 0;
+  }
+  if (n == 0 || p[0] != 'v') return 0;
+  size_t i = 1, k;
+  for (int part = 0; part < 4; part++) {
+    if (!(k = digits(p + i, n - i, part == 3 ? 6 : 1))) return 0;
+    i += k;
+    if (i >= n || p[i] != (part == 3 ? '_' : '.')) return 0;
+    i++;
+  }
+  if (!(k = digits(p + i, n - i, 1))) return 0;
+  i += k;
+  if (i > ID_MAX) return 0;
+  return i < n || at_end ? i : 0; /* i < n: p[i] ended the digits */
+}
+
+/* The first QAIRT build id in the file. Returns 1 (found, in out), 0 (none), -1 (cannot be
+ * read, errno set). Reads in chunks, carrying the tail so an id across two chunks is found. */
+static int find_build_id(const char *path, char *out, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  static char buf[65536 + ID_MAX + 1];
+  size_t have = 0;
+  int found = 0;
+  for (;;) {
+    size_t r = fread(buf + have, 1, sizeof(buf) - have, f);
+    have += r;
+    int eof = r == 0 || have < sizeof(buf);
+    /* an id starting past `last` could run beyond the buffer: it waits for the next chunk */
+    size_t last = eof ? have : have - (ID_MAX + 1);
+    for (size_t i = 0; i < last && !found; i++) {
+      size_t m = buf[i] == 'v' ? match_build_id(buf + i, have - i, eof) : 0;
+      if (!m) continue;
+      snprintf(out, len, "%.*s", (int)m, buf + i);
+      found = 1;
+    }
+    if (found || eof) break;
+    memmove(buf, buf + last, have - last);
+    have -= last;
+  }
+  fclose(f);
+  return found;
+}
+
+/* One library's build id as a fact; returns 1 when it names a QAIRT release (in *v). */
+static int read_id(step *s, const char *label, const char *key, const char *path, char *id,
+                   size_t len, htpu_version3 *v) {
+  id[0] = '\0';
+  int r = find_build_id(path, id, len);
+  if (r < 0) {
+    char why[256];
+    snprintf(why, sizeof(why), "cannot read: %s", strerror(errno));
+    step_str_shown(s, label, key, NULL, why);
+    return 0;
+  }
+  if (r)
+    step_str(s, label, key, id);
+  else
+    step_str_shown(s, label, key, NULL, "(no build id in the file)");
+  return r && htpu_qairt_version_from_build_id(id, v) == 0;
+}
+
+static int same_release(htpu_version3 a, htpu_version3 b) {
+  return a.major == b.major && a.minor == b.minor && a.patch == b.patch;
+}
+
+static void judge(doctor *d, step *s) {
+  if (!d->skel_path[0] || !d->stub_path[0]) {
+    step_set(s, ST_SKIP, "not compared: the %s was not found (dsp libraries step)",
+             !d->skel_path[0] ? "skel" : "stub");
+    return;
+  }
+  char stub_id[ID_MAX + 1], skel_id[ID_MAX + 1];
+  htpu_version3 stub_v, skel_v, backend_v;
+  int stub_ok = read_id(s, "stub build id", "stub_build_id", d->stub_path, stub_id,
+                        sizeof(stub_id), &stub_v);
+  int skel_ok = read_id(s, "skel build id", "skel_build_id", d->skel_path, skel_id,
+                        sizeof(skel_id), &skel_v);
+  int backend_ok = htpu_qairt_version_from_build_id(d->facts.build_id, &backend_v) == 0;
+  step_str(s, "stub", "stub", d->stub_path);
+  step_str(s, "skel", "skel", d->skel_path);
+  if (!stub_ok || !skel_ok) {
+    step_set(s, ST_WARN, "no QAIRT build id found in the %s: cannot tell its release",
+             !stub_ok && !skel_ok ? "stub or the skel"
+             : !stub_ok           ? "stub"
+                                  : "skel");
+    step_hint(s,
+              "QAIRT's libraries carry their build id as text (`strings FILE | grep "
+              "'^v2\\.'`); use the stub and skel shipped with the backend's own release.%s",
+              d->qairt_clause);
+    return;
+  }
+  char release[32];
+  snprintf(release, sizeof(release), "%u.%u.%u", stub_v.major, stub_v.minor, stub_v.patch);
+  if (!same_release(stub_v, skel_v)) {
+    step_set(s, ST_FAIL, "the stub is QAIRT %s, the skel QAIRT %u.%u.%u: not one release",
+             release, skel_v.major, skel_v.minor, skel_v.patch);
+    step_hint(s,
+              "install the stub and skel of one QAIRT release, the backend's: on the image "
+              "/usr/lib/%s and /usr/lib/dsp/%s (a second QNN set such as "
+              "/usr/lib/onnxruntime-qnn must not be on the library or DSP search path). A "
+              "mismatched pair fails device creation with 14001.%s",
+              BOARD_STUB, BOARD_SKEL, d->qairt_clause);
+    return;
+  }
+  if (backend_ok && !same_release(backend_v, stub_v)) {
+    step_set(s, ST_FAIL, "the stub and skel are QAIRT %s, the backend QAIRT %u.%u.%u", release,
+             backend_v.major, backend_v.minor, backend_v.patch);
+    step_hint(s,
+              "use the stub and skel shipped with %s (its own release), or the backend of "
+              "theirs; mixing releases fails device creation with 14001 or 1008",
+              d->ro.backend_lib);
+    return;
+  }
+  if (strcmp(stub_id, skel_id) != 0) {
+    step_set(s, ST_WARN, "the stub and skel are both QAIRT %s, but different builds", release);
+    step_hint(s, "install the pair from one QAIRT package: builds of one release are meant to "
+                 "be used together");
+    return;
+  }
+  step_set(s, ST_OK, "stub and skel are one QAIRT %s build%s", release,
+           backend_ok ? ", the backend's release" : "");
+}
+
+void check_dsp_release(doctor *d) {
+  step *s = report_begin(&d->rep, "dsp_release", "stub/skel release");
+  if (d->board)
+    judge(d, s);
+  else
+    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
+                         "board",
+             doctor_base_name(d->ro.backend_lib));
+  report_end(&d->rep, s);
+}

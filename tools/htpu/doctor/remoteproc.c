@@ -1,0 +1,149 @@
+/* remoteproc.c - the `remoteproc` step: the CDSP's remoteproc is running (HTP backend only).
+ *
+ * The NPU not starting is what QCS6490 users report first: the CDSP remoteproc is missing (its
+ * module or device-tree node), left offline (its firmware did not load) or crashed. Every
+ * later board failure follows from it, so this step comes before the FastRPC one. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+
+#define REMOTEPROC_CLASS "/sys/class/remoteproc"
+
+typedef struct rproc {
+  char dir[256]; /* "remoteproc2" */
+  char name[128], state[64], recovery[64];
+} rproc;
+
+static int by_dir(const void *a, const void *b) {
+  return strcmp(((const rproc *)a)->dir, ((const rproc *)b)->dir);
+}
+
+static void read_attr(const char *class_dir, const char *dir, const char *attr, char *out,
+                      size_t len) {
+  char p[4800];
+  snprintf(p, sizeof(p), "%s/%s/%s", class_dir, dir, attr);
+  if (doctor_read_line(p, out, len) != 0) out[0] = '\0';
+}
+
+/* Every remoteproc of the class, sorted by directory name (readdir's order is arbitrary).
+ * Returns the count (at most max), or -1 when the class directory cannot be opened. */
+static int list_rprocs(const char *class_dir, rproc *out, int max) {
+  DIR *dir = opendir(class_dir);
+  if (!dir) return -1;
+  int n = 0;
+  struct dirent *e;
+  while (n < max && (e = readdir(dir))) {
+    if (e->d_name[0] == '.') continue;
+    rproc *r = &out[n++];
+    report_copy(r->dir, sizeof(r->dir), e->d_name);
+    read_attr(class_dir, r->dir, "name", r->name, sizeof(r->name));
+    read_attr(class_dir, r->dir, "state", r->state, sizeof(r->state));
+    read_attr(class_dir, r->dir, "recovery", r->recovery, sizeof(r->recovery));
+  }
+  closedir(dir);
+  qsort(out, (size_t)n, sizeof(out[0]), by_dir);
+  return n;
+}
+
+/* The kernel names the CDSP's remoteproc "cdsp" (qcom_q6v5_pas); older trees use the node
+ * name, e.g. "remoteproc-cdsp". */
+static int is_cdsp(const rproc *r) { return strstr(r->name, "cdsp") != NULL; }
+
+static void judge_cdsp(step *s, const rproc *c) {
+  char state_path[512];
+  snprintf(state_path, sizeof(state_path), REMOTEPROC_CLASS "/%s/state", c->dir);
+  step_str(s, "CDSP remoteproc", "cdsp", c->dir);
+  step_str(s, "state", "state", c->state);
+  step_str(s, "recovery", "recovery", c->recovery[0] ? c->recovery : NULL);
+  if (strcmp(c->state, "running") == 0 || strcmp(c->state, "attached") == 0) {
+    if (strcmp(c->recovery, "disabled") == 0) {
+      step_set(s, ST_WARN, "the CDSP (%s) is %s, but its crash recovery is disabled", c->dir,
+               c->state);
+      step_hint(s,
+                "after a DSP crash it then stays down until a reboot: as root, echo enabled > "
+                REMOTEPROC_CLASS "/%s/recovery",
+                c->dir);
+      return;
+    }
+    step_set(s, ST_OK, "the CDSP (%s) is %s", c->dir, c->state);
+    return;
+  }
+  if (strcmp(c->state, "offline") == 0) {
+    step_set(s, ST_FAIL, "the CDSP (%s) is offline: the NPU is not started", c->dir);
+    step_hint(s,
+              "start it as root (echo start > %s; qcom-coldplug.sh does this at boot). If it "
+              "stays offline, `dmesg | grep -i remoteproc` says why: usually its firmware "
+              "cdsp.mbn is missing where the device tree names it "
+              "(/lib/firmware/qcom/qcs6490/radxa/dragon-q6a/ on the Dragon Q6A image), or does "
+              "not match the board (docs/board.md)",
+              state_path);
+    return;
+  }
+  if (strcmp(c->state, "crashed") == 0) {
+    step_set(s, ST_FAIL, "the CDSP (%s) has crashed", c->dir);
+    step_hint(s,
+              "`dmesg | grep -i remoteproc` has the reason. As root: echo enabled > "
+              REMOTEPROC_CLASS "/%s/recovery (it then restarts by itself after a crash), or "
+              "echo stop, then echo start > %s; otherwise reboot",
+              c->dir, state_path);
+    return;
+  }
+  step_set(s, ST_FAIL, "the CDSP (%s) is in state '%s', not running", c->dir,
+           c->state[0] ? c->state : "(unreadable)");
+  step_hint(s, "start it as root (echo start > %s) and read `dmesg | grep -i remoteproc`",
+            state_path);
+}
+
+static void judge(doctor *d, step *s) {
+  char class_dir[4096];
+  doctor_board_path(d, REMOTEPROC_CLASS, class_dir, sizeof(class_dir));
+  rproc *all = calloc(32, sizeof(*all));
+  if (!all) {
+    step_set(s, ST_FAIL, "out of memory");
+    return;
+  }
+  int n = list_rprocs(class_dir, all, 32);
+  const rproc *cdsp = NULL;
+  for (int i = 0; i < n; i++) {
+    report_row *row = step_row(s, "%s: %s, %s", all[i].dir,
+                               all[i].name[0] ? all[i].name : "(no name)",
+                               all[i].state[0] ? all[i].state : "(no state)");
+    if (row) {
+      row_str(row, "remoteproc", all[i].dir);
+      row_str(row, "name", all[i].name);
+      row_str(row, "state", all[i].state);
+    }
+    if (!cdsp && is_cdsp(&all[i])) cdsp = &all[i];
+  }
+  if (n > 0) step_rows(s, "remoteprocs", "remoteprocs");
+  if (cdsp) {
+    judge_cdsp(s, cdsp);
+  } else {
+    step_str(s, "CDSP remoteproc", "cdsp", NULL);
+    if (n < 0)
+      step_set(s, ST_FAIL, "no remoteprocs (%s is missing): the NPU is not started",
+               REMOTEPROC_CLASS);
+    else
+      step_set(s, ST_FAIL, "none of the %d remoteproc%s is the CDSP: the NPU is not started", n,
+               n == 1 ? "" : "s");
+    step_hint(s, "the CDSP remoteproc comes from the qcom_q6v5_pas module (`lsmod | grep "
+                 "q6v5_pas`; modprobe qcom_q6v5_pas as root) and the device tree's CDSP "
+                 "remoteproc node, which the board's device tree or overlay must enable "
+                 "(status \"okay\"); `dmesg | grep -i remoteproc` shows a probe failure");
+  }
+  free(all);
+}
+
+void check_remoteproc(doctor *d) {
+  step *s = report_begin(&d->rep, "remoteproc", "remoteproc");
+  if (d->board)
+    judge(d, s);
+  else
+    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
+                         "board",
+             doctor_base_name(d->ro.backend_lib));
+  report_end(&d->rep, s);
+}
