@@ -9,6 +9,7 @@
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
+#   test-package   the Hex package's files laid out and used from a fresh project (mk/package.mk)
 #   clean
 #
 # Variables
