@@ -13,6 +13,18 @@ const char *doctor_base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
+void doctor_board_step(doctor *d, const char *key, const char *title,
+                       void (*judge)(doctor *d, step *s)) {
+  step *s = report_begin(&d->rep, key, title);
+  if (d->board)
+    judge(d, s);
+  else
+    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
+                         "board",
+             doctor_base_name(d->ro.backend_lib));
+  report_end(&d->rep, s);
+}
+
 /* The FastRPC/skel checks only make sense for the board's HTP backend. */
 int doctor_is_board_backend(const char *backend) {
   return strcmp(doctor_base_name(backend), "libQnnHtp.so") == 0;

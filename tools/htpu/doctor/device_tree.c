@@ -180,12 +180,5 @@ static void judge(doctor *d, step *s) {
 }
 
 void check_device_tree(doctor *d) {
-  step *s = report_begin(&d->rep, "device_tree", "device tree");
-  if (d->board)
-    judge(d, s);
-  else
-    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
-                         "board",
-             doctor_base_name(d->ro.backend_lib));
-  report_end(&d->rep, s);
+  doctor_board_step(d, "device_tree", "device tree", judge);
 }

@@ -66,6 +66,10 @@ void check_shared_memory(doctor *d);
 
 /* Whether `backend` is the board's HTP backend (its file name is libQnnHtp.so). */
 int doctor_is_board_backend(const char *backend);
+/* A step that only a board can answer: `judge` fills it on the board, elsewhere it is skipped
+ * saying why (the reference backend is not the HTP backend). */
+void doctor_board_step(doctor *d, const char *key, const char *title,
+                       void (*judge)(doctor *d, step *s));
 /* The file name part of a path. */
 const char *doctor_base_name(const char *path);
 int doctor_is_dir(const char *path);

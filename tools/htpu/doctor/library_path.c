@@ -107,12 +107,5 @@ static void judge(doctor *d, step *s) {
 }
 
 void check_library_path(doctor *d) {
-  step *s = report_begin(&d->rep, "library_path", "library path");
-  if (d->board)
-    judge(d, s);
-  else
-    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
-                         "board",
-             doctor_base_name(d->ro.backend_lib));
-  report_end(&d->rep, s);
+  doctor_board_step(d, "library_path", "library path", judge);
 }

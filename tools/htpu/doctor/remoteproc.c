@@ -138,12 +138,5 @@ static void judge(doctor *d, step *s) {
 }
 
 void check_remoteproc(doctor *d) {
-  step *s = report_begin(&d->rep, "remoteproc", "remoteproc");
-  if (d->board)
-    judge(d, s);
-  else
-    step_set(s, ST_SKIP, "not applicable: %s is not the HTP backend (libQnnHtp.so): not on a "
-                         "board",
-             doctor_base_name(d->ro.backend_lib));
-  report_end(&d->rep, s);
+  doctor_board_step(d, "remoteproc", "remoteproc", judge);
 }
