@@ -4,7 +4,8 @@
  * runs the async executes and calls their notify functions.
  *
  * A blocking caller queues a job on its own stack and runs the execute itself when its job is
- * at the head and nothing of the graph runs; the worker does the same for async jobs. Waits
+ * at the head and nothing of the graph runs; the graph's worker thread does the same for async
+ * jobs, and its notifier thread calls their notify functions in the order they ended. Waits
  * end early when the job's signal says stop (an abort, or a timeout counted from the call's
  * start): a queued job leaves the queue then, and an async one is notified with 6031/6033.
  */
@@ -73,40 +74,71 @@ static uint64_t next_deadline(const rb_graph *g) {
   return until;
 }
 
+static void push_done(rb_graph *g, rb_job *j) {
+  j->next = NULL;
+  if (g->done_tail)
+    g->done_tail->next = j;
+  else
+    g->done_head = j;
+  g->done_tail = j;
+}
+
+/* Runs the async job at the head of the queue whenever the graph is free. A stopped job at
+ * the head is the notifier's to take out. */
 static void *worker_main(void *arg) {
   rb_graph *g = arg;
   pthread_mutex_lock(&g_sched.lock);
   while (!g->worker_stop) {
-    /* QnnGraph.h: "all pending executions in the queue are affected by Signal control" */
-    rb_job *stopped = NULL;
-    rb_stop why = RB_STOP_NONE;
-    for (rb_job *j = g->q_head; j && !stopped; j = j->next)
-      if (j->async && (why = rb_watch_check_locked(&j->watch)) != RB_STOP_NONE) stopped = j;
-    if (stopped) {
-      q_unlink(g, stopped);
-      g->async_waiting--;
-      pthread_cond_broadcast(&g_sched.cond);
-      pthread_mutex_unlock(&g_sched.lock);
-      rb_async_complete(stopped, rb_graph_stopped(stopped->g, "graphExecuteAsync",
-                                                  &stopped->watch, why,
-                                                  "while waiting in the graph's queue"));
-      pthread_mutex_lock(&g_sched.lock);
-      continue;
-    }
     rb_job *h = g->q_head;
-    if (h && h->async && !g->running) {
+    if (h && h->async && !g->running && rb_watch_check_locked(&h->watch) == RB_STOP_NONE) {
       q_unlink(g, h);
       g->async_waiting--;
       g->running = true;
       pthread_cond_broadcast(&g_sched.cond);
       pthread_mutex_unlock(&g_sched.lock);
-      qnn_error_t rc =
-          rb_execute_turn(g, "graphExecuteAsync", NULL, 0, NULL, 0, &h->bufs, &h->watch);
-      rb_queue_done(g);
-      rb_async_complete(h, rc);
+      h->rc = rb_execute_turn(g, "graphExecuteAsync", NULL, 0, NULL, 0, &h->bufs, &h->watch);
+      pthread_mutex_lock(&g_sched.lock);
+      g->running = false;
+      push_done(g, h);
+      pthread_cond_broadcast(&g_sched.cond);
+      continue;
+    }
+    rb_sched_wait_locked(NULL, 0);
+  }
+  pthread_mutex_unlock(&g_sched.lock);
+  return NULL;
+}
+
+/* Calls the notify functions in the order the executes ended, and takes queued async jobs
+ * whose signal fired out of the queue at once (QnnGraph.h: "all pending executions in the
+ * queue are affected by Signal control"), also while the worker is busy running one. */
+static void *notifier_main(void *arg) {
+  rb_graph *g = arg;
+  pthread_mutex_lock(&g_sched.lock);
+  for (;;) {
+    for (rb_job *j = g->q_head, *next; j; j = next) {
+      next = j->next;
+      rb_stop why;
+      if (!j->async || (why = rb_watch_check_locked(&j->watch)) == RB_STOP_NONE) continue;
+      q_unlink(g, j);
+      g->async_waiting--;
+      j->queued_stop = why;
+      push_done(g, j);
+      pthread_cond_broadcast(&g_sched.cond);
+    }
+    rb_job *d = g->done_head;
+    if (d) {
+      g->done_head = d->next;
+      if (!g->done_head) g->done_tail = NULL;
+      pthread_mutex_unlock(&g_sched.lock);
+      if (d->queued_stop != RB_STOP_NONE)
+        d->rc = rb_graph_stopped(g, "graphExecuteAsync", &d->watch, d->queued_stop,
+                                 "while waiting in the graph's queue");
+      rb_async_complete(d, d->rc);
       pthread_mutex_lock(&g_sched.lock);
       continue;
     }
+    if (g->worker_stop) break;
     rb_sched_wait_locked(NULL, next_deadline(g));
   }
   pthread_mutex_unlock(&g_sched.lock);
@@ -122,10 +154,19 @@ rb_stop rb_queue_async(rb_graph *g, rb_job *j, uint32_t depth, bool *failed) {
   while (g->async_waiting >= depth && (s = rb_watch_check_locked(&j->watch)) == RB_STOP_NONE)
     rb_sched_wait_locked(&j->watch, 0);
   if (s == RB_STOP_NONE && !g->worker_started) {
-    if (pthread_create(&g->worker, NULL, worker_main, g) != 0)
+    if (pthread_create(&g->worker, NULL, worker_main, g) != 0) {
       *failed = true;
-    else
+    } else if (pthread_create(&g->notifier, NULL, notifier_main, g) != 0) {
+      g->worker_stop = true;
+      pthread_cond_broadcast(&g_sched.cond);
+      pthread_mutex_unlock(&g_sched.lock);
+      pthread_join(g->worker, NULL);
+      pthread_mutex_lock(&g_sched.lock);
+      g->worker_stop = false;
+      *failed = true;
+    } else {
       g->worker_started = true;
+    }
   }
   if (s == RB_STOP_NONE && !*failed) {
     q_append(g, j);
@@ -143,6 +184,9 @@ void rb_queue_stop_worker(rb_graph *g) {
   g->worker_stop = true;
   pthread_cond_broadcast(&g_sched.cond);
   pthread_mutex_unlock(&g_sched.lock);
-  if (started) pthread_join(g->worker, NULL);
+  if (started) {
+    pthread_join(g->worker, NULL);
+    pthread_join(g->notifier, NULL);
+  }
   g->worker_started = false;
 }

@@ -142,8 +142,10 @@ typedef struct rb_graph {
   bool running;               /* an execute of this graph runs now */
   uint32_t async_waiting;     /* queued async executes not started */
   uint32_t async_pending;     /* accepted async executes not yet notified (incl. running) */
+  struct rb_job *done_head, *done_tail; /* async executes over, to be notified in order */
   bool worker_started, worker_stop;
-  pthread_t worker;           /* runs async executes and calls their notify functions */
+  pthread_t worker;           /* runs the async executes */
+  pthread_t notifier;         /* notifies them, and takes stopped ones out of the queue */
   /* g_rb.lock */
   uint32_t priority;          /* graphSetConfig PRIORITY, else the context's */
   bool priority_set;
@@ -422,6 +424,8 @@ struct rb_job {
   rb_bufs bufs;
   qnn_notify_fn_t notify;
   void *notify_param;
+  qnn_error_t rc;       /* its result, once over */
+  rb_stop queued_stop;  /* it left the queue for this stop without running */
 };
 /* Blocking execute: queues j and waits for its turn. 0: it is running now (call
  * rb_queue_done after); else the stop that ended the wait (j left the queue). */
