@@ -21,10 +21,22 @@ static char g_last_violation[512];
 static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
 static atomic_uint_fast64_t g_aborted, g_timed_out, g_batch_executes, g_async_notified;
 static atomic_int g_in_flight;
+static atomic_bool g_control_ops; /* g_control has graphOp rules or latency */
 /* Calls of each faultable API made by this thread (htpu_ref_thread_calls). */
 static _Thread_local uint64_t t_calls[FR_API_COUNT];
 
 void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
+
+bool rb_fault_set_has(const fr_set *s, uint32_t api) {
+  if (s->latency_us[api]) return true;
+  for (uint32_t i = 0; i < s->num_rules; i++)
+    if (s->rules[i].api == api) return true;
+  return false;
+}
+
+bool rb_op_faults_armed(const rb_backend *b) {
+  return atomic_load(&g_control_ops) || b->op_faults;
+}
 void rb_count_execute(void) { atomic_fetch_add(&g_total_executes, 1); }
 void rb_count_batch_multiple(void) { atomic_fetch_add(&g_batch_executes, 1); }
 void rb_count_async_notified(void) { atomic_fetch_add(&g_async_notified, 1); }
@@ -125,7 +137,7 @@ uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_wat
   if (r) flags = r->flags;
   pthread_mutex_unlock(&g_fault_lock);
   /* a watched call's latency is interruptible, as a real call waiting on the DSP is */
-  if (w && w->sig)
+  if (lat && w && w->sig)
     *stopped = rb_watch_sleep(w, lat);
   else if (lat)
     usleep(lat);
@@ -156,6 +168,7 @@ RB_EXPORT int htpu_ref_arm(const char *rules) {
   memcpy(s.latency_us, g_control.latency_us, sizeof(s.latency_us));
   memcpy(s.latency_from, g_control.latency_from, sizeof(s.latency_from));
   g_control = s;
+  atomic_store(&g_control_ops, rb_fault_set_has(&g_control, FR_GRAPH_OP));
   pthread_mutex_unlock(&g_fault_lock);
   if (rc != 0) fprintf(stderr, "htpu_ref_arm: %s\n", err);
   return rc;
@@ -166,6 +179,7 @@ RB_EXPORT int htpu_ref_set_latency(const char *api, unsigned usec) {
   if (a < 0) return -1;
   pthread_mutex_lock(&g_fault_lock);
   g_control.latency_us[a] = usec;
+  atomic_store(&g_control_ops, rb_fault_set_has(&g_control, FR_GRAPH_OP));
   pthread_mutex_unlock(&g_fault_lock);
   return 0;
 }
@@ -178,6 +192,7 @@ RB_EXPORT uint64_t htpu_ref_thread_calls(const char *api) {
 RB_EXPORT void htpu_ref_disarm(void) {
   pthread_mutex_lock(&g_fault_lock);
   memset(&g_control, 0, sizeof(g_control));
+  atomic_store(&g_control_ops, false);
   memset(&g_env, 0, sizeof(g_env));
   free(g_env_faults);
   free(g_env_latency);

@@ -221,19 +221,22 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
   const ref_model *m = c->model;
   const ref_graph *rg = &m->graphs[gi];
   *stopped = RB_STOP_NONE;
-  const void **in = calloc(x->nin + 1, sizeof(*in));
-  void **out = calloc(x->nout + 1, sizeof(*out));
+  /* one row group: the buffers as they are; k: each group's place in them */
+  const void **in = x->multiple > 1 ? calloc(x->nin + 1, sizeof(*in)) : x->inp;
+  void **out = x->multiple > 1 ? calloc(x->nout + 1, sizeof(*out)) : x->outp;
   qnn_error_t rc = in && out ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  bool hook_needed = (w && w->sig) || rb_op_faults_armed(c->backend);
   /* A batch multiple k runs the graph on each of the k row groups: what a graph whose ops
    * take the batch dimension as it comes computes. Stops are checked before every op. */
   for (uint32_t r = 0; rc == QNN_SUCCESS && r < x->multiple; r++) {
-    for (uint32_t i = 0; i < x->nin; i++)
+    for (uint32_t i = 0; x->multiple > 1 && i < x->nin; i++)
       in[i] = (const char *)x->inp[i] + (size_t)r * m->tensors[rg->inputs[i]].nbytes;
-    for (uint32_t i = 0; i < x->nout; i++)
+    for (uint32_t i = 0; x->multiple > 1 && i < x->nout; i++)
       out[i] = (char *)x->outp[i] + (size_t)r * m->tensors[rg->outputs[i]].nbytes;
     char err[256];
     op_hook_ctx hook = {c->backend, w, RB_STOP_NONE, 0};
-    int run = ref_graph_run_ex(m, gi, in, out, op_hook, &hook, err, sizeof(err));
+    int run = ref_graph_run_ex(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, err,
+                               sizeof(err));
     if (run == REF_RUN_STOPPED && hook.stopped != RB_STOP_NONE) {
       *stopped = hook.stopped;
       rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's rb_graph_stopped gives the code */
@@ -246,8 +249,10 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
       rc = QNN_COMMON_ERROR_GENERAL;
     }
   }
-  free(in);
-  free(out);
+  if (x->multiple > 1) {
+    free(in);
+    free(out);
+  }
   return rc;
 }
 

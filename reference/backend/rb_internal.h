@@ -78,6 +78,7 @@ typedef struct rb_backend {
   rb_log *log;
   fr_set faults;       /* HTPU_REF_FAULTS/HTPU_REF_LATENCY at backendCreate (fault lock) */
   atomic_bool fatal;   /* an injected 1011: the DSP did not recover */
+  bool op_faults;      /* its own rules or latency name graphOp */
   atomic_int busy;     /* calls using it outside the registry lock (fault latency, execute) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
@@ -233,10 +234,14 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
  * is logged through log and counted. */
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log);
 /* The same for a watched call: its latency ends early when w says stop (then *stopped is set
- * and 0 returned, no rule applied). */
+ * and 0 returned, no rule applied). Without latency nothing is checked here. */
 uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
                           rb_stop *stopped);
 void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
+bool rb_fault_set_has(const fr_set *s, uint32_t api);
+/* Whether graphOp rules or latency may apply to b's executes (else the per-op hook is
+ * skipped: it costs a lock per op). */
+bool rb_op_faults_armed(const rb_backend *b);
 void rb_count_batch_multiple(void);
 void rb_count_async_notified(void);
 void rb_count_leak(void);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "htp_rig.h"
 #include "refb_rig.h"
 #include "test.h"
 
@@ -243,4 +244,27 @@ TEST(refb_batch_multiple_through_execute_async) {
   CHECK_EQ(status, 999);
   kio_free(&k);
   rig_close(&r);
+}
+
+TEST(refb_batch_multiple_not_with_mem_handles) {
+  shared x;
+  qnn_error_t rc = shared_open(&x);
+  CHECK_MSG(rc == 0, "shared_open: %llu", (unsigned long long)rc);
+  qnn_htp_mem_descriptor_t hd[3] = {htp_desc(x.fd, x.size, 0), htp_desc(x.fd, x.size, 16),
+                                    htp_desc(x.fd, x.size, 32)};
+  qnn_mem_descriptor_t d[3];
+  for (int i = 0; i < 3; i++) d[i] = custom_desc(&hd[i], QNN_DATATYPE_FLOAT_32);
+  qnn_mem_handle_t h[3] = {0};
+  CHECK_EQ(x.s.t->mem_register(x.ctx, d, 3, h), QNN_SUCCESS);
+  qnn_tensor_t in[2], out[1];
+  uint32_t dims[3][2];
+  mh_tensors(x.model, h, in, out, dims);
+  CHECK_EQ(x.s.t->graph_execute(x.g, in, 2, out, 1, NULL, NULL), QNN_SUCCESS);
+  /* a registered buffer holds one batch: a multiple is refused, naming the way out */
+  for (int i = 0; i < 3; i++) dims[i][0] = 2;
+  hlog_clear();
+  CHECK_EQ(x.s.t->graph_execute(x.g, in, 2, out, 1, NULL, NULL), QNN_GRAPH_ERROR_INVALID_TENSOR);
+  CHECK_STR_CONTAINS(hlog(), "batch multiple 2 with a MEMHANDLE tensor");
+  CHECK_EQ(x.s.t->mem_de_register(h, 3), QNN_SUCCESS);
+  shared_close(&x);
 }
