@@ -90,6 +90,12 @@ out:
 
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen) {
+  return ref_graph_run_ex(m, graph_index, in, out, NULL, NULL, err, errlen);
+}
+
+int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
+                     void *const *out, ref_stop_fn stop, void *stop_arg, char *err,
+                     size_t errlen) {
   if (!m) return refm_err(err, errlen, "no model");
   if (graph_index >= m->num_graphs)
     return refm_err(err, errlen, "graph index %u out of range (model has %u)", graph_index,
@@ -118,6 +124,11 @@ int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *i
   for (uint32_t i = 0; i < g->num_outputs; i++) rs.wr[g->outputs[i]] = out[i];
   rc = 0;
   for (uint32_t o = 0; o < g->num_ops && rc == 0; o++) {
+    if (stop && stop(stop_arg)) {
+      rc = REF_RUN_STOPPED;
+      refm_err(err, errlen, "graph '%s': stopped before op %u", g->name, o);
+      break;
+    }
     rc = run_op(m, &g->ops[o], o, &rs, err, errlen);
     if (rc) {
       const char *tn = refm_op_name(g->ops[o].type);
