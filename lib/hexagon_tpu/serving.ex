@@ -42,13 +42,15 @@ defmodule HexagonTpu.Serving do
   a node that runs it (`:pg`, Nx.Serving's distribution); see docs/serving.md.
 
   Telemetry: Nx.Serving's `[:nx, :serving, :execute | :preprocessing | :postprocessing, ...]`
-  events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), and
-  for each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in
-  its metadata (`HexagonTpu.Telemetry`).
+  events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), for
+  each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in its
+  metadata, and the serving's queue: `[:hexagon_tpu, :serving, :queue]` each time a request is
+  queued, a batch handed to a partition or finished, with the rows waiting (`:queue_length`)
+  and running (`HexagonTpu.Telemetry`, docs/serving.md).
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
-  alias HexagonTpu.Serving.{BatchStack, Client, Request, RowTags}
+  alias HexagonTpu.Serving.{BatchStack, Client, Queue, Request, RowTags}
 
   @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Defn.Evaluator]}
 
@@ -140,7 +142,8 @@ defmodule HexagonTpu.Serving do
 
     spec = Map.put(spec, :check, Request.check(spec))
 
-    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
+    queue = Queue.new()
+    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile, queue: queue})
     output = o.output
     partitions = length(models)
 
@@ -154,7 +157,11 @@ defmodule HexagonTpu.Serving do
       distribution_weight: o.distribution_weight,
       shutdown: o.shutdown
     )
-    |> Nx.Serving.client_preprocessing(fn input -> Request.preprocess(spec, input) end)
+    |> Nx.Serving.client_preprocessing(fn input ->
+      {_batch, rows} = request = Request.preprocess(spec, input)
+      :ok = Queue.request(queue, spec.graph, rows)
+      request
+    end)
     |> Nx.Serving.client_postprocessing(fn result, rows ->
       Request.postprocess(result, rows, spec.graph, output)
     end)
@@ -245,6 +252,7 @@ defmodule HexagonTpu.Serving do
       for i <- 0..(length(partitions) - 1), into: %{}, do: {i, Enum.at(models, rem(i, count))}
 
     table = if type == :process, do: RowTags.new_table()
+    if type == :process, do: Queue.reset(arg.queue, arg.graph)
     {:ok, Map.merge(arg, %{by_partition: by_partition, errors_table: table})}
   end
 
@@ -253,7 +261,17 @@ defmodule HexagonTpu.Serving do
   # Nx.Serving's handle_batch/3: the function run in the serving's task for this batch.
   def handle_batch(batch, partition, state) do
     model = Map.fetch!(state.by_partition, partition)
-    {:execute, fn -> execute(state, model, partition, batch) end, state}
+    %{queue: queue, graph: graph} = state
+    :ok = Queue.batch(queue, graph, batch.size, partition)
+
+    {:execute,
+     fn ->
+       try do
+         execute(state, model, partition, batch)
+       after
+         Queue.done(queue, graph, batch.size, partition)
+       end
+     end, state}
   end
 
   # The batch's answer: {outputs, info} (one output alone, several as a tuple; info: each row's

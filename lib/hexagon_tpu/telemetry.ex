@@ -53,6 +53,17 @@ defmodule HexagonTpu.Telemetry do
       `%{system_time: native}`. Metadata: `%{operation: :execute | :load, graph: name | nil,
       reason: atom, error: %HexagonTpu.Error{}}`.
 
+    * `[:hexagon_tpu, :serving, :queue]` - the queue of a `HexagonTpu.Serving` changed, in
+      rows. Measurements: `%{queue_length: rows, running: rows, rows: rows}`:
+      `:queue_length` is the rows of checked requests not yet in a batch that runs (in the
+      serving's mailbox, in the batch being filled, or in full batches waiting for a
+      partition), `:running` the rows of batches handed to a partition and not finished
+      (executing or waiting for the graph), `:rows` those of this change. Metadata:
+      `%{graph: name, change: :request | :batch | :done | :reset, partition: i | nil}`:
+      a request was queued (emitted in its caller), a batch was handed to partition `i`
+      (in the serving process), a batch finished (in its task), the serving process started.
+      See docs/serving.md, Telemetry.
+
     * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
 
   ## Example
@@ -212,6 +223,12 @@ defmodule HexagonTpu.Telemetry do
       %{operation: operation, graph: graph, reason: reason, error: error}
     )
   end
+
+  @doc false
+  # [:hexagon_tpu, :serving, :queue] from HexagonTpu.Serving (HexagonTpu.Serving.Queue).
+  @spec serving_queue(map(), map()) :: :ok
+  def serving_queue(measurements, metadata),
+    do: emit([:hexagon_tpu, :serving, :queue], measurements, metadata)
 
   @doc false
   # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.
