@@ -2,8 +2,8 @@ defmodule HexagonTpu.Serving do
   @moduledoc """
   A model as an `Nx.Serving`: concurrent requests batched, run on the model through
   `HexagonTpu.predict_batch/3` (executes on the dirty IO schedulers), and the results split
-  back to each caller. Needs Nx (`Nx.Serving` is part of Nx); without it `new/2` raises a
-  `HexagonTpu.Error` that says so.
+  back to each caller. Needs Nx (`Nx.Serving` is part of Nx); without it, making a serving
+  raises a `HexagonTpu.Error` that says so.
 
       serving = HexagonTpu.Serving.new("/data/digits.bin", batch_size: 64, batch_timeout: 2)
 

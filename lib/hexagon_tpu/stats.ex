@@ -1,8 +1,8 @@
 defmodule HexagonTpu.Stats do
   @moduledoc """
   Observability readings: the C library's counters, how busy the dirty schedulers are
-  (inference runs there) and memory. All cheap except `dirty_utilization/1`, which waits for
-  its window.
+  (inference runs there) and memory. All cheap except the dirty schedulers' utilization,
+  which waits for its window.
 
       HexagonTpu.Stats.native()
       #=> %{live_graphs: 2, live_contexts: 1, live_runtimes: 1, executes: 1234,
