@@ -111,6 +111,28 @@ defmodule HexagonTpu.Serving do
 
   Raises `HexagonTpu.Error` on bad options, a model that cannot be batched or cannot be
   loaded, and when Nx is not loaded.
+
+  ## Examples
+
+  (`add.bin`: see "The examples" in `HexagonTpu`.) Inline, one request of a row per input,
+  then the same as an `Nx.Batch` of two rows:
+
+      iex> serving = HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = Nx.tensor([[1.0, 2.0, 3.0, 4.0]])
+      iex> [y] = Nx.Serving.run(serving, [a, a])
+      iex> Nx.to_flat_list(y)
+      [2.0, 4.0, 6.0, 8.0]
+      iex> row = Nx.tensor([1.0, 2.0, 3.0, 4.0])
+      iex> batch = Nx.Batch.stack([{row, row}, {row, Nx.multiply(row, 10)}])
+      iex> [y] = Nx.Serving.run(serving, batch)
+      iex> Nx.to_list(y)
+      [[2.0, 4.0, 6.0, 8.0], [11.0, 22.0, 33.0, 44.0]]
+
+  A request that does not fit the graph is refused in its caller:
+
+      iex> serving = HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32")
+      iex> Nx.Serving.run(serving, [Nx.iota({1, 4}, type: :f32)])
+      ** (HexagonTpu.Error) mismatch: HexagonTpu.Serving: graph 'add_f32' expects 2 input(s) (a, b), got 1
   """
   @spec new(model_or_source(), keyword()) :: struct()
   def new(model_or_path, opts \\ []) do
@@ -232,6 +254,25 @@ defmodule HexagonTpu.Serving do
   `name` is the serving's name as given to `Nx.Serving.batched_run/2`: an atom, `{:local,
   atom}` or `{:distributed, atom}`; anything else is `{:error, %HexagonTpu.Error{reason:
   :invalid_argument}}`.
+
+  ## Examples
+
+  Five rows through a serving of batches of 2 rows (`add.bin`: see "The examples" in
+  `HexagonTpu`):
+
+      iex> serving =
+      ...>   HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32", batch_size: 2)
+      iex> children = [{Nx.Serving, serving: serving, name: DocAddServing}]
+      iex> {:ok, sup} = Supervisor.start_link(children, strategy: :one_for_one)
+      iex> rows = Nx.iota({5, 4}, type: :f32)
+      iex> {:ok, [y]} = HexagonTpu.Serving.batched_run(DocAddServing, [rows, rows])
+      iex> Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(rows, 2))
+      true
+      iex> {:error, error} = HexagonTpu.Serving.batched_run(NoSuchServing, [rows, rows])
+      iex> error.reason
+      :unavailable
+      iex> Supervisor.stop(sup)
+      :ok
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}

@@ -96,6 +96,12 @@ defmodule HexagonTpu.Telemetry do
   Is `:telemetry` running (so events are emitted)? hexagon_tpu starts it (an optional
   application) when it is present. Loadable but not started, `:telemetry.execute/3` would log
   "Failed to lookup telemetry handlers" on every call: then nothing is emitted, silently.
+
+  ## Examples
+
+      iex> started? = List.keymember?(Application.started_applications(), :telemetry, 0)
+      iex> HexagonTpu.Telemetry.enabled?() == started?
+      true
   """
   @spec enabled?() :: boolean()
   def enabled? do
@@ -144,12 +150,11 @@ defmodule HexagonTpu.Telemetry do
   defp exec_measurements(stats, call) when is_map(stats), do: Map.put(stats, :duration, call)
   defp exec_measurements(_stats, call), do: %{duration: call}
 
-  @doc """
-  Runs a model load (`fun` returns `{:ok, %HexagonTpu.Graph{}}` or `{:error, error}`) between
-  `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
-  returns its result unchanged. `metadata` should hold `:source`. For
-  `HexagonTpu.load_model/2`.
-  """
+  @doc false
+  # Not a user API (as execute_span/3): the span of HexagonTpu.load_model/2.
+  # Runs a model load (`fun` returns `{:ok, %HexagonTpu.Graph{}}` or `{:error, error}`) between
+  # `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
+  # returns its result unchanged. `metadata` should hold `:source`.
   @spec load_span(map(), (() -> result)) :: result when result: term()
   def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
     span([:hexagon_tpu, :load], metadata, fn -> {fun.(), nil} end, fn result, nil, call ->
