@@ -234,7 +234,8 @@ defmodule HexagonTpu.MixProject do
 
   # What `mix hex.build` puts in the package: exactly what `mix compile` needs to build from
   # source (the NIF, the C core it links and the reference backend users' host tests run on),
-  # with the docs the README points to. Hex's default list would leave out mk/, include/,
+  # with the docs the README points to and the model text its "In your project" example
+  # builds. Hex's default list would leave out mk/, include/,
   # common/, reference/ and mix/, and the compile would fail. `make test-package`
   # (mk/package.mk) builds and uses the package made from this list.
   defp package do
@@ -242,7 +243,8 @@ defmodule HexagonTpu.MixProject do
       files:
         ["lib", "mix/precompiled.exs", "mix.exs", "Makefile", "mk/nif.mk", "mk/cross.mk"] ++
           ["include", "src", "common", "c_src", "reference"] ++
-          ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md"] ++ checksum_file(),
+          ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md", "examples/add.txt"] ++
+          checksum_file(),
       licenses: ["Apache-2.0"],
       links: %{
         "GitHub" => @source_url,
