@@ -56,11 +56,10 @@ defmodule HexagonTpu.NIF do
     do: "the hexagon_tpu NIF cannot be found #{file}: #{inspect(reason)}"
 
   defp message({_kind, text}, file) do
-    "the hexagon_tpu NIF #{file} could not be loaded: #{text}#{machine(file)}. It is built " <>
-      "into priv/ by " <>
-      "`mix compile` (make and a C compiler), or installed from a precompiled archive " <>
-      "(HEXAGON_TPU_PRECOMPILED, docs/nerves.md); one built for another machine (MIX_TARGET) " <>
-      "loads only there"
+    "the hexagon_tpu NIF #{file} could not be loaded: #{text}#{machine(file)}. " <>
+      "It is built into priv/ by `mix compile` (make and a C compiler), or installed from a " <>
+      "precompiled archive (HEXAGON_TPU_PRECOMPILED, docs/nerves.md); one built for another " <>
+      "machine (MIX_TARGET) loads only there"
   end
 
   # glibc reports a shared object for another machine as "cannot open shared object file: No

@@ -110,6 +110,8 @@ defmodule HexagonTpu.DocExamplesNxTest do
 
   @moduletag :nx
   @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
+  # The doctests call Nx, which the suite without it does not have.
+  @compile {:no_warn_undefined, [Nx, Nx.Batch, Nx.Serving]}
 
   setup_all do
     previous = HexagonTpu.DocExamples.enter_model_dir()
