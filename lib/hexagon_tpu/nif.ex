@@ -94,7 +94,11 @@ defmodule HexagonTpu.NIF do
     end
   end
 
-  # What every function does while the library is not loaded (its first load failed).
+  # What every function raises while the library is not loaded (its first load failed), through
+  # :erlang.nif_error/1, which raises its argument as error/1 does (an exception struct is
+  # raised as itself). Through nif_error, not `raise`: type checkers (Dialyzer, Elixir 1.18's)
+  # take a function that calls it for a NIF stub whose real result is unknown, not for one
+  # that never returns.
   defp not_loaded do
     message =
       :persistent_term.get(
@@ -102,39 +106,39 @@ defmodule HexagonTpu.NIF do
         "the hexagon_tpu NIF is not loaded (#{inspect(__MODULE__)})"
       )
 
-    raise HexagonTpu.Error.new(:nif_not_loaded, message)
+    HexagonTpu.Error.new(:nif_not_loaded, message)
   end
 
-  def runtime_open(_options), do: not_loaded()
-  def runtime_close(_runtime), do: not_loaded()
-  def runtime_info(_runtime), do: not_loaded()
-  def runtime_set_perf_profile(_runtime, _profile), do: not_loaded()
-  def runtime_usage(_runtime), do: not_loaded()
-  def context_open_file(_runtime, _path), do: not_loaded()
-  def context_open_binary(_runtime, _binary), do: not_loaded()
-  def context_close(_context), do: not_loaded()
-  def graph_open(_context, _name), do: not_loaded()
-  def graph_close(_graph), do: not_loaded()
+  def runtime_open(_options), do: :erlang.nif_error(not_loaded())
+  def runtime_close(_runtime), do: :erlang.nif_error(not_loaded())
+  def runtime_info(_runtime), do: :erlang.nif_error(not_loaded())
+  def runtime_set_perf_profile(_runtime, _profile), do: :erlang.nif_error(not_loaded())
+  def runtime_usage(_runtime), do: :erlang.nif_error(not_loaded())
+  def context_open_file(_runtime, _path), do: :erlang.nif_error(not_loaded())
+  def context_open_binary(_runtime, _binary), do: :erlang.nif_error(not_loaded())
+  def context_close(_context), do: :erlang.nif_error(not_loaded())
+  def graph_open(_context, _name), do: :erlang.nif_error(not_loaded())
+  def graph_close(_graph), do: :erlang.nif_error(not_loaded())
 
   def graph_execute(_graph, _inputs, _output_types, _perf_profile),
-    do: not_loaded()
+    do: :erlang.nif_error(not_loaded())
 
   def graph_execute_normal(_graph, _inputs, _output_types, _perf_profile, _mode),
-    do: not_loaded()
+    do: :erlang.nif_error(not_loaded())
 
-  def graph_timing(_graph), do: not_loaded()
+  def graph_timing(_graph), do: :erlang.nif_error(not_loaded())
 
   def graph_execute_batch(_graph, _inputs, _output_types, _perf_profile, _chunks),
-    do: not_loaded()
+    do: :erlang.nif_error(not_loaded())
 
-  def graph_execute_shared(_graph, _shared, _perf_profile), do: not_loaded()
-  def graph_alloc_io(_graph, _env), do: not_loaded()
-  def shared_write(_shared, _slot, _binary, _mode), do: not_loaded()
-  def shared_read(_shared, _slot, _mode), do: not_loaded()
-  def shared_close(_shared), do: not_loaded()
-  def handle_alive(_ref), do: not_loaded()
-  def stats, do: not_loaded()
-  def set_max_binary_bytes(_bytes), do: not_loaded()
-  def max_binary_bytes, do: not_loaded()
-  def close_all(_wait_ms), do: not_loaded()
+  def graph_execute_shared(_graph, _shared, _perf_profile), do: :erlang.nif_error(not_loaded())
+  def graph_alloc_io(_graph, _env), do: :erlang.nif_error(not_loaded())
+  def shared_write(_shared, _slot, _binary, _mode), do: :erlang.nif_error(not_loaded())
+  def shared_read(_shared, _slot, _mode), do: :erlang.nif_error(not_loaded())
+  def shared_close(_shared), do: :erlang.nif_error(not_loaded())
+  def handle_alive(_ref), do: :erlang.nif_error(not_loaded())
+  def stats, do: :erlang.nif_error(not_loaded())
+  def set_max_binary_bytes(_bytes), do: :erlang.nif_error(not_loaded())
+  def max_binary_bytes, do: :erlang.nif_error(not_loaded())
+  def close_all(_wait_ms), do: :erlang.nif_error(not_loaded())
 end
