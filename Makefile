@@ -10,6 +10,8 @@
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
 #   test-package   the Hex package's files laid out and used from a fresh project (mk/package.mk)
+#   docs, test-docs   HexDocs with the vendored ExDoc into doc/, checked in headless Chromium
+#                  (mk/docs.mk)
 #   clean
 #
 # Variables

@@ -108,9 +108,54 @@ defmodule HexagonTpu.MixProject do
   use Mix.Project
 
   @version "0.1.0"
-  # The repository the release workflow runs in: mix/precompiled.exs's @release_url names the
-  # same one (docs/nerves.md, Precompiled NIF).
+  # The repository: the package's links, HexDocs' source links (at the tag v<version>), and the
+  # release that `HEXAGON_TPU_PRECOMPILED=download` fetches from (mix/precompiled.exs reads the
+  # project's :source_url). A placeholder until the repository is public: set it here, the one
+  # place, before a release.
   @source_url "https://github.com/hexagon-tpu/hexagon_tpu"
+
+  # HexDocs (`make docs`, mk/docs.mk): every guide in docs/ is an extra, in the group a reader
+  # looks for it under, with the short title the sidebar shows. A guide in no group fails
+  # `mix docs` (docs/0).
+  @guide_groups [
+    "Getting started": [
+      {"README.md", "Overview"},
+      {"docs/elixir.md", "From Elixir"},
+      {"CHANGELOG.md", "Changelog"}
+    ],
+    "On the board": [
+      {"docs/board.md", "Running on the board"},
+      {"docs/htpu.md", "htpu, the command-line tool"},
+      {"docs/context-binaries.md", "Making context binaries"}
+    ],
+    Nerves: [{"docs/nerves.md", "Nerves (Radxa Dragon Q6A)"}],
+    Serving: [{"docs/serving.md", "Batching and serving"}],
+    Performance: [
+      {"docs/performance.md", "Performance"},
+      {"docs/quantization.md", "Quantization kernels"}
+    ],
+    Reliability: [{"docs/reliability.md", "Reliability and tests"}],
+    "C API and formats": [
+      {"docs/architecture.md", "Architecture"},
+      {"docs/abi.md", "The QNN ABI"},
+      {"docs/reference-backend.md", "The reference backend"},
+      {"docs/reference-format.md", "The reference model format"}
+    ]
+  ]
+
+  @module_groups [
+    "Models and inference": [
+      HexagonTpu,
+      HexagonTpu.Graph,
+      HexagonTpu.Context,
+      HexagonTpu.Runtime,
+      HexagonTpu.TensorInfo,
+      HexagonTpu.SharedIO,
+      HexagonTpu.Error
+    ],
+    Serving: [HexagonTpu.Serving],
+    Observability: [HexagonTpu.Stats, HexagonTpu.Monitor, HexagonTpu.Telemetry]
+  ]
 
   def project do
     [
@@ -123,15 +168,50 @@ defmodule HexagonTpu.MixProject do
       elixirc_paths: elixirc_paths(Mix.env()),
       # Elixir 1.19's `mix test` looks at every .ex/.exs under test/ and warns about files that
       # are neither tests nor ignored: test/precompiled/ holds scripts for
-      # test/precompiled/run.sh, test/optional/ a stress script and test/package/ the scripts
-      # of `make test-package`, not ExUnit tests. (Older Mix ignores the key.)
-      test_ignore_filters: [~r"^test/precompiled/", ~r"^test/optional/", ~r"^test/package/"],
+      # test/precompiled/run.sh, test/optional/ a stress script, test/package/ the scripts of
+      # `make test-package` and test/docs/ those of `make test-docs`, not ExUnit tests. (Older
+      # Mix ignores the key.)
+      test_ignore_filters: [
+        ~r"^test/precompiled/",
+        ~r"^test/optional/",
+        ~r"^test/package/",
+        ~r"^test/docs/"
+      ],
       start_permanent: Mix.env() == :prod,
       # Nx and :telemetry are optional applications (application/0), used only when present at
       # run time (no compile-time dependency): nothing is fetched from Hex to build or test this.
       deps: [],
       description: "Run pre-compiled QNN context binaries on the Qualcomm Hexagon NPU",
-      docs: [main: "HexagonTpu", extras: ["README.md", "docs/elixir.md"]]
+      docs: &docs/0
+    ]
+  end
+
+  defp docs do
+    guides = for {_group, files} <- @guide_groups, {file, title} <- files, do: {file, title}
+    all = Path.wildcard(Path.join(__DIR__, "docs/*.md"))
+    ungrouped = Enum.map(all, &Path.relative_to(&1, __DIR__)) -- Enum.map(guides, &elem(&1, 0))
+
+    if ungrouped != [],
+      do: Mix.raise("mix.exs: guides in no group of @guide_groups: #{inspect(ungrouped)}")
+
+    [
+      main: "HexagonTpu",
+      source_url: @source_url,
+      source_ref: "v#{@version}",
+      extras: for({file, title} <- guides, do: {file, [title: title]}),
+      groups_for_extras:
+        for({group, files} <- @guide_groups, do: {group, Enum.map(files, &elem(&1, 0))}),
+      groups_for_modules: @module_groups,
+      # Internal modules (@moduledoc false) the guides name for readers of the source: shown
+      # as code, without a link to a page that does not exist.
+      skip_code_autolink_to: [
+        "HexagonTpu.NIF",
+        "Elixir.HexagonTpu.NIF",
+        "HexagonTpu.KeyLock",
+        "HexagonTpu.Serving.BatchStack",
+        # the compiler in mix.exs, not part of the application
+        "Mix.Tasks.Compile.HexagonTpuNif"
+      ]
     ]
   end
 
@@ -154,7 +234,8 @@ defmodule HexagonTpu.MixProject do
 
   # What `mix hex.build` puts in the package: exactly what `mix compile` needs to build from
   # source (the NIF, the C core it links and the reference backend users' host tests run on),
-  # with the docs the README points to. Hex's default list would leave out mk/, include/,
+  # with the docs the README points to and the model text its "In your project" example
+  # builds. Hex's default list would leave out mk/, include/,
   # common/, reference/ and mix/, and the compile would fail. `make test-package`
   # (mk/package.mk) builds and uses the package made from this list.
   defp package do
@@ -162,7 +243,8 @@ defmodule HexagonTpu.MixProject do
       files:
         ["lib", "mix/precompiled.exs", "mix.exs", "Makefile", "mk/nif.mk", "mk/cross.mk"] ++
           ["include", "src", "common", "c_src", "reference"] ++
-          ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md"] ++ checksum_file(),
+          ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md", "examples/add.txt"] ++
+          checksum_file(),
       licenses: ["Apache-2.0"],
       links: %{
         "GitHub" => @source_url,

@@ -21,6 +21,20 @@ defmodule HexagonTpu do
   Handles are freed by garbage collection (off the schedulers, in dependency order) or
   deterministically with `close/1`; whatever is still open when the VM stops in order (the
   end of a script, `System.stop/0`) is closed on the way down (`close_all/0`).
+
+  ## The examples
+
+  The examples in these pages run as the project's tests (doctests). Those that need a model
+  load `add.bin`, the model of the README's quick start, made from `examples/add.txt` by the
+  reference builder the package builds into `priv/`:
+
+      _build/dev/lib/hexagon_tpu/priv/htpu-refbuild examples/add.txt add.bin
+
+  It holds two graphs for the reference backend (`backend: :reference`, which runs anywhere):
+  `add_f32` adds two f32 inputs of shape `{1, 4}`, and `scale_u8` multiplies a u8 input
+  (scale 0.1, zero point 128) by `[0.5, 1.0, 1.5, 2.0]`, so f32 inputs are quantized and the
+  outputs dequantized. Inputs and outputs are f32 binaries (`output: :binary`), the same with
+  or without Nx; with Nx they may be tensors (`Nx.tensor([[1.0, 2.0, 3.0, 4.0]])`).
   """
 
   alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
@@ -49,6 +63,20 @@ defmodule HexagonTpu do
       `perf_profile: :burst` loads into the shared runtime voting burst (models loaded with
       other options share another runtime). To change the profile of a runtime already open,
       `HexagonTpu.Runtime.set_perf_profile/2`; for single calls, `predict/3`'s `:perf_profile`
+
+  ## Examples
+
+      iex> {:ok, model} = HexagonTpu.load_model("add.bin", backend: :reference, graph: "add_f32")
+      iex> {model.name, Enum.map(model.inputs, & &1.name)}
+      {"add_f32", ["a", "b"]}
+      iex> HexagonTpu.close(model)
+      :ok
+
+  A context of several graphs needs `:graph`:
+
+      iex> {:error, error} = HexagonTpu.load_model("add.bin", backend: :reference)
+      iex> error.message
+      "the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open"
   """
   @spec load_model(Context.source(), keyword()) :: {:ok, model()} | {:error, Error.t()}
   def load_model(source, opts \\ []) do
@@ -112,7 +140,18 @@ defmodule HexagonTpu do
     end
   end
 
-  @doc "Like `load_model/2`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `load_model/2`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> HexagonTpu.close(model)
+      :ok
+
+      iex> HexagonTpu.load_model!("missing.bin", backend: :reference)
+      ** (HexagonTpu.Error) io: cannot open 'missing.bin': No such file or directory
+  """
   @spec load_model!(Context.source(), keyword()) :: model()
   def load_model!(source, opts \\ []), do: unwrap!(load_model(source, opts))
 
@@ -129,6 +168,27 @@ defmodule HexagonTpu do
   `perf_profile: :burst` for this call only) and `:scheduler` (`:auto`, `:dirty_io` or
   `:normal`, overriding the model's; `:normal` is a preference that falls back to dirty IO
   when the call would wait): see `HexagonTpu.Graph.execute/3`.
+
+  ## Examples
+
+  f32 in, f32 out, through the u8 graph (16 saturates at 12.7 in the output's range):
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> {:ok, [y]} = HexagonTpu.predict(model, [x], output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [1.0, 4.0, 9.0, 12.699999809265137]
+      iex> HexagonTpu.close(model)
+      :ok
+
+  Inputs are checked against the graph:
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:error, error} = HexagonTpu.predict(model, [<<0::128>>])
+      iex> {error.reason, error.message}
+      {:mismatch, "graph 'add_f32' expects 2 input(s) (a, b), got 1"}
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec predict(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
           {:ok, [Graph.output()] | HexagonTpu.SharedIO.t()}
@@ -136,7 +196,19 @@ defmodule HexagonTpu do
           | {:error, Error.t()}
   def predict(model, inputs, opts \\ []), do: Graph.execute(model, inputs, opts)
 
-  @doc "Like `predict/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `predict/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> [y] = HexagonTpu.predict!(model, [a, a], output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [2.0, 4.0, 6.0, 8.0]
+      iex> HexagonTpu.close(model)
+      :ok
+  """
   @spec predict!(model(), [Graph.input()] | HexagonTpu.SharedIO.t(), keyword()) ::
           [Graph.output()]
           | {[Graph.output()], map()}
@@ -170,13 +242,35 @@ defmodule HexagonTpu do
 
   Options as `predict/3`; with `stats: true` the chunks' figures are added up and `:chunks`
   is their count. `:scheduler` is accepted and ignored: a batch always runs on dirty IO.
+
+  ## Examples
+
+  Three rows through the batch-1 graph `add_f32`, as binaries of three rows each:
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> rows = fn values -> for v <- values, into: <<>>, do: <<v::float-32-native>> end
+      iex> a = rows.(Enum.map(1..12, &(&1 * 1.0)))
+      iex> b = rows.(List.duplicate(100.0, 12))
+      iex> {:ok, [y], stats} = HexagonTpu.predict_batch(model, [a, b], output: :binary, stats: true)
+      iex> {for(<<v::float-32-native <- y>>, do: v), stats.chunks}
+      {[101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0], 3}
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec predict_batch(model(), [Graph.input()], keyword()) ::
           {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
   def predict_batch(model, inputs, opts \\ []),
     do: HexagonTpu.Batching.predict_batch(model, inputs, opts)
 
-  @doc "Like `predict_batch/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `predict_batch/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> HexagonTpu.predict_batch!(model, [<<0::size(32)-unit(8)>>, <<0::size(16)-unit(8)>>])
+      ** (HexagonTpu.Error) mismatch: HexagonTpu.predict_batch/3: graph 'add_f32': the inputs have different numbers of rows: 'a' 2, 'b' 1
+  """
   @spec predict_batch!(model(), [Graph.input()], keyword()) ::
           [Graph.output()] | {[Graph.output()], map()}
   def predict_batch!(model, inputs, opts \\ []) do
@@ -187,11 +281,42 @@ defmodule HexagonTpu do
     end
   end
 
-  @doc "Zero-copy input/output buffers for the model: see `HexagonTpu.Graph.alloc_io/1`."
+  @doc """
+  Zero-copy input/output buffers for the model: see `HexagonTpu.Graph.alloc_io/1`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:ok, io} = HexagonTpu.alloc_io(model)
+      iex> a = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> :ok = HexagonTpu.SharedIO.write_inputs(io, [a, a])
+      iex> {:ok, ^io} = HexagonTpu.predict(model, io)
+      iex> {:ok, y} = HexagonTpu.SharedIO.read_output(io, 0, output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [2.0, 4.0, 6.0, 8.0]
+      iex> HexagonTpu.SharedIO.close(io)
+      :ok
+      iex> HexagonTpu.close(model)
+      :ok
+  """
   @spec alloc_io(model()) :: {:ok, HexagonTpu.SharedIO.t()} | {:error, Error.t()}
   def alloc_io(model), do: Graph.alloc_io(model)
 
-  @doc "Closes the model now instead of at garbage collection. Idempotent."
+  @doc """
+  Closes the model now instead of at garbage collection. Idempotent; a later call on the
+  model is a `:closed` error.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> HexagonTpu.close(model)
+      :ok
+      iex> HexagonTpu.close(model)
+      :ok
+      iex> {:error, error} = HexagonTpu.predict(model, [<<0::128>>, <<0::128>>])
+      iex> error.reason
+      :closed
+  """
   @spec close(model()) :: :ok
   def close(model), do: Graph.close(model)
 
@@ -208,6 +333,15 @@ defmodule HexagonTpu do
 
   Returns `:ok`, or `{:error, %HexagonTpu.Error{reason: :busy}}` when the frees had not
   finished after 5 s (a wedged DSP): they go on in the background.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> HexagonTpu.close_all()
+      :ok
+      iex> {:error, error} = HexagonTpu.predict(model, [<<0::128>>, <<0::128>>])
+      iex> error.reason
+      :closed
   """
   @spec close_all() :: :ok | {:error, Error.t()}
   def close_all, do: HexagonTpu.Shutdown.close_all()
@@ -223,6 +357,16 @@ defmodule HexagonTpu do
   `:executes_normal`, `:executes_dirty_io`, `:normal_declined_busy`,
   `:normal_declined_not_short`, `:normal_declined_resource`, `:normal_declined_other` (see
   `HexagonTpu.Stats.native/0`).
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> before = HexagonTpu.stats().executes
+      iex> {:ok, _} = HexagonTpu.predict(model, [<<0::128>>, <<0::128>>], output: :binary)
+      iex> HexagonTpu.stats().executes - before
+      1
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()

@@ -17,8 +17,9 @@ defmodule HexagonTpu.Mix.Precompiled do
   # above its own: 2.16 on OTP 25, 2.17 on OTP 26+.
   @precompiled_nif_versions ["2.16", "2.17"]
   # `HEXAGON_TPU_PRECOMPILED=download`: the release of this version (.github/workflows/release.yml
-  # publishes the archives and checksum.exs there). Set to the repository's real address.
-  @release_url "https://github.com/hexagon-tpu/hexagon_tpu/releases/download/v@{version}"
+  # publishes the archives and checksum.exs there), under the repository that mix.exs's
+  # @source_url names (the project's :source_url): one address to set before a release.
+  @release_path "/releases/download/v@{version}"
   # The architectures mk/precompiled.mk makes archives for, with their ELF e_machine: every
   # shared object in an archive must be a 64-bit little-endian ELF for the target's.
   @elf_machines %{"x86_64" => {62, "x86-64"}, "aarch64" => {183, "AArch64"}}
@@ -130,8 +131,22 @@ defmodule HexagonTpu.Mix.Precompiled do
     end
   end
 
+  @doc """
+  Where `download` fetches from: `{:url, base}` (`@{version}` in it stands for the version)
+  under the project's `:source_url`, or `{:error, message}` when that is not an https:// URL.
+  """
+  def release_url(project_config) do
+    case project_config[:source_url] do
+      "https://" <> _ = url ->
+        {:url, String.trim_trailing(url, "/") <> @release_path}
+
+      other ->
+        {:error, "download: the project's :source_url is not an https:// URL: #{inspect(other)}"}
+    end
+  end
+
   # Only https://, checked before anything connects: the archive must not travel in clear text.
-  defp source_kind("download"), do: {:url, @release_url}
+  defp source_kind("download"), do: release_url(Mix.Project.config())
 
   defp source_kind(source) do
     if String.contains?(source, "://") do

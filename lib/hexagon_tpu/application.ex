@@ -10,7 +10,10 @@ defmodule HexagonTpu.Application do
   def start(_type, _args) do
     # Nx and :telemetry are optional applications, not Hex deps with version requirements: a
     # version hexagon_tpu does not support stops the start here, naming both versions.
-    with :ok <- HexagonTpu.Optional.check_versions() do
+    # The NIF's first load happens here at the latest (HexagonTpu.NIF): a missing or broken
+    # library stops the start with its path and reason, not a later call.
+    with :ok <- HexagonTpu.Optional.check_versions(),
+         :ok <- HexagonTpu.NIF.status() do
       Supervisor.start_link([HexagonTpu.KeyLock],
         strategy: :one_for_one,
         name: HexagonTpu.Supervisor

@@ -48,6 +48,19 @@ defmodule HexagonTpu.Context do
   ## Options
 
   None yet; an unknown option is an `:invalid_option` error.
+
+  ## Examples
+
+      iex> {:ok, rt} = HexagonTpu.Runtime.open(backend: :reference)
+      iex> {:ok, ctx} = HexagonTpu.Context.load(rt, "add.bin")
+      iex> HexagonTpu.Context.graph_names(ctx)
+      ["add_f32", "scale_u8"]
+      iex> {:ok, _} = HexagonTpu.Context.load(rt, {:binary, File.read!("add.bin")})
+      iex> {:error, error} = HexagonTpu.Context.load(rt, "missing.bin")
+      iex> {error.reason, error.message}
+      {:io, "cannot open 'missing.bin': No such file or directory"}
+      iex> HexagonTpu.Runtime.close(rt)
+      :ok
   """
   @spec load(Runtime.t(), source(), keyword()) :: {:ok, t()} | {:error, Error.t()}
   def load(runtime, source, opts \\ [])
@@ -66,21 +79,59 @@ defmodule HexagonTpu.Context do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Runtime{}, got #{inspect(other)}")}
 
-  @doc "Like `load/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `load/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> ctx = HexagonTpu.Context.load!(rt, "add.bin")
+      iex> HexagonTpu.Context.info(ctx).build_id
+      "htpu-ref"
+      iex> HexagonTpu.Context.load!(rt, {:binary, "not a model"})
+      ** (HexagonTpu.Error) model: reading the binary's metadata: systemContextGetBinaryInfo failed with QNN error 30010 (QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY: malformed context binary); is this a QNN context binary for this SDK? (a 11-byte buffer)
+  """
   @spec load!(Runtime.t(), source(), keyword()) :: t()
   def load!(runtime, source, opts \\ []), do: HexagonTpu.unwrap!(load(runtime, source, opts))
 
-  @doc "The graphs of the context with their tensor infos, in the binary's order."
+  @doc """
+  The graphs of the context with their tensor infos, in the binary's order.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> [add, scale] = HexagonTpu.Context.graphs(HexagonTpu.Context.load!(rt, "add.bin"))
+      iex> {add.name, Enum.map(add.inputs, & &1.name), Enum.map(add.outputs, & &1.name)}
+      {"add_f32", ["a", "b"], ["y"]}
+      iex> [x] = scale.inputs
+      iex> {x.type, x.shape, x.quantization.zero_point}
+      {{:u, 8}, {1, 4}, 128}
+  """
   @spec graphs(t()) :: [graph_summary()]
   def graphs(%__MODULE__{graphs: graphs}), do: graphs
 
-  @doc "The names of the context's graphs."
+  @doc """
+  The names of the context's graphs.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> HexagonTpu.Context.graph_names(HexagonTpu.Context.load!(rt, "add.bin"))
+      ["add_f32", "scale_u8"]
+  """
   @spec graph_names(t()) :: [String.t()]
   def graph_names(%__MODULE__{graphs: graphs}), do: Enum.map(graphs, & &1.name)
 
   @doc """
   What the binary says about itself: `:build_id`, `:soc_version`, `:dsp_arch`,
   `:core_api_version`, `:backend_api_version`, `:context_blob_size`, ... (read at load).
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> info = HexagonTpu.Context.info(HexagonTpu.Context.load!(rt, "add.bin"))
+      iex> {info.dsp_arch, info.soc_version, info.backend_api_version}
+      {68, "v68", {5, 42, 0}}
   """
   @spec info(t()) :: map()
   def info(%__MODULE__{info: info}), do: info
@@ -88,6 +139,20 @@ defmodule HexagonTpu.Context do
   @doc """
   Drops this handle's reference; the QNN context is freed when its last graph is closed too.
   Idempotent; later use of the handle gives a `:closed` error.
+
+  ## Examples
+
+  A graph keeps its context: closing the context first leaves the graph working.
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> ctx = HexagonTpu.Context.load!(rt, "add.bin")
+      iex> graph = HexagonTpu.Graph.open!(ctx, graph: "add_f32")
+      iex> HexagonTpu.Context.close(ctx)
+      :ok
+      iex> {:ok, [_]} = HexagonTpu.Graph.execute(graph, [<<0::128>>, <<0::128>>], output: :binary)
+      iex> {:error, error} = HexagonTpu.Graph.open(ctx, graph: "add_f32")
+      iex> error.reason
+      :closed
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.context_close(ref)

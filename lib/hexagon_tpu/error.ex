@@ -24,6 +24,7 @@ defmodule HexagonTpu.Error do
   | `:nan` | an f32 input holds NaN, which cannot be quantized (`:tensor` names the input) |
   | `:nx_error` | Nx outputs were asked for (`output: :auto` with Nx present, or `:nx`) but Nx could not build them, e.g. its application is not started: the message says what to do (`output: :binary` always works) |
   | `:no_memory`, `:busy` | as the C API's `HTPU_E*` codes |
+  | `:nif_not_loaded` | raised, not returned, by any call when the NIF library (`priv/hexagon_tpu_nif.so`) could not be loaded: missing, broken or built for another machine; the message names the file and the reason (the application refuses to start with the same message) |
   | `:cancelled` | the execute was skipped when its turn came because its caller was gone (a killed process never sees it; `HexagonTpu.Stats.native/0` counts them) |
 
   The C reasons are `htpu_err_name/1` of the C API without the `HTPU_E` prefix, lower case

@@ -137,6 +137,18 @@ defmodule HexagonTpu.Graph do
       graph. An unknown name is a `:not_found` error listing the graphs the binary holds.
     * `:scheduler` - where this graph's executes run unless a call says otherwise: `:auto`
       (default), `:dirty_io` or `:normal`; see `execute/3`
+
+  ## Examples
+
+      iex> ctx = HexagonTpu.Context.load!(HexagonTpu.Runtime.open!(backend: :reference), "add.bin")
+      iex> {:ok, graph} = HexagonTpu.Graph.open(ctx, graph: "scale_u8")
+      iex> graph.name
+      "scale_u8"
+      iex> {:error, error} = HexagonTpu.Graph.open(ctx, graph: "mul")
+      iex> {error.reason, error.message}
+      {:not_found, "no graph named 'mul' in this context; it holds 'add_f32', 'scale_u8'"}
+      iex> HexagonTpu.Graph.close(graph)
+      :ok
   """
   @spec open(Context.t(), keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(context, opts \\ [])
@@ -162,7 +174,18 @@ defmodule HexagonTpu.Graph do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Context{}, got #{inspect(other)}")}
 
-  @doc "Like `open/2`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `open/2`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> ctx = HexagonTpu.Context.load!(HexagonTpu.Runtime.open!(backend: :reference), "add.bin")
+      iex> graph = HexagonTpu.Graph.open!(ctx, graph: "add_f32", scheduler: :dirty_io)
+      iex> graph.scheduler
+      :dirty_io
+      iex> HexagonTpu.Graph.open!(ctx)
+      ** (HexagonTpu.Error) invalid_argument: the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open
+  """
   @spec open!(Context.t(), keyword()) :: t()
   def open!(context, opts \\ []), do: HexagonTpu.unwrap!(open(context, opts))
 
@@ -174,15 +197,43 @@ defmodule HexagonTpu.Graph do
   call's duration is its own work up to the end of `graphExecute` (input conversion and the
   execute, not the wait for the graph's turn); calls that never reached the backend are not
   recorded.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:ok, %{samples: 0, window: 0}} = HexagonTpu.Graph.timing(graph)
+      iex> for _ <- 1..3, do: {:ok, _} = HexagonTpu.Graph.execute(graph, [<<0::128>>, <<0::128>>])
+      iex> {:ok, timing} = HexagonTpu.Graph.timing(graph)
+      iex> {timing.samples, timing.window, timing.max_ns >= timing.last_ns}
+      {3, 3, true}
+      iex> HexagonTpu.Graph.close(graph)
+      :ok
   """
   @spec timing(t()) :: {:ok, map()} | {:error, Error.t()}
   def timing(%__MODULE__{ref: ref}), do: Error.wrap(NIF.graph_timing(ref))
 
-  @doc "The graph's inputs, in the order `execute/3` takes them."
+  @doc """
+  The graph's inputs, in the order `execute/3` takes them.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> for t <- HexagonTpu.Graph.inputs(graph), do: {t.name, t.type, t.shape}
+      [{"a", {:f, 32}, {1, 4}}, {"b", {:f, 32}, {1, 4}}]
+  """
   @spec inputs(t()) :: [TensorInfo.t()]
   def inputs(%__MODULE__{inputs: inputs}), do: inputs
 
-  @doc "The graph's outputs, in the order `execute/3` returns them."
+  @doc """
+  The graph's outputs, in the order `execute/3` returns them.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> [y] = HexagonTpu.Graph.outputs(graph)
+      iex> {y.name, y.type, y.byte_size, y.quantization.zero_point}
+      {"y", {:u, 8}, 4, 128}
+  """
   @spec outputs(t()) :: [TensorInfo.t()]
   def outputs(%__MODULE__{outputs: outputs}), do: outputs
 
@@ -191,6 +242,13 @@ defmodule HexagonTpu.Graph do
   `:dsp_arch` (e.g. 68), `:soc_model`, `:soc_version`, `:build_id`, `:backend_id`,
   `:core_api_version`, `:backend_api_version`, `:context_blob_version`, `:context_blob_size`,
   `:binary_info_version`. Compare with `HexagonTpu.Runtime.info/1`'s `:device_arch`.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> info = HexagonTpu.Graph.model_info(graph)
+      iex> {info.dsp_arch, info.build_id}
+      {68, "htpu-ref"}
   """
   @spec model_info(t()) :: map()
   def model_info(%__MODULE__{model_info: info}), do: info
@@ -209,6 +267,19 @@ defmodule HexagonTpu.Graph do
     * `:env` - OS environment variables set around the allocation only, as
       `HexagonTpu.Runtime.open/1`'s `:env` (for the FastRPC allocator, which reads them in C).
       The tests use it for the reference allocator's `HTPU_REF_RPCMEM_FAIL`
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> {:ok, io} = HexagonTpu.Graph.alloc_io(graph)
+      iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> :ok = HexagonTpu.SharedIO.write_input(io, 0, x)
+      iex> {:ok, ^io} = HexagonTpu.Graph.execute(graph, io)
+      iex> {:ok, y} = HexagonTpu.SharedIO.read_output(io, 0, output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [1.0, 4.0, 9.0, 12.699999809265137]
+      iex> HexagonTpu.SharedIO.close(io)
+      :ok
   """
   @spec alloc_io(t(), keyword()) :: {:ok, SharedIO.t()} | {:error, Error.t()}
   def alloc_io(graph, opts \\ [])
@@ -239,7 +310,20 @@ defmodule HexagonTpu.Graph do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Graph{}, got #{inspect(other)}")}
 
-  @doc "Like `alloc_io/1`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `alloc_io/1`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> io = HexagonTpu.Graph.alloc_io!(graph)
+      iex> HexagonTpu.SharedIO.fastrpc?(io)
+      true
+      iex> HexagonTpu.Graph.close(graph)
+      :ok
+      iex> HexagonTpu.Graph.alloc_io!(graph)
+      ** (HexagonTpu.Error) closed: the graph is closed
+  """
   @spec alloc_io!(t(), keyword()) :: SharedIO.t()
   def alloc_io!(graph, opts \\ []), do: HexagonTpu.unwrap!(alloc_io(graph, opts))
 
@@ -317,6 +401,34 @@ defmodule HexagonTpu.Graph do
   Option errors name this function (`"HexagonTpu.Graph.execute/3: expected :perf_profile to
   be one of ..., got :turbo"`, also through `HexagonTpu.predict/3`); `:mismatch` and `:nan`
   errors set `:tensor` to the input or output concerned.
+
+  ## Examples
+
+  f32 in, quantized to u8 for the graph; the output as f32 and in its own type:
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> {:ok, [y], stats} = HexagonTpu.Graph.execute(graph, [x], output: :binary, stats: true)
+      iex> {for(<<v::float-32-native <- y>>, do: v), stats.scheduler in [:normal, :dirty_io]}
+      {[1.0, 4.0, 9.0, 12.699999809265137], true}
+      iex> {:ok, [q]} = HexagonTpu.Graph.execute(graph, [x], output: :binary, dequantize: :none)
+      iex> :binary.bin_to_list(q)
+      [138, 168, 218, 255]
+
+  Input already in the tensor's own type (u8, zero point 128, scale 0.1: 1.0 to 4.0):
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> {:ok, [y]} = HexagonTpu.Graph.execute(graph, [<<138, 148, 158, 168>>], quantize: :none, output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [1.0, 4.0, 9.0, 12.699999809265137]
+
+  A NaN cannot be quantized; the error names the input:
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> nan = <<0, 0, 192, 127>> <> <<0::96>>
+      iex> {:error, error} = HexagonTpu.Graph.execute(graph, [nan])
+      iex> {error.reason, error.tensor}
+      {:nan, "x"}
   """
   @spec execute(t(), [input()] | SharedIO.t(), keyword()) ::
           {:ok, [output()] | SharedIO.t()}
@@ -365,7 +477,18 @@ defmodule HexagonTpu.Graph do
     end)
   end
 
-  @doc "Like `execute/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `execute/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> [y] = HexagonTpu.Graph.execute!(graph, [<<0::128>>, <<0::128>>], output: :binary)
+      iex> byte_size(y)
+      16
+      iex> HexagonTpu.Graph.execute!(graph, [<<0::128>>, <<0::128>>], scheduler: :fast)
+      ** (HexagonTpu.Error) invalid_option: HexagonTpu.Graph.execute/3: expected :scheduler to be :auto, :dirty_io or :normal, got :fast
+  """
   @spec execute!(t(), [input()] | SharedIO.t(), keyword()) ::
           [output()] | {[output()], map()} | SharedIO.t() | {SharedIO.t(), map()}
   def execute!(graph, inputs, opts \\ []) do
@@ -380,6 +503,15 @@ defmodule HexagonTpu.Graph do
   Drops this handle's reference; with it go the context and runtime if nothing else holds them.
   Idempotent; a later `execute/3` gives a `:closed` error. Runs on a dirty scheduler (QNN frees
   can wait on the DSP and on this graph's in-flight executes).
+
+  ## Examples
+
+      iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> HexagonTpu.Graph.close(graph)
+      :ok
+      iex> {:error, error} = HexagonTpu.Graph.execute(graph, [<<0::128>>, <<0::128>>])
+      iex> error.reason
+      :closed
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.graph_close(ref)

@@ -117,6 +117,17 @@ defmodule HexagonTpu.Monitor do
       at most `:interval_ms` (default `1_000`, or `:interval_ms` when that is shorter); `0`
       turns the measurement and the saturation warning off
     * `:name` - registered name (default `HexagonTpu.Monitor`); `nil` for none
+
+  ## Examples
+
+      iex> {:ok, pid} = HexagonTpu.Monitor.start_link(name: nil, utilization_window_ms: 0)
+      iex> HexagonTpu.Monitor.tick(pid).warnings
+      []
+      iex> GenServer.stop(pid)
+      :ok
+      iex> {:error, error} = HexagonTpu.Monitor.start_link(interval_ms: 0)
+      iex> error.message
+      "HexagonTpu.Monitor: expected :interval_ms to be a positive integer (milliseconds), got 0"
   """
   @spec start_link(keyword()) :: GenServer.on_start() | {:error, Error.t()}
   def start_link(opts \\ []) do
@@ -127,11 +138,41 @@ defmodule HexagonTpu.Monitor do
   end
 
   @doc """
+  The child specification for a supervisor (`{HexagonTpu.Monitor, opts}` in a list of
+  children): `start_link/1` with `opts`, under the id `HexagonTpu.Monitor`.
+
+  ## Examples
+
+      iex> HexagonTpu.Monitor.child_spec(interval_ms: 30_000)
+      %{id: HexagonTpu.Monitor, start: {HexagonTpu.Monitor, :start_link, [[interval_ms: 30_000]]}}
+      iex> children = [{HexagonTpu.Monitor, name: nil, utilization_window_ms: 0}]
+      iex> {:ok, sup} = Supervisor.start_link(children, strategy: :one_for_one)
+      iex> [{HexagonTpu.Monitor, pid, :worker, _}] = Supervisor.which_children(sup)
+      iex> HexagonTpu.Monitor.tick(pid).tick
+      1
+      iex> Supervisor.stop(sup)
+      :ok
+  """
+  @spec child_spec(keyword()) :: Supervisor.child_spec()
+  def child_spec(opts), do: super(opts)
+
+  @doc """
   Validates monitor options; returns the full configuration (defaults filled in).
 
   ## Options
 
   See `start_link/1`.
+
+  ## Examples
+
+  The utilization window follows a short interval:
+
+      iex> {:ok, config} = HexagonTpu.Monitor.validate(interval_ms: 500)
+      iex> {config.intervals, config.utilization_window_ms}
+      {5, 500}
+      iex> {:error, error} = HexagonTpu.Monitor.validate(interval_ms: 500, utilization_window_ms: 600)
+      iex> error.message
+      "HexagonTpu.Monitor: expected :utilization_window_ms to be at most :interval_ms (500), got 600"
   """
   @spec validate(keyword()) :: {:ok, map()} | {:error, Error.t()}
   def validate(opts) do
@@ -162,6 +203,17 @@ defmodule HexagonTpu.Monitor do
   ## Options
 
   None; `timeout` is the `GenServer.call/3` timeout (default `:infinity`).
+
+  ## Examples
+
+      iex> {:ok, pid} = HexagonTpu.Monitor.start_link(name: nil, utilization_window_ms: 10)
+      iex> report = HexagonTpu.Monitor.tick(pid)
+      iex> {report.tick, report.dirty_utilization.window_ms, is_integer(report.native.executes)}
+      {1, 10, true}
+      iex> HexagonTpu.Monitor.tick(pid).tick
+      2
+      iex> GenServer.stop(pid)
+      :ok
   """
   @spec tick(GenServer.server(), timeout()) :: report()
   def tick(server \\ __MODULE__, timeout \\ :infinity), do: GenServer.call(server, :tick, timeout)
@@ -173,6 +225,17 @@ defmodule HexagonTpu.Monitor do
 
   None; `timeout` is the `GenServer.call/3` timeout (default `60_000`: a tick in progress
   is waited for).
+
+  ## Examples
+
+      iex> {:ok, pid} = HexagonTpu.Monitor.start_link(name: nil, utilization_window_ms: 0)
+      iex> HexagonTpu.Monitor.last_report(pid)
+      nil
+      iex> report = HexagonTpu.Monitor.tick(pid)
+      iex> HexagonTpu.Monitor.last_report(pid) == report
+      true
+      iex> GenServer.stop(pid)
+      :ok
   """
   @spec last_report(GenServer.server(), timeout()) :: report() | nil
   def last_report(server \\ __MODULE__, timeout \\ 60_000),

@@ -83,7 +83,14 @@ defmodule HexagonTpu.Runtime do
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
-  @doc "The option names `open/1` accepts."
+  @doc """
+  The option names `open/1` accepts.
+
+  ## Examples
+
+      iex> :backend in HexagonTpu.Runtime.option_names()
+      true
+  """
   @spec option_names() :: [atom()]
   def option_names, do: Map.keys(@spec_opts)
 
@@ -134,6 +141,18 @@ defmodule HexagonTpu.Runtime do
       `getenv` on another thread: use it at startup, not while other runtimes are working.
       The tests use it for the reference backend's `HTPU_REF_*` rules (fault injection,
       latency, device; docs/reference-backend.md): that use is test wiring, not an API
+
+  ## Examples
+
+      iex> {:ok, rt} = HexagonTpu.Runtime.open(backend: :reference)
+      iex> {rt.info.provider_name, rt.info.device_arch}
+      {"HTPU_REFERENCE", 68}
+      iex> HexagonTpu.Runtime.close(rt)
+      :ok
+
+      iex> {:error, error} = HexagonTpu.Runtime.open(backend: "/nonexistent/libQnnHtp.so")
+      iex> {error.reason, error.message}
+      {:load_backend, "loading the backend library '/nonexistent/libQnnHtp.so' failed: /nonexistent/libQnnHtp.so: cannot open shared object file: No such file or directory"}
   """
   @spec open(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(opts \\ []) do
@@ -146,7 +165,17 @@ defmodule HexagonTpu.Runtime do
     end
   end
 
-  @doc "Like `open/1`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `open/1`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference, perf_profile: :burst)
+      iex> HexagonTpu.Runtime.info(rt).perf_profile
+      :burst
+      iex> HexagonTpu.Runtime.open!(backend: :reference, log_level: :loud)
+      ** (HexagonTpu.Error) invalid_option: HexagonTpu.Runtime.open/1: expected :log_level to be :error, :warn, :info, :verbose, :debug or 1..5, got :loud
+  """
   @spec open!(keyword()) :: t()
   def open!(opts \\ []), do: HexagonTpu.unwrap!(open(opts))
 
@@ -162,6 +191,16 @@ defmodule HexagonTpu.Runtime do
   own copy of the term, safe to keep and to pass on). The runtime returned is never one being
   retired, and the call counts as a use: it has at least the idle period to load a model into
   it (`HexagonTpu.load_model/2` holds it for the whole load).
+
+  ## Examples
+
+      iex> {:ok, rt} = HexagonTpu.Runtime.shared(backend: :reference)
+      iex> {:ok, again} = HexagonTpu.Runtime.shared(backend: :reference)
+      iex> again.ref == rt.ref
+      true
+      iex> {:ok, other} = HexagonTpu.Runtime.shared(backend: :reference, perf_profile: :burst)
+      iex> other.ref == rt.ref
+      false
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def shared(opts \\ []) do
@@ -243,6 +282,15 @@ defmodule HexagonTpu.Runtime do
 
   A `HexagonTpu.load_model/2` racing it still succeeds: if the shared runtime it picked is
   closed under it, it asks `shared/1` again and loads into the fresh one.
+
+  ## Examples
+
+      iex> {:ok, rt} = HexagonTpu.Runtime.shared(backend: :reference)
+      iex> HexagonTpu.Runtime.close_shared()
+      :ok
+      iex> {:ok, fresh} = HexagonTpu.Runtime.shared(backend: :reference)
+      iex> fresh.ref == rt.ref
+      false
   """
   @spec close_shared() :: :ok
   def close_shared do
@@ -295,6 +343,18 @@ defmodule HexagonTpu.Runtime do
 
     * `:idle_ms` - the idle period for this call (#{@idle_expected}); default the application's
       `:shared_runtime_idle_ms`. `idle_ms: 0` closes every shared runtime nothing uses now
+
+  ## Examples
+
+  A shared runtime no model uses is closed; the next `shared/1` opens a fresh one:
+
+      iex> {:ok, rt} = HexagonTpu.Runtime.shared(backend: :reference, log_level: :error)
+      iex> {:ok, closed} = HexagonTpu.Runtime.close_idle_shared(idle_ms: 0)
+      iex> closed >= 1
+      true
+      iex> {:ok, fresh} = HexagonTpu.Runtime.shared(backend: :reference, log_level: :error)
+      iex> fresh.ref == rt.ref
+      false
   """
   @spec close_idle_shared(keyword()) :: {:ok, non_neg_integer()} | {:error, Error.t()}
   def close_idle_shared(opts \\ []) do
@@ -397,6 +457,19 @@ defmodule HexagonTpu.Runtime do
   @doc """
   Drops this handle's reference. The libraries are unloaded once no context (or graph) opened
   on the runtime remains. Idempotent; later use of the handle gives a `:closed` error.
+
+  ## Examples
+
+  A context keeps its runtime: closing the runtime first leaves the context usable.
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> ctx = HexagonTpu.Context.load!(rt, "add.bin")
+      iex> HexagonTpu.Runtime.close(rt)
+      :ok
+      iex> {:ok, _graph} = HexagonTpu.Graph.open(ctx, graph: "add_f32")
+      iex> {:error, error} = HexagonTpu.Context.load(rt, "add.bin")
+      iex> error.reason
+      :closed
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.runtime_close(ref)
@@ -421,6 +494,13 @@ defmodule HexagonTpu.Runtime do
       without a log handle, as QNN allows, and error messages carry no QNN log lines
 
   A closed runtime gives the map read at open.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> info = HexagonTpu.Runtime.info(rt)
+      iex> {info.provider_name, info.backend_api_version, info.has_shared_memory}
+      {"HTPU_REFERENCE", {5, 42, 0}, true}
   """
   @spec info(t()) :: map()
   def info(%__MODULE__{ref: ref, info: info}) do
@@ -434,6 +514,17 @@ defmodule HexagonTpu.Runtime do
   Changes the runtime's performance profile (the vote is replaced; `:default` releases it).
   Returns `{:error, %HexagonTpu.Error{reason: :invalid_option}}` for an unknown name and
   `:unsupported` when the backend has no perf infrastructure (anything but `:default`).
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> HexagonTpu.Runtime.set_perf_profile(rt, :burst)
+      :ok
+      iex> HexagonTpu.Runtime.info(rt).perf_profile
+      :burst
+      iex> {:error, error} = HexagonTpu.Runtime.set_perf_profile(rt, :turbo)
+      iex> error.reason
+      :invalid_option
   """
   @spec set_perf_profile(t(), perf_profile()) :: :ok | {:error, Error.t()}
   def set_perf_profile(%__MODULE__{ref: ref}, profile) do
@@ -447,7 +538,19 @@ defmodule HexagonTpu.Runtime do
       {:error,
        Error.new(:invalid_argument, "expected a %HexagonTpu.Runtime{}, got #{inspect(other)}")}
 
-  @doc "Like `set_perf_profile/2`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `set_perf_profile/2`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference, perf_profile: :burst)
+      iex> HexagonTpu.Runtime.set_perf_profile!(rt, :default)
+      :ok
+      iex> HexagonTpu.Runtime.close(rt)
+      :ok
+      iex> HexagonTpu.Runtime.set_perf_profile!(rt, :burst)
+      ** (HexagonTpu.Error) closed: the runtime is closed
+  """
   @spec set_perf_profile!(t(), perf_profile()) :: :ok
   def set_perf_profile!(runtime, profile) do
     case set_perf_profile(runtime, profile) do
@@ -456,7 +559,16 @@ defmodule HexagonTpu.Runtime do
     end
   end
 
-  @doc "The performance profile names, highest performance first (`:default` last)."
+  @doc """
+  The performance profile names, highest performance first (`:default` last).
+
+  ## Examples
+
+      iex> HexagonTpu.Runtime.perf_profiles() |> Enum.take(3)
+      [:burst, :sustained_high_performance, :high_performance]
+      iex> List.last(HexagonTpu.Runtime.perf_profiles())
+      :default
+  """
   @spec perf_profiles() :: [perf_profile()]
   def perf_profiles, do: @perf_profiles
 
@@ -474,7 +586,19 @@ defmodule HexagonTpu.Runtime do
     end
   end
 
-  @doc "Path of a file shipped in this package's `priv/` (the reference libraries, the builder)."
+  @doc """
+  Path of a file shipped in this package's `priv/` (the reference libraries, the builder).
+
+  ## Examples
+
+  The reference builder makes a model from its text (`examples/add.txt` here; the format:
+  docs/reference-format.md):
+
+      iex> refbuild = HexagonTpu.Runtime.priv_path("htpu-refbuild")
+      iex> {_, 0} = System.cmd(refbuild, ["add.txt", "add_copy.bin"])
+      iex> File.read!("add_copy.bin") == File.read!("add.bin")
+      true
+  """
   @spec priv_path(String.t()) :: String.t()
   def priv_path(file), do: Path.join(to_string(:code.priv_dir(:hexagon_tpu)), file)
 

@@ -2,8 +2,8 @@ defmodule HexagonTpu.Serving do
   @moduledoc """
   A model as an `Nx.Serving`: concurrent requests batched, run on the model through
   `HexagonTpu.predict_batch/3` (executes on the dirty IO schedulers), and the results split
-  back to each caller. Needs Nx (`Nx.Serving` is part of Nx); without it `new/2` raises a
-  `HexagonTpu.Error` that says so.
+  back to each caller. Needs Nx (`Nx.Serving` is part of Nx); without it, making a serving
+  raises a `HexagonTpu.Error` that says so.
 
       serving = HexagonTpu.Serving.new("/data/digits.bin", batch_size: 64, batch_timeout: 2)
 
@@ -42,13 +42,15 @@ defmodule HexagonTpu.Serving do
   a node that runs it (`:pg`, Nx.Serving's distribution); see docs/serving.md.
 
   Telemetry: Nx.Serving's `[:nx, :serving, :execute | :preprocessing | :postprocessing, ...]`
-  events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), and
-  for each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in
-  its metadata (`HexagonTpu.Telemetry`).
+  events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), for
+  each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in its
+  metadata, and the serving's queue: `[:hexagon_tpu, :serving, :queue]` each time a request is
+  queued, a batch handed to a partition or finished, with the rows waiting (`:queue_length`)
+  and running (`HexagonTpu.Telemetry`, docs/serving.md).
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
-  alias HexagonTpu.Serving.{BatchStack, Client, Request, RowTags}
+  alias HexagonTpu.Serving.{BatchStack, Client, Queue, Request, RowTags}
 
   @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Defn.Evaluator]}
 
@@ -109,6 +111,28 @@ defmodule HexagonTpu.Serving do
 
   Raises `HexagonTpu.Error` on bad options, a model that cannot be batched or cannot be
   loaded, and when Nx is not loaded.
+
+  ## Examples
+
+  (`add.bin`: see "The examples" in `HexagonTpu`.) Inline, one request of a row per input,
+  then the same as an `Nx.Batch` of two rows:
+
+      iex> serving = HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = Nx.tensor([[1.0, 2.0, 3.0, 4.0]])
+      iex> [y] = Nx.Serving.run(serving, [a, a])
+      iex> Nx.to_flat_list(y)
+      [2.0, 4.0, 6.0, 8.0]
+      iex> row = Nx.tensor([1.0, 2.0, 3.0, 4.0])
+      iex> batch = Nx.Batch.stack([{row, row}, {row, Nx.multiply(row, 10)}])
+      iex> [y] = Nx.Serving.run(serving, batch)
+      iex> Nx.to_list(y)
+      [[2.0, 4.0, 6.0, 8.0], [11.0, 22.0, 33.0, 44.0]]
+
+  A request that does not fit the graph is refused in its caller:
+
+      iex> serving = HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32")
+      iex> Nx.Serving.run(serving, [Nx.iota({1, 4}, type: :f32)])
+      ** (HexagonTpu.Error) mismatch: HexagonTpu.Serving: graph 'add_f32' expects 2 input(s) (a, b), got 1
   """
   @spec new(model_or_source(), keyword()) :: struct()
   def new(model_or_path, opts \\ []) do
@@ -140,7 +164,8 @@ defmodule HexagonTpu.Serving do
 
     spec = Map.put(spec, :check, Request.check(spec))
 
-    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile})
+    queue = Queue.new()
+    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile, queue: queue})
     output = o.output
     partitions = length(models)
 
@@ -154,7 +179,11 @@ defmodule HexagonTpu.Serving do
       distribution_weight: o.distribution_weight,
       shutdown: o.shutdown
     )
-    |> Nx.Serving.client_preprocessing(fn input -> Request.preprocess(spec, input) end)
+    |> Nx.Serving.client_preprocessing(fn input ->
+      {_batch, rows} = request = Request.preprocess(spec, input)
+      :ok = Queue.request(queue, spec.graph, rows)
+      request
+    end)
     |> Nx.Serving.client_postprocessing(fn result, rows ->
       Request.postprocess(result, rows, spec.graph, output)
     end)
@@ -225,6 +254,25 @@ defmodule HexagonTpu.Serving do
   `name` is the serving's name as given to `Nx.Serving.batched_run/2`: an atom, `{:local,
   atom}` or `{:distributed, atom}`; anything else is `{:error, %HexagonTpu.Error{reason:
   :invalid_argument}}`.
+
+  ## Examples
+
+  Five rows through a serving of batches of 2 rows (`add.bin`: see "The examples" in
+  `HexagonTpu`):
+
+      iex> serving =
+      ...>   HexagonTpu.Serving.new("add.bin", backend: :reference, graph: "add_f32", batch_size: 2)
+      iex> children = [{Nx.Serving, serving: serving, name: DocAddServing}]
+      iex> {:ok, sup} = Supervisor.start_link(children, strategy: :one_for_one)
+      iex> rows = Nx.iota({5, 4}, type: :f32)
+      iex> {:ok, [y]} = HexagonTpu.Serving.batched_run(DocAddServing, [rows, rows])
+      iex> Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(rows, 2))
+      true
+      iex> {:error, error} = HexagonTpu.Serving.batched_run(NoSuchServing, [rows, rows])
+      iex> error.reason
+      :unavailable
+      iex> Supervisor.stop(sup)
+      :ok
   """
   @spec batched_run(atom() | {:local | :distributed, atom()}, term(), keyword()) ::
           {:ok, list()} | {:error, Error.t()}
@@ -245,6 +293,7 @@ defmodule HexagonTpu.Serving do
       for i <- 0..(length(partitions) - 1), into: %{}, do: {i, Enum.at(models, rem(i, count))}
 
     table = if type == :process, do: RowTags.new_table()
+    if type == :process, do: Queue.reset(arg.queue, arg.graph)
     {:ok, Map.merge(arg, %{by_partition: by_partition, errors_table: table})}
   end
 
@@ -253,7 +302,17 @@ defmodule HexagonTpu.Serving do
   # Nx.Serving's handle_batch/3: the function run in the serving's task for this batch.
   def handle_batch(batch, partition, state) do
     model = Map.fetch!(state.by_partition, partition)
-    {:execute, fn -> execute(state, model, partition, batch) end, state}
+    %{queue: queue, graph: graph} = state
+    :ok = Queue.batch(queue, graph, batch.size, partition)
+
+    {:execute,
+     fn ->
+       try do
+         execute(state, model, partition, batch)
+       after
+         Queue.done(queue, graph, batch.size, partition)
+       end
+     end, state}
   end
 
   # The batch's answer: {outputs, info} (one output alone, several as a tuple; info: each row's

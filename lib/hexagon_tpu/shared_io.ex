@@ -66,7 +66,17 @@ defmodule HexagonTpu.SharedIO do
   # read_input/3: the buffer's own contents unless told otherwise
   @read_input_defaults [dequantize: :none, output: :binary]
 
-  @doc "Whether the buffer is FastRPC shared memory (`false`: the ordinary-memory fallback)."
+  @doc """
+  Whether the buffer is FastRPC shared memory (`false`: the ordinary-memory fallback, whose
+  reason is in `:note`).
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> io = HexagonTpu.alloc_io(model) |> elem(1)
+      iex> {HexagonTpu.SharedIO.fastrpc?(io), io.note}
+      {true, nil}
+  """
   @spec fastrpc?(t()) :: boolean()
   def fastrpc?(%__MODULE__{fastrpc: fastrpc}), do: fastrpc
 
@@ -78,6 +88,23 @@ defmodule HexagonTpu.SharedIO do
   Nx tensor of the input's shape, in its own type or `{:f, 32}` (quantized; other float types
   are converted to f32 first, as for `HexagonTpu.Graph.execute/3`). A vectorized tensor is a
   `:mismatch` error: the buffer holds one entry. NaN cannot be quantized (`:nan` error).
+
+  ## Examples
+
+  f32 quantized into the u8 input (scale 0.1, zero point 128), by index or by name:
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> {:ok, io} = HexagonTpu.alloc_io(model)
+      iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> HexagonTpu.SharedIO.write_input(io, "x", x)
+      :ok
+      iex> HexagonTpu.SharedIO.read_input(io, 0)
+      {:ok, <<138, 148, 158, 168>>}
+      iex> HexagonTpu.SharedIO.write_input(io, 0, <<0, 128, 255, 1>>, quantize: :none)
+      :ok
+      iex> {:error, error} = HexagonTpu.SharedIO.write_input(io, "y", x)
+      iex> error.reason
+      :invalid_argument
   """
   @spec write_input(t(), tensor_ref(), binary() | struct(), keyword()) ::
           :ok | {:error, Error.t()}
@@ -109,13 +136,33 @@ defmodule HexagonTpu.SharedIO do
   defp write_mode(_data, _quantize, dtype, %{dtype: dtype}), do: :raw
   defp write_mode(_data, _quantize, _dtype, _info), do: :quantize
 
-  @doc "Like `write_input/4`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `write_input/4`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> HexagonTpu.SharedIO.write_input!(io, 0, <<0, 0, 192, 127>> <> <<0::96>>)
+      ** (HexagonTpu.Error) nan: input 'x': element 0 is NaN; NaN cannot be quantized to u8
+  """
   @spec write_input!(t(), tensor_ref(), binary() | struct(), keyword()) :: :ok
   def write_input!(io, input, data, opts \\ []), do: ok!(write_input(io, input, data, opts))
 
   @doc """
   Writes every input, in graph-input order (as `HexagonTpu.predict/3` takes them). Options as
   `write_input/4`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> a = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> HexagonTpu.SharedIO.write_inputs(io, [a, a])
+      :ok
+      iex> {:error, error} = HexagonTpu.SharedIO.write_inputs(io, [a])
+      iex> error.reason
+      :mismatch
   """
   @spec write_inputs(t(), [binary() | struct()], keyword()) :: :ok | {:error, Error.t()}
   def write_inputs(io, data, opts \\ [])
@@ -146,6 +193,18 @@ defmodule HexagonTpu.SharedIO do
       `dequantize: :none` unless the output is f32
     * `:output` - `:nx`, `:binary` or `:auto` (default: `:nx` when Nx is present), as for
       `HexagonTpu.Graph.execute/3`
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> :ok = HexagonTpu.SharedIO.write_input(io, 0, <<138, 148, 158, 168>>, quantize: :none)
+      iex> {:ok, ^io} = HexagonTpu.predict(model, io)
+      iex> {:ok, y} = HexagonTpu.SharedIO.read_output(io, "y", output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [1.0, 4.0, 9.0, 12.699999809265137]
+      iex> HexagonTpu.SharedIO.read_output(io, 0, view: true, dequantize: :none, output: :binary)
+      {:ok, <<138, 168, 218, 255>>}
   """
   @spec read_output(t(), tensor_ref(), keyword()) ::
           {:ok, binary() | struct()} | {:error, Error.t()}
@@ -154,7 +213,18 @@ defmodule HexagonTpu.SharedIO do
   def read_output(%__MODULE__{} = io, output, opts), do: read(io, :output, output, opts)
   def read_output(other, _output, _opts), do: not_shared_io(other)
 
-  @doc "Like `read_output/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `read_output/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> byte_size(HexagonTpu.SharedIO.read_output!(io, 0, output: :binary))
+      16
+      iex> HexagonTpu.SharedIO.read_output!(io, 0, view: true)
+      ** (HexagonTpu.Error) invalid_option: HexagonTpu.SharedIO.read_output/3: view: true reads output 'y' in its own type (u8); pass dequantize: :none
+  """
   @spec read_output!(t(), tensor_ref(), keyword()) :: binary() | struct()
   def read_output!(io, output, opts \\ []), do: HexagonTpu.unwrap!(read_output(io, output, opts))
 
@@ -164,6 +234,20 @@ defmodule HexagonTpu.SharedIO do
   `dequantize: :none, output: :binary` (a binary in the tensor's own type); options given
   replace only the defaults they name, so `read_input(io, 0, view: true)` is a view in the
   tensor's own type, and `dequantize: :auto` gives f32.
+
+  ## Examples
+
+  What 1.0, 2.0, 3.0 and 4.0 quantize to (scale 0.1, zero point 128), and back:
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> :ok = HexagonTpu.SharedIO.write_input(io, 0, x)
+      iex> HexagonTpu.SharedIO.read_input(io, "x")
+      {:ok, <<138, 148, 158, 168>>}
+      iex> {:ok, back} = HexagonTpu.SharedIO.read_input(io, 0, dequantize: :auto)
+      iex> for <<v::float-32-native <- back>>, do: Float.round(v, 3)
+      [1.0, 2.0, 3.0, 4.0]
   """
   @spec read_input(t(), tensor_ref(), keyword()) ::
           {:ok, binary() | struct()} | {:error, Error.t()}
@@ -174,7 +258,19 @@ defmodule HexagonTpu.SharedIO do
 
   def read_input(other, _input, _opts), do: not_shared_io(other)
 
-  @doc "Like `read_input/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `read_input/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> :ok = HexagonTpu.SharedIO.write_input(io, 0, <<1, 2, 3, 4>>, quantize: :none)
+      iex> HexagonTpu.SharedIO.read_input!(io, 0)
+      <<1, 2, 3, 4>>
+      iex> HexagonTpu.SharedIO.read_input!(io, 1)
+      ** (HexagonTpu.Error) invalid_argument: graph 'scale_u8' has no input 1 (1 inputs: "x")
+  """
   @spec read_input!(t(), tensor_ref(), keyword()) :: binary() | struct()
   def read_input!(io, input, opts \\ []), do: HexagonTpu.unwrap!(read_input(io, input, opts))
 
@@ -197,7 +293,20 @@ defmodule HexagonTpu.SharedIO do
     end
   end
 
-  @doc "Reads every output, in graph-output order. Options as `read_output/3`."
+  @doc """
+  Reads every output, in graph-output order. Options as `read_output/3`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> one = for v <- [1.0, 1.0, 1.0, 1.0], into: <<>>, do: <<v::float-32-native>>
+      iex> :ok = HexagonTpu.SharedIO.write_inputs(io, [one, one])
+      iex> {:ok, ^io} = HexagonTpu.predict(model, io)
+      iex> {:ok, [y]} = HexagonTpu.SharedIO.read_outputs(io, output: :binary)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [2.0, 2.0, 2.0, 2.0]
+  """
   @spec read_outputs(t(), keyword()) :: {:ok, [binary() | struct()]} | {:error, Error.t()}
   def read_outputs(%__MODULE__{outputs: outs} = io, opts \\ []) do
     Results.map_ok(0..(length(outs) - 1)//1, &read_output(io, &1, opts))
@@ -206,6 +315,16 @@ defmodule HexagonTpu.SharedIO do
   @doc """
   Frees the buffer now instead of at garbage collection (once no view binary and no call in
   progress uses it). Idempotent; later use is a `:closed` error.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> io = HexagonTpu.Graph.alloc_io!(model)
+      iex> HexagonTpu.SharedIO.close(io)
+      :ok
+      iex> {:error, error} = HexagonTpu.SharedIO.read_output(io, 0)
+      iex> error.reason
+      :closed
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.shared_close(ref)

@@ -1,8 +1,8 @@
 defmodule HexagonTpu.Stats do
   @moduledoc """
   Observability readings: the C library's counters, how busy the dirty schedulers are
-  (inference runs there) and memory. All cheap except `dirty_utilization/1`, which waits for
-  its window.
+  (inference runs there) and memory. All cheap except the dirty schedulers' utilization,
+  which waits for its window.
 
       HexagonTpu.Stats.native()
       #=> %{live_graphs: 2, live_contexts: 1, live_runtimes: 1, executes: 1234,
@@ -77,6 +77,16 @@ defmodule HexagonTpu.Stats do
       (the sum of the four above but the size bound, which the NIF checks itself)
 
   The same map as `HexagonTpu.stats/0`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> before = HexagonTpu.Stats.native()
+      iex> {:error, _} = HexagonTpu.predict(model, [<<0::128>>, <<0::64>>])
+      iex> {:ok, _} = HexagonTpu.predict(model, [<<0::128>>, <<0::128>>])
+      iex> after_calls = HexagonTpu.Stats.native()
+      iex> {after_calls.executes - before.executes, after_calls.live_graphs >= 1}
+      {1, true}
   """
   @spec native() :: native()
   def native, do: NIF.stats()
@@ -84,6 +94,13 @@ defmodule HexagonTpu.Stats do
   @doc """
   The sum of the live runtime, context and graph counts of `native/0` (or of the given
   counters).
+
+  ## Examples
+
+      iex> HexagonTpu.Stats.live_handles(%{live_runtimes: 1, live_contexts: 2, live_graphs: 3, executes: 40})
+      6
+      iex> HexagonTpu.Stats.live_handles() >= 0
+      true
   """
   @spec live_handles(native()) :: non_neg_integer()
   def live_handles(native \\ native()) do
@@ -106,6 +123,14 @@ defmodule HexagonTpu.Stats do
   process, so if it was off it is off again afterwards (also if the caller dies meanwhile), and
   if other code had it on, its readings are not disturbed (nothing is reset). Works on OTP 21
   and later; no `:runtime_tools` needed.
+
+  ## Examples
+
+      iex> %{dirty_cpu: cpu, dirty_io: io, window_ms: 20} = HexagonTpu.Stats.dirty_utilization(20)
+      iex> cpu >= 0.0 and cpu <= 1.0 and io >= 0.0 and io <= 1.0
+      true
+      iex> HexagonTpu.Stats.dirty_utilization(0)
+      ** (ArgumentError) HexagonTpu.Stats.dirty_utilization/1: expected a window in milliseconds (positive integer), got 0
   """
   @spec dirty_utilization(pos_integer()) :: utilization()
   def dirty_utilization(window_ms) when is_integer(window_ms) and window_ms > 0 do
@@ -171,6 +196,12 @@ defmodule HexagonTpu.Stats do
       `nil` elsewhere or when it cannot be read
 
   Costs a few microseconds (one small `/proc` read).
+
+  ## Examples
+
+      iex> %{binary: binary, total: total, rss: rss} = HexagonTpu.Stats.memory()
+      iex> binary < total and (rss == nil or rss > 0)
+      true
   """
   @spec memory() :: memory()
   def memory do

@@ -53,6 +53,17 @@ defmodule HexagonTpu.Telemetry do
       `%{system_time: native}`. Metadata: `%{operation: :execute | :load, graph: name | nil,
       reason: atom, error: %HexagonTpu.Error{}}`.
 
+    * `[:hexagon_tpu, :serving, :queue]` - the queue of a `HexagonTpu.Serving` changed, in
+      rows. Measurements: `%{queue_length: rows, running: rows, rows: rows}`:
+      `:queue_length` is the rows of checked requests not yet in a batch that runs (in the
+      serving's mailbox, in the batch being filled, or in full batches waiting for a
+      partition), `:running` the rows of batches handed to a partition and not finished
+      (executing or waiting for the graph), `:rows` those of this change. Metadata:
+      `%{graph: name, change: :request | :batch | :done | :reset, partition: i | nil}`:
+      a request was queued (emitted in its caller), a batch was handed to partition `i`
+      (in the serving process), a batch finished (in its task), the serving process started.
+      See docs/serving.md, Telemetry.
+
     * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
 
   ## Example
@@ -85,6 +96,12 @@ defmodule HexagonTpu.Telemetry do
   Is `:telemetry` running (so events are emitted)? hexagon_tpu starts it (an optional
   application) when it is present. Loadable but not started, `:telemetry.execute/3` would log
   "Failed to lookup telemetry handlers" on every call: then nothing is emitted, silently.
+
+  ## Examples
+
+      iex> started? = List.keymember?(Application.started_applications(), :telemetry, 0)
+      iex> HexagonTpu.Telemetry.enabled?() == started?
+      true
   """
   @spec enabled?() :: boolean()
   def enabled? do
@@ -133,12 +150,11 @@ defmodule HexagonTpu.Telemetry do
   defp exec_measurements(stats, call) when is_map(stats), do: Map.put(stats, :duration, call)
   defp exec_measurements(_stats, call), do: %{duration: call}
 
-  @doc """
-  Runs a model load (`fun` returns `{:ok, %HexagonTpu.Graph{}}` or `{:error, error}`) between
-  `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
-  returns its result unchanged. `metadata` should hold `:source`. For
-  `HexagonTpu.load_model/2`.
-  """
+  @doc false
+  # Not a user API (as execute_span/3): the span of HexagonTpu.load_model/2.
+  # Runs a model load (`fun` returns `{:ok, %HexagonTpu.Graph{}}` or `{:error, error}`) between
+  # `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
+  # returns its result unchanged. `metadata` should hold `:source`.
   @spec load_span(map(), (() -> result)) :: result when result: term()
   def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
     span([:hexagon_tpu, :load], metadata, fn -> {fun.(), nil} end, fn result, nil, call ->
@@ -212,6 +228,12 @@ defmodule HexagonTpu.Telemetry do
       %{operation: operation, graph: graph, reason: reason, error: error}
     )
   end
+
+  @doc false
+  # [:hexagon_tpu, :serving, :queue] from HexagonTpu.Serving (HexagonTpu.Serving.Queue).
+  @spec serving_queue(map(), map()) :: :ok
+  def serving_queue(measurements, metadata),
+    do: emit([:hexagon_tpu, :serving, :queue], measurements, metadata)
 
   @doc false
   # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.

@@ -232,6 +232,16 @@ defmodule HexagonTpu.Mix.PrecompiledTest do
 
   # ---- over the network: only the project's checksum.exs vouches --------------------------------
 
+  test "download: the release under the project's :source_url, which must be https://" do
+    assert Precompiled.release_url(source_url: "https://github.com/o/hexagon_tpu/") ==
+             {:url, "https://github.com/o/hexagon_tpu/releases/download/v@{version}"}
+
+    assert {:url, "https://" <> _} = Precompiled.release_url(Mix.Project.config())
+    assert {:error, message} = Precompiled.release_url(source_url: "http://example.com/x")
+    assert message =~ "download: the project's :source_url is not an https:// URL"
+    assert {:error, _} = Precompiled.release_url([])
+  end
+
   describe "download" do
     setup ctx do
       for app <- [:crypto, :asn1, :public_key, :ssl, :inets] do

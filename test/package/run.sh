@@ -7,7 +7,8 @@
 #     in the copy itself would run the same `make nif` a second time);
 #  3. with Nx and :telemetry built from the vendored sources onto ERL_LIBS
 #     (test/optional/env.sh), the project runs predict, predict_batch, a Serving and a
-#     telemetry handler (test/package/user_check.exs).
+#     telemetry handler (test/package/user_check.exs), then the README's "In your project"
+#     example exactly as the README writes it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../optional/env.sh"   # cd's to the project root
 # env.sh's settings for the project's own suite, not for the package or the user project
@@ -39,3 +40,19 @@ grep -q '{:hexagon_tpu, path: "../hexagon_tpu"}' "$user/mix.exs" || {
 }
 cp test/package/user_check.exs "$user/check.exs"
 (cd "$user" && mix run check.exs)
+
+# The README's own example for a user project ("In your project"), as written there: the
+# indented block after the marker line, run in the fresh project.
+echo "test-package: the README's \"In your project\" example"
+example=$(awk '/<!-- test-package runs this block/ { on = 1; next }
+  on && /^    / { sub(/^    /, ""); print; seen = 1; next }
+  on && seen && /^$/ { print; next }
+  on && seen { exit }' README.md)
+[ -n "$example" ] || { echo "test-package: no example block after the marker in README.md" >&2; exit 1; }
+# The last line: what the script printed (mix's compile step may print make's before it).
+printed=$(cd "$user" && bash -c "$example" | tail -n 1)
+echo "  $printed"
+[ "$printed" = "[1.0, 4.0, 9.0, 12.699999809265137]" ] || {
+  echo "test-package: the README's example printed '$printed', not what the README says" >&2
+  exit 1
+}
