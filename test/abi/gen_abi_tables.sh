@@ -28,7 +28,7 @@ out=$1; src=$2; cc=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/qnn"
 
-abi_headers="qnn_abi.h qnn_device_abi.h qnn_htp_abi.h"
+abi_headers="qnn_abi.h qnn_device_abi.h qnn_htp_abi.h qnn_profile_abi.h"
 for h in $abi_headers qnn_versions.h; do
   [ -f "$src/qnn/$h" ] || { echo "gen_abi_tables.sh: $src/qnn/$h missing" >&2; exit 1; }
   sed -E 's/(^|[^A-Za-z0-9_])(QNN_|DCVS_)/\1OURS_\2/g; s/(^|[^A-Za-z0-9_])(QNN_|DCVS_)/\1OURS_\2/g' \
