@@ -3,10 +3,13 @@
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
 qnn_error_t rb_property_has_capability(uint32_t key) {
+  qnn_error_t profile_answer;
+  if (rb_profile_capability(key, &profile_answer)) return profile_answer; /* switchable */
   switch (key) {
     case QNN_PROPERTY_GROUP_DEVICE:                  /* loaders probe it before deviceCreate */
     case QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE: /* power votes */
@@ -221,6 +224,7 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
   }
   rb_power_release_all(b);
   rb_pinfo_release_all(b);
+  rb_profile_release_all(b);
   for (rb_backend **pp = &g_rb.backends; *pp; pp = &(*pp)->next)
     if (*pp == b) {
       *pp = b->next;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 /* Resolves backend (and optional device) and pins the backend for a call that runs unlocked. */
 static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
@@ -52,14 +53,15 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
   if (rc != QNN_SUCCESS) return rc;
   ref_model *m = NULL;
   rb_context *c = NULL;
+  rb_prof_call pc; /* the load's init events (rb_profile.h) */
+  qnn_error_t prc = rb_profile_begin(b, profile, 0, QNN_CONTEXT_ERROR_INVALID_HANDLE,
+                                     QNN_PROFILE_ERROR_HANDLE_IN_USE, &pc);
   if (!buf || !size || !out) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextCreateFromBinary: %s is NULL/empty",
             !out ? "the context out-pointer" : "the binary buffer");
     rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
-  } else if (profile) {
-    /* profileCreate is not supported here, so no profile handle can be valid. */
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextCreateFromBinary: unknown profile handle");
-    rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  } else if (prc != QNN_SUCCESS) {
+    rc = prc;
   } else {
     rc = rb_fault(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log);
   }
@@ -73,7 +75,9 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
   for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
     rb_logf(b->log, QNN_LOG_LEVEL_VERBOSE, "contextCreateFromBinary: config option %u "
             "accepted and ignored", cfg[i]->option);
+  pc.t_run0 = rb_now_ns();
   if (rc == QNN_SUCCESS) rc = load_model(b, "contextCreateFromBinary", buf, size, &m);
+  pc.t_run1 = rb_now_ns();
   /* Loading a context opens the FastRPC session (if the device did not already). */
   if (rc == QNN_SUCCESS) rb_fastrpc_session_open(b->log);
   if (rc == QNN_SUCCESS) {
@@ -91,6 +95,7 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
     if (c) free(c->graphs);
     free(c);
     ref_model_free(m);
+    rb_profile_end_load(&pc, rc);
     return rc;
   }
   c->backend = b;
@@ -110,6 +115,7 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
   pthread_mutex_unlock(&g_rb.lock);
   rb_logf(b->log, QNN_LOG_LEVEL_INFO, "contextCreateFromBinary: context 0x%lx with %u graph(s)",
           (unsigned long)c->handle, m->num_graphs);
+  rb_profile_end_load(&pc, QNN_SUCCESS);
   return QNN_SUCCESS;
 }
 

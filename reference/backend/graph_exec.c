@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 /* The fields graphExecute looks at, read through the member the version selects. */
 typedef struct tview {
@@ -110,7 +111,7 @@ static qnn_error_t check_tensor(rb_log *log, rb_context *c, const ref_graph *rg,
 }
 
 static qnn_error_t run(rb_log *log, rb_context *c, uint32_t gi, const qnn_tensor_t *in,
-                       uint32_t nin, qnn_tensor_t *out, uint32_t nout) {
+                       uint32_t nin, qnn_tensor_t *out, uint32_t nout, rb_prof_call *pc) {
   const ref_model *m = c->model;
   const ref_graph *rg = &m->graphs[gi];
   if (nin != rg->num_inputs || nout != rg->num_outputs) {
@@ -142,8 +143,12 @@ static qnn_error_t run(rb_log *log, rb_context *c, uint32_t gi, const qnn_tensor
     rb_count_execute();
   } else if (rc == QNN_SUCCESS) {
     char err[256];
-    if (ref_graph_run(m, gi, (const void *const *)inp, (void *const *)outp, err, sizeof(err)) !=
-        0) {
+    pc->t_checked = pc->t_run0 = rb_now_ns();
+    int bad = ref_graph_run_timed(m, gi, (const void *const *)inp, (void *const *)outp,
+                                  pc->num_ops ? pc->op_start : NULL,
+                                  pc->num_ops ? pc->op_end : NULL, err, sizeof(err));
+    pc->t_run1 = rb_now_ns();
+    if (bad) {
       rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s' failed: %s", rg->name, err);
       rc = QNN_COMMON_ERROR_GENERAL;
     } else {
@@ -182,12 +187,17 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
     rb_violation(b->log, "graphExecute of graph '%s' while another graphExecute of the same "
                  "graph is in progress (QNN queues them; callers should serialize per graph)",
                  name);
+  /* The profile handle serves this call alone (rb_profile.h). */
+  rb_prof_call pc;
+  qnn_error_t rc = rb_profile_begin(b, profile, m->graphs[g->index].num_ops,
+                                    QNN_GRAPH_ERROR_INVALID_ARGUMENT,
+                                    QNN_GRAPH_ERROR_PROFILE_IN_USE, &pc);
   pthread_mutex_lock(&g->exec_lock);
-  qnn_error_t rc = QNN_SUCCESS;
-  if (profile || signal) {
-    /* profileCreate/signalCreate are not supported, so no such handle can be valid. */
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': unknown %s handle", name,
-            profile ? "profile" : "signal");
+  pc.t_locked = rb_now_ns();
+  if (rc == QNN_SUCCESS && signal) {
+    /* signalCreate is not supported, so no such handle can be valid. */
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': unknown signal handle",
+            name);
     rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
   }
   if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
@@ -199,8 +209,9 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
   /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
    * a recovered DSP restart). */
   if (rc == QNN_SUCCESS) rc = rb_fault(b, FR_GRAPH_EXECUTE, b->log);
-  if (rc == QNN_SUCCESS) rc = run(b->log, c, g->index, inputs, nin, outputs, nout);
+  if (rc == QNN_SUCCESS) rc = run(b->log, c, g->index, inputs, nin, outputs, nout, &pc);
   pthread_mutex_unlock(&g->exec_lock);
+  rb_profile_end_execute(&pc, m, g->index, rc);
 
   /* Release in child-to-parent order: once c->executing drops, contextFree may free g and c;
    * once b->busy drops, backendFree may free b; once the count of calls in flight drops, the

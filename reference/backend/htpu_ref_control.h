@@ -120,6 +120,21 @@ uint32_t htpu_ref_live_power_config_ids(void);
 typedef void (*htpu_ref_forget_power_history_fn)(void);
 void htpu_ref_forget_power_history(void);
 
+/* ---- profiling (docs/profiling.md) ----------------------------------------------------------
+ * The answers propertyHasCapability gives for the profile keys: 1401 (the profile API at all),
+ * 1402 custom config, 1403 max-events config, 1404 extended events, 1405 optrace config, 310
+ * continuous profiling, 315 profiling state. Defaults are the real HTP libraries' answers (1401,
+ * 1404, 1405 supported; the rest 1000). Switching one changes what the backend does too: with
+ * 1401 off profileCreate is unsupported, with 1404 off profileGetExtendedEventData is, with
+ * 1402/1403/1405 off profileSetConfig rejects that option, with 1403 on it honours max events. */
+typedef int (*htpu_ref_set_capability_fn)(uint32_t key, uint32_t answer);
+int htpu_ref_set_capability(uint32_t key, uint32_t answer); /* 0, or -1 for another key */
+typedef void (*htpu_ref_reset_capabilities_fn)(void);
+void htpu_ref_reset_capabilities(void);
+/* Profile handles created and not yet freed, over all backends. */
+typedef uint32_t (*htpu_ref_live_profiles_fn)(void);
+uint32_t htpu_ref_live_profiles(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "refmodel_priv.h"
 
@@ -88,8 +89,20 @@ out:
   return rc;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen) {
+  return ref_graph_run_timed(m, graph_index, in, out, NULL, NULL, err, errlen);
+}
+
+int ref_graph_run_timed(const ref_model *m, uint32_t graph_index, const void *const *in,
+                        void *const *out, uint64_t *op_start, uint64_t *op_end, char *err,
+                        size_t errlen) {
   if (!m) return refm_err(err, errlen, "no model");
   if (graph_index >= m->num_graphs)
     return refm_err(err, errlen, "graph index %u out of range (model has %u)", graph_index,
@@ -118,7 +131,9 @@ int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *i
   for (uint32_t i = 0; i < g->num_outputs; i++) rs.wr[g->outputs[i]] = out[i];
   rc = 0;
   for (uint32_t o = 0; o < g->num_ops && rc == 0; o++) {
+    if (op_start) op_start[o] = now_ns();
     rc = run_op(m, &g->ops[o], o, &rs, err, errlen);
+    if (op_end) op_end[o] = now_ns();
     if (rc) {
       const char *tn = refm_op_name(g->ops[o].type);
       refm_err_prefix(err, errlen, "graph '%s' op %u (%s): ", g->name, o, tn ? tn : "?");

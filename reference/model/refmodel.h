@@ -138,6 +138,12 @@ size_t ref_tensor_elements(const ref_tensor *t);
  * kept in the model). Returns 0 or -1 with a message. */
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen);
+/* ref_graph_run, also recording when each op started and ended (CLOCK_MONOTONIC, ns) in
+ * op_start[o] / op_end[o], arrays of the graph's num_ops entries, when they are not NULL: the
+ * reference backend's per-op profile events. */
+int ref_graph_run_timed(const ref_model *m, uint32_t graph_index, const void *const *in,
+                        void *const *out, uint64_t *op_start, uint64_t *op_end, char *err,
+                        size_t errlen);
 
 /* ---- builder: text description -> binary ---------------------------------------------------
  * The text format is documented in docs/reference-format.md. On success *out is malloc'ed
