@@ -10,6 +10,7 @@
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
 #   test-package   the Hex package's files laid out and used from a fresh project (mk/package.mk)
+#   check-profile-page  the htpu profile page rendered in headless Chromium (mk/profile.mk)
 #   clean
 #
 # Variables
@@ -143,6 +144,7 @@ test:
 	$(Q)bash test/cli/test_htpu_run.sh build/asan
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
+	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 
