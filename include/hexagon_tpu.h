@@ -664,6 +664,7 @@ typedef struct htpu_profile {
   /* the host side of the call, ns (CLOCK_MONOTONIC): convert in, graphExecute (or the load),
    * convert out */
   uint64_t start_ns, quantize_ns, execute_start_ns, execute_ns, dequantize_ns, total_ns;
+  uint64_t read_ns; /* what reading the events back and converting them cost this call */
 } htpu_profile;
 
 HTPU_API void htpu_profile_free(htpu_profile *p);

@@ -140,9 +140,13 @@ int profile_call_end(runtime_obj *rt, profile_call *pc, int read, const char *gr
   if (!pc->handle) return 0;
   int rc = 0;
   if (read) {
+    uint64_t t0 = htpu_now_ns();
     rc = profile_read(&rt->backend_lib, pc->handle, pc->level, pc->max_events, pc->extended,
                       graph, out);
-    if (!rc) atomic_fetch_add(&g_profiled_calls, 1);
+    if (!rc) {
+      (*out)->read_ns = htpu_now_ns() - t0;
+      atomic_fetch_add(&g_profiled_calls, 1);
+    }
   }
   free_handle(&rt->backend_lib, pc);
   return rc;
