@@ -7,20 +7,6 @@
 
 qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
-qnn_error_t rb_property_has_capability(uint32_t key) {
-  qnn_error_t profile_answer;
-  if (rb_profile_capability(key, &profile_answer)) return profile_answer; /* switchable */
-  switch (key) {
-    case QNN_PROPERTY_GROUP_DEVICE:                  /* loaders probe it before deviceCreate */
-    case QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE: /* power votes */
-    case QNN_PROPERTY_MEM_SUPPORT_ION:
-    case QNN_PROPERTY_MEM_SUPPORT_CUSTOM:
-      return QNN_SUCCESS;
-    default: /* DMA_BUF (1104) included: memRegister rejects it */
-      return QNN_COMMON_ERROR_NOT_SUPPORTED;
-  }
-}
-
 /* HTPU_REF_BUILD_ID values handed out, kept for the library's lifetime: QNN's build id
  * pointer stays valid, and a caller may hold it while the variable changes. */
 typedef struct rb_build_id {
@@ -165,6 +151,11 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
     rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: HTPU_REF_DEVICE: %s", err);
     rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
   }
+  if (rc == QNN_SUCCESS && rb_caps_check_env(err, sizeof(err)) != 0) {
+    rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: %s", err);
+    rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
+  }
+  if (rc == QNN_SUCCESS) b->op_faults = rb_fault_set_has(&b->faults, FR_GRAPH_OP);
   if (rc == QNN_SUCCESS) rc = rb_fault(NULL, FR_BACKEND_CREATE, l);
   for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
     rb_logf(l, QNN_LOG_LEVEL_VERBOSE, "backendCreate: config option %u accepted and ignored",
@@ -225,6 +216,7 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
   rb_power_release_all(b);
   rb_pinfo_release_all(b);
   rb_profile_release_all(b);
+  rb_signal_release_all(b);
   for (rb_backend **pp = &g_rb.backends; *pp; pp = &(*pp)->next)
     if (*pp == b) {
       *pp = b->next;

@@ -6,15 +6,26 @@
 #include "rb_internal.h"
 #include "rb_profile.h"
 
-/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked. */
+/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
+ * takes the call's signal (NULL: none) for a call that started at start_ns. */
 static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
-                               rb_device **d) {
+                               rb_device **d, const void *signal, const char *api,
+                               uint64_t start_ns, rb_watch *w) {
   pthread_mutex_lock(&g_rb.lock);
   *b = rb_find_backend(bh);
   *d = dh ? rb_find_device(dh) : NULL;
   if (!*b || (dh && (!*d || (*d)->backend != *b))) {
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  }
+  int r = rb_signal_acquire(*b, signal, api, start_ns, w);
+  if (r != 0) {
+    rb_logf((*b)->log, QNN_LOG_LEVEL_ERROR, "%s: signal 0x%lx %s", api,
+            (unsigned long)(uintptr_t)signal,
+            r == -1 ? "is not a signal of this backend" : "is in use by another call");
+    pthread_mutex_unlock(&g_rb.lock);
+    /* QnnContext.h has no in-use code of its own: the signal family's says it */
+    return r == -1 ? QNN_CONTEXT_ERROR_INVALID_HANDLE : QNN_SIGNAL_ERROR_SIGNAL_IN_USE;
   }
   atomic_fetch_add(&(*b)->busy, 1);
   pthread_mutex_unlock(&g_rb.lock);
@@ -42,42 +53,67 @@ static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
   return QNN_SUCCESS;
 }
 
-qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_handle_t dh,
-                                          const qnn_context_config_t **cfg, const void *buf,
-                                          qnn_context_binary_size_t size,
-                                          qnn_context_handle_t *out,
-                                          qnn_profile_handle_t profile) {
+/* A load ended by its signal: logged and counted; 5012 or 5013. */
+static qnn_error_t load_stopped(rb_backend *b, const char *api, const rb_watch *w, rb_stop why,
+                                const char *where) {
+  rb_count_stop(why);
+  if (why == RB_STOP_TIMEOUT) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: timed out %s: its signal's %llu us, counted from "
+            "the call's start, ran out; no context was created", api, where,
+            (unsigned long long)((w->deadline_ns - w->start_ns) / 1000u));
+    return QNN_CONTEXT_ERROR_TIMED_OUT;
+  }
+  rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: aborted %s (signalTrigger on its signal); no "
+          "context was created", api, where);
+  return QNN_CONTEXT_ERROR_ABORTED;
+}
+
+/* contextCreateFromBinary and its WithSignal variant (signal NULL for the former). Both count
+ * as contextCreateFromBinary in fault rules and latency; the latency ends early when the
+ * signal says stop. */
+static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
+                                      qnn_device_handle_t dh, const qnn_context_config_t **cfg,
+                                      const void *buf, qnn_context_binary_size_t size,
+                                      qnn_context_handle_t *out, qnn_profile_handle_t profile,
+                                      qnn_signal_handle_t signal) {
+  uint64_t start = rb_mono_ns();
   rb_backend *b;
   rb_device *d;
-  qnn_error_t rc = pin_backend(bh, dh, &b, &d);
+  rb_watch w;
+  qnn_error_t rc = pin_backend(bh, dh, &b, &d, signal, api, start, &w);
   if (rc != QNN_SUCCESS) return rc;
   ref_model *m = NULL;
   rb_context *c = NULL;
-  rb_prof_call pc; /* the load's init events (rb_profile.h) */
+  uint32_t priority = QNN_PRIORITY_DEFAULT, depth = RB_ASYNC_DEPTH_DEFAULT;
+  rb_stop st = RB_STOP_NONE;
+  /* The load's init events (rb_profile.h); the handle is held until the load returns, and
+   * released before the backend is unpinned (backendFree frees its profiles). */
+  rb_prof_call pc;
   qnn_error_t prc = rb_profile_begin(b, profile, 0, QNN_CONTEXT_ERROR_INVALID_HANDLE,
                                      QNN_PROFILE_ERROR_HANDLE_IN_USE, &pc);
   if (!buf || !size || !out) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "contextCreateFromBinary: %s is NULL/empty",
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: %s is NULL/empty", api,
             !out ? "the context out-pointer" : "the binary buffer");
     rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
   } else if (prc != QNN_SUCCESS) {
-    rc = prc;
+    rc = prc; /* logged */
   } else {
-    rc = rb_fault(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log);
+    rc = rb_fault_watched(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log, &w, &st);
+    if (st != RB_STOP_NONE) rc = load_stopped(b, api, &w, st, "during its injected latency");
   }
   /* A board rule rather than an API rule: loading while another graph executes has
    * coincided with device resets (creating a session tears down and recreates the DSP
    * process domain), so a client must hold loads off until executes finish. */
   int busy = rb_exec_in_flight();
   if (busy > 0)
-    rb_violation(b->log, "contextCreateFromBinary while %d graphExecute call(s) are in flight "
-                 "in this process (loading during inference has reset the device)", busy);
-  for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
-    rb_logf(b->log, QNN_LOG_LEVEL_VERBOSE, "contextCreateFromBinary: config option %u "
-            "accepted and ignored", cfg[i]->option);
-  pc.t_run0 = rb_now_ns();
-  if (rc == QNN_SUCCESS) rc = load_model(b, "contextCreateFromBinary", buf, size, &m);
-  pc.t_run1 = rb_now_ns();
+    rb_violation(b->log, "%s while %d graphExecute call(s) are in flight in this process "
+                 "(loading during inference has reset the device)", api, busy);
+  if (rc == QNN_SUCCESS) rc = rb_context_configs(b, api, cfg, &priority, &depth);
+  pc.t_run0 = rb_mono_ns();
+  if (rc == QNN_SUCCESS) rc = load_model(b, api, buf, size, &m);
+  pc.t_run1 = rb_mono_ns();
+  if (rc == QNN_SUCCESS && (st = rb_watch_check(&w)) != RB_STOP_NONE)
+    rc = load_stopped(b, api, &w, st, "after deserializing the binary");
   /* Loading a context opens the FastRPC session (if the device did not already). */
   if (rc == QNN_SUCCESS) rb_fastrpc_session_open(b->log);
   if (rc == QNN_SUCCESS) {
@@ -87,36 +123,68 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_ha
   }
 
   pthread_mutex_lock(&g_rb.lock);
-  unpin_backend(b);
   /* The device may have been freed while we parsed unlocked. */
   if (rc == QNN_SUCCESS && dh && rb_find_device(dh) != d) rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
   if (rc != QNN_SUCCESS) {
+    rb_signal_release(&w);
     pthread_mutex_unlock(&g_rb.lock);
+    rb_profile_end_load(&pc, rc); /* an empty recording; the handle is free again */
+    unpin_backend(b);
     if (c) free(c->graphs);
     free(c);
     ref_model_free(m);
-    rb_profile_end_load(&pc, rc);
     return rc;
   }
   c->backend = b;
   c->device = d;
   c->model = m; /* the model holds its own copy: the caller's buffer may go away now */
   c->num_graphs = m->num_graphs;
+  c->priority = priority;
+  c->async_depth = depth;
   c->handle = rb_new_handle();
   for (uint32_t i = 0; i < c->num_graphs; i++) {
     c->graphs[i].handle = rb_new_handle();
     c->graphs[i].ctx = c;
     c->graphs[i].index = i;
-    pthread_mutex_init(&c->graphs[i].exec_lock, NULL);
+    c->graphs[i].priority = priority;
   }
   c->next = g_rb.contexts;
   g_rb.contexts = c;
   *out = (qnn_context_handle_t)c->handle;
+  rb_signal_release(&w);
   pthread_mutex_unlock(&g_rb.lock);
-  rb_logf(b->log, QNN_LOG_LEVEL_INFO, "contextCreateFromBinary: context 0x%lx with %u graph(s)",
-          (unsigned long)c->handle, m->num_graphs);
+  rb_logf(b->log, QNN_LOG_LEVEL_INFO, "%s: context 0x%lx with %u graph(s), priority %s, async "
+          "queue depth %u", api, (unsigned long)c->handle, m->num_graphs,
+          rb_priority_name(priority), depth);
   rb_profile_end_load(&pc, QNN_SUCCESS);
+  unpin_backend(b);
   return QNN_SUCCESS;
+}
+
+qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_handle_t dh,
+                                          const qnn_context_config_t **cfg, const void *buf,
+                                          qnn_context_binary_size_t size,
+                                          qnn_context_handle_t *out,
+                                          qnn_profile_handle_t profile) {
+  return create_from_binary("contextCreateFromBinary", bh, dh, cfg, buf, size, out, profile,
+                            NULL);
+}
+
+qnn_error_t rb_context_create_from_binary_with_signal(
+    qnn_backend_handle_t bh, qnn_device_handle_t dh, const qnn_context_config_t **cfg,
+    const void *buf, qnn_context_binary_size_t size, qnn_context_handle_t *out,
+    qnn_profile_handle_t profile, qnn_signal_handle_t signal) {
+  static const char api[] = "contextCreateFromBinaryWithSignal";
+  if (rb_cap(QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS) != QNN_SUCCESS) {
+    pthread_mutex_lock(&g_rb.lock);
+    rb_backend *b = rb_find_backend(bh);
+    if (b)
+      rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s is not supported by this backend (capability "
+              "211 off): use contextCreateFromBinary", api);
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
+  return create_from_binary(api, bh, dh, cfg, buf, size, out, profile, signal);
 }
 
 qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile) {
@@ -134,8 +202,8 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   }
   if (atomic_load(&c->executing)) {
     rb_violation(b->log, "contextFree of context 0x%lx while %d graphExecute call(s) on its "
-                 "graphs are in progress", (unsigned long)c->handle,
-                 atomic_load(&c->executing));
+                 "graphs are in progress (async ones: until notified)",
+                 (unsigned long)c->handle, atomic_load(&c->executing));
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_COMMON_ERROR_OPERATION_NOT_PERMITTED;
   }
@@ -165,7 +233,8 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t bh, qnn_device_handl
   (void)cfg;
   rb_backend *b;
   rb_device *d;
-  qnn_error_t rc = pin_backend(bh, dh, &b, &d);
+  rb_watch w;
+  qnn_error_t rc = pin_backend(bh, dh, &b, &d, NULL, "contextValidateBinary", 0, &w);
   if (rc != QNN_SUCCESS) return rc;
   ref_model *m = NULL;
   if (!buf || !size) {

@@ -28,11 +28,26 @@ const char *rb_error_text(uint32_t code) {
     case QNN_CONTEXT_ERROR_CREATE_FROM_BINARY: return "failed to create a context from the binary";
     case QNN_CONTEXT_ERROR_BINARY_CONFIGURATION:
       return "context binary is not configured for this backend/device";
+    case QNN_CONTEXT_ERROR_INVALID_CONFIG: return "context: invalid config";
+    case QNN_CONTEXT_ERROR_ABORTED: return "context: call aborted by its signal";
+    case QNN_CONTEXT_ERROR_TIMED_OUT: return "context: call timed out (its signal's limit)";
     case QNN_GRAPH_ERROR_INVALID_ARGUMENT: return "graph: invalid argument";
     case QNN_GRAPH_ERROR_INVALID_HANDLE: return "graph: invalid handle";
     case QNN_GRAPH_ERROR_GRAPH_DOES_NOT_EXIST: return "graph does not exist";
     case QNN_GRAPH_ERROR_INVALID_NAME: return "graph: invalid name";
     case QNN_GRAPH_ERROR_INVALID_TENSOR: return "graph: invalid tensor";
+    case QNN_GRAPH_ERROR_GRAPH_FINALIZED: return "graph: config not valid on a finalized graph";
+    case QNN_GRAPH_ERROR_EXECUTION_ASYNC_FIFO_FULL: return "graph: async execute queue full";
+    case QNN_GRAPH_ERROR_SIGNAL_IN_USE: return "graph: signal in use by another call";
+    case QNN_GRAPH_ERROR_ABORTED: return "graph: execute aborted by its signal";
+    case QNN_GRAPH_ERROR_TIMED_OUT: return "graph: execute timed out (its signal's limit)";
+    case QNN_PROPERTY_ERROR_UNKNOWN_KEY: return "property: unknown key";
+    case QNN_SIGNAL_ERROR_SIGNAL_IN_USE: return "signal: in use by a call";
+    case QNN_SIGNAL_ERROR_SIGNAL_IDLE: return "signal: idle (no call is using it)";
+    case QNN_SIGNAL_ERROR_INVALID_ARGUMENT: return "signal: invalid argument or config";
+    case QNN_SIGNAL_ERROR_INVALID_HANDLE: return "signal: invalid handle";
+    case QNN_SIGNAL_ERROR_TIMEOUT: return "signal: timeout";
+    case QNN_SIGNAL_ERROR_INCOMPATIBLE_SIGNAL_TYPE: return "signal: incompatible signal type";
     case QNN_LOG_ERROR_INVALID_ARGUMENT: return "log: invalid argument";
     case QNN_LOG_ERROR_INVALID_HANDLE: return "log: invalid handle";
     case QNN_DEVICE_ERROR_INVALID_HANDLE: return "device: invalid handle";

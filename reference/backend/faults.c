@@ -19,12 +19,31 @@ static pthread_mutex_t g_violation_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_last_violation[512];
 
 static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
+static atomic_uint_fast64_t g_aborted, g_timed_out, g_batch_executes, g_async_notified;
 static atomic_int g_in_flight;
+static atomic_bool g_control_ops; /* g_control has graphOp rules or latency */
 /* Calls of each faultable API made by this thread (htpu_ref_thread_calls). */
 static _Thread_local uint64_t t_calls[FR_API_COUNT];
 
 void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
+
+bool rb_fault_set_has(const fr_set *s, uint32_t api) {
+  if (s->latency_us[api]) return true;
+  for (uint32_t i = 0; i < s->num_rules; i++)
+    if (s->rules[i].api == api) return true;
+  return false;
+}
+
+bool rb_op_faults_armed(const rb_backend *b) {
+  return atomic_load(&g_control_ops) || b->op_faults;
+}
 void rb_count_execute(void) { atomic_fetch_add(&g_total_executes, 1); }
+void rb_count_batch_multiple(void) { atomic_fetch_add(&g_batch_executes, 1); }
+void rb_count_async_notified(void) { atomic_fetch_add(&g_async_notified, 1); }
+void rb_count_stop(rb_stop why) {
+  if (why == RB_STOP_ABORT) atomic_fetch_add(&g_aborted, 1);
+  if (why == RB_STOP_TIMEOUT) atomic_fetch_add(&g_timed_out, 1);
+}
 void rb_exec_in_flight_add(int delta) { atomic_fetch_add(&g_in_flight, delta); }
 int rb_exec_in_flight(void) { return atomic_load(&g_in_flight); }
 
@@ -82,7 +101,14 @@ unsigned rb_ssr(rb_backend *b) {
 }
 
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
+  rb_stop ignored;
+  return rb_fault_watched(b, api, log, NULL, &ignored);
+}
+
+uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
+                          rb_stop *stopped) {
   uint32_t code, lat, flags = 0;
+  *stopped = RB_STOP_NONE;
   if (api < FR_API_COUNT) t_calls[api]++;
   if (b && atomic_load(&b->fatal)) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: the DSP subsystem did not recover from an earlier "
@@ -110,7 +136,12 @@ uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log) {
   code = r ? r->code : 0;
   if (r) flags = r->flags;
   pthread_mutex_unlock(&g_fault_lock);
-  if (lat) usleep(lat);
+  /* a watched call's latency is interruptible, as a real call waiting on the DSP is */
+  if (lat && w && w->sig)
+    *stopped = rb_watch_sleep(w, lat);
+  else if (lat)
+    usleep(lat);
+  if (*stopped != RB_STOP_NONE) return 0;
   if (code) {
     /* 1011 models an unrecovered subsystem restart: the backend stays unusable. */
     if (b && code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) atomic_store(&b->fatal, true);
@@ -137,6 +168,7 @@ RB_EXPORT int htpu_ref_arm(const char *rules) {
   memcpy(s.latency_us, g_control.latency_us, sizeof(s.latency_us));
   memcpy(s.latency_from, g_control.latency_from, sizeof(s.latency_from));
   g_control = s;
+  atomic_store(&g_control_ops, rb_fault_set_has(&g_control, FR_GRAPH_OP));
   pthread_mutex_unlock(&g_fault_lock);
   if (rc != 0) fprintf(stderr, "htpu_ref_arm: %s\n", err);
   return rc;
@@ -147,6 +179,7 @@ RB_EXPORT int htpu_ref_set_latency(const char *api, unsigned usec) {
   if (a < 0) return -1;
   pthread_mutex_lock(&g_fault_lock);
   g_control.latency_us[a] = usec;
+  atomic_store(&g_control_ops, rb_fault_set_has(&g_control, FR_GRAPH_OP));
   pthread_mutex_unlock(&g_fault_lock);
   return 0;
 }
@@ -159,12 +192,14 @@ RB_EXPORT uint64_t htpu_ref_thread_calls(const char *api) {
 RB_EXPORT void htpu_ref_disarm(void) {
   pthread_mutex_lock(&g_fault_lock);
   memset(&g_control, 0, sizeof(g_control));
+  atomic_store(&g_control_ops, false);
   memset(&g_env, 0, sizeof(g_env));
   free(g_env_faults);
   free(g_env_latency);
   g_env_faults = g_env_latency = NULL;
   g_env_parsed = g_env_bad = false;
   pthread_mutex_unlock(&g_fault_lock);
+  rb_caps_reset();
 }
 
 RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
@@ -179,6 +214,11 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
     out->stale_contexts += atomic_load(&c->stale);
   }
   for (rb_mem *m = g_rb.mems; m; m = m->next) out->live_mem_handles++;
+  out->live_signals = rb_signal_live_count();
+  pthread_mutex_lock(&g_sched.lock);
+  for (rb_context *c = g_rb.contexts; c; c = c->next)
+    for (uint32_t i = 0; i < c->num_graphs; i++) out->async_pending += c->graphs[i].async_pending;
+  pthread_mutex_unlock(&g_sched.lock);
   for (rb_backend *b = g_rb.backends; b; b = b->next)
     for (rb_pinfo *p = b->pinfos; p; p = p->next) out->live_platform_infos++;
   out->live_power_config_ids = rb_power_live_count();
@@ -189,6 +229,10 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
   out->leaked_handles = atomic_load(&g_leaked);
   out->faults_injected = atomic_load(&g_faults);
   out->ssr_events = atomic_load(&g_ssr_events);
+  out->aborted_calls = atomic_load(&g_aborted);
+  out->timed_out_calls = atomic_load(&g_timed_out);
+  out->batch_multiple_executes = atomic_load(&g_batch_executes);
+  out->async_notified = atomic_load(&g_async_notified);
 }
 
 RB_EXPORT uint32_t htpu_ref_trigger_ssr(void) {
@@ -207,6 +251,10 @@ RB_EXPORT void htpu_ref_reset_stats(void) {
   atomic_store(&g_leaked, 0);
   atomic_store(&g_faults, 0);
   atomic_store(&g_ssr_events, 0);
+  atomic_store(&g_aborted, 0);
+  atomic_store(&g_timed_out, 0);
+  atomic_store(&g_batch_executes, 0);
+  atomic_store(&g_async_notified, 0);
   pthread_mutex_lock(&g_violation_lock);
   g_last_violation[0] = '\0';
   pthread_mutex_unlock(&g_violation_lock);

@@ -1,4 +1,8 @@
-/* graph_exec.c - graphExecute: the checks the real backend makes, then the interpreter. */
+/*
+ * graph_exec.c - graphExecute and graphExecuteAsync: the checks the real backend makes, the
+ * graph's queue (exec_queue.c), signals (signal.c), profiles (profile.c), batch multiples, then
+ * the interpreter.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,19 +53,21 @@ static int position_of(const ref_model *m, const uint32_t *list, uint32_t n, uin
 }
 
 /* Checks tensor t against graph input/output i of context c. Logs why it is rejected. A
- * MEMHANDLE tensor's handle is pinned in *pin until the execute ends. */
-static qnn_error_t check_tensor(rb_log *log, rb_context *c, const ref_graph *rg, int is_input,
-                                uint32_t i, const qnn_tensor_t *t, const void **data,
-                                rb_mem **pin) {
+ * MEMHANDLE tensor's handle is pinned in *pin until the execute ends. *multiple is the batch
+ * multiple its dimensions give (1 when they are the graph's or NULL). */
+static qnn_error_t check_tensor(rb_log *log, const char *api, rb_context *c, const ref_graph *rg,
+                                int is_input, uint32_t i, const qnn_tensor_t *t,
+                                const void **data, rb_mem **pin, uint32_t *multiple) {
   const ref_model *m = c->model;
   const char *role = is_input ? "input" : "output";
   const ref_tensor *want = &m->tensors[is_input ? rg->inputs[i] : rg->outputs[i]];
   tview v;
+  *multiple = 1;
 #define REJECT(...)                                                                         \
   do {                                                                                      \
     char why_[384];                                                                         \
     snprintf(why_, sizeof(why_), __VA_ARGS__);                                              \
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s' %s %u ('%s', id %u): %s",   \
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' %s %u ('%s', id %u): %s", api,        \
             rg->name, role, i, want->name, want->id, why_);                                 \
     return QNN_GRAPH_ERROR_INVALID_TENSOR;                                                  \
   } while (0)
@@ -83,14 +89,22 @@ static qnn_error_t check_tensor(rb_log *log, rb_context *c, const ref_graph *rg,
   if (v.data_type != want->data_type)
     REJECT("data type 0x%04x, the graph has 0x%04x", v.data_type, want->data_type);
   if (v.rank != want->rank) REJECT("rank %u, the graph has %u", v.rank, want->rank);
-  /* QnnGraph.h: dimensions may be NULL; when given they must match. */
+  /* QnnGraph.h: dimensions may be NULL; when given they must match, except that the batch
+   * dimension (dims[0] here) may be an integer multiple of the graph's (batch multiple). */
   if (v.dims && memcmp(v.dims, want->dims, want->rank * sizeof(uint32_t)) != 0) {
     char got[128], exp[128];
     shape_str(got, sizeof(got), v.rank, v.dims);
     shape_str(exp, sizeof(exp), want->rank, want->dims);
-    REJECT("dimensions %s, the graph has %s", got, exp);
+    int rest_same = memcmp(v.dims + 1, want->dims + 1, (want->rank - 1) * sizeof(uint32_t)) == 0;
+    if (!rest_same || v.dims[0] < want->dims[0] || v.dims[0] % want->dims[0] != 0)
+      REJECT("dimensions %s, the graph has %s (only the batch dimension, dims[0], may differ: "
+             "an integer multiple of %u)", got, exp, want->dims[0]);
+    *multiple = v.dims[0] / want->dims[0];
   }
   if (v.mem_type == QNN_TENSORMEMTYPE_MEMHANDLE) {
+    if (*multiple > 1)
+      REJECT("batch multiple %u with a MEMHANDLE tensor: a registered buffer holds one batch "
+             "of the graph here; pass RAW buffers for batch multiples", *multiple);
     /* The handle shares the union's first word with clientBuf.data. */
     char why[320];
     void *p = rb_mem_resolve(c, v.data, want, pin, why, sizeof(why));
@@ -102,123 +116,410 @@ static qnn_error_t check_tensor(rb_log *log, rb_context *c, const ref_graph *rg,
     REJECT("memType %u: expected RAW (0) or MEMHANDLE (1)", v.mem_type);
   if (!v.data) REJECT("clientBuf.data is NULL");
   size_t esize = ref_dtype_size(want->data_type), n = ref_tensor_elements(want);
-  if ((size_t)v.data_size != n * esize)
+  uint64_t need = (uint64_t)n * esize * *multiple;
+  if ((uint64_t)v.data_size != need) {
+    if (*multiple > 1)
+      REJECT("clientBuf.dataSize %u, expected %llu (batch multiple %u x %zu elements x %zu "
+             "bytes)", v.data_size, (unsigned long long)need, *multiple, n, esize);
     REJECT("clientBuf.dataSize %u, expected %zu (%zu elements x %zu bytes)", v.data_size,
            n * esize, n, esize);
+  }
 #undef REJECT
   *data = v.data;
   return QNN_SUCCESS;
 }
 
-static qnn_error_t run(rb_log *log, rb_context *c, uint32_t gi, const qnn_tensor_t *in,
-                       uint32_t nin, qnn_tensor_t *out, uint32_t nout, rb_prof_call *pc) {
+void rb_bufs_release(rb_bufs *x) {
+  if (x->pins)
+    for (uint32_t i = 0; i < x->nin + x->nout; i++) rb_mem_unpin(x->pins[i]);
+  free(x->pins);
+  free(x->inp);
+  free(x->outp);
+  memset(x, 0, sizeof(*x));
+}
+
+/* All tensors must carry one batch multiple (QnnGraph.h), which the backend and the graph
+ * must accept. */
+static qnn_error_t check_multiple(rb_log *log, const char *api, const ref_model *m,
+                                  const ref_graph *rg, const uint32_t *mult, uint32_t n,
+                                  uint32_t *out) {
+  *out = mult[0];
+  for (uint32_t i = 1; i < n; i++) {
+    if (mult[i] == mult[0]) continue;
+    uint32_t a = i < rg->num_inputs ? rg->inputs[i] : rg->outputs[i - rg->num_inputs];
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': tensor '%s' has batch multiple %u, "
+            "input 0 has %u: all inputs and outputs must have the same batch multiple", api,
+            rg->name, m->tensors[a].name, mult[i], mult[0]);
+    return QNN_GRAPH_ERROR_INVALID_TENSOR;
+  }
+  if (*out == 1) return QNN_SUCCESS;
+  if (rb_cap(QNN_PROPERTY_GRAPH_SUPPORT_BATCH_MULTIPLE) != QNN_SUCCESS) {
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': batch multiple %u: this backend does "
+            "not support batch multiples (capability 312 off)", api, rg->name, *out);
+    return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
+  if (rg->flags & REF_GRAPH_NO_BATCH_MULTIPLE) {
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': batch multiple %u: this graph does not "
+            "accept batch multiples (its ops fix the batch dimension); execute one batch at a "
+            "time", api, rg->name, *out);
+    return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
+  return QNN_SUCCESS;
+}
+
+qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_t gi,
+                            const qnn_tensor_t *in, uint32_t nin, const qnn_tensor_t *out,
+                            uint32_t nout, rb_bufs *x) {
   const ref_model *m = c->model;
   const ref_graph *rg = &m->graphs[gi];
+  memset(x, 0, sizeof(*x));
   if (nin != rg->num_inputs || nout != rg->num_outputs) {
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s' takes %u input(s) and %u "
-            "output(s), got %u and %u", rg->name, rg->num_inputs, rg->num_outputs, nin, nout);
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' takes %u input(s) and %u output(s), got "
+            "%u and %u", api, rg->name, rg->num_inputs, rg->num_outputs, nin, nout);
     return QNN_GRAPH_ERROR_INVALID_TENSOR;
   }
   if ((nin && !in) || (nout && !out)) {
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': the %s array is NULL",
-            rg->name, nin && !in ? "input" : "output");
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': the %s array is NULL", api, rg->name,
+            nin && !in ? "input" : "output");
     return QNN_GRAPH_ERROR_INVALID_ARGUMENT;
   }
-  const void **inp = calloc(nin + 1, sizeof(*inp));
-  void **outp = calloc(nout + 1, sizeof(*outp));
-  rb_mem **pins = calloc(nin + nout + 1, sizeof(*pins));
-  qnn_error_t rc = inp && outp && pins ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  x->nin = nin;
+  x->nout = nout;
+  x->inp = calloc(nin + 1, sizeof(*x->inp));
+  x->outp = calloc(nout + 1, sizeof(*x->outp));
+  x->pins = calloc(nin + nout + 1, sizeof(*x->pins));
+  uint32_t *mult = calloc(nin + nout + 1, sizeof(*mult));
+  qnn_error_t rc = x->inp && x->outp && x->pins && mult ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nin; i++)
-    rc = check_tensor(log, c, rg, 1, i, &in[i], &inp[i], &pins[i]);
+    rc = check_tensor(log, api, c, rg, 1, i, &in[i], &x->inp[i], &x->pins[i], &mult[i]);
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nout; i++) {
     const void *p = NULL;
-    rc = check_tensor(log, c, rg, 0, i, &out[i], &p, &pins[nin + i]);
-    outp[i] = (void *)(uintptr_t)p; /* output buffers are the caller's writable memory */
+    rc = check_tensor(log, api, c, rg, 0, i, &out[i], &p, &x->pins[nin + i], &mult[nin + i]);
+    x->outp[i] = (void *)(uintptr_t)p; /* output buffers are the caller's writable memory */
   }
-  if (rc == QNN_SUCCESS && getenv("HTPU_REF_SKIP_OUTPUTS")) {
-    /* a backend that reports success without writing its outputs (tests that a client never
-     * shows memory nobody wrote) */
-    rb_logf(log, QNN_LOG_LEVEL_WARN, "graphExecute: graph '%s': outputs not written "
-            "(HTPU_REF_SKIP_OUTPUTS)", rg->name);
-    rb_count_execute();
-  } else if (rc == QNN_SUCCESS) {
+  if (rc == QNN_SUCCESS) rc = check_multiple(log, api, m, rg, mult, nin + nout, &x->multiple);
+  free(mult);
+  if (rc != QNN_SUCCESS) rb_bufs_release(x);
+  return rc;
+}
+
+/* Asked by the interpreter before each op: the "graphOp" latency and rules, then the
+ * call's signal. */
+typedef struct op_hook_ctx {
+  rb_backend *b;
+  const rb_watch *w;
+  rb_stop stopped;
+  uint32_t code;
+} op_hook_ctx;
+
+static int op_hook(void *arg) {
+  op_hook_ctx *o = arg;
+  o->code = rb_fault_watched(o->b, FR_GRAPH_OP, o->b->log, o->w, &o->stopped);
+  return o->stopped != RB_STOP_NONE || o->code != 0;
+}
+
+qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi,
+                        const rb_bufs *x, const rb_watch *w, rb_prof_call *pc,
+                        rb_stop *stopped) {
+  const ref_model *m = c->model;
+  const ref_graph *rg = &m->graphs[gi];
+  *stopped = RB_STOP_NONE;
+  /* one row group: the buffers as they are; k: each group's place in them */
+  const void **in = x->multiple > 1 ? calloc(x->nin + 1, sizeof(*in)) : x->inp;
+  void **out = x->multiple > 1 ? calloc(x->nout + 1, sizeof(*out)) : x->outp;
+  qnn_error_t rc = in && out ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  bool hook_needed = (w && w->sig) || rb_op_faults_armed(c->backend);
+  uint64_t *op_t0 = pc && pc->num_ops ? pc->op_t0 : NULL, *op_t1 = op_t0 ? pc->op_t1 : NULL;
+  if (pc) pc->t_checked = pc->t_run0 = rb_mono_ns();
+  /* A batch multiple k runs the graph on each of the k row groups: what a graph whose ops
+   * take the batch dimension as it comes computes. Stops are checked before every op. */
+  for (uint32_t r = 0; rc == QNN_SUCCESS && r < x->multiple; r++) {
+    for (uint32_t i = 0; x->multiple > 1 && i < x->nin; i++)
+      in[i] = (const char *)x->inp[i] + (size_t)r * m->tensors[rg->inputs[i]].nbytes;
+    for (uint32_t i = 0; x->multiple > 1 && i < x->nout; i++)
+      out[i] = (char *)x->outp[i] + (size_t)r * m->tensors[rg->outputs[i]].nbytes;
     char err[256];
-    pc->t_checked = pc->t_run0 = rb_now_ns();
-    int bad = ref_graph_run_timed(m, gi, (const void *const *)inp, (void *const *)outp,
-                                  pc->num_ops ? pc->op_start : NULL,
-                                  pc->num_ops ? pc->op_end : NULL, err, sizeof(err));
-    pc->t_run1 = rb_now_ns();
-    if (bad) {
-      rb_logf(log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s' failed: %s", rg->name, err);
+    op_hook_ctx hook = {c->backend, w, RB_STOP_NONE, 0};
+    uint64_t group_t0 = op_t0 ? rb_mono_ns() : 0;
+    int run = ref_graph_run_ex(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, op_t0, op_t1,
+                               err, sizeof(err));
+    if (run == 0 && op_t0) rb_profile_row_group(pc, group_t0);
+    if (run == REF_RUN_STOPPED && hook.stopped != RB_STOP_NONE) {
+      *stopped = hook.stopped;
+      rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's rb_graph_stopped gives the code */
+    } else if (run == REF_RUN_STOPPED) {
+      rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' failed: %s (graphOp fault rule)", api,
+              rg->name, err);
+      rc = hook.code;
+    } else if (run != 0) {
+      rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' failed: %s", api, rg->name, err);
       rc = QNN_COMMON_ERROR_GENERAL;
-    } else {
-      rb_count_execute();
     }
   }
-  if (pins)
-    for (uint32_t i = 0; i < nin + nout; i++) rb_mem_unpin(pins[i]);
-  free(pins);
-  free(inp);
-  free(outp);
+  if (pc) pc->t_run1 = rb_mono_ns();
+  if (x->multiple > 1) {
+    free(in);
+    free(out);
+  }
   return rc;
+}
+
+qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
+                             const char *where) {
+  rb_log *log = g->ctx->backend->log;
+  const char *name = g->ctx->model->graphs[g->index].name;
+  rb_count_stop(why);
+  if (why == RB_STOP_TIMEOUT) {
+    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': timed out %s: its signal's %llu us, "
+            "counted from the call's start, ran out", api, name, where,
+            (unsigned long long)((w->deadline_ns - w->start_ns) / 1000u));
+    return QNN_GRAPH_ERROR_TIMED_OUT;
+  }
+  rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': aborted %s (signalTrigger on its signal)",
+          api, name, where);
+  return QNN_GRAPH_ERROR_ABORTED;
+}
+
+qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
+                            const rb_watch *w, rb_prof_call *pc) {
+  rb_context *c = g->ctx;
+  rb_backend *b = c->backend;
+  const char *name = c->model->graphs[g->index].name;
+  if (pc) pc->t_locked = rb_mono_ns(); /* the graph's turn: the queue wait is over */
+  if (atomic_load(&c->stale)) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': context 0x%lx was lost in a DSP "
+            "subsystem restart; free it and create a new one", api, name,
+            (unsigned long)c->handle);
+    return QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  }
+  /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
+   * a recovered DSP restart). Its latency ends early for a stop. */
+  rb_stop st = RB_STOP_NONE;
+  qnn_error_t rc = rb_fault_watched(b, FR_GRAPH_EXECUTE, b->log, w, &st);
+  if (st != RB_STOP_NONE) return rb_graph_stopped(g, api, w, st, "during its injected latency");
+  if (rc != QNN_SUCCESS) return rc;
+  rb_bufs own;
+  const rb_bufs *x = pre;
+  if (!x) {
+    if ((rc = rb_bufs_resolve(b->log, api, c, g->index, in, nin, out, nout, &own)) != 0)
+      return rc;
+    x = &own;
+  }
+  if (getenv("HTPU_REF_SKIP_OUTPUTS")) {
+    /* a backend that reports success without writing its outputs (tests that a client never
+     * shows memory nobody wrote) */
+    rb_logf(b->log, QNN_LOG_LEVEL_WARN, "%s: graph '%s': outputs not written "
+            "(HTPU_REF_SKIP_OUTPUTS)", api, name);
+    if (pc) pc->t_checked = pc->t_run0 = pc->t_run1 = rb_mono_ns(); /* nothing ran */
+  } else {
+    rc = rb_bufs_run(b->log, api, c, g->index, x, w, pc, &st);
+    if (st != RB_STOP_NONE) rc = rb_graph_stopped(g, api, w, st, "between ops");
+  }
+  if (rc == QNN_SUCCESS) {
+    rb_count_execute();
+    if (x->multiple > 1) rb_count_batch_multiple();
+    atomic_fetch_add(&g->executes_done, 1);
+    atomic_store(&g->last_batch_multiple, x->multiple);
+  }
+  if (!pre) rb_bufs_release(&own);
+  return rc;
+}
+
+/* Registers a call on g under the registry lock, so contextFree/backendFree see it: released
+ * in child-to-parent order (release_call). */
+static void hold_call(rb_graph *g) {
+  atomic_fetch_add(&g->ctx->executing, 1);
+  atomic_fetch_add(&g->ctx->backend->busy, 1);
+  rb_exec_in_flight_add(1);
+}
+
+/* Once c->executing drops, contextFree may free g and c; once the count of calls in flight
+ * drops, neither contextFree nor a load sees this call; then the signal (the backend's) is let
+ * go, so a trigger returns when the context can be freed without a complaint; once b->busy
+ * drops, backendFree (and the exit-time destructor, registry.c) may free b and its signals. */
+static void release_call(rb_context *c, rb_backend *b, rb_watch *w) {
+  atomic_fetch_sub(&c->executing, 1);
+  rb_exec_in_flight_add(-1);
+  rb_signal_release(w);
+  atomic_fetch_sub(&b->busy, 1);
+}
+
+/* The signal passed to an execute: capability, handle, not in use. g_rb.lock held. */
+static qnn_error_t take_signal(rb_graph *g, const char *api, uint32_t cap, const void *signal,
+                               uint64_t start, rb_watch *w) {
+  rb_backend *b = g->ctx->backend;
+  const char *name = g->ctx->model->graphs[g->index].name;
+  w->sig = NULL;
+  if (signal && rb_cap(cap) != QNN_SUCCESS) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': signals are not supported on %s "
+            "(capability %u off)", api, name, api, cap);
+    return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
+  int r = rb_signal_acquire(b, signal, api, start, w);
+  if (r == -1) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': unknown signal handle 0x%lx", api,
+            name, (unsigned long)(uintptr_t)signal);
+    return QNN_GRAPH_ERROR_INVALID_HANDLE;
+  }
+  if (r == -2) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': signal 0x%lx is in use by another "
+            "call (one signal per call in flight)", api, name, (unsigned long)(uintptr_t)signal);
+    return QNN_GRAPH_ERROR_SIGNAL_IN_USE;
+  }
+  return QNN_SUCCESS;
 }
 
 qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, uint32_t nin,
                              qnn_tensor_t *outputs, uint32_t nout, qnn_profile_handle_t profile,
                              qnn_signal_handle_t signal) {
+  uint64_t start = rb_mono_ns(); /* a timeout counts from here, queue wait included */
   pthread_mutex_lock(&g_rb.lock);
   rb_graph *g = rb_find_graph(gh);
   if (!g) {
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_GRAPH_ERROR_INVALID_HANDLE;
   }
-  /* Registered under the registry lock, so contextFree/backendFree see this call. */
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
-  atomic_fetch_add(&c->executing, 1);
-  atomic_fetch_add(&b->busy, 1);
-  rb_exec_in_flight_add(1);
+  rb_job j;
+  memset(&j, 0, sizeof(j));
+  j.g = g;
+  qnn_error_t rc =
+      take_signal(g, "graphExecute", QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_SIGNAL, signal, start,
+                  &j.watch);
+  if (rc != QNN_SUCCESS) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return rc;
+  }
+  hold_call(g);
   int concurrent = atomic_fetch_add(&g->in_flight, 1) > 0;
   pthread_mutex_unlock(&g_rb.lock);
 
-  const ref_model *m = c->model;
-  const char *name = m->graphs[g->index].name;
+  const char *name = c->model->graphs[g->index].name;
   if (concurrent)
     rb_violation(b->log, "graphExecute of graph '%s' while another graphExecute of the same "
                  "graph is in progress (QNN queues them; callers should serialize per graph)",
                  name);
-  /* The profile handle serves this call alone (rb_profile.h). */
+  /* The profile handle serves this call alone, from here to its return, queue wait included
+   * (rb_profile.h): a second call passing it gets 6032 at once. */
   rb_prof_call pc;
-  qnn_error_t rc = rb_profile_begin(b, profile, m->graphs[g->index].num_ops,
-                                    QNN_GRAPH_ERROR_INVALID_ARGUMENT,
-                                    QNN_GRAPH_ERROR_PROFILE_IN_USE, &pc);
-  pthread_mutex_lock(&g->exec_lock);
-  pc.t_locked = rb_now_ns();
-  if (rc == QNN_SUCCESS && signal) {
-    /* signalCreate is not supported, so no such handle can be valid. */
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': unknown signal handle",
-            name);
-    rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
+  rc = rb_profile_begin(b, profile, c->model->graphs[g->index].num_ops,
+                        QNN_GRAPH_ERROR_INVALID_ARGUMENT, QNN_GRAPH_ERROR_PROFILE_IN_USE, &pc);
+  if (rc == QNN_SUCCESS) {
+    rb_stop st = rb_queue_wait_turn(g, &j);
+    if (st != RB_STOP_NONE) {
+      rc = rb_graph_stopped(g, "graphExecute", &j.watch, st, "while waiting in the graph's queue");
+    } else {
+      rc = rb_execute_turn(g, "graphExecute", inputs, nin, outputs, nout, NULL, &j.watch, &pc);
+      rb_queue_done(g);
+    }
   }
+  /* What ran (nothing for a failed, aborted or timed-out call), and the handle is free again:
+   * before the backend is let go, since backendFree frees its profiles. */
+  rb_profile_end_execute(&pc, c->model, g->index, rc);
+  atomic_fetch_sub(&g->in_flight, 1);
+  release_call(c, b, &j.watch);
+  return rc;
+}
+
+qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *inputs,
+                                   uint32_t nin, qnn_tensor_t *outputs, uint32_t nout,
+                                   qnn_profile_handle_t profile, qnn_signal_handle_t signal,
+                                   qnn_notify_fn_t notify, void *notify_param) {
+  static const char api[] = "graphExecuteAsync";
+  uint64_t start = rb_mono_ns(); /* a timeout counts from here until the notification */
+  pthread_mutex_lock(&g_rb.lock);
+  rb_graph *g = rb_find_graph(gh);
+  if (rb_cap(QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION) != QNN_SUCCESS) {
+    if (g)
+      rb_logf(g->ctx->backend->log, QNN_LOG_LEVEL_ERROR, "graphExecuteAsync is not supported "
+              "by this backend (capability 304 off): use graphExecute");
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_COMMON_ERROR_NOT_SUPPORTED;
+  }
+  if (!g) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_GRAPH_ERROR_INVALID_HANDLE;
+  }
+  rb_context *c = g->ctx;
+  rb_backend *b = c->backend;
+  const char *name = c->model->graphs[g->index].name;
+  rb_job *j = calloc(1, sizeof(*j));
+  if (!j) {
+    pthread_mutex_unlock(&g_rb.lock);
+    return QNN_COMMON_ERROR_MEM_ALLOC;
+  }
+  j->async = true;
+  j->g = g;
+  j->notify = notify;
+  j->notify_param = notify_param;
+  qnn_error_t rc = take_signal(g, api, QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_ASYNC_SIGNAL, signal,
+                               start, &j->watch);
+  if (rc != QNN_SUCCESS) {
+    pthread_mutex_unlock(&g_rb.lock);
+    free(j);
+    return rc;
+  }
+  hold_call(g);
+  uint32_t depth = c->async_depth;
+  pthread_mutex_unlock(&g_rb.lock);
+
+  /* QnnGraph.h leaves one profile handle in two enqueued executes undefined; here the second
+   * gets 6032 at the call. The handle is held until the notification. */
+  rc = rb_profile_begin(b, profile, c->model->graphs[g->index].num_ops,
+                        QNN_GRAPH_ERROR_INVALID_ARGUMENT, QNN_GRAPH_ERROR_PROFILE_IN_USE,
+                        &j->prof);
   if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': context 0x%lx was lost in "
-            "a DSP subsystem restart; free it and create a new one", name,
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': context 0x%lx was lost in a DSP "
+            "subsystem restart; free it and create a new one", api, name,
             (unsigned long)c->handle);
     rc = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  } else if (rc == QNN_SUCCESS) {
+    /* checked at the call, so that a refused call fails here and is never notified */
+    rc = rb_bufs_resolve(b->log, api, c, g->index, inputs, nin, outputs, nout, &j->bufs);
   }
-  /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
-   * a recovered DSP restart). */
-  if (rc == QNN_SUCCESS) rc = rb_fault(b, FR_GRAPH_EXECUTE, b->log);
-  if (rc == QNN_SUCCESS) rc = run(b->log, c, g->index, inputs, nin, outputs, nout, &pc);
-  pthread_mutex_unlock(&g->exec_lock);
-  rb_profile_end_execute(&pc, m, g->index, rc);
-
-  /* Release in child-to-parent order: once c->executing drops, contextFree may free g and c;
-   * once b->busy drops, backendFree may free b; once the count of calls in flight drops, the
-   * exit-time destructor may free everything (registry.c). */
-  atomic_fetch_sub(&g->in_flight, 1);
-  atomic_fetch_sub(&c->executing, 1);
-  atomic_fetch_sub(&b->busy, 1);
-  rb_exec_in_flight_add(-1);
+  if (rc == QNN_SUCCESS) {
+    bool failed = false;
+    rb_stop st = rb_queue_async(g, j, depth, &failed);
+    if (st != RB_STOP_NONE) {
+      rc = rb_graph_stopped(g, api, &j->watch, st, "while waiting for room in the graph's queue");
+    } else if (failed) {
+      rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': cannot start the thread that runs "
+              "async executes", api, name);
+      rc = QNN_COMMON_ERROR_SYSTEM;
+    } else {
+      return QNN_SUCCESS; /* the queue owns j; rb_async_complete ends the call */
+    }
+  }
+  rb_profile_end_execute(&j->prof, c->model, g->index, rc); /* a refused call: nothing */
+  rb_bufs_release(&j->bufs);
+  release_call(c, b, &j->watch);
+  free(j);
   return rc;
+}
+
+void rb_async_complete(rb_job *j, qnn_error_t rc) {
+  rb_graph *g = j->g;
+  rb_context *c = g->ctx;
+  rb_backend *b = c->backend;
+  rb_bufs_release(&j->bufs);
+  /* The profile holds what ran and the signal is idle before the notification, so the
+   * callback may read, reuse or free either. */
+  rb_profile_end_execute(&j->prof, c->model, g->index, rc);
+  rb_signal_release(&j->watch);
+  if (j->notify) {
+    qnn_notify_status_t status = {rc};
+    j->notify(j->notify_param, status);
+  }
+  rb_count_async_notified();
+  free(j);
+  /* Only now is the call over for contextFree, backendFree and the exit-time destructor. */
+  pthread_mutex_lock(&g_sched.lock);
+  g->async_pending--;
+  pthread_cond_broadcast(&g_sched.cond);
+  pthread_mutex_unlock(&g_sched.lock);
+  atomic_fetch_sub(&c->executing, 1);
+  rb_exec_in_flight_add(-1);
+  atomic_fetch_sub(&b->busy, 1);
 }

@@ -30,6 +30,13 @@ typedef struct htpu_ref_stats {
   uint32_t live_platform_infos;   /* deviceGetPlatformInfo answers not yet freed */
   uint32_t stale_contexts;        /* live contexts lost in a DSP subsystem restart */
   uint64_t ssr_events;            /* subsystem restarts (ssr rules, htpu_ref_trigger_ssr) */
+  /* signals, async executes, batch multiples */
+  uint32_t live_signals;            /* signalCreate handles not yet freed */
+  uint32_t async_pending;           /* graphExecuteAsync calls accepted, not yet notified */
+  uint64_t aborted_calls;           /* calls ended by an abort signal (6031/5012) */
+  uint64_t timed_out_calls;         /* calls ended by a timeout signal (6033/5013) */
+  uint64_t batch_multiple_executes; /* successful executes with a batch multiple > 1 */
+  uint64_t async_notified;          /* notify functions called (every accepted async call) */
 } htpu_ref_stats;
 
 /* Replaces the global rule set with `rules` ("api:nth:code[:count],..."; nth "*" = every call)
@@ -58,7 +65,8 @@ uint64_t htpu_ref_thread_calls(const char *api);
 /* Clears the global rules and latencies, and forgets the process-wide rules read from
  * HTPU_REF_FAULTS/HTPU_REF_LATENCY for getProviders/logCreate/backendCreate (they are read
  * again, with fresh counters, on the next such call). Rules already attached to live backends
- * stay with them. */
+ * stay with them. Capabilities set with htpu_ref_set_capability return to HTPU_REF_CAPS's or
+ * the defaults. */
 typedef void (*htpu_ref_disarm_fn)(void);
 void htpu_ref_disarm(void);
 
@@ -120,17 +128,43 @@ uint32_t htpu_ref_live_power_config_ids(void);
 typedef void (*htpu_ref_forget_power_history_fn)(void);
 void htpu_ref_forget_power_history(void);
 
-/* ---- profiling (docs/profiling.md) ----------------------------------------------------------
- * The answers propertyHasCapability gives for the profile keys: 1401 (the profile API at all),
- * 1402 custom config, 1403 max-events config, 1404 extended events, 1405 optrace config, 310
- * continuous profiling, 315 profiling state. Defaults are the real HTP libraries' answers (1401,
- * 1404, 1405 supported; the rest 1000). Switching one changes what the backend does too: with
- * 1401 off profileCreate is unsupported, with 1404 off profileGetExtendedEventData is, with
- * 1402/1403/1405 off profileSetConfig rejects that option, with 1403 on it honours max events. */
+/* What propertyHasCapability answers for `key` from now on (0 = supported; e.g. 1000 not
+ * supported, 2000 unknown key), and with it the behaviour behind it: the calls a capability
+ * announces fail with 1000 while it is not 0 (docs/reference-backend.md, "Capabilities").
+ * Switchable keys: 205, 211, 302, 303, 304, 306, 308, 309, 312, 1201, 1202, 1203 (and 1102,
+ * 1103, 1501, 1502), and the profile keys (docs/profiling.md): 1401 the profile API at all
+ * (off: profileCreate unsupported), 1402 custom config, 1403 max-events config (on: honoured),
+ * 1404 extended events (off: profileGetExtendedEventData unsupported), 1405 optrace config
+ * (1402/1403/1405 off: profileSetConfig rejects that option), 310 continuous profiling, 315
+ * profiling state. Takes precedence over HTPU_REF_CAPS. Returns 0, or -1 for another key. */
 typedef int (*htpu_ref_set_capability_fn)(uint32_t key, uint32_t answer);
-int htpu_ref_set_capability(uint32_t key, uint32_t answer); /* 0, or -1 for another key */
+int htpu_ref_set_capability(uint32_t key, uint32_t answer);
+
+/* Forgets every htpu_ref_set_capability (HTPU_REF_CAPS, then the defaults, apply again). */
 typedef void (*htpu_ref_reset_capabilities_fn)(void);
 void htpu_ref_reset_capabilities(void);
+
+/* What the backend knows about one graph: the priorities it was given, its queue, and the
+ * batch multiple of its last successful execute. */
+typedef struct htpu_ref_graph_state {
+  uint64_t context_handle;       /* the QNN context handle (the newest live one with the graph) */
+  uint32_t context_priority;     /* QNN_PRIORITY_* of the context (NORMAL when none was given) */
+  uint32_t graph_priority;       /* graphSetConfig's PRIORITY, else context_priority */
+  uint32_t graph_priority_set;   /* 1: graphSetConfig set one */
+  uint32_t async_queue_depth;    /* the context's async queue depth */
+  uint32_t queued;               /* executes waiting in the graph's queue (both kinds) */
+  uint32_t running;              /* 1: an execute of the graph runs now */
+  uint32_t async_pending;        /* async executes accepted and not yet notified */
+  uint32_t worker_started;       /* 1: its async worker thread exists */
+  uint32_t last_batch_multiple;  /* of the last successful execute (0: none yet) */
+  uint64_t executes_done;        /* successful executes of the graph (both kinds) */
+} htpu_ref_graph_state;
+
+/* Fills *out for the graph called graph_name in the newest live context that has one.
+ * Returns 0, or -1 when no live context has such a graph. */
+typedef int (*htpu_ref_get_graph_state_fn)(const char *graph_name, htpu_ref_graph_state *out);
+int htpu_ref_get_graph_state(const char *graph_name, htpu_ref_graph_state *out);
+
 /* Profile handles created and not yet freed, over all backends. */
 typedef uint32_t (*htpu_ref_live_profiles_fn)(void);
 uint32_t htpu_ref_live_profiles(void);

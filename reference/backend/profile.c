@@ -47,55 +47,9 @@ typedef struct rb_profile {
 static rb_profile *g_profiles; /* registry lock */
 static uint32_t g_next_serial;  /* registry lock */
 
-/* Capability answers, switchable through htpu_ref_set_capability: what the real HTP
- * libraries answer (docs/profiling.md), and the profile API itself present. */
-typedef struct rb_cap {
-  uint32_t key;
-  qnn_error_t dflt;
-  _Atomic qnn_error_t now;
-} rb_cap;
-static rb_cap g_caps[] = {
-    {QNN_PROPERTY_GROUP_PROFILE, QNN_SUCCESS, QNN_SUCCESS},
-    {QNN_PROPERTY_PROFILE_SUPPORT_CUSTOM_CONFIG, QNN_COMMON_ERROR_NOT_SUPPORTED,
-     QNN_COMMON_ERROR_NOT_SUPPORTED},
-    {QNN_PROPERTY_PROFILE_SUPPORT_MAX_EVENTS_CONFIG, QNN_COMMON_ERROR_NOT_SUPPORTED,
-     QNN_COMMON_ERROR_NOT_SUPPORTED},
-    {QNN_PROPERTY_PROFILE_SUPPORTS_EXTENDED_EVENT, QNN_SUCCESS, QNN_SUCCESS},
-    {QNN_PROPERTY_PROFILE_SUPPORT_OPTRACE_CONFIG, QNN_SUCCESS, QNN_SUCCESS},
-    {QNN_PROPERTY_GRAPH_SUPPORT_CONTINUOUS_PROFILING, QNN_COMMON_ERROR_NOT_SUPPORTED,
-     QNN_COMMON_ERROR_NOT_SUPPORTED},
-    {QNN_PROPERTY_GRAPH_SUPPORT_PROFILING_STATE, QNN_COMMON_ERROR_NOT_SUPPORTED,
-     QNN_COMMON_ERROR_NOT_SUPPORTED},
-};
-#define NCAPS (sizeof g_caps / sizeof g_caps[0])
-
-int rb_profile_capability(uint32_t key, qnn_error_t *answer) {
-  for (size_t i = 0; i < NCAPS; i++)
-    if (g_caps[i].key == key) {
-      *answer = atomic_load(&g_caps[i].now);
-      return 1;
-    }
-  return 0;
-}
-
-static int cap_on(uint32_t key) {
-  qnn_error_t a = QNN_COMMON_ERROR_NOT_SUPPORTED;
-  rb_profile_capability(key, &a);
-  return a == QNN_SUCCESS;
-}
-
-RB_EXPORT int htpu_ref_set_capability(uint32_t key, uint32_t answer) {
-  for (size_t i = 0; i < NCAPS; i++)
-    if (g_caps[i].key == key) {
-      atomic_store(&g_caps[i].now, answer);
-      return 0;
-    }
-  return -1;
-}
-
-RB_EXPORT void htpu_ref_reset_capabilities(void) {
-  for (size_t i = 0; i < NCAPS; i++) atomic_store(&g_caps[i].now, g_caps[i].dflt);
-}
+/* The profile capabilities (1401..1405, 310, 315) are switched in caps.c with the others;
+ * what the backend does follows their answers. */
+static int cap_on(uint32_t key) { return rb_cap(key) == QNN_SUCCESS; }
 
 RB_EXPORT uint32_t htpu_ref_live_profiles(void) {
   uint32_t n = 0;
@@ -103,12 +57,6 @@ RB_EXPORT uint32_t htpu_ref_live_profiles(void) {
   for (rb_profile *p = g_profiles; p; p = p->next) n++;
   pthread_mutex_unlock(&g_rb.lock);
   return n;
-}
-
-uint64_t rb_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- handles (registry lock held) ---------------------------------------------------------- */
@@ -330,7 +278,7 @@ qnn_error_t rb_profile_get_extended_event_data(uint64_t id,
 qnn_error_t rb_profile_begin(rb_backend *b, qnn_profile_handle_t handle, uint32_t num_ops,
                              qnn_error_t bad_handle, qnn_error_t in_use, rb_prof_call *pc) {
   memset(pc, 0, sizeof *pc);
-  pc->t_enter = rb_now_ns();
+  pc->t_enter = rb_mono_ns();
   if (!handle) return QNN_SUCCESS;
   pthread_mutex_lock(&g_rb.lock);
   rb_profile *p = find_profile(handle);
@@ -347,11 +295,32 @@ qnn_error_t rb_profile_begin(rb_backend *b, qnn_profile_handle_t handle, uint32_
   }
   pthread_mutex_unlock(&g_rb.lock);
   if (rc == QNN_SUCCESS && pc->p && num_ops) {
-    pc->op_start = calloc(num_ops, sizeof *pc->op_start);
-    pc->op_end = calloc(num_ops, sizeof *pc->op_end);
-    pc->num_ops = pc->op_start && pc->op_end ? num_ops : 0; /* OOM: no per-op events */
+    uint64_t *block = calloc((size_t)num_ops * 6, sizeof *block); /* OOM: no per-op events */
+    if (block) {
+      pc->op_t0 = block;
+      pc->op_t1 = block + num_ops;
+      pc->op_first = block + 2 * (size_t)num_ops;
+      pc->op_busy = block + 3 * (size_t)num_ops;
+      pc->op_wait = block + 4 * (size_t)num_ops;
+      pc->op_wait_from = block + 5 * (size_t)num_ops;
+      pc->num_ops = num_ops;
+    }
   }
   return rc;
+}
+
+void rb_profile_row_group(rb_prof_call *pc, uint64_t group_t0) {
+  if (!pc || !pc->num_ops) return;
+  for (uint32_t o = 0; o < pc->num_ops; o++) {
+    uint64_t prev = o ? pc->op_t1[o - 1] : group_t0;
+    if (pc->row_groups == 0) {
+      pc->op_first[o] = pc->op_t0[o];
+      pc->op_wait_from[o] = prev;
+    }
+    pc->op_busy[o] += pc->op_t1[o] - pc->op_t0[o];
+    pc->op_wait[o] += pc->op_t0[o] > prev ? pc->op_t0[o] - prev : 0;
+  }
+  pc->row_groups++;
 }
 
 /* Adds an event; its index, or -1 once the recording is full. */
@@ -433,9 +402,9 @@ static void seal_and_release(rb_prof_call *pc, rb_precord *r) {
   pthread_mutex_unlock(&g_rb.lock);
   record_free(&old);
   free(fill);
-  free(pc->op_start);
-  free(pc->op_end);
-  pc->op_start = pc->op_end = NULL;
+  free(pc->op_t0); /* the block of all per-op arrays */
+  pc->op_t0 = pc->op_t1 = pc->op_first = pc->op_busy = pc->op_wait = pc->op_wait_from = NULL;
+  pc->num_ops = 0;
   pc->p = NULL;
 }
 
@@ -457,7 +426,7 @@ void rb_profile_end_execute(rb_prof_call *pc, const ref_model *m, uint32_t gi, q
     seal_and_release(pc, &r);
     return;
   }
-  uint64_t t_exit = rb_now_ns(), mx = p->max_events;
+  uint64_t t_exit = rb_mono_ns(), mx = p->max_events;
   const ref_graph *g = &m->graphs[gi];
   uint64_t run = pc->t_run1 - pc->t_run0, wait = pc->t_locked - pc->t_enter;
   int top = add(&r, mx, -1, QNN_PROFILE_EVENTTYPE_EXECUTE, QNN_PROFILE_EVENTUNIT_MICROSEC,
@@ -483,23 +452,23 @@ void rb_profile_end_execute(rb_prof_call *pc, const ref_model *m, uint32_t gi, q
                             : QNN_HTP_PROFILE_EVENTTYPE_GRAPH_EXECUTE_ACCEL_TIME_CYCLE;
     int cyc = add(&r, mx, top, type, QNN_PROFILE_EVENTUNIT_CYCLES, run * RB_CYCLES_PER_NS,
                   pc->t_run0, NULL);
-    for (uint32_t o = 0; cyc >= 0 && o < pc->num_ops && o < g->num_ops; o++) {
-      uint64_t op_ns = pc->op_end[o] - pc->op_start[o];
+    /* per-op figures only when every op was timed (a run with a batch multiple: summed over
+     * its row groups) */
+    uint32_t nops = pc->row_groups && pc->num_ops == g->num_ops ? pc->num_ops : 0;
+    for (uint32_t o = 0; cyc >= 0 && o < nops; o++) {
       int node = add(&r, mx, cyc, QNN_PROFILE_EVENTTYPE_NODE, QNN_PROFILE_EVENTUNIT_CYCLES,
-                     op_ns * RB_CYCLES_PER_NS, pc->op_start[o], g->ops[o].name);
+                     pc->op_busy[o] * RB_CYCLES_PER_NS, pc->op_first[o], g->ops[o].name);
       if (linting && node >= 0) {
-        uint64_t prev = o ? pc->op_end[o - 1] : pc->t_run0;
-        uint64_t gap = pc->op_start[o] > prev ? pc->op_start[o] - prev : 0;
         add(&r, mx, node, QNN_HTP_PROFILE_EVENTTYPE_NODE_WAIT, QNN_PROFILE_EVENTUNIT_CYCLES,
-            gap * RB_CYCLES_PER_NS, prev, NULL);
+            pc->op_wait[o] * RB_CYCLES_PER_NS, pc->op_wait_from[o], NULL);
         /* one thread: no background op ever overlaps */
         add(&r, mx, node, QNN_HTP_PROFILE_EVENTTYPE_NODE_OVERLAP, QNN_PROFILE_EVENTUNIT_CYCLES,
-            0, pc->op_start[o], NULL);
+            0, pc->op_first[o], NULL);
       }
     }
-    for (uint32_t o = 0; detailed && accel >= 0 && o < pc->num_ops && o < g->num_ops; o++)
+    for (uint32_t o = 0; detailed && accel >= 0 && o < nops; o++)
       add(&r, mx, accel, QNN_PROFILE_EVENTTYPE_NODE, QNN_PROFILE_EVENTUNIT_MICROSEC,
-          us(pc->op_end[o] - pc->op_start[o]), pc->op_start[o], g->ops[o].name);
+          us(pc->op_busy[o]), pc->op_first[o], g->ops[o].name);
   }
   seal_and_release(pc, &r);
 }
@@ -510,7 +479,7 @@ void rb_profile_end_load(rb_prof_call *pc, qnn_error_t rc) {
   rb_precord r;
   memset(&r, 0, sizeof r);
   if (rc == QNN_SUCCESS) {
-    uint64_t t_exit = rb_now_ns(), mx = p->max_events;
+    uint64_t t_exit = rb_mono_ns(), mx = p->max_events;
     int top = add(&r, mx, -1, QNN_PROFILE_EVENTTYPE_INIT, QNN_PROFILE_EVENTUNIT_MICROSEC,
                   us(t_exit - pc->t_enter), pc->t_enter, NULL);
     add(&r, mx, top, QNN_HTP_PROFILE_EVENTTYPE_CONTEXT_LOAD_BIN_HOST_RPC_TIME_MICROSEC,

@@ -75,6 +75,13 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->backend_get_build_id = rb_backend_get_build_id;
   t->backend_free = rb_backend_free;
   t->context_create_from_binary = rb_context_create_from_binary;
+  t->context_create_from_binary_with_signal = rb_context_create_from_binary_with_signal;
+  t->signal_create = rb_signal_create;
+  t->signal_set_config = rb_signal_set_config;
+  t->signal_trigger = rb_signal_trigger;
+  t->signal_free = rb_signal_free;
+  t->graph_set_config = rb_graph_set_config;
+  t->graph_execute_async = rb_graph_execute_async;
   t->context_free = rb_context_free;
   t->graph_retrieve = rb_graph_retrieve;
   t->graph_execute = rb_graph_execute;

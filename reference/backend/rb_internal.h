@@ -17,6 +17,7 @@
 #include "qnn/qnn_abi.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_htp_abi.h"
+#include "qnn/qnn_signal_abi.h"
 #include "ref_faultrules.h"
 #include "refmodel.h"
 
@@ -77,6 +78,7 @@ typedef struct rb_backend {
   rb_log *log;
   fr_set faults;       /* HTPU_REF_FAULTS/HTPU_REF_LATENCY at backendCreate (fault lock) */
   atomic_bool fatal;   /* an injected 1011: the DSP did not recover */
+  bool op_faults;      /* its own rules or latency name graphOp */
   atomic_int busy;     /* calls using it outside the registry lock (fault latency, execute) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
@@ -90,13 +92,66 @@ typedef struct rb_device {
   rb_pinfo *info; /* deviceGetInfo's answer, kept until deviceFree */
 } rb_device;
 
+/* ---- signals and the execute queue (signal.c, exec_queue.c) ---------------------------------
+ * One lock, g_sched, guards every signal's use and every graph's queue, and one condition
+ * variable (CLOCK_MONOTONIC) is broadcast on every change: a waiter in a queue, in an injected
+ * latency or in a full async queue wakes for an abort as for its turn. Lock order: g_rb.lock,
+ * then g_sched.lock; nothing is logged and no callback runs under g_sched.lock. */
+typedef struct rb_sched {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+} rb_sched;
+extern rb_sched g_sched;
+
+typedef enum rb_sig_kind { RB_SIG_NONE = 0, RB_SIG_ABORT, RB_SIG_TIMEOUT } rb_sig_kind;
+
+typedef struct rb_signal {
+  struct rb_signal *next;
+  uintptr_t handle;
+  rb_backend *backend;
+  /* g_sched */
+  rb_sig_kind kind;
+  uint64_t timeout_us;
+  bool in_use;          /* from a call's start to its return (async: to its notification) */
+  uint64_t generation;  /* incremented by each call that takes it */
+  uint64_t aborted_gen; /* the generation an abort trigger hit (0: none) */
+  const char *user;     /* the QNN function using it, for messages */
+} rb_signal;
+
+/* Why a watched call must stop. */
+typedef enum rb_stop { RB_STOP_NONE = 0, RB_STOP_ABORT, RB_STOP_TIMEOUT } rb_stop;
+
+/* What can stop one call: its signal (NULL: nothing) and, for a timeout signal, the deadline
+ * measured from the call's start. */
+typedef struct rb_watch {
+  rb_signal *sig;
+  uint64_t gen;
+  uint64_t start_ns;
+  uint64_t deadline_ns; /* 0: none */
+} rb_watch;
+
 struct rb_context;
+struct rb_job;
+typedef struct rb_job rb_job;
 typedef struct rb_graph {
   uintptr_t handle;
   struct rb_context *ctx;
   uint32_t index;
-  atomic_int in_flight;       /* executes between handle check and return */
-  pthread_mutex_t exec_lock;  /* QNN queues executes of one graph: we serialize them */
+  atomic_int in_flight;       /* blocking executes between handle check and return */
+  /* g_sched: one FIFO per graph shared by graphExecute and graphExecuteAsync, as in QNN */
+  struct rb_job *q_head, *q_tail;
+  bool running;               /* an execute of this graph runs now */
+  uint32_t async_waiting;     /* queued async executes not started */
+  uint32_t async_pending;     /* accepted async executes not yet notified (incl. running) */
+  struct rb_job *done_head, *done_tail; /* async executes over, to be notified in order */
+  bool worker_started, worker_stop;
+  pthread_t worker;           /* runs the async executes */
+  pthread_t notifier;         /* notifies them, and takes stopped ones out of the queue */
+  /* g_rb.lock */
+  uint32_t priority;          /* graphSetConfig PRIORITY, else the context's */
+  bool priority_set;
+  _Atomic uint64_t executes_done;        /* executes that ran to success (both kinds) */
+  _Atomic uint32_t last_batch_multiple;  /* of the last successful execute */
 } rb_graph;
 
 typedef struct rb_context {
@@ -107,9 +162,15 @@ typedef struct rb_context {
   ref_model *model;
   uint32_t num_graphs;
   rb_graph *graphs;
-  atomic_int executing; /* executes in flight over all its graphs */
+  uint32_t priority;         /* QNN_CONTEXT_CONFIG_OPTION_PRIORITY, default NORMAL */
+  uint32_t async_depth;      /* QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH */
+  atomic_int executing; /* executes in flight over all its graphs (async: until notified) */
   atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
 } rb_context;
+
+/* Default and largest async queue depth per graph. */
+#define RB_ASYNC_DEPTH_DEFAULT 8u
+#define RB_ASYNC_DEPTH_MAX 64u
 
 /* A registered shared buffer (memRegister). The backend maps the fd itself. */
 typedef struct rb_mem {
@@ -138,6 +199,7 @@ typedef struct rb_registry {
   rb_device *devices;
   rb_context *contexts;
   rb_mem *mems;
+  rb_signal *signals;
 } rb_registry;
 
 extern rb_registry g_rb;
@@ -149,7 +211,9 @@ rb_backend *rb_find_backend(const void *h);
 rb_device *rb_find_device(const void *h);
 rb_context *rb_find_context(const void *h);
 rb_graph *rb_find_graph(const void *h);
-/* Unlinks and frees a context that has no execute in flight (and its mem handles). */
+rb_signal *rb_find_signal(const void *h);
+/* Unlinks and frees a context that has no execute in flight (and its mem handles); stops and
+ * joins its graphs' async workers, which are idle then. */
 void rb_context_destroy(rb_context *c);
 void rb_device_destroy(rb_device *d);
 
@@ -169,6 +233,17 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
  * (global rules first, then b's; b may be NULL for the process-wide env rules) or 0. A fault
  * is logged through log and counted. */
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log);
+/* The same for a watched call: its latency ends early when w says stop (then *stopped is set
+ * and 0 returned, no rule applied). Without latency nothing is checked here. */
+uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
+                          rb_stop *stopped);
+void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
+bool rb_fault_set_has(const fr_set *s, uint32_t api);
+/* Whether graphOp rules or latency may apply to b's executes (else the per-op hook is
+ * skipped: it costs a lock per op). */
+bool rb_op_faults_armed(const rb_backend *b);
+void rb_count_batch_multiple(void);
+void rb_count_async_notified(void);
 void rb_count_leak(void);
 void rb_count_execute(void);
 void rb_exec_in_flight_add(int delta);
@@ -237,6 +312,46 @@ void rb_mem_unpin(rb_mem *m);
 /* Compares what the binary says with backend b and its device; logs why it is rejected. */
 qnn_error_t rb_check_binary(rb_backend *b, const char *api, const ref_model *m);
 
+/* ---- caps.c ---- */
+/* propertyHasCapability's answer for key now: the control API's value, else HTPU_REF_CAPS's,
+ * else the real HTP's (docs/reference-backend.md). */
+qnn_error_t rb_cap(uint32_t key);
+/* Checks HTPU_REF_CAPS; 0, or -1 with a message (backendCreate refuses a bad value). */
+int rb_caps_check_env(char *err, size_t errlen);
+void rb_caps_reset(void);
+
+/* ---- signal.c ---- */
+qnn_error_t rb_signal_create(qnn_backend_handle_t, const qnn_signal_config_t **,
+                             qnn_signal_handle_t *);
+qnn_error_t rb_signal_set_config(qnn_signal_handle_t, const qnn_signal_config_t **);
+qnn_error_t rb_signal_trigger(qnn_signal_handle_t);
+qnn_error_t rb_signal_free(qnn_signal_handle_t);
+/* Takes signal h (NULL: none) for a call of b that started at start_ns, into *w. g_rb.lock
+ * held. Returns 0, -1 if h is not a live signal of b, -2 if it is in use by another call. */
+int rb_signal_acquire(rb_backend *b, const void *h, const char *user, uint64_t start_ns,
+                      rb_watch *w);
+/* The call is over: its signal is idle again (wakes a trigger waiting for it). */
+void rb_signal_release(rb_watch *w);
+/* Whether w's call must stop now (g_sched.lock held / not held). */
+rb_stop rb_watch_check_locked(const rb_watch *w);
+rb_stop rb_watch_check(const rb_watch *w);
+/* Sleeps usec, or less when w says stop (returned). */
+rb_stop rb_watch_sleep(const rb_watch *w, uint64_t usec);
+/* Waits on g_sched.cond (lock held) until `until_ns` (0: no limit) or w's deadline. */
+void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
+uint64_t rb_mono_ns(void);
+/* Frees b's signals, counting each as a leak (backendFree; g_rb.lock held). */
+void rb_signal_release_all(rb_backend *b);
+uint32_t rb_signal_live_count(void); /* g_rb.lock held */
+
+/* ---- config.c ---- */
+/* Reads createFromBinary's configs into *priority and *async_depth (defaults first); logs
+ * and returns the code of the first one refused. */
+qnn_error_t rb_context_configs(rb_backend *b, const char *api, const qnn_context_config_t **cfg,
+                               uint32_t *priority, uint32_t *async_depth);
+qnn_error_t rb_graph_set_config(qnn_graph_handle_t, const qnn_graph_config_t **);
+const char *rb_priority_name(uint32_t p); /* NULL: not a QNN priority */
+
 /* ---- providers.c ---- */
 RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
 /* API version reported by backendGetApiVersion: that of the first provider last handed out. */
@@ -254,14 +369,102 @@ qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t, qnn_device_handl
                                           const qnn_context_config_t **, const void *,
                                           qnn_context_binary_size_t, qnn_context_handle_t *,
                                           qnn_profile_handle_t);
+qnn_error_t rb_context_create_from_binary_with_signal(
+    qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
+    qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
+    qnn_signal_handle_t);
 qnn_error_t rb_context_free(qnn_context_handle_t, qnn_profile_handle_t);
 qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t,
                                        const qnn_context_config_t **, const void *,
                                        qnn_context_binary_size_t);
 qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
 
+/* ---- profile.c: one call's recording (the functions: rb_profile.h) ---- */
+struct rb_profile;
+/* One call recording into a profile handle (NULL p: the call is not profiled). */
+typedef struct rb_prof_call {
+  struct rb_profile *p;
+  uint64_t t_enter, t_locked, t_checked, t_run0, t_run1; /* ns, CLOCK_MONOTONIC */
+  /* Per op of the graph (execute), summed over the row groups of a batch multiple; NULL when
+   * not recorded. op_t0/op_t1: the interpreter's start/end of each op in one row group. */
+  uint64_t *op_t0, *op_t1;
+  uint64_t *op_first;     /* when the op first started */
+  uint64_t *op_busy;      /* time in the op */
+  uint64_t *op_wait;      /* time from the previous op's end (the group's start) to its start */
+  uint64_t *op_wait_from; /* when its first wait began */
+  uint32_t num_ops;
+  uint32_t row_groups; /* row groups run (a batch multiple k runs k) */
+} rb_prof_call;
+
 /* ---- graph_exec.c ---- */
 qnn_error_t rb_graph_execute(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t, qnn_tensor_t *,
                              uint32_t, qnn_profile_handle_t, qnn_signal_handle_t);
+qnn_error_t rb_graph_execute_async(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
+                                   qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
+                                   qnn_signal_handle_t, qnn_notify_fn_t, void *);
+
+/* One execute's resolved buffers: checked against the graph, MEMHANDLEs pinned. */
+typedef struct rb_bufs {
+  uint32_t nin, nout;
+  const void **inp;
+  void **outp;
+  rb_mem **pins;
+  uint32_t multiple; /* batch multiple: k row groups of the graph's batch */
+} rb_bufs;
+/* Checks the tensors of an execute of graph gi of c (logging why one is refused, `api` naming
+ * the call) and resolves their buffers into *x. */
+qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_t gi,
+                            const qnn_tensor_t *in, uint32_t nin, const qnn_tensor_t *out,
+                            uint32_t nout, rb_bufs *x);
+void rb_bufs_release(rb_bufs *x);
+/* A watched call of g stopped (`where`: "during ..."): logs why, counts it and returns the
+ * graph code, 6031 aborted or 6033 timed out. */
+qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
+                             const char *where);
+/* The async job is over with rc: releases its buffers, records and releases its profile,
+ * releases its signal, calls its notify function (this thread: the graph's notifier), then
+ * lets the context go (graph_exec.c). */
+void rb_async_complete(rb_job *j, qnn_error_t rc);
+/* Runs one execute of g (blocking or from the worker) once it has its turn: stale check,
+ * fault rules and latency, then the graph on pre's buffers (async, resolved at the call) or
+ * on in/out resolved now (blocking), timing it into pc (NULL: not profiled). Returns the
+ * call's QNN code (logged). */
+qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
+                            const rb_watch *w, struct rb_prof_call *pc);
+/* Runs graph gi of c on x's buffers, row group after row group, stopping between ops when w
+ * says so; times the run (and, when pc has per-op arrays, each op) into pc. Returns 0,
+ * 6031/6033 with *stopped set, or the failure code (logged). */
+qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi,
+                        const rb_bufs *x, const rb_watch *w, struct rb_prof_call *pc,
+                        rb_stop *stopped);
+
+/* ---- exec_queue.c ---- */
+/* A place in a graph's queue: a blocking caller's (on its stack) or an async execute's. */
+struct rb_job {
+  struct rb_job *next;
+  bool async;
+  rb_graph *g;
+  rb_watch watch;
+  /* async only */
+  rb_bufs bufs;
+  rb_prof_call prof;    /* its profile recording (prof.p NULL: none), held until notified */
+  qnn_notify_fn_t notify;
+  void *notify_param;
+  qnn_error_t rc;       /* its result, once over */
+  rb_stop queued_stop;  /* it left the queue for this stop without running */
+};
+/* Blocking execute: queues j and waits for its turn. 0: it is running now (call
+ * rb_queue_done after); else the stop that ended the wait (j left the queue). */
+rb_stop rb_queue_wait_turn(rb_graph *g, rb_job *j);
+void rb_queue_done(rb_graph *g);
+/* Async execute: waits while g's queue holds `depth` async executes (or w says stop), then
+ * queues j (heap, owned by the queue from then on) and starts g's worker if needed. Returns
+ * the stop that ended the wait, j not queued, or RB_STOP_NONE. *failed is set when the worker
+ * thread could not be started (j not queued). */
+rb_stop rb_queue_async(rb_graph *g, rb_job *j, uint32_t depth, bool *failed);
+/* Stops and joins g's worker (it must be idle: no async execute pending). g_rb.lock held. */
+void rb_queue_stop_worker(rb_graph *g);
+
 
 #endif /* HTPU_RB_INTERNAL_H */

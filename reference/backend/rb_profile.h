@@ -21,27 +21,18 @@
 #include "qnn/qnn_profile_abi.h"
 #include "rb_internal.h"
 
-/* One call recording into a profile handle (NULL p: the call is not profiled). */
-typedef struct rb_prof_call {
-  struct rb_profile *p;
-  uint64_t t_enter, t_locked, t_checked, t_run0, t_run1; /* ns, CLOCK_MONOTONIC */
-  uint64_t *op_start, *op_end; /* per op of the graph (execute), or NULL */
-  uint32_t num_ops;
-} rb_prof_call;
-
-uint64_t rb_now_ns(void);
-
-/* The answer for a profile capability key (1401..1405, 310, 315): 1 and *answer set, or 0 for
- * any other key. */
-int rb_profile_capability(uint32_t key, qnn_error_t *answer);
+/* rb_prof_call, one call recording into a profile handle: rb_internal.h. */
 
 /* Takes the profile handle for one call of backend b: 0 (pc->p NULL when handle is NULL), or
  * the error the call must return (bad_handle for an unknown handle, in_use for one another
  * call holds). Sets pc->t_enter. */
 qnn_error_t rb_profile_begin(rb_backend *b, qnn_profile_handle_t handle, uint32_t num_ops,
                              qnn_error_t bad_handle, qnn_error_t in_use, rb_prof_call *pc);
+/* One row group of an execute ran, from group_t0, its op times in op_t0/op_t1: adds them to
+ * the per-op sums. */
+void rb_profile_row_group(rb_prof_call *pc, uint64_t group_t0);
 /* Records what an execute of graph `g` of model m measured (nothing when rc failed), then
- * releases the handle. */
+ * releases the handle. The run's figures cover every row group of a batch multiple. */
 void rb_profile_end_execute(rb_prof_call *pc, const ref_model *m, uint32_t g, qnn_error_t rc);
 /* Records a context load (t_run0..t_run1: reading the binary), then releases the handle. */
 void rb_profile_end_load(rb_prof_call *pc, qnn_error_t rc);

@@ -38,6 +38,7 @@ enum fr_api {
   FR_CONTEXT_VALIDATE_BINARY,
   FR_CREATE_POWER_CONFIG_ID,
   FR_SET_POWER_CONFIG,
+  FR_GRAPH_OP, /* each op a graphExecute runs: latency makes a slow graph, a rule fails it there */
   FR_API_COUNT
 };
 
@@ -80,6 +81,7 @@ static inline const char *fr_api_name(uint32_t api) {
     case FR_CONTEXT_VALIDATE_BINARY: return "contextValidateBinary";
     case FR_CREATE_POWER_CONFIG_ID: return "createPowerConfigId";
     case FR_SET_POWER_CONFIG: return "setPowerConfig";
+    case FR_GRAPH_OP: return "graphOp";
     default: return "?";
   }
 }

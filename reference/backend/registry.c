@@ -6,7 +6,7 @@
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
-rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL};
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL, NULL};
 
 uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
 
@@ -19,6 +19,7 @@ rb_log *rb_find_log(const void *h) { RB_FIND(rb_log, logs); }
 rb_backend *rb_find_backend(const void *h) { RB_FIND(rb_backend, backends); }
 rb_device *rb_find_device(const void *h) { RB_FIND(rb_device, devices); }
 rb_context *rb_find_context(const void *h) { RB_FIND(rb_context, contexts); }
+rb_signal *rb_find_signal(const void *h) { RB_FIND(rb_signal, signals); }
 
 rb_graph *rb_find_graph(const void *h) {
   if (!h) return NULL;
@@ -38,7 +39,7 @@ rb_graph *rb_find_graph(const void *h) {
 void rb_context_destroy(rb_context *c) {
   RB_UNLINK(rb_context, contexts, c);
   rb_mem_drop_context(c);
-  for (uint32_t i = 0; i < c->num_graphs; i++) pthread_mutex_destroy(&c->graphs[i].exec_lock);
+  for (uint32_t i = 0; i < c->num_graphs; i++) rb_queue_stop_worker(&c->graphs[i]);
   free(c->graphs);
   ref_model_free(c->model);
   free(c);
@@ -62,6 +63,8 @@ RB_EXPORT void htpu_ref_unload_handles(void) {
   unsigned n = 0;
   pthread_mutex_lock(&g_rb.lock);
   int running = rb_exec_in_flight();
+  for (rb_backend *b = g_rb.backends; b && running == 0; b = b->next)
+    if (atomic_load(&b->busy)) running = 1; /* a call still between its last steps */
   if (running > 0) {
     pthread_mutex_unlock(&g_rb.lock);
     fprintf(stderr, "htpu_refbackend: %d graphExecute call(s) still running at unload: QNN "
@@ -90,6 +93,12 @@ RB_EXPORT void htpu_ref_unload_handles(void) {
     rb_log *l = g_rb.logs;
     g_rb.logs = l->next;
     free(l);
+    n++;
+  }
+  while (g_rb.signals) {
+    rb_signal *s = g_rb.signals;
+    g_rb.signals = s->next;
+    free(s);
     n++;
   }
   pthread_mutex_unlock(&g_rb.lock);

@@ -33,6 +33,7 @@ typedef struct bgraph {
   ref_op *ops;
   int *op_lines;
   uint32_t nops, cap_ops, cap_op_lines;
+  uint32_t flags; /* REF_GRAPH_* from the graph statement's parameters */
 } bgraph;
 
 typedef struct builder {
@@ -377,10 +378,26 @@ static int stmt_meta(builder *b, const refm_lexer *lx) {
 
 /* ---- graph ------------------------------------------------------------------------------ */
 
+/* `graph NAME [batch_multiple=yes|no]` */
 static int stmt_graph(builder *b, const refm_lexer *lx) {
   const refm_tok *t = lx->toks;
-  if (lx->ntoks != 2 || !is_name_tok(&t[1]))
-    return line_err(b, t[0].line, "expected 'graph NAME'");
+  if (lx->ntoks < 2 || !is_name_tok(&t[1]) ||
+      (lx->ntoks > 2 && (lx->ntoks < 4 || t[2].kind != REFM_TK_WORD ||
+                         t[3].kind != REFM_TK_EQ)))
+    return line_err(b, t[0].line, "expected 'graph NAME' or 'graph NAME batch_multiple=no'");
+  attrs as;
+  if (parse_attrs(b, lx, 2, &as)) return -1;
+  uint32_t flags = 0;
+  attr *bm = take(&as, "batch_multiple");
+  if (bm) {
+    if (scalar(b, bm)) return -1;
+    if (strcmp(bm->scalar->text, "no") == 0)
+      flags |= REF_GRAPH_NO_BATCH_MULTIPLE;
+    else if (strcmp(bm->scalar->text, "yes") != 0)
+      return line_err(b, bm->scalar->line, "batch_multiple: '%s' (expected yes or no)",
+                      bm->scalar->text);
+  }
+  if (no_unused(b, &as, "graph", "batch_multiple")) return -1;
   if (!t[1].text[0]) return line_err(b, t[1].line, "empty graph name");
   for (uint32_t g = 0; g < b->ng; g++)
     if (strcmp(b->graphs[g].name, t[1].text) == 0)
@@ -392,6 +409,7 @@ static int stmt_graph(builder *b, const refm_lexer *lx) {
   bgraph *g = &b->graphs[b->ng];
   memset(g, 0, sizeof *g);
   g->line = t[0].line;
+  g->flags = flags;
   if (!(g->name = strdup(t[1].text))) return oom(b);
   b->ng++;
   return 0;
@@ -847,7 +865,8 @@ static int finish(builder *b, void **out, size_t *out_len) {
   for (uint32_t i = 0; i < b->nt; i++) m.tensors[i] = b->tensors[i].t;
   for (uint32_t g = 0; g < b->ng; g++) {
     const bgraph *bg = &b->graphs[g];
-    m.graphs[g] = (ref_graph){bg->name, bg->nin, bg->inputs, bg->nout, bg->outputs, bg->nops, bg->ops};
+    m.graphs[g] = (ref_graph){bg->name,  bg->nin, bg->inputs, bg->nout,
+                              bg->outputs, bg->nops, bg->ops, bg->flags};
   }
   uint32_t bad_graph, bad_op;
   char msg[512];

@@ -288,8 +288,10 @@ static int read_graphs(reader *r, uint32_t off, uint32_t n, ref_model *m, parsed
       refm_err_prefix(r->err, r->errlen, "graph '%s': ", gr->name);
       return -1;
     }
-    if (rd32(rec + REFF_G_RESERVED) != 0)
-      return refm_err(r->err, r->errlen, "graph '%s': reserved field is not 0", gr->name);
+    gr->flags = rd32(rec + REFF_G_FLAGS);
+    if (gr->flags & ~REF_GRAPH_FLAGS_KNOWN)
+      return refm_err(r->err, r->errlen, "graph '%s': unknown flags 0x%x (known: 0x%x)", gr->name,
+                      gr->flags & ~REF_GRAPH_FLAGS_KNOWN, REF_GRAPH_FLAGS_KNOWN);
     total_ids += (uint64_t)gr->num_inputs + gr->num_outputs;
     total_ops += gr->num_ops;
   }

@@ -142,6 +142,7 @@ static void put_graph(bytes *tab, bytes *strings, bytes *lists, const ref_model 
   wr32(r + REFF_G_OUTPUTS, out_off);
   wr32(r + REFF_G_NUM_OPS, g->num_ops);
   wr32(r + REFF_G_OPS, ops_off);
+  wr32(r + REFF_G_FLAGS, g->flags);
 }
 
 /* Appends a section to the file (8-byte aligned) and records its offset and size. */

@@ -97,12 +97,12 @@ static uint64_t now_ns(void) {
 
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen) {
-  return ref_graph_run_timed(m, graph_index, in, out, NULL, NULL, err, errlen);
+  return ref_graph_run_ex(m, graph_index, in, out, NULL, NULL, NULL, NULL, err, errlen);
 }
 
-int ref_graph_run_timed(const ref_model *m, uint32_t graph_index, const void *const *in,
-                        void *const *out, uint64_t *op_start, uint64_t *op_end, char *err,
-                        size_t errlen) {
+int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
+                     void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                     uint64_t *op_end, char *err, size_t errlen) {
   if (!m) return refm_err(err, errlen, "no model");
   if (graph_index >= m->num_graphs)
     return refm_err(err, errlen, "graph index %u out of range (model has %u)", graph_index,
@@ -131,6 +131,12 @@ int ref_graph_run_timed(const ref_model *m, uint32_t graph_index, const void *co
   for (uint32_t i = 0; i < g->num_outputs; i++) rs.wr[g->outputs[i]] = out[i];
   rc = 0;
   for (uint32_t o = 0; o < g->num_ops && rc == 0; o++) {
+    if (stop && stop(stop_arg)) {
+      rc = REF_RUN_STOPPED;
+      refm_err(err, errlen, "graph '%s': stopped before op %u", g->name, o);
+      break;
+    }
+    /* after the stop check: its time (and a graphOp latency) falls between ops */
     if (op_start) op_start[o] = now_ns();
     rc = run_op(m, &g->ops[o], o, &rs, err, errlen);
     if (op_end) op_end[o] = now_ns();

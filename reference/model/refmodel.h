@@ -68,6 +68,10 @@ typedef struct ref_op {
   float beta;                      /* SOFTMAX */
 } ref_op;
 
+/* ref_graph.flags */
+#define REF_GRAPH_NO_BATCH_MULTIPLE 1u /* executes with k x the batch dimension are refused */
+#define REF_GRAPH_FLAGS_KNOWN REF_GRAPH_NO_BATCH_MULTIPLE
+
 typedef struct ref_graph {
   const char *name;
   uint32_t num_inputs;
@@ -76,6 +80,7 @@ typedef struct ref_graph {
   uint32_t *outputs;
   uint32_t num_ops;
   ref_op *ops;        /* in execution order */
+  uint32_t flags;     /* REF_GRAPH_* */
 } ref_graph;
 
 /* What the reference system library reports about the binary, chosen by the model's author
@@ -138,12 +143,18 @@ size_t ref_tensor_elements(const ref_tensor *t);
  * kept in the model). Returns 0 or -1 with a message. */
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen);
-/* ref_graph_run, also recording when each op started and ended (CLOCK_MONOTONIC, ns) in
- * op_start[o] / op_end[o], arrays of the graph's num_ops entries, when they are not NULL: the
- * reference backend's per-op profile events. */
-int ref_graph_run_timed(const ref_model *m, uint32_t graph_index, const void *const *in,
-                        void *const *out, uint64_t *op_start, uint64_t *op_end, char *err,
-                        size_t errlen);
+
+/* Asked before every op: nonzero stops the run there. */
+typedef int (*ref_stop_fn)(void *arg);
+#define REF_RUN_STOPPED 1
+/* ref_graph_run that calls stop(arg) (when non-NULL) before each op and returns
+ * REF_RUN_STOPPED, outputs partly written, as soon as it answers nonzero: how an execute is
+ * aborted or timed out between ops. When op_start/op_end are not NULL (arrays of the graph's
+ * num_ops entries) it also records when each op started and ended (CLOCK_MONOTONIC, ns; the
+ * stop check comes before the start): the reference backend's per-op profile events. */
+int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
+                     void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                     uint64_t *op_end, char *err, size_t errlen);
 
 /* ---- builder: text description -> binary ---------------------------------------------------
  * The text format is documented in docs/reference-format.md. On success *out is malloc'ed

@@ -87,7 +87,7 @@ enum {
   REFF_G_OUTPUTS = 16,
   REFF_G_NUM_OPS = 20,
   REFF_G_OPS = 24,           /* lists-section offset of num_ops op records */
-  REFF_G_RESERVED = 28
+  REFF_G_FLAGS = 28          /* REF_GRAPH_* (was reserved: files without flags hold 0) */
 };
 
 #define REFF_OP_SIZE 80u

@@ -389,6 +389,9 @@ static int check_one_graph(const ref_model *m, uint32_t g, walk_state *ws, uint3
   if (!gr->name || !gr->name[0]) return refm_err(err, errlen, "graph %u has an empty name", g);
   if (gr->num_inputs == 0) return refm_err(err, errlen, "graph '%s' has no inputs", gr->name);
   if (gr->num_outputs == 0) return refm_err(err, errlen, "graph '%s' has no outputs", gr->name);
+  if (gr->flags & ~REF_GRAPH_FLAGS_KNOWN)
+    return refm_err(err, errlen, "graph '%s': unknown flags 0x%x (known: 0x%x)", gr->name,
+                    gr->flags & ~REF_GRAPH_FLAGS_KNOWN, REF_GRAPH_FLAGS_KNOWN);
   for (uint32_t i = 0; i < gr->num_inputs; i++) {
     uint32_t ti = gr->inputs[i];
     if (ti >= m->num_tensors) return refm_err(err, errlen, "graph '%s': bad input index", gr->name);

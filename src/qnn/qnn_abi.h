@@ -44,9 +44,11 @@ typedef uint64_t qnn_context_binary_size_t;
 
 typedef void (*qnn_unused_fn)(void);
 
-/* Declared in qnn_htp_abi.h and qnn_device_abi.h; only pointers to them appear here. */
+/* Declared in qnn_htp_abi.h, qnn_device_abi.h and qnn_signal_abi.h; only pointers to them
+ * appear here. */
 struct qnn_mem_descriptor;
 struct qnn_device_platform_info;
+struct qnn_signal_config;
 /* Declared in qnn_profile_abi.h. */
 struct qnn_profile_config;
 struct qnn_profile_event_data;
@@ -102,12 +104,26 @@ typedef struct qnn_api_version {
 #define QNN_CONTEXT_ERROR_BINARY_VERSION 5004u
 #define QNN_CONTEXT_ERROR_CREATE_FROM_BINARY 5005u
 #define QNN_CONTEXT_ERROR_BINARY_CONFIGURATION 5008u
+#define QNN_CONTEXT_ERROR_INVALID_CONFIG 5010u
+/* contextCreateFromBinaryWithSignal ended by its signal: an abort trigger, or its timeout. A
+ * signal already in use by another call has no context code: QNN_SIGNAL_ERROR_SIGNAL_IN_USE. */
+#define QNN_CONTEXT_ERROR_ABORTED 5012u
+#define QNN_CONTEXT_ERROR_TIMED_OUT 5013u
 
 #define QNN_GRAPH_ERROR_INVALID_ARGUMENT 6000u
 #define QNN_GRAPH_ERROR_INVALID_HANDLE 6001u
 #define QNN_GRAPH_ERROR_GRAPH_DOES_NOT_EXIST 6002u
 #define QNN_GRAPH_ERROR_INVALID_NAME 6003u
 #define QNN_GRAPH_ERROR_INVALID_TENSOR 6004u
+/* graphSetConfig: a valid option that cannot change on a finalized (e.g. retrieved) graph */
+#define QNN_GRAPH_ERROR_GRAPH_FINALIZED 6024u
+/* graphExecuteAsync could not queue (the header also says a full queue blocks the caller) */
+#define QNN_GRAPH_ERROR_EXECUTION_ASYNC_FIFO_FULL 6025u
+/* the signal passed to graphExecute/graphExecuteAsync is in use by another call */
+#define QNN_GRAPH_ERROR_SIGNAL_IN_USE 6030u
+/* ended early: the call's abort signal was triggered / its timeout signal expired */
+#define QNN_GRAPH_ERROR_ABORTED 6031u
+#define QNN_GRAPH_ERROR_TIMED_OUT 6033u
 
 #define QNN_LOG_ERROR_INVALID_ARGUMENT 11003u
 #define QNN_LOG_ERROR_INVALID_HANDLE 11004u
@@ -122,8 +138,26 @@ typedef struct qnn_api_version {
 #define QNN_SYSTEM_CONTEXT_ERROR_OPERATION_FAILED 30002u
 #define QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY 30010u
 
-/* ---- properties --------------------------------------------------------------------------- */
+/* ---- properties ---------------------------------------------------------------------------
+ * propertyHasCapability(key): 0 = supported, QNN_COMMON_ERROR_NOT_SUPPORTED = not supported,
+ * QNN_PROPERTY_ERROR_UNKNOWN_KEY = the backend does not know the key; anything but 0 is "no".
+ * Keys are group + n (group = 1 + 100 * g): graph keys are 301 + n, so 302 is graph setConfig
+ * and 303 the (deprecated) "all graph signals" key, not the other way round (docs/abi.md).
+ */
+#define QNN_PROPERTY_ERROR_UNKNOWN_KEY 2000u
 
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION 205u
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS 211u /* slot 55 */
+#define QNN_PROPERTY_GRAPH_SUPPORT_CONFIG 302u                /* graphSetConfig (slot 17) */
+#define QNN_PROPERTY_GRAPH_SUPPORT_SIGNALS 303u               /* = 307 and 308 and 309; deprecated */
+#define QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION 304u       /* graphExecuteAsync (slot 22) */
+#define QNN_PROPERTY_GRAPH_SUPPORT_PRIORITY_CONTROL 306u      /* QNN_GRAPH_CONFIG_OPTION_PRIORITY */
+#define QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_SIGNAL 308u        /* a signal on graphExecute */
+#define QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_ASYNC_SIGNAL 309u  /* a signal on graphExecuteAsync */
+#define QNN_PROPERTY_GRAPH_SUPPORT_BATCH_MULTIPLE 312u        /* k x the batch dim at execute */
+#define QNN_PROPERTY_GROUP_SIGNAL 1201u                       /* the QnnSignal API at all */
+#define QNN_PROPERTY_SIGNAL_SUPPORT_ABORT 1202u
+#define QNN_PROPERTY_SIGNAL_SUPPORT_TIMEOUT 1203u
 #define QNN_PROPERTY_GROUP_DEVICE 1501u
 
 /* ---- data types --------------------------------------------------------------------------- */
@@ -308,18 +342,58 @@ typedef struct qnn_device_config {
   } u;
 } qnn_device_config_t;
 
-#define QNN_CONTEXT_CONFIG_OPTION_PRIORITY 1u
+/* Priorities (Qnn_Priority_t). LOW is always available; the others "may be restricted" (2.25:
+ * NORMAL_HIGH and HIGH silently treated as NORMAL then). Any other value is invalid. */
+#define QNN_PRIORITY_LOW 0u
 #define QNN_PRIORITY_NORMAL 100u
+#define QNN_PRIORITY_DEFAULT 100u
+#define QNN_PRIORITY_NORMAL_HIGH 150u
+#define QNN_PRIORITY_HIGH 200u
+#define QNN_PRIORITY_UNDEFINED 0x7FFFFFFFu
+
+/* The default priority of the context's graphs (createFromBinary and its WithSignal variant
+ * take it; a graph's own QNN_GRAPH_CONFIG_OPTION_PRIORITY overrides it). */
+#define QNN_CONTEXT_CONFIG_OPTION_PRIORITY 1u
+/* The depth of every graph's graphExecuteAsync queue (executeAsync blocks when it is full). */
+#define QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH 4u
+#define QNN_CONTEXT_ASYNC_EXECUTION_QUEUE_DEPTH_TYPE_NUMERIC 0u
+typedef struct qnn_context_async_queue_depth {
+  uint32_t type; /* QNN_CONTEXT_ASYNC_EXECUTION_QUEUE_DEPTH_TYPE_NUMERIC */
+  uint32_t depth;
+} qnn_context_async_queue_depth_t;
+
 typedef struct qnn_context_config {
   uint32_t option;
   union {
     void *custom_config;
     uint32_t priority;
+    qnn_context_async_queue_depth_t async_queue_depth;
     uint64_t memory_limit_hint;
     uint8_t is_persistent_binary;
     const char *const *enable_graphs;
   } u;
 } qnn_context_config_t;
+
+/* graphSetConfig's configs. PRIORITY is the one this project sets: on a graph retrieved from a
+ * binary it is the only way to give one graph another priority than its context's default. */
+#define QNN_GRAPH_CONFIG_OPTION_CUSTOM 0u
+#define QNN_GRAPH_CONFIG_OPTION_PRIORITY 3u
+typedef struct qnn_graph_config {
+  uint32_t option;
+  union {
+    void *custom_config;
+    uint32_t priority;
+    qnn_profile_handle_t profile_handle;
+  } u;
+} qnn_graph_config_t;
+
+/* ---- graphExecuteAsync's notification -------------------------------------------------------
+ * Called once per queued execute that graphExecuteAsync accepted (never for a refused call), on
+ * a backend-owned thread, with the execute's result (6031/6033 for a signalled one). */
+typedef struct qnn_notify_status {
+  qnn_error_t error;
+} qnn_notify_status_t;
+typedef void (*qnn_notify_fn_t)(void *notify_param, qnn_notify_status_t status);
 
 /* ---- log ---------------------------------------------------------------------------------- */
 
@@ -359,14 +433,18 @@ typedef struct qnn_interface_table {
   qnn_error_t (*context_free)(qnn_context_handle_t, qnn_profile_handle_t);                 /* 14 */
   qnn_unused_fn graph_create;                                                              /* 15 */
   qnn_unused_fn graph_create_subgraph;                                                     /* 16 */
-  qnn_unused_fn graph_set_config;                                                          /* 17 */
+  qnn_error_t (*graph_set_config)(qnn_graph_handle_t, const qnn_graph_config_t **);         /* 17 */
   qnn_unused_fn graph_add_node;                                                            /* 18 */
   qnn_unused_fn graph_finalize;                                                            /* 19 */
   qnn_error_t (*graph_retrieve)(qnn_context_handle_t, const char *, qnn_graph_handle_t *); /* 20 */
   qnn_error_t (*graph_execute)(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
                                qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
                                qnn_signal_handle_t);                                      /* 21 */
-  qnn_unused_fn graph_execute_async;                                                       /* 22 */
+  /* one FIFO per graph shared with graph_execute; returns once queued (blocks while full) */
+  qnn_error_t (*graph_execute_async)(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
+                                     qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
+                                     qnn_signal_handle_t, qnn_notify_fn_t,
+                                     void *notify_param);                                 /* 22 */
   qnn_unused_fn tensor_create_context_tensor;                                              /* 23 */
   qnn_unused_fn tensor_create_graph_tensor;                                                /* 24 */
   qnn_error_t (*log_create)(qnn_log_callback_t, uint32_t, qnn_log_handle_t *);             /* 25 */
@@ -399,10 +477,12 @@ typedef struct qnn_interface_table {
   qnn_error_t (*device_get_info)(qnn_device_handle_t,
                                  const struct qnn_device_platform_info **);               /* 42 */
   qnn_error_t (*device_free)(qnn_device_handle_t);                                         /* 43 */
-  qnn_unused_fn signal_create;                                                             /* 44 */
-  qnn_unused_fn signal_set_config;                                                         /* 45 */
-  qnn_unused_fn signal_trigger;                                                            /* 46 */
-  qnn_unused_fn signal_free;                                                               /* 47 */
+  qnn_error_t (*signal_create)(qnn_backend_handle_t, const struct qnn_signal_config **,
+                               qnn_signal_handle_t *);                                    /* 44 */
+  qnn_error_t (*signal_set_config)(qnn_signal_handle_t,
+                                   const struct qnn_signal_config **);                    /* 45 */
+  qnn_error_t (*signal_trigger)(qnn_signal_handle_t);                                      /* 46 */
+  qnn_error_t (*signal_free)(qnn_signal_handle_t);                                         /* 47 */
   qnn_error_t (*error_get_message)(qnn_error_t, const char **);                            /* 48 */
   qnn_unused_fn error_get_verbose_message;                                                 /* 49 */
   qnn_unused_fn error_free_verbose_message;                                                /* 50 */
@@ -412,7 +492,10 @@ typedef struct qnn_interface_table {
   qnn_error_t (*context_validate_binary)(qnn_backend_handle_t, qnn_device_handle_t,
                                          const qnn_context_config_t **, const void *,
                                          qnn_context_binary_size_t);                      /* 54 */
-  qnn_unused_fn context_create_from_binary_with_signal;                                    /* 55 */
+  qnn_error_t (*context_create_from_binary_with_signal)(
+      qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
+      qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
+      qnn_signal_handle_t);                                                               /* 55 */
   qnn_unused_fn context_create_from_binary_list_async;                                     /* 56 */
   qnn_unused_fn tensor_update_graph_tensors;                                               /* 57 */
   qnn_unused_fn tensor_update_context_tensors;                                             /* 58 */

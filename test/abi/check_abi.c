@@ -14,6 +14,8 @@
  *     extension, graph blob info, memory descriptors, HTP device config, performance
  *     infrastructure), values whose SDK name differs from ours through VALUE_ALIASES, and the
  *     function types of the typed slots 35-43 and of the performance-infrastructure table;
+ *   - qnn_signal_abi.h and the execute/config additions: signal, graph and notify structs and
+ *     the function types of slots 17, 22, 44-47 and 55;
  *   - qnn_profile_abi.h: profile event data (plain and extended), configs, the system library's
  *     profile serialization structs (System API 1.5 on), the HTP event ids and level, and the
  *     function types of the profile slots 28-34 and system slots 13-15.
@@ -36,6 +38,7 @@
 #include "qnn/qnn_versions.h" /* ours, renamed: OURS_QNN_*; includes qnn/qnn_abi.h */
 #include "qnn/qnn_device_abi.h" /* ours, renamed */
 #include "qnn/qnn_htp_abi.h"    /* ours, renamed: OURS_QNN_*, OURS_DCVS_* */
+#include "qnn/qnn_signal_abi.h" /* ours, renamed */
 #include "qnn/qnn_profile_abi.h" /* ours, renamed */
 #include "sdk_have.h"     /* HAVE_TYPE_x / HAVE_IF_x / HAVE_SYS_x for what this SDK declares */
 
@@ -203,6 +206,23 @@ typedef struct {
   FIELD(qnn_context_config, u.memory_limit_hint, QnnContext_Config_t, memoryLimitHint)         \
   FIELD(qnn_context_config, u.is_persistent_binary, QnnContext_Config_t, isPersistentBinary)   \
   FIELD(qnn_context_config, u.enable_graphs, QnnContext_Config_t, enableGraphs)                \
+  FIELD(qnn_context_config, u.async_queue_depth, QnnContext_Config_t, asyncExeQueueDepth)      \
+  STRUCT(qnn_context_async_queue_depth, QnnContext_AsyncExecutionQueueDepth_t)                 \
+  FIELD(qnn_context_async_queue_depth, type, QnnContext_AsyncExecutionQueueDepth_t, type)      \
+  FIELD(qnn_context_async_queue_depth, depth, QnnContext_AsyncExecutionQueueDepth_t, depth)    \
+  STRUCT(qnn_graph_config, QnnGraph_Config_t)                                                  \
+  FIELD(qnn_graph_config, option, QnnGraph_Config_t, option)                                   \
+  ANON(qnn_graph_config, u, QnnGraph_Config_t, customConfig)                                   \
+  FIELD(qnn_graph_config, u.custom_config, QnnGraph_Config_t, customConfig)                    \
+  FIELD(qnn_graph_config, u.priority, QnnGraph_Config_t, priority)                             \
+  FIELD(qnn_graph_config, u.profile_handle, QnnGraph_Config_t, profileHandle)                  \
+  STRUCT(qnn_notify_status, Qnn_NotifyStatus_t)                                                \
+  FIELD(qnn_notify_status, error, Qnn_NotifyStatus_t, error)                                   \
+  STRUCT(qnn_signal_config, QnnSignal_Config_t)                                                \
+  FIELD(qnn_signal_config, option, QnnSignal_Config_t, option)                                 \
+  ANON(qnn_signal_config, u, QnnSignal_Config_t, customConfig)                                 \
+  FIELD(qnn_signal_config, u.custom_config, QnnSignal_Config_t, customConfig)                  \
+  FIELD(qnn_signal_config, u.timeout_duration_us, QnnSignal_Config_t, timeoutDurationUs)       \
                                                                                                \
   /* the provider structs: equal up to the table; the table's own size depends on the version */ \
   ALIGN_ONLY(qnn_interface, QnnInterface_t)                                                    \
@@ -455,7 +475,22 @@ typedef struct {
 #define TPL_DESTROY_POWER_CONFIG_ID(T) uint64_t (*)(uint32_t)
 #define TPL_SET_POWER_CONFIG(T) uint64_t (*)(uint32_t, const T **)
 #define PLATFORM_T struct qnn_device_platform_info
-/* the typed slots 35..43 (slot 39: ours is type-erased, the SDK's is the backend's struct) */
+#define TPL_GRAPH_SET_CONFIG(T) uint64_t (*)(void *, const T **)
+#define TPL_SIGNAL_CREATE(T) uint64_t (*)(void *, const T **, void **)
+#define TPL_SIGNAL_SET_CONFIG(T) uint64_t (*)(void *, const T **)
+#define TPL_SIGNAL_ONE(T) uint64_t (*)(void *)
+#define TPL_CREATE_WITH_SIGNAL(T) \
+  uint64_t (*)(void *, void *, const T **, const void *, uint64_t, void **, void *, void *)
+/* executeAsync involves two structs: P names the side (ABI_OURS or ABI_SDK) */
+#define ABI_OURS_TENSOR struct qnn_tensor
+#define ABI_OURS_NOTIFY struct qnn_notify_status
+#define ABI_SDK_TENSOR Qnn_Tensor_t
+#define ABI_SDK_NOTIFY Qnn_NotifyStatus_t
+#define TPL_EXECUTE_ASYNC(P)                                                                   \
+  uint64_t (*)(void *, const P##_TENSOR *, uint32_t, P##_TENSOR *, uint32_t, void *, void *,   \
+               void (*)(void *, P##_NOTIFY), void *)
+/* the typed slots 17, 22, 28..47 and 55, system slots 13..15 (slot 39: ours is type-erased,
+ * the SDK's is the backend's struct) */
 #define SIG_CHECKS                                                                             \
   SLOT_SIG(mem_register, memRegister, TPL_MEM_REGISTER, struct qnn_mem_descriptor,             \
            Qnn_MemDescriptor_t)                                                                \
@@ -471,6 +506,17 @@ typedef struct {
   SLOT_SIG(device_get_info, deviceGetInfo, TPL_GET_PLATFORM_INFO, PLATFORM_T,                  \
            QnnDevice_PlatformInfo_t)                                                           \
   SLOT_SIG(device_free, deviceFree, TPL_DEVICE_FREE, void, void)                               \
+  SLOT_SIG(graph_set_config, graphSetConfig, TPL_GRAPH_SET_CONFIG, struct qnn_graph_config,    \
+           QnnGraph_Config_t)                                                                  \
+  SLOT_SIG(graph_execute_async, graphExecuteAsync, TPL_EXECUTE_ASYNC, ABI_OURS, ABI_SDK)       \
+  SLOT_SIG(signal_create, signalCreate, TPL_SIGNAL_CREATE, struct qnn_signal_config,           \
+           QnnSignal_Config_t)                                                                 \
+  SLOT_SIG(signal_set_config, signalSetConfig, TPL_SIGNAL_SET_CONFIG, struct qnn_signal_config, \
+           QnnSignal_Config_t)                                                                 \
+  SLOT_SIG(signal_trigger, signalTrigger, TPL_SIGNAL_ONE, void, void)                          \
+  SLOT_SIG(signal_free, signalFree, TPL_SIGNAL_ONE, void, void)                                \
+  SLOT_SIG(context_create_from_binary_with_signal, contextCreateFromBinaryWithSignal,          \
+           TPL_CREATE_WITH_SIGNAL, struct qnn_context_config, QnnContext_Config_t)             \
   ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnHtpDevice_Infrastructure_t))(PERF_SIG_CHECKS, )           \
   PROFILE_SIG_CHECKS                                                                           \
   ABI_IF_ELSE(ABI_IS1(HAVE_SYS_systemProfileCreateSerializationTarget))(SYS_PROFILE_SIG_CHECKS, )

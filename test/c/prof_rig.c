@@ -1,7 +1,6 @@
 /* prof_rig.c - see prof_rig.h. */
 #include "prof_rig.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,34 +20,6 @@
   "  op ElementWiseMultiply u c -> y name=" n3 "\n"
 const char *const PROF_THREE_OPS = THREE_OPS("add_in", "relu_mid", "mul_out");
 const char *const PROF_NAMELESS_OPS = THREE_OPS("\"\"", "\"\"", "\"\"");
-
-static void *backend_sym(const char *name) {
-  void *dl = dlopen(test_build_path("libhtpu_refbackend.so"), RTLD_NOW | RTLD_GLOBAL);
-  void *f = dl ? dlsym(dl, name) : NULL;
-  if (!f) {
-    fprintf(stderr, "prof_rig: %s not found in the reference backend\n", name);
-    abort();
-  }
-  return f; /* the library stays loaded: the reference control keeps it open too */
-}
-
-int prof_set_capability(uint32_t key, uint32_t answer) {
-  int (*f)(uint32_t, uint32_t);
-  *(void **)&f = backend_sym("htpu_ref_set_capability");
-  return f(key, answer);
-}
-
-void prof_reset_capabilities(void) {
-  void (*f)(void);
-  *(void **)&f = backend_sym("htpu_ref_reset_capabilities");
-  f();
-}
-
-uint32_t prof_live_profiles(void) {
-  uint32_t (*f)(void);
-  *(void **)&f = backend_sym("htpu_ref_live_profiles");
-  return f();
-}
 
 static char *read_text(const char *path) {
   FILE *f = fopen(path, "rb");

@@ -1,5 +1,6 @@
-/* prof_rig.h - what the profiling tests share: the reference backend's profile controls, the
- * three-op model they profile, and the 100-op chain (models/chain100). */
+/* prof_rig.h - what the profiling tests share: the three-op model they profile and the 100-op
+ * chain (models/chain100). The backend's controls (capabilities, live profiles) are
+ * ref_control.h's, as for every other test. */
 #ifndef HTPU_TEST_PROF_RIG_H
 #define HTPU_TEST_PROF_RIG_H
 
@@ -9,12 +10,6 @@
 extern const char *const PROF_THREE_OPS;
 /* The same graph with its ops' names left empty (a binary without op names). */
 extern const char *const PROF_NAMELESS_OPS;
-
-/* The reference backend's profile controls (htpu_ref_control.h), resolved from the library
- * the tests load; each aborts the test run when the library lacks them. */
-int prof_set_capability(uint32_t key, uint32_t answer);
-void prof_reset_capabilities(void);
-uint32_t prof_live_profiles(void);
 
 /* models/chain100/chain100.txt built into a temporary file (once per run); NULL on failure. */
 const char *prof_chain100_path(void);

@@ -41,6 +41,10 @@ static int resolve_backend(ref_ctl *c) {
   SYM(last_power_id, dl, "htpu_ref_last_power_config_id");
   SYM(live_power_ids, dl, "htpu_ref_live_power_config_ids");
   SYM(forget_power, dl, "htpu_ref_forget_power_history");
+  SYM(set_capability, dl, "htpu_ref_set_capability");
+  SYM(reset_capabilities, dl, "htpu_ref_reset_capabilities");
+  SYM(graph_state, dl, "htpu_ref_get_graph_state");
+  SYM(live_profiles, dl, "htpu_ref_live_profiles");
   if (missing) printf("    missing symbol in libhtpu_refbackend.so: %s\n", missing);
   return missing ? -1 : 0;
 }
@@ -83,7 +87,7 @@ void ref_reset_env(void) {
       "HTPU_REF_SYSTEM_GETPROVIDERS_ERROR", "HTPU_REF_FAULTS",
       "HTPU_REF_LATENCY",           "HTPU_REF_DEVICE",
       "HTPU_REF_RPCMEM_FAIL",       "HTPU_REF_BUILD_ID",
-      "HTPU_REF_SKIP_OUTPUTS"};
+      "HTPU_REF_SKIP_OUTPUTS",      "HTPU_REF_CAPS"};
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
 }
 
@@ -190,4 +194,28 @@ uint32_t fx_ref_live_mem_handles(void) { return stats_now().live_mem_handles; }
 void fx_ref_forget_power_history(void) {
   const ref_ctl *c = backend_ctl();
   if (c) c->forget_power();
+}
+
+int fx_ref_set_capability(uint32_t key, uint32_t answer) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->set_capability(key, answer) : -1;
+}
+
+void fx_ref_reset_capabilities(void) {
+  const ref_ctl *c = backend_ctl();
+  if (c) c->reset_capabilities();
+}
+
+int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->graph_state(name, out) : -1;
+}
+
+uint64_t fx_ref_aborted_calls(void) { return stats_now().aborted_calls; }
+uint64_t fx_ref_timed_out_calls(void) { return stats_now().timed_out_calls; }
+uint32_t fx_ref_live_signals(void) { return stats_now().live_signals; }
+
+uint32_t fx_ref_live_profiles(void) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->live_profiles() : 0;
 }

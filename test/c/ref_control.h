@@ -34,6 +34,10 @@ typedef struct ref_ctl {
   htpu_ref_last_power_config_id_fn last_power_id;
   htpu_ref_live_power_config_ids_fn live_power_ids;
   htpu_ref_forget_power_history_fn forget_power;
+  htpu_ref_set_capability_fn set_capability;
+  htpu_ref_reset_capabilities_fn reset_capabilities;
+  htpu_ref_get_graph_state_fn graph_state;
+  htpu_ref_live_profiles_fn live_profiles;
   void *(*rpc_alloc)(int, uint32_t, int);
   void *(*rpc_alloc2)(int, uint32_t, size_t);
   void (*rpc_free)(void *);
@@ -90,5 +94,20 @@ uint32_t fx_ref_live_power_ids(void);
 uint32_t fx_ref_last_power_id(void);
 uint32_t fx_ref_live_mem_handles(void);
 void fx_ref_forget_power_history(void);
+
+/* What propertyHasCapability answers for key (and the behaviour behind it) until
+ * fx_ref_disarm / fx_ref_reset_capabilities: 0 supported, e.g. 1000 not. Returns 0, or -1
+ * for a key the backend cannot switch (or without the control API). */
+int fx_ref_set_capability(uint32_t key, uint32_t answer);
+void fx_ref_reset_capabilities(void);
+/* The backend's view of the graph called name in the newest live context that has one
+ * (priorities, queue, batch multiple of its last execute); 0, or -1 when there is none. */
+int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out);
+/* Cumulative: calls ended by an abort / a timeout signal; live signals. */
+uint64_t fx_ref_aborted_calls(void);
+uint64_t fx_ref_timed_out_calls(void);
+uint32_t fx_ref_live_signals(void);
+/* Profile handles created and not yet freed (0 without the control API). */
+uint32_t fx_ref_live_profiles(void);
 
 #endif

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fixture.h"
+#include "qnn/qnn_signal_abi.h"
 #include "test.h"
 
 const char *const RB_ADD =
@@ -172,4 +175,58 @@ unsigned log_calls(void) {
   unsigned n = g_log_calls;
   pthread_mutex_unlock(&g_log_lock);
   return n;
+}
+
+qnn_signal_handle_t sig_new(rig *r, uint32_t option, uint64_t timeout_us) {
+  qnn_signal_config_t cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.option = option;
+  if (option == QNN_SIGNAL_CONFIG_OPTION_TIMEOUT) cfg.u.timeout_duration_us = timeout_us;
+  const qnn_signal_config_t *list[] = {&cfg, NULL};
+  qnn_signal_handle_t s = NULL;
+  if (r->t->signal_create(r->be, option ? list : NULL, &s) != QNN_SUCCESS) return NULL;
+  return s;
+}
+
+qnn_error_t exec_sig(rig *r, io *x, qnn_signal_handle_t s) {
+  return r->t->graph_execute(r->g, x->in, x->nin, x->out, x->nout, NULL, s);
+}
+
+double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int wait_graph(const ctl *c, const char *name, int running, int queued) {
+  for (int i = 0; i < 30000; i++) {
+    htpu_ref_graph_state st;
+    if (c->graph_state(name, &st) == 0 && (running < 0 || (int)st.running == running) &&
+        (queued < 0 || (int)st.queued == queued))
+      return 0;
+    usleep(1000);
+  }
+  return -1;
+}
+
+qnn_error_t rig_open_cfg(rig *r, const char *text, const char *graph,
+                         const qnn_context_config_t **cfg) {
+  qnn_error_t rc = rig_open(r, NULL, NULL);
+  if (rc) return rc;
+  size_t len = 0;
+  void *bin = fx_build_model(text, &len);
+  if (!bin) return 3;
+  char err[256];
+  if (ref_model_parse(bin, len, &r->model, err, sizeof(err)) != 0) {
+    printf("    parse: %s\n", err);
+    free(bin);
+    return 4;
+  }
+  rc = r->t->context_create_from_binary(r->be, r->dev, cfg, bin, len, &r->ctx, NULL);
+  free(bin);
+  if (rc) {
+    r->ctx = NULL;
+    return rc;
+  }
+  return graph ? r->t->graph_retrieve(r->ctx, graph, &r->g) : 0;
 }

@@ -59,6 +59,24 @@ void io_free(io *x);
 /* graphExecute of the rig's graph with x's tensors. */
 qnn_error_t exec(rig *r, io *x);
 
+/* ---- signals, queues, capabilities (test_refbackend_signals/_async/_batch_multiple/
+ * _priority.c) ---- */
+
+/* A signal of the rig's backend configured with option (QNN_SIGNAL_CONFIG_OPTION_ABORT, or
+ * _TIMEOUT with timeout_us; 0: no config). NULL when signalCreate fails. */
+qnn_signal_handle_t sig_new(rig *r, uint32_t option, uint64_t timeout_us);
+/* graphExecute of the rig's graph with x's tensors and signal s. */
+qnn_error_t exec_sig(rig *r, io *x, qnn_signal_handle_t s);
+/* Monotonic milliseconds. */
+double now_ms(void);
+/* Waits (polling, up to 30 s) until the graph called name has `running` executes running and
+ * `queued` waiting in its queue (-1: any). 0 when it happened. */
+int wait_graph(const ctl *c, const char *name, int running, int queued);
+/* Opens the rig's stack up to a context made from `text` with configs cfg (NULL-terminated),
+ * through contextCreateFromBinary; returns its code (the graph is retrieved when it works). */
+qnn_error_t rig_open_cfg(rig *r, const char *text, const char *graph,
+                         const qnn_context_config_t **cfg);
+
 /* Reads the slots a provider's version has; all must be callable. */
 int slots_all_set(const void *provider, size_t table_off, uint32_t slots);
 /* The provider block's size: exact under ASan, at least `expected` elsewhere. */

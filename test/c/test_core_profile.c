@@ -32,7 +32,7 @@ static void chain_close(chain *c) {
   htpu_graph_close(&c->g);
   htpu_context_close(&c->ctx);
   htpu_runtime_close(&c->rt);
-  prof_reset_capabilities();
+  fx_ref_reset_capabilities();
   fx_reset_env();
 }
 
@@ -95,7 +95,7 @@ TEST(profile_detailed_chain100_ops_in_order) {
   htpu_stats_get(&s1);
   CHECK_EQ(s1.live_profiles, 0);
   CHECK_EQ(s1.profiled_calls, s0.profiled_calls + 1);
-  CHECK_EQ(prof_live_profiles(), 0);
+  CHECK_EQ(fx_ref_live_profiles(), 0);
   htpu_profile_free(p);
   chain_close(&c);
 }
@@ -136,16 +136,16 @@ TEST(profile_bad_inputs) {
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_BASIC, HTPU_PROFILE_MAX_EVENTS_LIMIT + 1, &p), HTPU_EINVAL);
   CHECK_STR_CONTAINS(htpu_last_error(), "above the limit");
   /* a backend without profiling */
-  CHECK_EQ(prof_set_capability(1401, 1000), 0);
+  CHECK_EQ(fx_ref_set_capability(1401, 1000), 0);
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_BASIC, 0, &p), HTPU_EUNSUPPORTED);
   CHECK_STR_CONTAINS(htpu_last_error(), "does not support profiling");
   CHECK_STR_CONTAINS(htpu_last_error(), "capability 1401 not announced");
-  prof_reset_capabilities();
+  fx_ref_reset_capabilities();
   /* a level it does not announce */
-  CHECK_EQ(prof_set_capability(1405, 1000), 0);
+  CHECK_EQ(fx_ref_set_capability(1405, 1000), 0);
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_OPTRACE, 0, &p), HTPU_EUNSUPPORTED);
   CHECK_STR_CONTAINS(htpu_last_error(), "capability 1405");
-  prof_reset_capabilities();
+  fx_ref_reset_capabilities();
   /* a failed execute: no profile, the handle freed */
   CHECK_EQ(fx_ref_arm("graphExecute:1:1100"), 0);
   p = (htpu_profile *)(uintptr_t)1;
@@ -155,7 +155,7 @@ TEST(profile_bad_inputs) {
   htpu_stats s;
   htpu_stats_get(&s);
   CHECK_EQ(s.live_profiles, 0);
-  CHECK_EQ(prof_live_profiles(), 0);
+  CHECK_EQ(fx_ref_live_profiles(), 0);
   chain_close(&c);
 }
 
@@ -170,14 +170,14 @@ TEST(profile_event_cap_truncates) {
   CHECK(p->num_ops <= 50);
   htpu_profile_free(p);
   /* where the backend bounds its own events (1403), it is asked for one more than the cap */
-  CHECK_EQ(prof_set_capability(1403, 0), 0);
+  CHECK_EQ(fx_ref_set_capability(1403, 0), 0);
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 20, &p), 0);
   CHECK_EQ(p->total_events, 20);
   CHECK_STR_CONTAINS(p->note, "truncated at 20 events");
   htpu_profile_free(p);
   /* without extended events: no timestamps, the same figures */
-  prof_reset_capabilities();
-  CHECK_EQ(prof_set_capability(1404, 1000), 0);
+  fx_ref_reset_capabilities();
+  CHECK_EQ(fx_ref_set_capability(1404, 1000), 0);
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
   CHECK(!p->extended && !p->events[0].has_timestamp && p->ops[3].start == 0);
   CHECK_EQ(p->num_ops, 100);

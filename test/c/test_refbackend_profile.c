@@ -55,7 +55,7 @@ TEST(refprof_basic_execute_event_with_htp_sub_events) {
   io x;
   qnn_profile_handle_t prof = NULL;
   CHECK_EQ(open_three(&r, PROF_THREE_OPS, &prof, QNN_PROFILE_LEVEL_BASIC, &x), 0);
-  CHECK_EQ(prof_live_profiles(), 1);
+  CHECK_EQ(r.c.live_profiles(), 1);
   CHECK_EQ(exec_prof(&r, &x, prof), QNN_SUCCESS);
   float *y = x.buf[1]; /* still computed: profiling changes nothing */
   CHECK(y[7] == (3.0f + 8.0f) * 8.0f && y[0] == 0.0f);
@@ -88,7 +88,7 @@ TEST(refprof_basic_execute_event_with_htp_sub_events) {
   CHECK_EQ(xd.u.v1.u.value.u.uint64_value, top[0].d.value);
   CHECK(xd.u.v1.timestamp > 0);
   CHECK_EQ(r.t->profile_free(prof), QNN_SUCCESS);
-  CHECK_EQ(prof_live_profiles(), 0);
+  CHECK_EQ(r.c.live_profiles(), 0);
   io_free(&x);
   rig_close(&r);
 }
@@ -189,7 +189,7 @@ TEST(refprof_misuse_errors) {
            QNN_COMMON_ERROR_INVALID_ARGUMENT);
   CHECK_EQ(r.t->profile_create((void *)(uintptr_t)0x7777777, QNN_PROFILE_LEVEL_BASIC, &p),
            QNN_PROFILE_ERROR_INVALID_HANDLE);
-  CHECK_EQ(prof_live_profiles(), 0);
+  CHECK_EQ(r.c.live_profiles(), 0);
   /* a handle that is no profile: graphExecute's invalid argument, free's invalid handle */
   io x;
   CHECK_EQ(io_init(&x, r.model, 0), 0);
@@ -214,7 +214,7 @@ TEST(refprof_misuse_errors) {
   CHECK_EQ(r.t->backend_free(r.be), QNN_SUCCESS);
   r.be = NULL;
   CHECK_EQ(stats_of(&r.c).leaked_handles, leaks + 1);
-  CHECK_EQ(prof_live_profiles(), 0);
+  CHECK_EQ(r.c.live_profiles(), 0);
   io_free(&x);
   rig_close(&r);
 }
@@ -281,7 +281,7 @@ TEST(refprof_capabilities_switchable) {
   static const uint32_t keys[] = {1401, 1402, 1403, 1404, 1405, 310, 315};
   static const qnn_error_t dflt[] = {0, 1000, 1000, 0, 0, 1000, 1000};
   for (int i = 0; i < 7; i++) CHECK_EQ(r.t->property_has_capability(keys[i]), dflt[i]);
-  CHECK_EQ(prof_set_capability(1234, 0), -1); /* not a switchable key */
+  CHECK_EQ(r.c.set_capability(1234, 0), -1); /* not a switchable key */
   qnn_profile_handle_t p = NULL;
   CHECK_EQ(r.t->profile_create(r.be, QNN_PROFILE_LEVEL_DETAILED, &p), QNN_SUCCESS);
   qnn_profile_config_t c = {.option = QNN_PROFILE_CONFIG_OPTION_MAX_EVENTS};
@@ -294,10 +294,10 @@ TEST(refprof_capabilities_switchable) {
   c.u.enable_optrace = 1;
   CHECK_EQ(r.t->profile_set_config(p, cfg), QNN_SUCCESS);
   /* switched: max events honoured, optrace refused, extended events gone */
-  CHECK_EQ(prof_set_capability(1403, 0), 0);
-  CHECK_EQ(prof_set_capability(1405, 1000), 0);
-  CHECK_EQ(prof_set_capability(1404, 1000), 0);
-  CHECK_EQ(prof_set_capability(310, 0), 0);
+  CHECK_EQ(r.c.set_capability(1403, 0), 0);
+  CHECK_EQ(r.c.set_capability(1405, 1000), 0);
+  CHECK_EQ(r.c.set_capability(1404, 1000), 0);
+  CHECK_EQ(r.c.set_capability(310, 0), 0);
   CHECK_EQ(r.t->property_has_capability(310), 0);
   CHECK_EQ(r.t->profile_set_config(p, cfg), QNN_COMMON_ERROR_NOT_SUPPORTED);
   c.option = QNN_PROFILE_CONFIG_OPTION_MAX_EVENTS;
@@ -312,10 +312,22 @@ TEST(refprof_capabilities_switchable) {
   qnn_profile_extended_event_data_t xd;
   CHECK_EQ(r.t->profile_get_extended_event_data(top[0].id, &xd), QNN_COMMON_ERROR_NOT_SUPPORTED);
   /* a backend without profiling */
-  CHECK_EQ(prof_set_capability(1401, 1000), 0);
+  CHECK_EQ(r.c.set_capability(1401, 1000), 0);
   qnn_profile_handle_t p2 = NULL;
   CHECK_EQ(r.t->profile_create(r.be, QNN_PROFILE_LEVEL_BASIC, &p2), QNN_COMMON_ERROR_NOT_SUPPORTED);
-  prof_reset_capabilities();
+  r.c.reset_capabilities();
+  CHECK_EQ(r.t->property_has_capability(1403), 1000);
+  /* the same switches through HTPU_REF_CAPS (read at every call), the control API winning */
+  setenv("HTPU_REF_CAPS", "1401=1000,1403=0,315=0", 1);
+  CHECK_EQ(r.t->property_has_capability(1403), 0);
+  CHECK_EQ(r.t->property_has_capability(315), 0);
+  CHECK_EQ(r.t->profile_create(r.be, QNN_PROFILE_LEVEL_BASIC, &p2), QNN_COMMON_ERROR_NOT_SUPPORTED);
+  CHECK_EQ(r.c.set_capability(1401, 0), 0);
+  CHECK_EQ(r.t->profile_create(r.be, QNN_PROFILE_LEVEL_BASIC, &p2), QNN_SUCCESS);
+  CHECK_EQ(r.t->profile_free(p2), QNN_SUCCESS);
+  r.c.reset_capabilities();
+  unsetenv("HTPU_REF_CAPS");
+  CHECK_EQ(r.t->property_has_capability(1401), 0);
   CHECK_EQ(r.t->property_has_capability(1403), 1000);
   CHECK_EQ(r.t->profile_free(p), QNN_SUCCESS);
   io_free(&x);
