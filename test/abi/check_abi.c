@@ -18,7 +18,9 @@
  *     the function types of slots 17, 22, 44-47 and 55;
  *   - qnn_profile_abi.h: profile event data (plain and extended), configs, the system library's
  *     profile serialization structs (System API 1.5 on), the HTP event ids and level, and the
- *     function types of the profile slots 28-34 and system slots 13-15.
+ *     function types of the profile slots 28-34 and system slots 13-15;
+ *   - the function types of the other typed slots (0, 1, 3, 4, 8, 13, 14, 20, 21, 25-27, 48,
+ *     54; system 0-3) and of the log callback: every slot that is not qnn_unused_fn.
  * Declarations the SDK does not have (newer-SDK-only structs and members) are skipped, and every
  * member we declare must be either checked or skipped: a member this file forgets is a failure.
  *
@@ -489,9 +491,60 @@ typedef struct {
 #define TPL_EXECUTE_ASYNC(P)                                                                   \
   uint64_t (*)(void *, const P##_TENSOR *, uint32_t, P##_TENSOR *, uint32_t, void *, void *,   \
                void (*)(void *, P##_NOTIFY), void *)
-/* the typed slots 17, 22, 28..47 and 55, system slots 13..15 (slot 39: ours is type-erased,
- * the SDK's is the backend's struct) */
+/* the core slots a loader calls: 0, 1, 3, 4, 8, 13, 14, 20, 21, 25..27, 48 and 54 */
+#define TPL_PROPERTY(T) uint64_t (*)(uint32_t)
+#define TPL_BACKEND_CREATE(T) uint64_t (*)(void *, const T **, void **)
+#define TPL_GET_API_VERSION(T) uint64_t (*)(T *)
+#define TPL_GET_BUILD_ID(T) uint64_t (*)(const char **)
+#define TPL_ONE_HANDLE(T) uint64_t (*)(void *)
+#define TPL_CREATE_FROM_BINARY(T) \
+  uint64_t (*)(void *, void *, const T **, const void *, uint64_t, void **, void *)
+#define TPL_CONTEXT_FREE(T) uint64_t (*)(void *, void *)
+#define TPL_GRAPH_RETRIEVE(T) uint64_t (*)(void *, const char *, void **)
+#define TPL_EXECUTE(T) uint64_t (*)(void *, const T *, uint32_t, T *, uint32_t, void *, void *)
+/* QnnLog_Level_t is an enum: compatible with uint32_t (checked below, with the callback) */
+#define TPL_LOG_CREATE(T) uint64_t (*)(T, uint32_t, void **)
+#define TPL_LOG_SET_LEVEL(T) uint64_t (*)(void *, uint32_t)
+#define TPL_ERROR_GET_MESSAGE(T) uint64_t (*)(uint64_t, const char **)
+#define TPL_VALIDATE_BINARY(T) uint64_t (*)(void *, void *, const T **, const void *, uint64_t)
+#define CORE_SIG_CHECKS                                                                        \
+  CHECK("type", "qnn_log_level", "enum = uint32_t",                                          \
+        _Generic((QnnLog_Level_t)0, uint32_t : 1, default : 0), 1)                           \
+  CHECK("fn-type", "qnn_log_callback_t", "",                                                 \
+        _Generic((qnn_log_callback_t)0, QnnLog_Callback_t : 1, default : 0), 1)              \
+  SLOT_SIG(property_has_capability, propertyHasCapability, TPL_PROPERTY, void, void)          \
+  SLOT_SIG(backend_create, backendCreate, TPL_BACKEND_CREATE, struct qnn_backend_config,      \
+           QnnBackend_Config_t)                                                                \
+  SLOT_SIG(backend_get_api_version, backendGetApiVersion, TPL_GET_API_VERSION,               \
+           struct qnn_api_version, Qnn_ApiVersion_t)                                           \
+  SLOT_SIG(backend_get_build_id, backendGetBuildId, TPL_GET_BUILD_ID, void, void)             \
+  SLOT_SIG(backend_free, backendFree, TPL_ONE_HANDLE, void, void)                              \
+  SLOT_SIG(context_create_from_binary, contextCreateFromBinary, TPL_CREATE_FROM_BINARY,       \
+           struct qnn_context_config, QnnContext_Config_t)                                     \
+  SLOT_SIG(context_free, contextFree, TPL_CONTEXT_FREE, void, void)                            \
+  SLOT_SIG(graph_retrieve, graphRetrieve, TPL_GRAPH_RETRIEVE, void, void)                      \
+  SLOT_SIG(graph_execute, graphExecute, TPL_EXECUTE, struct qnn_tensor, Qnn_Tensor_t)          \
+  SLOT_SIG(log_create, logCreate, TPL_LOG_CREATE, qnn_log_callback_t, QnnLog_Callback_t)       \
+  SLOT_SIG(log_set_log_level, logSetLogLevel, TPL_LOG_SET_LEVEL, void, void)                   \
+  SLOT_SIG(log_free, logFree, TPL_ONE_HANDLE, void, void)                                      \
+  SLOT_SIG(error_get_message, errorGetMessage, TPL_ERROR_GET_MESSAGE, void, void)              \
+  SLOT_SIG(context_validate_binary, contextValidateBinary, TPL_VALIDATE_BINARY,               \
+           struct qnn_context_config, QnnContext_Config_t)                                     \
+  SYS_SIG(system_context_create, systemContextCreate, uint64_t (*)(void **),                  \
+          uint64_t (*)(void **))                                                               \
+  SYS_SIG(system_context_get_binary_info, systemContextGetBinaryInfo,                          \
+          uint64_t (*)(void *, void *, uint64_t, const void **, uint64_t *),                   \
+          uint64_t (*)(void *, void *, uint64_t, const QnnSystemContext_BinaryInfo_t **,       \
+                       uint64_t *))                                                            \
+  SYS_SIG(system_context_get_metadata, systemContextGetMetaData,                               \
+          uint64_t (*)(void *, const void *, uint64_t, const void **),                         \
+          uint64_t (*)(void *, const void *, uint64_t, const QnnSystemContext_BinaryInfo_t **)) \
+  SYS_SIG(system_context_free, systemContextFree, uint64_t (*)(void *), uint64_t (*)(void *))
+/* every typed slot: the core ones above, 17, 22, 28..47 and 55, system slots 0..3 and 13..15
+ * (slot 39 and the binary info of system slots 1 and 2: ours is type-erased, the SDK's is its
+ * struct) */
 #define SIG_CHECKS                                                                             \
+  CORE_SIG_CHECKS                                                                              \
   SLOT_SIG(mem_register, memRegister, TPL_MEM_REGISTER, struct qnn_mem_descriptor,             \
            Qnn_MemDescriptor_t)                                                                \
   SLOT_SIG(mem_de_register, memDeRegister, TPL_MEM_DE_REGISTER, void, void)                    \
