@@ -12,6 +12,7 @@
 #   test-package   the Hex package's files laid out and used from a fresh project (mk/package.mk)
 #   docs, test-docs   HexDocs with the vendored ExDoc into doc/, checked in headless Chromium
 #                  (mk/docs.mk)
+#   check-profile-page  the htpu profile page rendered in headless Chromium (mk/profile.mk)
 #   clean
 #
 # Variables
@@ -145,6 +146,7 @@ test:
 	$(Q)bash test/cli/test_htpu_run.sh build/asan
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
+	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 
@@ -168,7 +170,7 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ refb_signals refb_async refb_batch
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ refprof refb_signals refb_async refb_batch
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner

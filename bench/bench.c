@@ -4,7 +4,7 @@
  *   bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] [--isa ISA]
  *         [--only LIST]
  *
- * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir picks some): the
+ * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
@@ -120,6 +120,19 @@ void bench_summary(const bench_results *r) {
            "executes\n",
            r->callers4_calls_per_s, r->callers4_exec_us, 1e6 / r->callers4_exec_us,
            r->callers4_gap_us);
+  row("profile_every 100, detailed, 100 ops: calls/s vs none", r->prof_throughput,
+      has(r->prof_throughput), "x", 1, 0.99, 0.99);
+  row("reading one 100-op detailed profile back (us)", r->prof_read_us, has(r->prof_read_us),
+      "", 0, 100, 100);
+  if (r->prof_rss_calls) {
+    char val[40];
+    snprintf(val, sizeof val, "%+.2f%%", r->prof_rss_growth_pct);
+    printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n",
+           "resident memory after the profiled calls vs 1,000", val, "<= +1.00%", "<= +1.00%",
+           r->prof_rss_growth_pct <= 1.0 ? "goal" : "BELOW");
+    printf("|   %ld profiled calls (resident set from /proc/self/statm)%*s|\n", r->prof_rss_calls,
+           58, "");
+  }
   if (r->call_mnet_host_us > 0)
     printf("MobileNet-v2 I/O host time per call: %.1f µs (%.1f%% of a 1.37 ms execute)\n",
            r->call_mnet_host_us, 100 * r->call_mnet_host_us / 1370);
@@ -127,7 +140,7 @@ void bench_summary(const bench_results *r) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] "
-                  "[--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,callers,"
+                  "[--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,callers,profile,"
                   "elixir]\n");
 }
 
@@ -185,6 +198,7 @@ int main(int argc, char **argv) {
   if (wanted(only, "callers")) bench_callers(&cfg, &r);
   fflush(stdout);
   if (wanted(only, "elixir")) bench_elixir(&cfg, &r);
+  if (wanted(only, "profile")) bench_profile(&cfg, &r);
   if (!only) bench_summary(&r);
   return 0;
 }

@@ -53,6 +53,12 @@ typedef struct bench_results {
    * (callers4) and alone just before (callers4_solo); the time between executes */
   bench_stat callers4, callers4_solo;
   double callers4_exec_us, callers4_calls_per_s, callers4_gap_us;
+  /* profiling (bench_profile.c, models/chain100): calls/s with 1 in 100 calls profiled at the
+   * detailed level / calls/s without; reading one profile back (µs); resident memory after
+   * many profiled calls / after 1,000, in percent growth */
+  bench_stat prof_throughput, prof_read_us;
+  double prof_rss_growth_pct;
+  long prof_rss_calls;
 } bench_results;
 
 typedef struct bench_config {
@@ -88,6 +94,7 @@ void bench_numpy(const bench_config *cfg, bench_results *r);
 void bench_calls(const bench_config *cfg, bench_results *r);
 void bench_callers(const bench_config *cfg, bench_results *r);
 void bench_elixir(const bench_config *cfg, bench_results *r);
+void bench_profile(const bench_config *cfg, bench_results *r);
 void bench_summary(const bench_results *r);
 
 #endif

@@ -452,6 +452,7 @@ static int nif_setup(ErlNifEnv *env, void **priv) {
   (void)enif_set_option(env, ERL_NIF_OPT_ON_HALT, nif_on_halt);
 #endif
   if (nif_resources_open(env, nif_exec_call_dtor)) return -1;
+  if (nif_profile_open_type(env)) return -1;
   return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
 }
 
@@ -547,6 +548,9 @@ static ErlNifFunc nif_funcs[] = {
     {"set_max_binary_bytes", 1, nif_set_max_binary_bytes, 0},
     {"max_binary_bytes", 0, nif_max_binary_bytes, 0},
     {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    /* profiles (profile.c): a QNN profile handle and file I/O, so dirty IO */
+    {"graph_execute_profiled", 7, nif_graph_execute_profiled, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

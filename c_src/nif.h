@@ -46,5 +46,10 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
 
 /* ---- stats (stats.c) ---------------------------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* profile.c: profiled executes and the profile writers; the profile resource type, opened at
+ * load/upgrade. */
+ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+int nif_profile_open_type(ErlNifEnv *env);
 
 #endif

@@ -57,5 +57,11 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                       enif_make_uint64(env, sc.declined_not_short),
                       enif_make_uint64(env, sc.declined_other),
                       enif_make_uint64(env, sc.declined_resource)};
-  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  ERL_NIF_TERM map = nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  /* the profiling counters (htpu_stats.live_profiles, profiled_calls) */
+  enif_make_map_put(env, map, enif_make_atom(env, "live_profiles"),
+                    enif_make_uint64(env, s.live_profiles), &map);
+  enif_make_map_put(env, map, enif_make_atom(env, "profiled_calls"),
+                    enif_make_uint64(env, s.profiled_calls), &map);
+  return map;
 }

@@ -502,6 +502,17 @@ typedef struct htpu_exec_options {
    * graph after it is declined, until HTPU_TIMING_WINDOW short (ordinary) calls have pushed
    * it out of the window. 0: no duration requirement. */
   uint64_t short_ns;
+  /* Profiling (docs/profiling.md). profile_level HTPU_PROFILE_OFF (0): none, and the call
+   * pays nothing. Otherwise `profile` must point where the call stores what it read: a QNN
+   * profile handle of that level is created for the call, passed to graphExecute, read back
+   * into a new htpu_profile (the caller's, htpu_profile_free) and freed, before the call
+   * returns; *profile is NULL when the call fails. profile_max_events bounds what is read (0:
+   * HTPU_PROFILE_DEFAULT_MAX_EVENTS); past it the profile says "truncated at N events". A
+   * level the backend cannot give fails the call before it runs (HTPU_EUNSUPPORTED naming the
+   * capability). */
+  int profile_level;           /* an htpu_profile_level */
+  uint32_t profile_max_events;
+  struct htpu_profile **profile;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
@@ -587,6 +598,120 @@ HTPU_API int htpu_dequantize(const htpu_tensor_info *info, const void *src, floa
 HTPU_API uint16_t htpu_f32_to_f16(float x);
 HTPU_API float htpu_f16_to_f32(uint16_t h);
 
+/* ---- profiling --------------------------------------------------------------------------------
+ * Where a call's time goes, from the backend's own profile events (QnnProfile): attach a level
+ * to an execute (htpu_exec_options) or a load (htpu_load_options) and get the events back as a
+ * plain tree the caller owns, with HTP's event ids named and the per-op figures digested. What
+ * each level costs, what it shows on HTP v68 and how to read it: docs/profiling.md. */
+
+typedef enum htpu_profile_level {
+  HTPU_PROFILE_OFF = 0,
+  HTPU_PROFILE_BASIC = 1,    /* the execute (or load) event and its HTP sub-events */
+  HTPU_PROFILE_DETAILED = 2, /* and a NODE event per op: its name, cycles and time */
+  HTPU_PROFILE_LINTING = 3,  /* HTP's level 7001: per op, critical-path cycles and waits */
+  HTPU_PROFILE_OPTRACE = 4   /* detailed with the optrace config; where the backend announces
+                                it (capability 1405), and only binaries built for it carry
+                                optrace data */
+} htpu_profile_level;
+
+/* "off", "basic", "detailed", "linting", "optrace"; NULL for an invalid value. */
+HTPU_API const char *htpu_profile_level_name(htpu_profile_level level);
+/* Parses a name as above. Returns 0, or HTPU_EINVAL listing the valid names. */
+HTPU_API int htpu_profile_level_from_name(const char *name, htpu_profile_level *out);
+
+#define HTPU_PROFILE_DEFAULT_MAX_EVENTS 4096u
+#define HTPU_PROFILE_MAX_EVENTS_LIMIT (1u << 20) /* the largest profile_max_events accepted */
+
+/* One event. type/unit/value are QNN's (QnnProfile.h, HTP/QnnHtpProfile.h); `name` is ours
+ * for the type ("accelerator time", "host RPC", "VTCM acquire", ...), "event <type>" when we
+ * do not know it. Values without a unit are microseconds. */
+typedef struct htpu_profile_event {
+  uint32_t type;
+  uint32_t unit;             /* 1 us, 2 bytes, 3 cycles, 4 count, 5 object, 6 none */
+  uint64_t value;
+  const char *name;
+  const char *identifier;    /* the op's name for an op event; "" when none */
+  uint64_t timestamp;        /* from the extended event data (backend's clock), else 0 */
+  int has_timestamp;
+  uint32_t num_children;
+  const struct htpu_profile_event *children;
+} htpu_profile_event;
+
+/* One op of a detailed or linting profile, in execution order. */
+typedef struct htpu_profile_op {
+  const char *name;   /* the op's name; "#<index>" when the binary carries none */
+  uint64_t cycles;    /* accelerator cycles (0 when the backend gave none) */
+  uint64_t us;        /* time in microseconds (0 when the backend gave none) */
+  uint64_t start;     /* its event's timestamp (0 without extended events) */
+} htpu_profile_op;
+
+/* What one profiled call read back. One allocation, owned by the caller. */
+typedef struct htpu_profile {
+  htpu_profile_level level;
+  const char *graph;          /* the executed graph's name; "" for a load */
+  uint32_t num_events;        /* top-level events */
+  const htpu_profile_event *events;
+  uint32_t total_events;      /* events read, nested ones included */
+  uint32_t dropped_events;    /* events past max_events, not read (a lower bound) */
+  uint32_t max_events;
+  int extended;               /* read with timestamps (capability 1404) */
+  const char *note;           /* "" or what is missing: "truncated at 4096 events ...", "the
+                                 binary carries no op names ...", ... */
+  /* digested: the accelerator's total, the RPC sides, and the ops */
+  uint64_t accel_us, accel_cycles, host_rpc_us, htp_rpc_us;
+  uint32_t num_ops;
+  const htpu_profile_op *ops;
+  /* the host side of the call, ns (CLOCK_MONOTONIC): convert in, graphExecute (or the load),
+   * convert out */
+  uint64_t start_ns, quantize_ns, execute_start_ns, execute_ns, dequantize_ns, total_ns;
+  uint64_t read_ns; /* what reading the events back and converting them cost this call */
+} htpu_profile;
+
+HTPU_API void htpu_profile_free(htpu_profile *p);
+
+/* Our name for a QNN/HTP event type ("accelerator time"), "" for one we do not know. */
+HTPU_API const char *htpu_profile_event_name(uint32_t type);
+/* "us", "bytes", "cycles", "count", "object", "none"; "" for an unknown unit. */
+HTPU_API const char *htpu_profile_unit_name(uint32_t unit);
+
+/* What the backend announces (propertyHasCapability; nonzero = supported). */
+typedef struct htpu_profile_caps {
+  int profiling;          /* 1401: the profile API at all */
+  int custom_config;      /* 1402 */
+  int max_events_config;  /* 1403: the backend bounds its own events (else the core does) */
+  int extended_events;    /* 1404: timestamps */
+  int optrace;            /* 1405: HTPU_PROFILE_OPTRACE */
+  int continuous;         /* 310: a handle bound to a graph (not used by the core) */
+  int profiling_state;    /* 315: profiling switched per graph (not used by the core) */
+  int system_serialization; /* the system library has QnnSystemProfile (System API >= 1.5) */
+} htpu_profile_caps;
+HTPU_API int htpu_runtime_profile_caps(htpu_runtime *rt, htpu_profile_caps *out);
+
+/* Options of htpu_context_open_*_ex. Zero-initialize. */
+typedef struct htpu_load_options {
+  int profile_level;              /* an htpu_profile_level; HTPU_PROFILE_OFF: none */
+  uint32_t profile_max_events;    /* 0: HTPU_PROFILE_DEFAULT_MAX_EVENTS */
+  htpu_profile **profile;         /* out, as in htpu_exec_options: the load's init events */
+} htpu_load_options;
+/* htpu_context_open_file / _buffer with options (NULL = none). */
+HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,
+                                       const htpu_load_options *opts, htpu_context **out);
+HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
+                                         const htpu_load_options *opts, htpu_context **out);
+
+/* Writers. Each returns 0, HTPU_EINVAL (NULL profile or path) or HTPU_EIO naming the path and
+ * the reason (nothing is left half-written under the name: a temporary file is renamed).
+ * - A Chrome trace-event JSON (Perfetto, chrome://tracing): the host spans (convert, execute,
+ *   convert back) on one track, the accelerator and its ops on their own.
+ * - One self-contained HTML page (no network): a per-op bar chart and the timeline.
+ * - Through the runtime's system library (QnnSystemProfile serialization, System API 1.5 on)
+ *   in Qualcomm's log format that qnn-profile-viewer reads; HTPU_EUNSUPPORTED when the library
+ *   has no such slots. */
+HTPU_API int htpu_profile_write_trace(const htpu_profile *p, const char *path);
+HTPU_API int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path);
+HTPU_API int htpu_profile_write_qnn_log(htpu_runtime *rt, const htpu_profile *p,
+                                        const char *path);
+
 /* ---- counters ----------------------------------------------------------------------------- */
 
 /* Process-wide, atomically updated, readable at any time from any thread. */
@@ -614,6 +739,9 @@ typedef struct htpu_stats {
                                   (htpu_exec_options.cancelled); not counted in executes */
   uint64_t executes_declined;  /* no_wait calls that returned HTPU_EBUSY instead of waiting
                                   (htpu_exec_options.no_wait); not counted in executes */
+  uint64_t live_profiles;      /* QNN profile handles alive now (one per profiled call, freed
+                                  before it returns) */
+  uint64_t profiled_calls;     /* executes and loads whose events were read back */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -63,6 +63,11 @@ defmodule HexagonTpu do
       `perf_profile: :burst` loads into the shared runtime voting burst (models loaded with
       other options share another runtime). To change the profile of a runtime already open,
       `HexagonTpu.Runtime.set_perf_profile/2`; for single calls, `predict/3`'s `:perf_profile`
+    * `:profile_every` - `N`: one execute in N (the first, then every Nth) carries a QNN
+      profile and emits `[:hexagon_tpu, :profile]` telemetry with its per-op figures
+      (`HexagonTpu.Profile`); the other executes pay nothing. `nil` (default): none
+    * `:profile_level` - the level of those profiles: `:detailed` (default), `:basic`,
+      `:linting` or `:optrace`
 
   ## Examples
 
@@ -102,7 +107,12 @@ defmodule HexagonTpu do
     spec = %{
       graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
       scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
-      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil}
+      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil},
+      profile_every:
+        {&HexagonTpu.Profile.valid_every?/1, "a positive integer (executes per profile) or nil",
+         nil},
+      profile_level:
+        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed}
     }
 
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
@@ -112,7 +122,9 @@ defmodule HexagonTpu do
           # The graph keeps the context alive, so the model needs only the graph's handle.
           result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
           Context.close(ctx)
-          result
+
+          with {:ok, g} <- result,
+               do: {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
         end
       end)
     end
@@ -141,6 +153,27 @@ defmodule HexagonTpu do
   end
 
   @doc """
+  Profiles `model` on `inputs`: `:runs` executes (10) with a QNN profile of `:level`
+  (`:detailed`), summarized as a `HexagonTpu.Profile` (per op the median and minimum of its
+  time and cycles and its share of the accelerator, heaviest first; the accelerator's, the
+  RPC's and the host's figures; the raw events). `HexagonTpu.Profile.write_trace/2` and
+  `write_page/3` turn it into a Chrome trace or a page. A level the backend cannot give is an
+  `:unsupported` error naming the capability; see docs/profiling.md.
+
+  ## Options
+
+    * `:level` - `:basic`, `:detailed` (default), `:linting` or `:optrace`
+    * `:runs` - how many executes (10)
+    * `:max_events` - events read per execute (4096); past it the profile says "truncated"
+  """
+  @spec profile(model(), [Graph.input()], keyword()) ::
+          {:ok, HexagonTpu.Profile.t()} | {:error, Error.t()}
+  def profile(model, inputs, opts \\ []), do: HexagonTpu.Profile.run(model, inputs, opts)
+
+  @doc "Like `profile/3`, raising `HexagonTpu.Error`."
+  @spec profile!(model(), [Graph.input()], keyword()) :: HexagonTpu.Profile.t()
+  def profile!(model, inputs, opts \\ []), do: unwrap!(profile(model, inputs, opts))
+
   Like `load_model/2`, raising `HexagonTpu.Error`.
 
   ## Examples

@@ -4,7 +4,8 @@
 #        memcpy (the limit), numpy (the peer; python3-numpy), the exact and SIMD quantization
 #        kernels per type and layout from 1 KB to 64 MB, whole executes at MobileNet-v2 and
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
-#        execute, and Elixir's predict vs the C call; then issue 11's table as ratios.
+#        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
+#        throughput, read-back time, resident memory); then the table as ratios.
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
 #   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
 #        the kernels section alone.
@@ -30,9 +31,14 @@ $(BUILD)/bench-models/mobilenet_io.bin: bench/mobilenet_io.txt $(REFBUILD)
 	@mkdir -p $(dir $@)
 	$(Q)$(REFBUILD) $< $@
 
+$(BUILD)/bench-models/chain100.bin: models/chain100/chain100.txt $(REFBUILD)
+	@mkdir -p $(dir $@)
+	$(Q)$(REFBUILD) $< $@
+
 bench-build:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) DEBUG=0 SAN= all \
-	  $(BENCH_BUILD)/bench $(BENCH_BUILD)/bench-models/mobilenet_io.bin
+	  $(BENCH_BUILD)/bench $(BENCH_BUILD)/bench-models/mobilenet_io.bin \
+	  $(BENCH_BUILD)/bench-models/chain100.bin
 
 bench: bench-build
 	@[ -n "$(BENCH_PYTHON)" ] || echo "bench: no python3 with numpy found: the numpy row stays empty (Debian: apt-get install python3-numpy)"

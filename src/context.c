@@ -5,6 +5,7 @@
 
 #include "binary_file.h"
 #include "internal.h"
+#include "profile.h"
 #include "qnn_log.h"
 #include "retry.h"
 #include "stats.h"
@@ -29,18 +30,20 @@ static void context_destroy(htpu_object *o) {
   obj_release(&rt->base); /* may tear the runtime down: after the context, as QNN requires */
 }
 
-/* contextCreateFromBinary of the context's retained binary. Under the gate, exclusively. */
-static qnn_error_t create_from_binary(context_obj *c, qnn_context_handle_t *out) {
+/* contextCreateFromBinary of the context's retained binary, with the load's profile handle
+ * (NULL: none). Under the gate, exclusively. */
+static qnn_error_t create_from_binary(context_obj *c, qnn_context_handle_t *out,
+                                      qnn_profile_handle_t profile) {
   runtime_obj *rt = c->rt;
   *out = NULL;
   return rt->backend_lib.context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
                                                     (qnn_context_binary_size_t)c->binary_len,
-                                                    out, NULL);
+                                                    out, profile);
 }
 
 /* Takes ownership of binary (freed on failure too). */
 static int context_create(htpu_runtime *h, void *binary, size_t len, const char *origin,
-                          htpu_context **out) {
+                          const htpu_load_options *lo, htpu_context **out) {
   runtime_obj *rt = (runtime_obj *)obj_acquire(h, OBJ_RUNTIME);
   if (!rt) {
     free(binary);
@@ -71,24 +74,48 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   pthread_mutex_init(&c->graphs_lock, NULL);
 
   uint64_t mark = qnn_log_mark();
+  /* The load's profile (htpu_load_options): its own handle, read after the load. */
+  profile_call prof;
+  rc = profile_call_begin(rt, lo ? lo->profile_level : 0, lo ? lo->profile_max_events : 0,
+                          &prof);
+  uint64_t t_load = htpu_now_ns();
+  if (!rc && lo && lo->profile_level && !lo->profile)
+    rc = htpu_set_error(HTPU_EINVAL, 0, "loading %s: profile_level is set but profile (where "
+                        "to store the events) is NULL", origin);
   gate_enter_exclusive(&htpu_exec_gate);
-  rc = compat_check(rt, info, c->binary, len);
+  if (!rc) rc = compat_check(rt, info, c->binary, len);
   if (!rc) {
-    qnn_error_t e = create_from_binary(c, &c->qnn);
+    qnn_error_t e = create_from_binary(c, &c->qnn, prof.handle);
     /* A DSP restart during the load: the new DSP process can take it, once. */
     if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries)
-      e = create_from_binary(c, &c->qnn);
+      e = create_from_binary(c, &c->qnn, prof.handle);
     if (e != QNN_SUCCESS || !c->qnn) {
       c->qnn = NULL;
       rc = qnn_fail(e, mark, "creating the context from %s failed", origin);
     }
   }
+  /* The load's events, read before the context is published: a failed read fails the load
+   * the caller asked to profile. The handle is freed either way. */
+  htpu_profile *lp = NULL;
+  int prc = profile_call_end(rt, &prof, rc == 0, "", &lp);
+  if (!rc && prc) {
+    rt->backend_lib.context_free(c->qnn, NULL);
+    c->qnn = NULL;
+    rc = prc;
+  }
   if (!rc && runtime_add_context(rt, c) != 0) {
+    htpu_profile_free(lp);
+    lp = NULL;
     rt->backend_lib.context_free(c->qnn, NULL);
     c->qnn = NULL;
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
   gate_leave_exclusive(&htpu_exec_gate);
+  if (lp) {
+    lp->start_ns = lp->execute_start_ns = t_load;
+    lp->execute_ns = lp->total_ns = htpu_now_ns() - t_load;
+    *lo->profile = lp;
+  }
   if (rc) {
     if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
     obj_keep_error(&rt->base);
@@ -124,7 +151,7 @@ int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **ou
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, buf, len, origin, out);
+  return context_create(rt, buf, len, origin, NULL, out);
 }
 
 int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu_context **out) {
@@ -139,7 +166,40 @@ int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu
   memcpy(copy, buf, len);
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, copy, len, origin, out);
+  return context_create(rt, copy, len, origin, NULL, out);
+}
+
+int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_load_options *opts,
+                              htpu_context **out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_file_ex: out is NULL");
+  *out = NULL;
+  if (opts && opts->profile) *opts->profile = NULL;
+  if (!path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_file_ex: path is NULL");
+  void *buf = NULL;
+  size_t len = 0;
+  int rc = read_whole_file(path, &buf, &len);
+  if (rc) return rc;
+  char origin[600];
+  snprintf(origin, sizeof origin, "file '%s'", path);
+  return context_create(rt, buf, len, origin, opts, out);
+}
+
+int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
+                                const htpu_load_options *opts, htpu_context **out) {
+  htpu_clear_error();
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_buffer_ex: out is NULL");
+  *out = NULL;
+  if (opts && opts->profile) *opts->profile = NULL;
+  if (!buf || len == 0)
+    return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_buffer_ex: empty buffer; expected "
+                          "a QNN context binary");
+  void *copy = malloc(len);
+  if (!copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", len);
+  memcpy(copy, buf, len);
+  char origin[64];
+  snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
+  return context_create(rt, copy, len, origin, opts, out);
 }
 
 int htpu_context_close(htpu_context **cp) {
@@ -179,7 +239,7 @@ static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   const qnn_backend_lib *b = &rt->backend_lib;
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
-  qnn_error_t e = create_from_binary(c, &q);
+  qnn_error_t e = create_from_binary(c, &q, NULL);
   if (e != QNN_SUCCESS || !q) {
     *code = QNN_ERROR_CODE(e);
     htpu_set_error(HTPU_EDEVICE_RESET, *code,

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "profile.h"
 #include "qnn_log.h"
 #include "stats.h"
 
@@ -108,6 +109,7 @@ typedef struct exec_call {
   uint64_t quant_ns, dequant_ns, exec_ns;
   int ran; /* reached graphExecute */
   uint64_t mark; /* the QNN log position of the last attempt */
+  profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -322,9 +324,10 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   }
   STAT_ADD(executes_in_flight, 1);
   x->ran = 1;
-  uint64_t e0 = htpu_now_ns();
+  uint64_t e0 = x->prof.exec_start_ns = htpu_now_ns();
   qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
-                                                   x->tensors + x->n_in, x->n_out, NULL, NULL);
+                                                   x->tensors + x->n_in, x->n_out,
+                                                   x->prof.handle, NULL);
   x->exec_ns = htpu_now_ns() - e0;
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
@@ -444,6 +447,21 @@ static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) 
   }
 }
 
+/* A profiled call (htpu_exec_options.profile_level): its own QNN profile handle, read back
+ * and freed when the call ends (profile.h). */
+static int begin_profile(exec_call *x) {
+  if (!x->opts->profile)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "graph '%s': profile_level is set but profile (where to store the "
+                          "events) is NULL",
+                          x->gi->name);
+  *x->opts->profile = NULL;
+  int rc = profile_call_begin(x->rt, x->opts->profile_level, x->opts->profile_max_events,
+                              &x->prof);
+  if (rc) htpu_append_error(" (graph '%s')", x->gi->name);
+  return rc;
+}
+
 /* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
 static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
                uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
@@ -452,9 +470,12 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
   exec_call x;
   call_init(&x, g, inputs, n_in, outputs, n_out, opts, declined);
   int rc = plan_call(&x);
+  if (!rc && opts && opts->profile_level) rc = begin_profile(&x);
   if (!rc) rc = convert_inputs(&x);
   if (!rc) rc = execute_voted(&x);
   if (!rc) rc = convert_outputs(&x);
+  rc = profile_call_finish_execute(x.rt, &x.prof, rc, x.gi->name, opts, t_start, x.quant_ns,
+                                   x.exec_ns, x.dequant_ns);
   finish_call(&x, stats, t_start);
   return rc;
 }

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "hexagon_tpu.h"
+#include "profile.h"
 
 htpu_counters htpu_g_counters;
 
@@ -37,4 +38,5 @@ void htpu_stats_get(htpu_stats *out) {
   out->executes_waiting = LOAD(executes_waiting);
   out->executes_cancelled = LOAD(executes_cancelled);
   out->executes_declined = LOAD(executes_declined);
+  profile_stats_get(&out->live_profiles, &out->profiled_calls);
 }

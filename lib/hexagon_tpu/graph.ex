@@ -36,7 +36,16 @@ defmodule HexagonTpu.Graph do
 
   alias HexagonTpu.Vectorized
 
-  defstruct [:ref, :name, :inputs, :outputs, :vtcm_bytes, :model_info, scheduler: :auto]
+  defstruct [
+    :ref,
+    :name,
+    :inputs,
+    :outputs,
+    :vtcm_bytes,
+    :model_info,
+    scheduler: :auto,
+    profile_every: nil
+  ]
 
   @type t :: %__MODULE__{
           ref: reference(),
@@ -45,7 +54,8 @@ defmodule HexagonTpu.Graph do
           outputs: [TensorInfo.t()],
           vtcm_bytes: non_neg_integer(),
           model_info: map(),
-          scheduler: scheduler()
+          scheduler: scheduler(),
+          profile_every: HexagonTpu.Profile.sampling() | nil
         }
 
   @typedoc "Where executes run: see `execute/3`'s `:scheduler`."
@@ -104,7 +114,11 @@ defmodule HexagonTpu.Graph do
     HexagonTpu.Telemetry.execute_span(
       g.name,
       fn ->
-        case NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks) do
+        run_batch = fn ->
+          NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks)
+        end
+
+        case HexagonTpu.Profile.sampled(g, nif_inputs, out_types, perf_profile, chunks, run_batch) do
           {:error, nif_error, chunk} ->
             {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), names)
             first = chunk * batch
@@ -525,7 +539,10 @@ defmodule HexagonTpu.Graph do
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.
   defp nif_execute(g, nif_inputs, out_types, perf_profile, scheduler) do
-    nif_call(g.ref, nif_inputs, out_types, perf_profile, scheduler)
+    # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile).
+    call = fn -> nif_call(g.ref, nif_inputs, out_types, perf_profile, scheduler) end
+
+    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, perf_profile, 1, call)
     |> Error.wrap()
     |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
   end
@@ -542,6 +559,32 @@ defmodule HexagonTpu.Graph do
     do: NIF.graph_execute_normal(ref, inputs, out_types, profile, mode)
 
   # ---- outputs -------------------------------------------------------------------------------
+
+  # For HexagonTpu.Profile.run/3: one profiled execute of f32 (or Nx) inputs; the raw profile.
+  @doc false
+  @spec execute_profiled(t(), [input()], atom(), non_neg_integer()) ::
+          {:ok, map()} | {:error, Error.t()}
+  def execute_profiled(%__MODULE__{} = g, inputs, level, max_events) do
+    with {:ok, nif_inputs} <- prepare_inputs(g, inputs, :auto) do
+      case NIF.graph_execute_profiled(
+             g.ref,
+             nif_inputs,
+             output_types(g, :auto),
+             nil,
+             level,
+             max_events,
+             1
+           ) do
+        {:ok, _bins, _stats, profile} ->
+          {:ok, profile}
+
+        other ->
+          other
+          |> Error.wrap()
+          |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
+      end
+    end
+  end
 
   defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
 

@@ -141,4 +141,10 @@ defmodule HexagonTpu.NIF do
   def set_max_binary_bytes(_bytes), do: :erlang.nif_error(not_loaded())
   def max_binary_bytes, do: :erlang.nif_error(not_loaded())
   def close_all(_wait_ms), do: :erlang.nif_error(not_loaded())
+
+  # profiles (c_src/profile.c)
+  def graph_execute_profiled(_graph, _inputs, _output_types, _perf, _level, _max_events, _chunks),
+    do: :erlang.nif_error(not_loaded())
+
+  def profile_write(_profile_ref, _kind, _path, _title), do: :erlang.nif_error(not_loaded())
 end

@@ -108,6 +108,9 @@ defmodule HexagonTpu.Serving do
     * `:perf_profile` - voted for each execute, as in `HexagonTpu.predict/3`
     * `:graph` and the runtime options (`backend: :reference`, ...) - for loading a source,
       as `HexagonTpu.load_model/2`
+    * `:profile_every`, `:profile_level` - for loading a source: one batch in N carries a
+      profile (of its first chunk) and emits `[:hexagon_tpu, :profile]` telemetry, as
+      `HexagonTpu.load_model/2`'s
 
   Raises `HexagonTpu.Error` on bad options, a model that cannot be batched or cannot be
   loaded, and when Nx is not loaded.
@@ -144,7 +147,7 @@ defmodule HexagonTpu.Serving do
             )
     end
 
-    load_names = [:graph | Runtime.option_names() -- [:env]]
+    load_names = [:graph, :profile_every, :profile_level | Runtime.option_names() -- [:env]]
     {load_opts, own} = Options.split(opts, load_names)
     o = HexagonTpu.unwrap!(Options.validate(own, @spec_opts, @where))
     models = HexagonTpu.unwrap!(models(model_or_path, load_opts, o.partitions))

@@ -66,6 +66,14 @@ defmodule HexagonTpu.Telemetry do
 
     * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
 
+    * `[:hexagon_tpu, :profile]` - one execute in N of a model loaded with `profile_every: N`
+      (`HexagonTpu.load_model/2`, `HexagonTpu.Serving.new/2`) carried a profile. Measurements:
+      `%{accel_us:, accel_cycles:, host_rpc_us:, htp_rpc_us:, execute_ns:, total_ns:}` (the
+      accelerator's and the RPC's figures from the backend, the host's from the C core).
+      Metadata: `%{graph:, level:, ops: [%{index:, name:, us:, cycles:, share:}] (heaviest
+      first), note:, chunks:, call_execute_ns:, profile: %HexagonTpu.Profile{}}`; see
+      `HexagonTpu.Profile`.
+
   ## Example
 
       defmodule MyApp.SlowInference do
@@ -234,6 +242,11 @@ defmodule HexagonTpu.Telemetry do
   @spec serving_queue(map(), map()) :: :ok
   def serving_queue(measurements, metadata),
     do: emit([:hexagon_tpu, :serving, :queue], measurements, metadata)
+
+  @doc false
+  # [:hexagon_tpu, :profile] from a sampled execute (HexagonTpu.Profile).
+  @spec profile(map(), map()) :: :ok
+  def profile(measurements, metadata), do: emit([:hexagon_tpu, :profile], measurements, metadata)
 
   @doc false
   # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.

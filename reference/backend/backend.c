@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
@@ -214,6 +215,7 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
   }
   rb_power_release_all(b);
   rb_pinfo_release_all(b);
+  rb_profile_release_all(b);
   rb_signal_release_all(b);
   for (rb_backend **pp = &g_rb.backends; *pp; pp = &(*pp)->next)
     if (*pp == b) {

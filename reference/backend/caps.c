@@ -4,14 +4,16 @@
  * The defaults are what every real libQnnHtp.so observed answers (QAIRT 2.25 to 2.46,
  * docs/reference-backend.md); the behaviour behind each switchable key follows its answer, so
  * a test can run the same client code against a backend with and without signals, async
- * execute, priorities or batch multiples. Precedence: htpu_ref_set_capability, then
- * HTPU_REF_CAPS ("key=answer,..." read on every call), then the default.
+ * execute, priorities, batch multiples or profiling features. Precedence:
+ * htpu_ref_set_capability, then HTPU_REF_CAPS ("key=answer,..." read on every call), then the
+ * default.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "htpu_ref_control.h"
+#include "qnn/qnn_profile_abi.h"
 #include "rb_internal.h"
 
 typedef struct cap_entry {
@@ -34,6 +36,16 @@ static const cap_entry k_caps[] = {
     {QNN_PROPERTY_GROUP_SIGNAL, QNN_SUCCESS},
     {QNN_PROPERTY_SIGNAL_SUPPORT_ABORT, QNN_SUCCESS},
     {QNN_PROPERTY_SIGNAL_SUPPORT_TIMEOUT, QNN_SUCCESS},
+    /* profiling (profile.c, docs/profiling.md): the API itself, extended events and the
+     * optrace config supported; custom and max-events configs, continuous profiling and the
+     * profiling state not */
+    {QNN_PROPERTY_GROUP_PROFILE, QNN_SUCCESS},
+    {QNN_PROPERTY_PROFILE_SUPPORT_CUSTOM_CONFIG, QNN_COMMON_ERROR_NOT_SUPPORTED},
+    {QNN_PROPERTY_PROFILE_SUPPORT_MAX_EVENTS_CONFIG, QNN_COMMON_ERROR_NOT_SUPPORTED},
+    {QNN_PROPERTY_PROFILE_SUPPORTS_EXTENDED_EVENT, QNN_SUCCESS},
+    {QNN_PROPERTY_PROFILE_SUPPORT_OPTRACE_CONFIG, QNN_SUCCESS},
+    {QNN_PROPERTY_GRAPH_SUPPORT_CONTINUOUS_PROFILING, QNN_COMMON_ERROR_NOT_SUPPORTED},
+    {QNN_PROPERTY_GRAPH_SUPPORT_PROFILING_STATE, QNN_COMMON_ERROR_NOT_SUPPORTED},
     /* device and memory features the loader needs: fixed, but switchable too */
     {QNN_PROPERTY_GROUP_DEVICE, QNN_SUCCESS},
     {QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE, QNN_SUCCESS},
@@ -70,8 +82,9 @@ static int parse_caps(const char *text, bool *has, qnn_error_t *value, char *err
         fr_parse_u32(eq + 1, len - (size_t)(eq - p) - 1, 0, 0xFFFF, &answer) != 0 ||
         (idx = cap_index(key)) < 0) {
       snprintf(err, errlen, "HTPU_REF_CAPS: bad entry '%.*s' (expected KEY=ANSWER with a "
-               "switchable key: 205, 211, 302, 303, 304, 306, 308, 309, 312, 1201, 1202, "
-               "1203, 1102, 1103, 1501, 1502, and an answer 0..65535)", (int)len, p);
+               "switchable key: 205, 211, 302, 303, 304, 306, 308, 309, 310, 312, 315, "
+               "1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, 1501, 1502, and an "
+               "answer 0..65535)", (int)len, p);
       return -1;
     }
     has[idx] = true;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 /* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
  * takes the call's signal (NULL: none) for a call that started at start_ns. */
@@ -85,14 +86,17 @@ static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
   rb_context *c = NULL;
   uint32_t priority = QNN_PRIORITY_DEFAULT, depth = RB_ASYNC_DEPTH_DEFAULT;
   rb_stop st = RB_STOP_NONE;
+  /* The load's init events (rb_profile.h); the handle is held until the load returns, and
+   * released before the backend is unpinned (backendFree frees its profiles). */
+  rb_prof_call pc;
+  qnn_error_t prc = rb_profile_begin(b, profile, 0, QNN_CONTEXT_ERROR_INVALID_HANDLE,
+                                     QNN_PROFILE_ERROR_HANDLE_IN_USE, &pc);
   if (!buf || !size || !out) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: %s is NULL/empty", api,
             !out ? "the context out-pointer" : "the binary buffer");
     rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
-  } else if (profile) {
-    /* profileCreate is not supported here, so no profile handle can be valid. */
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: unknown profile handle", api);
-    rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  } else if (prc != QNN_SUCCESS) {
+    rc = prc; /* logged */
   } else {
     rc = rb_fault_watched(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log, &w, &st);
     if (st != RB_STOP_NONE) rc = load_stopped(b, api, &w, st, "during its injected latency");
@@ -105,7 +109,9 @@ static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
     rb_violation(b->log, "%s while %d graphExecute call(s) are in flight in this process "
                  "(loading during inference has reset the device)", api, busy);
   if (rc == QNN_SUCCESS) rc = rb_context_configs(b, api, cfg, &priority, &depth);
+  pc.t_run0 = rb_mono_ns();
   if (rc == QNN_SUCCESS) rc = load_model(b, api, buf, size, &m);
+  pc.t_run1 = rb_mono_ns();
   if (rc == QNN_SUCCESS && (st = rb_watch_check(&w)) != RB_STOP_NONE)
     rc = load_stopped(b, api, &w, st, "after deserializing the binary");
   /* Loading a context opens the FastRPC session (if the device did not already). */
@@ -121,8 +127,9 @@ static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
   if (rc == QNN_SUCCESS && dh && rb_find_device(dh) != d) rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
   if (rc != QNN_SUCCESS) {
     rb_signal_release(&w);
-    unpin_backend(b);
     pthread_mutex_unlock(&g_rb.lock);
+    rb_profile_end_load(&pc, rc); /* an empty recording; the handle is free again */
+    unpin_backend(b);
     if (c) free(c->graphs);
     free(c);
     ref_model_free(m);
@@ -145,11 +152,12 @@ static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
   g_rb.contexts = c;
   *out = (qnn_context_handle_t)c->handle;
   rb_signal_release(&w);
-  unpin_backend(b);
   pthread_mutex_unlock(&g_rb.lock);
   rb_logf(b->log, QNN_LOG_LEVEL_INFO, "%s: context 0x%lx with %u graph(s), priority %s, async "
           "queue depth %u", api, (unsigned long)c->handle, m->num_graphs,
           rb_priority_name(priority), depth);
+  rb_profile_end_load(&pc, QNN_SUCCESS);
+  unpin_backend(b);
   return QNN_SUCCESS;
 }
 

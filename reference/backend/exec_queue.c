@@ -96,7 +96,8 @@ static void *worker_main(void *arg) {
       g->running = true;
       pthread_cond_broadcast(&g_sched.cond);
       pthread_mutex_unlock(&g_sched.lock);
-      h->rc = rb_execute_turn(g, "graphExecuteAsync", NULL, 0, NULL, 0, &h->bufs, &h->watch);
+      h->rc = rb_execute_turn(g, "graphExecuteAsync", NULL, 0, NULL, 0, &h->bufs, &h->watch,
+                              &h->prof);
       pthread_mutex_lock(&g_sched.lock);
       g->running = false;
       push_done(g, h);

@@ -1,12 +1,14 @@
 /*
  * graph_exec.c - graphExecute and graphExecuteAsync: the checks the real backend makes, the
- * graph's queue (exec_queue.c), signals (signal.c), batch multiples, then the interpreter.
+ * graph's queue (exec_queue.c), signals (signal.c), profiles (profile.c), batch multiples, then
+ * the interpreter.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rb_internal.h"
+#include "rb_profile.h"
 
 /* The fields graphExecute looks at, read through the member the version selects. */
 typedef struct tview {
@@ -217,7 +219,8 @@ static int op_hook(void *arg) {
 }
 
 qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi,
-                        const rb_bufs *x, const rb_watch *w, rb_stop *stopped) {
+                        const rb_bufs *x, const rb_watch *w, rb_prof_call *pc,
+                        rb_stop *stopped) {
   const ref_model *m = c->model;
   const ref_graph *rg = &m->graphs[gi];
   *stopped = RB_STOP_NONE;
@@ -226,6 +229,8 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
   void **out = x->multiple > 1 ? calloc(x->nout + 1, sizeof(*out)) : x->outp;
   qnn_error_t rc = in && out ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
   bool hook_needed = (w && w->sig) || rb_op_faults_armed(c->backend);
+  uint64_t *op_t0 = pc && pc->num_ops ? pc->op_t0 : NULL, *op_t1 = op_t0 ? pc->op_t1 : NULL;
+  if (pc) pc->t_checked = pc->t_run0 = rb_mono_ns();
   /* A batch multiple k runs the graph on each of the k row groups: what a graph whose ops
    * take the batch dimension as it comes computes. Stops are checked before every op. */
   for (uint32_t r = 0; rc == QNN_SUCCESS && r < x->multiple; r++) {
@@ -235,8 +240,10 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
       out[i] = (char *)x->outp[i] + (size_t)r * m->tensors[rg->outputs[i]].nbytes;
     char err[256];
     op_hook_ctx hook = {c->backend, w, RB_STOP_NONE, 0};
-    int run = ref_graph_run_ex(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, err,
-                               sizeof(err));
+    uint64_t group_t0 = op_t0 ? rb_mono_ns() : 0;
+    int run = ref_graph_run_ex(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, op_t0, op_t1,
+                               err, sizeof(err));
+    if (run == 0 && op_t0) rb_profile_row_group(pc, group_t0);
     if (run == REF_RUN_STOPPED && hook.stopped != RB_STOP_NONE) {
       *stopped = hook.stopped;
       rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's rb_graph_stopped gives the code */
@@ -249,6 +256,7 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
       rc = QNN_COMMON_ERROR_GENERAL;
     }
   }
+  if (pc) pc->t_run1 = rb_mono_ns();
   if (x->multiple > 1) {
     free(in);
     free(out);
@@ -274,10 +282,11 @@ qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb
 
 qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
                             const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
-                            const rb_watch *w) {
+                            const rb_watch *w, rb_prof_call *pc) {
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
   const char *name = c->model->graphs[g->index].name;
+  if (pc) pc->t_locked = rb_mono_ns(); /* the graph's turn: the queue wait is over */
   if (atomic_load(&c->stale)) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': context 0x%lx was lost in a DSP "
             "subsystem restart; free it and create a new one", api, name,
@@ -302,8 +311,9 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
      * shows memory nobody wrote) */
     rb_logf(b->log, QNN_LOG_LEVEL_WARN, "%s: graph '%s': outputs not written "
             "(HTPU_REF_SKIP_OUTPUTS)", api, name);
+    if (pc) pc->t_checked = pc->t_run0 = pc->t_run1 = rb_mono_ns(); /* nothing ran */
   } else {
-    rc = rb_bufs_run(b->log, api, c, g->index, x, w, &st);
+    rc = rb_bufs_run(b->log, api, c, g->index, x, w, pc, &st);
     if (st != RB_STOP_NONE) rc = rb_graph_stopped(g, api, w, st, "between ops");
   }
   if (rc == QNN_SUCCESS) {
@@ -391,20 +401,23 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
     rb_violation(b->log, "graphExecute of graph '%s' while another graphExecute of the same "
                  "graph is in progress (QNN queues them; callers should serialize per graph)",
                  name);
-  if (profile) {
-    /* profileCreate is not supported, so no such handle can be valid. */
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphExecute: graph '%s': unknown profile handle",
-            name);
-    rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
-  } else {
+  /* The profile handle serves this call alone, from here to its return, queue wait included
+   * (rb_profile.h): a second call passing it gets 6032 at once. */
+  rb_prof_call pc;
+  rc = rb_profile_begin(b, profile, c->model->graphs[g->index].num_ops,
+                        QNN_GRAPH_ERROR_INVALID_ARGUMENT, QNN_GRAPH_ERROR_PROFILE_IN_USE, &pc);
+  if (rc == QNN_SUCCESS) {
     rb_stop st = rb_queue_wait_turn(g, &j);
     if (st != RB_STOP_NONE) {
       rc = rb_graph_stopped(g, "graphExecute", &j.watch, st, "while waiting in the graph's queue");
     } else {
-      rc = rb_execute_turn(g, "graphExecute", inputs, nin, outputs, nout, NULL, &j.watch);
+      rc = rb_execute_turn(g, "graphExecute", inputs, nin, outputs, nout, NULL, &j.watch, &pc);
       rb_queue_done(g);
     }
   }
+  /* What ran (nothing for a failed, aborted or timed-out call), and the handle is free again:
+   * before the backend is let go, since backendFree frees its profiles. */
+  rb_profile_end_execute(&pc, c->model, g->index, rc);
   atomic_fetch_sub(&g->in_flight, 1);
   release_call(c, b, &j.watch);
   return rc;
@@ -452,15 +465,17 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
   uint32_t depth = c->async_depth;
   pthread_mutex_unlock(&g_rb.lock);
 
-  if (profile) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': unknown profile handle", api, name);
-    rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
-  } else if (atomic_load(&c->stale)) {
+  /* QnnGraph.h leaves one profile handle in two enqueued executes undefined; here the second
+   * gets 6032 at the call. The handle is held until the notification. */
+  rc = rb_profile_begin(b, profile, c->model->graphs[g->index].num_ops,
+                        QNN_GRAPH_ERROR_INVALID_ARGUMENT, QNN_GRAPH_ERROR_PROFILE_IN_USE,
+                        &j->prof);
+  if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': context 0x%lx was lost in a DSP "
             "subsystem restart; free it and create a new one", api, name,
             (unsigned long)c->handle);
     rc = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
-  } else {
+  } else if (rc == QNN_SUCCESS) {
     /* checked at the call, so that a refused call fails here and is never notified */
     rc = rb_bufs_resolve(b->log, api, c, g->index, inputs, nin, outputs, nout, &j->bufs);
   }
@@ -477,6 +492,7 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
       return QNN_SUCCESS; /* the queue owns j; rb_async_complete ends the call */
     }
   }
+  rb_profile_end_execute(&j->prof, c->model, g->index, rc); /* a refused call: nothing */
   rb_bufs_release(&j->bufs);
   release_call(c, b, &j->watch);
   free(j);
@@ -488,7 +504,9 @@ void rb_async_complete(rb_job *j, qnn_error_t rc) {
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
   rb_bufs_release(&j->bufs);
-  /* The signal is idle before the notification, so the callback may reuse or free it. */
+  /* The profile holds what ran and the signal is idle before the notification, so the
+   * callback may read, reuse or free either. */
+  rb_profile_end_execute(&j->prof, c->model, g->index, rc);
   rb_signal_release(&j->watch);
   if (j->notify) {
     qnn_notify_status_t status = {rc};

@@ -132,7 +132,11 @@ void htpu_ref_forget_power_history(void);
  * supported, 2000 unknown key), and with it the behaviour behind it: the calls a capability
  * announces fail with 1000 while it is not 0 (docs/reference-backend.md, "Capabilities").
  * Switchable keys: 205, 211, 302, 303, 304, 306, 308, 309, 312, 1201, 1202, 1203 (and 1102,
- * 1103, 1501, 1502). Takes precedence over HTPU_REF_CAPS. Returns 0, or -1 for another key. */
+ * 1103, 1501, 1502), and the profile keys (docs/profiling.md): 1401 the profile API at all
+ * (off: profileCreate unsupported), 1402 custom config, 1403 max-events config (on: honoured),
+ * 1404 extended events (off: profileGetExtendedEventData unsupported), 1405 optrace config
+ * (1402/1403/1405 off: profileSetConfig rejects that option), 310 continuous profiling, 315
+ * profiling state. Takes precedence over HTPU_REF_CAPS. Returns 0, or -1 for another key. */
 typedef int (*htpu_ref_set_capability_fn)(uint32_t key, uint32_t answer);
 int htpu_ref_set_capability(uint32_t key, uint32_t answer);
 
@@ -160,6 +164,10 @@ typedef struct htpu_ref_graph_state {
  * Returns 0, or -1 when no live context has such a graph. */
 typedef int (*htpu_ref_get_graph_state_fn)(const char *graph_name, htpu_ref_graph_state *out);
 int htpu_ref_get_graph_state(const char *graph_name, htpu_ref_graph_state *out);
+
+/* Profile handles created and not yet freed, over all backends. */
+typedef uint32_t (*htpu_ref_live_profiles_fn)(void);
+uint32_t htpu_ref_live_profiles(void);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 
 #include "qnn/qnn_versions.h"
 #include "rb_internal.h"
+#include "rb_profile.h"
 #include "ref_providers.h"
 
 #define DEFAULT_SPEC "HTPU_REFERENCE:6:2.32.0:5.42.0"
@@ -97,6 +98,13 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->device_free_platform_info = rb_device_free_platform_info;
   t->device_get_infrastructure = rb_device_get_infrastructure;
   t->device_get_info = rb_device_get_info;
+  t->profile_create = rb_profile_create;
+  t->profile_set_config = rb_profile_set_config;
+  t->profile_get_events = rb_profile_get_events;
+  t->profile_get_sub_events = rb_profile_get_sub_events;
+  t->profile_get_event_data = rb_profile_get_event_data;
+  t->profile_get_extended_event_data = rb_profile_get_extended_event_data;
+  t->profile_free = rb_profile_free;
 }
 
 /* One provider block from "NAME:BACKEND_ID:CORE_VERSION:BACKEND_VERSION". */

@@ -379,6 +379,23 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t
                                        qnn_context_binary_size_t);
 qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
 
+/* ---- profile.c: one call's recording (the functions: rb_profile.h) ---- */
+struct rb_profile;
+/* One call recording into a profile handle (NULL p: the call is not profiled). */
+typedef struct rb_prof_call {
+  struct rb_profile *p;
+  uint64_t t_enter, t_locked, t_checked, t_run0, t_run1; /* ns, CLOCK_MONOTONIC */
+  /* Per op of the graph (execute), summed over the row groups of a batch multiple; NULL when
+   * not recorded. op_t0/op_t1: the interpreter's start/end of each op in one row group. */
+  uint64_t *op_t0, *op_t1;
+  uint64_t *op_first;     /* when the op first started */
+  uint64_t *op_busy;      /* time in the op */
+  uint64_t *op_wait;      /* time from the previous op's end (the group's start) to its start */
+  uint64_t *op_wait_from; /* when its first wait began */
+  uint32_t num_ops;
+  uint32_t row_groups; /* row groups run (a batch multiple k runs k) */
+} rb_prof_call;
+
 /* ---- graph_exec.c ---- */
 qnn_error_t rb_graph_execute(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t, qnn_tensor_t *,
                              uint32_t, qnn_profile_handle_t, qnn_signal_handle_t);
@@ -404,19 +421,23 @@ void rb_bufs_release(rb_bufs *x);
  * graph code, 6031 aborted or 6033 timed out. */
 qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
                              const char *where);
-/* The async job is over with rc: releases its buffers and signal, calls its notify function
- * (this thread: the graph's worker), then lets the context go (graph_exec.c). */
+/* The async job is over with rc: releases its buffers, records and releases its profile,
+ * releases its signal, calls its notify function (this thread: the graph's notifier), then
+ * lets the context go (graph_exec.c). */
 void rb_async_complete(rb_job *j, qnn_error_t rc);
 /* Runs one execute of g (blocking or from the worker) once it has its turn: stale check,
  * fault rules and latency, then the graph on pre's buffers (async, resolved at the call) or
- * on in/out resolved now (blocking). Returns the call's QNN code (logged). */
+ * on in/out resolved now (blocking), timing it into pc (NULL: not profiled). Returns the
+ * call's QNN code (logged). */
 qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
                             const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
-                            const rb_watch *w);
+                            const rb_watch *w, struct rb_prof_call *pc);
 /* Runs graph gi of c on x's buffers, row group after row group, stopping between ops when w
- * says so. Returns 0, 6031/6033 with *stopped set, or the failure code (logged). */
+ * says so; times the run (and, when pc has per-op arrays, each op) into pc. Returns 0,
+ * 6031/6033 with *stopped set, or the failure code (logged). */
 qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi,
-                        const rb_bufs *x, const rb_watch *w, rb_stop *stopped);
+                        const rb_bufs *x, const rb_watch *w, struct rb_prof_call *pc,
+                        rb_stop *stopped);
 
 /* ---- exec_queue.c ---- */
 /* A place in a graph's queue: a blocking caller's (on its stack) or an async execute's. */
@@ -427,6 +448,7 @@ struct rb_job {
   rb_watch watch;
   /* async only */
   rb_bufs bufs;
+  rb_prof_call prof;    /* its profile recording (prof.p NULL: none), held until notified */
   qnn_notify_fn_t notify;
   void *notify_param;
   qnn_error_t rc;       /* its result, once over */

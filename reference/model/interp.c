@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "refmodel_priv.h"
 
@@ -88,14 +89,20 @@ out:
   return rc;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *in,
                   void *const *out, char *err, size_t errlen) {
-  return ref_graph_run_ex(m, graph_index, in, out, NULL, NULL, err, errlen);
+  return ref_graph_run_ex(m, graph_index, in, out, NULL, NULL, NULL, NULL, err, errlen);
 }
 
 int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
-                     void *const *out, ref_stop_fn stop, void *stop_arg, char *err,
-                     size_t errlen) {
+                     void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                     uint64_t *op_end, char *err, size_t errlen) {
   if (!m) return refm_err(err, errlen, "no model");
   if (graph_index >= m->num_graphs)
     return refm_err(err, errlen, "graph index %u out of range (model has %u)", graph_index,
@@ -129,7 +136,10 @@ int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const
       refm_err(err, errlen, "graph '%s': stopped before op %u", g->name, o);
       break;
     }
+    /* after the stop check: its time (and a graphOp latency) falls between ops */
+    if (op_start) op_start[o] = now_ns();
     rc = run_op(m, &g->ops[o], o, &rs, err, errlen);
+    if (op_end) op_end[o] = now_ns();
     if (rc) {
       const char *tn = refm_op_name(g->ops[o].type);
       refm_err_prefix(err, errlen, "graph '%s' op %u (%s): ", g->name, o, tn ? tn : "?");

@@ -149,10 +149,12 @@ typedef int (*ref_stop_fn)(void *arg);
 #define REF_RUN_STOPPED 1
 /* ref_graph_run that calls stop(arg) (when non-NULL) before each op and returns
  * REF_RUN_STOPPED, outputs partly written, as soon as it answers nonzero: how an execute is
- * aborted or timed out between ops. */
+ * aborted or timed out between ops. When op_start/op_end are not NULL (arrays of the graph's
+ * num_ops entries) it also records when each op started and ended (CLOCK_MONOTONIC, ns; the
+ * stop check comes before the start): the reference backend's per-op profile events. */
 int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
-                     void *const *out, ref_stop_fn stop, void *stop_arg, char *err,
-                     size_t errlen);
+                     void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                     uint64_t *op_end, char *err, size_t errlen);
 
 /* ---- builder: text description -> binary ---------------------------------------------------
  * The text format is documented in docs/reference-format.md. On success *out is malloc'ed

@@ -59,6 +59,15 @@ qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t
                         uint32_t stride, uint32_t api);
 qnn_error_t rs_not_supported(void);
 
+/* ---- sys_profile.c: QnnSystemProfile (System API 1.5 on) ---- */
+struct qnn_system_profile_target;
+qnn_error_t rs_profile_create_target(struct qnn_system_profile_target target,
+                                     struct qnn_system_profile_target_config *cfg, uint32_t ncfg,
+                                     void **out);
+qnn_error_t rs_profile_serialize(void *h, const struct qnn_system_profile_data **data,
+                                 uint32_t n);
+qnn_error_t rs_profile_free_target(void *h);
+
 RS_EXPORT qnn_error_t QnnSystemInterface_getProviders(const qnn_system_interface_t ***list,
                                                       uint32_t *num);
 

@@ -197,6 +197,10 @@ static void fill_table(qnn_system_interface_table_t *t, qnn_version_t v, int sup
   t->system_context_get_binary_info = wide ? get_binary_info_88 : get_binary_info_64;
   t->system_context_get_metadata = wide ? get_metadata_88 : get_metadata_64;
   t->system_context_free = rs_context_free;
+  /* beyond the provider's slots these are never copied (build_provider copies only those) */
+  t->system_profile_create_serialization_target = rs_profile_create_target;
+  t->system_profile_serialize_event_data = rs_profile_serialize;
+  t->system_profile_free_serialization_target = rs_profile_free_target;
 }
 
 /* One provider block from "NAME:MAJ.MIN.PATCH". */

@@ -49,6 +49,13 @@ typedef void (*qnn_unused_fn)(void);
 struct qnn_mem_descriptor;
 struct qnn_device_platform_info;
 struct qnn_signal_config;
+/* Declared in qnn_profile_abi.h. */
+struct qnn_profile_config;
+struct qnn_profile_event_data;
+struct qnn_profile_extended_event_data;
+struct qnn_system_profile_target;
+struct qnn_system_profile_target_config;
+struct qnn_system_profile_data;
 
 typedef struct qnn_version {
   uint32_t major;
@@ -443,13 +450,18 @@ typedef struct qnn_interface_table {
   qnn_error_t (*log_create)(qnn_log_callback_t, uint32_t, qnn_log_handle_t *);             /* 25 */
   qnn_error_t (*log_set_log_level)(qnn_log_handle_t, uint32_t);                            /* 26 */
   qnn_error_t (*log_free)(qnn_log_handle_t);                                               /* 27 */
-  qnn_unused_fn profile_create;                                                            /* 28 */
-  qnn_unused_fn profile_set_config;                                                        /* 29 */
-  qnn_unused_fn profile_get_events;                                                        /* 30 */
-  qnn_unused_fn profile_get_sub_events;                                                    /* 31 */
-  qnn_unused_fn profile_get_event_data;                                                    /* 32 */
-  qnn_unused_fn profile_get_extended_event_data;                                           /* 33 */
-  qnn_unused_fn profile_free;                                                              /* 34 */
+  qnn_error_t (*profile_create)(qnn_backend_handle_t, uint32_t level,
+                                qnn_profile_handle_t *);                                  /* 28 */
+  qnn_error_t (*profile_set_config)(qnn_profile_handle_t,
+                                    const struct qnn_profile_config **);                  /* 29 */
+  qnn_error_t (*profile_get_events)(qnn_profile_handle_t, const uint64_t **ids,
+                                    uint32_t *num);                                       /* 30 */
+  qnn_error_t (*profile_get_sub_events)(uint64_t event, const uint64_t **ids,
+                                        uint32_t *num);                                   /* 31 */
+  qnn_error_t (*profile_get_event_data)(uint64_t event, struct qnn_profile_event_data *); /* 32 */
+  qnn_error_t (*profile_get_extended_event_data)(
+      uint64_t event, struct qnn_profile_extended_event_data *);                          /* 33 */
+  qnn_error_t (*profile_free)(qnn_profile_handle_t);                                       /* 34 */
   qnn_error_t (*mem_register)(qnn_context_handle_t, const struct qnn_mem_descriptor *, uint32_t,
                               qnn_mem_handle_t *);                                        /* 35 */
   qnn_error_t (*mem_de_register)(const qnn_mem_handle_t *, uint32_t);                     /* 36 */
@@ -536,9 +548,13 @@ typedef struct qnn_system_interface_table {
   qnn_unused_fn system_dlc_compose_graphs;                                                 /* 10 */
   qnn_unused_fn system_dlc_get_op_mappings;                                                /* 11 */
   qnn_unused_fn system_dlc_free;                                                           /* 12 */
-  qnn_unused_fn system_profile_create_serialization_target;                                /* 13 */
-  qnn_unused_fn system_profile_serialize_event_data;                                       /* 14 */
-  qnn_unused_fn system_profile_free_serialization_target;                                  /* 15 */
+  /* the target is passed by value */
+  qnn_error_t (*system_profile_create_serialization_target)(
+      struct qnn_system_profile_target, struct qnn_system_profile_target_config *,
+      uint32_t num_configs, void **target);                                               /* 13 */
+  qnn_error_t (*system_profile_serialize_event_data)(
+      void *target, const struct qnn_system_profile_data **, uint32_t num);               /* 14 */
+  qnn_error_t (*system_profile_free_serialization_target)(void *target);                  /* 15 */
 } qnn_system_interface_table_t;
 
 #define QNN_SYSTEM_INTERFACE_SLOT(field) \

@@ -13,7 +13,14 @@
  *   - the same for qnn_device_abi.h and qnn_htp_abi.h (device platform info, HTP device info
  *     extension, graph blob info, memory descriptors, HTP device config, performance
  *     infrastructure), values whose SDK name differs from ours through VALUE_ALIASES, and the
- *     function types of the typed slots 35-43 and of the performance-infrastructure table.
+ *     function types of the typed slots 35-43 and of the performance-infrastructure table;
+ *   - qnn_signal_abi.h and the execute/config additions: signal, graph and notify structs and
+ *     the function types of slots 17, 22, 44-47 and 55;
+ *   - qnn_profile_abi.h: profile event data (plain and extended), configs, the system library's
+ *     profile serialization structs (System API 1.5 on), the HTP event ids and level, and the
+ *     function types of the profile slots 28-34 and system slots 13-15;
+ *   - the function types of the other typed slots (0, 1, 3, 4, 8, 13, 14, 20, 21, 25-27, 48,
+ *     54; system 0-3) and of the log callback: every slot that is not qnn_unused_fn.
  * Declarations the SDK does not have (newer-SDK-only structs and members) are skipped, and every
  * member we declare must be either checked or skipped: a member this file forgets is a failure.
  *
@@ -34,6 +41,7 @@
 #include "qnn/qnn_device_abi.h" /* ours, renamed */
 #include "qnn/qnn_htp_abi.h"    /* ours, renamed: OURS_QNN_*, OURS_DCVS_* */
 #include "qnn/qnn_signal_abi.h" /* ours, renamed */
+#include "qnn/qnn_profile_abi.h" /* ours, renamed */
 #include "sdk_have.h"     /* HAVE_TYPE_x / HAVE_IF_x / HAVE_SYS_x for what this SDK declares */
 
 /* ---- preprocessor helpers: ABI_IS1(X) is 1 when X is a macro defined as 1, else 0 ---------- */
@@ -483,8 +491,60 @@ typedef struct {
 #define TPL_EXECUTE_ASYNC(P)                                                                   \
   uint64_t (*)(void *, const P##_TENSOR *, uint32_t, P##_TENSOR *, uint32_t, void *, void *,   \
                void (*)(void *, P##_NOTIFY), void *)
-/* the typed slots 17, 22, 35..47 and 55 (slot 39: ours is type-erased, the SDK's is the backend's struct) */
+/* the core slots a loader calls: 0, 1, 3, 4, 8, 13, 14, 20, 21, 25..27, 48 and 54 */
+#define TPL_PROPERTY(T) uint64_t (*)(uint32_t)
+#define TPL_BACKEND_CREATE(T) uint64_t (*)(void *, const T **, void **)
+#define TPL_GET_API_VERSION(T) uint64_t (*)(T *)
+#define TPL_GET_BUILD_ID(T) uint64_t (*)(const char **)
+#define TPL_ONE_HANDLE(T) uint64_t (*)(void *)
+#define TPL_CREATE_FROM_BINARY(T) \
+  uint64_t (*)(void *, void *, const T **, const void *, uint64_t, void **, void *)
+#define TPL_CONTEXT_FREE(T) uint64_t (*)(void *, void *)
+#define TPL_GRAPH_RETRIEVE(T) uint64_t (*)(void *, const char *, void **)
+#define TPL_EXECUTE(T) uint64_t (*)(void *, const T *, uint32_t, T *, uint32_t, void *, void *)
+/* QnnLog_Level_t is an enum: compatible with uint32_t (checked below, with the callback) */
+#define TPL_LOG_CREATE(T) uint64_t (*)(T, uint32_t, void **)
+#define TPL_LOG_SET_LEVEL(T) uint64_t (*)(void *, uint32_t)
+#define TPL_ERROR_GET_MESSAGE(T) uint64_t (*)(uint64_t, const char **)
+#define TPL_VALIDATE_BINARY(T) uint64_t (*)(void *, void *, const T **, const void *, uint64_t)
+#define CORE_SIG_CHECKS                                                                        \
+  CHECK("type", "qnn_log_level", "enum = uint32_t",                                          \
+        _Generic((QnnLog_Level_t)0, uint32_t : 1, default : 0), 1)                           \
+  CHECK("fn-type", "qnn_log_callback_t", "",                                                 \
+        _Generic((qnn_log_callback_t)0, QnnLog_Callback_t : 1, default : 0), 1)              \
+  SLOT_SIG(property_has_capability, propertyHasCapability, TPL_PROPERTY, void, void)          \
+  SLOT_SIG(backend_create, backendCreate, TPL_BACKEND_CREATE, struct qnn_backend_config,      \
+           QnnBackend_Config_t)                                                                \
+  SLOT_SIG(backend_get_api_version, backendGetApiVersion, TPL_GET_API_VERSION,               \
+           struct qnn_api_version, Qnn_ApiVersion_t)                                           \
+  SLOT_SIG(backend_get_build_id, backendGetBuildId, TPL_GET_BUILD_ID, void, void)             \
+  SLOT_SIG(backend_free, backendFree, TPL_ONE_HANDLE, void, void)                              \
+  SLOT_SIG(context_create_from_binary, contextCreateFromBinary, TPL_CREATE_FROM_BINARY,       \
+           struct qnn_context_config, QnnContext_Config_t)                                     \
+  SLOT_SIG(context_free, contextFree, TPL_CONTEXT_FREE, void, void)                            \
+  SLOT_SIG(graph_retrieve, graphRetrieve, TPL_GRAPH_RETRIEVE, void, void)                      \
+  SLOT_SIG(graph_execute, graphExecute, TPL_EXECUTE, struct qnn_tensor, Qnn_Tensor_t)          \
+  SLOT_SIG(log_create, logCreate, TPL_LOG_CREATE, qnn_log_callback_t, QnnLog_Callback_t)       \
+  SLOT_SIG(log_set_log_level, logSetLogLevel, TPL_LOG_SET_LEVEL, void, void)                   \
+  SLOT_SIG(log_free, logFree, TPL_ONE_HANDLE, void, void)                                      \
+  SLOT_SIG(error_get_message, errorGetMessage, TPL_ERROR_GET_MESSAGE, void, void)              \
+  SLOT_SIG(context_validate_binary, contextValidateBinary, TPL_VALIDATE_BINARY,               \
+           struct qnn_context_config, QnnContext_Config_t)                                     \
+  SYS_SIG(system_context_create, systemContextCreate, uint64_t (*)(void **),                  \
+          uint64_t (*)(void **))                                                               \
+  SYS_SIG(system_context_get_binary_info, systemContextGetBinaryInfo,                          \
+          uint64_t (*)(void *, void *, uint64_t, const void **, uint64_t *),                   \
+          uint64_t (*)(void *, void *, uint64_t, const QnnSystemContext_BinaryInfo_t **,       \
+                       uint64_t *))                                                            \
+  SYS_SIG(system_context_get_metadata, systemContextGetMetaData,                               \
+          uint64_t (*)(void *, const void *, uint64_t, const void **),                         \
+          uint64_t (*)(void *, const void *, uint64_t, const QnnSystemContext_BinaryInfo_t **)) \
+  SYS_SIG(system_context_free, systemContextFree, uint64_t (*)(void *), uint64_t (*)(void *))
+/* every typed slot: the core ones above, 17, 22, 28..47 and 55, system slots 0..3 and 13..15
+ * (slot 39 and the binary info of system slots 1 and 2: ours is type-erased, the SDK's is its
+ * struct) */
 #define SIG_CHECKS                                                                             \
+  CORE_SIG_CHECKS                                                                              \
   SLOT_SIG(mem_register, memRegister, TPL_MEM_REGISTER, struct qnn_mem_descriptor,             \
            Qnn_MemDescriptor_t)                                                                \
   SLOT_SIG(mem_de_register, memDeRegister, TPL_MEM_DE_REGISTER, void, void)                    \
@@ -510,7 +570,44 @@ typedef struct {
   SLOT_SIG(signal_free, signalFree, TPL_SIGNAL_ONE, void, void)                                \
   SLOT_SIG(context_create_from_binary_with_signal, contextCreateFromBinaryWithSignal,          \
            TPL_CREATE_WITH_SIGNAL, struct qnn_context_config, QnnContext_Config_t)             \
-  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnHtpDevice_Infrastructure_t))(PERF_SIG_CHECKS, )
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnHtpDevice_Infrastructure_t))(PERF_SIG_CHECKS, )           \
+  PROFILE_SIG_CHECKS                                                                           \
+  ABI_IF_ELSE(ABI_IS1(HAVE_SYS_systemProfileCreateSerializationTarget))(SYS_PROFILE_SIG_CHECKS, )
+/* the profile slots 28..34 */
+#define TPL_PROFILE_CREATE(T) uint64_t (*)(void *, uint32_t, void **)
+#define TPL_PROFILE_SET_CONFIG(T) uint64_t (*)(void *, const T **)
+#define TPL_PROFILE_GET_EVENTS(T) uint64_t (*)(void *, const uint64_t **, uint32_t *)
+#define TPL_PROFILE_GET_SUB_EVENTS(T) uint64_t (*)(uint64_t, const uint64_t **, uint32_t *)
+#define TPL_PROFILE_GET_DATA(T) uint64_t (*)(uint64_t, T *)
+#define TPL_PROFILE_FREE(T) uint64_t (*)(void *)
+#define PROFILE_SIG_CHECKS                                                                     \
+  SLOT_SIG(profile_create, profileCreate, TPL_PROFILE_CREATE, void, void)                      \
+  SLOT_SIG(profile_set_config, profileSetConfig, TPL_PROFILE_SET_CONFIG,                       \
+           struct qnn_profile_config, QnnProfile_Config_t)                                     \
+  SLOT_SIG(profile_get_events, profileGetEvents, TPL_PROFILE_GET_EVENTS, void, void)           \
+  SLOT_SIG(profile_get_sub_events, profileGetSubEvents, TPL_PROFILE_GET_SUB_EVENTS, void, void) \
+  SLOT_SIG(profile_get_event_data, profileGetEventData, TPL_PROFILE_GET_DATA,                  \
+           struct qnn_profile_event_data, QnnProfile_EventData_t)                              \
+  SLOT_SIG(profile_get_extended_event_data, profileGetExtendedEventData, TPL_PROFILE_GET_DATA, \
+           struct qnn_profile_extended_event_data, QnnProfile_ExtendedEventData_t)             \
+  SLOT_SIG(profile_free, profileFree, TPL_PROFILE_FREE, void, void)
+/* the system slots 13..15 (System API 1.5 on): two structs in one signature, spelled out */
+#define SYS_SIG(field, sdk_name, our_t, sdk_t)                                                 \
+  CHECK("fn-type", "qnn_system_interface_table", #field,                                     \
+        _Generic(((struct qnn_system_interface_table *)0)->field, our_t : 1, default : 0), 1)  \
+  CHECK("fn-type(sdk)", "qnn_system_interface_table", #field,                                \
+        _Generic(((QNN_SYSTEM_INTERFACE_VER_TYPE *)0)->sdk_name, sdk_t : 1, default : 0), 1)
+#define SYS_PROFILE_SIG_CHECKS                                                                 \
+  SYS_SIG(system_profile_create_serialization_target, systemProfileCreateSerializationTarget,  \
+          uint64_t (*)(struct qnn_system_profile_target,                                       \
+                       struct qnn_system_profile_target_config *, uint32_t, void **),          \
+          uint64_t (*)(QnnSystemProfile_SerializationTarget_t,                                 \
+                       QnnSystemProfile_SerializationTargetConfig_t *, uint32_t, void **))     \
+  SYS_SIG(system_profile_serialize_event_data, systemProfileSerializeEventData,                \
+          uint64_t (*)(void *, const struct qnn_system_profile_data **, uint32_t),             \
+          uint64_t (*)(void *, const QnnSystemProfile_ProfileData_t **, uint32_t))             \
+  SYS_SIG(system_profile_free_serialization_target, systemProfileFreeSerializationTarget,      \
+          uint64_t (*)(void *), uint64_t (*)(void *))
 #define PERF_SIG(field, sdk_name, TPL, our_arg, sdk_arg)                                       \
   FN_SIG(qnn_htp_perf_infrastructure, field, QnnHtpDevice_PerfInfrastructure_t, sdk_name, TPL, \
          our_arg, sdk_arg)
@@ -671,7 +768,103 @@ typedef struct {
   A(qnn_htp_device_infrastructure, u, HTP_INFRA_T, perfInfra)                                  \
   F(qnn_htp_device_infrastructure, u.perf_infra, HTP_INFRA_T, perfInfra)
 
+/* QnnProfile.h: what the profile slots hand back and take */
+#define PEXT_V1_T QnnProfile_ExtendedEventDataV1_t
+#define G_PROFILE(S, F, A)                                                                     \
+  S(qnn_profile_event_data, QnnProfile_EventData_t)                                            \
+  F(qnn_profile_event_data, type, QnnProfile_EventData_t, type)                                \
+  F(qnn_profile_event_data, unit, QnnProfile_EventData_t, unit)                                \
+  F(qnn_profile_event_data, value, QnnProfile_EventData_t, value)                              \
+  F(qnn_profile_event_data, identifier, QnnProfile_EventData_t, identifier)                    \
+  S(qnn_scalar, Qnn_Scalar_t)                                                                  \
+  F(qnn_scalar, data_type, Qnn_Scalar_t, dataType)                                             \
+  A(qnn_scalar, u, Qnn_Scalar_t, floatValue)                                                   \
+  F(qnn_scalar, u.float_value, Qnn_Scalar_t, floatValue)                                       \
+  F(qnn_scalar, u.double_value, Qnn_Scalar_t, doubleValue)                                     \
+  F(qnn_scalar, u.uint64_value, Qnn_Scalar_t, uint64Value)                                     \
+  F(qnn_scalar, u.int64_value, Qnn_Scalar_t, int64Value)                                       \
+  F(qnn_scalar, u.uint32_value, Qnn_Scalar_t, uint32Value)                                     \
+  F(qnn_scalar, u.int32_value, Qnn_Scalar_t, int32Value)                                       \
+  F(qnn_scalar, u.string_value, Qnn_Scalar_t, stringValue)                                     \
+  S(qnn_opaque_object, Qnn_OpaqueObject_t)                                                     \
+  F(qnn_opaque_object, data, Qnn_OpaqueObject_t, data)                                         \
+  F(qnn_opaque_object, len, Qnn_OpaqueObject_t, len)                                           \
+  S(qnn_profile_backend_opaque_object, QnnProfile_BackendOpaqueObject_t)                       \
+  F(qnn_profile_backend_opaque_object, opaque_object, QnnProfile_BackendOpaqueObject_t,        \
+    opaqueObject)                                                                              \
+  F(qnn_profile_backend_opaque_object, file_name, QnnProfile_BackendOpaqueObject_t, fileName)  \
+  S(qnn_profile_extended_event_data_v1, PEXT_V1_T)                                             \
+  F(qnn_profile_extended_event_data_v1, type, PEXT_V1_T, type)                                 \
+  F(qnn_profile_extended_event_data_v1, unit, PEXT_V1_T, unit)                                 \
+  A(qnn_profile_extended_event_data_v1, u, PEXT_V1_T, value)                                   \
+  F(qnn_profile_extended_event_data_v1, u.value, PEXT_V1_T, value)                             \
+  F(qnn_profile_extended_event_data_v1, u.backend_opaque_object, PEXT_V1_T, backendOpaqueObject) \
+  F(qnn_profile_extended_event_data_v1, timestamp, PEXT_V1_T, timestamp)                       \
+  F(qnn_profile_extended_event_data_v1, identifier, PEXT_V1_T, identifier)                     \
+  S(qnn_profile_extended_event_data, QnnProfile_ExtendedEventData_t)                           \
+  F(qnn_profile_extended_event_data, version, QnnProfile_ExtendedEventData_t, version)         \
+  A(qnn_profile_extended_event_data, u, QnnProfile_ExtendedEventData_t, v1)                    \
+  F(qnn_profile_extended_event_data, u.v1, QnnProfile_ExtendedEventData_t, v1)                 \
+  S(qnn_profile_config, QnnProfile_Config_t)                                                   \
+  F(qnn_profile_config, option, QnnProfile_Config_t, option)                                   \
+  A(qnn_profile_config, u, QnnProfile_Config_t, customConfig)                                  \
+  F(qnn_profile_config, u.custom_config, QnnProfile_Config_t, customConfig)                    \
+  F(qnn_profile_config, u.num_max_events, QnnProfile_Config_t, numMaxEvents)                   \
+  F(qnn_profile_config, u.enable_optrace, QnnProfile_Config_t, enableOptrace)
+
+/* System/QnnSystemProfile.h (System API 1.5 on): what systemProfileSerializeEventData takes */
+#define SP_FILE_T QnnSystemProfile_SerializationTargetFile_t
+#define SP_TARGET_T QnnSystemProfile_SerializationTarget_t
+#define SP_HDR_T QnnSystemProfile_SerializationFileHeader_t
+#define SP_TCFG_T QnnSystemProfile_SerializationTargetConfig_t
+#define SP_H1_T QnnSystemProfile_HeaderV1_t
+#define SP_EV1_T QnnSystemProfile_ProfileEventV1_t
+#define SP_D1_T QnnSystemProfile_ProfileDataV1_t
+#define SP_D_T QnnSystemProfile_ProfileData_t
+#define G_SYSTEM_PROFILE(S, F, A)                                                              \
+  S(qnn_system_profile_target_file, SP_FILE_T)                                                 \
+  F(qnn_system_profile_target_file, file_name, SP_FILE_T, fileName)                            \
+  F(qnn_system_profile_target_file, file_directory, SP_FILE_T, fileDirectory)                  \
+  S(qnn_system_profile_target, SP_TARGET_T)                                                    \
+  F(qnn_system_profile_target, type, SP_TARGET_T, type)                                        \
+  A(qnn_system_profile_target, u, SP_TARGET_T, file)                                           \
+  F(qnn_system_profile_target, u.file, SP_TARGET_T, file)                                      \
+  S(qnn_system_profile_file_header, SP_HDR_T)                                                  \
+  F(qnn_system_profile_file_header, app_name, SP_HDR_T, appName)                               \
+  F(qnn_system_profile_file_header, app_version, SP_HDR_T, appVersion)                         \
+  F(qnn_system_profile_file_header, backend_version, SP_HDR_T, backendVersion)                 \
+  S(qnn_system_profile_target_config, SP_TCFG_T)                                               \
+  F(qnn_system_profile_target_config, type, SP_TCFG_T, type)                                   \
+  A(qnn_system_profile_target_config, u, SP_TCFG_T, maxNumMessages)                            \
+  F(qnn_system_profile_target_config, u.max_num_messages, SP_TCFG_T, maxNumMessages)           \
+  F(qnn_system_profile_target_config, u.serialization_header, SP_TCFG_T, serializationHeader)  \
+  S(qnn_system_profile_header_v1, SP_H1_T)                                                     \
+  F(qnn_system_profile_header_v1, start_time, SP_H1_T, startTime)                              \
+  F(qnn_system_profile_header_v1, stop_time, SP_H1_T, stopTime)                                \
+  F(qnn_system_profile_header_v1, start_mem, SP_H1_T, startMem)                                \
+  F(qnn_system_profile_header_v1, stop_mem, SP_H1_T, stopMem)                                  \
+  F(qnn_system_profile_header_v1, method_type, SP_H1_T, methodType)                            \
+  F(qnn_system_profile_header_v1, visibility, SP_H1_T, visibility)                             \
+  F(qnn_system_profile_header_v1, graph_name, SP_H1_T, graphName)                              \
+  S(qnn_system_profile_event_v1, SP_EV1_T)                                                     \
+  F(qnn_system_profile_event_v1, type, SP_EV1_T, type)                                         \
+  A(qnn_system_profile_event_v1, u, SP_EV1_T, eventData)                                       \
+  F(qnn_system_profile_event_v1, u.event_data, SP_EV1_T, eventData)                            \
+  F(qnn_system_profile_event_v1, u.extended_event_data, SP_EV1_T, extendedEventData)           \
+  F(qnn_system_profile_event_v1, sub_events, SP_EV1_T, profileSubEventData)                    \
+  F(qnn_system_profile_event_v1, num_sub_events, SP_EV1_T, numSubEvents)                       \
+  S(qnn_system_profile_data_v1, SP_D1_T)                                                       \
+  F(qnn_system_profile_data_v1, header, SP_D1_T, header)                                       \
+  F(qnn_system_profile_data_v1, events, SP_D1_T, profilingEvents)                              \
+  F(qnn_system_profile_data_v1, num_events, SP_D1_T, numProfilingEvents)                       \
+  S(qnn_system_profile_data, SP_D_T)                                                           \
+  F(qnn_system_profile_data, version, SP_D_T, version)                                         \
+  A(qnn_system_profile_data, u, SP_D_T, v1)                                                    \
+  F(qnn_system_profile_data, u.v1, SP_D_T, v1)
+
 #define EXT_CHECKS                                                                             \
+  GROUP_IF(HAVE_TYPE_QnnProfile_EventData_t, G_PROFILE)                                        \
+  GROUP_IF(HAVE_TYPE_QnnSystemProfile_ProfileData_t, G_SYSTEM_PROFILE)                         \
   GROUP_IF(HAVE_TYPE_QnnDevice_PlatformInfo_t, G_DEVICE_INFO)                                  \
   GROUP_IF(HAVE_TYPE_QnnHtpDevice_DeviceInfoExtension_t, G_HTP_DEVICE_INFO)                    \
   GROUP_IF(HAVE_TYPE_QnnHtpSystemContext_GraphBlobInfo_t, G_HTP_GRAPH_BLOB)                    \
@@ -752,6 +945,17 @@ static const struct {
     {"QNN_DATATYPE_BFLOAT_16", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
     {"QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
     {"QNN_QUANTIZATION_ENCODING_BW_FLOAT_BLOCK", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+#define SYSPROF_WHY "newer SDKs only (QnnSystemProfile.h: absent at System API 1.1, present at 1.5)"
+    {"QNN_SYSTEM_PROFILE_SERIALIZATION_TARGET_FILE", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_SERIALIZATION_TARGET_CONFIG_MAX_NUM_MESSAGES", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_SERIALIZATION_TARGET_CONFIG_SERIALIZATION_HEADER", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_VISIBILITY_PUBLIC", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_METHOD_TYPE_NONE", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_METHOD_TYPE_BACKEND_EXECUTE", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_METHOD_TYPE_BACKEND_CREATE_FROM_BINARY", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_EVENT_DATA", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_EXTENDED_EVENT_DATA", SYSPROF_WHY},
+    {"QNN_SYSTEM_PROFILE_DATA_VERSION_1", SYSPROF_WHY},
 };
 
 static const check_t checks[] = {STRUCT_CHECKS SLOT_CHECKS STRIDE_CHECKS EXT_CHECKS ALIAS_CHECKS

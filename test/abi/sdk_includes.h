@@ -3,7 +3,9 @@
  * still compiles, and then check_abi reports those ids as undefined by the SDK. The HTP
  * headers declare the device-info extension, memory descriptor, device config, performance
  * infrastructure and graph blob info that qnn_device_abi.h / qnn_htp_abi.h mirror; without
- * them those structs are reported as skipped and their values as undefined by the SDK. */
+ * them those structs are reported as skipped and their values as undefined by the SDK.
+ * QnnProfile.h comes with QnnInterface.h; HTP/QnnHtpProfile.h holds the HTP event ids and
+ * level, System/QnnSystemProfile.h (System API 1.5 on) the profile serialization. */
 #include <stdbool.h>
 #include "QnnInterface.h"
 #include "QnnDevice.h"
@@ -34,6 +36,12 @@
 #endif
 #if __has_include("HTP/QnnHtpSystemContext.h")
 #include "HTP/QnnHtpSystemContext.h"
+#endif
+#if __has_include("HTP/QnnHtpProfile.h")
+#include "HTP/QnnHtpProfile.h"
+#endif
+#if __has_include("System/QnnSystemProfile.h")
+#include "System/QnnSystemProfile.h"
 #endif
 #if __has_include("Saver/QnnSaverCommon.h")
 #include "Saver/QnnSaverCommon.h"

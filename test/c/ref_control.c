@@ -44,6 +44,7 @@ static int resolve_backend(ref_ctl *c) {
   SYM(set_capability, dl, "htpu_ref_set_capability");
   SYM(reset_capabilities, dl, "htpu_ref_reset_capabilities");
   SYM(graph_state, dl, "htpu_ref_get_graph_state");
+  SYM(live_profiles, dl, "htpu_ref_live_profiles");
   if (missing) printf("    missing symbol in libhtpu_refbackend.so: %s\n", missing);
   return missing ? -1 : 0;
 }
@@ -213,3 +214,8 @@ int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out) {
 uint64_t fx_ref_aborted_calls(void) { return stats_now().aborted_calls; }
 uint64_t fx_ref_timed_out_calls(void) { return stats_now().timed_out_calls; }
 uint32_t fx_ref_live_signals(void) { return stats_now().live_signals; }
+
+uint32_t fx_ref_live_profiles(void) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->live_profiles() : 0;
+}

@@ -37,6 +37,7 @@ typedef struct ref_ctl {
   htpu_ref_set_capability_fn set_capability;
   htpu_ref_reset_capabilities_fn reset_capabilities;
   htpu_ref_get_graph_state_fn graph_state;
+  htpu_ref_live_profiles_fn live_profiles;
   void *(*rpc_alloc)(int, uint32_t, int);
   void *(*rpc_alloc2)(int, uint32_t, size_t);
   void (*rpc_free)(void *);
@@ -106,5 +107,7 @@ int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out);
 uint64_t fx_ref_aborted_calls(void);
 uint64_t fx_ref_timed_out_calls(void);
 uint32_t fx_ref_live_signals(void);
+/* Profile handles created and not yet freed (0 without the control API). */
+uint32_t fx_ref_live_profiles(void);
 
 #endif

@@ -351,8 +351,9 @@ TEST(refb_async_refused_calls_are_not_notified) {
   x.in[0].u.v1.u.client_buf.data_size = 16;
   CHECK_EQ(r.t->graph_execute_async((void *)0x77, x.in, 2, x.out, 1, NULL, NULL, on_done, &c),
            QNN_GRAPH_ERROR_INVALID_HANDLE);
+  /* a handle that is no profile: QnnGraph.h lists it under INVALID_ARGUMENT */
   CHECK_EQ(r.t->graph_execute_async(r.g, x.in, 2, x.out, 1, (void *)0x77, NULL, on_done, &c),
-           QNN_GRAPH_ERROR_INVALID_HANDLE);
+           QNN_GRAPH_ERROR_INVALID_ARGUMENT);
   CHECK(r.c.trigger_ssr() >= 1);
   CHECK_EQ(submit(&r, &x, NULL, &c), QNN_COMMON_ERROR_SYSTEM_COMMUNICATION);
   usleep(20000);

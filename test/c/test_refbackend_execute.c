@@ -132,8 +132,9 @@ TEST(refb_execute_validation) {
   EXPECT_REJECT(QNN_GRAPH_ERROR_INVALID_TENSOR, "data is NULL");
   in[1].u.v1.u.client_buf.data_size = 15;
   EXPECT_REJECT(QNN_GRAPH_ERROR_INVALID_TENSOR, "dataSize 15, expected 16");
+  /* QnnGraph.h lists an invalid profile handle under QNN_GRAPH_ERROR_INVALID_ARGUMENT */
   CHECK_EQ(r.t->graph_execute(r.g, in, 2, out, 1, (qnn_profile_handle_t)(uintptr_t)7, NULL),
-           QNN_GRAPH_ERROR_INVALID_HANDLE);
+           QNN_GRAPH_ERROR_INVALID_ARGUMENT);
 #undef EXPECT_REJECT
   /* NULL dimensions are allowed (QnnGraph.h), and a correct call still works */
   in[0].u.v1.dimensions = NULL;

@@ -11,6 +11,7 @@ const cli_command *const cli_commands[] = {
     &cmd_doctor,
     &cmd_run,
     &cmd_bench,
+    &cmd_profile,
     NULL,
 };
 

@@ -8,5 +8,6 @@ extern const cli_command cmd_info;
 extern const cli_command cmd_doctor;
 extern const cli_command cmd_run;
 extern const cli_command cmd_bench;
+extern const cli_command cmd_profile;
 
 #endif /* HTPU_COMMANDS_H */

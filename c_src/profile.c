@@ -1,0 +1,278 @@
+/*
+ * profile.c - profiled executes from Elixir (HexagonTpu.profile/3, profile_every sampling) and
+ * the writers of a profile kept from one (HexagonTpu.Profile.write_trace/2, write_page/3).
+ *
+ * graph_execute_profiled runs on a dirty IO scheduler: a profiled call creates and reads a QNN
+ * profile handle, and it is one call in N (sampling) or a deliberate measurement, so it never
+ * takes the normal-scheduler path of execute.c. It decodes its arguments as graph_execute does
+ * (inputs by pointer, an aligned copy only for a misaligned sub-binary; a fresh binary per
+ * output), runs `chunks` executes of which the first carries the profile, and answers with the
+ * outputs, the stats and the profile as terms. The C profile itself stays in a resource (the
+ * term's :ref) for the writers, and is freed by the resource's destructor.
+ */
+#include <string.h>
+
+#include "atoms.h"
+#include "handles.h"
+#include "nif.h"
+#include "terms.h"
+
+static ErlNifResourceType *profile_type;
+
+typedef struct nif_profile {
+  htpu_profile *p;
+} nif_profile;
+
+static void profile_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  htpu_profile_free(((nif_profile *)obj)->p);
+}
+
+int nif_profile_open_type(ErlNifEnv *env) {
+  ErlNifResourceFlags flags = ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER;
+  profile_type = enif_open_resource_type(env, NULL, "htpu_profile", profile_dtor, flags, NULL);
+  return profile_type ? 0 : -1;
+}
+
+static ERL_NIF_TERM atom(ErlNifEnv *env, const char *name) { return enif_make_atom(env, name); }
+
+static ERL_NIF_TERM str(ErlNifEnv *env, const char *s) {
+  ErlNifBinary b;
+  size_t n = strlen(s);
+  if (!enif_alloc_binary(n, &b)) return enif_make_badarg(env);
+  memcpy(b.data, s, n);
+  return enif_make_binary(env, &b);
+}
+
+static ERL_NIF_TERM map_of(ErlNifEnv *env, const char *const *keys, const ERL_NIF_TERM *v,
+                           size_t n) {
+  ERL_NIF_TERM k[16], vals[16], m;
+  for (size_t i = 0; i < n; i++) {
+    k[i] = atom(env, keys[i]);
+    vals[i] = v[i];
+  }
+  return enif_make_map_from_arrays(env, k, vals, n, &m) ? m : enif_make_badarg(env);
+}
+
+/* Depth-bounded by the core (profile_read.c), so recursion here is bounded too. */
+static ERL_NIF_TERM event_term(ErlNifEnv *env, const htpu_profile_event *e) {
+  ERL_NIF_TERM kids = enif_make_list(env, 0);
+  for (uint32_t i = e->num_children; i-- > 0;)
+    kids = enif_make_list_cell(env, event_term(env, &e->children[i]), kids);
+  static const char *const keys[] = {"type", "name", "unit", "value", "identifier",
+                                     "timestamp", "children"};
+  const char *unit = htpu_profile_unit_name(e->unit);
+  ERL_NIF_TERM v[] = {enif_make_uint(env, e->type),
+                      str(env, e->name),
+                      unit[0] ? atom(env, unit) : enif_make_uint(env, e->unit),
+                      enif_make_uint64(env, e->value),
+                      str(env, e->identifier),
+                      e->has_timestamp ? enif_make_uint64(env, e->timestamp) : atom(env, "nil"),
+                      kids};
+  return map_of(env, keys, v, 7);
+}
+
+static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
+  nif_profile *res = enif_alloc_resource(profile_type, sizeof *res);
+  if (!res) {
+    htpu_profile_free(p);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (profile resource)");
+  }
+  res->p = p; /* the resource frees it */
+  ERL_NIF_TERM ref = enif_make_resource(env, res);
+  enif_release_resource(res);
+  ERL_NIF_TERM ops = enif_make_list(env, 0);
+  for (uint32_t k = p->num_ops; k-- > 0;) {
+    static const char *const keys[] = {"index", "name", "cycles", "us", "start"};
+    ERL_NIF_TERM v[] = {enif_make_uint(env, k), str(env, p->ops[k].name),
+                        enif_make_uint64(env, p->ops[k].cycles),
+                        enif_make_uint64(env, p->ops[k].us),
+                        enif_make_uint64(env, p->ops[k].start)};
+    ops = enif_make_list_cell(env, map_of(env, keys, v, 5), ops);
+  }
+  ERL_NIF_TERM events = enif_make_list(env, 0);
+  for (uint32_t i = p->num_events; i-- > 0;)
+    events = enif_make_list_cell(env, event_term(env, &p->events[i]), events);
+  static const char *const hk[] = {"quantize_ns", "execute_ns", "dequantize_ns", "total_ns"};
+  ERL_NIF_TERM hv[] = {enif_make_uint64(env, p->quantize_ns), enif_make_uint64(env, p->execute_ns),
+                       enif_make_uint64(env, p->dequantize_ns), enif_make_uint64(env, p->total_ns)};
+  static const char *const keys[] = {"level", "graph", "accel_us", "accel_cycles",
+                                     "host_rpc_us", "htp_rpc_us", "note", "total_events",
+                                     "dropped_events", "extended", "ops", "events", "host", "ref"};
+  ERL_NIF_TERM v[] = {atom(env, htpu_profile_level_name(p->level)),
+                      str(env, p->graph),
+                      enif_make_uint64(env, p->accel_us),
+                      enif_make_uint64(env, p->accel_cycles),
+                      enif_make_uint64(env, p->host_rpc_us),
+                      enif_make_uint64(env, p->htp_rpc_us),
+                      str(env, p->note),
+                      enif_make_uint(env, p->total_events),
+                      enif_make_uint(env, p->dropped_events),
+                      p->extended ? ATOMS.true_ : atom(env, "false"),
+                      ops,
+                      events,
+                      map_of(env, hk, hv, 4),
+                      ref};
+  return map_of(env, keys, v, 14);
+}
+
+static int level_of(ErlNifEnv *env, ERL_NIF_TERM t, htpu_profile_level *out) {
+  char name[16];
+  if (enif_get_atom(env, t, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
+  return htpu_profile_level_from_name(name, out) == 0 && *out != HTPU_PROFILE_OFF ? 0 : -1;
+}
+
+/* graph_execute_profiled(graph_ref, [{binary, dtype}], [dtype], perf_profile, level, max_events,
+ *                        chunks)
+ *   -> {:ok, [binary], stats_map, profile_map} | {:error, reason}
+ * As graph_execute_batch (chunks >= 1; each input holds `chunks` graph inputs one after
+ * another), the first execute carrying a profile of `level` (:basic, :detailed, :linting,
+ * :optrace) read up to max_events events (0: the default). */
+ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
+  nif_graph *g;
+  unsigned n_in, n_out, max_events, chunks;
+  htpu_profile_level level;
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
+  if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out) ||
+      level_of(env, argv[4], &level) || !enif_get_uint(env, argv[5], &max_events) ||
+      !enif_get_uint(env, argv[6], &chunks) || chunks == 0)
+    return enif_make_badarg(env);
+  htpu_graph *h = atomic_load(&g->handle);
+  if (!h) return nif_closed_error(env, "graph");
+  if (n_in != g->num_inputs || n_out != g->num_outputs)
+    return nif_make_error_msg(env, HTPU_EMISMATCH,
+                              "the graph has %u inputs and %u outputs; given %u and %u",
+                              g->num_inputs, g->num_outputs, n_in, n_out);
+  htpu_exec_options xo;
+  if (nif_exec_options(env, argv[3], &xo)) return enif_make_badarg(env);
+  unsigned n = n_in + n_out;
+  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
+  void **copies = enif_alloc((n ? n : 1) * sizeof *copies);
+  ErlNifBinary *outs = enif_alloc((n_out ? n_out : 1) * sizeof *outs);
+  unsigned made = 0;
+  ERL_NIF_TERM ret = 0;
+  if (!io || !copies || !outs) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
+    goto out;
+  }
+  memset(copies, 0, (n ? n : 1) * sizeof *copies);
+  ERL_NIF_TERM head, tail = argv[1];
+  for (unsigned i = 0; i < n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    const ERL_NIF_TERM *pair;
+    int arity;
+    ErlNifBinary bin;
+    if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
+        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype)) {
+      ret = enif_make_badarg(env);
+      goto out;
+    }
+    if (bin.size % chunks) {
+      ret = nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
+                               i, bin.size, chunks);
+      goto out;
+    }
+    io[i].data = bin.data;
+    io[i].size = bin.size / chunks;
+    size_t align = htpu_dtype_size(io[i].dtype);
+    if (align > 1 && bin.size && (uintptr_t)bin.data % align) { /* a misaligned sub-binary */
+      if (!(copies[i] = enif_alloc(bin.size))) {
+        ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
+        goto out;
+      }
+      memcpy(copies[i], bin.data, bin.size);
+      io[i].data = copies[i];
+    }
+  }
+  tail = argv[2];
+  for (unsigned i = 0; i < n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    htpu_io *o = &io[n_in + i];
+    if (nif_get_dtype(env, head, &o->dtype)) {
+      ret = enif_make_badarg(env);
+      goto out;
+    }
+    size_t one = g->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && chunks > SIZE_MAX / one) {
+      ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, chunks);
+      goto out;
+    }
+    if (!enif_alloc_binary(one * chunks, &outs[i])) {
+      ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (output %u)", i);
+      goto out;
+    }
+    made++;
+    o->data = outs[i].data;
+    o->size = one;
+  }
+  htpu_profile *p = NULL;
+  htpu_exec_stats st = {0};
+  for (unsigned k = 0; k < chunks; k++) {
+    htpu_exec_options ko = xo;
+    if (k == 0) { /* one profiled execute per call: the sample */
+      ko.profile_level = level;
+      ko.profile_max_events = max_events;
+      ko.profile = &p;
+    }
+    htpu_exec_stats one = {0};
+    int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &ko, &one);
+    if (rc) {
+      htpu_profile_free(p);
+      ret = nif_make_error(env, rc);
+      goto out;
+    }
+    st.execute_ns += one.execute_ns;
+    st.quantize_ns += one.quantize_ns;
+    st.dequantize_ns += one.dequantize_ns;
+    st.total_ns += one.total_ns;
+    for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
+  }
+  ERL_NIF_TERM list = enif_make_list(env, 0);
+  for (unsigned i = n_out; i-- > 0;)
+    list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
+  made = 0; /* moved to the terms */
+  ERL_NIF_TERM prof = profile_term(env, p);
+  ret = enif_make_tuple4(env, ATOMS.ok, list, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io),
+                         prof);
+out:
+  for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
+  if (copies)
+    for (unsigned i = 0; i < n; i++)
+      if (copies[i]) enif_free(copies[i]);
+  if (copies) enif_free(copies);
+  if (outs) enif_free(outs);
+  if (io) enif_free(io);
+  return ret;
+}
+
+/* profile_write(profile_ref, :trace | :page, path, title) -> :ok | {:error, reason}: the C
+ * writers (file I/O: a dirty IO scheduler). */
+ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_profile *res;
+  ErlNifBinary path, title;
+  char kind[8];
+  if (!enif_get_resource(env, argv[0], profile_type, (void **)&res) ||
+      enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1) <= 0 ||
+      !enif_inspect_binary(env, argv[2], &path) || !enif_inspect_binary(env, argv[3], &title) ||
+      memchr(path.data, 0, path.size) || memchr(title.data, 0, title.size))
+    return enif_make_badarg(env);
+  char *p = enif_alloc(path.size + 1), *t = enif_alloc(title.size + 1);
+  ERL_NIF_TERM ret;
+  if (!p || !t) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory");
+  } else {
+    memcpy(p, path.data, path.size);
+    p[path.size] = 0;
+    memcpy(t, title.data, title.size);
+    t[title.size] = 0;
+    int rc = strcmp(kind, "trace") == 0  ? htpu_profile_write_trace(res->p, p)
+             : strcmp(kind, "page") == 0 ? htpu_profile_write_html(res->p, t[0] ? t : NULL, p)
+                                         : -100;
+    ret = rc == -100 ? enif_make_badarg(env) : rc ? nif_make_error(env, rc) : ATOMS.ok;
+  }
+  if (p) enif_free(p);
+  if (t) enif_free(t);
+  return ret;
+}

@@ -1,0 +1,262 @@
+defmodule HexagonTpu.Profile do
+  @moduledoc """
+  Where a model's time goes, op by op, from the backend's own profile events (QNN profiling;
+  docs/profiling.md says how to read the figures on HTP v68 and what each level costs).
+
+  A profile comes from `HexagonTpu.profile/3` (a deliberate measurement: N runs, per op the
+  median and minimum) or from sampling in production: a model loaded with
+  `profile_every: N` (`HexagonTpu.load_model/2`, `HexagonTpu.Serving.new/2`) makes one execute
+  in N carry a profile and emits `[:hexagon_tpu, :profile]` telemetry with its figures; the
+  other executes pay nothing.
+
+  The struct:
+
+    * `:graph`, `:level` (`:basic`, `:detailed`, `:linting`, `:optrace`), `:runs`
+    * `:ops` - per op, heaviest first: `%{index: position in the graph, name:, us:, min_us:,
+      cycles:, min_cycles:, share: percent of the accelerator's cycles (or time)}`; empty at
+      `:basic`
+    * `:accel_us`, `:accel_cycles` - the accelerator's total; `:host_rpc_us`, `:htp_rpc_us` -
+      the two sides of the RPC (medians over the runs)
+    * `:host` - `%{quantize_ns:, execute_ns:, dequantize_ns:, total_ns:}`: the host's side of
+      the call (converting in, the graphExecute call, converting out, the whole C call)
+    * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
+      carries no op names ..."`)
+    * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
+      `:value`, `:identifier`, `:timestamp` and `:children`
+    * `:total_events`, `:dropped_events`, `:extended`
+
+  `write_trace/2` and `write_page/3` write the median run as a Chrome trace (Perfetto,
+  chrome://tracing) or as one self-contained HTML page.
+  """
+
+  alias HexagonTpu.{Error, Graph, NIF, Options}
+
+  defstruct [
+    :graph,
+    :level,
+    :runs,
+    :accel_us,
+    :accel_cycles,
+    :host_rpc_us,
+    :htp_rpc_us,
+    :note,
+    :total_events,
+    :dropped_events,
+    :extended,
+    :ref,
+    ops: [],
+    events: [],
+    host: %{}
+  ]
+
+  @type level :: :basic | :detailed | :linting | :optrace
+  @type t :: %__MODULE__{}
+
+  @typedoc "A model's sampling state (`profile_every:`), kept in the `HexagonTpu.Graph`."
+  @type sampling :: %{every: pos_integer(), level: level(), counter: :atomics.atomics_ref()}
+
+  @levels [:basic, :detailed, :linting, :optrace]
+  @levels_expected ":basic, :detailed, :linting or :optrace"
+  # htpu_profile_max_events limit (HTPU_PROFILE_MAX_EVENTS_LIMIT)
+  @max_events_limit 1_048_576
+
+  @run_spec %{
+    level: {{:one_of, @levels}, @levels_expected, :detailed},
+    runs: {{:integer_in, 1, 100_000}, "an integer from 1 to 100000", 10},
+    max_events:
+      {{:integer_in, 1, @max_events_limit}, "an integer from 1 to #{@max_events_limit}", 4096}
+  }
+
+  @doc false
+  def levels, do: @levels
+
+  @doc false
+  def levels_expected, do: @levels_expected
+
+  @doc """
+  Runs `graph` `:runs` times with a profile of `:level` on `inputs` (as `HexagonTpu.predict/3`
+  takes them, f32 or Nx) and summarizes: see the module doc.
+
+  ## Options
+
+    * `:level` - `:basic`, `:detailed` (default), `:linting` (HTP) or `:optrace` (where the
+      backend announces it; only binaries built for it carry optrace data)
+    * `:runs` - executes to profile (10)
+    * `:max_events` - events read per run (4096); past it the profile is truncated and says so
+  """
+  @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
+  def run(%Graph{} = graph, inputs, opts) do
+    with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
+      1..o.runs
+      |> HexagonTpu.Results.map_ok(fn _ ->
+        Graph.execute_profiled(graph, inputs, o.level, o.max_events)
+      end)
+      |> case do
+        {:ok, raws} -> {:ok, summarize(raws)}
+        error -> error
+      end
+    end
+  end
+
+  def run(other, _inputs, _opts),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "HexagonTpu.profile/3: expected a model, got #{inspect(other)}"
+       )}
+
+  @doc false
+  # The summary of raw profiles (as the NIF reads them), one per run: medians and minimums per
+  # op, the median run's events.
+  @spec summarize([map()]) :: t()
+  def summarize([first | _] = raws) do
+    runs = length(raws)
+    median_run = Enum.sort_by(raws, & &1.accel_us) |> Enum.at(div(runs - 1, 2))
+
+    ops =
+      first.ops
+      |> Enum.map(fn op ->
+        samples = Enum.map(raws, fn r -> Enum.at(r.ops, op.index, %{us: 0, cycles: 0}) end)
+        us = Enum.map(samples, & &1.us)
+        cycles = Enum.map(samples, & &1.cycles)
+
+        %{
+          index: op.index,
+          name: op.name,
+          us: median(us),
+          min_us: Enum.min(us),
+          cycles: median(cycles),
+          min_cycles: Enum.min(cycles)
+        }
+      end)
+
+    weight = fn op -> if op.cycles > 0, do: op.cycles, else: op.us end
+    total = ops |> Enum.map(weight) |> Enum.sum()
+
+    ops =
+      ops
+      |> Enum.map(&Map.put(&1, :share, if(total > 0, do: 100 * weight.(&1) / total, else: 0.0)))
+      |> Enum.sort_by(&{-weight.(&1), &1.index})
+
+    med = fn key -> raws |> Enum.map(&Map.fetch!(&1, key)) |> median() end
+
+    host =
+      for k <- [:quantize_ns, :execute_ns, :dequantize_ns, :total_ns], into: %{} do
+        {k, raws |> Enum.map(& &1.host[k]) |> median()}
+      end
+
+    %__MODULE__{
+      graph: first.graph,
+      level: first.level,
+      runs: runs,
+      ops: ops,
+      accel_us: med.(:accel_us),
+      accel_cycles: med.(:accel_cycles),
+      host_rpc_us: med.(:host_rpc_us),
+      htp_rpc_us: med.(:htp_rpc_us),
+      host: host,
+      note: median_run.note,
+      events: median_run.events,
+      total_events: median_run.total_events,
+      dropped_events: median_run.dropped_events,
+      extended: median_run.extended,
+      ref: median_run.ref
+    }
+  end
+
+  defp median(values) do
+    sorted = Enum.sort(values)
+    Enum.at(sorted, div(length(sorted) - 1, 2))
+  end
+
+  @doc """
+  Writes the profile's median run as Chrome trace-event JSON (Perfetto, chrome://tracing): the
+  host's spans on one track, the accelerator and its ops on another. A file that cannot be
+  written is an `:io` error naming it; nothing is left half-written.
+  """
+  @spec write_trace(t(), Path.t()) :: :ok | {:error, Error.t()}
+  def write_trace(%__MODULE__{ref: ref}, path) when is_binary(path),
+    do: Error.wrap(NIF.profile_write(ref, :trace, path, ""))
+
+  def write_trace(profile, path), do: bad_write("write_trace/2", profile, path)
+
+  @doc """
+  Writes the profile's median run as one self-contained HTML page (no network): a per-op bar
+  chart and the timeline. `title` defaults to the graph's name.
+  """
+  @spec write_page(t(), Path.t(), String.t() | nil) :: :ok | {:error, Error.t()}
+  def write_page(profile, path, title \\ nil)
+
+  def write_page(%__MODULE__{ref: ref, graph: graph, level: level}, path, title)
+      when is_binary(path) and (is_binary(title) or is_nil(title)),
+      do: Error.wrap(NIF.profile_write(ref, :page, path, title || "#{graph} (#{level})"))
+
+  def write_page(profile, path, _title), do: bad_write("write_page/3", profile, path)
+
+  defp bad_write(fun, profile, path) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "HexagonTpu.Profile.#{fun}: expected a %HexagonTpu.Profile{} and a path (a string), " <>
+         "got #{inspect(profile, limit: 3)} and #{inspect(path)}"
+     )}
+  end
+
+  # ---- sampling (profile_every: N) ----------------------------------------------------------
+
+  @doc false
+  # load_model's profile_every/profile_level options: checked there, kept in the graph.
+  def valid_every?(v), do: is_nil(v) or (is_integer(v) and v >= 1 and v <= 1_000_000_000)
+
+  @doc false
+  @spec attach(Graph.t(), pos_integer() | nil, level()) :: Graph.t()
+  def attach(graph, nil, _level), do: graph
+
+  def attach(graph, every, level),
+    do: %{graph | profile_every: %{every: every, level: level, counter: :atomics.new(1, [])}}
+
+  @doc false
+  # The execute paths' NIF call (`call`, returning the NIF's answer) for graph g, or, one call
+  # in N of a sampled model, the same execute carrying a profile: the profile goes to
+  # [:hexagon_tpu, :profile] telemetry and the answer is the one `call` would give.
+  def sampled(%Graph{profile_every: nil}, _inputs, _types, _perf, _chunks, call), do: call.()
+
+  def sampled(%Graph{profile_every: s} = g, inputs, types, perf, chunks, call) do
+    if rem(:atomics.add_get(s.counter, 1, 1) - 1, s.every) == 0 do
+      case NIF.graph_execute_profiled(g.ref, inputs, types, perf, s.level, 0, chunks) do
+        {:ok, bins, stats, raw} ->
+          emit(summarize([raw]), stats, chunks)
+          {:ok, bins, stats}
+
+        other ->
+          other
+      end
+    else
+      call.()
+    end
+  end
+
+  defp emit(p, stats, chunks) do
+    measurements = %{
+      accel_us: p.accel_us,
+      accel_cycles: p.accel_cycles,
+      host_rpc_us: p.host_rpc_us,
+      htp_rpc_us: p.htp_rpc_us,
+      execute_ns: p.host.execute_ns,
+      total_ns: p.host.total_ns
+    }
+
+    ops = Enum.map(p.ops, &Map.take(&1, [:index, :name, :us, :cycles, :share]))
+
+    HexagonTpu.Telemetry.profile(measurements, %{
+      graph: p.graph,
+      level: p.level,
+      ops: ops,
+      note: p.note,
+      chunks: chunks,
+      call_execute_ns: stats.execute_ns,
+      profile: p
+    })
+  end
+end

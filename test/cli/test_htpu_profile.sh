@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test_htpu_profile.sh BUILD_DIR - end-to-end checks of `htpu profile` against the reference
+# libraries on models/chain100 (100 named ops): the table, --json, --trace, --html, --qnn-log,
+# the levels and every bad input docs/profiling.md lists. The page's check in a real browser
+# is `make check-profile-page` (mk/profile.mk).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/harness.sh" "$@" test_htpu_profile
+LIBS=(--backend reference --system-lib reference)
+$EMU "$REFBUILD" "$ROOT/models/chain100/chain100.txt" chain100.bin >/dev/null ||
+  { echo "could not build chain100"; exit 1; }
+count() { grep -oF -- "$1" "$2" | wc -l | tr -d ' '; }
+
+run profile chain100.bin "${LIBS[@]}" -n 3
+expect "table: graph, level, runs" 0 out "graph chain100, level detailed, 3 runs" \
+  out "accelerator " out "RPC          host" out "host         convert in" out "total (ops)"
+check "table: one row per op (100)" [ "$(grep -cE '^[0-9]+ +(add|relu)_[0-9]{2} ' "$TMP/out")" = 100 ]
+expect_empty "table: nothing on stderr" err
+
+run profile chain100.bin "${LIBS[@]}" -n 2 --json
+expect "json: schema and ops" 0 out '"schema": "htpu.profile/1"' out '"name": "relu_49"' \
+  out '"share_pct"' out '"events": ['
+json_check "json: 100 ops, shares sum to 100, the tree's 100 op events" \
+  'j.ops.length === 100 && Math.abs(j.ops.reduce((s,o)=>s+o.share_pct,0)-100) < 0.01 &&
+   j.events[0].name === "execute" && j.events[0].children.find(c=>c.type===3004).children.length === 100 &&
+   j.ops[0].cycles >= j.ops[99].cycles && j.total_events === 207'
+
+run profile chain100.bin "${LIBS[@]}" -n 1 --level basic --json
+json_check "basic: no ops, accelerator figures" 'j.ops.length === 0 && j.accel_us >= 0 && j.total_events === 6'
+run profile chain100.bin "${LIBS[@]}" -n 1 --level basic
+expect "basic table says why no ops" 0 out "no per-op events at level basic"
+run profile chain100.bin "${LIBS[@]}" -n 1 --level linting --json
+json_check "linting: ops from the critical path" \
+  'j.ops.length === 100 && j.events[0].children.some(c => c.name === "critical path cycles")'
+
+run profile chain100.bin "${LIBS[@]}" -n 2 --trace trace.json --html page.html --qnn-log qnn.log
+expect "writers: exit 0" 0
+check "trace: 100 op spans" [ "$(count '"cat":"op"' trace.json)" = 100 ]
+check "trace: host track and NPU track" grep -qF '"NPU (accelerator)"' trace.json
+json_check_file() { local f=$1; shift; cp "$f" "$TMP/out"; json_check "$@"; }
+json_check_file trace.json "trace: valid JSON with traceEvents" \
+  'j.traceEvents.filter(e => e.cat === "op").length === 100'
+check "page: 100 bars, self-contained" \
+  bash -c "[ \$(grep -oF '<rect class=\"bar\"' page.html | wc -l) = 100 ] && ! grep -q 'https\\?://' page.html"
+check "qnn log: every op through QnnSystemProfile" [ "$(count 'id=relu_' qnn.log)" = 100 ]
+
+# bad inputs
+run profile chain100.bin "${LIBS[@]}" --level verbose
+expect "unknown level: usage error" 2 err "--level 'verbose': expected basic, detailed, linting or optrace"
+run profile chain100.bin "${LIBS[@]}" -n 0
+expect "-n 0: usage error" 2 err "-n"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 30
+expect "event cap: truncated" 0 out "truncated at 30 events"
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace /nonexistent-dir/t.json
+expect "trace file that cannot be written" 1 err "cannot write '/nonexistent-dir/t.json'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --html /nonexistent-dir/p.html
+expect "page that cannot be written" 1 err "cannot write '/nonexistent-dir/p.html'"
+HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 --qnn-log q2.log
+expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
+  err "has no QnnSystemProfile serialization"
+check "qnn log: nothing left behind" [ ! -e q2.log ]
+printf 'graph g\n  input x f32 [1,4]\n  output y f32 [1,4]\n  op Relu x -> y name=""\n' > nameless.txt
+$EMU "$REFBUILD" nameless.txt nameless.bin >/dev/null
+run profile nameless.bin "${LIBS[@]}" -n 1
+expect "a binary without op names: numbered, with a note" 0 out "#0" out "no op names"
+
+harness_summary

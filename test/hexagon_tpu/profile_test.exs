@@ -1,0 +1,119 @@
+defmodule HexagonTpu.ProfileTest do
+  # async: false: the live-handle and profile counters are process-wide.
+  use ExUnit.Case, async: false
+
+  import HexagonTpu.TestModels
+  alias HexagonTpu.{Error, Profile}
+
+  # models/chain100: 100 named ops (add_00, relu_00, ..., relu_49) over u8 [1,1024]
+  setup_all do
+    path = build_file!(File.read!("models/chain100/chain100.txt"), "chain100")
+    {:ok, model} = HexagonTpu.load_model(path, backend: :reference)
+    input = for i <- 0..1023, into: <<>>, do: <<rem(i * 7, 50) / 10 - 2.5::float-32-native>>
+    %{path: path, model: model, input: input}
+  end
+
+  defp names,
+    do: for(i <- 0..49, k <- ["add", "relu"], do: "#{k}_#{String.pad_leading("#{i}", 2, "0")}")
+
+  test "profile/3 at the detailed level: every op, heaviest first", %{model: m, input: x} do
+    before = HexagonTpu.stats()
+    assert {:ok, %Profile{} = p} = HexagonTpu.profile(m, [x], runs: 3)
+    assert p.graph == "chain100" and p.level == :detailed and p.runs == 3
+    assert length(p.ops) == 100
+    assert Enum.sort(Enum.map(p.ops, & &1.name)) == Enum.sort(names())
+    assert Enum.sort_by(p.ops, & &1.index) |> Enum.map(& &1.name) == names()
+    weights = Enum.map(p.ops, & &1.cycles)
+    assert weights == Enum.sort(weights, :desc)
+    assert Enum.all?(p.ops, &(&1.cycles > 0 and &1.min_cycles <= &1.cycles))
+    assert_in_delta Enum.sum(Enum.map(p.ops, & &1.share)), 100.0, 0.01
+    assert p.accel_cycles >= Enum.sum(Enum.map(p.ops, & &1.min_cycles))
+    assert p.host.execute_ns > 0 and p.host.total_ns >= p.host.execute_ns
+    assert p.note == "" and p.extended and p.dropped_events == 0
+    assert [%{name: "execute", type: 400, unit: :us, children: kids}] = p.events
+    assert %{name: "accelerator time", children: nodes} = Enum.find(kids, &(&1.type == 3004))
+    assert length(nodes) == 100 and hd(nodes).identifier == "add_00"
+    after_ = HexagonTpu.stats()
+    assert after_.profiled_calls == before.profiled_calls + 3
+    assert after_.live_profiles == 0
+  end
+
+  test "the basic level: the accelerator's figures, no ops", %{model: m, input: x} do
+    p = HexagonTpu.profile!(m, [x], level: :basic, runs: 1)
+    assert p.ops == [] and p.total_events == 6
+    assert Enum.map(hd(p.events).children, & &1.name) |> Enum.member?("host RPC")
+  end
+
+  test "an event cap truncates and says so", %{model: m, input: x} do
+    p = HexagonTpu.profile!(m, [x], runs: 1, max_events: 40)
+    assert p.total_events == 40
+    assert p.note =~ "truncated at 40 events"
+  end
+
+  test "the trace and the page", %{model: m, input: x} do
+    p = HexagonTpu.profile!(m, [x], runs: 2)
+    dir = tmp_dir!()
+    trace = Path.join(dir, "p#{System.unique_integer([:positive])}.json")
+    page = Path.join(dir, "p#{System.unique_integer([:positive])}.html")
+    assert :ok = Profile.write_trace(p, trace)
+    t = File.read!(trace)
+    assert length(String.split(t, ~s("cat":"op"))) == 101
+    assert t =~ ~s("name":"relu_49")
+    assert :ok = Profile.write_page(p, page, "chain <100>")
+    h = File.read!(page)
+    assert length(String.split(h, ~s(<rect class="bar"))) == 101
+    assert h =~ "chain &lt;100&gt;"
+    refute h =~ "http://" or h =~ "https://"
+    # a file that cannot be written, a struct that is no profile
+    assert {:error, %Error{reason: :io, message: msg}} =
+             Profile.write_trace(p, "/nonexistent-dir/t.json")
+
+    assert msg =~ "cannot write '/nonexistent-dir/t.json'"
+    assert {:error, %Error{reason: :io}} = Profile.write_page(p, "/nonexistent-dir/p.html")
+    assert {:error, %Error{reason: :invalid_argument}} = Profile.write_trace(%{}, trace)
+    File.rm(trace)
+    File.rm(page)
+  end
+
+  test "bad options and a closed model", %{path: path, model: m, input: x} do
+    assert {:error, %Error{message: msg}} = HexagonTpu.profile(m, [x], level: :verbose)
+
+    assert msg =~
+             "HexagonTpu.profile/3: expected :level to be :basic, :detailed, :linting or :optrace"
+
+    assert {:error, %Error{message: msg}} = HexagonTpu.profile(m, [x], runs: 0)
+    assert msg =~ "expected :runs to be an integer from 1 to 100000"
+    assert {:error, %Error{}} = HexagonTpu.profile(m, [x], max_events: 2_000_000)
+    assert {:error, %Error{message: msg}} = HexagonTpu.profile(:nope, [x])
+    assert msg =~ "expected a model"
+    {:ok, m2} = HexagonTpu.load_model(path, backend: :reference)
+    HexagonTpu.close(m2)
+    assert {:error, %Error{reason: :closed}} = HexagonTpu.profile(m2, [x], runs: 1)
+    assert HexagonTpu.stats().live_profiles == 0
+  end
+
+  test "profile_every: one execute in N carries a profile", %{path: path, input: x} do
+    {:ok, m} =
+      HexagonTpu.load_model(path, backend: :reference, profile_every: 3, profile_level: :basic)
+
+    before = HexagonTpu.stats().profiled_calls
+    plain = HexagonTpu.predict!(m, [x], output: :binary)
+    for _ <- 2..7, do: assert(HexagonTpu.predict!(m, [x], output: :binary) == plain)
+    # calls 1, 4 and 7
+    assert HexagonTpu.stats().profiled_calls == before + 3
+    assert HexagonTpu.stats().live_profiles == 0
+    HexagonTpu.close(m)
+  end
+
+  test "profile_every and profile_level are checked", %{path: path} do
+    assert {:error, %Error{message: msg}} =
+             HexagonTpu.load_model(path, backend: :reference, profile_every: 0)
+
+    assert msg =~ "expected :profile_every to be a positive integer"
+
+    assert {:error, %Error{message: msg}} =
+             HexagonTpu.load_model(path, backend: :reference, profile_level: :all)
+
+    assert msg =~ "expected :profile_level to be :basic, :detailed, :linting or :optrace"
+  end
+end

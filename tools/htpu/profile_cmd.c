@@ -1,0 +1,329 @@
+/*
+ * profile_cmd.c - `htpu profile`: where one graph's time goes, op by op, from the backend's
+ * profile events (docs/profiling.md). Not to be confused with profile.c (perf profiles).
+ *
+ * Runs the graph N times with a profile of the chosen level; per op it reports the minimum and
+ * median of its time and cycles over the runs and its share of the accelerator's cycles, the
+ * heaviest first, with the accelerator's and the host's figures beside them. The trace, page
+ * and QNN log are written from the median run (by accelerator time).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "hexagon_tpu.h"
+#include "inputs.h"
+#include "json.h"
+#include "session.h"
+
+#define PROFILE_SEED 1u
+
+typedef struct prof_state {
+  cli_session s;
+  cli_inputs in;
+  htpu_io *io;
+  void **out_bufs;
+  uint32_t runs;
+  htpu_profile **p; /* one per run */
+  htpu_profile_level level;
+} prof_state;
+
+typedef struct op_row {
+  const char *name;
+  uint32_t index;
+  uint64_t min_us, med_us, min_cyc, med_cyc;
+  double share; /* of the accelerator cycles (or time) of the median run, percent */
+} op_row;
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static uint64_t median(uint64_t *v, uint32_t n) {
+  qsort(v, n, sizeof *v, cmp_u64);
+  return n ? v[(n - 1) / 2] : 0;
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const op_row *x = a, *y = b;
+  uint64_t wx = x->med_cyc ? x->med_cyc : x->med_us, wy = y->med_cyc ? y->med_cyc : y->med_us;
+  return wx < wy ? 1 : wx > wy ? -1 : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The run whose accelerator time is the median. */
+static const htpu_profile *median_run(const prof_state *st) {
+  uint64_t *v = calloc(st->runs, sizeof *v);
+  if (!v) return st->p[0];
+  for (uint32_t r = 0; r < st->runs; r++) v[r] = st->p[r]->accel_us;
+  uint64_t m = median(v, st->runs);
+  free(v);
+  for (uint32_t r = 0; r < st->runs; r++)
+    if (st->p[r]->accel_us == m) return st->p[r];
+  return st->p[0];
+}
+
+/* Per-op rows over the runs (ops matched by position: every run of a graph has the same). */
+static op_row *rows_of(const prof_state *st, uint32_t *n) {
+  const htpu_profile *p0 = st->p[0];
+  *n = p0->num_ops;
+  op_row *rows = calloc(*n + 1, sizeof *rows);
+  uint64_t *us = calloc(st->runs, sizeof *us), *cyc = calloc(st->runs, sizeof *cyc);
+  if (!rows || !us || !cyc) {
+    free(rows);
+    free(us);
+    free(cyc);
+    return NULL;
+  }
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < *n; k++) {
+    uint32_t m = 0;
+    for (uint32_t r = 0; r < st->runs; r++)
+      if (k < st->p[r]->num_ops) {
+        us[m] = st->p[r]->ops[k].us;
+        cyc[m++] = st->p[r]->ops[k].cycles;
+      }
+    rows[k].name = p0->ops[k].name;
+    rows[k].index = k;
+    rows[k].med_us = median(us, m);
+    rows[k].min_us = m ? us[0] : 0;
+    rows[k].med_cyc = median(cyc, m);
+    rows[k].min_cyc = m ? cyc[0] : 0;
+    total += rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
+  }
+  for (uint32_t k = 0; k < *n; k++) {
+    uint64_t w = rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
+    rows[k].share = total ? 100.0 * (double)w / (double)total : 0;
+  }
+  qsort(rows, *n, sizeof *rows, cmp_row);
+  free(us);
+  free(cyc);
+  return rows;
+}
+
+static uint64_t med_field(const prof_state *st, size_t off) {
+  uint64_t *v = calloc(st->runs, sizeof *v);
+  if (!v) return 0;
+  for (uint32_t r = 0; r < st->runs; r++) v[r] = *(const uint64_t *)((const char *)st->p[r] + off);
+  uint64_t m = median(v, st->runs);
+  free(v);
+  return m;
+}
+#define MED(st, field) med_field(st, offsetof(htpu_profile, field))
+
+static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
+  const htpu_profile *p = st->p[0];
+  printf("graph %s, level %s, %u run%s (median; min in brackets)\n", p->graph,
+         htpu_profile_level_name(st->level), st->runs, st->runs == 1 ? "" : "s");
+  printf("accelerator  %llu us, %llu cycles\n", (unsigned long long)MED(st, accel_us),
+         (unsigned long long)MED(st, accel_cycles));
+  printf("RPC          host %llu us, HTP %llu us\n", (unsigned long long)MED(st, host_rpc_us),
+         (unsigned long long)MED(st, htp_rpc_us));
+  printf("host         convert in %.1f us, graphExecute %.1f us, convert out %.1f us, call "
+         "%.1f us\n",
+         MED(st, quantize_ns) / 1000.0, MED(st, execute_ns) / 1000.0,
+         MED(st, dequantize_ns) / 1000.0, MED(st, total_ns) / 1000.0);
+  if (p->note[0]) printf("note         %s\n", p->note);
+  if (!n) {
+    printf("(no per-op events at level %s; use --level detailed)\n",
+           htpu_profile_level_name(st->level));
+    return;
+  }
+  printf("\n%-4s %-32s %12s %12s %14s %14s %7s\n", "#", "op", "us", "(min)", "cycles", "(min)",
+         "share");
+  uint64_t sum_us = 0, sum_cyc = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const op_row *r = &rows[i];
+    printf("%-4u %-32.32s %12llu %12llu %14llu %14llu %6.1f%%\n", r->index, r->name,
+           (unsigned long long)r->med_us, (unsigned long long)r->min_us,
+           (unsigned long long)r->med_cyc, (unsigned long long)r->min_cyc, r->share);
+    sum_us += r->med_us;
+    sum_cyc += r->med_cyc;
+  }
+  printf("%-4s %-32s %12llu %12s %14llu %14s %6.1f%%\n", "", "total (ops)",
+         (unsigned long long)sum_us, "", (unsigned long long)sum_cyc, "", 100.0);
+}
+
+static void json_event(cli_json *j, const htpu_profile_event *e) {
+  cli_json_object_begin(j, NULL);
+  cli_json_uint(j, "type", e->type);
+  cli_json_string(j, "name", e->name);
+  cli_json_string(j, "unit", htpu_profile_unit_name(e->unit));
+  cli_json_uint(j, "value", e->value);
+  if (e->identifier[0]) cli_json_string(j, "identifier", e->identifier);
+  if (e->has_timestamp) cli_json_uint(j, "timestamp", e->timestamp);
+  if (e->num_children) {
+    cli_json_array_begin(j, "children", 0);
+    for (uint32_t i = 0; i < e->num_children; i++) json_event(j, &e->children[i]);
+    cli_json_array_end(j);
+  }
+  cli_json_object_end(j);
+}
+
+static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
+  const htpu_profile *p = st->p[0];
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_object_begin(&j, NULL);
+  cli_json_string(&j, "schema", "htpu.profile/1");
+  cli_json_string(&j, "graph", p->graph);
+  cli_json_string(&j, "level", htpu_profile_level_name(st->level));
+  cli_json_uint(&j, "runs", st->runs);
+  cli_json_uint(&j, "accel_us", MED(st, accel_us));
+  cli_json_uint(&j, "accel_cycles", MED(st, accel_cycles));
+  cli_json_uint(&j, "host_rpc_us", MED(st, host_rpc_us));
+  cli_json_uint(&j, "htp_rpc_us", MED(st, htp_rpc_us));
+  cli_json_object_begin(&j, "host_ns");
+  cli_json_uint(&j, "quantize", MED(st, quantize_ns));
+  cli_json_uint(&j, "execute", MED(st, execute_ns));
+  cli_json_uint(&j, "dequantize", MED(st, dequantize_ns));
+  cli_json_uint(&j, "total", MED(st, total_ns));
+  cli_json_object_end(&j);
+  cli_json_string(&j, "note", p->note);
+  cli_json_array_begin(&j, "ops", 0);
+  for (uint32_t i = 0; i < n; i++) {
+    cli_json_object_begin(&j, NULL);
+    cli_json_uint(&j, "index", rows[i].index);
+    cli_json_string(&j, "name", rows[i].name);
+    cli_json_uint(&j, "us", rows[i].med_us);
+    cli_json_uint(&j, "min_us", rows[i].min_us);
+    cli_json_uint(&j, "cycles", rows[i].med_cyc);
+    cli_json_uint(&j, "min_cycles", rows[i].min_cyc);
+    cli_json_double(&j, "share_pct", rows[i].share);
+    cli_json_object_end(&j);
+  }
+  cli_json_array_end(&j);
+  const htpu_profile *m = median_run(st);
+  cli_json_uint(&j, "total_events", m->total_events);
+  cli_json_uint(&j, "dropped_events", m->dropped_events);
+  cli_json_array_begin(&j, "events", 0);
+  for (uint32_t i = 0; i < m->num_events; i++) json_event(&j, &m->events[i]);
+  cli_json_array_end(&j);
+  cli_json_object_end(&j);
+  return cli_json_finish(&j);
+}
+
+static int run_profile(const cli_args *a) {
+  prof_state st;
+  memset(&st, 0, sizeof st);
+  const char *lvl = cli_get(a, "level");
+  if (!lvl) lvl = "detailed";
+  if (htpu_profile_level_from_name(lvl, &st.level) != 0 || st.level == HTPU_PROFILE_OFF)
+    return cli_usage_error(a->cmd, "--level '%s': expected basic, detailed, linting or optrace",
+                           lvl);
+  uint32_t max_events = 0;
+  int rc = cli_get_u32(a, "n", 10, 1, 100000, &st.runs);
+  if (rc == CLI_EXIT_OK)
+    rc = cli_get_u32(a, "max-events", HTPU_PROFILE_DEFAULT_MAX_EVENTS, 1,
+                     HTPU_PROFILE_MAX_EVENTS_LIMIT, &max_events);
+  if (rc == CLI_EXIT_OK) rc = cli_session_inspect(a, &st.s);
+  if (rc != CLI_EXIT_OK) return rc;
+  rc = cli_inputs_bind(a, st.s.meta_info, 1, &st.in);
+  if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &st.in);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &st.s);
+  if (rc == CLI_EXIT_OK) cli_inputs_retarget(&st.in, st.s.info);
+  if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &st.in, PROFILE_SEED);
+  const htpu_graph_info *gi = st.s.info;
+  if (rc == CLI_EXIT_OK) {
+    st.io = calloc((size_t)gi->num_inputs + gi->num_outputs + 1, sizeof *st.io);
+    st.out_bufs = calloc((size_t)gi->num_outputs + 1, sizeof *st.out_bufs);
+    st.p = calloc(st.runs, sizeof *st.p);
+    if (!st.io || !st.out_bufs || !st.p) rc = cli_fail(a->cmd, "out of memory");
+  }
+  if (rc == CLI_EXIT_OK) {
+    cli_inputs_fill_io(&st.in, st.io);
+    for (uint32_t i = 0; rc == CLI_EXIT_OK && i < gi->num_outputs; i++) {
+      size_t size = gi->outputs[i].num_elements * sizeof(float);
+      st.out_bufs[i] = malloc(size ? size : 1);
+      if (!st.out_bufs[i]) rc = cli_fail(a->cmd, "out of memory");
+      st.io[gi->num_inputs + i] = (htpu_io){st.out_bufs[i], size, HTPU_F32};
+    }
+  }
+  for (uint32_t r = 0; rc == CLI_EXIT_OK && r < st.runs; r++) {
+    htpu_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.profile_level = st.level;
+    o.profile_max_events = max_events;
+    o.profile = &st.p[r];
+    int e = htpu_graph_execute_ex(st.s.graph, st.io, gi->num_inputs, st.io + gi->num_inputs,
+                                  gi->num_outputs, &o, NULL);
+    if (e) rc = cli_fail_htpu(a->cmd, e, "profiling the graph");
+  }
+  op_row *rows = NULL;
+  uint32_t n = 0;
+  if (rc == CLI_EXIT_OK && !(rows = rows_of(&st, &n))) rc = cli_fail(a->cmd, "out of memory");
+  if (rc == CLI_EXIT_OK) {
+    const htpu_profile *m = median_run(&st);
+    const char *path;
+    char title[512];
+    snprintf(title, sizeof title, "%s (%s)", m->graph, htpu_profile_level_name(st.level));
+    int e = 0;
+    if ((path = cli_get(a, "trace")) && (e = htpu_profile_write_trace(m, path)) != 0)
+      rc = cli_fail_htpu(a->cmd, e, "writing the trace");
+    if (rc == CLI_EXIT_OK && (path = cli_get(a, "html")) &&
+        (e = htpu_profile_write_html(m, title, path)) != 0)
+      rc = cli_fail_htpu(a->cmd, e, "writing the page");
+    if (rc == CLI_EXIT_OK && (path = cli_get(a, "qnn-log")) &&
+        (e = htpu_profile_write_qnn_log(st.s.rt, m, path)) != 0)
+      rc = cli_fail_htpu(a->cmd, e, "writing the QNN profile log");
+  }
+  if (rc == CLI_EXIT_OK) {
+    int w = cli_has(a, "json") ? print_json(&st, rows, n) : (print_table(&st, rows, n), 0);
+    if (w != 0 || fflush(stdout) != 0) rc = cli_fail(a->cmd, "could not write the report");
+  }
+  free(rows);
+  for (uint32_t r = 0; st.p && r < st.runs; r++) htpu_profile_free(st.p[r]);
+  free(st.p);
+  for (uint32_t i = 0; st.out_bufs && gi && i < gi->num_outputs; i++) free(st.out_bufs[i]);
+  free(st.out_bufs);
+  free(st.io);
+  cli_inputs_free(&st.in);
+  cli_session_close(&st.s);
+  return rc;
+}
+
+static const cli_option profile_options[] = {
+    {"graph", "NAME", "the graph to profile (needed when MODEL holds several)", 0},
+    {"n", "N", "runs (default 10; 1..100000): per op the median and the minimum", 0},
+    {"level", "LEVEL",
+     "basic (the accelerator and RPC figures), detailed (default: per op), linting (HTP: "
+     "per-op critical path and waits) or optrace (needs capability 1405 and a binary built "
+     "for it)",
+     0},
+    {"input", "NAME=FILE",
+     "input data, as for htpu run; inputs not given are filled with deterministic pseudo-random "
+     "values",
+     1},
+    {"max-events", "N", "read at most N events per run (default 4096); past it: truncated", 0},
+    {"trace", "FILE", "write the median run as Chrome trace-event JSON (Perfetto, "
+                      "chrome://tracing)", 0},
+    {"html", "FILE", "write the median run as one self-contained HTML page", 0},
+    {"qnn-log", "FILE",
+     "write the median run through the system library's QnnSystemProfile serialization "
+     "(System API 1.5 on), for qnn-profile-viewer",
+     0},
+    CLI_SESSION_OPTIONS,
+    {"json", NULL, "print the report as JSON (schema htpu.profile/1, see docs/htpu.md)", 0},
+    {NULL, NULL, NULL, 0},
+};
+
+const cli_command cmd_profile = {
+    .name = "profile",
+    .synopsis = "MODEL [-n N] [--level basic|detailed|linting|optrace] [--input NAME=FILE ...] "
+                "[--trace FILE] [--html FILE] [--qnn-log FILE] [--max-events N] "
+                "[--backend PATH|reference] [--system-lib PATH|reference] [--json]",
+    .summary = "where a graph's time goes, op by op, from the backend's profile events",
+    .description =
+        "Runs one graph N times with a QNN profile of the chosen level and prints, per op, its\n"
+        "time and cycles (median and minimum over the runs) and its share of the accelerator,\n"
+        "heaviest first, with the accelerator's total, the RPC sides and the host's own time\n"
+        "(converting inputs and outputs, the graphExecute call). --trace, --html and --qnn-log\n"
+        "write the median run. docs/profiling.md says how to read the figures.\n",
+    .options = profile_options,
+    .positional_name = "MODEL",
+    .min_positional = 1,
+    .max_positional = 1,
+    .run = run_profile,
+};
