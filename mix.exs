@@ -132,6 +132,7 @@ defmodule HexagonTpu.MixProject do
     Serving: [{"docs/serving.md", "Batching and serving"}],
     Performance: [
       {"docs/performance.md", "Performance"},
+      {"docs/profiling.md", "Profiling: where the time goes"},
       {"docs/quantization.md", "Quantization kernels"}
     ],
     Reliability: [{"docs/reliability.md", "Reliability and tests"}],
@@ -154,7 +155,12 @@ defmodule HexagonTpu.MixProject do
       HexagonTpu.Error
     ],
     Serving: [HexagonTpu.Serving],
-    Observability: [HexagonTpu.Stats, HexagonTpu.Monitor, HexagonTpu.Telemetry]
+    Observability: [
+      HexagonTpu.Stats,
+      HexagonTpu.Monitor,
+      HexagonTpu.Telemetry,
+      HexagonTpu.Profile
+    ]
   ]
 
   def project do

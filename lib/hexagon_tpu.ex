@@ -165,15 +165,40 @@ defmodule HexagonTpu do
     * `:level` - `:basic`, `:detailed` (default), `:linting` or `:optrace`
     * `:runs` - how many executes (10)
     * `:max_events` - events read per execute (4096); past it the profile says "truncated"
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = <<1.0::float-32-native, 2.0::float-32-native, 3.0::float-32-native, 4.0::float-32-native>>
+      iex> {:ok, profile} = HexagonTpu.profile(model, [a, a], runs: 3)
+      iex> {profile.level, profile.runs, Enum.map(profile.ops, & &1.name)}
+      {:detailed, 3, ["ElementWiseAdd_0"]}
+      iex> {:error, error} = HexagonTpu.profile(model, [a, a], level: :fast)
+      iex> error.message
+      "HexagonTpu.profile/3: expected :level to be :basic, :detailed, :linting or :optrace, got :fast"
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec profile(model(), [Graph.input()], keyword()) ::
           {:ok, HexagonTpu.Profile.t()} | {:error, Error.t()}
   def profile(model, inputs, opts \\ []), do: HexagonTpu.Profile.run(model, inputs, opts)
 
-  @doc "Like `profile/3`, raising `HexagonTpu.Error`."
+  @doc """
+  Like `profile/3`, raising `HexagonTpu.Error`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = <<0::size(128)>>
+      iex> HexagonTpu.profile!(model, [a, a], level: :basic, runs: 1).ops
+      []
+      iex> HexagonTpu.profile!(model, [a])
+      ** (HexagonTpu.Error) mismatch: graph 'add_f32' expects 2 input(s) (a, b), got 1
+  """
   @spec profile!(model(), [Graph.input()], keyword()) :: HexagonTpu.Profile.t()
   def profile!(model, inputs, opts \\ []), do: unwrap!(profile(model, inputs, opts))
 
+  @doc """
   Like `load_model/2`, raising `HexagonTpu.Error`.
 
   ## Examples

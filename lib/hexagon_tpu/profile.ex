@@ -73,17 +73,9 @@ defmodule HexagonTpu.Profile do
   @doc false
   def levels_expected, do: @levels_expected
 
-  @doc """
-  Runs `graph` `:runs` times with a profile of `:level` on `inputs` (as `HexagonTpu.predict/3`
-  takes them, f32 or Nx) and summarizes: see the module doc.
-
-  ## Options
-
-    * `:level` - `:basic`, `:detailed` (default), `:linting` (HTP) or `:optrace` (where the
-      backend announces it; only binaries built for it carry optrace data)
-    * `:runs` - executes to profile (10)
-    * `:max_events` - events read per run (4096); past it the profile is truncated and says so
-  """
+  @doc false
+  # HexagonTpu.profile/3 (whose doc holds the options): `:runs` executes of `graph` with a
+  # profile of `:level` on `inputs`, summarized.
   @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
   def run(%Graph{} = graph, inputs, opts) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
@@ -174,6 +166,17 @@ defmodule HexagonTpu.Profile do
   Writes the profile's median run as Chrome trace-event JSON (Perfetto, chrome://tracing): the
   host's spans on one track, the accelerator and its ops on another. A file that cannot be
   written is an `:io` error naming it; nothing is left half-written.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> profile = HexagonTpu.profile!(model, [<<0::size(128)>>, <<0::size(128)>>], runs: 2)
+      iex> HexagonTpu.Profile.write_trace(profile, "add_trace.json")
+      :ok
+      iex> File.read!("add_trace.json") =~ "ElementWiseAdd_0"
+      true
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec write_trace(t(), Path.t()) :: :ok | {:error, Error.t()}
   def write_trace(%__MODULE__{ref: ref}, path) when is_binary(path),
@@ -184,6 +187,18 @@ defmodule HexagonTpu.Profile do
   @doc """
   Writes the profile's median run as one self-contained HTML page (no network): a per-op bar
   chart and the timeline. `title` defaults to the graph's name.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> profile = HexagonTpu.profile!(model, [<<0::size(128)>>, <<0::size(128)>>], runs: 2)
+      iex> HexagonTpu.Profile.write_page(profile, "add.html", "add, detailed")
+      :ok
+      iex> {:error, error} = HexagonTpu.Profile.write_page(profile, "no/such/dir/add.html")
+      iex> error.message
+      "cannot write 'no/such/dir/add.html': No such file or directory"
+      iex> HexagonTpu.close(model)
+      :ok
   """
   @spec write_page(t(), Path.t(), String.t() | nil) :: :ok | {:error, Error.t()}
   def write_page(profile, path, title \\ nil)

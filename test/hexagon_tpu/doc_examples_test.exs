@@ -58,6 +58,7 @@ defmodule HexagonTpu.DocExamplesTest do
   doctest HexagonTpu.Error
   doctest HexagonTpu.Graph
   doctest HexagonTpu.Monitor
+  doctest HexagonTpu.Profile
   doctest HexagonTpu.Runtime
   doctest HexagonTpu.SharedIO
   doctest HexagonTpu.Stats
@@ -81,6 +82,7 @@ defmodule HexagonTpu.DocExamplesTest do
       HexagonTpu.Error,
       HexagonTpu.Graph,
       HexagonTpu.Monitor,
+      HexagonTpu.Profile,
       HexagonTpu.Runtime,
       HexagonTpu.SharedIO,
       HexagonTpu.Stats,
