@@ -32,6 +32,8 @@
 
 typedef enum io_mode { IO_DIRECT, IO_CONVERT } io_mode;
 
+int exec_check_options(const htpu_exec_options *o);
+
 static void format_shape(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t used = 0;
   int w = snprintf(buf, len, "%s [", htpu_dtype_name(t->dtype));
@@ -485,11 +487,33 @@ int htpu_graph_execute(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs
   return htpu_graph_execute_ex(h, inputs, num_inputs, outputs, num_outputs, NULL, stats);
 }
 
+/* The values of the deadline and priority options (the rest is checked by the plan). */
+int exec_check_options(const htpu_exec_options *o) {
+  if (!o) return 0;
+  if (o->timeout_ns > HTPU_MAX_TIMEOUT_NS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "timeout_ns %llu is above the limit of %llu ns (24 h); expected 0 (the "
+                          "default) up to the limit",
+                          (unsigned long long)o->timeout_ns,
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+  if ((unsigned)o->priority >= HTPU_PRIORITY_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "priority %d is out of range; expected 0 (default), 1 (low), 2 (normal), "
+                          "3 (normal_high) or 4 (high)",
+                          o->priority);
+  return 0;
+}
+
 int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
                           const htpu_io *outputs, uint32_t num_outputs,
                           const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_clear_error();
   if (stats) memset(stats, 0, sizeof *stats);
+  int bad = exec_check_options(opts);
+  if (bad) {
+    STAT_ADD(execute_errors, 1);
+    return bad;
+  }
   /* A no-wait call pins the graph: its release is then never the last (htpu_graph_close waits
    * for the pin), so the graph's destroy, which frees FastRPC memory under the exclusive gate
    * and may free the context, never runs on its thread. */

@@ -220,6 +220,12 @@ static int check_options(const htpu_runtime_options *o) {
 
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
+  if (o->default_timeout_ns > HTPU_MAX_TIMEOUT_NS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "default_timeout_ns %llu is above the limit of %llu ns (24 h); expected "
+                          "0 (the default, 60 s) up to the limit",
+                          (unsigned long long)o->default_timeout_ns,
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
   return 0;
 }
 
