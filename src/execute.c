@@ -27,12 +27,11 @@
 
 #include "internal.h"
 #include "profile.h"
+#include "timer.h"
 #include "qnn_log.h"
 #include "stats.h"
 
 typedef enum io_mode { IO_DIRECT, IO_CONVERT } io_mode;
-
-int exec_check_options(const htpu_exec_options *o);
 
 static void format_shape(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t used = 0;
@@ -112,6 +111,7 @@ typedef struct exec_call {
   int ran; /* reached graphExecute */
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
+  exec_ctl *ctl;     /* its place in the graph's waiting list, deadline and abort (turn.h) */
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -169,29 +169,14 @@ static int bind_buffers(exec_call *x) {
   return 0;
 }
 
-/* Waits for this graph's turn, or (POLICY_TRY) only tries: 1 taken, 0 not. Not under the
- * gate: a queue on one busy graph must hold up neither a context load or free (which waits for
- * the gate's readers) nor, through the gate's writer preference, the executes of other graphs
- * behind that load. Counts the call in s->contenders while it holds or awaits the lock. */
-static int lock_graph(graph_state *s, exec_policy policy) {
-  atomic_fetch_add(&s->contenders, 1);
-  if (pthread_mutex_trylock(&s->exec_lock) == 0) return 1;
-  if (policy == POLICY_TRY) {
-    atomic_fetch_sub(&s->contenders, 1);
-    return 0;
-  }
-  /* Another execute of this graph is running: queueing is worth counting (it is where
-   * latency goes when one model is shared by more callers than it can serve). */
-  STAT_ADD(executes_waiting, 1);
-  pthread_mutex_lock(&s->exec_lock);
-  STAT_SUB(executes_waiting, 1);
-  return 1;
-}
+/* Waits for this graph's turn in its waiting list (turn.h), or (POLICY_TRY) only tries:
+ * TURN_TAKEN, TURN_BUSY, or an error (queue full, deadline or cancel while waiting). Not under
+ * the gate: a queue on one busy graph must hold up neither a context load or free (which waits
+ * for the gate's readers) nor, through the gate's writer preference, the executes of other
+ * graphs behind that load. */
+static int lock_graph(exec_call *x) { return turn_acquire(x->ctl, x->policy == POLICY_TRY); }
 
-static void unlock_graph(graph_state *s) {
-  pthread_mutex_unlock(&s->exec_lock);
-  atomic_fetch_sub(&s->contenders, 1);
-}
+static void unlock_graph(exec_call *x) { turn_release(x->ctl); }
 
 /* The execute gate, shared: 1 entered, 0 not (POLICY_TRY only). */
 static int enter_gate(exec_policy policy) {
@@ -212,18 +197,28 @@ static int decline(const exec_call *x, htpu_decline why) {
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
       [HTPU_DECLINE_RESOURCE] = "a FastRPC buffer would have to be allocated or registered "
                                 "first (a DSP round trip)",
+      [HTPU_DECLINE_STALLED] = "it was stopped at its short-call bound (the DSP stalled); no-wait "
+                               "calls of this runtime are declined for a while",
+      [HTPU_DECLINE_UNBOUNDED] = "this backend has no execute signals, so the call could not be "
+                                 "bounded",
   };
   *x->declined = why;
   STAT_ADD(executes_declined, 1);
   return htpu_set_error(HTPU_EBUSY, 0,
-                        "graph '%s': a no-wait call did not run, as it would have waited: %s; "
-                        "make it again without no_wait",
-                        x->gi->name, reasons[why]);
+                        "graph '%s': a no-wait call did not %s: %s; make it again without no_wait",
+                        x->gi->name,
+                        why == HTPU_DECLINE_STALLED ? "end in time" : "run, as it would have waited",
+                        reasons[why]);
 }
 
 /* The short-call check of a no-wait call (htpu_exec_options.short_ns). */
 static htpu_decline short_check(const exec_call *x) {
-  if (x->policy != POLICY_TRY || !x->opts->short_ns) return HTPU_DECLINE_NONE;
+  if (x->policy != POLICY_TRY) return HTPU_DECLINE_NONE;
+  /* The short path needs a bound: the graph's abort signal. */
+  if (!x->s->signal) return HTPU_DECLINE_UNBOUNDED;
+  /* A stall seen by any graph of the runtime (HTPU_DECLINE_STALLED) demotes them all. */
+  if (htpu_now_ns() < atomic_load(&x->rt->short_demoted_until)) return HTPU_DECLINE_LONG;
+  if (!x->opts->short_ns) return HTPU_DECLINE_NONE;
   htpu_graph_timing t;
   window_read(&x->s->timing, &t);
   if (t.window < HTPU_TIMING_WINDOW) return HTPU_DECLINE_UNKNOWN;
@@ -305,6 +300,26 @@ static int convert_inputs(exec_call *x) {
   return 0;
 }
 
+/* A running call stopped through the graph's abort signal (or just before graphExecute), by
+ * the reason it was stopped for. */
+static int stopped_error(exec_call *x) {
+  const char *name = x->gi->name;
+  switch (ctl_why(x->ctl)) {
+  case REASON_STALL:
+    atomic_store(&x->rt->short_demoted_until, htpu_now_ns() + HTPU_STALL_DEMOTION_NS);
+    return decline(x, HTPU_DECLINE_STALLED);
+  case REASON_CANCEL:
+    return htpu_set_error(HTPU_ECANCELLED, 0, "graph '%s': the call was cancelled while it ran "
+                          "(aborted); the graph stays usable", name);
+  default:
+    STAT_ADD(executes_timed_out, 1);
+    return htpu_set_error(HTPU_ETIMEDOUT, 0,
+                          "graph '%s': the call passed its %llu ms deadline (timeout); the graph "
+                          "stays usable",
+                          name, (unsigned long long)(x->ctl->timeout_ns / 1000000u));
+  }
+}
+
 /* One graphExecute under the gate (shared): 0, an error, or EXEC_RESTARTED (*generation: the
  * context's generation it ran at). */
 static int execute_once(exec_call *x, uint64_t *generation) {
@@ -324,17 +339,24 @@ static int execute_once(exec_call *x, uint64_t *generation) {
     gate_leave_shared(&htpu_exec_gate);
     return decline(x, HTPU_DECLINE_RESOURCE);
   }
+  if (ctl_why(x->ctl) != REASON_NONE) { /* stopped before it reached QNN */
+    gate_leave_shared(&htpu_exec_gate);
+    return stopped_error(x);
+  }
   STAT_ADD(executes_in_flight, 1);
   x->ran = 1;
   uint64_t e0 = x->prof.exec_start_ns = htpu_now_ns();
   qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
                                                    x->tensors + x->n_in, x->n_out,
-                                                   x->prof.handle, NULL);
+                                                   x->prof.handle, x->s->signal);
   x->exec_ns = htpu_now_ns() - e0;
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
   uint32_t code = QNN_ERROR_CODE(e);
   if (e == QNN_SUCCESS) return 0;
+  if ((code == QNN_GRAPH_ERROR_ABORTED || code == QNN_GRAPH_ERROR_TIMED_OUT) &&
+      ctl_why(x->ctl) != REASON_NONE)
+    return stopped_error(x);
   if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) {
     c->dead = 1;
     STAT_ADD(recovery_failures, 1);
@@ -382,12 +404,14 @@ static int execute_attempts(exec_call *x) {
  * gate ever waits for a graph lock. */
 static int execute_locked(exec_call *x) {
   graph_state *s = x->s;
-  if (!lock_graph(s, x->policy)) return decline(x, HTPU_DECLINE_BUSY);
+  int taken = lock_graph(x);
+  if (taken == TURN_BUSY) return decline(x, HTPU_DECLINE_BUSY);
+  if (taken != TURN_TAKEN) return taken;
   /* Again under the lock, where every call before this one has recorded its duration: a
    * call that overran demotes the graph for every no-wait call after it. */
   htpu_decline why = short_check(x);
   if (why) {
-    unlock_graph(s);
+    unlock_graph(x);
     return decline(x, why);
   }
   uint64_t t_locked = htpu_now_ns();
@@ -395,7 +419,7 @@ static int execute_locked(exec_call *x) {
    * not get its turn on the DSP. */
   const htpu_exec_options *o = x->opts;
   if (o && o->cancelled && o->cancelled(o->cancel_arg)) {
-    unlock_graph(s);
+    unlock_graph(x);
     STAT_ADD(executes_cancelled, 1);
     return htpu_set_error(HTPU_ECANCELLED, 0,
                           "graph '%s': the call was cancelled before it ran (its caller is gone)",
@@ -404,7 +428,7 @@ static int execute_locked(exec_call *x) {
   int rc = execute_attempts(x);
   /* Recorded before the unlock, so the next call to take the graph sees it. */
   if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
-  unlock_graph(s);
+  unlock_graph(x);
   return rc;
 }
 
@@ -467,10 +491,10 @@ static int begin_profile(exec_call *x) {
 /* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
 static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
                uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
-               htpu_decline *declined) {
-  uint64_t t_start = htpu_now_ns();
+               htpu_decline *declined, exec_ctl *ctl, uint64_t t_start) {
   exec_call x;
   call_init(&x, g, inputs, n_in, outputs, n_out, opts, declined);
+  x.ctl = ctl;
   int rc = plan_call(&x);
   if (!rc && opts && opts->profile_level) rc = begin_profile(&x);
   if (!rc) rc = convert_inputs(&x);
@@ -504,6 +528,66 @@ int exec_check_options(const htpu_exec_options *o) {
   return 0;
 }
 
+/* What a submit checks at once: the counts and every buffer against its tensor. */
+int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                  uint32_t n_out) {
+  const htpu_graph_info *gi = &g->ctx->info->pub.graphs[g->index];
+  if (n_in != gi->num_inputs || n_out != gi->num_outputs)
+    return htpu_set_error(HTPU_EMISMATCH, 0,
+                          "graph '%s' has %u inputs and %u outputs; given %u and %u", gi->name,
+                          gi->num_inputs, gi->num_outputs, n_in, n_out);
+  if ((n_in && !inputs) || (n_out && !outputs))
+    return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
+  for (uint32_t i = 0; i < n_in + n_out; i++) {
+    io_mode mode;
+    int rc = plan_io(gi->name, i < n_in ? "input" : "output",
+                     i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in],
+                     i < n_in ? &inputs[i] : &outputs[i - n_in], &mode);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Synchronous with a deadline on a graph without an abort signal: run as a submitted call in
+ * copy mode and waited for, so the caller gets its timeout (the execute runs on in the
+ * background). Profiles and `cancelled` stay on the synchronous path (unbounded). */
+static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
+                            const htpu_io *outputs, uint32_t n_out,
+                            const htpu_exec_options *opts, htpu_exec_stats *stats) {
+  htpu_call *call = NULL;
+  int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, opts, NULL, NULL, &call);
+  if (rc) return rc;
+  htpu_call_wait(call, UINT64_MAX);
+  char msg[HTPU_ERROR_MAX];
+  rc = htpu_call_result(call, stats, msg, sizeof msg);
+  htpu_call_release(&call);
+  if (rc) htpu_set_error(rc, 0, "%s", msg);
+  return rc;
+}
+
+/* The no-wait call's bound where the graph has a signal: short_ns x 4, at most 1 ms unless
+ * the call gave its own timeout (then at most that). Without short_ns: its timeout. */
+static void no_wait_bound(exec_ctl *ctl, const htpu_exec_options *o, uint64_t t_start) {
+  if (!ctl->s->signal || !o->short_ns) return;
+  uint64_t cap = o->timeout_ns ? o->timeout_ns : 1000000u;
+  uint64_t b = o->short_ns > UINT64_MAX / 4 ? UINT64_MAX : o->short_ns * 4;
+  if (b > cap) b = cap;
+  ctl->timeout_ns = b;
+  ctl->deadline_ns = t_start + b;
+  ctl->stall_bound = 1;
+}
+
+int exec_run_ctl(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                 uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
+                 exec_ctl *ctl) {
+  htpu_decline declined = HTPU_DECLINE_NONE;
+  int rc = run(g, inputs, n_in, outputs, n_out, opts, stats, &declined, ctl, htpu_now_ns());
+  int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT;
+  if (ran) STAT_ADD(executes, 1);
+  if (rc && ran) STAT_ADD(execute_errors, 1);
+  return rc;
+}
+
 int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
                           const htpu_io *outputs, uint32_t num_outputs,
                           const htpu_exec_options *opts, htpu_exec_stats *stats) {
@@ -524,12 +608,23 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
+  uint64_t t_start = htpu_now_ns();
+  if (!no_wait && opts && opts->timeout_ns && !g->state->signal && !opts->profile_level &&
+      !opts->cancelled) {
+    obj_release(&g->base);
+    return run_as_submitted(h, inputs, num_inputs, outputs, num_outputs, opts, stats);
+  }
+  exec_ctl ctl;
+  ctl_init(&ctl, g, opts ? opts->priority : 0, opts ? opts->timeout_ns : 0, t_start);
+  if (no_wait) no_wait_bound(&ctl, opts, t_start);
+  ctl_arm(&ctl);
   htpu_decline declined = HTPU_DECLINE_NONE;
-  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats, &declined);
+  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats, &declined, &ctl, t_start);
+  ctl_destroy(&ctl);
   if (stats) stats->declined = declined;
-  /* A cancelled or declined call did not run: it is counted in executes_cancelled or
-   * executes_declined only. */
-  int ran = rc != HTPU_ECANCELLED && !declined;
+  /* A cancelled, timed-out-while-waiting or declined call did not run: it is counted in
+   * executes_cancelled, executes_timed_out or executes_declined only. */
+  int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT && !declined;
   if (ran) STAT_ADD(executes, 1);
   if (rc && ran) {
     STAT_ADD(execute_errors, 1);
