@@ -241,6 +241,7 @@ static int plan_call(exec_call *x) {
      * call (the trylock under it would fail), is declined for nothing, so a contended call
      * does not convert its inputs here and again in the call made without no_wait. The
      * trylock stays the decision; this is only the cheap look before the work. */
+    if (!x->s->signal) return decline(x, HTPU_DECLINE_UNBOUNDED); /* the short path needs a bound */
     if (x->vote != HTPU_PERF_DEFAULT && (unsigned)x->vote < HTPU_PERF_PROFILE_COUNT)
       return decline(x, HTPU_DECLINE_PERF);
     if (atomic_load(&x->s->contenders) != 0) return decline(x, HTPU_DECLINE_BUSY);
