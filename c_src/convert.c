@@ -17,7 +17,7 @@ static ERL_NIF_TERM error_atoms[MAX_ERRORS];
 #define MAX_DTYPES 16
 static ERL_NIF_TERM dtype_atoms[MAX_DTYPES];
 
-/* The reason atom of an HTPU_E* name: "HTPU_EMISMATCH" -> mismatch. Three names read badly
+/* The reason atom of an HTPU_E* name: "HTPU_EMISMATCH" -> mismatch. Four names read badly
  * when shortened mechanically, so they get the spelled-out atoms the docs use. */
 static ERL_NIF_TERM make_error_atom(ErlNifEnv *env, const char *name) {
   static const char *const overrides[][2] = {
@@ -25,6 +25,7 @@ static ERL_NIF_TERM make_error_atom(ErlNifEnv *env, const char *name) {
       {"HTPU_EINVAL", "invalid_argument"},
       {"HTPU_ENOMEM", "no_memory"},
       {"HTPU_EQNN", "qnn_error"},
+      {"HTPU_ETIMEDOUT", "timeout"},
   };
   for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++)
     if (strcmp(name, overrides[i][0]) == 0) return enif_make_atom(env, overrides[i][1]);

@@ -453,6 +453,7 @@ static int nif_setup(ErlNifEnv *env, void **priv) {
 #endif
   if (nif_resources_open(env, nif_exec_call_dtor)) return -1;
   if (nif_profile_open_type(env)) return -1;
+  if (nif_submit_open_type(env)) return -1;
   return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
 }
 
@@ -534,6 +535,11 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute_normal", 5, nif_graph_execute_normal, 0},
     {"graph_timing", 1, nif_graph_timing, 0},
+    /* decoding and a queue insert; the execute runs on the core's worker (submit.c) */
+    {"graph_submit", 5, nif_graph_submit, 0},
+    {"call_cancel", 1, nif_call_cancel, 0},
+    {"call_claim", 1, nif_call_claim, 0},
+    {"ref_control", 2, nif_ref_control, 0},
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},

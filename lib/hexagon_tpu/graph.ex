@@ -44,7 +44,9 @@ defmodule HexagonTpu.Graph do
     :vtcm_bytes,
     :model_info,
     scheduler: :auto,
-    profile_every: nil
+    profile_every: nil,
+    timeout: nil,
+    priority: nil
   ]
 
   @type t :: %__MODULE__{
@@ -55,18 +57,56 @@ defmodule HexagonTpu.Graph do
           vtcm_bytes: non_neg_integer(),
           model_info: map(),
           scheduler: scheduler(),
-          profile_every: HexagonTpu.Profile.sampling() | nil
+          profile_every: HexagonTpu.Profile.sampling() | nil,
+          timeout: timeout_ms() | nil,
+          priority: priority() | nil
         }
 
   @typedoc "Where executes run: see `execute/3`'s `:scheduler`."
-  @type scheduler :: :auto | :dirty_io | :normal
+  @type scheduler :: :auto | :async | :normal | :dirty_io
+
+  @typedoc "A call's deadline in milliseconds (`:timeout`), counted from its start."
+  @type timeout_ms :: pos_integer() | :infinity
+
+  @typedoc "A call's place among the calls waiting for its graph, and the context's QNN priority."
+  @type priority :: :low | :normal | :normal_high | :high
 
   @typedoc "An Nx tensor (when Nx is present) or a binary of native-endian elements."
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  @schedulers {:one_of, [:auto, :dirty_io, :normal]}
-  @schedulers_expected ":auto, :dirty_io or :normal"
+  @schedulers {:one_of, [:auto, :async, :normal, :dirty_io]}
+  @schedulers_expected ":auto, :async or :normal (:dirty_io is :async)"
+
+  @priorities [:low, :normal, :normal_high, :high]
+  @priorities_expected ":low, :normal, :normal_high or :high"
+  # HTPU_MAX_TIMEOUT_NS (24 h)
+  @max_timeout_ms 24 * 3600 * 1000
+
+  @doc false
+  # The check of a `:timeout` option (Options): a positive number of milliseconds up to 24 h,
+  # or :infinity (the 24 h limit of the C core).
+  @spec check_timeout(term()) :: true | {:error, String.t()}
+  def check_timeout(:infinity), do: true
+  def check_timeout(ms) when is_integer(ms) and ms > 0 and ms <= @max_timeout_ms, do: true
+
+  def check_timeout(other),
+    do:
+      {:error,
+       "expected :timeout to be a positive integer (milliseconds, at most #{@max_timeout_ms}, " <>
+         "24 h) or :infinity, got #{inspect(other)}"}
+
+  @doc false
+  def priorities, do: @priorities
+  @doc false
+  def priorities_expected, do: @priorities_expected
+
+  @doc false
+  # The C core's timeout_ns: 0 for the context's (or runtime's) default.
+  @spec timeout_ns(timeout_ms() | nil) :: non_neg_integer()
+  def timeout_ns(nil), do: 0
+  def timeout_ns(:infinity), do: @max_timeout_ms * 1_000_000
+  def timeout_ns(ms), do: ms * 1_000_000
 
   @open_spec %{
     graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
@@ -79,6 +119,8 @@ defmodule HexagonTpu.Graph do
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
     stats: {:boolean, "a boolean", false},
     scheduler: {@schedulers, @schedulers_expected, nil},
+    timeout: {&__MODULE__.check_timeout/1, "", nil},
+    priority: {{:one_of, @priorities}, @priorities_expected, nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -481,8 +523,7 @@ defmodule HexagonTpu.Graph do
            {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
            out_types = output_types(g, o.dequantize),
            scheduler = o.scheduler || g.scheduler,
-           {:ok, bins, stats} <-
-             nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
+           {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o, scheduler),
            {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
         {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
       else
@@ -538,25 +579,85 @@ defmodule HexagonTpu.Graph do
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.
-  defp nif_execute(g, nif_inputs, out_types, perf_profile, scheduler) do
+  defp nif_execute(g, nif_inputs, out_types, o, scheduler) do
     # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile).
-    call = fn -> nif_call(g.ref, nif_inputs, out_types, perf_profile, scheduler) end
+    call = fn -> nif_call(g, nif_inputs, out_types, o, scheduler) end
 
-    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, perf_profile, 1, call)
+    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, o.perf_profile, 1, call)
     |> Error.wrap()
-    |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
+    |> Error.put_tensor(tensor_names(g))
   end
 
-  # A per-call profile vote may cross to the DSP: never tried on a normal scheduler (the NIF
-  # would decline it too, one call later).
-  defp nif_call(ref, inputs, out_types, profile, :dirty_io),
-    do: NIF.graph_execute(ref, inputs, out_types, profile)
+  # The short path first (the caller's normal scheduler, bounded by the core's no-wait bound)
+  # where it may apply; else, or when the core declines it, the call is submitted to the
+  # graph's worker and its answer awaited as a message: no scheduler, normal or dirty, waits
+  # while the NPU computes. A per-call profile vote may cross to the DSP: never on the short
+  # path.
+  defp nif_call(g, inputs, out_types, o, mode)
+       when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
+    submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
 
-  defp nif_call(ref, inputs, out_types, profile, _mode) when profile not in [nil, :default],
-    do: NIF.graph_execute(ref, inputs, out_types, profile)
+    case NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode) do
+      :declined -> submit_and_wait(g, inputs, out_types, o)
+      answer -> answer
+    end
+  end
 
-  defp nif_call(ref, inputs, out_types, profile, mode),
-    do: NIF.graph_execute_normal(ref, inputs, out_types, profile, mode)
+  defp nif_call(g, inputs, out_types, o, _mode), do: submit_and_wait(g, inputs, out_types, o)
+
+  # One submitted call, awaited here (the tag is made in this function, so the receive only
+  # scans messages that arrived after it). If this process dies meanwhile, the NIF's monitor
+  # cancels the call.
+  defp submit_and_wait(g, inputs, out_types, o) do
+    tag = make_ref()
+
+    case NIF.graph_submit(g.ref, inputs, out_types, submit_options(g, o), tag) do
+      {:ok, _call} ->
+        receive do
+          {:hexagon_tpu, ^tag, answer} -> answer
+        end
+
+      error ->
+        error
+    end
+  end
+
+  @doc false
+  # The NIF's options of a submitted call: the call's :timeout and :priority, else the model's.
+  @spec submit_options(t(), map()) :: map()
+  def submit_options(g, o) do
+    %{
+      timeout_ns: timeout_ns(Map.get(o, :timeout) || g.timeout),
+      priority: Map.get(o, :priority) || g.priority || :default,
+      perf_profile: Map.get(o, :perf_profile)
+    }
+  end
+
+  @doc false
+  def tensor_names(g), do: Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
+
+  @doc false
+  # For HexagonTpu.Call: the options of execute/3 checked as `where`, the output kind and the
+  # inputs for the NIF.
+  @spec prepare_call(t(), term(), keyword(), String.t()) ::
+          {:ok, map(), atom(), [{binary(), atom()}], [atom()]} | {:error, Error.t()}
+  def prepare_call(%__MODULE__{} = g, inputs, opts, where) do
+    with {:ok, o} <- Options.validate(opts, Map.delete(@exec_spec, :scheduler), where),
+         {:ok, kind} <- NxTensors.output_kind(o.output, where),
+         {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize) do
+      {:ok, o, kind, nif_inputs, output_types(g, o.dequantize)}
+    end
+  end
+
+  @doc false
+  # For HexagonTpu.Call: a NIF answer made into execute/3's.
+  @spec finish_call(t(), term(), [atom()], atom(), boolean()) :: term()
+  def finish_call(g, answer, out_types, kind, with_stats) do
+    with {:ok, bins, stats} <- answer |> Error.wrap() |> Error.put_tensor(tensor_names(g)),
+         {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+      if with_stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
+    end
+  end
 
   # ---- outputs -------------------------------------------------------------------------------
 

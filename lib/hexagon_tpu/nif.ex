@@ -128,6 +128,15 @@ defmodule HexagonTpu.NIF do
 
   def graph_timing(_graph), do: :erlang.nif_error(not_loaded())
 
+  # submitted calls (c_src/submit.c)
+  def graph_submit(_graph, _inputs, _output_types, _opts, _tag),
+    do: :erlang.nif_error(not_loaded())
+
+  def call_cancel(_call), do: :erlang.nif_error(not_loaded())
+  def call_claim(_call), do: :erlang.nif_error(not_loaded())
+  # the reference backend's control API, for tests and benches (c_src/ref_control.c)
+  def ref_control(_backend_lib, _op), do: :erlang.nif_error(not_loaded())
+
   def graph_execute_batch(_graph, _inputs, _output_types, _perf_profile, _chunks),
     do: :erlang.nif_error(not_loaded())
 

@@ -1,0 +1,41 @@
+/* What a submitted call's done callback can read (include/hexagon_tpu.h: done "may call
+ * htpu_call_result"): the rc, the stats and the message of the call that just ended. The NIF's
+ * done builds its answer message from them (c_src/submit.c). */
+#include <pthread.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+typedef struct seen {
+  int rc, result_rc;
+  htpu_exec_stats st;
+} seen;
+
+static void on_done(htpu_call *call, int rc, void *arg) {
+  seen *s = arg;
+  s->rc = rc;
+  s->result_rc = htpu_call_result(call, &s->st, NULL, 0);
+}
+
+TEST(call_result_inside_done) {
+  fx_reset_env();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "call_done.bin", 1), HTPU_OK);
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, y[4];
+  htpu_io in[2] = {{a, sizeof a, HTPU_F32}, {b, sizeof b, HTPU_F32}};
+  htpu_io out = {y, sizeof y, HTPU_F32};
+  seen s;
+  memset(&s, 0, sizeof s);
+  s.result_rc = 12345;
+  htpu_call *call = NULL;
+  CHECK_EQ(htpu_graph_submit(r.g, in, 2, &out, 1, NULL, on_done, &s, &call), HTPU_OK);
+  CHECK_EQ(htpu_call_wait(call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(s.rc, HTPU_OK);
+  /* The call's rc is decided when done runs: its result must be readable there. */
+  CHECK_EQ(s.result_rc, HTPU_OK);
+  CHECK(s.st.total_ns > 0);
+  htpu_call_release(&call);
+  fx_rig_close(&r);
+}
