@@ -245,7 +245,18 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       enif_make_uint(env, ri->startup_attempts),
                       (ri->log_note && ri->log_note[0]) ? nif_make_string(env, ri->log_note)
                                                         : ATOMS.nil};
-  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  ERL_NIF_TERM map = nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  /* What bounds and orders calls on this backend (docs/elixir.md, "Deadlines"). */
+  const struct {
+    const char *name;
+    int on;
+  } caps[] = {{"execute_signals", ri->execute_signals},
+              {"load_signals", ri->load_signals},
+              {"priority_control", ri->priority_control}};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+    enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
+                      caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);
+  return map;
 }
 
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out) {

@@ -236,7 +236,7 @@ static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TE
 /* ---- context ------------------------------------------------------------------------------ */
 
 static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
-                                   nif_rt_link *link) {
+                                   nif_rt_link *link, nif_runtime *parent) {
   if (rc) return nif_make_error(env, rc);
   const htpu_model_info *mi = htpu_context_model_info(ctx);
   if (!mi) {
@@ -253,6 +253,8 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   atomic_init(&res->handle, ctx);
   nif_link_retain(link);
   res->link = link;
+  enif_keep_resource(parent);
+  res->parent = parent;
   nif_link_user_opened(link);
   nif_live_init(&res->live);
   nif_live_add(&res->live, NIF_KIND_CONTEXT);
@@ -276,7 +278,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
   enif_free(path);
   if (!h) return nif_closed_error(env, "runtime");
-  return context_result(env, rc, ctx, rt->link);
+  return context_result(env, rc, ctx, rt->link, rt);
 }
 
 static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -292,7 +294,7 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
    * outlive the call and is passed by pointer. */
   int rc = htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
-  return context_result(env, rc, ctx, rt->link);
+  return context_result(env, rc, ctx, rt->link, rt);
 }
 
 static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -350,6 +352,8 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   res->tensors = NULL;
   nif_link_retain(cres->link);
   res->link = cres->link;
+  enif_keep_resource(cres);
+  res->parent = cres;
   /* Everything the NIF will ever need from the borrowed infos is copied (or turned into terms)
    * now, while only this thread has the handle; nothing reads htpu_graph_get_info later. */
   if (copy_tensors(res, gi)) {
@@ -539,6 +543,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_submit", 5, nif_graph_submit, 0},
     {"call_cancel", 1, nif_call_cancel, 0},
     {"call_claim", 1, nif_call_claim, 0},
+    {"call_stats", 1, nif_call_stats, 0},
     {"ref_control", 2, nif_ref_control, 0},
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},

@@ -22,7 +22,6 @@
  * knows whether to flush.
  */
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,7 +47,7 @@ typedef struct nif_call {
   htpu_io *io;
   void **copies;
   ErlNifBinary *outs;
-  uint64_t t0; /* CLOCK_MONOTONIC ns at submit: :nif_ns is submit to answer */
+  uint64_t t0, done_ns; /* CLOCK_MONOTONIC ns at submit and at done: :nif_ns between */
 } nif_call;
 
 static ErlNifResourceType *call_type;
@@ -59,7 +58,7 @@ static uint64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-static ERL_NIF_TERM atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
+static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
     atom_timeout_ns;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded;
 
@@ -120,6 +119,7 @@ int nif_submit_open_type(ErlNifEnv *env) {
   call_type = enif_open_resource_type_x(env, "htpu_submitted_call", &init, flags, NULL);
   atom_hexagon_tpu = enif_make_atom(env, "hexagon_tpu");
   atom_async = enif_make_atom(env, "async");
+  atom_pending = enif_make_atom(env, "pending");
   atom_sent = enif_make_atom(env, "sent");
   atom_claimed = enif_make_atom(env, "claimed");
   atom_priority = enif_make_atom(env, "priority");
@@ -127,17 +127,26 @@ int nif_submit_open_type(ErlNifEnv *env) {
   return call_type ? 0 : -1;
 }
 
+/* The stats map of a finished call: the core's figures, :nif_ns from submit to done. */
+static ERL_NIF_TERM stats_term(ErlNifEnv *env, nif_call *c, const htpu_exec_stats *st) {
+  ERL_NIF_TERM stats = nif_make_exec_stats(env, st, 0, atom_async);
+  enif_make_map_put(env, stats, ATOMS.nif_ns, enif_make_uint64(env, c->done_ns - c->t0), &stats);
+  return stats;
+}
+
 /* The core's done, on a core thread (the graph's worker or the timer): the answer, built in the
  * call's environment and sent; then the inputs and the graph go. */
 static void on_done(htpu_call *call, int rc, void *arg) {
   nif_call *c = arg;
   htpu_exec_stats st;
-  char msg[1024];
-  /* The core may not count the call as finished until done returns (then HTPU_EBUSY, no
-   * stats); its message is then still this thread's last error, copied just before done. */
-  if (htpu_call_result(call, &st, msg, sizeof msg) != rc)
-    snprintf(msg, sizeof msg, "%s", htpu_last_error());
   enif_mutex_lock(c->lock);
+  /* The call's message and QNN code are this thread's last error (the core copies the message
+   * from it just before done), read before htpu_call_result clears it. */
+  ERL_NIF_TERM error = rc && !c->discard ? nif_make_error(c->env, rc) : 0;
+  /* A core that counts the call finished only once done has returned answers HTPU_EBUSY here:
+   * the stats are then :pending, and call_stats reads them after done (test_core_call_done.c). */
+  int have_stats = htpu_call_result(call, &st, NULL, 0) == rc;
+  c->done_ns = now_ns();
   if (!c->discard) {
     ErlNifEnv *e = c->env;
     ERL_NIF_TERM result;
@@ -146,11 +155,10 @@ static void on_done(htpu_call *call, int rc, void *arg) {
       for (unsigned i = c->n_out; i-- > 0;)
         list = enif_make_list_cell(e, enif_make_binary(e, &c->outs[i]), list);
       c->made = 0; /* the terms own them now */
-      ERL_NIF_TERM stats = nif_make_exec_stats(e, &st, 0, atom_async);
-      enif_make_map_put(e, stats, ATOMS.nif_ns, enif_make_uint64(e, now_ns() - c->t0), &stats);
+      ERL_NIF_TERM stats = have_stats ? stats_term(e, c, &st) : atom_pending;
       result = enif_make_tuple3(e, ATOMS.ok, list, stats);
     } else {
-      result = nif_make_error_msg(e, rc, "%s", msg[0] ? msg : htpu_strerror(rc));
+      result = error;
     }
     /* From a thread the runtime did not make: no caller env. */
     c->sent = enif_send(NULL, &c->pid, e, enif_make_tuple3(e, atom_hexagon_tpu, c->tag, result));
@@ -330,6 +338,23 @@ ERL_NIF_TERM nif_call_claim(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   nif_call *c;
   if (!enif_get_resource(env, argv[0], call_type, (void **)&c)) return enif_make_badarg(env);
   return atomic_exchange(&c->claimed, 1) ? atom_claimed : ATOMS.ok;
+}
+
+/* call_stats(call_ref) -> stats map | nil: for an answer whose stats came :pending. Waits for
+ * the core to finish the call, which it does just after sending (done's last steps), so a
+ * normal scheduler waits microseconds; 10 ms at most, then nil. */
+ERL_NIF_TERM nif_call_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_call *c;
+  if (!enif_get_resource(env, argv[0], call_type, (void **)&c)) return enif_make_badarg(env);
+  enif_mutex_lock(c->lock);
+  htpu_call *h = c->call;
+  enif_mutex_unlock(c->lock);
+  htpu_exec_stats st;
+  if (!h || htpu_call_wait(h, 10000000ull) == HTPU_ETIMEDOUT ||
+      htpu_call_result(h, &st, NULL, 0) == HTPU_EBUSY)
+    return ATOMS.nil;
+  return stats_term(env, c, &st);
 }
 
 void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {

@@ -12,6 +12,14 @@ defmodule HexagonTpu.Call do
   running one aborted where the backend has execute signals) and their answers discarded.
 
   The struct's fields are for `HexagonTpu.await/2`; match on none but `:owner` and `:graph`.
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:ok, %HexagonTpu.Call{} = call} = HexagonTpu.predict_async(model, [<<0::128>>, <<0::128>>])
+      iex> call.owner == self()
+      true
+      iex> {:ok, [_y]} = HexagonTpu.await(call)
+      iex> HexagonTpu.close(model)
+      :ok
   """
 
   alias HexagonTpu.{Error, Graph, NIF}
@@ -152,6 +160,7 @@ defmodule HexagonTpu.Call do
   end
 
   defp finish(call, answer) do
+    answer = Graph.with_stats(answer, call.ref)
     result = Graph.finish_call(call.graph, answer, call.out_types, call.kind, call.stats)
 
     stats =

@@ -54,6 +54,7 @@ defmodule HexagonTpu.DocExamplesTest do
   end
 
   doctest HexagonTpu
+  doctest HexagonTpu.Call
   doctest HexagonTpu.Context
   doctest HexagonTpu.Error
   doctest HexagonTpu.Graph
