@@ -30,12 +30,14 @@ TEST(call_result_inside_done) {
   memset(&s, 0, sizeof s);
   s.result_rc = 12345;
   htpu_call *call = NULL;
-  CHECK_EQ(htpu_graph_submit(r.g, in, 2, &out, 1, NULL, on_done, &s, &call), HTPU_OK);
-  CHECK_EQ(htpu_call_wait(call, UINT64_MAX), HTPU_OK);
+  int rc = htpu_graph_submit(r.g, in, 2, &out, 1, NULL, on_done, &s, &call);
+  int waited = rc ? rc : htpu_call_wait(call, UINT64_MAX);
+  htpu_call_release(&call);
+  fx_rig_close(&r); /* before any CHECK: a failure here must not leak into later tests */
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(waited, HTPU_OK);
   CHECK_EQ(s.rc, HTPU_OK);
   /* The call's rc is decided when done runs: its result must be readable there. */
   CHECK_EQ(s.result_rc, HTPU_OK);
   CHECK(s.st.total_ns > 0);
-  htpu_call_release(&call);
-  fx_rig_close(&r);
 }
