@@ -456,9 +456,11 @@ typedef struct htpu_exec_stats {
   uint32_t executes;      /* graphExecute calls the call made (with batch_multiple k: 1 when
                              the graph took the multiple, k chunked, k + 1 when it refused it
                              in this call; retries after a DSP restart count too) */
-  uint32_t failed_chunk;  /* an error in row group c of a chunked batch_multiple call: c + 1
-                             (the c before it ran; outputs are undefined after an error, as for
-                             any failed call); 0 for any other error or none */
+  uint32_t failed_chunk;  /* an error of row group c of a batch_multiple call (converting it,
+                             or its execute in a chunked call: the c before it ran): c + 1;
+                             0 for any other error (e.g. of a single execute of every row
+                             group) or none. Outputs are undefined after an error, as for any
+                             failed call */
 } htpu_exec_stats;
 
 /* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts

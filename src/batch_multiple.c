@@ -96,24 +96,28 @@ unsigned char *batch_block_alloc(size_t size) {
   return p;
 }
 
-int batch_quantize_rows(const htpu_tensor_info *t, const float *src, void *dst, uint32_t k) {
+int batch_quantize_rows(const htpu_tensor_info *t, const float *src, void *dst, uint32_t k,
+                        uint32_t *bad_row) {
   for (uint32_t r = 0; r < k; r++) {
     int rc = htpu_quantize(t, src + (size_t)r * t->num_elements,
                            (unsigned char *)dst + (size_t)r * t->byte_size);
     if (rc) {
       if (k > 1) htpu_append_error(" (row group %u of the batch of %u)", r, k);
+      *bad_row = r;
       return rc;
     }
   }
   return 0;
 }
 
-int batch_dequantize_rows(const htpu_tensor_info *t, const void *src, float *dst, uint32_t k) {
+int batch_dequantize_rows(const htpu_tensor_info *t, const void *src, float *dst, uint32_t k,
+                          uint32_t *bad_row) {
   for (uint32_t r = 0; r < k; r++) {
     int rc = htpu_dequantize(t, (const unsigned char *)src + (size_t)r * t->byte_size,
                              dst + (size_t)r * t->num_elements);
     if (rc) {
       if (k > 1) htpu_append_error(" (row group %u of the batch of %u)", r, k);
+      *bad_row = r;
       return rc;
     }
   }

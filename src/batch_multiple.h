@@ -48,8 +48,10 @@ uint32_t **batch_dims_make(const qnn_tensor_t *tensors, uint32_t n, uint32_t k);
 unsigned char *batch_block_alloc(size_t size);
 
 /* k rows of a tensor converted one row at a time with the graph's own tensor info (so each row
- * is converted exactly as a call of that row alone). Errors name the row group. */
-int batch_quantize_rows(const htpu_tensor_info *t, const float *src, void *dst, uint32_t k);
-int batch_dequantize_rows(const htpu_tensor_info *t, const void *src, float *dst, uint32_t k);
+ * is converted exactly as a call of that row alone). Errors name the row group (*bad_row). */
+int batch_quantize_rows(const htpu_tensor_info *t, const float *src, void *dst, uint32_t k,
+                        uint32_t *bad_row);
+int batch_dequantize_rows(const htpu_tensor_info *t, const void *src, float *dst, uint32_t k,
+                          uint32_t *bad_row);
 
 #endif

@@ -329,9 +329,11 @@ static int convert_inputs(exec_call *x) {
     x->bufs[i] = (x->rows_block ? x->rows_block : x->scratch->data) + slot;
     if (!is_in) continue;
     uint64_t q0 = htpu_now_ns();
-    int rc = batch_quantize_rows(t, io->data, x->bufs[i], x->rows);
+    uint32_t bad = 0;
+    int rc = batch_quantize_rows(t, io->data, x->bufs[i], x->rows, &bad);
     x->quant_ns += htpu_now_ns() - q0;
     if (rc) {
+      if (x->rows > 1) x->failed_chunk = bad + 1;
       htpu_append_error(" (graph '%s')", x->gi->name);
       return rc;
     }
@@ -498,9 +500,11 @@ static int convert_outputs(exec_call *x) {
   for (uint32_t i = x->n_in; i < x->n_in + x->n_out; i++) {
     if (x->modes[i] != IO_CONVERT) continue;
     uint64_t d0 = htpu_now_ns();
+    uint32_t bad = 0;
     int rc = batch_dequantize_rows(call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data,
-                                   x->rows);
+                                   x->rows, &bad);
     x->dequant_ns += htpu_now_ns() - d0;
+    if (rc && x->rows > 1) x->failed_chunk = bad + 1;
     if (rc) return rc;
   }
   return 0;

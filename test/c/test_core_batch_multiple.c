@@ -348,6 +348,14 @@ TEST(batch_multiple_sizes_are_checked_against_k) {
   o.no_wait = 1;
   CHECK_EQ(htpu_graph_execute_ex(d.g, &in, 1, &out, 1, &o, NULL), HTPU_EINVAL);
   CHECK_STR_CONTAINS(htpu_last_error(), "batch_multiple 3 cannot be combined with no_wait");
+  /* a NaN in row group 2 fails its conversion, before any execute, naming it */
+  o.no_wait = 0;
+  x[2 * 64 + 5] = __builtin_nanf("");
+  htpu_exec_stats st;
+  CHECK_EQ(htpu_graph_execute_ex(d.g, &in, 1, &out, 1, &o, &st), HTPU_ENAN);
+  CHECK_STR_CONTAINS(htpu_last_error(), "(row group 2 of the batch of 3)");
+  CHECK_EQ(st.failed_chunk, 3);
+  CHECK_EQ(st.executes, 0);
   CHECK_EQ(fx_ref_executes(), backend0);
   CHECK_EQ(bm_state(d.g), HTPU_BATCH_MULTIPLE_UNTRIED);
   htpu_batch_multiple_state s;
