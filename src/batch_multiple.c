@@ -72,7 +72,8 @@ uint32_t **batch_dims_make(const qnn_tensor_t *tensors, uint32_t n, uint32_t k) 
   size_t total = 0;
   for (uint32_t i = 0; i < n; i++) total += tensors[i].u.v1.rank;
   /* the 2n pointers first, then the dims (uint32_t after pointers stays aligned) */
-  uint32_t **ptrs = calloc(1, 2 * (size_t)n * sizeof *ptrs + (total ? total : 1) * sizeof(uint32_t));
+  uint32_t **ptrs =
+      calloc(1, 2 * (size_t)n * sizeof *ptrs + (total ? total : 1) * sizeof(uint32_t));
   if (!ptrs) return NULL;
   uint32_t *d = (uint32_t *)(ptrs + 2 * (size_t)n);
   for (uint32_t i = 0; i < n; i++) {

@@ -94,8 +94,7 @@ static int per_row(htpu_graph *g, const float *x, uint32_t rows, float *y) {
   return 0;
 }
 
-static int batch_call(htpu_graph *g, const float *x, uint32_t rows, float *y,
-                      htpu_exec_stats *st) {
+static int batch_call(htpu_graph *g, const float *x, uint32_t rows, float *y, htpu_exec_stats *st) {
   htpu_exec_options o = {0};
   o.batch_multiple = rows;
   htpu_io in = {(void *)x, (size_t)rows * 64 * sizeof(float), HTPU_F32};
@@ -332,9 +331,10 @@ TEST(batch_multiple_sizes_are_checked_against_k) {
   htpu_io in = {x, 2 * 64 * sizeof(float), HTPU_F32}, out = {y, sizeof y, HTPU_F32};
   uint64_t backend0 = fx_ref_executes();
   CHECK_EQ(htpu_graph_execute_ex(d.g, &in, 1, &out, 1, &o, NULL), HTPU_EMISMATCH);
-  CHECK_STR_CONTAINS(htpu_last_error(), "graph 'digits' input 'image': batch_multiple 3 expects "
-                                        "3 x 256 bytes = 768 (3 row groups of 64 f32 elements "
-                                        "for u8 [1,64]), given 512");
+  CHECK_STR_CONTAINS(htpu_last_error(),
+                     "graph 'digits' input 'image': batch_multiple 3 expects "
+                     "3 x 256 bytes = 768 (3 row groups of 64 f32 elements "
+                     "for u8 [1,64]), given 512");
   /* an output of one row group */
   in.size = sizeof x;
   out.size = 10 * sizeof(float);
@@ -380,8 +380,9 @@ TEST(batch_multiple_fault_mid_chunked_call_names_the_chunk) {
   CHECK_EQ(fx_ref_arm("graphExecute:3:1100"), 0);
   CHECK_EQ(batch_call(d.g, x, 5, got, &st), HTPU_EQNN);
   CHECK_EQ(htpu_last_qnn_code(), 1100);
-  CHECK_STR_CONTAINS(htpu_last_error(), "(chunk 2 of 5: batch_multiple run as one execute per "
-                                        "chunk, the 2 before it completed)");
+  CHECK_STR_CONTAINS(htpu_last_error(),
+                     "(chunk 2 of 5: batch_multiple run as one execute per "
+                     "chunk, the 2 before it completed)");
   CHECK_EQ(st.failed_chunk, 3);
   CHECK_EQ(st.executes, 3);
   char msg[512];
@@ -421,8 +422,7 @@ TEST(batch_multiple_with_a_profile) {
     CHECK_EQ(digits_open(&d, lines[m], m ? "bm_prof_no.bin" : "bm_prof.bin"), 0);
     CHECK_EQ(per_row(d.g, x, 4, want), 0);
     htpu_profile *p = NULL;
-    htpu_exec_options o = {.batch_multiple = 4, .profile_level = HTPU_PROFILE_BASIC,
-                           .profile = &p};
+    htpu_exec_options o = {.batch_multiple = 4, .profile_level = HTPU_PROFILE_BASIC, .profile = &p};
     htpu_io in = {x, 4 * 64 * sizeof(float), HTPU_F32}, out = {got, sizeof got, HTPU_F32};
     htpu_exec_stats st;
     CHECK_EQ(htpu_graph_execute_ex(d.g, &in, 1, &out, 1, &o, &st), 0);
