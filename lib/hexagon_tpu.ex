@@ -281,9 +281,10 @@ defmodule HexagonTpu do
   A graph's batch B is the leading dimension its inputs and outputs share (`[1, 64]`: 1). Each
   input holds N rows of the graph's shape: an Nx tensor of shape `{n, ...}` (the rest of the
   graph's shape), or a binary of a whole number of rows (f32, or the tensor's own type with
-  `quantize: :none`); every input the same N. The rows run B at a time, one execute each, the
-  last chunk padded with zero rows when N is not a multiple of B; each output comes back with
-  N rows (padding removed): an Nx tensor of shape `{n, ...}` or a binary of N rows. So a model
+  `quantize: :none`); every input the same N. The rows run in chunks of B (all of them in
+  one execute where the graph takes a batch multiple, see below), the last chunk padded with
+  zero rows when N is not a multiple of B; each output comes back with N rows (padding
+  removed): an Nx tensor of shape `{n, ...}` or a binary of N rows. So a model
   compiled for batch 1 serves a batch of 64 images in one call, and `HexagonTpu.Serving`
   batches concurrent requests through it.
 
