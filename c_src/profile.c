@@ -226,6 +226,7 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     st.quantize_ns += one.quantize_ns;
     st.dequantize_ns += one.dequantize_ns;
     st.total_ns += one.total_ns;
+    st.executes += one.executes;
     for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
   }
   ERL_NIF_TERM list = enif_make_list(env, 0);

@@ -59,6 +59,7 @@ typedef struct runtime_obj {
   pthread_mutex_t contexts_lock;
   context_obj **contexts;
   size_t num_contexts, cap_contexts;
+  int batch_multiple; /* capability 312 announced at open (batch_multiple.h) */
 } runtime_obj;
 
 struct context_obj {
@@ -95,6 +96,9 @@ struct graph_state {
   atomic_uint contenders;
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
   call_window timing;         /* recent call durations (htpu_graph_get_timing) */
+  /* BATCH_* (batch_multiple.h): whether the graph took a batch multiple or refused one; a
+   * refusal sends its later calls of k row groups straight to k executes; 0 (calloc): untried */
+  atomic_int batch_state;
 };
 
 /* One graph handle. Its own: the reference on its context and the last error; the rest is

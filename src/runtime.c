@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "batch_multiple.h"
 #include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn_log.h"
@@ -237,6 +238,7 @@ static int runtime_build(runtime_obj *rt, const htpu_runtime_options *o) {
     return rc;
   }
   read_device_facts(rt);
+  rt->batch_multiple = batch_runtime_announces(rt);
   perf_init(&rt->perf, find_perf_infrastructure(rt), rt->device_facts.arch);
   if (o->perf_profile != HTPU_PERF_DEFAULT) rc = perf_set_base(&rt->perf, o->perf_profile);
   if (rc) {
@@ -327,6 +329,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->shared_memory_note = shared_registry_note(&rt->shared); /* "" until one is set */
   out->startup_attempts = rt->startup_attempts;
   out->log_note = rt->log_note; /* fixed before the runtime was published */
+  out->batch_multiple = rt->batch_multiple;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);
   return 0;

@@ -39,4 +39,6 @@ void htpu_stats_get(htpu_stats *out) {
   out->executes_cancelled = LOAD(executes_cancelled);
   out->executes_declined = LOAD(executes_declined);
   profile_stats_get(&out->live_profiles, &out->profiled_calls);
+  out->batch_multiple_executes = LOAD(batch_multiple_executes);
+  out->batch_multiple_refusals = LOAD(batch_multiple_refusals);
 }
