@@ -555,7 +555,8 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
  * graph's execute lock (graphExecute, and any recovery), in nanoseconds, CLOCK_MONOTONIC; the
  * wait for the graph's turn is not included. Output conversion comes after and is not included
  * (it is linear in the output size). Every call that reached graphExecute is recorded, failed
- * ones too; cancelled and declined calls are not. */
+ * ones too; cancelled, declined and profiled calls are not (a profiled call's time includes the
+ * profiler's work, which is not the graph's). */
 #define HTPU_TIMING_WINDOW 32
 typedef struct htpu_graph_timing {
   uint64_t samples; /* calls recorded since the graph was opened on its context (through any

@@ -478,7 +478,11 @@ static int execute_locked(exec_call *x) {
   int rc = execute_rows(x);
   /* Recorded before the unlock, so the next call to take the graph sees it; a call of k row
    * groups as what one row group took, the prediction for a call of one. */
-  if (x->ran) window_record(&s->timing, (x->quant_ns + (htpu_now_ns() - t_locked)) / x->rows);
+  /* A profiled call is not: the profiler's own work (per-op events, their read-back) would
+   * make one sampled call in N look long and move the next HTPU_TIMING_WINDOW calls off the
+   * short path (profile_every would cost far more than the profiles). */
+  if (x->ran && !x->prof.handle)
+    window_record(&s->timing, (x->quant_ns + (htpu_now_ns() - t_locked)) / x->rows);
   unlock_graph(s);
   return rc;
 }
