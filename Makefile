@@ -87,8 +87,18 @@ HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
 .PHONY: all test valgrind test-tsan check-abi clean demo
+ifeq ($(wildcard tools/htpu),)
+# The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
+# the htpu command or the tests: say so instead of failing on a missing source.
+PACKAGE_ONLY = @echo "make $@: this is the hexagon_tpu package, which builds the NIF and the \
+reference backend with 'make nif' (mix compile runs it); the htpu command, the tests and the \
+demo are in the repository" >&2; exit 2
+all:
+	$(PACKAGE_ONLY)
+else
 all: $(LIB_A) $(LIB_SO) $(REF_BACKEND) $(REF_SYSTEM) $(REFBUILD) $(HTPU) \
      $(if $(wildcard reference/cdsprpc/*.c),$(REF_CDSPRPC))
+endif
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -131,6 +141,10 @@ $(TEST_RUNNER): $(TEST_LINK)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_LINK) $(LIBS)
 
 # Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR.
+ifeq ($(wildcard tools/htpu),)
+test demo valgrind:
+	$(PACKAGE_ONLY)
+else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
@@ -182,6 +196,7 @@ valgrind:
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/plain HTPU_TEST_VALGRIND=1 \
 	  valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  --show-leak-kinds=definite,indirect build/plain/test_runner $(TESTS)
+endif
 
 include $(wildcard mk/*.mk)
 

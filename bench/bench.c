@@ -4,11 +4,12 @@
  *   bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] [--isa ISA]
  *         [--only LIST]
  *
- * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile picks some): the
+ * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
- * (bench_peers.c); then the summary: issue 11's table, each row a ratio measured in this run,
+ * (bench_peers.c), profiling (bench_profile.c), 64 digits rows with a batch multiple
+ * (bench_batch.c); then the summary: issue 11's table, each row a ratio measured in this run,
  * next to its "Done when" threshold and its goal. docs/performance.md reads it.
  *
  * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin;
@@ -140,6 +141,15 @@ void bench_summary(const bench_results *r) {
     printf("|   %ld profiled calls (resident set from /proc/self/statm)%*s|\n", r->prof_rss_calls,
            58, "");
   }
+  if (r->batch_executes) {
+    char val[40];
+    snprintf(val, sizeof val, "%u (vs %u)", r->batch_executes, r->batch_executes_chunked);
+    printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n",
+           "64 digits rows, batch multiple: executes (vs chunks)", val, "<= 1", "<= 1",
+           r->batch_executes <= 1 ? "goal" : "BELOW");
+  }
+  row("  64 chunks' time / one batch-multiple execute's", r->batch_ratio, has(r->batch_ratio),
+      "x", 1, 0, 0);
   if (r->call_mnet_host_us > 0)
     printf("MobileNet-v2 I/O host time per call: %.1f µs (%.1f%% of a 1.37 ms execute)\n",
            r->call_mnet_host_us, 100 * r->call_mnet_host_us / 1370);
@@ -148,7 +158,7 @@ void bench_summary(const bench_results *r) {
 static void usage(void) {
   fprintf(stderr, "usage: bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] "
                   "[--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,callers,profile,"
-                  "elixir]\n");
+                  "elixir,batch]\n");
 }
 
 int main(int argc, char **argv) {
@@ -206,6 +216,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   if (wanted(only, "elixir")) bench_elixir(&cfg, &r);
   if (wanted(only, "profile")) bench_profile(&cfg, &r);
+  if (wanted(only, "batch")) bench_batch(&cfg, &r);
   if (wanted(only, "deadline")) bench_deadline(&cfg, &r);
   if (!only) bench_summary(&r);
   return 0;

@@ -127,6 +127,8 @@
   X(normal_declined_not_short, "normal_declined_not_short") \
   X(normal_declined_other, "normal_declined_other") \
   X(normal_declined_resource, "normal_declined_resource") \
+  X(batch_multiple_executes, "batch_multiple_executes") \
+  X(batch_multiple_refusals, "batch_multiple_refusals") \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
   X(reaper_inline, "reaper_inline")

@@ -77,6 +77,12 @@ void nif_sched_counts_get(nif_sched_counts *out) {
  * batch instead of one per chunk; each execute still takes the graph's lock on its own, so other
  * callers of the graph interleave. The stats are the executes' sums; an error stops at its chunk,
  * which the answer names (errors found before any execute are {:error, reason}).
+ * Where the graph may take a batch multiple (htpu_graph_get_batch_multiple: the runtime
+ * announces it and the graph has not refused one), the whole batch is ONE core call with
+ * batch_multiple = chunks: one graphExecute of every chunk (one DSP round trip instead of
+ * `chunks`), or, if the graph refuses it now, the core's chunked executes in one turn on the
+ * graph. An error there names its chunk as above; one of the single execute is the whole
+ * batch's ({:error, reason}, the message saying so). The stats' :executes says which ran.
  */
 
 typedef enum step { STEP_OK, STEP_ANSWERED, STEP_DECLINED } step;
@@ -228,6 +234,23 @@ static ERL_NIF_TERM answer(ErlNifEnv *env, exec_call *c, const htpu_exec_stats *
   return enif_make_tuple3(env, ATOMS.ok, list, nif_make_exec_stats(env, st, t0, sched));
 }
 
+/* A batch of chunks the graph may run as one execute (see graph_execute_batch). */
+static int use_batch_multiple(const exec_call *c, int batch_call) {
+  htpu_batch_multiple_state bm;
+  return batch_call && c->chunks > 1 && c->mode == RUN_DIRTY &&
+         htpu_graph_get_batch_multiple(c->h, &bm) == 0 && bm != HTPU_BATCH_MULTIPLE_CHUNKED;
+}
+
+/* {:error, reason} -> {:error, reason, chunk} */
+static ERL_NIF_TERM chunk_error(ErlNifEnv *env, int rc, unsigned chunk) {
+  ERL_NIF_TERM ret = nif_make_error(env, rc);
+  const ERL_NIF_TERM *e;
+  int arity;
+  if (enif_get_tuple(env, ret, &arity, &e) && arity == 2)
+    ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, chunk));
+  return ret;
+}
+
 /* Runs the call's chunks (perf profile argv[3]) and answers. Off RUN_DIRTY (one chunk only),
  * the core may decline: STEP_DECLINED with *why set, nothing answered. */
 static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *c,
@@ -241,6 +264,17 @@ static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *
   xo.no_wait = c->mode != RUN_DIRTY;
   xo.short_ns = c->mode == RUN_AUTO ? NIF_SHORT_CALL_NS : 0;
   htpu_exec_stats st = {0};
+  if (use_batch_multiple(c, batch_call)) {
+    xo.batch_multiple = c->chunks;
+    for (unsigned i = 0; i < c->n_in + c->n_out; i++) c->io[i].size *= c->chunks;
+    int rc = htpu_graph_execute_ex(c->h, c->io, c->n_in, c->io + c->n_in, c->n_out, &xo, &st);
+    if (rc) {
+      *ret = st.failed_chunk ? chunk_error(env, rc, st.failed_chunk - 1) : nif_make_error(env, rc);
+      return STEP_ANSWERED;
+    }
+    *ret = answer(env, c, &st, t0);
+    return STEP_ANSWERED;
+  }
   for (unsigned k = 0; k < c->chunks; k++) {
     htpu_exec_stats one = {0};
     int rc = htpu_graph_execute_ex(c->h, c->io, c->n_in, c->io + c->n_in, c->n_out, &xo, &one);
@@ -249,17 +283,14 @@ static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *
       return STEP_DECLINED;
     }
     if (rc) {
-      *ret = nif_make_error(env, rc);
-      const ERL_NIF_TERM *e;
-      int arity; /* {:error, reason} -> {:error, reason, chunk} */
-      if (batch_call && enif_get_tuple(env, *ret, &arity, &e) && arity == 2)
-        *ret = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, k));
+      *ret = batch_call ? chunk_error(env, rc, k) : nif_make_error(env, rc);
       return STEP_ANSWERED;
     }
     st.execute_ns += one.execute_ns;
     st.quantize_ns += one.quantize_ns;
     st.dequantize_ns += one.dequantize_ns;
     st.total_ns += one.total_ns;
+    st.executes += one.executes;
     for (unsigned i = 0; i < c->n_in + c->n_out; i++)
       c->io[i].data = (char *)c->io[i].data + c->io[i].size;
   }

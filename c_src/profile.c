@@ -23,6 +23,14 @@ typedef struct nif_profile {
   htpu_profile *p;
 } nif_profile;
 
+/* The maps' keys, made once at load (atoms are global): every event would otherwise look its
+ * seven keys up in the atom table again. */
+enum { EV_KEYS = 7, OP_KEYS = 5 };
+static const char *const event_keys[EV_KEYS] = {"type",       "name",      "unit",    "value",
+                                                "identifier", "timestamp", "children"};
+static const char *const op_keys[OP_KEYS] = {"index", "name", "cycles", "us", "start"};
+static ERL_NIF_TERM event_key_atoms[EV_KEYS], op_key_atoms[OP_KEYS], nil_atom;
+
 static void profile_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   htpu_profile_free(((nif_profile *)obj)->p);
@@ -31,27 +39,34 @@ static void profile_dtor(ErlNifEnv *env, void *obj) {
 int nif_profile_open_type(ErlNifEnv *env) {
   ErlNifResourceFlags flags = ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER;
   profile_type = enif_open_resource_type(env, NULL, "htpu_profile", profile_dtor, flags, NULL);
+  for (int i = 0; i < EV_KEYS; i++) event_key_atoms[i] = enif_make_atom(env, event_keys[i]);
+  for (int i = 0; i < OP_KEYS; i++) op_key_atoms[i] = enif_make_atom(env, op_keys[i]);
+  nil_atom = enif_make_atom(env, "nil");
   return profile_type ? 0 : -1;
 }
 
 static ERL_NIF_TERM atom(ErlNifEnv *env, const char *name) { return enif_make_atom(env, name); }
 
+/* Names and identifiers are short: enif_make_new_binary makes them heap binaries, not one
+ * reference-counted allocation each (a 100-op profile has over 200 of them). */
 static ERL_NIF_TERM str(ErlNifEnv *env, const char *s) {
-  ErlNifBinary b;
   size_t n = strlen(s);
-  if (!enif_alloc_binary(n, &b)) return enif_make_badarg(env);
-  memcpy(b.data, s, n);
-  return enif_make_binary(env, &b);
+  ERL_NIF_TERM t;
+  unsigned char *d = enif_make_new_binary(env, n, &t);
+  if (!d) return enif_make_badarg(env);
+  memcpy(d, s, n);
+  return t;
 }
 
-static ERL_NIF_TERM map_of(ErlNifEnv *env, const char *const *keys, const ERL_NIF_TERM *v,
-                           size_t n) {
-  ERL_NIF_TERM k[16], vals[16], m;
-  for (size_t i = 0; i < n; i++) {
-    k[i] = atom(env, keys[i]);
-    vals[i] = v[i];
-  }
-  return enif_make_map_from_arrays(env, k, vals, n, &m) ? m : enif_make_badarg(env);
+static ERL_NIF_TERM map_with(ErlNifEnv *env, ERL_NIF_TERM *k, ERL_NIF_TERM *v, size_t n) {
+  ERL_NIF_TERM m;
+  return enif_make_map_from_arrays(env, k, v, n, &m) ? m : enif_make_badarg(env);
+}
+
+static ERL_NIF_TERM map_of(ErlNifEnv *env, const char *const *keys, ERL_NIF_TERM *v, size_t n) {
+  ERL_NIF_TERM k[16];
+  for (size_t i = 0; i < n; i++) k[i] = atom(env, keys[i]);
+  return map_with(env, k, v, n);
 }
 
 /* Depth-bounded by the core (profile_read.c), so recursion here is bounded too. */
@@ -59,17 +74,15 @@ static ERL_NIF_TERM event_term(ErlNifEnv *env, const htpu_profile_event *e) {
   ERL_NIF_TERM kids = enif_make_list(env, 0);
   for (uint32_t i = e->num_children; i-- > 0;)
     kids = enif_make_list_cell(env, event_term(env, &e->children[i]), kids);
-  static const char *const keys[] = {"type", "name", "unit", "value", "identifier",
-                                     "timestamp", "children"};
   const char *unit = htpu_profile_unit_name(e->unit);
   ERL_NIF_TERM v[] = {enif_make_uint(env, e->type),
                       str(env, e->name),
                       unit[0] ? atom(env, unit) : enif_make_uint(env, e->unit),
                       enif_make_uint64(env, e->value),
                       str(env, e->identifier),
-                      e->has_timestamp ? enif_make_uint64(env, e->timestamp) : atom(env, "nil"),
+                      e->has_timestamp ? enif_make_uint64(env, e->timestamp) : nil_atom,
                       kids};
-  return map_of(env, keys, v, 7);
+  return map_with(env, event_key_atoms, v, EV_KEYS);
 }
 
 static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
@@ -83,12 +96,11 @@ static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
   enif_release_resource(res);
   ERL_NIF_TERM ops = enif_make_list(env, 0);
   for (uint32_t k = p->num_ops; k-- > 0;) {
-    static const char *const keys[] = {"index", "name", "cycles", "us", "start"};
     ERL_NIF_TERM v[] = {enif_make_uint(env, k), str(env, p->ops[k].name),
                         enif_make_uint64(env, p->ops[k].cycles),
                         enif_make_uint64(env, p->ops[k].us),
                         enif_make_uint64(env, p->ops[k].start)};
-    ops = enif_make_list_cell(env, map_of(env, keys, v, 5), ops);
+    ops = enif_make_list_cell(env, map_with(env, op_key_atoms, v, OP_KEYS), ops);
   }
   ERL_NIF_TERM events = enif_make_list(env, 0);
   for (uint32_t i = p->num_events; i-- > 0;)
@@ -226,6 +238,7 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     st.quantize_ns += one.quantize_ns;
     st.dequantize_ns += one.dequantize_ns;
     st.total_ns += one.total_ns;
+    st.executes += one.executes;
     for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
   }
   ERL_NIF_TERM list = enif_make_list(env, 0);

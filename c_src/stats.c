@@ -27,7 +27,8 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                       ATOMS.reaper_queued,     ATOMS.reaper_closed,   ATOMS.reaper_inline,
                       ATOMS.executes_normal,   ATOMS.executes_dirty_io,
                       ATOMS.normal_declined_busy, ATOMS.normal_declined_not_short,
-                      ATOMS.normal_declined_other, ATOMS.normal_declined_resource};
+                      ATOMS.normal_declined_other, ATOMS.normal_declined_resource,
+                      ATOMS.batch_multiple_executes, ATOMS.batch_multiple_refusals};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, s.live_runtimes),
                       enif_make_uint64(env, s.live_contexts),
                       enif_make_uint64(env, s.live_graphs),
@@ -56,7 +57,9 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                       enif_make_uint64(env, sc.declined_busy),
                       enif_make_uint64(env, sc.declined_not_short),
                       enif_make_uint64(env, sc.declined_other),
-                      enif_make_uint64(env, sc.declined_resource)};
+                      enif_make_uint64(env, sc.declined_resource),
+                      enif_make_uint64(env, s.batch_multiple_executes),
+                      enif_make_uint64(env, s.batch_multiple_refusals)};
   ERL_NIF_TERM map = nif_make_map(env, k, v, sizeof k / sizeof k[0]);
   /* the profiling counters (htpu_stats.live_profiles, profiled_calls) */
   enif_make_map_put(env, map, enif_make_atom(env, "live_profiles"),

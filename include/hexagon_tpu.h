@@ -399,6 +399,8 @@ typedef struct htpu_runtime_info {
                                      "QNN log unavailable: logCreate returned 11002 (...)".
                                      QNN allows a NULL log handle, so the runtime works; only
                                      the QNN log lines quoted in error messages are lost */
+  int batch_multiple;             /* the backend announces batch multiples (capability 312):
+                                     htpu_exec_options.batch_multiple calls try one execute */
   int execute_signals;            /* executes are bounded by an abort signal (QnnSignal 1201,
                                      execute signal 308 and abort 1202 all announced); 0: the
                                      weaker host-side deadline (docs/board.md) */
@@ -508,6 +510,14 @@ typedef struct htpu_exec_stats {
   uint64_t dequantize_ns; /* tensor type -> f32 conversions */
   uint64_t total_ns;      /* the whole call */
   htpu_decline declined;  /* with HTPU_EBUSY from a no_wait call: why it did not run */
+  uint32_t executes;      /* graphExecute calls the call made (with batch_multiple k: 1 when
+                             the graph took the multiple, k chunked, k + 1 when it refused it
+                             in this call; retries after a DSP restart count too) */
+  uint32_t failed_chunk;  /* an error of row group c of a batch_multiple call (converting it,
+                             or its execute in a chunked call: the c before it ran): c + 1;
+                             0 for any other error (e.g. of a single execute of every row
+                             group) or none. Outputs are undefined after an error, as for any
+                             failed call */
 } htpu_exec_stats;
 
 /* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts
@@ -570,6 +580,19 @@ typedef struct htpu_exec_options {
   int profile_level;           /* an htpu_profile_level */
   uint32_t profile_max_events;
   struct htpu_profile **profile;
+  /* Batch multiple k (0 and 1: none). With k > 1 every input and output buffer holds k
+   * graph-sized row groups back to back (k x the graph's bytes; a size mismatch is
+   * HTPU_EMISMATCH naming k), and the call computes all of them: where the runtime announces
+   * batch multiples (htpu_runtime_info.batch_multiple) and the graph has not refused one, as ONE
+   * graphExecute whose batch dimension (dims[0] of every tensor) is k times the graph's; else,
+   * or when the graph refuses it (QNN 1000 or 6004: then remembered for the graph, see
+   * htpu_graph_get_batch_multiple), as k executes, one per row group, in the same call and one
+   * turn on the graph. stats->executes says which. An error in a chunked call names its row
+   * group (stats->failed_chunk); one in a single execute is the whole batch's. Every tensor
+   * needs a batch dimension (rank >= 1) and no_wait is refused (HTPU_EINVAL). With a profile:
+   * the single execute's events, or the first row group's when chunked. Conversions use a block
+   * of k rows allocated for the call (not the graph's FastRPC pool), passed as client buffers. */
+  uint32_t batch_multiple;
   /* The call's deadline is its start + timeout_ns. 0: the context's exec_timeout_ns, else the
    * runtime's default_timeout_ns. Above HTPU_MAX_TIMEOUT_NS: HTPU_EINVAL naming the limit.
    * Passed: HTPU_ETIMEDOUT naming the graph and the limit (see "deadlines and priorities").
@@ -639,7 +662,8 @@ HTPU_API void htpu_call_release(htpu_call **call);
  * graph's execute lock (graphExecute, and any recovery), in nanoseconds, CLOCK_MONOTONIC; the
  * wait for the graph's turn is not included. Output conversion comes after and is not included
  * (it is linear in the output size). Every call that reached graphExecute is recorded, failed
- * ones too; cancelled and declined calls are not. */
+ * ones too; cancelled, declined and profiled calls are not (a profiled call's time includes the
+ * profiler's work, which is not the graph's). */
 #define HTPU_TIMING_WINDOW 32
 typedef struct htpu_graph_timing {
   uint64_t samples; /* calls recorded since the graph was opened on its context (through any
@@ -653,6 +677,19 @@ typedef struct htpu_graph_timing {
  * any time, also while the graph executes (the window may then be one call behind).
  * Errors: HTPU_EINVAL (out NULL), HTPU_ECLOSED. */
 HTPU_API int htpu_graph_get_timing(htpu_graph *g, htpu_graph_timing *out);
+
+/* How the graph runs calls with htpu_exec_options.batch_multiple > 1. */
+typedef enum htpu_batch_multiple_state {
+  HTPU_BATCH_MULTIPLE_UNTRIED = 0,     /* no call with a multiple has run yet: the next tries one
+                                          execute */
+  HTPU_BATCH_MULTIPLE_ONE_EXECUTE = 1, /* the graph took a multiple: one execute per call */
+  HTPU_BATCH_MULTIPLE_CHUNKED = 2      /* the graph refused one (remembered while it is open),
+                                          or the runtime does not announce them: k executes */
+} htpu_batch_multiple_state;
+
+/* Fills *out for the graph (its QNN graph's state, shared by every handle of it). Lock-free,
+ * like htpu_graph_get_timing. Errors: HTPU_EINVAL (out NULL), HTPU_ECLOSED. */
+HTPU_API int htpu_graph_get_batch_multiple(htpu_graph *g, htpu_batch_multiple_state *out);
 
 /* ---- shared (zero-copy) buffers ----------------------------------------------------------------
  * Memory the DSP reads and writes directly (FastRPC rpcmem, loaded with dlopen after the device
@@ -858,6 +895,8 @@ typedef struct htpu_stats {
   uint64_t live_profiles;      /* QNN profile handles alive now (one per profiled call, freed
                                   before it returns) */
   uint64_t profiled_calls;     /* executes and loads whose events were read back */
+  uint64_t batch_multiple_executes; /* single executes of k > 1 row groups that succeeded */
+  uint64_t batch_multiple_refusals; /* ... that a graph refused (its calls then go chunked) */
   uint64_t live_calls;         /* htpu_call objects alive now (submitted, not yet released and
                                   ended) */
   uint64_t executes_timed_out; /* calls that ended with HTPU_ETIMEDOUT */

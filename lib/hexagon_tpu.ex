@@ -394,25 +394,33 @@ defmodule HexagonTpu do
   A graph's batch B is the leading dimension its inputs and outputs share (`[1, 64]`: 1). Each
   input holds N rows of the graph's shape: an Nx tensor of shape `{n, ...}` (the rest of the
   graph's shape), or a binary of a whole number of rows (f32, or the tensor's own type with
-  `quantize: :none`); every input the same N. The rows run B at a time, one execute each, the
-  last chunk padded with zero rows when N is not a multiple of B; each output comes back with
-  N rows (padding removed): an Nx tensor of shape `{n, ...}` or a binary of N rows. So a model
+  `quantize: :none`); every input the same N. The rows run in chunks of B (all of them in
+  one execute where the graph takes a batch multiple, see below), the last chunk padded with
+  zero rows when N is not a multiple of B; each output comes back with N rows (padding
+  removed): an Nx tensor of shape `{n, ...}` or a binary of N rows. So a model
   compiled for batch 1 serves a batch of 64 images in one call, and `HexagonTpu.Serving`
   batches concurrent requests through it.
 
   Inputs are read and converted once for the whole batch (one `Nx.to_binary/1`, and one
   `Nx.as_type/2` for another float type as in `predict/3`) and handed to the NIF whole (copied
-  once only when N rows need padding): one dirty-scheduler call runs every chunk, each an
-  execute of its own (serialized with the model's other executes, which interleave), writing
-  its part of one output binary. The call is one telemetry span whose metadata adds
-  `:batch_size` (N) and `:chunks`; its figures are the chunks' sums. A shape error names the
-  expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the graph's
-  {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension cannot be
-  batched (`:invalid_argument`). An execute error stops at its chunk and names its rows.
+  once only when N rows need padding): one dirty-scheduler call runs every chunk. Where the
+  backend announces batch multiples (every HTP release does) and the graph takes one, the
+  chunks are ONE execute whose batch dimension is the chunks times the graph's (one DSP round
+  trip instead of one per chunk); a graph that refuses it runs one execute per chunk
+  (serialized with the model's other executes, which interleave), and the refusal is
+  remembered while the graph is open (docs/elixir.md, "Batch multiple"). Either way each
+  chunk's results land in its part of one output binary. The call is one telemetry span whose
+  metadata adds `:batch_size` (N) and `:chunks`; its figures are the call's. A shape error
+  names the expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the
+  graph's {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension
+  cannot be batched (`:invalid_argument`). An error of one chunk (its conversion, or its
+  execute when chunked) names its rows; one of the single execute is the whole batch's.
   Vectorized tensors are refused (`predict/3` takes them).
 
-  Options as `predict/3`; with `stats: true` the chunks' figures are added up and `:chunks`
-  is their count. `:scheduler` is accepted and ignored: a batch always runs on dirty IO.
+  Options as `predict/3`; with `stats: true` the figures cover every chunk, `:chunks` is
+  their count and `:executes` the graphExecute calls made (1 with a batch multiple, `:chunks`
+  without, one more when the graph refused it in this call). `:scheduler` is accepted and
+  ignored: a batch always runs on dirty IO.
 
   ## Examples
 
@@ -423,8 +431,8 @@ defmodule HexagonTpu do
       iex> a = rows.(Enum.map(1..12, &(&1 * 1.0)))
       iex> b = rows.(List.duplicate(100.0, 12))
       iex> {:ok, [y], stats} = HexagonTpu.predict_batch(model, [a, b], output: :binary, stats: true)
-      iex> {for(<<v::float-32-native <- y>>, do: v), stats.chunks}
-      {[101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0], 3}
+      iex> {for(<<v::float-32-native <- y>>, do: v), stats.chunks, stats.executes}
+      {[101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0], 3, 1}
       iex> HexagonTpu.close(model)
       :ok
   """
@@ -523,7 +531,9 @@ defmodule HexagonTpu do
   `:execute_ns_last`, `:loads`, `:load_ns_total`, `:quantize_ns_total`,
   `:dequantize_ns_total`, `:recoveries`, `:recovery_failures`, `:live_shared_buffers`,
   `:mem_registrations`, `:startup_retries`, `:executes_in_flight`, `:executes_waiting`,
-  `:executes_cancelled`, `:executes_declined`; the NIF's reaper: `:reaper_queued` (handles
+  `:executes_cancelled`, `:executes_declined`, `:batch_multiple_executes` (single executes of
+  a whole batch, `predict_batch/3`), `:batch_multiple_refusals` (graphs that refused one: their
+  batches then run chunk by chunk); the NIF's reaper: `:reaper_queued` (handles
   dropped by GC), `:reaper_closed`, `:reaper_inline`; and where executes ran:
   `:executes_normal`, `:executes_dirty_io`, `:normal_declined_busy`,
   `:normal_declined_not_short`, `:normal_declined_resource`, `:normal_declined_other` (see

@@ -5,7 +5,8 @@
 #        kernels per type and layout from 1 KB to 64 MB, whole executes at MobileNet-v2 and
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
 #        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
-#        throughput, read-back time, resident memory); then the table as ratios.
+#        throughput, read-back time, resident memory), 64 digits rows as one execute with a
+#        batch multiple vs 64 chunks; then the table as ratios.
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
 #   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
 #        the kernels section alone.

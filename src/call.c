@@ -215,7 +215,8 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
                         "profile_level (cancel it with htpu_call_cancel; profile with "
                         "htpu_graph_execute_ex)",
                         s->name);
-  if (!rc) rc = exec_check_io(g, inputs, num_inputs, outputs, num_outputs);
+  if (!rc) rc = exec_check_io(g, inputs, num_inputs, outputs, num_outputs,
+                         opts ? opts->batch_multiple : 0);
   htpu_call *call = rc ? NULL : calloc(1, sizeof *call);
   if (!rc && !call) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   if (rc) {

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_multiple.h"
 #include "internal.h"
 #include "profile.h"
 #include "timer.h"
@@ -47,7 +48,7 @@ static void format_shape(const htpu_tensor_info *t, char *buf, size_t len) {
 
 /* Decides how one buffer reaches QNN; sets the error naming the tensor when it cannot. */
 static int plan_io(const char *graph, const char *role, const htpu_tensor_info *t,
-                   const htpu_io *io, io_mode *mode) {
+                   const htpu_io *io, uint32_t rows, io_mode *mode) {
   char shape[160];
   if (!io->data)
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s' %s '%s': data pointer is NULL", graph, role,
@@ -64,7 +65,16 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
                           htpu_dtype_name(io->dtype));
   }
   size_t want = t->num_elements * htpu_dtype_size(io->dtype);
-  if (io->size != want) {
+  if (rows > 1) {
+    if (io->size != want * rows) {
+      format_shape(t, shape, sizeof shape);
+      return htpu_set_error(HTPU_EMISMATCH, 0,
+                            "graph '%s' %s '%s': batch_multiple %u expects %u x %zu bytes = %zu "
+                            "(%u row groups of %zu %s elements for %s), given %zu",
+                            graph, role, t->name, rows, rows, want, want * rows, rows,
+                            t->num_elements, htpu_dtype_name(io->dtype), shape, io->size);
+    }
+  } else if (io->size != want) {
     format_shape(t, shape, sizeof shape);
     return htpu_set_error(HTPU_EMISMATCH, 0,
                           "graph '%s' %s '%s': expected %zu bytes (%zu %s elements for %s), "
@@ -112,6 +122,13 @@ typedef struct exec_call {
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
   exec_ctl *ctl;     /* its place in the graph's waiting list, deadline and abort (turn.h) */
+  /* batch multiple (batch_multiple.h): k row groups per buffer (1: none) */
+  uint32_t rows;
+  uint32_t row;             /* the row group a chunked execute runs */
+  int batched;              /* this attempt passes all rows in one execute */
+  uint32_t **dims;          /* rows > 1: the call's dims per tensor, then the templates' */
+  unsigned char *rows_block; /* rows > 1: the conversion block, k rows of each tensor */
+  uint32_t executes, failed_chunk;
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -131,6 +148,7 @@ static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_
   x->policy = opts && opts->no_wait ? POLICY_TRY : POLICY_WAIT;
   x->vote = opts ? opts->perf_profile : HTPU_PERF_DEFAULT;
   x->declined = declined;
+  x->rows = opts && opts->batch_multiple > 1 ? opts->batch_multiple : 1;
 }
 
 static const htpu_tensor_info *call_tensor(const exec_call *x, uint32_t i) {
@@ -152,14 +170,22 @@ static int bind_buffers(exec_call *x) {
     const htpu_tensor_info *info = call_tensor(x, i);
     qnn_tensor_v1_t *t = &x->tensors[i].u.v1;
     t->mem_type = QNN_TENSORMEMTYPE_RAW;
-    t->u.client_buf.data = x->bufs[i];
+    /* a chunked batch_multiple execute: its row group of the buffer */
+    t->u.client_buf.data = x->bufs[i] ? (char *)x->bufs[i] + (size_t)x->row * info->byte_size
+                                      : NULL;
     t->u.client_buf.data_size = (uint32_t)info->byte_size;
+    if (x->dims) t->dimensions = x->dims[x->batched ? i : x->n_in + x->n_out + i];
     qnn_mem_handle_t h = NULL;
-    if (!x->bufs[i])
+    if (x->batched) { /* k rows: client buffers (a registration describes one row group) */
+      t->u.client_buf.data_size = (uint32_t)(info->byte_size * x->rows);
+      continue;
+    }
+    if (!t->u.client_buf.data)
       continue;
     else if (x->policy == POLICY_WAIT)
-      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info, x->bufs[i]);
-    else if (mem_cache_lookup(&c->mem, &rt->shared, info, x->bufs[i], &h) != 0)
+      h = mem_cache_bind(&c->mem, &rt->shared, &rt->backend_lib, c->qnn, info,
+                         t->u.client_buf.data);
+    else if (mem_cache_lookup(&c->mem, &rt->shared, info, t->u.client_buf.data, &h) != 0)
       return -1;
     if (h) {
       t->mem_type = QNN_TENSORMEMTYPE_MEMHANDLE;
@@ -236,6 +262,10 @@ static int plan_call(exec_call *x) {
                           gi->num_inputs, gi->num_outputs, n_in, n_out);
   if ((n_in && !x->inputs) || (n_out && !x->outputs))
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
+  if (x->rows > 1) {
+    int rc = batch_check_call(gi, x->rows, x->policy == POLICY_TRY);
+    if (rc) return rc;
+  }
   if (x->policy == POLICY_TRY) {
     /* Before converting anything: a graph known to be long, or held or awaited by another
      * call (the trylock under it would fail), is declined for nothing, so a contended call
@@ -257,12 +287,18 @@ static int plan_call(exec_call *x) {
   int converts = 0;
   for (uint32_t i = 0; i < n; i++) {
     const htpu_tensor_info *t = call_tensor(x, i);
-    int rc = plan_io(gi->name, i < n_in ? "input" : "output", t, call_io(x, i), &x->modes[i]);
+    int rc = plan_io(gi->name, i < n_in ? "input" : "output", t, call_io(x, i), x->rows,
+                     &x->modes[i]);
     if (rc) return rc;
     converts |= x->modes[i] == IO_CONVERT;
     scratch_size += scratch_slot_size(t);
   }
   if (!converts) return 0;
+  if (x->rows > 1) { /* the pool's blocks hold one row group */
+    x->rows_block = batch_block_alloc(scratch_size * x->rows);
+    return x->rows_block ? 0 : htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%u x %zu bytes)",
+                                              x->rows, scratch_size);
+  }
   if (x->policy == POLICY_TRY) {
     /* A new block is FastRPC memory (rpcmem_alloc, an ioctl) whose slots must then be
      * registered: that is for the call made again without no_wait. */
@@ -286,18 +322,22 @@ static int convert_inputs(exec_call *x) {
     x->tensors[i] = is_in ? tm->inputs[i] : tm->outputs[i - x->n_in];
     x->bufs[i] = io->data;
     size_t slot = at; /* every non-f32 tensor has its slot, converted this time or not */
-    at += scratch_slot_size(t);
+    at += scratch_slot_size(t) * x->rows;
     if (x->modes[i] != IO_CONVERT) continue;
-    x->bufs[i] = x->scratch->data + slot;
+    x->bufs[i] = (x->rows_block ? x->rows_block : x->scratch->data) + slot;
     if (!is_in) continue;
     uint64_t q0 = htpu_now_ns();
-    int rc = htpu_quantize(t, io->data, x->bufs[i]);
+    uint32_t bad = 0;
+    int rc = batch_quantize_rows(t, io->data, x->bufs[i], x->rows, &bad);
     x->quant_ns += htpu_now_ns() - q0;
     if (rc) {
+      if (x->rows > 1) x->failed_chunk = bad + 1;
       htpu_append_error(" (graph '%s')", x->gi->name);
       return rc;
     }
   }
+  if (x->rows > 1 && !(x->dims = batch_dims_make(x->tensors, x->n_in + x->n_out, x->rows)))
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   return 0;
 }
 
@@ -346,10 +386,14 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   }
   STAT_ADD(executes_in_flight, 1);
   x->ran = 1;
-  uint64_t e0 = x->prof.exec_start_ns = htpu_now_ns();
+  x->executes++;
+  /* chunked: the profile holds the first row group's execute */
+  qnn_profile_handle_t prof = x->row == 0 ? x->prof.handle : NULL;
+  uint64_t e0 = htpu_now_ns();
+  if (x->row == 0) x->prof.exec_start_ns = e0;
   qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
-                                                   x->tensors + x->n_in, x->n_out,
-                                                   x->prof.handle, x->s->signal);
+                                                   x->tensors + x->n_in, x->n_out, prof,
+                                                   x->s->signal);
   x->exec_ns = htpu_now_ns() - e0;
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
@@ -399,6 +443,39 @@ static int execute_attempts(exec_call *x) {
   }
 }
 
+/* A call of k row groups (batch_multiple.h): one execute with the multiple where the graph may
+ * take it, else (also when it refuses it now, remembered) one execute per row group. */
+static int execute_rows(exec_call *x) {
+  if (x->rows == 1) return execute_attempts(x);
+  if (batch_try_one_execute(x->rt, x->s, x->rows)) {
+    x->batched = 1;
+    int rc = execute_attempts(x);
+    x->batched = 0;
+    if (rc != HTPU_EQNN || !batch_is_refusal(htpu_last_qnn_code())) {
+      if (!rc) batch_remember(x->s, 1);
+      if (rc) htpu_append_error(" (one execute of all %u row groups: batch_multiple)", x->rows);
+      return rc;
+    }
+    batch_remember(x->s, 0);
+    htpu_clear_error();
+  }
+  uint64_t exec_ns = x->exec_ns;
+  for (x->row = 0; x->row < x->rows; x->row++) {
+    int rc = execute_attempts(x);
+    exec_ns += x->exec_ns;
+    if (rc) {
+      x->failed_chunk = x->row + 1;
+      htpu_append_error(" (chunk %u of %u: batch_multiple run as one execute per chunk, the %u "
+                        "before it completed)",
+                        x->row, x->rows, x->row);
+      x->exec_ns = exec_ns;
+      return rc;
+    }
+  }
+  x->exec_ns = exec_ns;
+  return 0;
+}
+
 /* Stage 3: the execute, holding the graph's lock from its turn to its end (recovery included).
  * Lock order: the graph's execute lock, then the gate (shared); a recovery takes the gate
  * exclusively with the graph lock still held, which is safe because nothing that holds the
@@ -426,9 +503,14 @@ static int execute_locked(exec_call *x) {
                           "graph '%s': the call was cancelled before it ran (its caller is gone)",
                           x->gi->name);
   }
-  int rc = execute_attempts(x);
-  /* Recorded before the unlock, so the next call to take the graph sees it. */
-  if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
+  int rc = execute_rows(x);
+  /* Recorded before the unlock, so the next call to take the graph sees it; a call of k row
+   * groups as what one row group took, the prediction for a call of one. */
+  /* A profiled call is not: the profiler's own work (per-op events, their read-back) would
+   * make one sampled call in N look long and move the next HTPU_TIMING_WINDOW calls off the
+   * short path (profile_every would cost far more than the profiles). */
+  if (x->ran && !x->prof.handle)
+    window_record(&s->timing, (x->quant_ns + (htpu_now_ns() - t_locked)) / x->rows);
   unlock_graph(x);
   return rc;
 }
@@ -450,8 +532,11 @@ static int convert_outputs(exec_call *x) {
   for (uint32_t i = x->n_in; i < x->n_in + x->n_out; i++) {
     if (x->modes[i] != IO_CONVERT) continue;
     uint64_t d0 = htpu_now_ns();
-    int rc = htpu_dequantize(call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data);
+    uint32_t bad = 0;
+    int rc = batch_dequantize_rows(call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data,
+                                   x->rows, &bad);
     x->dequant_ns += htpu_now_ns() - d0;
+    if (rc && x->rows > 1) x->failed_chunk = bad + 1;
     if (rc) return rc;
   }
   return 0;
@@ -460,6 +545,8 @@ static int convert_outputs(exec_call *x) {
 static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) {
   if (x->scratch) scratch_give(&x->s->scratch, x->scratch);
   free(x->tensors); /* with bufs and modes */
+  free(x->rows_block);
+  free(x->dims);
   if (x->exec_ns) {
     STAT_ADD(execute_ns_total, x->exec_ns);
     STAT_SET(execute_ns_last, x->exec_ns);
@@ -471,6 +558,8 @@ static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) 
     stats->quantize_ns = x->quant_ns;
     stats->dequantize_ns = x->dequant_ns;
     stats->total_ns = htpu_now_ns() - t_start;
+    stats->executes = x->executes;
+    stats->failed_chunk = x->failed_chunk;
   }
 }
 
@@ -531,7 +620,7 @@ int exec_check_options(const htpu_exec_options *o) {
 
 /* What a submit checks at once: the counts and every buffer against its tensor. */
 int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                  uint32_t n_out) {
+                  uint32_t n_out, uint32_t rows) {
   const htpu_graph_info *gi = &g->ctx->info->pub.graphs[g->index];
   if (n_in != gi->num_inputs || n_out != gi->num_outputs)
     return htpu_set_error(HTPU_EMISMATCH, 0,
@@ -543,7 +632,7 @@ int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu
     io_mode mode;
     int rc = plan_io(gi->name, i < n_in ? "input" : "output",
                      i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in],
-                     i < n_in ? &inputs[i] : &outputs[i - n_in], &mode);
+                     i < n_in ? &inputs[i] : &outputs[i - n_in], rows > 1 ? rows : 1, &mode);
     if (rc) return rc;
   }
   return 0;

@@ -60,6 +60,7 @@ typedef struct runtime_obj {
   pthread_mutex_t contexts_lock;
   context_obj **contexts;
   size_t num_contexts, cap_contexts;
+  int batch_multiple; /* capability 312 announced at open (batch_multiple.h) */
   /* Deadlines and priorities (capabilities asked once at open). */
   int execute_signals;        /* 1201, 308 and 1202 all announced */
   int load_signals;           /* 211, 1201 and 1203 */
@@ -128,6 +129,9 @@ struct graph_state {
   pthread_cond_t calls_cv;    /* a call ended (a close waits for its handle's) */
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
   call_window timing;         /* recent call durations (htpu_graph_get_timing) */
+  /* BATCH_* (batch_multiple.h): whether the graph took a batch multiple or refused one; a
+   * refusal sends its later calls of k row groups straight to k executes; 0 (calloc): untried */
+  atomic_int batch_state;
 };
 
 /* One graph handle. Its own: the reference on its context and the last error; the rest is
@@ -157,7 +161,7 @@ int exec_run_ctl(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_
                  exec_ctl *ctl);
 int exec_check_options(const htpu_exec_options *o);
 int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                  uint32_t n_out);
+                  uint32_t n_out, uint32_t rows); /* rows: batch_multiple (0, 1: none) */
 
 /* Cancels every submitted call of every graph open on c (context and runtime close). */
 void context_cancel_calls(context_obj *c);

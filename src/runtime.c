@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "batch_multiple.h"
 #include "timer.h"
 #include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
@@ -262,6 +263,7 @@ static int runtime_build(runtime_obj *rt, const htpu_runtime_options *o) {
     return rc;
   }
   read_device_facts(rt);
+  rt->batch_multiple = batch_runtime_announces(rt);
   perf_init(&rt->perf, find_perf_infrastructure(rt), rt->device_facts.arch);
   if (o->perf_profile != HTPU_PERF_DEFAULT) rc = perf_set_base(&rt->perf, o->perf_profile);
   if (rc) {
@@ -361,6 +363,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->shared_memory_note = shared_registry_note(&rt->shared); /* "" until one is set */
   out->startup_attempts = rt->startup_attempts;
   out->log_note = rt->log_note; /* fixed before the runtime was published */
+  out->batch_multiple = rt->batch_multiple;
   out->execute_signals = rt->execute_signals;
   out->load_signals = rt->load_signals;
   out->priority_control = rt->priority_control;

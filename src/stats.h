@@ -13,6 +13,7 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t live_shared_buffers, mem_registrations, startup_retries;
   atomic_uint_fast64_t executes_in_flight, executes_waiting, executes_cancelled;
   atomic_uint_fast64_t executes_declined;
+  atomic_uint_fast64_t batch_multiple_executes, batch_multiple_refusals;
   atomic_uint_fast64_t live_calls, executes_timed_out;
 } htpu_counters;
 

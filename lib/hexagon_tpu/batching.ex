@@ -3,9 +3,10 @@ defmodule HexagonTpu.Batching do
   # its tensors) runs N rows in chunks of B, the last one padded with zero rows; the outputs come
   # back with N rows, the padding's rows dropped. Each input is read and converted once for the
   # whole batch (one Nx.to_binary/1, one Nx.as_type/2 for another float type) and handed to the
-  # NIF whole: one call (NIF.graph_execute_batch/5) runs every chunk, each an execute of its own
-  # reading its part of the inputs and writing its part of the outputs, so a batch costs one
-  # dirty-scheduler call, not one per chunk. Only rows that need padding are copied.
+  # NIF whole: one call (NIF.graph_execute_batch/5) runs every chunk, as one execute with a batch
+  # multiple where the graph takes it, else each an execute of its own reading its part of the
+  # inputs and writing its part of the outputs, so a batch costs one dirty-scheduler call, not one
+  # per chunk. Only rows that need padding are copied.
   @moduledoc false
 
   alias HexagonTpu.{Error, Graph, InputCheck, NxTensors, Results, TensorInfo}

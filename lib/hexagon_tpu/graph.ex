@@ -413,7 +413,8 @@ defmodule HexagonTpu.Graph do
     * `:output` - `:nx`, `:binary`, or `:auto` (default: `:nx` when Nx is present)
     * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
       alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call), `:nif_ns` (the NIF)
-      and `:scheduler` (`:normal` or `:dirty_io`: where the call ran)
+      and `:scheduler` (`:normal` or `:dirty_io`: where the call ran), `:executes` (the
+      graphExecute calls the call made)
     * `:perf_profile` - a performance profile (`HexagonTpu.Runtime.open/1`) voted for this call
       only when it is higher than the runtime's, then released (`htpu_graph_execute_ex`); e.g.
       `perf_profile: :burst` for one latency-critical call on a power-saving runtime

@@ -20,7 +20,8 @@ defmodule HexagonTpu.Serving do
   `HexagonTpu.predict_batch/3`), or an `Nx.Batch` (`Nx.Batch.stack([image1, image2])`; entries
   that are tuples for a graph of several inputs, or a list with a batch per input); the answer
   is the list of outputs, each with the request's rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
-  batch, in chunks of the graph's own batch. A request of more rows is refused (`:too_large`);
+  batch, in chunks of the graph's own batch, which run as one execute where the graph takes a
+  batch multiple (docs/serving.md). A request of more rows is refused (`:too_large`);
   `batched_run/3` splits it itself.
 
   Whatever the batching does with a request's rows (Nx.Serving splits a request that does not

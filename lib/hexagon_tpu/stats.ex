@@ -75,6 +75,9 @@ defmodule HexagonTpu.Stats do
       over 64 KiB, a per-call profile vote or a DSP-restart recovery
     * `:executes_declined` - the C core's no-wait executes that declined rather than wait
       (the sum of the four above but the size bound, which the NIF checks itself)
+    * `:batch_multiple_executes`, `:batch_multiple_refusals` - batches run as one execute with
+      a batch multiple (`HexagonTpu.predict_batch/3`, `HexagonTpu.Serving`), and single
+      executes a graph refused (its batches then run as one execute per chunk)
 
   The same map as `HexagonTpu.stats/0`.
 

@@ -33,7 +33,8 @@ defmodule HexagonTpu.Telemetry do
       (`HexagonTpu.Graph.execute/3`'s `:scheduler`), `nil` when it returned an error.
       A `HexagonTpu.predict_batch/3` call (and so each batch of `HexagonTpu.Serving`) is one
       span for all its chunks' executes: its three events also carry `:batch_size` (the rows
-      of the batch) and `:chunks` (the executes), and the measurements are the chunks' sums.
+      of the batch) and `:chunks` (graph-sized row groups), and the measurements cover them
+      all (`:executes`: 1 when they ran as one execute with a batch multiple).
 
     * `[:hexagon_tpu, :execute, :exception]` - the execute raised or threw instead of
       returning (e.g. Nx failing on an output). Measurements: `%{duration, monotonic_time}`,

@@ -100,6 +100,28 @@ TEST(profile_detailed_chain100_ops_in_order) {
   chain_close(&c);
 }
 
+/* A sampled call (one in N profiled) must not move the graph off the short path: its time
+ * includes the profiler's work, so it stays out of the timing window. */
+TEST(profile_profiled_calls_stay_out_of_the_timing_window) {
+  chain c;
+  CHECK_EQ(chain_open(&c), 0);
+  for (int i = 0; i < 3; i++) CHECK_EQ(chain_run(&c, HTPU_PROFILE_OFF, 0, NULL), 0);
+  htpu_graph_timing t0, t1;
+  CHECK_EQ(htpu_graph_get_timing(c.g, &t0), 0);
+  CHECK_EQ(t0.samples, 3);
+  htpu_profile *p = NULL;
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
+  htpu_profile_free(p);
+  CHECK_EQ(htpu_graph_get_timing(c.g, &t1), 0);
+  CHECK_EQ(t1.samples, 3);
+  CHECK_EQ(t1.max_ns, t0.max_ns);
+  CHECK_EQ(t1.last_ns, t0.last_ns);
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_OFF, 0, NULL), 0);
+  CHECK_EQ(htpu_graph_get_timing(c.g, &t1), 0);
+  CHECK_EQ(t1.samples, 4);
+  chain_close(&c);
+}
+
 TEST(profile_basic_and_linting) {
   chain c;
   CHECK_EQ(chain_open(&c), 0);

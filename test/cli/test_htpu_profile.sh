@@ -28,6 +28,12 @@ json_check "json: 100 ops, shares sum to 100, the tree's 100 op events" \
 
 run profile chain100.bin "${LIBS[@]}" -n 1 --level basic --json
 json_check "basic: no ops, accelerator figures" 'j.ops.length === 0 && j.accel_us >= 0 && j.total_events === 6'
+json_check "json: the capabilities the backend announced (the reference's defaults, as HTP's)" \
+  'j.capabilities.profiling === true && j.capabilities.extended_events === true &&
+   j.capabilities.optrace === true && j.capabilities.continuous === false &&
+   j.capabilities.max_events_config === false'
+HTPU_REF_CAPS=1404=1000 run profile chain100.bin "${LIBS[@]}" -n 1 --level basic --json
+json_check "json: a backend without extended events says so" 'j.capabilities.extended_events === false'
 run profile chain100.bin "${LIBS[@]}" -n 1 --level basic
 expect "basic table says why no ops" 0 out "no per-op events at level basic"
 run profile chain100.bin "${LIBS[@]}" -n 1 --level linting --json

@@ -67,8 +67,10 @@ defmodule HexagonTpu.DistributedTest do
     assert [y] = Nx.Serving.batched_run(@name, [row(5.0), row(1.0)])
     assert Nx.to_flat_list(y) == expected(5)
 
+    # The peers ran them: a batch is one execute where the graph takes batch multiples
+    # (docs/serving.md), so between ceil(65 / batch_size) and 65 executes, none of them here.
     served = Enum.zip_with(peers, before, fn {_, node}, b -> executes(node) - b end)
-    assert Enum.sum(served) >= 65
+    assert Enum.sum(served) in 9..65
     # nothing ran here
     assert HexagonTpu.stats().executes == here
   end

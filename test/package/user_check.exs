@@ -28,6 +28,14 @@ graph add_f32
   input b f32 [1,4]
   output y f32 [1,4]
   op ElementWiseAdd a b -> y
+graph muladd_f32
+  input a f32 [1,4]
+  input b f32 [1,4]
+  static s f32 [1,4] data=[3,3,3,3]
+  native t f32 [1,4]
+  output y f32 [1,4]
+  op ElementWiseMultiply a s -> t
+  op ElementWiseAdd t b -> y
 graph scale_u8
   input x u8 [1,4] scale=0.1 zero_point=128
   static s u8 [1,4] scale=0.02 zero_point=0 data=[50,100,150,200]
@@ -71,8 +79,11 @@ b = Nx.broadcast(Nx.tensor(10.0), {3, 4})
 {:ok, [sum]} = HexagonTpu.predict_batch(add, [a, b])
 check.(Nx.to_flat_list(sum) == Enum.map(0..11, &(&1 + 10.0)), "predict_batch: #{inspect(sum)}")
 
-# A Serving under a supervisor, called by concurrent callers.
-serving = HexagonTpu.Serving.new(add, batch_size: 4, batch_timeout: 2)
+# A Serving under a supervisor, called by concurrent callers, on a graph whose two inputs are
+# not interchangeable (y = 3a + b), with a list of tensors and with an Nx.Batch per input (the
+# form Ortex.Serving and Bumblebee users write): a swap or a row of another caller shows.
+{:ok, muladd} = HexagonTpu.load_model(model_bin, backend: :reference, graph: "muladd_f32")
+serving = HexagonTpu.Serving.new(muladd, batch_size: 4, batch_timeout: 2)
 
 {:ok, sup} =
   Supervisor.start_link([{Nx.Serving, serving: serving, name: PackageUser.Serving}],
@@ -82,18 +93,31 @@ serving = HexagonTpu.Serving.new(add, batch_size: 4, batch_timeout: 2)
 results =
   1..8
   |> Task.async_stream(fn i ->
-    row = Nx.tensor([[i, i, i, i]], type: :f32)
-    [y] = Nx.Serving.batched_run(PackageUser.Serving, [row, row])
+    a = Nx.tensor([[i, i, i, i]], type: :f32)
+    b = Nx.tensor([[100 * i, 1, 2, 3]], type: :f32)
+
+    [y] =
+      if rem(i, 2) == 0,
+        do: Nx.Serving.batched_run(PackageUser.Serving, [a, b]),
+        else:
+          Nx.Serving.batched_run(PackageUser.Serving, [
+            Nx.Batch.stack([Nx.squeeze(a, axes: [0])]),
+            Nx.Batch.stack([Nx.squeeze(b, axes: [0])])
+          ])
+
     {i, Nx.to_flat_list(y)}
   end)
   |> Enum.map(fn {:ok, result} -> result end)
 
-for {i, y} <- results,
-    do: check.(y == List.duplicate(2.0 * i, 4), "serving row #{i}: #{inspect(y)}")
+for {i, y} <- results do
+  want = [3.0 * i + 100 * i, 3.0 * i + 1, 3.0 * i + 2, 3.0 * i + 3]
+  check.(y == want, "serving row #{i}: #{inspect(y)}, expected #{inspect(want)}")
+end
 
 :ok = Supervisor.stop(sup)
 :ok = :telemetry.detach("package-user")
 :ok = HexagonTpu.close(add)
+:ok = HexagonTpu.close(muladd)
 :ok = HexagonTpu.close(scale)
 File.rm_rf!(dir)
 

@@ -182,6 +182,21 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
   cli_json_uint(&j, "total", MED(st, total_ns));
   cli_json_object_end(&j);
   cli_json_string(&j, "note", p->note);
+  /* What the backend announced, so a reader can tell a level or event the backend lacks from
+   * one that measured nothing (docs/profiling.md). */
+  htpu_profile_caps caps;
+  if (htpu_runtime_profile_caps(st->s.rt, &caps) == HTPU_OK) {
+    cli_json_object_begin(&j, "capabilities");
+    cli_json_bool(&j, "profiling", caps.profiling);
+    cli_json_bool(&j, "extended_events", caps.extended_events);
+    cli_json_bool(&j, "optrace", caps.optrace);
+    cli_json_bool(&j, "max_events_config", caps.max_events_config);
+    cli_json_bool(&j, "custom_config", caps.custom_config);
+    cli_json_bool(&j, "continuous", caps.continuous);
+    cli_json_bool(&j, "profiling_state", caps.profiling_state);
+    cli_json_bool(&j, "system_serialization", caps.system_serialization);
+    cli_json_object_end(&j);
+  }
   cli_json_array_begin(&j, "ops", 0);
   for (uint32_t i = 0; i < n; i++) {
     cli_json_object_begin(&j, NULL);
