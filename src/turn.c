@@ -76,7 +76,9 @@ static void grant(graph_state *s, exec_ctl *w) {
   w->state = CTL_RUNNING;
   if (w->call) {
     s->worker_ctl = w;
-    pthread_cond_signal(&s->worker_cv);
+    /* A worker of this graph letting go of it takes the next call itself, with no wake-up
+     * between the two executes. */
+    if (!calls_on_worker(s)) pthread_cond_signal(&s->worker_cv);
   } else {
     pthread_cond_signal(&w->cv);
   }

@@ -53,7 +53,8 @@ static void on_done(htpu_call *call, int rc, void *arg) {
   pthread_mutex_unlock(&log_m);
 }
 
-static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
+static int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
+                       htpu_call_done_fn done) {
   memset(s, 0, sizeof *s);
   s->id = id;
   for (int k = 0; k < 4; k++) {
@@ -67,7 +68,11 @@ static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_
   memset(&o, 0, sizeof o);
   o.priority = priority;
   o.timeout_ns = timeout_ns;
-  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, on_done, s, &s->call);
+  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done, s, &s->call);
+}
+
+static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
+  return submit_with(g, s, id, priority, timeout_ns, on_done);
 }
 
 static int sub_ok(const sub *s) {
@@ -549,5 +554,46 @@ TEST(deadline_signal_refused_falls_back) {
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   fx_rig_close(&r);
   fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
+/* A submitted call's outputs and done run off the graph's turn: while the first call's done
+ * is still running, the next call executes (a second worker takes it), and dones still come
+ * in execute order. With one worker doing everything in series, the first done would wait
+ * for an execute that cannot start until it returns. */
+static atomic_int overlap_seen;
+static uint64_t overlap_target;
+
+static void on_done_waiting_for_next(htpu_call *call, int rc, void *arg) {
+  for (int i = 0; i < 10000 && fx_ref_executes() < overlap_target; i++) usleep(1000);
+  atomic_store(&overlap_seen, fx_ref_executes() >= overlap_target);
+  on_done(call, rc, arg);
+}
+
+TEST(deadline_next_call_executes_while_a_call_finishes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_overlap.bin", 1), HTPU_OK);
+  holder h;
+  hold_start(&h, r.g); /* both calls queue behind it */
+  sub s[2];
+  log_reset();
+  atomic_store(&overlap_seen, 0);
+  overlap_target = fx_ref_executes() + 3; /* the holder's, then both calls' */
+  CHECK_EQ(submit_with(r.g, &s[0], 0, 0, 0, on_done_waiting_for_next), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
+  hold_end(&h);
+  CHECK_EQ(h.rc, HTPU_OK);
+  for (int i = 0; i < 2; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(atomic_load(&overlap_seen), 1);
+  CHECK_EQ(log_n, 2);
+  CHECK_EQ(log_ids[0], 0); /* dones in execute order */
+  CHECK_EQ(log_ids[1], 1);
+  for (int i = 0; i < 2; i++) {
+    CHECK(sub_ok(&s[i]));
+    htpu_call_release(&s[i].call);
+  }
+  fx_rig_close(&r);
   CHECK_BASELINE();
 }
