@@ -229,9 +229,15 @@ void calls_cancel(graph_state *s, graph_obj *g, int wait) {
   for (htpu_call *c = s->calls; c; c = c->next) {
     if (g && c->g != g) continue;
     pthread_mutex_lock(&c->m);
-    if (!c->ended && !c->completed) ctl_stop(&c->ctl, REASON_CANCEL);
+    if (!c->ended && !c->completed) ctl_stop(&c->ctl, REASON_CLOSE);
     pthread_mutex_unlock(&c->m);
   }
+  /* Synchronous calls holding the graph or waiting for it (under q_lock they cannot leave, so
+   * their ctls, on their callers' stacks, are alive; each disarms its timer before it goes). */
+  exec_ctl *r = s->running;
+  if (r && !r->call && (!g || r->g == g)) ctl_stop(r, REASON_CLOSE);
+  for (exec_ctl *w = s->head; w; w = w->next)
+    if (!w->call && (!g || w->g == g)) ctl_stop(w, REASON_CLOSE);
   while (wait && g && g->live_calls) pthread_cond_wait(&s->calls_cv, &s->q_lock);
   pthread_mutex_unlock(&s->q_lock);
 }

@@ -312,6 +312,11 @@ static int stopped_error(exec_call *x) {
   case REASON_CANCEL:
     return htpu_set_error(HTPU_ECANCELLED, 0, "graph '%s': the call was cancelled while it ran "
                           "(aborted); the graph stays usable", name);
+  case REASON_CLOSE:
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled while it ran (aborted): its graph "
+                          "handle, context or runtime was closed",
+                          name);
   default:
     STAT_ADD(executes_timed_out, 1);
     return htpu_set_error(HTPU_ETIMEDOUT, 0,

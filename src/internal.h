@@ -148,10 +148,13 @@ struct graph_obj {
   uint32_t index;      /* into ctx->info; state->index */
   graph_state *state;  /* this handle's hold on it (graph_state.handles) */
   unsigned live_calls; /* submitted through it and not ended; under state->q_lock */
+  atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
 
-/* Submitted calls (call.c). Cancels every live call of s submitted through g (NULL: all) and,
- * when wait, waits until g's have ended. */
+/* A close (call.c): stops every call of s made through g (NULL: all), submitted or
+ * synchronous, waiting or running (HTPU_ECANCELLED: waiting ones leave the list, a running one
+ * is aborted through the graph's signal where it has one) and, when wait, waits until g's
+ * submitted calls have ended. */
 void calls_cancel(graph_state *s, graph_obj *g, int wait);
 /* The timer thread ends a submitted call: removed while waiting (done runs, the core lets
  * go), or (copy mode) at a host-side deadline or cancel while its execute runs on. */
