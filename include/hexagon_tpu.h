@@ -617,18 +617,23 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
 
 /* ---- submitted calls (answers that come back later) -------------------------------------------
- * A submitted call joins the same waiting list as synchronous executes and is run by the
- * graph's worker thread (one per QNN graph, started on the first submit). */
+ * A submitted call's f32 inputs are converted inside htpu_graph_submit; the call then joins the
+ * same waiting list as synchronous executes and is run by the graph's worker threads (two per
+ * QNN graph, started on the first submit): one executes the call holding the turn while the
+ * other converts the previous call's outputs and runs its done. A graph's dones run one at a
+ * time, in execute order. */
 typedef struct htpu_call htpu_call;
-/* Runs exactly once per accepted call, on a core thread (the graph's worker, or the timer
+/* Runs exactly once per accepted call, on a core thread (a graph's worker, or the timer
  * thread for a call that timed out or was cancelled while waiting), never inside submit. It
  * must not block for long; it may call htpu_call_result / htpu_call_release and submit again,
  * but must not close the graph, context or runtime of the call. */
 typedef void (*htpu_call_done_fn)(htpu_call *call, int rc, void *arg);
 
-/* Checks everything it can at once (handle, counts, sizes, dtypes, options: errors returned
- * here, done never runs) and queues the call. On 0, *out is the caller's reference (release it
- * with htpu_call_release, before or after done) and done(call, rc, done_arg) will run once.
+/* Checks everything it can at once (handle, counts, sizes, dtypes, options, the input
+ * conversions: errors returned here, done never runs), converts the f32 inputs (on the
+ * caller's thread: submit costs it the input conversion) and queues the call. On 0, *out is
+ * the caller's reference (release it with htpu_call_release, before or after done) and
+ * done(call, rc, done_arg) will run once.
  * inputs/outputs (the arrays and the memory they point to) are borrowed until done runs,
  * except after a host-side deadline or cancel without signals (the call worked on copies).
  * opts is copied (its profile and cancelled fields are not supported here: HTPU_EINVAL).

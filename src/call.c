@@ -2,10 +2,15 @@
  * call.c - submitted calls (htpu_graph_submit): the answer comes back later, through done.
  *
  * A submitted call is an exec_ctl in its graph's waiting list like any synchronous execute
- * (turn.h); when its turn comes, the graph's worker thread (one per QNN graph, started on the
- * first submit, joined when the graph's state is freed) runs the same pipeline as
- * htpu_graph_execute_ex. The call object has two references: the caller's (release) and the
- * core's, dropped when the core is done with it (call_end), after done has returned.
+ * (turn.h). Its inputs are converted at submit, on the caller's thread, before it queues (as a
+ * synchronous caller converts before it waits for its turn); when its turn comes, one of the
+ * graph's worker threads (CALL_WORKERS per QNN graph, started on the first submit, joined when
+ * the graph's state is freed) runs its graphExecute and lets go of the graph, and the call
+ * waits in the graph's finishing queue for its outputs and done. A worker with a call granted
+ * executes it before anything else; one worker at a time finishes calls, in the order they
+ * executed. So while one call's outputs are converted the next call executes: the graph is
+ * idle only for the hand-over. The call object has two references: the caller's (release) and
+ * the core's, dropped when the core is done with it (call_end), after done has returned.
  *
  * Without execute signals a submitted call works on copies (copy mode): its inputs and outputs
  * live in the call's own block, so at a host-side deadline or cancel the call can end at once
@@ -32,6 +37,10 @@ struct htpu_call {
   htpu_io *user_io;  /* the caller's (copy of the arrays) */
   void *copy;        /* copy mode: the inputs' and outputs' bytes */
   int copy_mode;
+  exec_staged *stage; /* its pipeline, prepared at submit; NULL once finished or discarded */
+  int exec_rc;        /* the execute's answer, and its message (made on the executing worker) */
+  char exec_msg[1024];
+  htpu_call *fin_next; /* the graph's finishing queue, under s->q_lock */
   htpu_call_done_fn done;
   void *done_arg;
   int completed;     /* its rc is decided (under m) */
@@ -58,7 +67,8 @@ static void call_unref(htpu_call *call) {
 
 /* Decides the call's rc once (later answers are discarded: a copy-mode call that ended at its
  * deadline), copies a copy-mode call's outputs back, runs done. */
-static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, int from_worker) {
+static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, int from_worker,
+                          const char *msg) {
   pthread_mutex_lock(&call->m);
   if (call->completed) {
     pthread_mutex_unlock(&call->m);
@@ -70,7 +80,7 @@ static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, in
   call->completed = 1;
   call->rc = rc;
   if (st) call->stats = *st;
-  htpu_copy_message(rc ? htpu_last_error() : "", call->msg, sizeof call->msg);
+  htpu_copy_message(rc ? msg : "", call->msg, sizeof call->msg);
   pthread_mutex_unlock(&call->m);
   if (call->done) call->done(call, rc, call->done_arg);
   pthread_mutex_lock(&call->m);
@@ -86,6 +96,8 @@ static void call_end(htpu_call *call) {
   call->ended = 1;
   pthread_mutex_unlock(&call->m);
   timer_disarm(&call->ctl.timer);
+  exec_stage_discard(call->stage); /* it never ran (removed while waiting, or refused) */
+  call->stage = NULL;
   graph_obj *g = call->g;
   graph_state *s = g->state;
   obj_release(&g->base);
@@ -100,42 +112,86 @@ static void call_end(htpu_call *call) {
 }
 
 void calls_end_waiting(htpu_call *call, int rc) {
-  call_complete(call, rc, NULL, 0);
+  call_complete(call, rc, NULL, 0, htpu_last_error());
   call_end(call);
 }
 
-void calls_end_early(htpu_call *call, int rc) { call_complete(call, rc, NULL, 0); }
+void calls_end_early(htpu_call *call, int rc) {
+  call_complete(call, rc, NULL, 0, htpu_last_error());
+}
 
-/* The worker: runs each call the waiting list grants it. */
-static void call_run(htpu_call *call) {
+/* A worker: the granted call's graphExecute; the turn goes to the next call on the way out. */
+static void call_execute(htpu_call *call) {
+  htpu_clear_error();
+  /* It lets go of the graph on every path (its options were checked at submit). */
+  int rc = exec_stage_execute(call->stage);
+  call->exec_rc = rc;
+  htpu_copy_message(rc ? htpu_last_error() : "", call->exec_msg, sizeof call->exec_msg);
+}
+
+/* A worker, one call at a time: outputs, stats, done, then the core lets go. */
+static void call_finish(htpu_call *call) {
   htpu_exec_stats st;
   memset(&st, 0, sizeof st);
-  graph_state *s = call->g->state;
-  int rc = exec_run_ctl(call->g, call->io, call->n_in, call->io + call->n_in, call->n_out,
-                        &call->opts, &st, &call->ctl);
-  /* A call that failed before taking its turn (its plan) still holds the graph. */
-  pthread_mutex_lock(&s->q_lock);
-  int held = s->running == &call->ctl;
-  pthread_mutex_unlock(&s->q_lock);
-  if (held) turn_release(&call->ctl);
-  call_complete(call, rc, &st, 1);
+  htpu_clear_error();
+  int rc = exec_stage_finish(call->stage, call->exec_rc, &st);
+  call->stage = NULL;
+  call_complete(call, rc, &st, 1, call->exec_rc ? call->exec_msg : htpu_last_error());
   call_end(call);
 }
+
+/* Granted calls first (the graph must not wait for a worker), then the finishing queue, one
+ * finisher at a time so dones run in execute order. The worker that executed a call goes on
+ * with the next granted one at once and wakes an idle worker to finish the call it ran. */
+static _Thread_local graph_state *tl_worker_of; /* the state whose worker this thread is */
+
+int calls_on_worker(const graph_state *s) { return tl_worker_of == s; }
 
 static void *worker_main(void *arg) {
   graph_state *s = arg;
+  tl_worker_of = s;
+  htpu_call *call = NULL; /* granted: this worker executes it next */
+  int wake = 0;           /* an idle worker is to finish the call this one just executed */
   pthread_mutex_lock(&s->q_lock);
   for (;;) {
-    if (s->worker_ctl) {
-      exec_ctl *x = s->worker_ctl;
+    if (!call && s->worker_ctl) {
+      call = s->worker_ctl->call;
       s->worker_ctl = NULL;
+    }
+    if (call) {
       pthread_mutex_unlock(&s->q_lock);
-      call_run(x->call);
+      /* Woken outside q_lock, so it does not contend for it with this thread. */
+      if (wake) pthread_cond_signal(&s->worker_cv);
+      wake = 0;
+      call_execute(call);
       pthread_mutex_lock(&s->q_lock);
+      call->fin_next = NULL;
+      if (s->fin_tail) s->fin_tail->fin_next = call;
+      else s->fin_head = call;
+      s->fin_tail = call;
+      call = NULL;
+      if (s->worker_ctl) { /* the next call, at once; another worker finishes this one */
+        call = s->worker_ctl->call;
+        s->worker_ctl = NULL;
+        wake = s->workers_idle && !s->finisher_busy;
+      }
+      continue;
+    }
+    if (s->fin_head && !s->finisher_busy) {
+      htpu_call *done = s->fin_head;
+      s->fin_head = done->fin_next;
+      if (!s->fin_head) s->fin_tail = NULL;
+      s->finisher_busy = 1;
+      pthread_mutex_unlock(&s->q_lock);
+      call_finish(done);
+      pthread_mutex_lock(&s->q_lock);
+      s->finisher_busy = 0;
       continue;
     }
     if (s->worker_stop) break;
+    s->workers_idle++;
     pthread_cond_wait(&s->worker_cv, &s->q_lock);
+    s->workers_idle--;
   }
   pthread_mutex_unlock(&s->q_lock);
   return NULL;
@@ -143,25 +199,29 @@ static void *worker_main(void *arg) {
 
 /* Under q_lock. */
 static int start_worker_locked(graph_state *s) {
-  if (s->worker_started) return 0;
+  if (s->workers_started == CALL_WORKERS) return 0;
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old); /* the host's signal handlers never run on it */
-  int e = pthread_create(&s->worker, NULL, worker_main, s);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* the host's signal handlers never run on them */
+  int e = 0;
+  while (!e && s->workers_started < CALL_WORKERS) {
+    e = pthread_create(&s->workers[s->workers_started], NULL, worker_main, s);
+    if (!e) s->workers_started++;
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (e) return htpu_set_error(HTPU_ENOMEM, 0, "graph '%s': could not start its worker thread",
-                               s->name);
-  s->worker_started = 1;
-  return 0;
+  if (e && !s->workers_started)
+    return htpu_set_error(HTPU_ENOMEM, 0, "graph '%s': could not start its worker thread",
+                          s->name);
+  return 0; /* one worker is enough to run every call, only without overlap */
 }
 
 void calls_stop_worker(graph_state *s) {
   pthread_mutex_lock(&s->q_lock);
-  int started = s->worker_started;
+  int started = s->workers_started;
   s->worker_stop = 1;
-  pthread_cond_signal(&s->worker_cv);
+  pthread_cond_broadcast(&s->worker_cv);
   pthread_mutex_unlock(&s->q_lock);
-  if (started) pthread_join(s->worker, NULL);
+  for (int i = 0; i < started; i++) pthread_join(s->workers[i], NULL);
 }
 
 void calls_cancel(graph_state *s, graph_obj *g, int wait) {
@@ -169,9 +229,15 @@ void calls_cancel(graph_state *s, graph_obj *g, int wait) {
   for (htpu_call *c = s->calls; c; c = c->next) {
     if (g && c->g != g) continue;
     pthread_mutex_lock(&c->m);
-    if (!c->ended && !c->completed) ctl_stop(&c->ctl, REASON_CANCEL);
+    if (!c->ended && !c->completed) ctl_stop(&c->ctl, REASON_CLOSE);
     pthread_mutex_unlock(&c->m);
   }
+  /* Synchronous calls holding the graph or waiting for it (under q_lock they cannot leave, so
+   * their ctls, on their callers' stacks, are alive; each disarms its timer before it goes). */
+  exec_ctl *r = s->running;
+  if (r && !r->call && (!g || r->g == g)) ctl_stop(r, REASON_CLOSE);
+  for (exec_ctl *w = s->head; w; w = w->next)
+    if (!w->call && (!g || w->g == g)) ctl_stop(w, REASON_CLOSE);
   while (wait && g && g->live_calls) pthread_cond_wait(&s->calls_cv, &s->q_lock);
   pthread_mutex_unlock(&s->q_lock);
 }
@@ -242,6 +308,11 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
   ctl_init(&call->ctl, g, call->opts.priority, call->opts.timeout_ns, t_start);
   call->ctl.call = call;
   rc = call_take_io(call, inputs, outputs);
+  /* The inputs are converted here, outside the graph's turn (from the call's copies in copy
+   * mode); a conversion error is the submit's. */
+  if (!rc)
+    rc = exec_stage_prepare(g, call->io, call->n_in, call->io + call->n_in, call->n_out,
+                            &call->opts, &call->ctl, t_start, &call->stage);
   if (!rc) {
     pthread_mutex_lock(&s->q_lock);
     rc = start_worker_locked(s);
@@ -254,6 +325,8 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
     pthread_mutex_unlock(&s->q_lock);
   }
   if (rc) {
+    exec_stage_discard(call->stage);
+    call->stage = NULL;
     obj_release(&g->base);
     call_unref(call);
     return rc;

@@ -352,6 +352,11 @@ static int stopped_error(exec_call *x) {
   case REASON_CANCEL:
     return htpu_set_error(HTPU_ECANCELLED, 0, "graph '%s': the call was cancelled while it ran "
                           "(aborted); the graph stays usable", name);
+  case REASON_CLOSE:
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled while it ran (aborted): its graph "
+                          "handle, context or runtime was closed",
+                          name);
   default:
     STAT_ADD(executes_timed_out, 1);
     return htpu_set_error(HTPU_ETIMEDOUT, 0,
@@ -667,15 +672,55 @@ static void no_wait_bound(exec_ctl *ctl, const htpu_exec_options *o, uint64_t t_
   ctl->stall_bound = 1;
 }
 
-int exec_run_ctl(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                 uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
-                 exec_ctl *ctl) {
-  htpu_decline declined = HTPU_DECLINE_NONE;
-  int rc = run(g, inputs, n_in, outputs, n_out, opts, stats, &declined, ctl, htpu_now_ns());
+/* A submitted call's pipeline in stages (call.c): the same steps as run(), but the call's
+ * inputs are converted at its submit and its outputs after it let go of the graph, on
+ * whichever thread, so neither conversion runs while the call holds the graph's turn. */
+struct exec_staged {
+  exec_call x;
+  htpu_decline declined; /* never set: submitted calls are not no-wait calls */
+  uint64_t t_start;
+};
+
+int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
+                       uint64_t t_start, exec_staged **out) {
+  *out = NULL;
+  exec_staged *st = malloc(sizeof *st);
+  if (!st) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  call_init(&st->x, g, inputs, n_in, outputs, n_out, opts, &st->declined);
+  st->declined = HTPU_DECLINE_NONE;
+  st->t_start = t_start;
+  st->x.ctl = ctl;
+  int rc = 0;
+  if ((unsigned)st->x.vote >= HTPU_PERF_PROFILE_COUNT)
+    rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)st->x.vote);
+  if (!rc) rc = plan_call(&st->x);
+  if (!rc) rc = convert_inputs(&st->x);
+  if (rc) {
+    finish_call(&st->x, NULL, t_start);
+    free(st);
+    return rc;
+  }
+  *out = st;
+  return 0;
+}
+
+int exec_stage_execute(exec_staged *st) { return execute_voted(&st->x); }
+
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats) {
+  if (!rc) rc = convert_outputs(&st->x);
+  finish_call(&st->x, stats, st->t_start);
+  free(st);
   int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT;
   if (ran) STAT_ADD(executes, 1);
   if (rc && ran) STAT_ADD(execute_errors, 1);
   return rc;
+}
+
+void exec_stage_discard(exec_staged *st) {
+  if (!st) return;
+  finish_call(&st->x, NULL, st->t_start);
+  free(st);
 }
 
 int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,

@@ -196,6 +196,7 @@ int htpu_graph_close(htpu_graph **gp) {
   /* The calls submitted through this handle are cancelled (waiting ones leave, a running one
    * is aborted) and waited for: none may hold the graph when its last reference goes. */
   graph_obj *g = (graph_obj *)o;
+  atomic_store(&g->closing, 1); /* a call of it still converting never takes its turn */
   calls_cancel(g->state, g, 1);
   obj_release(o);
   return 0;

@@ -30,6 +30,10 @@
 #include "timing.h"
 #include "turn.h"
 
+/* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
+ * finishes the previous call. */
+#define CALL_WORKERS 2
+
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
 typedef struct graph_state graph_state;
@@ -119,12 +123,18 @@ struct graph_state {
   /* Calls holding the graph or waiting for it (not those still converting, which run
    * outside it): a no-wait call looks here before converting anything. */
   atomic_uint contenders;
-  /* Submitted calls (call.c): run by one worker thread, started on the first submit and
-   * joined when the state is freed; the live ones are listed for the closes that cancel. */
-  pthread_cond_t worker_cv;   /* under q_lock: a call was granted to the worker, or stop */
+  /* Submitted calls (call.c): run by CALL_WORKERS worker threads, started on the first
+   * submit and joined when the state is freed; the live ones are listed for the closes that
+   * cancel. A worker executes the call granted the turn (worker_ctl) before anything else;
+   * the calls whose execute ended wait in `finishing` (FIFO) for their outputs and done, which
+   * one worker at a time gives, in execute order, while another executes the next call. */
+  pthread_cond_t worker_cv;   /* under q_lock: a call was granted or executed, or stop */
   exec_ctl *worker_ctl;
-  pthread_t worker;
-  int worker_started, worker_stop;
+  pthread_t workers[CALL_WORKERS];
+  int workers_started, worker_stop;
+  unsigned workers_idle;
+  int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
+  struct htpu_call *fin_head, *fin_tail;
   struct htpu_call *calls;    /* live submitted calls, under q_lock */
   pthread_cond_t calls_cv;    /* a call ended (a close waits for its handle's) */
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
@@ -142,23 +152,36 @@ struct graph_obj {
   uint32_t index;      /* into ctx->info; state->index */
   graph_state *state;  /* this handle's hold on it (graph_state.handles) */
   unsigned live_calls; /* submitted through it and not ended; under state->q_lock */
+  atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
 
-/* Submitted calls (call.c). Cancels every live call of s submitted through g (NULL: all) and,
- * when wait, waits until g's have ended. */
+/* A close (call.c): stops every call of s made through g (NULL: all), submitted or
+ * synchronous, waiting or running (HTPU_ECANCELLED: waiting ones leave the list, a running one
+ * is aborted through the graph's signal where it has one) and, when wait, waits until g's
+ * submitted calls have ended. */
 void calls_cancel(graph_state *s, graph_obj *g, int wait);
 /* The timer thread ends a submitted call: removed while waiting (done runs, the core lets
  * go), or (copy mode) at a host-side deadline or cancel while its execute runs on. */
 void calls_end_waiting(struct htpu_call *call, int rc);
 void calls_end_early(struct htpu_call *call, int rc);
 int calls_copy_mode(const struct htpu_call *call);
-/* The graph's worker: stops and joins it (state_free). */
+/* 1 on a worker thread of s (it takes a call granted to the workers without being woken). */
+int calls_on_worker(const graph_state *s);
+/* The graph's workers: stops and joins them (state_free). */
 void calls_stop_worker(graph_state *s);
-/* Runs one granted submitted call on the worker (call.c -> execute.c). */
-struct htpu_call;
-int exec_run_ctl(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                 uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
-                 exec_ctl *ctl);
+/* A submitted call's pipeline in stages (execute.c), so its conversions never run while it
+ * holds the graph's turn: prepare (plan, inputs converted; at submit, before it queues),
+ * execute (its turn granted: graphExecute, then the turn goes to the next call), finish
+ * (outputs converted, stats; frees the stage) or discard (it never ran). The buffers and
+ * options given to prepare must live until finish or discard. */
+typedef struct exec_staged exec_staged;
+int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
+                       uint64_t t_start, exec_staged **out);
+int exec_stage_execute(exec_staged *st);
+/* rc: the execute's. Returns the call's. */
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats);
+void exec_stage_discard(exec_staged *st);
 int exec_check_options(const htpu_exec_options *o);
 int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
                   uint32_t n_out, uint32_t rows); /* rows: batch_multiple (0, 1: none) */

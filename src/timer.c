@@ -102,8 +102,13 @@ void timer_arm(htimer *t, uint64_t when, void (*fn)(htimer *)) {
 void timer_disarm(htimer *t) {
   pthread_once(&tm_once, tm_init);
   pthread_mutex_lock(&tm_lock);
-  unlink_locked(t);
-  while (tm_firing == t && !tm_is_thread) pthread_cond_wait(&tm_done_cv, &tm_lock);
+  /* A callback in progress may arm its entry again (an abort retried after an idle answer):
+   * taken off again once it has returned, so the owner may free the entry. */
+  for (;;) {
+    unlink_locked(t);
+    if (tm_firing != t || tm_is_thread) break;
+    pthread_cond_wait(&tm_done_cv, &tm_lock);
+  }
   pthread_mutex_unlock(&tm_lock);
 }
 

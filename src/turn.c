@@ -76,13 +76,20 @@ static void grant(graph_state *s, exec_ctl *w) {
   w->state = CTL_RUNNING;
   if (w->call) {
     s->worker_ctl = w;
-    pthread_cond_signal(&s->worker_cv);
+    /* A worker of this graph letting go of it takes the next call itself, with no wake-up
+     * between the two executes. */
+    if (!calls_on_worker(s)) pthread_cond_signal(&s->worker_cv);
   } else {
     pthread_cond_signal(&w->cv);
   }
 }
 
 static int removed_error(graph_state *s, exec_ctl *x, ctl_reason why) {
+  if (why == REASON_CLOSE)
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled while it waited for its turn: "
+                          "its graph handle, context or runtime was closed",
+                          s->name);
   if (why == REASON_CANCEL)
     return htpu_set_error(HTPU_ECANCELLED, 0,
                           "graph '%s': the call was cancelled while it waited for its turn",
@@ -118,6 +125,11 @@ int turn_acquire(exec_ctl *x, int try_only) {
     pthread_mutex_unlock(&s->q_lock);
     atomic_fetch_sub(&s->contenders, 1);
     return TURN_BUSY;
+  }
+  if (atomic_load(&x->g->closing)) { /* its handle is being closed: it never queues */
+    pthread_mutex_unlock(&s->q_lock);
+    atomic_fetch_sub(&s->contenders, 1);
+    return removed_error(s, x, REASON_CLOSE);
   }
   if (s->waiting >= s->queue_limit) {
     uint32_t n = s->waiting;
@@ -209,7 +221,7 @@ static void ctl_fire(htimer *t) {
   struct htpu_call *call = x->call;
   pthread_mutex_unlock(&s->q_lock);
   if (call && calls_copy_mode(call)) {
-    int rc = why == REASON_CANCEL
+    int rc = why == REASON_CANCEL || why == REASON_CLOSE
                  ? htpu_set_error(HTPU_ECANCELLED, 0,
                                   "graph '%s': the call was cancelled while it ran (this backend "
                                   "has no execute signals: the execute finishes in the "
@@ -220,7 +232,7 @@ static void ctl_fire(htimer *t) {
                                   "host-side: this backend has no execute signals, the execute "
                                   "finishes in the background, its outputs discarded)",
                                   s->name, (unsigned long long)(x->timeout_ns / 1000000u));
-    if (why != REASON_CANCEL) STAT_ADD(executes_timed_out, 1);
+    if (why == REASON_TIMEOUT) STAT_ADD(executes_timed_out, 1);
     calls_end_early(call, rc);
   }
 }

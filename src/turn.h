@@ -24,7 +24,15 @@ struct htpu_call;
 
 typedef enum ctl_state { CTL_NEW, CTL_WAITING, CTL_RUNNING, CTL_DONE } ctl_state;
 /* Why a call is stopped. */
-typedef enum ctl_reason { REASON_NONE, REASON_TIMEOUT, REASON_CANCEL, REASON_STALL } ctl_reason;
+/* REASON_CLOSE: the graph handle, context or runtime of the call was closed (HTPU_ECANCELLED
+ * like a cancel, with a message that says so). */
+typedef enum ctl_reason {
+  REASON_NONE,
+  REASON_TIMEOUT,
+  REASON_CANCEL,
+  REASON_STALL,
+  REASON_CLOSE
+} ctl_reason;
 
 typedef struct exec_ctl {
   struct graph_state *s;

@@ -53,7 +53,8 @@ static void on_done(htpu_call *call, int rc, void *arg) {
   pthread_mutex_unlock(&log_m);
 }
 
-static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
+static int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
+                       htpu_call_done_fn done) {
   memset(s, 0, sizeof *s);
   s->id = id;
   for (int k = 0; k < 4; k++) {
@@ -67,7 +68,11 @@ static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_
   memset(&o, 0, sizeof o);
   o.priority = priority;
   o.timeout_ns = timeout_ns;
-  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, on_done, s, &s->call);
+  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done, s, &s->call);
+}
+
+static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
+  return submit_with(g, s, id, priority, timeout_ns, on_done);
 }
 
 static int sub_ok(const sub *s) {
@@ -548,6 +553,151 @@ TEST(deadline_signal_refused_falls_back) {
   CHECK_STR_CONTAINS(htpu_last_error(), "host-side");
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   fx_rig_close(&r);
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
+/* A submitted call's outputs and done run off the graph's turn: while the first call's done
+ * is still running, the next call executes (a second worker takes it), and dones still come
+ * in execute order. With one worker doing everything in series, the first done would wait
+ * for an execute that cannot start until it returns. */
+static atomic_int overlap_seen;
+static uint64_t overlap_target;
+
+static void on_done_waiting_for_next(htpu_call *call, int rc, void *arg) {
+  for (int i = 0; i < 10000 && fx_ref_executes() < overlap_target; i++) usleep(1000);
+  atomic_store(&overlap_seen, fx_ref_executes() >= overlap_target);
+  on_done(call, rc, arg);
+}
+
+TEST(deadline_next_call_executes_while_a_call_finishes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_overlap.bin", 1), HTPU_OK);
+  holder h;
+  hold_start(&h, r.g); /* both calls queue behind it */
+  sub s[2];
+  log_reset();
+  atomic_store(&overlap_seen, 0);
+  overlap_target = fx_ref_executes() + 3; /* the holder's, then both calls' */
+  CHECK_EQ(submit_with(r.g, &s[0], 0, 0, 0, on_done_waiting_for_next), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
+  hold_end(&h);
+  CHECK_EQ(h.rc, HTPU_OK);
+  for (int i = 0; i < 2; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(atomic_load(&overlap_seen), 1);
+  CHECK_EQ(log_n, 2);
+  CHECK_EQ(log_ids[0], 0); /* dones in execute order */
+  CHECK_EQ(log_ids[1], 1);
+  for (int i = 0; i < 2; i++) {
+    CHECK(sub_ok(&s[i]));
+    htpu_call_release(&s[i].call);
+  }
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* A synchronous execute on its own thread, with its rc and message. */
+typedef struct sync_call {
+  pthread_t t;
+  htpu_graph *g;
+  float a0;
+  int rc;
+  char msg[512];
+} sync_call;
+
+static void *sync_main(void *arg) {
+  sync_call *c = arg;
+  float y[4];
+  c->rc = fx_add(c->g, c->a0, NULL, NULL, y);
+  snprintf(c->msg, sizeof c->msg, "%s", htpu_last_error());
+  if (c->rc == HTPU_OK && y[0] != c->a0 + 10.0f) c->rc = -999; /* a wrong answer */
+  return NULL;
+}
+
+/* Polls the core's gauges (a generous 10 s): 0 when in_flight executes are in the backend and
+ * `waiting` wait for their graph. */
+static int gauges(uint64_t in_flight, uint64_t waiting) {
+  for (int ms = 0; ms < 10000; ms++) {
+    htpu_stats st;
+    htpu_stats_get(&st);
+    if (st.executes_in_flight == in_flight && st.executes_waiting == waiting) return 0;
+    usleep(1000);
+  }
+  return -1;
+}
+
+/* Closing a graph handle while synchronous executes of it run and wait: the running one is
+ * aborted, the waiting one leaves the list, both HTPU_ECANCELLED saying why; a caller waiting
+ * through another handle of the same graph is left alone and runs. */
+TEST(deadline_close_aborts_synchronous_executes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_sync.bin", 1), HTPU_OK);
+  htpu_graph *other = NULL;
+  CHECK_EQ(htpu_graph_open(r.ctx, NULL, &other), HTPU_OK);
+  uint64_t aborted0 = fx_ref_aborted_calls();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+  sync_call run = {.g = r.g, .a0 = 1}, wait = {.g = r.g, .a0 = 2}, keep = {.g = other, .a0 = 3};
+  pthread_create(&run.t, NULL, sync_main, &run);
+  CHECK_EQ(gauges(1, 0), 0);
+  pthread_create(&wait.t, NULL, sync_main, &wait);
+  CHECK_EQ(gauges(1, 1), 0);
+  pthread_create(&keep.t, NULL, sync_main, &keep);
+  CHECK_EQ(gauges(1, 2), 0);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0); /* the kept call runs at once */
+  uint64_t t0 = htpu_now_ns_for_tests();
+  CHECK_EQ(htpu_graph_close(&r.g), 0);
+  pthread_join(run.t, NULL);
+  pthread_join(wait.t, NULL);
+  pthread_join(keep.t, NULL);
+  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK_EQ(run.rc, HTPU_ECANCELLED);
+  CHECK_STR_CONTAINS(run.msg, "cancelled while it ran (aborted): its graph handle, context or "
+                              "runtime was closed");
+  CHECK_EQ(wait.rc, HTPU_ECANCELLED);
+  CHECK_STR_CONTAINS(wait.msg, "cancelled while it waited for its turn: its graph handle");
+  CHECK_EQ(keep.rc, HTPU_OK);
+  CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
+  htpu_graph_close(&other);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Closing the context, or the runtime, aborts the synchronous execute in flight under it; the
+ * graph handle, still open, stays usable after a context close. */
+TEST(deadline_context_and_runtime_close_abort_synchronous_executes) {
+  fx_reset_env();
+  baseline();
+  for (int which = 0; which < 2; which++) {
+    fx_rig r;
+    CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_ctx.bin", 1), HTPU_OK);
+    CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+    sync_call run = {.g = r.g, .a0 = 4}, wait = {.g = r.g, .a0 = 5};
+    pthread_create(&run.t, NULL, sync_main, &run);
+    CHECK_EQ(gauges(1, 0), 0);
+    pthread_create(&wait.t, NULL, sync_main, &wait);
+    CHECK_EQ(gauges(1, 1), 0);
+    uint64_t t0 = htpu_now_ns_for_tests();
+    if (which == 0)
+      CHECK_EQ(htpu_context_close(&r.ctx), 0);
+    else
+      CHECK_EQ(htpu_runtime_close(&r.rt), 0);
+    pthread_join(run.t, NULL);
+    pthread_join(wait.t, NULL);
+    CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS);
+    CHECK_EQ(run.rc, HTPU_ECANCELLED);
+    CHECK_STR_CONTAINS(run.msg, "its graph handle, context or runtime was closed");
+    CHECK_EQ(wait.rc, HTPU_ECANCELLED);
+    CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+    float y[4];
+    CHECK_EQ(fx_add(r.g, 6, NULL, NULL, y), HTPU_OK); /* the handle still works */
+    CHECK(y[0] == 16.0f);
+    fx_rig_close(&r);
+  }
   fx_ref_disarm();
   CHECK_BASELINE();
 }
