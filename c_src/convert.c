@@ -74,6 +74,10 @@ ERL_NIF_TERM nif_make_error(ErlNifEnv *env, int code) {
   return error_term(env, code, msg[0] ? msg : htpu_strerror(code), htpu_last_qnn_code());
 }
 
+ERL_NIF_TERM nif_make_error_qnn(ErlNifEnv *env, int code, uint32_t qnn, const char *msg) {
+  return error_term(env, code, msg, qnn);
+}
+
 ERL_NIF_TERM nif_make_error_msg(ErlNifEnv *env, int code, const char *fmt, ...) {
   char msg[512];
   va_list ap;

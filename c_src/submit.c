@@ -22,6 +22,7 @@
  * knows whether to flush.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -60,7 +61,8 @@ static uint64_t now_ns(void) {
 }
 static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
     atom_timeout_ns;
-static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded;
+static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
+    calls_finish_dirty;
 
 /* Everything but the lock and the core's call: inputs, copies, binaries, the environment. */
 static void call_free_io(nif_call *c) {
@@ -140,9 +142,16 @@ static void on_done(htpu_call *call, int rc, void *arg) {
   nif_call *c = arg;
   htpu_exec_stats st;
   enif_mutex_lock(c->lock);
-  /* The call's message and QNN code are this thread's last error (the core copies the message
-   * from it just before done), read before htpu_call_result clears it. */
-  ERL_NIF_TERM error = rc && !c->discard ? nif_make_error(c->env, rc) : 0;
+  /* The call's message and QNN code, where they are this thread's last error (a call ended on
+   * the thread that failed it: the timer's, or a worker that executed and finished it); read
+   * before htpu_call_result clears it. A call executed by one worker and finished by the other
+   * carries its message in the core's call only, which htpu_call_result gives once done has
+   * returned: the answer is then {:error, :pending} and call_error/1 reads it (the QNN code
+   * from the message's "QNN error N", the only place the core keeps it for such a call). */
+  const char *last = htpu_last_error();
+  ERL_NIF_TERM error = 0;
+  if (rc && !c->discard)
+    error = last[0] ? nif_make_error(c->env, rc) : enif_make_tuple2(c->env, ATOMS.error, atom_pending);
   /* A core that counts the call finished only once done has returned answers HTPU_EBUSY here:
    * the stats are then :pending, and call_stats reads them after done (test_core_call_done.c). */
   int have_stats = htpu_call_result(call, &st, NULL, 0) == rc;
@@ -340,21 +349,71 @@ ERL_NIF_TERM nif_call_claim(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   return atomic_exchange(&c->claimed, 1) ? atom_claimed : ATOMS.ok;
 }
 
-/* call_stats(call_ref) -> stats map | nil: for an answer whose stats came :pending. Waits for
- * the core to finish the call, which it does just after sending (done's last steps), so a
- * normal scheduler waits microseconds; 10 ms at most, then nil. */
+/* Waits until the core has finished the call (done returned), which it does just after
+ * sending the answer: microseconds, but a loaded machine can deschedule the core's thread in
+ * between. A normal scheduler waits NIF_FINISH_NORMAL_NS at most; then the NIF moves to a dirty
+ * IO scheduler (finish_dirty) and waits there, up to NIF_FINISH_DIRTY_NS. 0: finished. */
+#define NIF_FINISH_NORMAL_NS 50000ull
+#define NIF_FINISH_DIRTY_NS 1000000000ull
+
+static nif_call *finish_call_arg(ErlNifEnv *env, ERL_NIF_TERM t, htpu_call **h) {
+  nif_call *c;
+  if (!enif_get_resource(env, t, call_type, (void **)&c)) return NULL;
+  enif_mutex_lock(c->lock);
+  *h = c->call;
+  enif_mutex_unlock(c->lock);
+  return c;
+}
+
+/* The rest of an answer once the call is finished: its stats (which = 0) or its error
+ * (which = 1); nil while it is not (htpu_call_result's HTPU_EBUSY: htpu_call_wait's answer is
+ * the call's rc, which can itself be HTPU_ETIMEDOUT, so it cannot tell). */
+static ERL_NIF_TERM finish_rest(ErlNifEnv *env, nif_call *c, htpu_call *h, int which) {
+  htpu_exec_stats st;
+  char msg[1024];
+  int rc = htpu_call_result(h, &st, msg, sizeof msg);
+  if (rc == HTPU_EBUSY && !msg[0]) return ATOMS.nil; /* not ended: no message of its own */
+  if (which == 0) return stats_term(env, c, &st);
+  if (rc == 0) return nif_make_error_msg(env, HTPU_EINVAL, "call_error: the call succeeded");
+  const char *q = strstr(msg, "QNN error ");
+  uint32_t qnn = q ? (uint32_t)strtoul(q + 10, NULL, 10) : 0;
+  return nif_make_error_qnn(env, rc, qnn, msg[0] ? msg : htpu_strerror(rc));
+}
+
+static ERL_NIF_TERM finish_dirty(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  htpu_call *h;
+  nif_call *c = finish_call_arg(env, argv[0], &h);
+  if (!c || !h) return enif_make_badarg(env);
+  (void)htpu_call_wait(h, NIF_FINISH_DIRTY_NS);
+  return finish_rest(env, c, h, enif_is_identical(argv[1], ATOMS.error));
+}
+
+static ERL_NIF_TERM finish_normal(ErlNifEnv *env, ERL_NIF_TERM ref, int which) {
+  htpu_call *h;
+  nif_call *c = finish_call_arg(env, ref, &h);
+  if (!c) return enif_make_badarg(env);
+  if (!h) return ATOMS.nil;
+  atomic_fetch_add(&calls_finish_waits, 1);
+  (void)htpu_call_wait(h, NIF_FINISH_NORMAL_NS);
+  ERL_NIF_TERM rest = finish_rest(env, c, h, which);
+  if (!enif_is_identical(rest, ATOMS.nil)) return rest;
+  atomic_fetch_add(&calls_finish_dirty, 1);
+  ERL_NIF_TERM args[2] = {ref, which ? ATOMS.error : ATOMS.ok};
+  return enif_schedule_nif(env, which ? "call_error" : "call_stats", ERL_NIF_DIRTY_JOB_IO_BOUND,
+                           finish_dirty, 2, args);
+}
+
+/* call_stats(call_ref) -> stats map | nil: for an answer whose stats came :pending. */
 ERL_NIF_TERM nif_call_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
-  nif_call *c;
-  if (!enif_get_resource(env, argv[0], call_type, (void **)&c)) return enif_make_badarg(env);
-  enif_mutex_lock(c->lock);
-  htpu_call *h = c->call;
-  enif_mutex_unlock(c->lock);
-  htpu_exec_stats st;
-  if (!h || htpu_call_wait(h, 10000000ull) == HTPU_ETIMEDOUT ||
-      htpu_call_result(h, &st, NULL, 0) == HTPU_EBUSY)
-    return ATOMS.nil;
-  return stats_term(env, c, &st);
+  return finish_normal(env, argv[0], 0);
+}
+
+/* call_error(call_ref) -> {:error, reason} | nil: for an answer that came {:error, :pending}. */
+ERL_NIF_TERM nif_call_error(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return finish_normal(env, argv[0], 1);
 }
 
 void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {
@@ -367,7 +426,9 @@ void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {
             {"executes_timed_out", s.executes_timed_out},
             {"nif_live_calls", atomic_load(&live_calls)},
             {"calls_submitted", atomic_load(&calls_submitted)},
-            {"calls_discarded", atomic_load(&calls_discarded)}};
+            {"calls_discarded", atomic_load(&calls_discarded)},
+            {"calls_finish_waits", atomic_load(&calls_finish_waits)},
+            {"calls_finish_dirty", atomic_load(&calls_finish_dirty)}};
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
     enif_make_map_put(env, *map, enif_make_atom(env, kv[i].name), enif_make_uint64(env, kv[i].v),
                       map);

@@ -634,6 +634,13 @@ defmodule HexagonTpu.Graph do
   def with_stats({:ok, outputs, :pending}, call),
     do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}}
 
+  # An error whose message the core gives only once the call is finished ({:error, :pending}:
+  # see c_src/submit.c) gets it now (NIF.call_error/1).
+  def with_stats({:error, :pending}, call) do
+    NIF.call_error(call) ||
+      {:error, Error.new(:unknown, "the submitted call failed; its message was not available")}
+  end
+
   def with_stats(answer, _call), do: answer
 
   @doc false
