@@ -545,6 +545,7 @@ static ErlNifFunc nif_funcs[] = {
     {"call_claim", 1, nif_call_claim, 0},
     {"call_stats", 1, nif_call_stats, 0},
     {"call_error", 1, nif_call_error, 0},
+    {"graph_batch_multiple", 1, nif_graph_batch_multiple, 0},
     {"ref_control", 2, nif_ref_control, 0},
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},

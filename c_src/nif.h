@@ -45,6 +45,7 @@ ERL_NIF_TERM nif_call_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 ERL_NIF_TERM nif_call_claim(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_call_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_call_error(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_graph_batch_multiple(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 int nif_submit_open_type(ErlNifEnv *env);
 /* Adds the submitted-call counters (the core's live_calls, executes_timed_out; the NIF's). */
 void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map);

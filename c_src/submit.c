@@ -45,6 +45,7 @@ typedef struct nif_call {
   ERL_NIF_TERM tag;
   nif_graph *graph; /* kept until done */
   unsigned n_in, n_out, made;
+  unsigned rows; /* batch multiple (1: none): inputs and outputs hold `rows` graph-sized parts */
   htpu_io *io;
   void **copies;
   ErlNifBinary *outs;
@@ -60,7 +61,7 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
-    atom_timeout_ns;
+    atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
     calls_finish_dirty;
 
@@ -126,6 +127,10 @@ int nif_submit_open_type(ErlNifEnv *env) {
   atom_claimed = enif_make_atom(env, "claimed");
   atom_priority = enif_make_atom(env, "priority");
   atom_timeout_ns = enif_make_atom(env, "timeout_ns");
+  atom_batch_multiple = enif_make_atom(env, "batch_multiple");
+  atom_untried = enif_make_atom(env, "untried");
+  atom_one_execute = enif_make_atom(env, "one_execute");
+  atom_chunked = enif_make_atom(env, "chunked");
   return call_type ? 0 : -1;
 }
 
@@ -150,8 +155,10 @@ static void on_done(htpu_call *call, int rc, void *arg) {
    * from the message's "QNN error N", the only place the core keeps it for such a call). */
   const char *last = htpu_last_error();
   ERL_NIF_TERM error = 0;
+  /* A batch's error is always read later: the chunk it stopped at is in the call's stats. */
   if (rc && !c->discard)
-    error = last[0] ? nif_make_error(c->env, rc) : enif_make_tuple2(c->env, ATOMS.error, atom_pending);
+    error = last[0] && c->rows == 1 ? nif_make_error(c->env, rc)
+                                    : enif_make_tuple2(c->env, ATOMS.error, atom_pending);
   /* A core that counts the call finished only once done has returned answers HTPU_EBUSY here:
    * the stats are then :pending, and call_stats reads them after done (test_core_call_done.c). */
   int have_stats = htpu_call_result(call, &st, NULL, 0) == rc;
@@ -210,6 +217,11 @@ static int get_submit_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_option
     if (htpu_priority_from_name(name, &p)) return -1;
     xo->priority = (int)p;
   }
+  if (enif_get_map_value(env, map, atom_batch_multiple, &v)) {
+    unsigned k;
+    if (!enif_get_uint(env, v, &k) || k == 0) return -1;
+    xo->batch_multiple = k > 1 ? k : 0;
+  }
   if (enif_get_map_value(env, map, ATOMS.perf_profile, &v) &&
       nif_get_perf_profile(env, v, &xo->perf_profile))
     return -1;
@@ -245,7 +257,10 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
     htpu_io *o = &c->io[c->n_in + i];
     if (nif_get_dtype(env, head, &o->dtype)) return bad(env, "expected output dtypes");
     /* Sized from the graph's own descriptor: a wrong dtype is the core's to reject. */
-    size_t size = c->graph->tensors[c->n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    size_t one = c->graph->tensors[c->n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && c->rows > SIZE_MAX / one)
+      return nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u row groups overflow", i, c->rows);
+    size_t size = one * c->rows;
     if (!enif_alloc_binary(size, &c->outs[i]))
       return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu-byte output %u)", size, i);
     c->made++;
@@ -270,7 +285,8 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out))
     return bad(env, "expected lists of inputs and output dtypes");
   if (get_submit_options(env, argv[3], &xo))
-    return bad(env, "expected options %{timeout_ns: integer, priority: atom, perf_profile: atom}");
+    return bad(env, "expected options %{timeout_ns: integer, priority: atom, perf_profile: atom, "
+                    "batch_multiple: pos_integer}");
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_closed_error(env, "graph");
   if (n_in != g->num_inputs || n_out != g->num_outputs)
@@ -284,6 +300,7 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   atomic_fetch_add(&live_calls, 1);
   atomic_init(&c->claimed, 0);
   c->t0 = t0;
+  c->rows = xo.batch_multiple > 1 ? xo.batch_multiple : 1;
   c->n_in = n_in;
   c->n_out = n_out;
   c->lock = enif_mutex_create("htpu_submitted_call");
@@ -312,6 +329,14 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   int rc = htpu_graph_submit(h, c->io, n_in, c->io + n_in, n_out, &xo, on_done, c, &call);
   if (rc) {
     ret = nif_make_error(env, rc);
+    /* A batch's conversion error (at submit: the core converts the inputs there) names its
+     * row group in the message only: {:error, reason, chunk} as a failed chunk's. */
+    const char *rg = c->rows > 1 ? strstr(htpu_last_error(), "(row group ") : NULL;
+    const ERL_NIF_TERM *e;
+    int arity;
+    if (rg && enif_get_tuple(env, ret, &arity, &e) && arity == 2)
+      ret = enif_make_tuple3(env, e[0], e[1],
+                             enif_make_uint(env, (unsigned)strtoul(rg + 11, NULL, 10)));
     if (c->monitored) enif_demonitor_process(env, c, &c->mon);
     c->monitored = 0;
     enif_release_resource(c);
@@ -377,7 +402,13 @@ static ERL_NIF_TERM finish_rest(ErlNifEnv *env, nif_call *c, htpu_call *h, int w
   if (rc == 0) return nif_make_error_msg(env, HTPU_EINVAL, "call_error: the call succeeded");
   const char *q = strstr(msg, "QNN error ");
   uint32_t qnn = q ? (uint32_t)strtoul(q + 10, NULL, 10) : 0;
-  return nif_make_error_qnn(env, rc, qnn, msg[0] ? msg : htpu_strerror(rc));
+  ERL_NIF_TERM error = nif_make_error_qnn(env, rc, qnn, msg[0] ? msg : htpu_strerror(rc));
+  const ERL_NIF_TERM *e;
+  int arity;
+  /* A chunked batch's error names its row group: {:error, reason, chunk} (0-based). */
+  if (st.failed_chunk && enif_get_tuple(env, error, &arity, &e) && arity == 2)
+    error = enif_make_tuple3(env, e[0], e[1], enif_make_uint(env, st.failed_chunk - 1));
+  return error;
 }
 
 static ERL_NIF_TERM finish_dirty(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -414,6 +445,23 @@ ERL_NIF_TERM nif_call_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 ERL_NIF_TERM nif_call_error(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   return finish_normal(env, argv[0], 1);
+}
+
+/* graph_batch_multiple(graph_ref) -> :untried | :one_execute | :chunked | {:error, reason}:
+ * whether a batch of k row groups may go as one execute (htpu_graph_get_batch_multiple). */
+ERL_NIF_TERM nif_graph_batch_multiple(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_graph *g;
+  if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
+    return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
+  htpu_graph *h = atomic_load(&g->handle);
+  if (!h) return nif_closed_error(env, "graph");
+  htpu_batch_multiple_state bm;
+  int rc = htpu_graph_get_batch_multiple(h, &bm);
+  if (rc) return nif_make_error(env, rc);
+  return bm == HTPU_BATCH_MULTIPLE_ONE_EXECUTE ? atom_one_execute
+         : bm == HTPU_BATCH_MULTIPLE_CHUNKED   ? atom_chunked
+                                               : atom_untried;
 }
 
 void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {

@@ -403,13 +403,18 @@ defmodule HexagonTpu do
 
   Inputs are read and converted once for the whole batch (one `Nx.to_binary/1`, and one
   `Nx.as_type/2` for another float type as in `predict/3`) and handed to the NIF whole (copied
-  once only when N rows need padding): one dirty-scheduler call runs every chunk. Where the
-  backend announces batch multiples (every HTP release does) and the graph takes one, the
-  chunks are ONE execute whose batch dimension is the chunks times the graph's (one DSP round
-  trip instead of one per chunk); a graph that refuses it runs one execute per chunk
-  (serialized with the model's other executes, which interleave), and the refusal is
-  remembered while the graph is open (docs/elixir.md, "Batch multiple"). Either way each
-  chunk's results land in its part of one output binary. The call is one telemetry span whose
+  once only when N rows need padding). The batch goes on the model's queue as submitted calls
+  whose answers come back as messages (as `predict_async/3`): no scheduler, normal or dirty,
+  waits while the NPU computes. Where the backend announces batch multiples (every HTP
+  release does) and the graph takes one, the batch is ONE call and ONE execute whose batch
+  dimension is the chunks times the graph's (one DSP round trip instead of one per chunk); a
+  graph that refuses it gets one call per chunk, up to 4 in flight, their answers taken in
+  chunk order (the model's other calls interleave), and the refusal is remembered while the
+  graph is open (docs/elixir.md, "Batch multiple"). Either way each chunk's results land in
+  its part of one output binary. `:timeout` bounds the whole batch (each chunk is submitted
+  with what is left of it) and `:priority` places every chunk in the model's queue, as for
+  `predict/3`; `scheduler: :dirty_io` (without either) and a model loaded with
+  `:profile_every` run the batch as one call on a dirty IO scheduler instead. The call is one telemetry span whose
   metadata adds `:batch_size` (N) and `:chunks`; its figures are the call's. A shape error
   names the expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the
   graph's {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension

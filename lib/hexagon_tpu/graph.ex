@@ -179,6 +179,183 @@ defmodule HexagonTpu.Graph do
     )
   end
 
+  # Chunks in flight at once when a batch goes as one call per chunk (submit_chunks/6).
+  @batch_in_flight 4
+
+  # For HexagonTpu.Batching: the same as execute_chunks/6 on the graph's queue, as submitted
+  # calls whose answers come back as messages (no scheduler waits while the NPU computes): the
+  # whole batch as ONE call with a batch multiple where the graph may take one (the core then
+  # runs one execute, or the chunks in one turn if the graph refuses it now), else one call per
+  # chunk, @batch_in_flight in flight, answers taken in chunk order. `o` holds the execute
+  # options (:timeout, :priority, :perf_profile); a :timeout bounds the whole batch: each chunk
+  # is submitted with what is left of it. An error names the chunk it stopped at; the chunks
+  # still in flight are cancelled.
+  @doc false
+  @spec submit_chunks(t(), [{binary(), atom()}], [atom()], map(), pos_integer(), map()) ::
+          {:ok, [binary()], map()} | {:error, Error.t()}
+  def submit_chunks(%__MODULE__{} = g, nif_inputs, out_types, o, batch, meta) do
+    %{chunks: chunks, batch_size: rows} = meta
+
+    HexagonTpu.Telemetry.execute_span(
+      g.name,
+      fn ->
+        timeout = Map.get(o, :timeout) || g.timeout
+        deadline = if timeout, do: System.monotonic_time(:nanosecond) + timeout_ns(timeout)
+
+        answer =
+          if chunks == 1 or NIF.graph_batch_multiple(g.ref) in [:untried, :one_execute],
+            do: submit_whole(g, nif_inputs, out_types, o, chunks, deadline),
+            else: submit_each(g, nif_inputs, out_types, o, chunks, deadline)
+
+        case answer do
+          {:error, nif_error, chunk} ->
+            {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), tensor_names(g))
+            first = chunk * batch
+            last = min(first + batch, rows) - 1
+            where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
+            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
+
+          other ->
+            case other |> Error.wrap() |> Error.put_tensor(tensor_names(g)) do
+              {:ok, _bins, stats} = ok -> {ok, stats}
+              error -> {error, nil}
+            end
+        end
+      end,
+      meta
+    )
+  end
+
+  # The NIF options of one submitted part of a batch: what is left of the batch's deadline.
+  defp batch_submit_options(g, o, k, deadline) do
+    opts = submit_options(g, o) |> Map.put(:batch_multiple, k)
+
+    case deadline do
+      nil ->
+        {:ok, opts}
+
+      d ->
+        left = d - System.monotonic_time(:nanosecond)
+
+        if left > 0,
+          do: {:ok, %{opts | timeout_ns: left}},
+          else:
+            {:error,
+             {:timeout,
+              "graph '#{g.name}': the batch passed its #{div(timeout_ns(Map.get(o, :timeout) || g.timeout), 1_000_000)} ms deadline before this chunk was submitted",
+              0, nil}}
+    end
+  end
+
+  defp submit_whole(g, nif_inputs, out_types, o, chunks, _deadline) do
+    # submitted at once: the batch's whole timeout (the same deadline, give or take the
+    # microseconds since it was taken)
+    opts = submit_options(g, o) |> Map.put(:batch_multiple, chunks)
+
+    answer =
+      with {:ok, call, tag} <- submit_part(g, nif_inputs, out_types, opts) do
+        receive do
+          {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+        end
+      end
+
+    # A batch of one chunk: every error is that chunk's (as a chunked batch's would be).
+    case answer do
+      {:error, reason} when chunks == 1 -> {:error, reason, 0}
+      other -> other
+    end
+  end
+
+  defp submit_part(g, nif_inputs, out_types, opts) do
+    tag = make_ref()
+
+    case NIF.graph_submit(g.ref, nif_inputs, out_types, opts, tag) do
+      {:ok, call} -> {:ok, call, tag}
+      error -> error
+    end
+  end
+
+  # One call per chunk, in order, @batch_in_flight at once.
+  defp submit_each(g, nif_inputs, out_types, o, chunks, deadline) do
+    parts = fn i -> for {bin, t} <- nif_inputs, do: {chunk_of(bin, i, chunks), t} end
+    collect(g, parts, out_types, o, deadline, {0, chunks}, :queue.new(), [])
+  end
+
+  defp chunk_of(bin, i, chunks) do
+    size = div(byte_size(bin), chunks)
+    binary_part(bin, i * size, size)
+  end
+
+  # `next` the next chunk to submit, `q` the calls in flight ({chunk, call, tag}), `done` the
+  # answers so far (last first).
+  defp collect(g, parts, out_types, o, deadline, {next, chunks}, q, done) do
+    if next < chunks and :queue.len(q) < @batch_in_flight do
+      submitted =
+        with {:ok, opts} <- batch_submit_options(g, o, 1, deadline),
+             do: submit_part(g, parts.(next), out_types, opts)
+
+      case submitted do
+        {:ok, call, tag} ->
+          q = :queue.in({next, call, tag}, q)
+          collect(g, parts, out_types, o, deadline, {next + 1, chunks}, q, done)
+
+        {:error, reason} ->
+          cancel_all(q)
+          {:error, reason, next}
+      end
+    else
+      case :queue.out(q) do
+        {:empty, _} ->
+          join_chunks(Enum.reverse(done))
+
+        {{:value, {i, call, tag}}, q} ->
+          answer =
+            receive do
+              {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+            end
+
+          case answer do
+            {:ok, bins, stats} ->
+              collect(g, parts, out_types, o, deadline, {next, chunks}, q, [{bins, stats} | done])
+
+            {:error, reason} ->
+              cancel_all(q)
+              {:error, reason, i}
+          end
+      end
+    end
+  end
+
+  defp cancel_all(q) do
+    for {_, call, tag} <- :queue.to_list(q) do
+      if NIF.call_cancel(call) == :sent do
+        receive do
+          {:hexagon_tpu, ^tag, _} -> :ok
+        end
+      end
+    end
+
+    :ok
+  end
+
+  # Each output's chunks in order, one binary; the stats' figures summed over the chunks.
+  defp join_chunks([{_, first} | _] = answers) do
+    bins =
+      answers
+      |> Enum.map(&elem(&1, 0))
+      |> Enum.zip_with(&IO.iodata_to_binary/1)
+
+    stats =
+      Enum.reduce(tl(answers), first, fn {_, st}, acc ->
+        Map.merge(acc, st, fn
+          _k, a, b when is_integer(a) and is_integer(b) -> a + b
+          _k, a, _b -> a
+        end)
+      end)
+
+    {:ok, bins, stats}
+  end
+
   @doc false
   @spec output_types(t(), :auto | :none) :: [atom()]
   def output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)

@@ -136,6 +136,7 @@ defmodule HexagonTpu.NIF do
   def call_claim(_call), do: :erlang.nif_error(not_loaded())
   def call_stats(_call), do: :erlang.nif_error(not_loaded())
   def call_error(_call), do: :erlang.nif_error(not_loaded())
+  def graph_batch_multiple(_graph), do: :erlang.nif_error(not_loaded())
   # the reference backend's control API, for tests and benches (c_src/ref_control.c)
   def ref_control(_backend_lib, _op), do: :erlang.nif_error(not_loaded())
 
