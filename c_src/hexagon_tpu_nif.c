@@ -263,8 +263,33 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   return ret;
 }
 
+/* The load options map of context_open_file/3 and context_open_binary/3:
+ * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...}.
+ * 0, or -1 for a bad map (the public modules check the values first). */
+static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo) {
+  memset(lo, 0, sizeof *lo);
+  ERL_NIF_TERM v;
+  ErlNifUInt64 ns;
+  char name[32];
+  if (!enif_is_map(env, map)) return -1;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
+    htpu_priority p = HTPU_PRIORITY_DEFAULT;
+    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
+    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
+    lo->priority = (int)p;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->timeout_ns = ns;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->exec_timeout_ns = ns;
+  }
+  return 0;
+}
+
 static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
   nif_runtime *rt;
   char *path = NULL;
   if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
@@ -273,27 +298,36 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
     if (path) enif_free(path);
     return enif_make_badarg(env);
   }
+  htpu_load_options lo;
+  if (argc > 2 && get_load_options(env, argv[2], &lo)) {
+    enif_free(path);
+    return enif_make_badarg(env);
+  }
   htpu_runtime *h = atomic_load(&rt->link->handle);
   htpu_context *ctx = NULL;
-  int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
+  int rc = !h         ? HTPU_ECLOSED
+           : argc > 2 ? htpu_context_open_file_ex(h, path, &lo, &ctx)
+                      : htpu_context_open_file(h, path, &ctx);
   enif_free(path);
   if (!h) return nif_closed_error(env, "runtime");
   return context_result(env, rc, ctx, rt->link, rt);
 }
 
 static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
   nif_runtime *rt;
   ErlNifBinary bin;
   if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
+  htpu_load_options lo;
+  if (argc > 2 && get_load_options(env, argv[2], &lo)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
   htpu_context *ctx = NULL;
   /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
    * outlive the call and is passed by pointer. */
-  int rc = htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
+  int rc = argc > 2 ? htpu_context_open_buffer_ex(h, bin.data, bin.size, &lo, &ctx)
+                    : htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
   return context_result(env, rc, ctx, rt->link, rt);
 }
 
@@ -533,6 +567,9 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_file", 2, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_binary", 2, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    /* with htpu_load_options: priority, timeout_ns, exec_timeout_ns */
+    {"context_open_file", 3, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_open_binary", 3, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},

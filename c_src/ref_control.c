@@ -6,6 +6,7 @@
  *
  * ref_control(backend_lib_path, op) with op one of
  *   {:set_latency, api, usec}  {:set_capability, key, answer}  :reset_capabilities  :disarm
+ *   {:graph_state, graph_name} (-> {:ok, map}: the context priority the backend was given, ...)
  * -> :ok | {:error, reason}. The library is opened by path (the same file the runtime loads,
  * so the same instance) and kept open: closing it could unload the settings just made.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "atoms.h"
+#include "../reference/backend/htpu_ref_control.h"
 #include "nif.h"
 #include "terms.h"
 
@@ -50,6 +52,30 @@ ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
         return enif_make_badarg(env);
       return fn(a, b) ? nif_make_error_msg(env, HTPU_EINVAL, "unswitchable key %u", a) : ATOMS.ok;
     }
+  } else if (enif_get_tuple(env, argv[1], &arity, &t) && arity == 2 &&
+             enif_get_atom(env, t[0], name, sizeof name, ERL_NIF_LATIN1) > 0 &&
+             strcmp(name, "graph_state") == 0) {
+    /* {:graph_state, graph_name} -> {:ok, %{context_priority:, graph_priority:, ...}} */
+    char graph[256];
+    htpu_ref_graph_state st;
+    htpu_ref_get_graph_state_fn fn =
+        (htpu_ref_get_graph_state_fn)dlsym(lib, "htpu_ref_get_graph_state");
+    if (!fn || get_str(env, t[1], graph, sizeof graph)) return enif_make_badarg(env);
+    if (fn(graph, &st))
+      return nif_make_error_msg(env, HTPU_ENOT_FOUND, "no live context has a graph '%s'", graph);
+    ERL_NIF_TERM map = enif_make_new_map(env);
+    const struct {
+      const char *k;
+      uint64_t v;
+    } kv[] = {{"context_priority", st.context_priority},
+              {"graph_priority", st.graph_priority},
+              {"graph_priority_set", st.graph_priority_set},
+              {"last_batch_multiple", st.last_batch_multiple},
+              {"executes_done", st.executes_done}};
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+      enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),
+                        &map);
+    return enif_make_tuple2(env, ATOMS.ok, map);
   } else if (enif_get_atom(env, argv[1], name, sizeof name, ERL_NIF_LATIN1) > 0) {
     const char *sym = strcmp(name, "reset_capabilities") == 0 ? "htpu_ref_reset_capabilities"
                       : strcmp(name, "disarm") == 0             ? "htpu_ref_disarm"

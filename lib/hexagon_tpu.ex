@@ -68,10 +68,15 @@ defmodule HexagonTpu do
       (`HexagonTpu.Profile`); the other executes pay nothing. `nil` (default): none
     * `:profile_level` - the level of those profiles: `:detailed` (default), `:basic`,
       `:linting` or `:optrace`
-    * `:timeout` - the default deadline of the model's calls, in milliseconds (a positive
-      integer or `:infinity`); `nil` (default): 60 s. See `predict/3`
+    * `:timeout` - in milliseconds (a positive integer or `:infinity`): bounds the load (on a
+      backend that announces loads with signals, as every HTP release does, a load past it
+      is stopped and returns a `:timeout` error naming the binary and the limit; elsewhere
+      the load runs to its end) and is the default deadline of the model's calls
+      (`predict/3`); `nil` (default): the load unbounded, calls 60 s
     * `:priority` - the model's priority: `:low`, `:normal` (default), `:normal_high` or
-      `:high`; its calls' default place in the model's queue (`predict/3`)
+      `:high`: given to QNN as the context's priority where the backend announces priority
+      control (every HTP release does; `HexagonTpu.Runtime.info/1`'s `:priority_control`),
+      and its calls' default place in the model's queue (`predict/3`)
 
   ## Examples
 
@@ -124,7 +129,9 @@ defmodule HexagonTpu do
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
-        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
+        load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+
+        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
           # The graph keeps the context alive, so the model needs only the graph's handle.
           result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
           Context.close(ctx)
@@ -144,16 +151,17 @@ defmodule HexagonTpu do
   # stays an error.
   @shared_load_attempts 3
 
-  defp load_context(runtime, source, nil = _given, rt_opts),
-    do: load_shared(runtime, source, rt_opts, @shared_load_attempts)
+  defp load_context(runtime, source, nil = _given, rt_opts, load_opts),
+    do: load_shared(runtime, source, rt_opts, load_opts, @shared_load_attempts)
 
-  defp load_context(runtime, source, _given, _rt_opts), do: Context.load(runtime, source)
+  defp load_context(runtime, source, _given, _rt_opts, load_opts),
+    do: Context.load(runtime, source, load_opts)
 
-  defp load_shared(runtime, source, rt_opts, attempts) do
-    case Context.load(runtime, source) do
+  defp load_shared(runtime, source, rt_opts, load_opts, attempts) do
+    case Context.load(runtime, source, load_opts) do
       {:error, %Error{reason: :closed}} when attempts > 1 ->
         with {:ok, fresh} <- Runtime.shared(rt_opts),
-             do: load_shared(fresh, source, rt_opts, attempts - 1)
+             do: load_shared(fresh, source, rt_opts, load_opts, attempts - 1)
 
       other ->
         other
