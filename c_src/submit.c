@@ -3,9 +3,9 @@
  *
  * graph_submit runs on the caller's normal scheduler: it decodes the inputs, makes the output
  * binaries and hands the call to the core (htpu_graph_submit), which queues it on the graph's
- * waiting list and runs it on the graph's worker thread, converting the inputs there (f32 inputs
- * go by pointer, so no conversion runs on the scheduler; without execute signals the core copies
- * the inputs once at submit, a memcpy). The core's done callback, on a core thread, builds the
+ * waiting list and runs it on the graph's worker threads. The core converts a call's inputs at
+ * submit, so on this scheduler (f32 to a quantized type: a pass over the inputs; without
+ * execute signals also a copy): not yet moved off it for large inputs. The core's done callback, on a core thread, builds the
  * answer in the call's own environment and sends it with enif_send to the submitting process
  * only: {:hexagon_tpu, tag, {:ok, outputs, stats} | {:error, reason}}.
  *
