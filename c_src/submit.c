@@ -5,8 +5,9 @@
  * binaries and hands the call to the core (htpu_graph_submit), which queues it on the graph's
  * waiting list and runs it on the graph's worker threads. The core converts a call's inputs at
  * submit, so on this scheduler (f32 to a quantized type: a pass over the inputs; without
- * execute signals also a copy): not yet moved off it for large inputs. The core's done callback, on a core thread, builds the
- * answer in the call's own environment and sends it with enif_send to the submitting process
+ * execute signals also a copy) up to NIF_SUBMIT_NORMAL_MAX_BYTES of inputs; a larger submit
+ * moves to a dirty CPU scheduler for that conversion (never for the execute). The core's done
+ * callback, on a core thread, builds the answer in the call's own environment and sends it with enif_send to the submitting process
  * only: {:hexagon_tpu, tag, {:ok, outputs, stats} | {:error, reason}}.
  *
  * Ownership: the call resource (nif_call) holds the input terms (copied into its environment:
@@ -63,7 +64,28 @@ static uint64_t now_ns(void) {
 static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
     atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
-    calls_finish_dirty;
+    calls_finish_dirty, submits_dirty_cpu;
+
+/* The core converts a submitted call's f32 inputs in htpu_graph_submit, on the caller's thread.
+ * Up to this many input bytes that stays well under the ~1 ms a NIF may hold a normal
+ * scheduler (as the short path's bound, execute.c); above it the submit moves to a dirty CPU
+ * scheduler, for the conversion only: the execute still runs on the core's worker. */
+#define NIF_SUBMIT_NORMAL_MAX_BYTES (64u * 1024u)
+
+/* The inputs' bytes ([{binary, dtype}]); 0 for anything else (graph_submit rejects it). */
+static size_t submit_input_bytes(ErlNifEnv *env, ERL_NIF_TERM list) {
+  size_t total = 0;
+  ERL_NIF_TERM head, tail = list;
+  while (enif_get_list_cell(env, tail, &head, &tail)) {
+    const ERL_NIF_TERM *pair;
+    int arity;
+    ErlNifBinary bin;
+    if (enif_get_tuple(env, head, &arity, &pair) && arity == 2 &&
+        enif_inspect_binary(env, pair[0], &bin))
+      total += bin.size;
+  }
+  return total;
+}
 
 /* Everything but the lock and the core's call: inputs, copies, binaries, the environment. */
 static void call_free_io(nif_call *c) {
@@ -275,7 +297,12 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
  * Normal scheduler: decoding, a memcpy at most (alignment, or the core's copy mode), the
  * core's checks and a queue insert; the execute and its conversions run on the core's worker. */
 ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
+  if (enif_thread_type() == ERL_NIF_THR_NORMAL_SCHEDULER &&
+      submit_input_bytes(env, argv[1]) > NIF_SUBMIT_NORMAL_MAX_BYTES) {
+    atomic_fetch_add(&submits_dirty_cpu, 1);
+    return enif_schedule_nif(env, "graph_submit", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_graph_submit,
+                             argc, argv);
+  }
   uint64_t t0 = now_ns();
   nif_graph *g;
   unsigned n_in, n_out;
@@ -476,7 +503,8 @@ void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {
             {"calls_submitted", atomic_load(&calls_submitted)},
             {"calls_discarded", atomic_load(&calls_discarded)},
             {"calls_finish_waits", atomic_load(&calls_finish_waits)},
-            {"calls_finish_dirty", atomic_load(&calls_finish_dirty)}};
+            {"calls_finish_dirty", atomic_load(&calls_finish_dirty)},
+            {"submits_dirty_cpu", atomic_load(&submits_dirty_cpu)}};
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
     enif_make_map_put(env, *map, enif_make_atom(env, kv[i].name), enif_make_uint64(env, kv[i].v),
                       map);
