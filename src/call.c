@@ -105,10 +105,14 @@ static void call_end(htpu_call *call) {
   if (call->prev) call->prev->next = call->next;
   else s->calls = call->next;
   if (call->next) call->next->prev = call->prev;
+  pthread_mutex_unlock(&s->q_lock);
+  /* The core's reference goes before the close waiting for it is let go, so the live_calls
+   * counter is back when the close returns (when the caller's reference went already). */
+  call_unref(call);
+  pthread_mutex_lock(&s->q_lock);
   g->live_calls--;
   pthread_cond_broadcast(&s->calls_cv);
   pthread_mutex_unlock(&s->q_lock);
-  call_unref(call);
 }
 
 void calls_end_waiting(htpu_call *call, int rc) {
