@@ -50,8 +50,14 @@ defmodule HexagonTpu.SchedulerTest do
     before = counters()
     ran = ran_on(model, opts)
 
-    if ran == :dirty_io,
-      do: assert(delta(before).normal_declined_busy >= 1, "dirty IO without a busy decline")
+    # Or the call was stopped at its short-call bound (a graph that turned slow, or a DSP
+    # stall: declined STALLED, counted as other) and made again on dirty IO.
+    if ran == :dirty_io do
+      d = delta(before)
+
+      assert d.normal_declined_busy >= 1 or d.normal_declined_other >= 1,
+             "dirty IO without a busy (or short-call bound) decline"
+    end
 
     ran
   end
@@ -215,6 +221,9 @@ defmodule HexagonTpu.SchedulerTest do
     {:ok, ta} = Graph.timing(a)
     assert ta.samples == 3
     assert Graph.timing(b) == {:ok, ta}
+    # Referenced to the end: a context collected (and closed by the reaper) meanwhile would
+    # cancel the executes in flight on its graphs.
+    HexagonTpu.Context.close(ctx)
     Runtime.close(rt)
   end
 
