@@ -625,8 +625,10 @@ HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_
 typedef struct htpu_call htpu_call;
 /* Runs exactly once per accepted call, on a core thread (a graph's worker, or the timer
  * thread for a call that timed out or was cancelled while waiting), never inside submit. It
- * must not block for long; it may call htpu_call_result / htpu_call_release and submit again,
- * but must not close the graph, context or runtime of the call. */
+ * must not block for long; it may call htpu_call_result (the call's rc, stats and message are
+ * decided when done runs) / htpu_call_release and submit again, but must not close the graph,
+ * context or runtime of the call. While done runs, htpu_last_error() and htpu_last_qnn_code()
+ * on its thread are the call's. */
 typedef void (*htpu_call_done_fn)(htpu_call *call, int rc, void *arg);
 
 /* Checks everything it can at once (handle, counts, sizes, dtypes, options, the input
@@ -652,8 +654,8 @@ HTPU_API int htpu_call_cancel(htpu_call *call);
  * UINT64_MAX: no limit). Returns the call's rc, or HTPU_ETIMEDOUT if it has not ended within
  * timeout_ns (the call goes on). Must not be called from the call's own done. */
 HTPU_API int htpu_call_wait(htpu_call *call, uint64_t timeout_ns);
-/* A finished call's rc, its stats (may be NULL) and its error message copied into msg (may be
- * NULL; NUL-terminated, truncated). HTPU_EBUSY when the call has not ended yet. */
+/* An ended call's rc, its stats (may be NULL) and its error message copied into msg (may be
+ * NULL; NUL-terminated, truncated); from done on (inside done too). HTPU_EBUSY before. */
 HTPU_API int htpu_call_result(htpu_call *call, htpu_exec_stats *stats, char *msg, size_t len);
 /* Drops the caller's reference and sets *call = NULL; NULL is a no-op. A call still queued or
  * running goes on (cancel it first if it is no longer wanted). */

@@ -16,6 +16,7 @@
  * live in the call's own block, so at a host-side deadline or cancel the call can end at once
  * (done runs, the caller's buffers are free) while graphExecute runs on into the copies.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct htpu_call {
   int copy_mode;
   exec_staged *stage; /* its pipeline, prepared at submit; NULL once finished or discarded */
   int exec_rc;        /* the execute's answer, and its message (made on the executing worker) */
+  uint32_t exec_qnn;  /* and its QNN code */
   char exec_msg[1024];
   htpu_call *fin_next; /* the graph's finishing queue, under s->q_lock */
   htpu_call_done_fn done;
@@ -47,6 +49,7 @@ struct htpu_call {
   int finished;      /* done has returned */
   int ended;         /* the core is done with it */
   int rc;
+  uint32_t qnn_code; /* of the failure, with msg */
   htpu_exec_stats stats;
   char msg[1024];
   htpu_call *prev, *next; /* the graph's live calls, under s->q_lock */
@@ -68,7 +71,7 @@ static void call_unref(htpu_call *call) {
 /* Decides the call's rc once (later answers are discarded: a copy-mode call that ended at its
  * deadline), copies a copy-mode call's outputs back, runs done. */
 static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, int from_worker,
-                          const char *msg) {
+                          const char *msg, uint32_t qnn_code) {
   pthread_mutex_lock(&call->m);
   if (call->completed) {
     pthread_mutex_unlock(&call->m);
@@ -81,7 +84,14 @@ static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, in
   call->rc = rc;
   if (st) call->stats = *st;
   htpu_copy_message(rc ? msg : "", call->msg, sizeof call->msg);
+  call->qnn_code = rc ? qnn_code : 0;
   pthread_mutex_unlock(&call->m);
+  /* done runs on a core thread whose own last error is another story: it sees the call's
+   * (htpu_last_error, htpu_last_qnn_code), and htpu_call_result answers from here on. */
+  if (rc)
+    htpu_set_error(rc, call->qnn_code, "%s", call->msg);
+  else
+    htpu_clear_error();
   if (call->done) call->done(call, rc, call->done_arg);
   pthread_mutex_lock(&call->m);
   call->finished = 1;
@@ -105,19 +115,23 @@ static void call_end(htpu_call *call) {
   if (call->prev) call->prev->next = call->next;
   else s->calls = call->next;
   if (call->next) call->next->prev = call->prev;
+  pthread_mutex_unlock(&s->q_lock);
+  /* The core's reference goes before the close waiting for it is let go, so the live_calls
+   * counter is back when the close returns (when the caller's reference went already). */
+  call_unref(call);
+  pthread_mutex_lock(&s->q_lock);
   g->live_calls--;
   pthread_cond_broadcast(&s->calls_cv);
   pthread_mutex_unlock(&s->q_lock);
-  call_unref(call);
 }
 
 void calls_end_waiting(htpu_call *call, int rc) {
-  call_complete(call, rc, NULL, 0, htpu_last_error());
+  call_complete(call, rc, NULL, 0, htpu_last_error(), htpu_last_qnn_code());
   call_end(call);
 }
 
 void calls_end_early(htpu_call *call, int rc) {
-  call_complete(call, rc, NULL, 0, htpu_last_error());
+  call_complete(call, rc, NULL, 0, htpu_last_error(), htpu_last_qnn_code());
 }
 
 /* A worker: the granted call's graphExecute; the turn goes to the next call on the way out. */
@@ -127,6 +141,7 @@ static void call_execute(htpu_call *call) {
   int rc = exec_stage_execute(call->stage);
   call->exec_rc = rc;
   htpu_copy_message(rc ? htpu_last_error() : "", call->exec_msg, sizeof call->exec_msg);
+  call->exec_qnn = rc ? htpu_last_qnn_code() : 0;
 }
 
 /* A worker, one call at a time: outputs, stats, done, then the core lets go. */
@@ -136,7 +151,8 @@ static void call_finish(htpu_call *call) {
   htpu_clear_error();
   int rc = exec_stage_finish(call->stage, call->exec_rc, &st);
   call->stage = NULL;
-  call_complete(call, rc, &st, 1, call->exec_rc ? call->exec_msg : htpu_last_error());
+  call_complete(call, rc, &st, 1, call->exec_rc ? call->exec_msg : htpu_last_error(),
+                call->exec_rc ? call->exec_qnn : htpu_last_qnn_code());
   call_end(call);
 }
 
@@ -146,6 +162,35 @@ static void call_finish(htpu_call *call) {
 static _Thread_local graph_state *tl_worker_of; /* the state whose worker this thread is */
 
 int calls_on_worker(const graph_state *s) { return tl_worker_of == s; }
+
+/* Under q_lock (released while spinning, held again on return): spins until an executing
+ * worker pokes this one or about one recent execute has passed (at most CALL_SPIN_MAX_NS).
+ * 1 when poked: the caller looks for work again. The caller sleeps otherwise, and any work
+ * that came meanwhile is seen under q_lock before it does. */
+#define CALL_SPIN_MAX_NS 250000ull
+static int spin_for_poke(graph_state *s) {
+  htpu_graph_timing t;
+  window_read(&s->timing, &t);
+  uint64_t spin = t.last_ns < CALL_SPIN_MAX_NS ? t.last_ns : CALL_SPIN_MAX_NS;
+  if (!spin) return 0;
+  s->workers_spinning++;
+  pthread_mutex_unlock(&s->q_lock);
+  uint64_t until = htpu_now_ns() + spin;
+  int poked = 0;
+  for (unsigned i = 1;; i++) {
+    if (atomic_exchange_explicit(&s->worker_poke, 0, memory_order_acquire)) {
+      poked = 1;
+      break;
+    }
+    if ((i & 63) == 0) {
+      if (htpu_now_ns() >= until) break;
+      sched_yield(); /* a 2-core host: let the submitter and the executor run */
+    }
+  }
+  pthread_mutex_lock(&s->q_lock);
+  s->workers_spinning--;
+  return poked || s->fin_head || s->worker_ctl || s->worker_stop;
+}
 
 static void *worker_main(void *arg) {
   graph_state *s = arg;
@@ -173,7 +218,10 @@ static void *worker_main(void *arg) {
       if (s->worker_ctl) { /* the next call, at once; another worker finishes this one */
         call = s->worker_ctl->call;
         s->worker_ctl = NULL;
-        wake = s->workers_idle && !s->finisher_busy;
+        if (s->workers_spinning && !s->finisher_busy)
+          atomic_store_explicit(&s->worker_poke, 1, memory_order_release); /* no syscall */
+        else
+          wake = s->workers_idle && !s->finisher_busy;
       }
       continue;
     }
@@ -189,6 +237,10 @@ static void *worker_main(void *arg) {
       continue;
     }
     if (s->worker_stop) break;
+    /* While another call executes, its end will need a finisher: spin for about one execute
+     * (bounded) before sleeping, so the executing worker can hand this one the call without a
+     * wake-up on its way to the next execute. Nothing held while spinning. */
+    if (s->running && !s->finisher_busy && spin_for_poke(s)) continue;
     s->workers_idle++;
     pthread_cond_wait(&s->worker_cv, &s->q_lock);
     s->workers_idle--;
@@ -390,7 +442,8 @@ int htpu_call_result(htpu_call *call, htpu_exec_stats *stats, char *msg, size_t 
   if (msg && len) msg[0] = '\0';
   if (!call) return htpu_set_error(HTPU_EINVAL, 0, "htpu_call_result: call is NULL");
   pthread_mutex_lock(&call->m);
-  int finished = call->finished, rc = call->rc;
+  /* Decided once completed: readable from done itself (which runs before `finished`). */
+  int finished = call->completed, rc = call->rc;
   if (finished) {
     if (stats) *stats = call->stats;
     if (msg && len) htpu_copy_message(call->msg, msg, len);

@@ -133,6 +133,11 @@ struct graph_state {
   pthread_t workers[CALL_WORKERS];
   int workers_started, worker_stop;
   unsigned workers_idle;
+  /* Idle workers spinning before they sleep (under q_lock), and the flag an executing worker
+   * raises instead of a wake-up when one spins: on a loaded host a futex wake costs the waker
+   * ~10 us, which would sit between two executes (call.c, worker_main). */
+  unsigned workers_spinning;
+  atomic_int worker_poke;
   int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
   struct htpu_call *fin_head, *fin_tail;
   struct htpu_call *calls;    /* live submitted calls, under q_lock */

@@ -60,11 +60,12 @@ static void unlink_waiter(graph_state *s, exec_ctl *w) {
 }
 
 /* Under q_lock: the next holder, by effective priority then arrival; every earlier arrival
- * it passes over counts one pass. */
+ * it passes over counts one pass. A waiter already stopped (deadline, cancel, close: the timer
+ * is about to take it off the list) is never granted the graph. */
 static exec_ctl *pick_next(graph_state *s) {
   exec_ctl *best = NULL;
   for (exec_ctl *w = s->head; w; w = w->next)
-    if (!best || effective(w) > effective(best)) best = w;
+    if (ctl_why(w) == REASON_NONE && (!best || effective(w) > effective(best))) best = w;
   if (!best) return NULL;
   for (exec_ctl *w = s->head; w && w != best; w = w->next) w->passes++;
   return best;
@@ -81,6 +82,15 @@ static void grant(graph_state *s, exec_ctl *w) {
     if (!calls_on_worker(s)) pthread_cond_signal(&s->worker_cv);
   } else {
     pthread_cond_signal(&w->cv);
+  }
+}
+
+/* Under q_lock, with the graph free: hands it to the next waiter, if any may have it. */
+static void grant_next(graph_state *s) {
+  exec_ctl *next = pick_next(s);
+  if (next) {
+    unlink_waiter(s, next);
+    grant(s, next);
   }
 }
 
@@ -154,6 +164,8 @@ int turn_acquire(exec_ctl *x, int try_only) {
   s->waiting++;
   x->state = CTL_WAITING;
   STAT_ADD(executes_waiting, 1);
+  /* The graph is free but only stopped calls (leaving) were ahead: not theirs to hold up. */
+  if (!s->running) grant_next(s);
   if (x->call) { /* the worker runs it when granted */
     pthread_mutex_unlock(&s->q_lock);
     return TURN_TAKEN;
@@ -171,11 +183,7 @@ void turn_release(exec_ctl *x) {
   pthread_mutex_lock(&s->q_lock);
   if (s->running == x) s->running = NULL;
   x->state = CTL_DONE;
-  exec_ctl *next = pick_next(s);
-  if (next) {
-    unlink_waiter(s, next);
-    grant(s, next);
-  }
+  grant_next(s);
   pthread_mutex_unlock(&s->q_lock);
   atomic_fetch_sub(&s->contenders, 1);
 }
@@ -192,6 +200,7 @@ static void ctl_fire(htimer *t) {
   if (x->state == CTL_WAITING) {
     unlink_waiter(s, x);
     x->state = CTL_DONE;
+    if (!s->running) grant_next(s); /* it was what stood between the free graph and others */
     if (x->call) {
       atomic_fetch_sub(&s->contenders, 1); /* a synchronous waiter gives its own back */
       pthread_mutex_unlock(&s->q_lock);
