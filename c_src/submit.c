@@ -169,20 +169,18 @@ static void on_done(htpu_call *call, int rc, void *arg) {
   nif_call *c = arg;
   htpu_exec_stats st;
   enif_mutex_lock(c->lock);
-  /* The call's message and QNN code, where they are this thread's last error (a call ended on
-   * the thread that failed it: the timer's, or a worker that executed and finished it); read
-   * before htpu_call_result clears it. A call executed by one worker and finished by the other
-   * carries its message in the core's call only, which htpu_call_result gives once done has
-   * returned: the answer is then {:error, :pending} and call_error/1 reads it (the QNN code
-   * from the message's "QNN error N", the only place the core keeps it for such a call). */
+  /* The call's message and QNN code: the core makes them this thread's last error while done
+   * runs (htpu_call_done_fn); read before htpu_call_result clears it. Where that is empty (a
+   * core that did not), and for a batch, whose answer names the chunk it stopped at (in the
+   * call's stats), the answer is {:error, :pending} and call_error/1 reads it afterwards. */
   const char *last = htpu_last_error();
   ERL_NIF_TERM error = 0;
   /* A batch's error is always read later: the chunk it stopped at is in the call's stats. */
   if (rc && !c->discard)
     error = last[0] && c->rows == 1 ? nif_make_error(c->env, rc)
                                     : enif_make_tuple2(c->env, ATOMS.error, atom_pending);
-  /* A core that counts the call finished only once done has returned answers HTPU_EBUSY here:
-   * the stats are then :pending, and call_stats reads them after done (test_core_call_done.c). */
+  /* The core answers here (test_core_call_done.c); should it not, the stats are :pending and
+   * call_stats reads them after done. */
   int have_stats = htpu_call_result(call, &st, NULL, 0) == rc;
   c->done_ns = now_ns();
   if (!c->discard) {

@@ -18,7 +18,6 @@ defmodule HexagonTpu.SubmitLargeTest do
     op Relu x -> y
   """
 
-  defp f32(list), do: for(v <- list, into: <<>>, do: <<v::float-32-native>>)
   defp floats(bin), do: for(<<v::float-32-native <- bin>>, do: v)
   defp dirty_submits, do: HexagonTpu.stats().submits_dirty_cpu
 
