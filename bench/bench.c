@@ -121,6 +121,13 @@ void bench_summary(const bench_results *r) {
            "executes\n",
            r->callers4_calls_per_s, r->callers4_exec_us, 1e6 / r->callers4_exec_us,
            r->callers4_gap_us);
+  row("a 5 s stalled execute, timeout 200 ms, returns after (ms)", r->stall_200_ms,
+      has(r->stall_200_ms), "", 0, 250, 250);
+  row("close with 8 calls queued on a stalled graph (ms)", r->close8_ms, has(r->close8_ms), "",
+      0, 50, 50);
+  row("HIGH call behind 8 queued LOW: executes waited", r->high_waited, 1, "", 0, 1, 1);
+  row("gap between executes, 4 submitted in flight (us)", r->inflight4_gap_us,
+      has(r->inflight4_gap_us), "", 0, 3, 3);
   row("profile_every 100, detailed, 100 ops: calls/s vs none", r->prof_throughput,
       has(r->prof_throughput), "x", 1, 0.99, 0.99);
   row("reading one 100-op detailed profile back (us)", r->prof_read_us, has(r->prof_read_us),
@@ -210,6 +217,7 @@ int main(int argc, char **argv) {
   if (wanted(only, "elixir")) bench_elixir(&cfg, &r);
   if (wanted(only, "profile")) bench_profile(&cfg, &r);
   if (wanted(only, "batch")) bench_batch(&cfg, &r);
+  if (wanted(only, "deadline")) bench_deadline(&cfg, &r);
   if (!only) bench_summary(&r);
   return 0;
 }

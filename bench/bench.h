@@ -63,6 +63,10 @@ typedef struct bench_results {
    * batch_multiple 64 (time ratio); graphExecute calls each way */
   bench_stat batch_ratio;
   uint32_t batch_executes, batch_executes_chunked;
+  /* deadlines (bench_deadline.c): ms until a 5 s stall with a 200 ms timeout returned; ms for
+   * a close with 8 calls queued behind a stall; executes a HIGH call waited behind 8 queued
+   * LOW ones; µs between executes with 4 submitted calls in flight (200 µs execute) */
+  bench_stat stall_200_ms, close8_ms, high_waited, inflight4_gap_us;
 } bench_results;
 
 typedef struct bench_config {
@@ -100,6 +104,7 @@ void bench_callers(const bench_config *cfg, bench_results *r);
 void bench_elixir(const bench_config *cfg, bench_results *r);
 void bench_profile(const bench_config *cfg, bench_results *r);
 void bench_batch(const bench_config *cfg, bench_results *r);
+void bench_deadline(const bench_config *cfg, bench_results *r);
 void bench_summary(const bench_results *r);
 
 #endif

@@ -92,6 +92,9 @@
   X(normal, "normal")                             \
   X(dirty_io, "dirty_io")                         \
   X(auto_, "auto")                                \
+  X(auto_submit, "auto_submit")                   \
+  X(normal_submit, "normal_submit")               \
+  X(declined, "declined")                         \
   /* graph timing */                              \
   X(samples, "samples")                           \
   X(window, "window")                             \

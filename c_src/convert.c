@@ -17,7 +17,7 @@ static ERL_NIF_TERM error_atoms[MAX_ERRORS];
 #define MAX_DTYPES 16
 static ERL_NIF_TERM dtype_atoms[MAX_DTYPES];
 
-/* The reason atom of an HTPU_E* name: "HTPU_EMISMATCH" -> mismatch. Three names read badly
+/* The reason atom of an HTPU_E* name: "HTPU_EMISMATCH" -> mismatch. Four names read badly
  * when shortened mechanically, so they get the spelled-out atoms the docs use. */
 static ERL_NIF_TERM make_error_atom(ErlNifEnv *env, const char *name) {
   static const char *const overrides[][2] = {
@@ -25,6 +25,7 @@ static ERL_NIF_TERM make_error_atom(ErlNifEnv *env, const char *name) {
       {"HTPU_EINVAL", "invalid_argument"},
       {"HTPU_ENOMEM", "no_memory"},
       {"HTPU_EQNN", "qnn_error"},
+      {"HTPU_ETIMEDOUT", "timeout"},
   };
   for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++)
     if (strcmp(name, overrides[i][0]) == 0) return enif_make_atom(env, overrides[i][1]);
@@ -71,6 +72,10 @@ static ERL_NIF_TERM error_term(ErlNifEnv *env, int code, const char *message, ui
 ERL_NIF_TERM nif_make_error(ErlNifEnv *env, int code) {
   const char *msg = htpu_last_error();
   return error_term(env, code, msg[0] ? msg : htpu_strerror(code), htpu_last_qnn_code());
+}
+
+ERL_NIF_TERM nif_make_error_qnn(ErlNifEnv *env, int code, uint32_t qnn, const char *msg) {
+  return error_term(env, code, msg, qnn);
 }
 
 ERL_NIF_TERM nif_make_error_msg(ErlNifEnv *env, int code, const char *fmt, ...) {
@@ -244,7 +249,18 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
                       enif_make_uint(env, ri->startup_attempts),
                       (ri->log_note && ri->log_note[0]) ? nif_make_string(env, ri->log_note)
                                                         : ATOMS.nil};
-  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  ERL_NIF_TERM map = nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+  /* What bounds and orders calls on this backend (docs/elixir.md, "Deadlines"). */
+  const struct {
+    const char *name;
+    int on;
+  } caps[] = {{"execute_signals", ri->execute_signals},
+              {"load_signals", ri->load_signals},
+              {"priority_control", ri->priority_control}};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+    enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
+                      caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);
+  return map;
 }
 
 int nif_get_perf_profile(ErlNifEnv *env, ERL_NIF_TERM term, htpu_perf_profile *out) {

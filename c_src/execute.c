@@ -406,14 +406,20 @@ static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
   (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : (int)pct);
 }
 
-/* graph_execute_normal(graph_ref, inputs, output_dtypes, perf_profile, :auto | :normal): as
+/* graph_execute_normal(graph_ref, inputs, output_dtypes, perf_profile, mode): as
  * graph_execute, answered on this normal scheduler when it can be (file comment), else by
- * graph_execute on a dirty IO scheduler. */
+ * graph_execute on a dirty IO scheduler (mode :auto | :normal) or answered :declined
+ * (:auto_submit | :normal_submit), for the caller to submit the call (submit.c) instead. */
 ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   run_mode mode;
-  if (enif_is_identical(argv[4], ATOMS.auto_))
+  int submit = 0;
+  if (enif_is_identical(argv[4], ATOMS.auto_submit))
+    mode = RUN_AUTO, submit = 1;
+  else if (enif_is_identical(argv[4], ATOMS.normal_submit))
+    mode = RUN_FORCED, submit = 1;
+  else if (enif_is_identical(argv[4], ATOMS.auto_))
     mode = RUN_AUTO;
   else if (enif_is_identical(argv[4], ATOMS.normal))
     mode = RUN_FORCED;
@@ -438,6 +444,10 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
     atomic_fetch_add(&counts.resource, 1);
   else
     atomic_fetch_add(&counts.other, 1);
+  if (submit) {
+    call_close(&c);
+    return ATOMS.declined;
+  }
   /* Named and sized as graph_execute/4, which it now is: tracing and current_function see
    * that (with the carry, when there is one, in place of the output dtypes). */
   ERL_NIF_TERM args[4] = {argv[0], argv[1], argv[2], argv[3]};

@@ -67,6 +67,10 @@ typedef struct nif_context {
   nif_live live;
   _Atomic(htpu_context *) handle;
   nif_rt_link *link; /* of the runtime it was loaded on */
+  /* The runtime resource it was loaded from (kept): garbage collection never closes a parent
+   * handle before its children, since the core's runtime and context closes cancel the
+   * submitted calls under them (an explicit close/1 still does). */
+  void *parent;
 } nif_context;
 
 /* One tensor's info, deep-copied (name, per-axis scales and zero points included): the core's
@@ -96,6 +100,7 @@ typedef struct nif_graph {
    * them without a lock. */
   nif_slot *tensors;
   nif_rt_link *link;
+  void *parent; /* the context resource it was opened from (kept): as nif_context.parent */
 } nif_graph;
 
 /* A graph's inputs and outputs in one htpu_shared buffer (htpu_graph_alloc_io).

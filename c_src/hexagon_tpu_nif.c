@@ -236,7 +236,7 @@ static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TE
 /* ---- context ------------------------------------------------------------------------------ */
 
 static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
-                                   nif_rt_link *link) {
+                                   nif_rt_link *link, nif_runtime *parent) {
   if (rc) return nif_make_error(env, rc);
   const htpu_model_info *mi = htpu_context_model_info(ctx);
   if (!mi) {
@@ -253,6 +253,8 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   atomic_init(&res->handle, ctx);
   nif_link_retain(link);
   res->link = link;
+  enif_keep_resource(parent);
+  res->parent = parent;
   nif_link_user_opened(link);
   nif_live_init(&res->live);
   nif_live_add(&res->live, NIF_KIND_CONTEXT);
@@ -261,8 +263,33 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   return ret;
 }
 
+/* The load options map of context_open_file/3 and context_open_binary/3:
+ * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...}.
+ * 0, or -1 for a bad map (the public modules check the values first). */
+static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo) {
+  memset(lo, 0, sizeof *lo);
+  ERL_NIF_TERM v;
+  ErlNifUInt64 ns;
+  char name[32];
+  if (!enif_is_map(env, map)) return -1;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
+    htpu_priority p = HTPU_PRIORITY_DEFAULT;
+    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
+    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
+    lo->priority = (int)p;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->timeout_ns = ns;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->exec_timeout_ns = ns;
+  }
+  return 0;
+}
+
 static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
   nif_runtime *rt;
   char *path = NULL;
   if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
@@ -271,28 +298,37 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
     if (path) enif_free(path);
     return enif_make_badarg(env);
   }
+  htpu_load_options lo;
+  if (argc > 2 && get_load_options(env, argv[2], &lo)) {
+    enif_free(path);
+    return enif_make_badarg(env);
+  }
   htpu_runtime *h = atomic_load(&rt->link->handle);
   htpu_context *ctx = NULL;
-  int rc = h ? htpu_context_open_file(h, path, &ctx) : HTPU_ECLOSED;
+  int rc = !h         ? HTPU_ECLOSED
+           : argc > 2 ? htpu_context_open_file_ex(h, path, &lo, &ctx)
+                      : htpu_context_open_file(h, path, &ctx);
   enif_free(path);
   if (!h) return nif_closed_error(env, "runtime");
-  return context_result(env, rc, ctx, rt->link);
+  return context_result(env, rc, ctx, rt->link, rt);
 }
 
 static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
   nif_runtime *rt;
   ErlNifBinary bin;
   if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
+  htpu_load_options lo;
+  if (argc > 2 && get_load_options(env, argv[2], &lo)) return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
   htpu_context *ctx = NULL;
   /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
    * outlive the call and is passed by pointer. */
-  int rc = htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
-  return context_result(env, rc, ctx, rt->link);
+  int rc = argc > 2 ? htpu_context_open_buffer_ex(h, bin.data, bin.size, &lo, &ctx)
+                    : htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
+  return context_result(env, rc, ctx, rt->link, rt);
 }
 
 static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -350,6 +386,8 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   res->tensors = NULL;
   nif_link_retain(cres->link);
   res->link = cres->link;
+  enif_keep_resource(cres);
+  res->parent = cres;
   /* Everything the NIF will ever need from the borrowed infos is copied (or turned into terms)
    * now, while only this thread has the handle; nothing reads htpu_graph_get_info later. */
   if (copy_tensors(res, gi)) {
@@ -453,6 +491,7 @@ static int nif_setup(ErlNifEnv *env, void **priv) {
 #endif
   if (nif_resources_open(env, nif_exec_call_dtor)) return -1;
   if (nif_profile_open_type(env)) return -1;
+  if (nif_submit_open_type(env)) return -1;
   return nif_reaper_start(); /* last: nothing to undo if an earlier step failed */
 }
 
@@ -528,12 +567,23 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_file", 2, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_binary", 2, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    /* with htpu_load_options: priority, timeout_ns, exec_timeout_ns */
+    {"context_open_file", 3, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_open_binary", 3, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute_normal", 5, nif_graph_execute_normal, 0},
     {"graph_timing", 1, nif_graph_timing, 0},
+    /* decoding and a queue insert; the execute runs on the core's worker (submit.c) */
+    {"graph_submit", 5, nif_graph_submit, 0},
+    {"call_cancel", 1, nif_call_cancel, 0},
+    {"call_claim", 1, nif_call_claim, 0},
+    {"call_stats", 1, nif_call_stats, 0},
+    {"call_error", 1, nif_call_error, 0},
+    {"graph_batch_multiple", 1, nif_graph_batch_multiple, 0},
+    {"ref_control", 2, nif_ref_control, 0},
     {"graph_execute_batch", 5, nif_graph_execute_batch, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_info", 1, nif_runtime_info, 0},
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},

@@ -37,6 +37,21 @@ typedef struct nif_sched_counts {
 } nif_sched_counts;
 void nif_sched_counts_get(nif_sched_counts *out);
 
+/* ---- submitted calls (submit.c) -----------------------------------------------------------
+ * graph_submit on a normal scheduler, the answer a message from the core's done callback;
+ * call_cancel, call_claim. The call resource type is opened at load/upgrade. */
+ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_call_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_call_claim(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_call_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_call_error(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_graph_batch_multiple(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+int nif_submit_open_type(ErlNifEnv *env);
+/* Adds the submitted-call counters (the core's live_calls, executes_timed_out; the NIF's). */
+void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map);
+/* ref_control(op, args): the reference backend's control API, for tests (ref_control.c). */
+ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
 /* ---- shared buffers (shared.c) ----------------------------------------------------------- */
 ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

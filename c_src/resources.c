@@ -232,6 +232,8 @@ static void context_dtor(ErlNifEnv *env, void *obj) {
   nif_handle_close(NIF_KIND_CONTEXT, c, 0);
   nif_link_release(c->link);
   c->link = NULL;
+  if (c->parent) enif_release_resource(c->parent);
+  c->parent = NULL;
 }
 
 static void graph_dtor(ErlNifEnv *env, void *obj) {
@@ -248,6 +250,8 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
   g->tensors = NULL;
   nif_link_release(g->link);
   g->link = NULL;
+  if (g->parent) enif_release_resource(g->parent);
+  g->parent = NULL;
 }
 
 static void shared_dtor(ErlNifEnv *env, void *obj) {

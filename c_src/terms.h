@@ -13,6 +13,8 @@
  * thread's htpu_last_error() / htpu_last_qnn_code(). */
 ERL_NIF_TERM nif_make_error(ErlNifEnv *env, int code);
 /* The same shape for a failure found by the glue itself. */
+/* {:error, {reason, message, qnn_code, qnn_name}} from parts (a call's kept message). */
+ERL_NIF_TERM nif_make_error_qnn(ErlNifEnv *env, int code, uint32_t qnn, const char *msg);
 ERL_NIF_TERM nif_make_error_msg(ErlNifEnv *env, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* {:error, {:closed, "the <what> is closed", ...}}. */

@@ -93,7 +93,8 @@ extern "C" {
   X(HTPU_EDEVICE_RESET, -17, "the DSP restarted and the model could not be recovered")     \
   X(HTPU_EINCOMPATIBLE, -18, "context binary was built for another device or a newer SDK")    \
   X(HTPU_ESYSTEM_LAYOUT, -19, "the QNN system library returned metadata in an unsupported layout") \
-  X(HTPU_ECANCELLED, -20, "the call was cancelled before it ran")
+  X(HTPU_ECANCELLED, -20, "the call was cancelled")                                          \
+  X(HTPU_ETIMEDOUT, -21, "the call passed its deadline")
 
 #define HTPU_ERROR_ENUM_(name, value, msg) name = value,
 typedef enum htpu_error { HTPU_ERRORS(HTPU_ERROR_ENUM_) } htpu_error;
@@ -254,6 +255,42 @@ HTPU_API const char *htpu_perf_profile_name(htpu_perf_profile p);
 /* Parses a name as above. Returns 0, or HTPU_EINVAL listing the valid names. */
 HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *out);
 
+/* ---- deadlines and priorities ----------------------------------------------------------------
+ * Every execute has a deadline: start (the call's entry, or its submit) + its timeout. A call
+ * still waiting for its graph at its deadline is removed and returns HTPU_ETIMEDOUT without
+ * having run; a running one is aborted through the graph's QnnSignal where the backend
+ * announces execute signals (htpu_runtime_info.execute_signals), and the graph stays usable.
+ * Without signals a submitted call (or a synchronous one with an explicit timeout) ends at its
+ * deadline on the host while its graphExecute runs to its end in the background (outputs
+ * discarded): docs/board.md, "Deadlines, aborts and priorities". */
+#define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
+#define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
+#define HTPU_DEFAULT_QUEUE_LIMIT 256u
+
+/* Priorities: the QNN context priority of a load (where the backend announces priority
+ * control, htpu_runtime_info.priority_control), and the host order of calls waiting for one
+ * QNN graph: highest effective priority first, then arrival. DEFAULT: the context's (its own
+ * DEFAULT: NORMAL). */
+typedef enum htpu_priority {
+  HTPU_PRIORITY_DEFAULT = 0,
+  HTPU_PRIORITY_LOW = 1,
+  HTPU_PRIORITY_NORMAL = 2,
+  HTPU_PRIORITY_NORMAL_HIGH = 3,
+  HTPU_PRIORITY_HIGH = 4,
+  HTPU_PRIORITY_COUNT
+} htpu_priority;
+
+/* Anti-starvation: each time a waiting call is passed over by a call that arrived after it, its
+ * count rises; every HTPU_PRIORITY_AGING passes lift it one level (so a LOW call waits behind
+ * at most 3 x HTPU_PRIORITY_AGING = 12 HIGH calls that arrived after it). */
+#define HTPU_PRIORITY_AGING 4
+
+/* "default", "low", "normal", "normal_high", "high"; NULL for an invalid value. */
+HTPU_API const char *htpu_priority_name(htpu_priority p);
+/* Parses "low", "normal", "normal_high", "high" (and "default"). Returns 0, or HTPU_EINVAL
+ * naming the given string and listing the valid names (*out untouched). */
+HTPU_API int htpu_priority_from_name(const char *name, htpu_priority *out);
+
 typedef struct htpu_runtime_options {
   const char *backend_lib;      /* path for dlopen; default HTPU_DEFAULT_BACKEND_LIB */
   const char *system_lib;       /* default HTPU_DEFAULT_SYSTEM_LIB */
@@ -275,6 +312,11 @@ typedef struct htpu_runtime_options {
                                    default 3 */
   uint32_t startup_retry_delay_ms; /* first backoff, doubled per retry (at most 10 s), of
                                       start-up and recovery retries; default 100 */
+  uint64_t default_timeout_ns;  /* deadline of an execute that names none (nor its context):
+                                   0 = HTPU_DEFAULT_TIMEOUT_NS; at most HTPU_MAX_TIMEOUT_NS */
+  uint32_t queue_limit;         /* calls that may wait for one QNN graph (synchronous and
+                                   submitted together); one more is refused with HTPU_EBUSY.
+                                   0 = HTPU_DEFAULT_QUEUE_LIMIT */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -359,6 +401,12 @@ typedef struct htpu_runtime_info {
                                      the QNN log lines quoted in error messages are lost */
   int batch_multiple;             /* the backend announces batch multiples (capability 312):
                                      htpu_exec_options.batch_multiple calls try one execute */
+  int execute_signals;            /* executes are bounded by an abort signal (QnnSignal 1201,
+                                     execute signal 308 and abort 1202 all announced); 0: the
+                                     weaker host-side deadline (docs/board.md) */
+  int load_signals;               /* loads are bounded (createFromBinaryWithSignal, 211, and
+                                     timeout signals, 1203) */
+  int priority_control;           /* context priorities reach QNN (306) */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
@@ -441,11 +489,20 @@ typedef enum htpu_decline {
   HTPU_DECLINE_GATE = 4,     /* a context load/free/recovery holds or waits for the gate */
   HTPU_DECLINE_PERF = 5,     /* a per-call perf_profile vote (it may cross to the DSP) */
   HTPU_DECLINE_RECOVERY = 6, /* graphExecute asked for a DSP-restart recovery (it may block) */
-  HTPU_DECLINE_RESOURCE = 7  /* FastRPC memory would have to be allocated (no idle scratch
+  HTPU_DECLINE_RESOURCE = 7, /* FastRPC memory would have to be allocated (no idle scratch
                                 block of the graph) or a buffer registered with the context
                                 (memRegister), or another call holds the context's
                                 registrations: DSP round trips an ordinary call makes */
+  HTPU_DECLINE_STALLED = 8,  /* the call was stopped at its short-call bound (its abort signal
+                                fired: the DSP stalled); make it again without no_wait. The
+                                runtime then declines no-wait calls of all its graphs
+                                (HTPU_DECLINE_LONG) for HTPU_STALL_DEMOTION_NS */
+  HTPU_DECLINE_UNBOUNDED = 9 /* the backend has no execute signals, so a no-wait call could not
+                                be bounded: the short path needs a bound */
 } htpu_decline;
+
+/* How long a stalled no-wait call (HTPU_DECLINE_STALLED) demotes the runtime's short path. */
+#define HTPU_STALL_DEMOTION_NS 1000000000ull
 
 typedef struct htpu_exec_stats {
   uint64_t execute_ns;    /* graphExecute alone, CLOCK_MONOTONIC */
@@ -536,16 +593,73 @@ typedef struct htpu_exec_options {
    * the single execute's events, or the first row group's when chunked. Conversions use a block
    * of k rows allocated for the call (not the graph's FastRPC pool), passed as client buffers. */
   uint32_t batch_multiple;
+  /* The call's deadline is its start + timeout_ns. 0: the context's exec_timeout_ns, else the
+   * runtime's default_timeout_ns. Above HTPU_MAX_TIMEOUT_NS: HTPU_EINVAL naming the limit.
+   * Passed: HTPU_ETIMEDOUT naming the graph and the limit (see "deadlines and priorities").
+   * A no_wait call with signals is bounded by short_ns x 4 (at most 1 ms when timeout_ns is
+   * 0) and declines with HTPU_DECLINE_STALLED when that bound fires. */
+  uint64_t timeout_ns;
+  /* An htpu_priority: its place among the calls waiting for the graph. HTPU_PRIORITY_DEFAULT:
+   * the context's. Out of range: HTPU_EINVAL. */
+  int priority;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
  * is recreated from its retained binary, its graphs re-retrieved, shared buffers re-registered
  * and the call retried (runtime option recovery_retries); a failed recovery or QNN 1011 gives
  * HTPU_EDEVICE_RESET, after which the handles are still safe to close. HTPU_ECANCELLED when
- * opts->cancelled said so. */
+ * opts->cancelled said so, or when the graph handle was closed while the call waited or ran.
+ * The calling thread waits for the graph's turn in the graph's waiting list (priority, then
+ * arrival; HTPU_EBUSY when queue_limit calls already wait) and runs the execute itself.
+ * HTPU_ETIMEDOUT at the deadline (opts->timeout_ns). */
 HTPU_API int htpu_graph_execute_ex(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
                                    const htpu_io *outputs, uint32_t num_outputs,
                                    const htpu_exec_options *opts, htpu_exec_stats *stats);
+
+/* ---- submitted calls (answers that come back later) -------------------------------------------
+ * A submitted call's f32 inputs are converted inside htpu_graph_submit; the call then joins the
+ * same waiting list as synchronous executes and is run by the graph's worker threads (two per
+ * QNN graph, started on the first submit): one executes the call holding the turn while the
+ * other converts the previous call's outputs and runs its done. A graph's dones run one at a
+ * time, in execute order. */
+typedef struct htpu_call htpu_call;
+/* Runs exactly once per accepted call, on a core thread (a graph's worker, or the timer
+ * thread for a call that timed out or was cancelled while waiting), never inside submit. It
+ * must not block for long; it may call htpu_call_result (the call's rc, stats and message are
+ * decided when done runs) / htpu_call_release and submit again, but must not close the graph,
+ * context or runtime of the call. While done runs, htpu_last_error() and htpu_last_qnn_code()
+ * on its thread are the call's. */
+typedef void (*htpu_call_done_fn)(htpu_call *call, int rc, void *arg);
+
+/* Checks everything it can at once (handle, counts, sizes, dtypes, options, the input
+ * conversions: errors returned here, done never runs), converts the f32 inputs (on the
+ * caller's thread: submit costs it the input conversion) and queues the call. On 0, *out is
+ * the caller's reference (release it with htpu_call_release, before or after done) and
+ * done(call, rc, done_arg) will run once.
+ * inputs/outputs (the arrays and the memory they point to) are borrowed until done runs,
+ * except after a host-side deadline or cancel without signals (the call worked on copies).
+ * opts is copied (its profile and cancelled fields are not supported here: HTPU_EINVAL).
+ * done may be NULL (then wait with htpu_call_wait).
+ * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EMISMATCH, HTPU_EBUSY (the graph's queue of N calls
+ * is full), HTPU_ENOMEM. Thread-safe. */
+HTPU_API int htpu_graph_submit(htpu_graph *g, const htpu_io *inputs, uint32_t num_inputs,
+                               const htpu_io *outputs, uint32_t num_outputs,
+                               const htpu_exec_options *opts, htpu_call_done_fn done,
+                               void *done_arg, htpu_call **out);
+/* Waiting: removed, done(HTPU_ECANCELLED). Running: its abort signal is triggered and done
+ * runs with HTPU_ECANCELLED when QNN returns (no signals: at once, the execute finishing in the
+ * background on copies). Finished: no effect. Returns 0, or HTPU_EINVAL for NULL. */
+HTPU_API int htpu_call_cancel(htpu_call *call);
+/* Waits until the call has ended (done has returned) or timeout_ns passed (0: no wait, a poll;
+ * UINT64_MAX: no limit). Returns the call's rc, or HTPU_ETIMEDOUT if it has not ended within
+ * timeout_ns (the call goes on). Must not be called from the call's own done. */
+HTPU_API int htpu_call_wait(htpu_call *call, uint64_t timeout_ns);
+/* An ended call's rc, its stats (may be NULL) and its error message copied into msg (may be
+ * NULL; NUL-terminated, truncated); from done on (inside done too). HTPU_EBUSY before. */
+HTPU_API int htpu_call_result(htpu_call *call, htpu_exec_stats *stats, char *msg, size_t len);
+/* Drops the caller's reference and sets *call = NULL; NULL is a no-op. A call still queued or
+ * running goes on (cancel it first if it is no longer wanted). */
+HTPU_API void htpu_call_release(htpu_call **call);
 
 /* Recent call durations of one graph, for deciding whether its calls are short (e.g. whether
  * a caller may run them on a thread that must not block for long). They are the graph's, not
@@ -729,6 +843,15 @@ typedef struct htpu_load_options {
   int profile_level;              /* an htpu_profile_level; HTPU_PROFILE_OFF: none */
   uint32_t profile_max_events;    /* 0: HTPU_PROFILE_DEFAULT_MAX_EVENTS */
   htpu_profile **profile;         /* out, as in htpu_exec_options: the load's init events */
+  int priority;                   /* an htpu_priority: the context's QNN priority config where
+                                     the backend announces priority control (else the host
+                                     order only), and the default of its executes */
+  uint64_t timeout_ns;            /* bounds the load (a timeout signal on
+                                     createFromBinaryWithSignal where announced; else the load
+                                     runs to its end); 0: none. HTPU_ETIMEDOUT naming the
+                                     binary and the limit */
+  uint64_t exec_timeout_ns;       /* default timeout of executes on this context; 0: the
+                                     runtime's default_timeout_ns */
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,
@@ -781,6 +904,9 @@ typedef struct htpu_stats {
   uint64_t profiled_calls;     /* executes and loads whose events were read back */
   uint64_t batch_multiple_executes; /* single executes of k > 1 row groups that succeeded */
   uint64_t batch_multiple_refusals; /* ... that a graph refused (its calls then go chunked) */
+  uint64_t live_calls;         /* htpu_call objects alive now (submitted, not yet released and
+                                  ended) */
+  uint64_t executes_timed_out; /* calls that ended with HTPU_ETIMEDOUT */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

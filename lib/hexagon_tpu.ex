@@ -68,6 +68,15 @@ defmodule HexagonTpu do
       (`HexagonTpu.Profile`); the other executes pay nothing. `nil` (default): none
     * `:profile_level` - the level of those profiles: `:detailed` (default), `:basic`,
       `:linting` or `:optrace`
+    * `:timeout` - in milliseconds (a positive integer or `:infinity`): bounds the load (on a
+      backend that announces loads with signals, as every HTP release does, a load past it
+      is stopped and returns a `:timeout` error naming the binary and the limit; elsewhere
+      the load runs to its end) and is the default deadline of the model's calls
+      (`predict/3`); `nil` (default): the load unbounded, calls 60 s
+    * `:priority` - the model's priority: `:low`, `:normal` (default), `:normal_high` or
+      `:high`: given to QNN as the context's priority where the backend announces priority
+      control (every HTP release does; `HexagonTpu.Runtime.info/1`'s `:priority_control`),
+      and its calls' default place in the model's queue (`predict/3`)
 
   ## Examples
 
@@ -112,19 +121,25 @@ defmodule HexagonTpu do
         {&HexagonTpu.Profile.valid_every?/1, "a positive integer (executes per profile) or nil",
          nil},
       profile_level:
-        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed}
+        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed},
+      timeout: {&Graph.check_timeout/1, "", nil},
+      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
     }
 
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
-        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts) do
+        load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+
+        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
           # The graph keeps the context alive, so the model needs only the graph's handle.
           result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
           Context.close(ctx)
 
-          with {:ok, g} <- result,
-               do: {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
+          with {:ok, g} <- result do
+            g = %{g | timeout: o.timeout, priority: o.priority}
+            {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
+          end
         end
       end)
     end
@@ -136,16 +151,17 @@ defmodule HexagonTpu do
   # stays an error.
   @shared_load_attempts 3
 
-  defp load_context(runtime, source, nil = _given, rt_opts),
-    do: load_shared(runtime, source, rt_opts, @shared_load_attempts)
+  defp load_context(runtime, source, nil = _given, rt_opts, load_opts),
+    do: load_shared(runtime, source, rt_opts, load_opts, @shared_load_attempts)
 
-  defp load_context(runtime, source, _given, _rt_opts), do: Context.load(runtime, source)
+  defp load_context(runtime, source, _given, _rt_opts, load_opts),
+    do: Context.load(runtime, source, load_opts)
 
-  defp load_shared(runtime, source, rt_opts, attempts) do
-    case Context.load(runtime, source) do
+  defp load_shared(runtime, source, rt_opts, load_opts, attempts) do
+    case Context.load(runtime, source, load_opts) do
       {:error, %Error{reason: :closed}} when attempts > 1 ->
         with {:ok, fresh} <- Runtime.shared(rt_opts),
-             do: load_shared(fresh, source, rt_opts, attempts - 1)
+             do: load_shared(fresh, source, rt_opts, load_opts, attempts - 1)
 
       other ->
         other
@@ -223,9 +239,22 @@ defmodule HexagonTpu do
   ## Options
 
   `:quantize`, `:dequantize`, `:output`, `:stats`, `:perf_profile` (e.g.
-  `perf_profile: :burst` for this call only) and `:scheduler` (`:auto`, `:dirty_io` or
-  `:normal`, overriding the model's; `:normal` is a preference that falls back to dirty IO
-  when the call would wait): see `HexagonTpu.Graph.execute/3`.
+  `perf_profile: :burst` for this call only) and `:scheduler` (`:auto`, `:async` or
+  `:normal`, overriding the model's; `:normal` is a preference that falls back to a submitted
+  call when the call would wait): see `HexagonTpu.Graph.execute/3`.
+
+    * `:timeout` - the call's deadline in milliseconds from its start (a positive integer, or
+      `:infinity`: 24 h); default the model's (`load_model/2`), else 60 s. Past it the call
+      returns a `:timeout` error naming the graph and the limit: a waiting call is dropped, a
+      running one aborted (backends with execute signals) or abandoned to finish in the
+      background with its result discarded (backends without); the model stays usable
+    * `:priority` - `:low`, `:normal`, `:normal_high` or `:high`: the call's place among the
+      calls waiting for the model (higher first, then arrival; a waiting call rises one level
+      for every 4 later calls that pass it, so none waits forever); default the model's
+
+  A call that is not short (see `HexagonTpu.Graph.execute/3`'s `:scheduler`) is submitted to
+  the model's worker thread and its answer awaited as a message, as `predict_async/3` and
+  `await/2` do: no scheduler waits while the NPU computes.
 
   ## Examples
 
@@ -253,6 +282,98 @@ defmodule HexagonTpu do
           | {:ok, [Graph.output()] | HexagonTpu.SharedIO.t(), map()}
           | {:error, Error.t()}
   def predict(model, inputs, opts \\ []), do: Graph.execute(model, inputs, opts)
+
+  @doc """
+  Submits one call of the model and returns at once with a `HexagonTpu.Call`; `await/2` gives
+  its result, as `predict/3` would have. The call waits in the model's queue (by `:priority`,
+  then arrival) and runs on the model's worker thread in the C core; its answer comes back to
+  the calling process as a message, which only `await/2` in this process receives. Submit
+  several to keep the NPU busy while the next inputs are prepared (`stream/3` does that).
+
+  Errors found at once (options, inputs, a closed model, a full queue: `:busy`, the model's
+  queue holds 256 calls) are returned here; the rest by `await/2`. If the calling process
+  exits, its calls are cancelled.
+
+  ## Options
+
+  As `predict/3` (`:quantize`, `:dequantize`, `:output`, `:stats`, `:perf_profile`, `:timeout`,
+  `:priority`) but `:scheduler`; inputs are a list (not a `HexagonTpu.SharedIO`, nor
+  vectorized tensors).
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> a = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
+      iex> {:ok, call} = HexagonTpu.predict_async(model, [a, a], output: :binary, priority: :high)
+      iex> {:ok, [y]} = HexagonTpu.await(call)
+      iex> for <<v::float-32-native <- y>>, do: v
+      [2.0, 4.0, 6.0, 8.0]
+      iex> {:error, error} = HexagonTpu.predict_async(model, [a, a], timeout: 0)
+      iex> error.message
+      "HexagonTpu.predict_async/3: expected :timeout to be a positive integer (milliseconds, at most 86400000, 24 h) or :infinity, got 0"
+      iex> HexagonTpu.close(model)
+      :ok
+  """
+  @spec predict_async(model(), [Graph.input()], keyword()) ::
+          {:ok, HexagonTpu.Call.t()} | {:error, Error.t()}
+  def predict_async(model, inputs, opts \\ []), do: HexagonTpu.Call.submit(model, inputs, opts)
+
+  @doc """
+  Waits for the answer of a call from `predict_async/3` and returns it as `predict/3` would
+  (`{:ok, outputs}`, `{:ok, outputs, stats}` with `stats: true`, or `{:error, error}`).
+
+  `timeout` (milliseconds or `:infinity`) bounds this wait only (the call's own deadline is its
+  `:timeout` option): when it passes, the call is cancelled and `{:error, %HexagonTpu.Error{
+  reason: :timeout}}` returned; an answer that had already arrived is returned instead, and no
+  message is left behind either way. Only the process that submitted the call can await it,
+  once: another process, or a second await, gets an `:invalid_argument` error.
+
+  Emits the `[:hexagon_tpu, :execute, ...]` telemetry events around the wait, as `predict/3`
+  does around its call (`:scheduler` is `:async`).
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:ok, call} = HexagonTpu.predict_async(model, [<<0::128>>, <<0::128>>], output: :binary)
+      iex> {:ok, [_y]} = HexagonTpu.await(call, 5_000)
+      iex> {:error, error} = HexagonTpu.await(call)
+      iex> error.message
+      "HexagonTpu.await/2: the call was already awaited (a call's answer is received once)"
+      iex> HexagonTpu.close(model)
+      :ok
+  """
+  @spec await(HexagonTpu.Call.t(), timeout()) ::
+          {:ok, [Graph.output()]} | {:ok, [Graph.output()], map()} | {:error, Error.t()}
+  def await(call, timeout \\ :infinity), do: HexagonTpu.Call.await(call, timeout)
+
+  @doc """
+  Runs the model over `enumerable` (each element a list of inputs, as `predict/3` takes),
+  lazily, with up to `:in_flight` calls submitted ahead of the one awaited, so the next inputs
+  are converted and queued while the current one executes. Each element of the stream is what
+  `predict/3` returns for the corresponding input, in input order: `{:ok, outputs}` (or with
+  stats) or `{:error, error}`; an error does not stop the stream. When the consumer stops early
+  (`Enum.take/2`, a raise), the calls still in flight are cancelled and their answers dropped.
+  Consume the stream in one process (the calls' answers go to it).
+
+  ## Options
+
+    * `:in_flight` - calls in flight at most (default 2); a non-positive value raises
+      `ArgumentError` when the stream starts
+    * every option of `predict_async/3`, applied to each call
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> row = fn v -> for x <- [v, v, v, v], into: <<>>, do: <<x::float-32-native>> end
+      iex> inputs = Enum.map(1..5, fn i -> [row.(i * 1.0), row.(0.0)] end)
+      iex> results = HexagonTpu.stream(model, inputs, in_flight: 3, output: :binary) |> Enum.to_list()
+      iex> for {:ok, [<<v::float-32-native, _::binary>>]} <- results, do: v
+      [1.0, 2.0, 3.0, 4.0, 5.0]
+      iex> HexagonTpu.close(model)
+      :ok
+  """
+  @spec stream(model(), Enumerable.t(), keyword()) :: Enumerable.t()
+  def stream(model, enumerable, opts \\ []), do: HexagonTpu.Call.stream(model, enumerable, opts)
 
   @doc """
   Like `predict/3`, raising `HexagonTpu.Error`.
@@ -290,13 +411,18 @@ defmodule HexagonTpu do
 
   Inputs are read and converted once for the whole batch (one `Nx.to_binary/1`, and one
   `Nx.as_type/2` for another float type as in `predict/3`) and handed to the NIF whole (copied
-  once only when N rows need padding): one dirty-scheduler call runs every chunk. Where the
-  backend announces batch multiples (every HTP release does) and the graph takes one, the
-  chunks are ONE execute whose batch dimension is the chunks times the graph's (one DSP round
-  trip instead of one per chunk); a graph that refuses it runs one execute per chunk
-  (serialized with the model's other executes, which interleave), and the refusal is
-  remembered while the graph is open (docs/elixir.md, "Batch multiple"). Either way each
-  chunk's results land in its part of one output binary. The call is one telemetry span whose
+  once only when N rows need padding). The batch goes on the model's queue as submitted calls
+  whose answers come back as messages (as `predict_async/3`): no scheduler, normal or dirty,
+  waits while the NPU computes. Where the backend announces batch multiples (every HTP
+  release does) and the graph takes one, the batch is ONE call and ONE execute whose batch
+  dimension is the chunks times the graph's (one DSP round trip instead of one per chunk); a
+  graph that refuses it gets one call per chunk, up to 4 in flight, their answers taken in
+  chunk order (the model's other calls interleave), and the refusal is remembered while the
+  graph is open (docs/elixir.md, "Batch multiple"). Either way each chunk's results land in
+  its part of one output binary. `:timeout` bounds the whole batch (each chunk is submitted
+  with what is left of it) and `:priority` places every chunk in the model's queue, as for
+  `predict/3`; `scheduler: :dirty_io` (without either) and a model loaded with
+  `:profile_every` run the batch as one call on a dirty IO scheduler instead. The call is one telemetry span whose
   metadata adds `:batch_size` (N) and `:chunks`; its figures are the call's. A shape error
   names the expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the
   graph's {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension

@@ -45,6 +45,7 @@ bench: bench-build
 	@[ -n "$(BENCH_PYTHON)" ] || echo "bench: no python3 with numpy found: the numpy row stays empty (Debian: apt-get install python3-numpy)"
 	env -u MAKEFLAGS -u MFLAGS $(BENCH_BUILD)/bench --build $(BENCH_BUILD) \
 	  --python "$(BENCH_PYTHON)" --elixir "mix run" $(BENCH_ARGS)
+	elixir --erl "+SDio 1" -S mix run bench/async_bench.exs
 
 quant-bench: bench-build
 	$(BENCH_BUILD)/bench --only kernels $(QUANT_BENCH_ARGS)

@@ -6,6 +6,7 @@
 #include "binary_file.h"
 #include "internal.h"
 #include "profile.h"
+#include "qnn/qnn_signal_abi.h"
 #include "qnn_log.h"
 #include "retry.h"
 #include "stats.h"
@@ -32,18 +33,87 @@ static void context_destroy(htpu_object *o) {
 
 /* contextCreateFromBinary of the context's retained binary, with the load's profile handle
  * (NULL: none). Under the gate, exclusively. */
-static qnn_error_t create_from_binary(context_obj *c, qnn_context_handle_t *out,
-                                      qnn_profile_handle_t profile) {
+static qnn_error_t create_from_binary_signalled(context_obj *c, qnn_context_handle_t *out,
+                                                qnn_profile_handle_t profile,
+                                                qnn_signal_handle_t signal) {
   runtime_obj *rt = c->rt;
   *out = NULL;
-  return rt->backend_lib.context_create_from_binary(rt->backend, rt->device, NULL, c->binary,
-                                                    (qnn_context_binary_size_t)c->binary_len,
-                                                    out, profile);
+  /* The context's priority reaches QNN as its PRIORITY config (the default of the graphs
+   * retrieved from it) where the backend takes context configs and priority control; asked
+   * for explicitly only, so a plain load passes no config list at all. */
+  static const uint32_t qnn_priority[HTPU_PRIORITY_COUNT] = {
+      [HTPU_PRIORITY_LOW] = QNN_PRIORITY_LOW,
+      [HTPU_PRIORITY_NORMAL] = QNN_PRIORITY_NORMAL,
+      [HTPU_PRIORITY_NORMAL_HIGH] = QNN_PRIORITY_NORMAL_HIGH,
+      [HTPU_PRIORITY_HIGH] = QNN_PRIORITY_HIGH,
+  };
+  qnn_context_config_t prio = {.option = QNN_CONTEXT_CONFIG_OPTION_PRIORITY};
+  const qnn_context_config_t *cfgs[] = {&prio, NULL};
+  const qnn_context_config_t **configs = NULL;
+  if (c->priority_explicit && rt->priority_control) {
+    prio.u.priority = qnn_priority[c->priority];
+    configs = cfgs;
+  }
+  qnn_context_binary_size_t n = (qnn_context_binary_size_t)c->binary_len;
+  if (signal)
+    return rt->backend_lib.context_create_from_binary_with_signal(
+        rt->backend, rt->device, configs, c->binary, n, out, profile, signal);
+  return rt->backend_lib.context_create_from_binary(rt->backend, rt->device, configs, c->binary,
+                                                    n, out, profile);
+}
+
+static qnn_error_t create_from_binary(context_obj *c, qnn_context_handle_t *out,
+                                      qnn_profile_handle_t profile) {
+  return create_from_binary_signalled(c, out, profile, NULL);
+}
+
+/* The load options' values (the profile fields are checked where they are used). */
+static int check_load_options(const htpu_load_options *lo, const char *origin) {
+  if (!lo) return 0;
+  if ((unsigned)lo->priority >= HTPU_PRIORITY_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "loading %s: priority %d is out of range; expected 0 (default), 1 "
+                          "(low), 2 (normal), 3 (normal_high) or 4 (high)",
+                          origin, lo->priority);
+  if (lo->timeout_ns > HTPU_MAX_TIMEOUT_NS || lo->exec_timeout_ns > HTPU_MAX_TIMEOUT_NS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "loading %s: %s %llu is above the limit of %llu ns (24 h)", origin,
+                          lo->timeout_ns > HTPU_MAX_TIMEOUT_NS ? "timeout_ns" : "exec_timeout_ns",
+                          (unsigned long long)(lo->timeout_ns > HTPU_MAX_TIMEOUT_NS
+                                                   ? lo->timeout_ns
+                                                   : lo->exec_timeout_ns),
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+  return 0;
+}
+
+/* The load under its timeout signal where the backend bounds loads (else unbounded: the load
+ * runs to its end, documented). 5013/5012 -> HTPU_ETIMEDOUT naming the binary and limit. */
+static qnn_error_t create_bounded(context_obj *c, const htpu_load_options *lo,
+                                  qnn_profile_handle_t profile, int *timed_out) {
+  runtime_obj *rt = c->rt;
+  *timed_out = 0;
+  if (!lo || !lo->timeout_ns || !rt->load_signals) return create_from_binary(c, &c->qnn, profile);
+  qnn_signal_config_t tcfg = {.option = QNN_SIGNAL_CONFIG_OPTION_TIMEOUT};
+  tcfg.u.timeout_duration_us = (lo->timeout_ns + 999u) / 1000u;
+  const qnn_signal_config_t *cfgs[] = {&tcfg, NULL};
+  qnn_signal_handle_t sig = NULL;
+  if (rt->backend_lib.signal_create(rt->backend, cfgs, &sig) != QNN_SUCCESS || !sig)
+    return create_from_binary(c, &c->qnn, profile); /* refused: unbounded */
+  qnn_error_t e = create_from_binary_signalled(c, &c->qnn, profile, sig);
+  rt->backend_lib.signal_free(sig);
+  uint32_t code = QNN_ERROR_CODE(e);
+  *timed_out = code == QNN_CONTEXT_ERROR_TIMED_OUT || code == QNN_CONTEXT_ERROR_ABORTED;
+  return e;
 }
 
 /* Takes ownership of binary (freed on failure too). */
 static int context_create(htpu_runtime *h, void *binary, size_t len, const char *origin,
                           const htpu_load_options *lo, htpu_context **out) {
+  int bad = check_load_options(lo, origin);
+  if (bad) {
+    free(binary);
+    return bad;
+  }
   runtime_obj *rt = (runtime_obj *)obj_acquire(h, OBJ_RUNTIME);
   if (!rt) {
     free(binary);
@@ -70,6 +140,9 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   c->binary = binary;
   c->binary_len = len;
   c->info = info;
+  c->priority_explicit = lo && lo->priority != HTPU_PRIORITY_DEFAULT;
+  c->priority = c->priority_explicit ? lo->priority : HTPU_PRIORITY_NORMAL;
+  c->exec_timeout_ns = lo ? lo->exec_timeout_ns : 0;
   mem_cache_init(&c->mem);
   pthread_mutex_init(&c->graphs_lock, NULL);
 
@@ -85,11 +158,18 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   gate_enter_exclusive(&htpu_exec_gate);
   if (!rc) rc = compat_check(rt, info, c->binary, len);
   if (!rc) {
-    qnn_error_t e = create_from_binary(c, &c->qnn, prof.handle);
+    int timed_out = 0;
+    qnn_error_t e = create_bounded(c, lo, prof.handle, &timed_out);
     /* A DSP restart during the load: the new DSP process can take it, once. */
     if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries)
-      e = create_from_binary(c, &c->qnn, prof.handle);
-    if (e != QNN_SUCCESS || !c->qnn) {
+      e = create_bounded(c, lo, prof.handle, &timed_out);
+    if (timed_out) {
+      c->qnn = NULL;
+      rc = htpu_set_error(HTPU_ETIMEDOUT, QNN_ERROR_CODE(e),
+                          "loading %s: the load passed its %llu ms deadline (timeout_ns); "
+                          "nothing was created",
+                          origin, (unsigned long long)(lo->timeout_ns / 1000000u));
+    } else if (e != QNN_SUCCESS || !c->qnn) {
       c->qnn = NULL;
       rc = qnn_fail(e, mark, "creating the context from %s failed", origin);
     }
@@ -208,8 +288,15 @@ int htpu_context_close(htpu_context **cp) {
   htpu_object *o = obj_unregister(*cp, OBJ_CONTEXT);
   *cp = NULL;
   if (!o) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_context_close: not a live context handle");
+  context_cancel_calls((context_obj *)o);
   obj_release(o);
   return 0;
+}
+
+void context_cancel_calls(context_obj *c) {
+  pthread_mutex_lock(&c->graphs_lock);
+  for (size_t i = 0; i < c->num_graphs; i++) calls_cancel(c->graphs[i], NULL, 0);
+  pthread_mutex_unlock(&c->graphs_lock);
 }
 
 const htpu_model_info *htpu_context_model_info(htpu_context *h) {

@@ -28,6 +28,7 @@
 #include "batch_multiple.h"
 #include "internal.h"
 #include "profile.h"
+#include "timer.h"
 #include "qnn_log.h"
 #include "stats.h"
 
@@ -120,6 +121,7 @@ typedef struct exec_call {
   int ran; /* reached graphExecute */
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
+  exec_ctl *ctl;     /* its place in the graph's waiting list, deadline and abort (turn.h) */
   /* batch multiple (batch_multiple.h): k row groups per buffer (1: none) */
   uint32_t rows;
   uint32_t row;             /* the row group a chunked execute runs */
@@ -193,29 +195,14 @@ static int bind_buffers(exec_call *x) {
   return 0;
 }
 
-/* Waits for this graph's turn, or (POLICY_TRY) only tries: 1 taken, 0 not. Not under the
- * gate: a queue on one busy graph must hold up neither a context load or free (which waits for
- * the gate's readers) nor, through the gate's writer preference, the executes of other graphs
- * behind that load. Counts the call in s->contenders while it holds or awaits the lock. */
-static int lock_graph(graph_state *s, exec_policy policy) {
-  atomic_fetch_add(&s->contenders, 1);
-  if (pthread_mutex_trylock(&s->exec_lock) == 0) return 1;
-  if (policy == POLICY_TRY) {
-    atomic_fetch_sub(&s->contenders, 1);
-    return 0;
-  }
-  /* Another execute of this graph is running: queueing is worth counting (it is where
-   * latency goes when one model is shared by more callers than it can serve). */
-  STAT_ADD(executes_waiting, 1);
-  pthread_mutex_lock(&s->exec_lock);
-  STAT_SUB(executes_waiting, 1);
-  return 1;
-}
+/* Waits for this graph's turn in its waiting list (turn.h), or (POLICY_TRY) only tries:
+ * TURN_TAKEN, TURN_BUSY, or an error (queue full, deadline or cancel while waiting). Not under
+ * the gate: a queue on one busy graph must hold up neither a context load or free (which waits
+ * for the gate's readers) nor, through the gate's writer preference, the executes of other
+ * graphs behind that load. */
+static int lock_graph(exec_call *x) { return turn_acquire(x->ctl, x->policy == POLICY_TRY); }
 
-static void unlock_graph(graph_state *s) {
-  pthread_mutex_unlock(&s->exec_lock);
-  atomic_fetch_sub(&s->contenders, 1);
-}
+static void unlock_graph(exec_call *x) { turn_release(x->ctl); }
 
 /* The execute gate, shared: 1 entered, 0 not (POLICY_TRY only). */
 static int enter_gate(exec_policy policy) {
@@ -236,18 +223,28 @@ static int decline(const exec_call *x, htpu_decline why) {
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
       [HTPU_DECLINE_RESOURCE] = "a FastRPC buffer would have to be allocated or registered "
                                 "first (a DSP round trip)",
+      [HTPU_DECLINE_STALLED] = "it was stopped at its short-call bound (the DSP stalled); no-wait "
+                               "calls of this runtime are declined for a while",
+      [HTPU_DECLINE_UNBOUNDED] = "this backend has no execute signals, so the call could not be "
+                                 "bounded",
   };
   *x->declined = why;
   STAT_ADD(executes_declined, 1);
   return htpu_set_error(HTPU_EBUSY, 0,
-                        "graph '%s': a no-wait call did not run, as it would have waited: %s; "
-                        "make it again without no_wait",
-                        x->gi->name, reasons[why]);
+                        "graph '%s': a no-wait call did not %s: %s; make it again without no_wait",
+                        x->gi->name,
+                        why == HTPU_DECLINE_STALLED ? "end in time" : "run, as it would have waited",
+                        reasons[why]);
 }
 
 /* The short-call check of a no-wait call (htpu_exec_options.short_ns). */
 static htpu_decline short_check(const exec_call *x) {
-  if (x->policy != POLICY_TRY || !x->opts->short_ns) return HTPU_DECLINE_NONE;
+  if (x->policy != POLICY_TRY) return HTPU_DECLINE_NONE;
+  /* The short path needs a bound: the graph's abort signal. */
+  if (!x->s->signal) return HTPU_DECLINE_UNBOUNDED;
+  /* A stall seen by any graph of the runtime (HTPU_DECLINE_STALLED) demotes them all. */
+  if (htpu_now_ns() < atomic_load(&x->rt->short_demoted_until)) return HTPU_DECLINE_LONG;
+  if (!x->opts->short_ns) return HTPU_DECLINE_NONE;
   htpu_graph_timing t;
   window_read(&x->s->timing, &t);
   if (t.window < HTPU_TIMING_WINDOW) return HTPU_DECLINE_UNKNOWN;
@@ -274,6 +271,7 @@ static int plan_call(exec_call *x) {
      * call (the trylock under it would fail), is declined for nothing, so a contended call
      * does not convert its inputs here and again in the call made without no_wait. The
      * trylock stays the decision; this is only the cheap look before the work. */
+    if (!x->s->signal) return decline(x, HTPU_DECLINE_UNBOUNDED); /* the short path needs a bound */
     if (x->vote != HTPU_PERF_DEFAULT && (unsigned)x->vote < HTPU_PERF_PROFILE_COUNT)
       return decline(x, HTPU_DECLINE_PERF);
     if (atomic_load(&x->s->contenders) != 0) return decline(x, HTPU_DECLINE_BUSY);
@@ -343,6 +341,31 @@ static int convert_inputs(exec_call *x) {
   return 0;
 }
 
+/* A running call stopped through the graph's abort signal (or just before graphExecute), by
+ * the reason it was stopped for. */
+static int stopped_error(exec_call *x) {
+  const char *name = x->gi->name;
+  switch (ctl_why(x->ctl)) {
+  case REASON_STALL:
+    atomic_store(&x->rt->short_demoted_until, htpu_now_ns() + HTPU_STALL_DEMOTION_NS);
+    return decline(x, HTPU_DECLINE_STALLED);
+  case REASON_CANCEL:
+    return htpu_set_error(HTPU_ECANCELLED, 0, "graph '%s': the call was cancelled while it ran "
+                          "(aborted); the graph stays usable", name);
+  case REASON_CLOSE:
+    return htpu_set_error(HTPU_ECANCELLED, 0,
+                          "graph '%s': the call was cancelled while it ran (aborted): its graph "
+                          "handle, context or runtime was closed",
+                          name);
+  default:
+    STAT_ADD(executes_timed_out, 1);
+    return htpu_set_error(HTPU_ETIMEDOUT, 0,
+                          "graph '%s': the call passed its %llu ms deadline (timeout); the graph "
+                          "stays usable",
+                          name, (unsigned long long)(x->ctl->timeout_ns / 1000000u));
+  }
+}
+
 /* One graphExecute under the gate (shared): 0, an error, or EXEC_RESTARTED (*generation: the
  * context's generation it ran at). */
 static int execute_once(exec_call *x, uint64_t *generation) {
@@ -362,6 +385,10 @@ static int execute_once(exec_call *x, uint64_t *generation) {
     gate_leave_shared(&htpu_exec_gate);
     return decline(x, HTPU_DECLINE_RESOURCE);
   }
+  if (ctl_why(x->ctl) != REASON_NONE) { /* stopped before it reached QNN */
+    gate_leave_shared(&htpu_exec_gate);
+    return stopped_error(x);
+  }
   STAT_ADD(executes_in_flight, 1);
   x->ran = 1;
   x->executes++;
@@ -370,12 +397,16 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   uint64_t e0 = htpu_now_ns();
   if (x->row == 0) x->prof.exec_start_ns = e0;
   qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
-                                                   x->tensors + x->n_in, x->n_out, prof, NULL);
+                                                   x->tensors + x->n_in, x->n_out, prof,
+                                                   x->s->signal);
   x->exec_ns = htpu_now_ns() - e0;
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
   uint32_t code = QNN_ERROR_CODE(e);
   if (e == QNN_SUCCESS) return 0;
+  if ((code == QNN_GRAPH_ERROR_ABORTED || code == QNN_GRAPH_ERROR_TIMED_OUT) &&
+      ctl_why(x->ctl) != REASON_NONE)
+    return stopped_error(x);
   if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) {
     c->dead = 1;
     STAT_ADD(recovery_failures, 1);
@@ -456,12 +487,14 @@ static int execute_rows(exec_call *x) {
  * gate ever waits for a graph lock. */
 static int execute_locked(exec_call *x) {
   graph_state *s = x->s;
-  if (!lock_graph(s, x->policy)) return decline(x, HTPU_DECLINE_BUSY);
+  int taken = lock_graph(x);
+  if (taken == TURN_BUSY) return decline(x, HTPU_DECLINE_BUSY);
+  if (taken != TURN_TAKEN) return taken;
   /* Again under the lock, where every call before this one has recorded its duration: a
    * call that overran demotes the graph for every no-wait call after it. */
   htpu_decline why = short_check(x);
   if (why) {
-    unlock_graph(s);
+    unlock_graph(x);
     return decline(x, why);
   }
   uint64_t t_locked = htpu_now_ns();
@@ -469,7 +502,7 @@ static int execute_locked(exec_call *x) {
    * not get its turn on the DSP. */
   const htpu_exec_options *o = x->opts;
   if (o && o->cancelled && o->cancelled(o->cancel_arg)) {
-    unlock_graph(s);
+    unlock_graph(x);
     STAT_ADD(executes_cancelled, 1);
     return htpu_set_error(HTPU_ECANCELLED, 0,
                           "graph '%s': the call was cancelled before it ran (its caller is gone)",
@@ -483,7 +516,7 @@ static int execute_locked(exec_call *x) {
    * short path (profile_every would cost far more than the profiles). */
   if (x->ran && !x->prof.handle)
     window_record(&s->timing, (x->quant_ns + (htpu_now_ns() - t_locked)) / x->rows);
-  unlock_graph(s);
+  unlock_graph(x);
   return rc;
 }
 
@@ -553,10 +586,10 @@ static int begin_profile(exec_call *x) {
 /* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
 static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
                uint32_t n_out, const htpu_exec_options *opts, htpu_exec_stats *stats,
-               htpu_decline *declined) {
-  uint64_t t_start = htpu_now_ns();
+               htpu_decline *declined, exec_ctl *ctl, uint64_t t_start) {
   exec_call x;
   call_init(&x, g, inputs, n_in, outputs, n_out, opts, declined);
+  x.ctl = ctl;
   int rc = plan_call(&x);
   if (!rc && opts && opts->profile_level) rc = begin_profile(&x);
   if (!rc) rc = convert_inputs(&x);
@@ -573,11 +606,133 @@ int htpu_graph_execute(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs
   return htpu_graph_execute_ex(h, inputs, num_inputs, outputs, num_outputs, NULL, stats);
 }
 
+/* The values of the deadline and priority options (the rest is checked by the plan). */
+int exec_check_options(const htpu_exec_options *o) {
+  if (!o) return 0;
+  if (o->timeout_ns > HTPU_MAX_TIMEOUT_NS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "timeout_ns %llu is above the limit of %llu ns (24 h); expected 0 (the "
+                          "default) up to the limit",
+                          (unsigned long long)o->timeout_ns,
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+  if ((unsigned)o->priority >= HTPU_PRIORITY_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "priority %d is out of range; expected 0 (default), 1 (low), 2 (normal), "
+                          "3 (normal_high) or 4 (high)",
+                          o->priority);
+  return 0;
+}
+
+/* What a submit checks at once: the counts and every buffer against its tensor. */
+int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                  uint32_t n_out, uint32_t rows) {
+  const htpu_graph_info *gi = &g->ctx->info->pub.graphs[g->index];
+  if (n_in != gi->num_inputs || n_out != gi->num_outputs)
+    return htpu_set_error(HTPU_EMISMATCH, 0,
+                          "graph '%s' has %u inputs and %u outputs; given %u and %u", gi->name,
+                          gi->num_inputs, gi->num_outputs, n_in, n_out);
+  if ((n_in && !inputs) || (n_out && !outputs))
+    return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
+  for (uint32_t i = 0; i < n_in + n_out; i++) {
+    io_mode mode;
+    int rc = plan_io(gi->name, i < n_in ? "input" : "output",
+                     i < n_in ? &gi->inputs[i] : &gi->outputs[i - n_in],
+                     i < n_in ? &inputs[i] : &outputs[i - n_in], rows > 1 ? rows : 1, &mode);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Synchronous with a deadline on a graph without an abort signal: run as a submitted call in
+ * copy mode and waited for, so the caller gets its timeout (the execute runs on in the
+ * background). Profiles and `cancelled` stay on the synchronous path (unbounded). */
+static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
+                            const htpu_io *outputs, uint32_t n_out,
+                            const htpu_exec_options *opts, htpu_exec_stats *stats) {
+  htpu_call *call = NULL;
+  int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, opts, NULL, NULL, &call);
+  if (rc) return rc;
+  htpu_call_wait(call, UINT64_MAX);
+  char msg[HTPU_ERROR_MAX];
+  rc = htpu_call_result(call, stats, msg, sizeof msg);
+  htpu_call_release(&call);
+  if (rc) htpu_set_error(rc, 0, "%s", msg);
+  return rc;
+}
+
+/* The no-wait call's bound where the graph has a signal: short_ns x 4, at most 1 ms unless
+ * the call gave its own timeout (then at most that). Without short_ns: its timeout. */
+static void no_wait_bound(exec_ctl *ctl, const htpu_exec_options *o, uint64_t t_start) {
+  if (!ctl->s->signal || !o->short_ns) return;
+  uint64_t cap = o->timeout_ns ? o->timeout_ns : 1000000u;
+  uint64_t b = o->short_ns > UINT64_MAX / 4 ? UINT64_MAX : o->short_ns * 4;
+  if (b > cap) b = cap;
+  ctl->timeout_ns = b;
+  ctl->deadline_ns = t_start + b;
+  ctl->stall_bound = 1;
+}
+
+/* A submitted call's pipeline in stages (call.c): the same steps as run(), but the call's
+ * inputs are converted at its submit and its outputs after it let go of the graph, on
+ * whichever thread, so neither conversion runs while the call holds the graph's turn. */
+struct exec_staged {
+  exec_call x;
+  htpu_decline declined; /* never set: submitted calls are not no-wait calls */
+  uint64_t t_start;
+};
+
+int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
+                       uint64_t t_start, exec_staged **out) {
+  *out = NULL;
+  exec_staged *st = malloc(sizeof *st);
+  if (!st) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  call_init(&st->x, g, inputs, n_in, outputs, n_out, opts, &st->declined);
+  st->declined = HTPU_DECLINE_NONE;
+  st->t_start = t_start;
+  st->x.ctl = ctl;
+  int rc = 0;
+  if ((unsigned)st->x.vote >= HTPU_PERF_PROFILE_COUNT)
+    rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)st->x.vote);
+  if (!rc) rc = plan_call(&st->x);
+  if (!rc) rc = convert_inputs(&st->x);
+  if (rc) {
+    finish_call(&st->x, NULL, t_start);
+    free(st);
+    return rc;
+  }
+  *out = st;
+  return 0;
+}
+
+int exec_stage_execute(exec_staged *st) { return execute_voted(&st->x); }
+
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats) {
+  if (!rc) rc = convert_outputs(&st->x);
+  finish_call(&st->x, stats, st->t_start);
+  free(st);
+  int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT;
+  if (ran) STAT_ADD(executes, 1);
+  if (rc && ran) STAT_ADD(execute_errors, 1);
+  return rc;
+}
+
+void exec_stage_discard(exec_staged *st) {
+  if (!st) return;
+  finish_call(&st->x, NULL, st->t_start);
+  free(st);
+}
+
 int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
                           const htpu_io *outputs, uint32_t num_outputs,
                           const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_clear_error();
   if (stats) memset(stats, 0, sizeof *stats);
+  int bad = exec_check_options(opts);
+  if (bad) {
+    STAT_ADD(execute_errors, 1);
+    return bad;
+  }
   /* A no-wait call pins the graph: its release is then never the last (htpu_graph_close waits
    * for the pin), so the graph's destroy, which frees FastRPC memory under the exclusive gate
    * and may free the context, never runs on its thread. */
@@ -588,12 +743,23 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     STAT_ADD(execute_errors, 1);
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
+  uint64_t t_start = htpu_now_ns();
+  if (!no_wait && opts && opts->timeout_ns && !g->state->signal && !opts->profile_level &&
+      !opts->cancelled) {
+    obj_release(&g->base);
+    return run_as_submitted(h, inputs, num_inputs, outputs, num_outputs, opts, stats);
+  }
+  exec_ctl ctl;
+  ctl_init(&ctl, g, opts ? opts->priority : 0, opts ? opts->timeout_ns : 0, t_start);
+  if (no_wait) no_wait_bound(&ctl, opts, t_start);
+  ctl_arm(&ctl);
   htpu_decline declined = HTPU_DECLINE_NONE;
-  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats, &declined);
+  int rc = run(g, inputs, num_inputs, outputs, num_outputs, opts, stats, &declined, &ctl, t_start);
+  ctl_destroy(&ctl);
   if (stats) stats->declined = declined;
-  /* A cancelled or declined call did not run: it is counted in executes_cancelled or
-   * executes_declined only. */
-  int ran = rc != HTPU_ECANCELLED && !declined;
+  /* A cancelled, timed-out-while-waiting or declined call did not run: it is counted in
+   * executes_cancelled, executes_timed_out or executes_declined only. */
+  int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT && !declined;
   if (ran) STAT_ADD(executes, 1);
   if (rc && ran) {
     STAT_ADD(execute_errors, 1);

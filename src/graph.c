@@ -4,23 +4,56 @@
 #include <string.h>
 
 #include "internal.h"
+#include "qnn/qnn_signal_abi.h"
 #include "qnn_log.h"
 #include "stats.h"
 
-static graph_state *state_new(void) {
+/* The graph's abort signal, where the runtime has execute signals. A signal the backend
+ * refuses leaves the graph in no-signal mode (host-side deadlines), noted in signal_note. */
+static void state_make_signal(graph_state *s, runtime_obj *rt) {
+  if (!rt->execute_signals) {
+    snprintf(s->signal_note, sizeof s->signal_note,
+             "the backend announces no execute signals");
+    return;
+  }
+  qnn_signal_config_t abort_cfg = {.option = QNN_SIGNAL_CONFIG_OPTION_ABORT};
+  const qnn_signal_config_t *cfgs[] = {&abort_cfg, NULL};
+  qnn_error_t e = rt->backend_lib.signal_create(rt->backend, cfgs, &s->signal);
+  if (e != QNN_SUCCESS || !s->signal) {
+    uint32_t code = QNN_ERROR_CODE(e);
+    s->signal = NULL;
+    snprintf(s->signal_note, sizeof s->signal_note,
+             "signalCreate (abort) was refused: QNN error %u (%s)", code,
+             htpu_qnn_error_name(code));
+  }
+}
+
+static graph_state *state_new(context_obj *c, uint32_t index) {
   graph_state *s = calloc(1, sizeof *s);
   if (!s) return NULL;
-  pthread_mutex_init(&s->exec_lock, NULL);
+  runtime_obj *rt = c->rt;
+  pthread_mutex_init(&s->q_lock, NULL);
+  pthread_cond_init(&s->worker_cv, NULL);
+  pthread_cond_init(&s->calls_cv, NULL);
+  s->queue_limit = rt->queue_limit;
+  s->name = c->info->pub.graphs[index].name;
+  s->lib = &rt->backend_lib;
   atomic_init(&s->contenders, 0);
   scratch_pool_init(&s->scratch);
+  state_make_signal(s, rt);
   return s;
 }
 
-/* Also for a state that never joined a context (no blocks: nothing crosses to the DSP). */
+/* Also for a state that never joined a context (no blocks: nothing crosses to the DSP). Its
+ * last handle is gone, so no call is queued, running or submitted. */
 static void state_free(graph_state *s, runtime_obj *rt) {
   if (!s) return;
+  calls_stop_worker(s);
+  if (s->signal) rt->backend_lib.signal_free(s->signal);
   scratch_pool_destroy(&s->scratch, rt);
-  pthread_mutex_destroy(&s->exec_lock);
+  pthread_cond_destroy(&s->calls_cv);
+  pthread_cond_destroy(&s->worker_cv);
+  pthread_mutex_destroy(&s->q_lock);
   free(s);
 }
 
@@ -119,7 +152,7 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   int rc = find_graph(&c->info->pub, name, &index);
   if (rc) goto fail;
   graph_obj *g = calloc(1, sizeof *g);
-  graph_state *fresh = g ? state_new() : NULL; /* used unless the graph is open already */
+  graph_state *fresh = g ? state_new(c, index) : NULL; /* used unless the graph is open already */
   if (!fresh) {
     free(g);
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
@@ -160,6 +193,11 @@ int htpu_graph_close(htpu_graph **gp) {
    * under the exclusive gate and maybe the context. So the close keeps the handle's
    * reference until they are done; they never wait, so neither does this for long. */
   obj_unpin_wait(o);
+  /* The calls submitted through this handle are cancelled (waiting ones leave, a running one
+   * is aborted) and waited for: none may hold the graph when its last reference goes. */
+  graph_obj *g = (graph_obj *)o;
+  atomic_store(&g->closing, 1); /* a call of it still converting never takes its turn */
+  calls_cancel(g->state, g, 1);
   obj_release(o);
   return 0;
 }

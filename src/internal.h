@@ -28,6 +28,11 @@
 #include "scratch.h"
 #include "shared_regions.h"
 #include "timing.h"
+#include "turn.h"
+
+/* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
+ * finishes the previous call. */
+#define CALL_WORKERS 2
 
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
@@ -60,6 +65,15 @@ typedef struct runtime_obj {
   context_obj **contexts;
   size_t num_contexts, cap_contexts;
   int batch_multiple; /* capability 312 announced at open (batch_multiple.h) */
+  /* Deadlines and priorities (capabilities asked once at open). */
+  int execute_signals;        /* 1201, 308 and 1202 all announced */
+  int load_signals;           /* 211, 1201 and 1203 */
+  int priority_control;       /* 205 and 306: a PRIORITY context config reaches QNN */
+  uint64_t default_timeout_ns;
+  uint32_t queue_limit;
+  /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
+   * the runtime until then (CLOCK_MONOTONIC ns). */
+  _Atomic uint64_t short_demoted_until;
 } runtime_obj;
 
 struct context_obj {
@@ -72,6 +86,9 @@ struct context_obj {
   void *binary; /* our copy, retained to recreate the context after a DSP restart */
   size_t binary_len;
   model_info *info;
+  int priority;               /* htpu_priority of its load (never DEFAULT: NORMAL then) */
+  int priority_explicit;      /* the load named one: passed to QNN as a context config */
+  uint64_t exec_timeout_ns;   /* default of its executes; 0: the runtime's */
   mem_cache mem;              /* registered shared buffers of this context */
   /* The states of the graphs open on this context (one per QNN graph, however many handles),
    * not owned: the handles own them. A recovery re-retrieves their QNN handles; an open of a
@@ -90,10 +107,41 @@ struct graph_state {
   uint32_t index;             /* into ctx->info */
   unsigned handles;           /* graph_obj holding it; under the context's graphs_lock */
   qnn_graph_handle_t qnn;     /* replaced by a recovery; read under the execute gate */
-  pthread_mutex_t exec_lock;  /* QNN executes of one graph are serialized */
-  /* Calls holding exec_lock or waiting for it (not those still converting, which run
+  /* The waiting list (turn.h): QNN executes of one graph are serialized through it. */
+  pthread_mutex_t q_lock;
+  exec_ctl *running;          /* the ctl holding the graph; NULL: free */
+  exec_ctl *head, *tail;      /* waiting, in arrival order */
+  uint32_t waiting;
+  uint64_t next_seq;
+  uint32_t queue_limit;
+  const char *name;           /* the graph's name, for messages */
+  /* The graph's abort signal (one execute at a time, so one suffices); NULL: no signals
+   * (the backend has none, or refused this one: signal_note says why). */
+  qnn_signal_handle_t signal;
+  char signal_note[160];
+  const qnn_backend_lib *lib;
+  /* Calls holding the graph or waiting for it (not those still converting, which run
    * outside it): a no-wait call looks here before converting anything. */
   atomic_uint contenders;
+  /* Submitted calls (call.c): run by CALL_WORKERS worker threads, started on the first
+   * submit and joined when the state is freed; the live ones are listed for the closes that
+   * cancel. A worker executes the call granted the turn (worker_ctl) before anything else;
+   * the calls whose execute ended wait in `finishing` (FIFO) for their outputs and done, which
+   * one worker at a time gives, in execute order, while another executes the next call. */
+  pthread_cond_t worker_cv;   /* under q_lock: a call was granted or executed, or stop */
+  exec_ctl *worker_ctl;
+  pthread_t workers[CALL_WORKERS];
+  int workers_started, worker_stop;
+  unsigned workers_idle;
+  /* Idle workers spinning before they sleep (under q_lock), and the flag an executing worker
+   * raises instead of a wake-up when one spins: on a loaded host a futex wake costs the waker
+   * ~10 us, which would sit between two executes (call.c, worker_main). */
+  unsigned workers_spinning;
+  atomic_int worker_poke;
+  int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
+  struct htpu_call *fin_head, *fin_tail;
+  struct htpu_call *calls;    /* live submitted calls, under q_lock */
+  pthread_cond_t calls_cv;    /* a call ended (a close waits for its handle's) */
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
   call_window timing;         /* recent call durations (htpu_graph_get_timing) */
   /* BATCH_* (batch_multiple.h): whether the graph took a batch multiple or refused one; a
@@ -108,7 +156,43 @@ struct graph_obj {
   context_obj *ctx;
   uint32_t index;      /* into ctx->info; state->index */
   graph_state *state;  /* this handle's hold on it (graph_state.handles) */
+  unsigned live_calls; /* submitted through it and not ended; under state->q_lock */
+  atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
+
+/* A close (call.c): stops every call of s made through g (NULL: all), submitted or
+ * synchronous, waiting or running (HTPU_ECANCELLED: waiting ones leave the list, a running one
+ * is aborted through the graph's signal where it has one) and, when wait, waits until g's
+ * submitted calls have ended. */
+void calls_cancel(graph_state *s, graph_obj *g, int wait);
+/* The timer thread ends a submitted call: removed while waiting (done runs, the core lets
+ * go), or (copy mode) at a host-side deadline or cancel while its execute runs on. */
+void calls_end_waiting(struct htpu_call *call, int rc);
+void calls_end_early(struct htpu_call *call, int rc);
+int calls_copy_mode(const struct htpu_call *call);
+/* 1 on a worker thread of s (it takes a call granted to the workers without being woken). */
+int calls_on_worker(const graph_state *s);
+/* The graph's workers: stops and joins them (state_free). */
+void calls_stop_worker(graph_state *s);
+/* A submitted call's pipeline in stages (execute.c), so its conversions never run while it
+ * holds the graph's turn: prepare (plan, inputs converted; at submit, before it queues),
+ * execute (its turn granted: graphExecute, then the turn goes to the next call), finish
+ * (outputs converted, stats; frees the stage) or discard (it never ran). The buffers and
+ * options given to prepare must live until finish or discard. */
+typedef struct exec_staged exec_staged;
+int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
+                       uint64_t t_start, exec_staged **out);
+int exec_stage_execute(exec_staged *st);
+/* rc: the execute's. Returns the call's. */
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats);
+void exec_stage_discard(exec_staged *st);
+int exec_check_options(const htpu_exec_options *o);
+int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
+                  uint32_t n_out, uint32_t rows); /* rows: batch_multiple (0, 1: none) */
+
+/* Cancels every submitted call of every graph open on c (context and runtime close). */
+void context_cancel_calls(context_obj *c);
 
 /* Non-owning registries (registry.c). */
 int runtime_add_context(runtime_obj *rt, context_obj *c);

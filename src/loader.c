@@ -116,6 +116,10 @@ static void take_table(qnn_backend_lib *out, void *dl, const qnn_interface_t *ch
   TAKE_SLOT(out, device_get_platform_info);
   TAKE_SLOT(out, device_free_platform_info);
   TAKE_SLOT(out, device_get_infrastructure);
+  TAKE_SLOT(out, signal_create);
+  TAKE_SLOT(out, signal_trigger);
+  TAKE_SLOT(out, signal_free);
+  TAKE_SLOT(out, context_create_from_binary_with_signal);
 }
 
 int loader_open_backend(const char *path, uint32_t want_backend_id, qnn_backend_lib *out) {

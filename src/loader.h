@@ -51,6 +51,14 @@ typedef struct qnn_backend_lib {
   qnn_error_t (*device_free_platform_info)(qnn_log_handle_t,
                                            const struct qnn_device_platform_info *);
   qnn_error_t (*device_get_infrastructure)(void *const *);
+  qnn_error_t (*signal_create)(qnn_backend_handle_t, const struct qnn_signal_config **,
+                               qnn_signal_handle_t *);
+  qnn_error_t (*signal_trigger)(qnn_signal_handle_t);
+  qnn_error_t (*signal_free)(qnn_signal_handle_t);
+  qnn_error_t (*context_create_from_binary_with_signal)(
+      qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
+      qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
+      qnn_signal_handle_t);
 } qnn_backend_lib;
 
 typedef struct qnn_system_lib {

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "batch_multiple.h"
+#include "timer.h"
 #include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn_log.h"
@@ -53,9 +54,27 @@ static void runtime_teardown(runtime_obj *rt, runtime_stage stage) {
   loader_close_backend(&rt->backend_lib);
 }
 
+/* What the backend announces for deadlines and priorities; anything but 0 is "no" (Qualcomm's
+ * Saver backend answers 4950 to every key). */
+static void read_signal_caps(runtime_obj *rt) {
+  const qnn_backend_lib *b = &rt->backend_lib;
+#define HAS(key) (b->property_has_capability && b->property_has_capability(key) == QNN_SUCCESS)
+  int api = HAS(QNN_PROPERTY_GROUP_SIGNAL) && b->signal_create && b->signal_trigger &&
+            b->signal_free;
+  rt->execute_signals = api && HAS(QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_SIGNAL) &&
+                        HAS(QNN_PROPERTY_SIGNAL_SUPPORT_ABORT);
+  rt->load_signals = api && b->context_create_from_binary_with_signal &&
+                     HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS) &&
+                     HAS(QNN_PROPERTY_SIGNAL_SUPPORT_TIMEOUT);
+  rt->priority_control = HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION) &&
+                         HAS(QNN_PROPERTY_GRAPH_SUPPORT_PRIORITY_CONTROL);
+#undef HAS
+}
+
 static void runtime_destroy(htpu_object *o) {
   runtime_obj *rt = (runtime_obj *)o;
   runtime_teardown(rt, STAGE_ALL);
+  timer_release();
   pthread_mutex_destroy(&rt->contexts_lock);
   free(rt->contexts);
   free(rt->build_id);
@@ -221,6 +240,12 @@ static int check_options(const htpu_runtime_options *o) {
 
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
+  if (o->default_timeout_ns > HTPU_MAX_TIMEOUT_NS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "default_timeout_ns %llu is above the limit of %llu ns (24 h); expected "
+                          "0 (the default, 60 s) up to the limit",
+                          (unsigned long long)o->default_timeout_ns,
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
   return 0;
 }
 
@@ -269,12 +294,16 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   rt->recovery_retries = o->recovery_retries;
   rt->retry_delay_ms = o->startup_retry_delay_ms;
+  rt->default_timeout_ns = o->default_timeout_ns ? o->default_timeout_ns : HTPU_DEFAULT_TIMEOUT_NS;
+  rt->queue_limit = o->queue_limit ? o->queue_limit : HTPU_DEFAULT_QUEUE_LIMIT;
   rc = runtime_build(rt, o);
   if (rc) {
     free(rt->build_id);
     free(rt);
     return rc;
   }
+  read_signal_caps(rt);
+  timer_retain();
   pthread_mutex_init(&rt->contexts_lock, NULL);
   obj_init(&rt->base, OBJ_RUNTIME, runtime_destroy);
   STAT_ADD(live_runtimes, 1);
@@ -293,6 +322,11 @@ int htpu_runtime_close(htpu_runtime **rtp) {
   htpu_object *o = obj_unregister(*rtp, OBJ_RUNTIME);
   *rtp = NULL;
   if (!o) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_runtime_close: not a live runtime handle");
+  /* Everything submitted under it is cancelled (waiting calls leave, running ones abort). */
+  runtime_obj *rt = (runtime_obj *)o;
+  pthread_mutex_lock(&rt->contexts_lock);
+  for (size_t i = 0; i < rt->num_contexts; i++) context_cancel_calls(rt->contexts[i]);
+  pthread_mutex_unlock(&rt->contexts_lock);
   obj_release(o);
   return 0;
 }
@@ -330,6 +364,9 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->startup_attempts = rt->startup_attempts;
   out->log_note = rt->log_note; /* fixed before the runtime was published */
   out->batch_multiple = rt->batch_multiple;
+  out->execute_signals = rt->execute_signals;
+  out->load_signals = rt->load_signals;
+  out->priority_control = rt->priority_control;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);
   return 0;

@@ -38,6 +38,8 @@ void htpu_stats_get(htpu_stats *out) {
   out->executes_waiting = LOAD(executes_waiting);
   out->executes_cancelled = LOAD(executes_cancelled);
   out->executes_declined = LOAD(executes_declined);
+  out->live_calls = LOAD(live_calls);
+  out->executes_timed_out = LOAD(executes_timed_out);
   profile_stats_get(&out->live_profiles, &out->profiled_calls);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);

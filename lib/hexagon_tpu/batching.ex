@@ -21,7 +21,7 @@ defmodule HexagonTpu.Batching do
          {:ok, batch} <- graph_batch(g),
          {:ok, prepared, rows} <- prepare_inputs(g, batch, inputs, o.quantize),
          out_types = Graph.output_types(g, o.dequantize),
-         {:ok, chunks, stats} <- run_chunks(g, batch, rows, prepared, out_types, o.perf_profile),
+         {:ok, chunks, stats} <- run_chunks(g, batch, rows, prepared, out_types, o),
          {:ok, outputs} <- build_outputs(g, batch, rows, chunks, out_types, kind) do
       if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
     end
@@ -99,16 +99,29 @@ defmodule HexagonTpu.Batching do
 
   # ---- the executes ---------------------------------------------------------------------------
 
-  defp run_chunks(g, batch, rows, prepared, out_types, perf_profile) do
+  defp run_chunks(g, batch, rows, prepared, out_types, o) do
     chunks = div(rows + batch - 1, batch)
     pad_rows = chunks * batch - rows
     nif_inputs = for {bin, dtype, _} <- prepared, do: {pad(bin, rows, pad_rows), dtype}
     meta = %{batch_size: rows, chunks: chunks}
 
-    case Graph.execute_chunks(g, nif_inputs, out_types, perf_profile, batch, meta) do
+    result =
+      if submitted?(g, o),
+        do: Graph.submit_chunks(g, nif_inputs, out_types, o, batch, meta),
+        else: Graph.execute_chunks(g, nif_inputs, out_types, o.perf_profile, batch, meta)
+
+    case result do
       {:ok, bins, stats} -> {:ok, bins, Map.put(stats, :chunks, chunks)}
       {:error, %Error{} = e} -> {:error, %{e | message: "#{e.message} (#{@where})"}}
     end
+  end
+
+  # The batch goes on the graph's queue as submitted calls (answers as messages), except on
+  # request (scheduler: :dirty_io without :timeout or :priority, as predict/3) and for a model
+  # that samples profiles (profile_every: a profiled call runs on a dirty IO scheduler).
+  defp submitted?(g, o) do
+    dirty = (o.scheduler || g.scheduler) == :dirty_io and o.timeout == nil and o.priority == nil
+    not dirty and g.profile_every == nil
   end
 
   # The rows followed by `pad_rows` zero rows (zero is a valid value in every type, and their

@@ -47,7 +47,15 @@ defmodule HexagonTpu.Context do
 
   ## Options
 
-  None yet; an unknown option is an `:invalid_option` error.
+    * `:priority` - `:low`, `:normal`, `:normal_high` or `:high`: the context's QNN priority
+      config where the backend announces priority control (`HexagonTpu.Runtime.info/1`'s
+      `:priority_control`), and the default place of its graphs' calls in their queues
+    * `:timeout` - milliseconds (a positive integer, or `:infinity`: 24 h): bounds the load
+      where the backend announces loads with signals (`:load_signals`: a load past it returns
+      a `:timeout` error naming the binary and the limit; elsewhere it runs to its end), and
+      is the default deadline of the context's executes
+
+  An unknown option is an `:invalid_option` error.
 
   ## Examples
 
@@ -66,10 +74,16 @@ defmodule HexagonTpu.Context do
   def load(runtime, source, opts \\ [])
 
   def load(%Runtime{ref: rt}, source, opts) do
-    with {:ok, _} <- Options.validate(opts, %{}, "HexagonTpu.Context.load/3"),
-         {:ok, call} <- classify(source),
+    spec = %{
+      timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
+      priority:
+        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil}
+    }
+
+    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Context.load/3"),
+         {:ok, src} <- classify(source),
          :ok <- apply_max_binary_bytes(),
-         {:ok, ref, info} <- Error.wrap(call.(rt)) do
+         {:ok, ref, info} <- Error.wrap(open_nif(rt, src, load_options(o))) do
       {:ok, from_nif(ref, info)}
     end
   end
@@ -180,6 +194,19 @@ defmodule HexagonTpu.Context do
     end
   end
 
+  # The NIF's load options: none (the 2-argument NIFs) when no option is given.
+  defp load_options(%{timeout: nil, priority: nil}), do: nil
+
+  defp load_options(o) do
+    ns = HexagonTpu.Graph.timeout_ns(o.timeout)
+    %{priority: o.priority || :default, timeout_ns: ns, exec_timeout_ns: ns}
+  end
+
+  defp open_nif(rt, {:file, path}, nil), do: NIF.context_open_file(rt, path)
+  defp open_nif(rt, {:binary, bin}, nil), do: NIF.context_open_binary(rt, bin)
+  defp open_nif(rt, {:file, path}, lo), do: NIF.context_open_file(rt, path, lo)
+  defp open_nif(rt, {:binary, bin}, lo), do: NIF.context_open_binary(rt, bin, lo)
+
   defp classify({:file, path}) when is_binary(path) do
     # A C path ends at its first NUL: "a\0b" would open "a". Refused instead of truncated.
     if String.contains?(path, <<0>>),
@@ -189,10 +216,10 @@ defmodule HexagonTpu.Context do
            :invalid_argument,
            "expected a path without NUL bytes, got #{inspect(path, limit: 5)}"
          )},
-      else: {:ok, &NIF.context_open_file(&1, path)}
+      else: {:ok, {:file, path}}
   end
 
-  defp classify({:binary, bin}) when is_binary(bin), do: {:ok, &NIF.context_open_binary(&1, bin)}
+  defp classify({:binary, bin}) when is_binary(bin), do: {:ok, {:binary, bin}}
 
   defp classify(source) when is_binary(source) do
     if path?(source),

@@ -44,7 +44,9 @@ defmodule HexagonTpu.Graph do
     :vtcm_bytes,
     :model_info,
     scheduler: :auto,
-    profile_every: nil
+    profile_every: nil,
+    timeout: nil,
+    priority: nil
   ]
 
   @type t :: %__MODULE__{
@@ -55,18 +57,56 @@ defmodule HexagonTpu.Graph do
           vtcm_bytes: non_neg_integer(),
           model_info: map(),
           scheduler: scheduler(),
-          profile_every: HexagonTpu.Profile.sampling() | nil
+          profile_every: HexagonTpu.Profile.sampling() | nil,
+          timeout: timeout_ms() | nil,
+          priority: priority() | nil
         }
 
   @typedoc "Where executes run: see `execute/3`'s `:scheduler`."
-  @type scheduler :: :auto | :dirty_io | :normal
+  @type scheduler :: :auto | :async | :normal | :dirty_io
+
+  @typedoc "A call's deadline in milliseconds (`:timeout`), counted from its start."
+  @type timeout_ms :: pos_integer() | :infinity
+
+  @typedoc "A call's place among the calls waiting for its graph, and the context's QNN priority."
+  @type priority :: :low | :normal | :normal_high | :high
 
   @typedoc "An Nx tensor (when Nx is present) or a binary of native-endian elements."
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  @schedulers {:one_of, [:auto, :dirty_io, :normal]}
-  @schedulers_expected ":auto, :dirty_io or :normal"
+  @schedulers {:one_of, [:auto, :async, :normal, :dirty_io]}
+  @schedulers_expected ":auto, :async, :normal or :dirty_io"
+
+  @priorities [:low, :normal, :normal_high, :high]
+  @priorities_expected ":low, :normal, :normal_high or :high"
+  # HTPU_MAX_TIMEOUT_NS (24 h)
+  @max_timeout_ms 24 * 3600 * 1000
+
+  @doc false
+  # The check of a `:timeout` option (Options): a positive number of milliseconds up to 24 h,
+  # or :infinity (the 24 h limit of the C core).
+  @spec check_timeout(term()) :: true | {:error, String.t()}
+  def check_timeout(:infinity), do: true
+  def check_timeout(ms) when is_integer(ms) and ms > 0 and ms <= @max_timeout_ms, do: true
+
+  def check_timeout(other),
+    do:
+      {:error,
+       "expected :timeout to be a positive integer (milliseconds, at most #{@max_timeout_ms}, " <>
+         "24 h) or :infinity, got #{inspect(other)}"}
+
+  @doc false
+  def priorities, do: @priorities
+  @doc false
+  def priorities_expected, do: @priorities_expected
+
+  @doc false
+  # The C core's timeout_ns: 0 for the context's (or runtime's) default.
+  @spec timeout_ns(timeout_ms() | nil) :: non_neg_integer()
+  def timeout_ns(nil), do: 0
+  def timeout_ns(:infinity), do: @max_timeout_ms * 1_000_000
+  def timeout_ns(ms), do: ms * 1_000_000
 
   @open_spec %{
     graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
@@ -79,6 +119,8 @@ defmodule HexagonTpu.Graph do
     output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
     stats: {:boolean, "a boolean", false},
     scheduler: {@schedulers, @schedulers_expected, nil},
+    timeout: {&__MODULE__.check_timeout/1, "", nil},
+    priority: {{:one_of, @priorities}, @priorities_expected, nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -135,6 +177,183 @@ defmodule HexagonTpu.Graph do
       end,
       meta
     )
+  end
+
+  # Chunks in flight at once when a batch goes as one call per chunk (submit_chunks/6).
+  @batch_in_flight 4
+
+  # For HexagonTpu.Batching: the same as execute_chunks/6 on the graph's queue, as submitted
+  # calls whose answers come back as messages (no scheduler waits while the NPU computes): the
+  # whole batch as ONE call with a batch multiple where the graph may take one (the core then
+  # runs one execute, or the chunks in one turn if the graph refuses it now), else one call per
+  # chunk, @batch_in_flight in flight, answers taken in chunk order. `o` holds the execute
+  # options (:timeout, :priority, :perf_profile); a :timeout bounds the whole batch: each chunk
+  # is submitted with what is left of it. An error names the chunk it stopped at; the chunks
+  # still in flight are cancelled.
+  @doc false
+  @spec submit_chunks(t(), [{binary(), atom()}], [atom()], map(), pos_integer(), map()) ::
+          {:ok, [binary()], map()} | {:error, Error.t()}
+  def submit_chunks(%__MODULE__{} = g, nif_inputs, out_types, o, batch, meta) do
+    %{chunks: chunks, batch_size: rows} = meta
+
+    HexagonTpu.Telemetry.execute_span(
+      g.name,
+      fn ->
+        timeout = Map.get(o, :timeout) || g.timeout
+        deadline = if timeout, do: System.monotonic_time(:nanosecond) + timeout_ns(timeout)
+
+        answer =
+          if chunks == 1 or NIF.graph_batch_multiple(g.ref) in [:untried, :one_execute],
+            do: submit_whole(g, nif_inputs, out_types, o, chunks, deadline),
+            else: submit_each(g, nif_inputs, out_types, o, chunks, deadline)
+
+        case answer do
+          {:error, nif_error, chunk} ->
+            {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), tensor_names(g))
+            first = chunk * batch
+            last = min(first + batch, rows) - 1
+            where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
+            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
+
+          other ->
+            case other |> Error.wrap() |> Error.put_tensor(tensor_names(g)) do
+              {:ok, _bins, stats} = ok -> {ok, stats}
+              error -> {error, nil}
+            end
+        end
+      end,
+      meta
+    )
+  end
+
+  # The NIF options of one submitted part of a batch: what is left of the batch's deadline.
+  defp batch_submit_options(g, o, k, deadline) do
+    opts = submit_options(g, o) |> Map.put(:batch_multiple, k)
+
+    case deadline do
+      nil ->
+        {:ok, opts}
+
+      d ->
+        left = d - System.monotonic_time(:nanosecond)
+
+        if left > 0,
+          do: {:ok, %{opts | timeout_ns: left}},
+          else:
+            {:error,
+             {:timeout,
+              "graph '#{g.name}': the batch passed its #{div(timeout_ns(Map.get(o, :timeout) || g.timeout), 1_000_000)} ms deadline before this chunk was submitted",
+              0, nil}}
+    end
+  end
+
+  defp submit_whole(g, nif_inputs, out_types, o, chunks, _deadline) do
+    # submitted at once: the batch's whole timeout (the same deadline, give or take the
+    # microseconds since it was taken)
+    opts = submit_options(g, o) |> Map.put(:batch_multiple, chunks)
+
+    answer =
+      with {:ok, call, tag} <- submit_part(g, nif_inputs, out_types, opts) do
+        receive do
+          {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+        end
+      end
+
+    # A batch of one chunk: every error is that chunk's (as a chunked batch's would be).
+    case answer do
+      {:error, reason} when chunks == 1 -> {:error, reason, 0}
+      other -> other
+    end
+  end
+
+  defp submit_part(g, nif_inputs, out_types, opts) do
+    tag = make_ref()
+
+    case NIF.graph_submit(g.ref, nif_inputs, out_types, opts, tag) do
+      {:ok, call} -> {:ok, call, tag}
+      error -> error
+    end
+  end
+
+  # One call per chunk, in order, @batch_in_flight at once.
+  defp submit_each(g, nif_inputs, out_types, o, chunks, deadline) do
+    parts = fn i -> for {bin, t} <- nif_inputs, do: {chunk_of(bin, i, chunks), t} end
+    collect(g, parts, out_types, o, deadline, {0, chunks}, :queue.new(), [])
+  end
+
+  defp chunk_of(bin, i, chunks) do
+    size = div(byte_size(bin), chunks)
+    binary_part(bin, i * size, size)
+  end
+
+  # `next` the next chunk to submit, `q` the calls in flight ({chunk, call, tag}), `done` the
+  # answers so far (last first).
+  defp collect(g, parts, out_types, o, deadline, {next, chunks}, q, done) do
+    if next < chunks and :queue.len(q) < @batch_in_flight do
+      submitted =
+        with {:ok, opts} <- batch_submit_options(g, o, 1, deadline),
+             do: submit_part(g, parts.(next), out_types, opts)
+
+      case submitted do
+        {:ok, call, tag} ->
+          q = :queue.in({next, call, tag}, q)
+          collect(g, parts, out_types, o, deadline, {next + 1, chunks}, q, done)
+
+        {:error, reason} ->
+          cancel_all(q)
+          {:error, reason, next}
+      end
+    else
+      case :queue.out(q) do
+        {:empty, _} ->
+          join_chunks(Enum.reverse(done))
+
+        {{:value, {i, call, tag}}, q} ->
+          answer =
+            receive do
+              {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+            end
+
+          case answer do
+            {:ok, bins, stats} ->
+              collect(g, parts, out_types, o, deadline, {next, chunks}, q, [{bins, stats} | done])
+
+            {:error, reason} ->
+              cancel_all(q)
+              {:error, reason, i}
+          end
+      end
+    end
+  end
+
+  defp cancel_all(q) do
+    for {_, call, tag} <- :queue.to_list(q) do
+      if NIF.call_cancel(call) == :sent do
+        receive do
+          {:hexagon_tpu, ^tag, _} -> :ok
+        end
+      end
+    end
+
+    :ok
+  end
+
+  # Each output's chunks in order, one binary; the stats' figures summed over the chunks.
+  defp join_chunks([{_, first} | _] = answers) do
+    bins =
+      answers
+      |> Enum.map(&elem(&1, 0))
+      |> Enum.zip_with(&IO.iodata_to_binary/1)
+
+    stats =
+      Enum.reduce(tl(answers), first, fn {_, st}, acc ->
+        Map.merge(acc, st, fn
+          _k, a, b when is_integer(a) and is_integer(b) -> a + b
+          _k, a, _b -> a
+        end)
+      end)
+
+    {:ok, bins, stats}
   end
 
   @doc false
@@ -424,7 +643,7 @@ defmodule HexagonTpu.Graph do
       iex> graph = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "scale_u8")
       iex> x = for v <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<v::float-32-native>>
       iex> {:ok, [y], stats} = HexagonTpu.Graph.execute(graph, [x], output: :binary, stats: true)
-      iex> {for(<<v::float-32-native <- y>>, do: v), stats.scheduler in [:normal, :dirty_io]}
+      iex> {for(<<v::float-32-native <- y>>, do: v), stats.scheduler in [:normal, :async]}
       {[1.0, 4.0, 9.0, 12.699999809265137], true}
       iex> {:ok, [q]} = HexagonTpu.Graph.execute(graph, [x], output: :binary, dequantize: :none)
       iex> :binary.bin_to_list(q)
@@ -482,8 +701,7 @@ defmodule HexagonTpu.Graph do
            {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
            out_types = output_types(g, o.dequantize),
            scheduler = o.scheduler || g.scheduler,
-           {:ok, bins, stats} <-
-             nif_execute(g, nif_inputs, out_types, o.perf_profile, scheduler),
+           {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o, scheduler),
            {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
         {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
       else
@@ -502,7 +720,7 @@ defmodule HexagonTpu.Graph do
       iex> byte_size(y)
       16
       iex> HexagonTpu.Graph.execute!(graph, [<<0::128>>, <<0::128>>], scheduler: :fast)
-      ** (HexagonTpu.Error) invalid_option: HexagonTpu.Graph.execute/3: expected :scheduler to be :auto, :dirty_io or :normal, got :fast
+      ** (HexagonTpu.Error) invalid_option: HexagonTpu.Graph.execute/3: expected :scheduler to be :auto, :async, :normal or :dirty_io, got :fast
   """
   @spec execute!(t(), [input()] | SharedIO.t(), keyword()) ::
           [output()] | {[output()], map()} | SharedIO.t() | {SharedIO.t(), map()}
@@ -539,25 +757,105 @@ defmodule HexagonTpu.Graph do
 
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.
-  defp nif_execute(g, nif_inputs, out_types, perf_profile, scheduler) do
+  defp nif_execute(g, nif_inputs, out_types, o, scheduler) do
     # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile).
-    call = fn -> nif_call(g.ref, nif_inputs, out_types, perf_profile, scheduler) end
+    call = fn -> nif_call(g, nif_inputs, out_types, o, scheduler) end
 
-    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, perf_profile, 1, call)
+    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, o.perf_profile, 1, call)
     |> Error.wrap()
-    |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
+    |> Error.put_tensor(tensor_names(g))
   end
 
-  # A per-call profile vote may cross to the DSP: never tried on a normal scheduler (the NIF
-  # would decline it too, one call later).
-  defp nif_call(ref, inputs, out_types, profile, :dirty_io),
-    do: NIF.graph_execute(ref, inputs, out_types, profile)
+  # The short path first (the caller's normal scheduler, bounded by the core's no-wait bound)
+  # where it may apply; else, or when the core declines it, the call is submitted to the
+  # graph's worker and its answer awaited as a message: no scheduler, normal or dirty, waits
+  # while the NPU computes. A per-call profile vote may cross to the DSP: never on the short
+  # path.
+  defp nif_call(g, inputs, out_types, o, mode)
+       when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
+    submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
 
-  defp nif_call(ref, inputs, out_types, profile, _mode) when profile not in [nil, :default],
-    do: NIF.graph_execute(ref, inputs, out_types, profile)
+    case NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode) do
+      :declined -> submit_and_wait(g, inputs, out_types, o)
+      answer -> answer
+    end
+  end
 
-  defp nif_call(ref, inputs, out_types, profile, mode),
-    do: NIF.graph_execute_normal(ref, inputs, out_types, profile, mode)
+  # :dirty_io, asked for explicitly: the call waits on a dirty IO scheduler as before 0.x
+  # (kept for callers that rely on it; :auto and :async never use it).
+  defp nif_call(g, inputs, out_types, o, :dirty_io) when o.timeout == nil and o.priority == nil,
+    do: NIF.graph_execute(g.ref, inputs, out_types, o.perf_profile)
+
+  defp nif_call(g, inputs, out_types, o, _mode), do: submit_and_wait(g, inputs, out_types, o)
+
+  # One submitted call, awaited here (the tag is made in this function, so the receive only
+  # scans messages that arrived after it). If this process dies meanwhile, the NIF's monitor
+  # cancels the call.
+  defp submit_and_wait(g, inputs, out_types, o) do
+    tag = make_ref()
+
+    case NIF.graph_submit(g.ref, inputs, out_types, submit_options(g, o), tag) do
+      {:ok, call} ->
+        receive do
+          {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+        end
+
+      error ->
+        error
+    end
+  end
+
+  @doc false
+  # An answer whose stats the core could not give inside its done callback (:pending) gets
+  # them now (NIF.call_stats/1).
+  def with_stats({:ok, outputs, :pending}, call),
+    do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}}
+
+  # An error whose message the core gives only once the call is finished ({:error, :pending}:
+  # see c_src/submit.c) gets it now (NIF.call_error/1).
+  def with_stats({:error, :pending}, call) do
+    NIF.call_error(call) ||
+      {:error, Error.new(:unknown, "the submitted call failed; its message was not available")}
+  end
+
+  def with_stats(answer, _call), do: answer
+
+  @doc false
+  # The NIF's options of a submitted call: the call's :timeout and :priority, else the model's.
+  @spec submit_options(t(), map()) :: map()
+  def submit_options(g, o) do
+    %{
+      timeout_ns: timeout_ns(Map.get(o, :timeout) || g.timeout),
+      priority: Map.get(o, :priority) || g.priority || :default,
+      perf_profile: Map.get(o, :perf_profile)
+    }
+  end
+
+  @doc false
+  def tensor_names(g), do: Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
+
+  @doc false
+  # For HexagonTpu.Call: the options of execute/3 checked as `where`, the output kind and the
+  # inputs for the NIF.
+  @spec prepare_call(t(), term(), keyword(), String.t()) ::
+          {:ok, map(), atom(), [{binary(), atom()}], [atom()]} | {:error, Error.t()}
+  def prepare_call(%__MODULE__{} = g, inputs, opts, where) do
+    with {:ok, o} <- Options.validate(opts, Map.delete(@exec_spec, :scheduler), where),
+         {:ok, kind} <- NxTensors.output_kind(o.output, where),
+         {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize) do
+      {:ok, o, kind, nif_inputs, output_types(g, o.dequantize)}
+    end
+  end
+
+  @doc false
+  # For HexagonTpu.Call: a NIF answer made into execute/3's.
+  @spec finish_call(t(), term(), [atom()], atom(), boolean()) :: term()
+  def finish_call(g, answer, out_types, kind, with_stats) do
+    with {:ok, bins, stats} <- answer |> Error.wrap() |> Error.put_tensor(tensor_names(g)),
+         {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+      if with_stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
+    end
+  end
 
   # ---- outputs -------------------------------------------------------------------------------
 

@@ -116,6 +116,8 @@ defmodule HexagonTpu.NIF do
   def runtime_usage(_runtime), do: :erlang.nif_error(not_loaded())
   def context_open_file(_runtime, _path), do: :erlang.nif_error(not_loaded())
   def context_open_binary(_runtime, _binary), do: :erlang.nif_error(not_loaded())
+  def context_open_file(_runtime, _path, _load_opts), do: :erlang.nif_error(not_loaded())
+  def context_open_binary(_runtime, _binary, _load_opts), do: :erlang.nif_error(not_loaded())
   def context_close(_context), do: :erlang.nif_error(not_loaded())
   def graph_open(_context, _name), do: :erlang.nif_error(not_loaded())
   def graph_close(_graph), do: :erlang.nif_error(not_loaded())
@@ -127,6 +129,18 @@ defmodule HexagonTpu.NIF do
     do: :erlang.nif_error(not_loaded())
 
   def graph_timing(_graph), do: :erlang.nif_error(not_loaded())
+
+  # submitted calls (c_src/submit.c)
+  def graph_submit(_graph, _inputs, _output_types, _opts, _tag),
+    do: :erlang.nif_error(not_loaded())
+
+  def call_cancel(_call), do: :erlang.nif_error(not_loaded())
+  def call_claim(_call), do: :erlang.nif_error(not_loaded())
+  def call_stats(_call), do: :erlang.nif_error(not_loaded())
+  def call_error(_call), do: :erlang.nif_error(not_loaded())
+  def graph_batch_multiple(_graph), do: :erlang.nif_error(not_loaded())
+  # the reference backend's control API, for tests and benches (c_src/ref_control.c)
+  def ref_control(_backend_lib, _op), do: :erlang.nif_error(not_loaded())
 
   def graph_execute_batch(_graph, _inputs, _output_types, _perf_profile, _chunks),
     do: :erlang.nif_error(not_loaded())

@@ -72,6 +72,8 @@ defmodule HexagonTpu.Serving do
     quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     output: {{:one_of, [:nx, :binary]}, ":nx or :binary", :nx},
+    timeout: {&Graph.check_timeout/1, "", nil},
+    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -107,6 +109,14 @@ defmodule HexagonTpu.Serving do
     * `:dequantize` - as `HexagonTpu.predict/3`
     * `:output` - `:nx` (default) or `:binary`: what callers get
     * `:perf_profile` - voted for each execute, as in `HexagonTpu.predict/3`
+    * `:timeout` - each batch's deadline in milliseconds (a positive integer, or `:infinity`),
+      as `HexagonTpu.predict_batch/3`'s: past it the batch's callers get a `:timeout` error;
+      default the model's (`HexagonTpu.load_model/2`), else 60 s. Not the callers' own wait,
+      which is `batched_run/3`'s `:timeout`
+    * `:priority` - `:low`, `:normal`, `:normal_high` or `:high`: the place of the serving's
+      batches among the calls waiting for the model, as `HexagonTpu.predict_batch/3`'s (a
+      `:high` serving's batches go before a `:low` one's on a model they share); default the
+      model's
     * `:graph` and the runtime options (`backend: :reference`, ...) - for loading a source,
       as `HexagonTpu.load_model/2`
     * `:profile_every`, `:profile_level` - for loading a source: one batch in N carries a
@@ -169,7 +179,16 @@ defmodule HexagonTpu.Serving do
     spec = Map.put(spec, :check, Request.check(spec))
 
     queue = Queue.new()
-    arg = Map.merge(spec, %{models: models, perf_profile: o.perf_profile, queue: queue})
+
+    arg =
+      Map.merge(spec, %{
+        models: models,
+        perf_profile: o.perf_profile,
+        timeout: o.timeout,
+        priority: o.priority,
+        queue: queue
+      })
+
     output = o.output
     partitions = length(models)
 
@@ -329,6 +348,8 @@ defmodule HexagonTpu.Serving do
 
     opts = [quantize: state.quantize, dequantize: state.dequantize, output: :nx]
     opts = if state.perf_profile, do: [perf_profile: state.perf_profile] ++ opts, else: opts
+    # the serving's deadline and place in the model's queue, for each batch (nil: the model's)
+    opts = for(k <- [:timeout, :priority], v = Map.get(state, k), do: {k, v}) ++ opts
 
     case Batching.predict_batch(model, inputs, opts) do
       {:ok, outputs} ->

@@ -190,6 +190,24 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
     pthread_mutex_unlock(&g_rb.lock);
     return QNN_BACKEND_ERROR_INVALID_HANDLE;
   }
+  /* As in contextFree: async calls past their notification are waited for. */
+  while (atomic_load(&b->busy)) {
+    pthread_mutex_lock(&g_sched.lock);
+    bool wait = rb_backend_only_notified_locked(b);
+    if (!wait) {
+      pthread_mutex_unlock(&g_sched.lock);
+      break;
+    }
+    pthread_mutex_unlock(&g_rb.lock);
+    rb_sched_wait_locked(NULL, rb_mono_ns() + 1000000u);
+    pthread_mutex_unlock(&g_sched.lock);
+    pthread_mutex_lock(&g_rb.lock);
+    b = rb_find_backend(h);
+    if (!b) {
+      pthread_mutex_unlock(&g_rb.lock);
+      return QNN_BACKEND_ERROR_INVALID_HANDLE;
+    }
+  }
   if (atomic_load(&b->busy)) {
     rb_violation(b->log, "backendFree while another call on this backend is in progress");
     pthread_mutex_unlock(&g_rb.lock);

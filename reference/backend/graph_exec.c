@@ -499,27 +499,55 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
   return rc;
 }
 
+/* The context and backend whose async call this thread is notifying (NULL: none). */
+static _Thread_local const rb_context *tl_notifying_ctx;
+static _Thread_local const rb_backend *tl_notifying_backend;
+
+bool rb_context_only_notified_locked(const rb_context *c) {
+  return c->notifying > 0 && c->notifying == atomic_load(&c->executing) && tl_notifying_ctx != c;
+}
+
+bool rb_backend_only_notified_locked(const rb_backend *b) {
+  return b->notifying > 0 && b->notifying == atomic_load(&b->busy) && tl_notifying_backend != b;
+}
+
 void rb_async_complete(rb_job *j, qnn_error_t rc) {
   rb_graph *g = j->g;
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
   rb_bufs_release(&j->bufs);
   /* The profile holds what ran and the signal is idle before the notification, so the
-   * callback may read, reuse or free either. */
+   * callback may read, reuse or free either. Nothing runs on the DSP any more: a load after
+   * the notification is not one during an execute. */
   rb_profile_end_execute(&j->prof, c->model, g->index, rc);
   rb_signal_release(&j->watch);
+  rb_exec_in_flight_add(-1);
+  /* From here the call only notifies and lets go: contextFree and backendFree from another
+   * thread (the client woken by the notification) wait for that instead of refusing. From
+   * inside the notification the call is still pending. */
+  pthread_mutex_lock(&g_sched.lock);
+  c->notifying++;
+  b->notifying++;
+  pthread_mutex_unlock(&g_sched.lock);
   if (j->notify) {
     qnn_notify_status_t status = {rc};
+    tl_notifying_ctx = c;
+    tl_notifying_backend = b;
     j->notify(j->notify_param, status);
+    tl_notifying_ctx = NULL;
+    tl_notifying_backend = NULL;
   }
   rb_count_async_notified();
   free(j);
-  /* Only now is the call over for contextFree, backendFree and the exit-time destructor. */
+  /* Only now is the call over for contextFree, backendFree and the exit-time destructor: all
+   * of it under g_sched.lock, where a waiting free reads the counts, so the last touch of c
+   * and b is before the free can go on. */
   pthread_mutex_lock(&g_sched.lock);
   g->async_pending--;
+  atomic_fetch_sub(&c->executing, 1);
+  c->notifying--;
+  atomic_fetch_sub(&b->busy, 1);
+  b->notifying--;
   pthread_cond_broadcast(&g_sched.cond);
   pthread_mutex_unlock(&g_sched.lock);
-  atomic_fetch_sub(&c->executing, 1);
-  rb_exec_in_flight_add(-1);
-  atomic_fetch_sub(&b->busy, 1);
 }

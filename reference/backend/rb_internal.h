@@ -80,6 +80,8 @@ typedef struct rb_backend {
   atomic_bool fatal;   /* an injected 1011: the DSP did not recover */
   bool op_faults;      /* its own rules or latency name graphOp */
   atomic_int busy;     /* calls using it outside the registry lock (fault latency, execute) */
+  int notifying;       /* g_sched: of them, async calls past their DSP work, notifying or just
+                          notified (backendFree waits for these instead of refusing) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
 } rb_backend;
@@ -165,6 +167,9 @@ typedef struct rb_context {
   uint32_t priority;         /* QNN_CONTEXT_CONFIG_OPTION_PRIORITY, default NORMAL */
   uint32_t async_depth;      /* QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH */
   atomic_int executing; /* executes in flight over all its graphs (async: until notified) */
+  int notifying;        /* g_sched: of them, async calls notifying or just notified: their
+                           notification told the client the call is over, so contextFree waits
+                           for their last steps instead of refusing */
   atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
 } rb_context;
 
@@ -339,6 +344,11 @@ rb_stop rb_watch_check(const rb_watch *w);
 rb_stop rb_watch_sleep(const rb_watch *w, uint64_t usec);
 /* Waits on g_sched.cond (lock held) until `until_ns` (0: no limit) or w's deadline. */
 void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
+/* contextFree / backendFree: whether every call keeping c (b) is an async call past its
+ * notification (its last steps are near) and this thread is not inside one of their
+ * notifications; g_sched.lock held. */
+bool rb_context_only_notified_locked(const rb_context *c);
+bool rb_backend_only_notified_locked(const rb_backend *b);
 uint64_t rb_mono_ns(void);
 /* Frees b's signals, counting each as a leak (backendFree; g_rb.lock held). */
 void rb_signal_release_all(rb_backend *b);

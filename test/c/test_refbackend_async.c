@@ -397,3 +397,57 @@ TEST(refb_async_context_free_waits_for_notifications) {
   io_free(&x);
   rig_close(&r);
 }
+
+/* A notification tells the client the call is over: a client woken by it that frees the
+ * context and the backend at once (while the notifying thread is still finishing the call)
+ * is waited for, not refused, and nothing is left alive. The notification here lingers after
+ * waking the client, so the free always meets the call's last steps. */
+typedef struct linger {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int notified;
+} linger;
+
+static void notify_then_linger(void *param, qnn_notify_status_t status) {
+  (void)status;
+  linger *l = param;
+  pthread_mutex_lock(&l->lock);
+  l->notified = 1;
+  pthread_cond_broadcast(&l->cond);
+  pthread_mutex_unlock(&l->lock);
+  usleep(30000);
+}
+
+TEST(refb_async_free_right_after_the_notification_waits_for_the_call_to_end) {
+  rig r;
+  CHECK_EQ(rig_open(&r, RB_ADD, "add"), 0);
+  CHECK_EQ(r.c.set_capability(QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION, 0), 0);
+  io x;
+  CHECK(io_init(&x, r.model, 0) == 0);
+  linger l = {.notified = 0};
+  pthread_mutex_init(&l.lock, NULL);
+  pthread_cond_init(&l.cond, NULL);
+  unsigned long v0 = stats_of(&r.c).violations;
+  CHECK_EQ(r.t->graph_execute_async(r.g, x.in, 2, x.out, 1, NULL, NULL, notify_then_linger, &l),
+           QNN_SUCCESS);
+  pthread_mutex_lock(&l.lock);
+  while (!l.notified) pthread_cond_wait(&l.cond, &l.lock);
+  pthread_mutex_unlock(&l.lock);
+  /* the notification is still running on the backend's thread */
+  CHECK_EQ(r.t->context_free(r.ctx, NULL), QNN_SUCCESS);
+  r.ctx = NULL;
+  CHECK_EQ(r.t->device_free(r.dev), QNN_SUCCESS);
+  r.dev = NULL;
+  CHECK_EQ(r.t->backend_free(r.be), QNN_SUCCESS);
+  r.be = NULL;
+  htpu_ref_stats s = stats_of(&r.c);
+  CHECK_EQ(s.violations, v0);
+  CHECK_EQ(s.live_contexts, 0);
+  CHECK_EQ(s.async_pending, 0);
+  CHECK_EQ(s.executes_in_flight, 0);
+  pthread_cond_destroy(&l.cond);
+  pthread_mutex_destroy(&l.lock);
+  io_free(&x);
+  rig_close(&r);
+  CHECK_EQ(stats_of(&r.c).live_logs, 0);
+}

@@ -724,4 +724,59 @@ expect "bench: nonexistent model -> exit 1" 1 err "nonexistent.bin"
 run bench "$TMP/add.bin" --backend "$TMP/nonexistent/libQnnHtp.so" --system-lib reference
 expect "bench: nonexistent backend -> exit 1" 1 err "HTPU_ELOAD_BACKEND"
 
+# ---------------------------------------------------------------------------------------------
+# --timeout, --priority (run, bench, profile) and bench --in-flight
+
+AB=(--input a="$TMP/a.raw" --input b="$TMP/b.raw")
+run help bench
+expect "help bench: --in-flight, --timeout, --priority" 0 out "--in-flight K" out "--timeout MS" \
+  out "--priority P"
+run run "$TMP/add.bin" "${LIBS[@]}" "${AB[@]}" --timeout 5000 --priority high \
+  --output-dir "$TMP/o_prio"
+expect "run --timeout 5000 --priority high" 0 out "y: [11, 22, 33, 44]"
+for t in 0 -5 abc 1.5 86400001; do
+  run run "$TMP/add.bin" "${LIBS[@]}" "${AB[@]}" --timeout "$t"
+  expect "run --timeout $t -> exit 2" 2 \
+    err "option '--timeout' wants an integer from 1 to 86400000, not '$t'"
+done
+for p in urgent default HIGH ""; do
+  run run "$TMP/add.bin" "${LIBS[@]}" "${AB[@]}" --priority "$p"
+  expect "run --priority '$p' -> exit 2" 2 \
+    err "unknown --priority '$p' (priorities: low, normal, normal_high, high)"
+done
+run bench "$TMP/add.bin" "${LIBS[@]}" --priority urgent
+expect "bench --priority urgent -> exit 2" 2 err "unknown --priority 'urgent'"
+run profile "$TMP/add.bin" "${LIBS[@]}" --timeout x
+expect "profile --timeout x -> exit 2" 2 err "option '--timeout' wants an integer"
+# a stalled execute (3 s injected) with a 200 ms timeout: aborted, named, exit 1
+HTPU_REF_LATENCY=graphExecute:3000000 run run "$TMP/add.bin" "${LIBS[@]}" "${AB[@]}" \
+  --timeout 200
+expect "run --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+  err "the call passed its 200 ms deadline (timeout)"
+HTPU_REF_LATENCY=graphExecute:3000000 run bench "$TMP/add.bin" "${LIBS[@]}" --timeout 200 \
+  --warmup 0 -n 2 --in-flight 2
+expect "bench --in-flight 2 --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+  err "a submitted call"
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 50 --in-flight 4 --json
+expect "bench --in-flight 4 --json" 0 out '"in_flight": 4' out '"gap_mean_ns": ' \
+  out '"iterations": 50'
+json_check "bench --in-flight: 50 calls, a gap, total >= execute" '
+  j.iterations === 50 && j.in_flight === 4 && j.gap_mean_ns > 0 &&
+  j.total.p50_ns >= j.execute.p50_ns'
+run bench "$TMP/add.bin" "${LIBS[@]}" -n 20 --in-flight 3
+expect "bench --in-flight 3 (human)" 0 out "20 timed" \
+  out "3 submitted calls at a time; gap between executes"
+run bench "$TMP/add.bin" "${LIBS[@]}" --duration 0.2 --warmup 0 --in-flight 2 --json
+expect "bench --in-flight with --duration" 0 out '"in_flight": 2' out '"requested_duration_s": 0.2'
+run bench "$TMP/add.bin" "${LIBS[@]}" --json
+expect "bench without --in-flight: synchronous" 0 out '"in_flight": 0' out '"gap_mean_ns": null'
+for k in 0 1025 x; do
+  run bench "$TMP/add.bin" "${LIBS[@]}" --in-flight "$k"
+  expect "bench --in-flight $k -> exit 2" 2 \
+    err "option '--in-flight' wants an integer from 1 to 1024, not '$k'"
+done
+run bench "$TMP/add.bin" "${LIBS[@]}" --in-flight 2 --shared-buffers
+expect "bench --in-flight with --shared-buffers -> exit 2" 2 \
+  err "does not combine with --shared-buffers"
+
 harness_summary

@@ -54,6 +54,7 @@ defmodule HexagonTpu.DocExamplesTest do
   end
 
   doctest HexagonTpu
+  doctest HexagonTpu.Call
   doctest HexagonTpu.Context
   doctest HexagonTpu.Error
   doctest HexagonTpu.Graph
@@ -78,6 +79,7 @@ defmodule HexagonTpu.DocExamplesTest do
   test "every public module's examples are run here or by the Nx suite" do
     run = [
       HexagonTpu,
+      HexagonTpu.Call,
       HexagonTpu.Context,
       HexagonTpu.Error,
       HexagonTpu.Graph,

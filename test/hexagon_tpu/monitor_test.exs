@@ -277,7 +277,11 @@ defmodule HexagonTpu.MonitorTest do
       # One waiting execute per dirty IO scheduler (graphExecute sleeps 20 ms each time).
       rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:20000"}])
       n = :erlang.system_info(:dirty_io_schedulers)
-      models = for _ <- 1..n, do: HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      # scheduler: :dirty_io, asked for: other executes are submitted and hold no scheduler
+      models =
+        for _ <- 1..n,
+            do: HexagonTpu.load_model!({:binary, bin}, runtime: rt, scheduler: :dirty_io)
+
       parent = self()
 
       workers =

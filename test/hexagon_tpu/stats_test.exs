@@ -51,7 +51,8 @@ defmodule HexagonTpu.StatsTest do
          %{bin: bin} do
       # 1 s per execute: one caller runs, three more queue behind it and are killed there
       rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:1000000"}])
-      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      # the synchronous dirty path's skip (submitted calls of a killed caller: faults_async_test)
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: rt, scheduler: :dirty_io)
       before = Stats.native()
       first = Task.async(fn -> add(model) end)
       assert wait_until(fn -> Stats.native().executes_in_flight == 1 end)
@@ -221,7 +222,10 @@ defmodule HexagonTpu.StatsTest do
     test "a waiting load (graphExecute sleeping) occupies the dirty IO schedulers",
          %{bin: bin} do
       rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:20000"}])
-      models = for _ <- 1..dirty_io(), do: HexagonTpu.load_model!({:binary, bin}, runtime: rt)
+      # scheduler: :dirty_io, asked for: other executes are submitted and hold no scheduler
+      models =
+        for _ <- 1..dirty_io(),
+            do: HexagonTpu.load_model!({:binary, bin}, runtime: rt, scheduler: :dirty_io)
 
       {u, cpu_share} = under_load(models, &add/1, fn -> measure(300) end)
 
@@ -249,7 +253,11 @@ defmodule HexagonTpu.StatsTest do
       File.rm!(w)
       x = :binary.copy(<<1.0::float-32-native>>, 64 * 512)
       rt = Runtime.open!(backend: :reference)
-      models = for _ <- 1..dirty_io(), do: HexagonTpu.load_model!({:binary, heavy}, runtime: rt)
+
+      models =
+        for _ <- 1..dirty_io(),
+            do: HexagonTpu.load_model!({:binary, heavy}, runtime: rt, scheduler: :dirty_io)
+
       run = fn m -> HexagonTpu.predict(m, [x], output: :binary) end
 
       idle = Stats.dirty_utilization(100)

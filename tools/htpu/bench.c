@@ -1,6 +1,7 @@
 /* bench.c - `htpu bench MODEL`: execute a graph repeatedly and report latency percentiles and
  * throughput for graphExecute alone and for the whole htpu_graph_execute call, on ordinary or
- * (--shared-buffers) registered shared buffers. */
+ * (--shared-buffers) registered shared buffers; or (--in-flight K) with K calls submitted at a
+ * time (htpu_graph_submit), reporting also the mean gap between executes. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 /* Fixed so that two runs (or two machines) time the same data. */
 #define BENCH_SEED 0x68747075ull /* "htpu" */
 #define PROGRESS_INTERVAL_NS 100000000ull /* at most ~10 updates a second */
+#define BENCH_MAX_IN_FLIGHT 1024u
 
 typedef struct bench_opts {
   uint32_t iterations; /* 0 with --duration */
@@ -33,6 +35,7 @@ typedef struct bench_opts {
   uint32_t warmup;
   const char *profile; /* NULL: not requested */
   int shared;          /* --shared-buffers / --zero-copy */
+  uint32_t in_flight;  /* --in-flight K; 0: synchronous executes */
 } bench_opts;
 
 typedef struct bench {
@@ -43,6 +46,9 @@ typedef struct bench {
   htpu_io *io; /* inputs then outputs */
   void **out_bufs;
   cli_shared_io sio; /* --shared-buffers */
+  htpu_io *slot_io;  /* --in-flight: K sets of inputs then outputs (outputs each their own) */
+  void **slot_bufs;  /* their output buffers, K x outputs */
+  uint64_t exec_sum_ns; /* --in-flight: graphExecute time over the timed calls */
   uint64_t registrations; /* memRegister calls during the run */
   int profile_applied;
   cli_samples exec, total;
@@ -92,6 +98,11 @@ static int parse_options(const cli_args *a, bench_opts *o) {
                            count_opt);
   if (cli_has(a, "duration")) o->iterations = 0;
   o->shared = cli_has(a, "shared-buffers") || cli_has(a, "zero-copy");
+  rc = cli_get_u32(a, "in-flight", 0, 1, BENCH_MAX_IN_FLIGHT, &o->in_flight);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (o->in_flight && o->shared)
+    return cli_usage_error(a->cmd, "--in-flight gives each call its own output buffers; it does "
+                                   "not combine with --shared-buffers (one buffer for all calls)");
   o->profile = cli_get(a, "perf-profile");
   if (o->profile && cli_perf_profile_find(o->profile) < 0)
     return cli_usage_error(a->cmd, "unknown --perf-profile '%s' (profiles: %s)", o->profile,
@@ -220,6 +231,111 @@ static int timed_loop(bench *b) {
   return CLI_EXIT_OK;
 }
 
+/* --in-flight: K slots, each with the shared inputs and its own f32 outputs. */
+static int setup_slots(bench *b) {
+  const htpu_graph_info *gi = b->s.info;
+  uint32_t k = b->o.in_flight, n_in = gi->num_inputs, n_out = gi->num_outputs, n = n_in + n_out;
+  b->slot_io = calloc((size_t)k * n + 1, sizeof(*b->slot_io));
+  b->slot_bufs = calloc((size_t)k * n_out + 1, sizeof(*b->slot_bufs));
+  if (!b->slot_io || !b->slot_bufs) return cli_fail(b->args->cmd, "out of memory");
+  for (uint32_t s = 0; s < k; s++) {
+    htpu_io *io = b->slot_io + (size_t)s * n;
+    for (uint32_t i = 0; i < n_in; i++) io[i] = b->io[i]; /* read only: shared */
+    for (uint32_t i = 0; i < n_out; i++) {
+      size_t size = b->io[n_in + i].size;
+      void *p = malloc(size ? size : 1);
+      if (!p) return cli_fail(b->args->cmd, "out of memory (%zu bytes)", size);
+      b->slot_bufs[(size_t)s * n_out + i] = p;
+      io[n_in + i] = (htpu_io){p, size, HTPU_F32};
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
+static void free_slots(bench *b) {
+  const htpu_graph_info *gi = b->s.info;
+  for (size_t i = 0; b->slot_bufs && gi && i < (size_t)b->o.in_flight * gi->num_outputs; i++)
+    free(b->slot_bufs[i]);
+  free(b->slot_bufs);
+  free(b->slot_io);
+  b->slot_bufs = NULL;
+  b->slot_io = NULL;
+}
+
+/* The timed calls with K submitted at a time: each slot's call is waited for, recorded and
+ * submitted again, so K calls are queued or running while the graph executes. */
+static int timed_in_flight(bench *b) {
+  const htpu_graph_info *gi = b->s.info;
+  uint32_t k = b->o.in_flight, n_in = gi->num_inputs, n_out = gi->num_outputs;
+  size_t reserve = b->o.iterations ? b->o.iterations : 1024;
+  if (cli_samples_reserve(&b->exec, reserve) != 0 || cli_samples_reserve(&b->total, reserve) != 0)
+    return cli_fail(b->args->cmd, "out of memory for %zu latency samples", reserve);
+  htpu_call **ring = calloc(k, sizeof(*ring));
+  if (!ring) return cli_fail(b->args->cmd, "out of memory");
+  uint64_t deadline = (uint64_t)(b->o.duration_s * 1e9);
+  uint64_t start = now_ns(), last = start, t = start, submitted = 0;
+  int rc = CLI_EXIT_OK;
+  for (uint64_t i = 0;; i++) {
+    uint32_t s = (uint32_t)(i % k);
+    if (ring[s]) {
+      htpu_exec_stats st;
+      htpu_call_wait(ring[s], UINT64_MAX);
+      int e = htpu_call_result(ring[s], &st, NULL, 0);
+      htpu_call_release(&ring[s]);
+      if (e != 0) {
+        progress_clear(b);
+        rc = cli_fail_htpu(b->args->cmd, e, "executing the graph (a submitted call)");
+        break;
+      }
+      t = now_ns();
+      if (cli_samples_push(&b->exec, st.execute_ns) != 0 ||
+          cli_samples_push(&b->total, st.total_ns) != 0) {
+        if (b->exec.n > b->total.n) b->exec.n--;
+        b->cap_reached = 1; /* submits no more */
+      }
+      b->exec_sum_ns += st.execute_ns;
+      b->quantize_ns += st.quantize_ns;
+      b->dequantize_ns += st.dequantize_ns;
+      if (b->progress && t - last >= PROGRESS_INTERVAL_NS) {
+        progress_show(b, "timing", b->exec.n, t - start);
+        last = t;
+      }
+    }
+    int more = b->o.iterations ? submitted < b->o.iterations
+                               : (submitted == 0 || now_ns() - start < deadline);
+    if (more && !b->cap_reached) {
+      htpu_io *io = b->slot_io + (size_t)s * (n_in + n_out);
+      int e = htpu_graph_submit(b->s.graph, io, n_in, io + n_in, n_out, NULL, NULL, NULL,
+                                &ring[s]);
+      if (e != 0) {
+        progress_clear(b);
+        rc = cli_fail_htpu(b->args->cmd, e, "submitting a call");
+        break;
+      }
+      submitted++;
+    }
+    int busy = 0;
+    for (uint32_t j = 0; j < k; j++) busy |= ring[j] != NULL;
+    if (!busy) break;
+  }
+  for (uint32_t j = 0; j < k; j++) { /* after a failure: the rest still end before we go */
+    if (!ring[j]) continue;
+    htpu_call_cancel(ring[j]);
+    htpu_call_wait(ring[j], UINT64_MAX);
+    htpu_call_release(&ring[j]);
+  }
+  free(ring);
+  b->wall_ns = t - start;
+  progress_clear(b);
+  return rc;
+}
+
+/* Mean time per call the graph was not in graphExecute: the gap between two executes. */
+static double gap_mean_ns(const bench *b, size_t count) {
+  if (!count || b->wall_ns <= b->exec_sum_ns) return 0;
+  return (double)(b->wall_ns - b->exec_sum_ns) / (double)count;
+}
+
 /* ---- reports ---- */
 
 static double throughput(const cli_latency *l) {
@@ -312,6 +428,14 @@ static int print_human(const bench *b, const cli_latency *ex, const cli_latency 
       {"host overhead", host},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
+  if (b->o.in_flight) {
+    char gap[32], flight[160];
+    cli_format_ns(gap_mean_ns(b, ex->count), gap, sizeof(gap));
+    snprintf(flight, sizeof(flight), "%u submitted calls at a time; gap between executes %s "
+             "(mean)", b->o.in_flight, gap);
+    const char *row[] = {"in flight", flight};
+    cli_table_add(&head, row);
+  }
   for (uint32_t i = 0; i < b->in.count; i++) {
     char label[32], desc[600];
     snprintf(label, sizeof(label), "input %u", (unsigned)i);
@@ -390,6 +514,11 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
   cli_json_bool(&j, "sample_cap_reached", b->cap_reached);
   cli_json_double(&j, "wall_s", wall_s);
   cli_json_double(&j, "wall_throughput_per_s", wall_s > 0 ? (double)ex->count / wall_s : 0);
+  cli_json_uint(&j, "in_flight", b->o.in_flight);
+  if (b->o.in_flight)
+    cli_json_double(&j, "gap_mean_ns", gap_mean_ns(b, ex->count));
+  else
+    cli_json_null(&j, "gap_mean_ns");
   json_latency(&j, "execute", ex);
   json_latency(&j, "total", tot);
   if (cli_has(b->args, "histogram")) {
@@ -437,6 +566,7 @@ static void bench_free(bench *b) {
   else
     free(b->io);
   b->io = NULL;
+  free_slots(b);
   cli_samples_free(&b->exec);
   cli_samples_free(&b->total);
   cli_inputs_free(&b->in);
@@ -462,7 +592,8 @@ static int run_bench(const cli_args *a) {
   if (rc == CLI_EXIT_OK && b.o.profile)
     rc = cli_perf_profile_apply(a->cmd, b.s.rt, b.o.profile, &b.profile_applied);
   if (rc == CLI_EXIT_OK) rc = warm_up(&b);
-  if (rc == CLI_EXIT_OK) rc = timed_loop(&b);
+  if (rc == CLI_EXIT_OK && b.o.in_flight) rc = setup_slots(&b);
+  if (rc == CLI_EXIT_OK) rc = b.o.in_flight ? timed_in_flight(&b) : timed_loop(&b);
   if (b.o.shared && b.sio.buf) b.registrations = cli_shared_io_finish(&b.sio, b.s.rt);
   if (rc == CLI_EXIT_OK) rc = report(&b);
   bench_free(&b);
@@ -488,6 +619,10 @@ static const cli_option bench_options[] = {
      "own type (htpu_graph_alloc_io); inputs are converted once, before timing",
      0},
     {"zero-copy", NULL, "same as --shared-buffers", 0},
+    {"in-flight", "K",
+     "keep K calls submitted at a time (htpu_graph_submit; 1 to 1024) instead of executing one "
+     "after another, and report the mean gap between executes",
+     0},
     {"histogram", NULL,
      "also draw the latency distributions (whole call and execute): log-scaled bins from the "
      "fastest call to p99, and a row for the slowest 1%",
@@ -500,7 +635,8 @@ static const cli_option bench_options[] = {
 const cli_command cmd_bench = {
     .name = "bench",
     .synopsis = "MODEL [--graph NAME] [-n N | --iterations N | --duration S] [--warmup W] "
-                "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers] "
+                "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers | --in-flight K] "
+                "[--timeout MS] [--priority P] "
                 "[--backend PATH|reference] [--system-lib PATH|reference] "
                 "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
                 "[--histogram] [--json]",
@@ -515,7 +651,14 @@ const cli_command cmd_bench = {
         "'#'); with --json the same bins are in \"histogram\".\n"
         "With --shared-buffers the I/O lives in registered FastRPC memory, in the tensors' own\n"
         "types: nothing is copied or converted per call, and the report says whether FastRPC\n"
-        "memory was obtained or why the library fell back to ordinary memory.\n",
+        "memory was obtained or why the library fell back to ordinary memory.\n"
+        "With --in-flight K the timed calls are submitted (htpu_graph_submit) K at a time, each\n"
+        "slot waited for and submitted again, so the next inputs are converted while the graph\n"
+        "executes; the report adds the mean gap between executes (wall time minus graphExecute\n"
+        "time, per call), and \"whole call\" is a call's submit to its end. Warmup executes\n"
+        "stay synchronous.\n"
+        "--timeout MS bounds the load and every execute (an execute past it fails with\n"
+        "HTPU_ETIMEDOUT, exit 1); --priority sets the model's priority.\n",
     .options = bench_options,
     .positional_name = "MODEL",
     .min_positional = 1,

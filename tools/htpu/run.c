@@ -362,7 +362,8 @@ const cli_command cmd_run = {
     .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
                 "[--native-output] [--shared-buffers] [--backend PATH|reference] "
                 "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
-                "[--recovery-retries N] [--startup-retries N] [--json]",
+                "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
+                "[--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",
     .description =
         "Loads MODEL, runs one graph once and prints, for each output, its type, shape,\n"

@@ -68,6 +68,24 @@ static int select_graph(const cli_args *a, cli_session *s) {
   return cli_usage_error(a->cmd, "%s has no graph '%s' (graphs: %s)", s->model, want, names);
 }
 
+/* --timeout MS and --priority P, before any backend: usage errors name the option and what
+ * it takes. */
+static int parse_load_options(const cli_args *a, htpu_load_options *lo) {
+  memset(lo, 0, sizeof(*lo));
+  uint32_t ms = 0;
+  int rc = cli_get_u32(a, "timeout", 0, 1, (uint32_t)(HTPU_MAX_TIMEOUT_NS / 1000000u), &ms);
+  if (rc != CLI_EXIT_OK) return rc;
+  lo->timeout_ns = lo->exec_timeout_ns = (uint64_t)ms * 1000000u;
+  const char *p = cli_get(a, "priority");
+  htpu_priority prio = HTPU_PRIORITY_DEFAULT;
+  if (p && (strcmp(p, "default") == 0 || htpu_priority_from_name(p, &prio) != 0))
+    return cli_usage_error(a->cmd,
+                           "unknown --priority '%s' (priorities: low, normal, normal_high, high)",
+                           p);
+  lo->priority = (int)prio;
+  return CLI_EXIT_OK;
+}
+
 int cli_session_inspect(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
@@ -88,6 +106,7 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   if (rc == CLI_EXIT_OK)
     rc = cli_get_u32(a, "startup-retries", ro->startup_retries, 0, UINT32_MAX,
                      &ro->startup_retries);
+  if (rc == CLI_EXIT_OK) rc = parse_load_options(a, &s->load);
   if (rc != CLI_EXIT_OK) return rc;
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
@@ -118,7 +137,7 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     return failed_rc;
   }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
-  rc = htpu_context_open_file(s->rt, s->model, &s->ctx);
+  rc = htpu_context_open_file_ex(s->rt, s->model, &s->load, &s->ctx);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "loading the model");
     cli_session_close(s);

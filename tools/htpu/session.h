@@ -2,8 +2,10 @@
  * session.h - the runtime, context and graph that `htpu run` and `htpu bench` work on.
  *
  * Both commands take MODEL, --backend, --system-lib, --fastrpc-lib, --recovery-retries,
- * --startup-retries and --graph with the same meaning; this is the one place that turns them
- * into open handles and words the failures.
+ * --startup-retries, --timeout, --priority and --graph with the same meaning; this is the one
+ * place that turns them into open handles and words the failures. --timeout and --priority
+ * are the load's options (htpu_load_options): the timeout bounds the load and is the default
+ * of every execute on the model, the priority is the model's (its executes' default).
  */
 #ifndef HTPU_SESSION_H
 #define HTPU_SESSION_H
@@ -25,6 +27,7 @@ typedef struct cli_session {
   const htpu_graph_info *meta_info; /* the chosen graph in meta */
   const char *graph_name;      /* --graph, NULL for the model's only graph */
   htpu_runtime_options options;
+  htpu_load_options load; /* --timeout, --priority */
   cli_libs libs; /* --backend and --system-lib, resolved */
   char fastrpc_buf[4096];
 } cli_session;
@@ -49,7 +52,15 @@ typedef struct cli_session {
        "off)",                                                                                   \
        0},                                                                                       \
       {"startup-retries", "N",                                                                   \
-       "retry a transient failure to open the NPU session up to N times (default 3)", 0}
+       "retry a transient failure to open the NPU session up to N times (default 3)", 0},        \
+      {"timeout", "MS",                                                                          \
+       "bound the model load and every execute to MS milliseconds (1 to 86400000; default: "     \
+       "the library's 60 s for executes, none for the load)",                                   \
+       0},                                                                                       \
+      {"priority", "P",                                                                          \
+       "the model's priority: low, normal, normal_high or high (passed to QNN where the backend "\
+       "has priority control; default normal)",                                                  \
+       0}
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
  * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs). Without

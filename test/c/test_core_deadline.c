@@ -1,0 +1,703 @@
+/* Deadlines, aborts, priorities and submitted calls (issues 20 + 21): the graph's waiting list
+ * (order by priority with aging, bounded), the timer's deadlines with and without execute
+ * signals, cancels and closes, no-wait bounds, load priority and timeout, bad inputs. Order is
+ * asserted through the done-callback log, never through wall-clock bounds tighter than
+ * seconds. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "hexagon_tpu.h"
+#include "test.h"
+
+#define MS 1000000ull
+
+static uint64_t htpu_now_ns_for_tests(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One submitted add_f32 call with its own buffers. */
+typedef struct sub {
+  float a[4], b[4], y[4];
+  htpu_io in[2], out;
+  htpu_call *call;
+  int id;
+} sub;
+
+/* The order done ran in. */
+static pthread_mutex_t log_m = PTHREAD_MUTEX_INITIALIZER;
+static int log_ids[64], log_rcs[64], log_n;
+
+static void log_reset(void) {
+  pthread_mutex_lock(&log_m);
+  log_n = 0;
+  pthread_mutex_unlock(&log_m);
+}
+
+static void on_done(htpu_call *call, int rc, void *arg) {
+  (void)call;
+  sub *s = arg;
+  pthread_mutex_lock(&log_m);
+  if (log_n < 64) {
+    log_ids[log_n] = s->id;
+    log_rcs[log_n] = rc;
+    log_n++;
+  }
+  pthread_mutex_unlock(&log_m);
+}
+
+static int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
+                       htpu_call_done_fn done) {
+  memset(s, 0, sizeof *s);
+  s->id = id;
+  for (int k = 0; k < 4; k++) {
+    s->a[k] = (float)(id * 10 + k);
+    s->b[k] = (float)(k + 1);
+  }
+  s->in[0] = (htpu_io){s->a, sizeof s->a, HTPU_F32};
+  s->in[1] = (htpu_io){s->b, sizeof s->b, HTPU_F32};
+  s->out = (htpu_io){s->y, sizeof s->y, HTPU_F32};
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.priority = priority;
+  o.timeout_ns = timeout_ns;
+  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done, s, &s->call);
+}
+
+static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
+  return submit_with(g, s, id, priority, timeout_ns, on_done);
+}
+
+static int sub_ok(const sub *s) {
+  for (int k = 0; k < 4; k++)
+    if (s->y[k] != s->a[k] + s->b[k]) return 0;
+  return 1;
+}
+
+/* A thread holding the graph through an ordinary call (fixture's fx_hold). */
+typedef struct holder {
+  pthread_t t;
+  htpu_graph *g;
+  fx_hold h;
+  int rc;
+} holder;
+
+static void *hold_main(void *arg) {
+  holder *h = arg;
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.cancelled = fx_hold_cancelled;
+  o.cancel_arg = &h->h;
+  float y[4];
+  h->rc = fx_add(h->g, 1, &o, NULL, y);
+  return NULL;
+}
+
+static void hold_start(holder *h, htpu_graph *g) {
+  h->g = g;
+  fx_hold_init(&h->h);
+  pthread_create(&h->t, NULL, hold_main, h);
+  fx_hold_wait(&h->h);
+}
+
+static void hold_end(holder *h) {
+  fx_hold_release(&h->h);
+  pthread_join(h->t, NULL);
+  fx_hold_destroy(&h->h);
+}
+
+static htpu_stats base;
+static void baseline(void) { htpu_stats_get(&base); }
+#define CHECK_BASELINE()                                       \
+  do {                                                         \
+    htpu_stats now_;                                           \
+    htpu_stats_get(&now_);                                     \
+    CHECK_EQ(now_.live_calls, base.live_calls);                \
+    CHECK_EQ(now_.live_graphs, base.live_graphs);              \
+    CHECK_EQ(now_.live_contexts, base.live_contexts);          \
+    CHECK_EQ(now_.live_runtimes, base.live_runtimes);          \
+    CHECK_EQ(fx_ref_live_signals(), 0);                        \
+  } while (0)
+
+TEST(deadline_bad_inputs) {
+  fx_reset_env();
+  baseline();
+  htpu_priority p = HTPU_PRIORITY_DEFAULT;
+  CHECK_EQ(htpu_priority_from_name("normal_high", &p), 0);
+  CHECK_EQ(p, HTPU_PRIORITY_NORMAL_HIGH);
+  CHECK_EQ(htpu_priority_from_name("urgent", &p), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "unknown priority 'urgent': expected low, normal");
+  CHECK(htpu_priority_name(HTPU_PRIORITY_COUNT) == NULL);
+  CHECK(strcmp(htpu_priority_name(HTPU_PRIORITY_LOW), "low") == 0);
+  CHECK(strcmp(htpu_strerror(HTPU_ETIMEDOUT), "the call passed its deadline") == 0);
+
+  htpu_runtime_options ro;
+  fx_ref_options(&ro);
+  ro.default_timeout_ns = HTPU_MAX_TIMEOUT_NS + 1;
+  htpu_runtime *rt = NULL;
+  CHECK_EQ(htpu_runtime_open(&ro, &rt), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "default_timeout_ns");
+
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_bad.bin", 1), HTPU_OK);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  float y[4];
+  o.timeout_ns = HTPU_MAX_TIMEOUT_NS + 1;
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "above the limit of 86400000000000 ns (24 h)");
+  o.timeout_ns = HTPU_MAX_TIMEOUT_NS; /* the limit itself is fine */
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_OK);
+  o.timeout_ns = 0; /* the default */
+  o.priority = HTPU_PRIORITY_COUNT;
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "priority 5 is out of range");
+  o.priority = -1;
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_EINVAL);
+  /* submit checks at once: no done, no call */
+  sub s;
+  htpu_exec_options so;
+  memset(&so, 0, sizeof so);
+  so.priority = 7;
+  memset(&s, 0, sizeof s);
+  htpu_call *c = (htpu_call *)&s;
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, on_done, &s, &c), HTPU_EINVAL);
+  CHECK(c == NULL);
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 1, &s.out, 1, NULL, on_done, &s, &c), HTPU_EMISMATCH);
+  so.priority = 0;
+  so.no_wait = 1;
+  CHECK_EQ(submit(r.g, &s, 1, 0, 0), HTPU_OK); /* a valid one for comparison */
+  CHECK_EQ(htpu_call_wait(s.call, UINT64_MAX), HTPU_OK);
+  CHECK(sub_ok(&s));
+  htpu_call_release(&s.call);
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, on_done, &s, &c), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "takes neither no_wait");
+  CHECK_EQ(htpu_call_cancel(NULL), HTPU_EINVAL);
+  htpu_call_release(NULL);
+  /* load options */
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.priority = 9;
+  htpu_context *ctx = NULL;
+  size_t len = 0;
+  void *bin = fx_build_model(FX_ADD_F32, &len);
+  CHECK(bin);
+  CHECK_EQ(htpu_context_open_buffer_ex(r.rt, bin, len, &lo, &ctx), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "priority 9 is out of range");
+  lo.priority = 0;
+  lo.timeout_ns = HTPU_MAX_TIMEOUT_NS + 1;
+  CHECK_EQ(htpu_context_open_buffer_ex(r.rt, bin, len, &lo, &ctx), HTPU_EINVAL);
+  free(bin);
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* A stalled execute with a deadline: aborted through the graph's signal, the graph usable. */
+TEST(deadline_aborts_a_stalled_execute) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_stall.bin", 1), HTPU_OK);
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(r.rt, &info), 0);
+  CHECK_EQ(info.execute_signals, 1);
+  CHECK_EQ(info.load_signals, 1);
+  CHECK_EQ(info.priority_control, 1);
+  uint64_t aborted0 = fx_ref_aborted_calls();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 200 * MS;
+  float y[4];
+  uint64_t t0 = htpu_now_ns_for_tests();
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
+  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK_STR_CONTAINS(htpu_last_error(),
+                     "graph 'add_f32': the call passed its 200 ms deadline (timeout); the graph "
+                     "stays usable");
+  CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  CHECK_EQ(fx_add(r.g, 5, &o, NULL, y), HTPU_OK);
+  CHECK(y[0] == 15.0f);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Without execute signals: the caller still gets its deadline (host-side, copy mode). */
+TEST(deadline_without_signals_is_host_side) {
+  fx_reset_env();
+  baseline();
+  CHECK_EQ(fx_ref_set_capability(308, 1000), 0);
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nosig.bin", 1), HTPU_OK);
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(r.rt, &info), 0);
+  CHECK_EQ(info.execute_signals, 0);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 100 * MS;
+  float y[4] = {-1, -1, -1, -1};
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), "host-side: this backend has no execute signals");
+  CHECK(y[0] == -1.0f); /* the caller's buffer is untouched: the execute ran on copies */
+  /* no-wait calls cannot be bounded: declined */
+  htpu_exec_options nw;
+  memset(&nw, 0, sizeof nw);
+  nw.no_wait = 1;
+  htpu_exec_stats st;
+  CHECK_EQ(fx_add(r.g, 1, &nw, &st, y), HTPU_EBUSY);
+  CHECK_EQ(st.declined, HTPU_DECLINE_UNBOUNDED);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  fx_rig_close(&r); /* waits for the background execute of the timed-out call */
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
+/* A call waiting behind a held graph leaves the list at its deadline, never having run. */
+TEST(deadline_while_waiting_never_runs) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_wait.bin", 1), HTPU_OK);
+  holder h;
+  hold_start(&h, r.g);
+  uint64_t backend0 = fx_ref_executes();
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 50 * MS;
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), "while it waited behind other calls of the graph; it "
+                                        "never ran");
+  sub s;
+  log_reset();
+  CHECK_EQ(submit(r.g, &s, 7, 0, 50 * MS), HTPU_OK);
+  CHECK_EQ(htpu_call_wait(s.call, UINT64_MAX), HTPU_ETIMEDOUT);
+  CHECK_EQ(log_n, 1);
+  CHECK_EQ(log_rcs[0], HTPU_ETIMEDOUT);
+  char msg[256];
+  CHECK_EQ(htpu_call_result(s.call, NULL, msg, sizeof msg), HTPU_ETIMEDOUT);
+  CHECK_STR_CONTAINS(msg, "never ran");
+  htpu_call_release(&s.call);
+  hold_end(&h);
+  CHECK_EQ(h.rc, HTPU_OK);
+  CHECK_EQ(fx_ref_executes(), backend0 + 1); /* the holder's only */
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Priority order with aging: calls queued behind a held graph run by priority, then arrival;
+ * a LOW call waits behind at most 12 HIGH calls that arrived after it. */
+TEST(deadline_priority_order_and_aging) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_prio.bin", 1), HTPU_OK);
+  static sub s[20];
+  holder h;
+  /* 8 LOW, then one HIGH: the HIGH one runs first. */
+  log_reset();
+  hold_start(&h, r.g);
+  for (int i = 0; i < 8; i++) CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_LOW, 0), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[8], 8, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
+  hold_end(&h);
+  for (int i = 0; i < 9; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(log_n, 9);
+  CHECK_EQ(log_ids[0], 8);
+  for (int i = 1; i < 9; i++) CHECK_EQ(log_ids[i], i - 1);
+  for (int i = 0; i < 9; i++) {
+    CHECK(sub_ok(&s[i]));
+    htpu_call_release(&s[i].call);
+  }
+  /* 1 LOW then 13 HIGH: HIGH 1..12, then the aged LOW (12 passes: 3 levels), then HIGH 13. */
+  log_reset();
+  hold_start(&h, r.g);
+  CHECK_EQ(submit(r.g, &s[0], 100, HTPU_PRIORITY_LOW, 0), HTPU_OK);
+  for (int i = 1; i <= 13; i++)
+    CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
+  hold_end(&h);
+  for (int i = 0; i <= 13; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(log_n, 14);
+  for (int i = 0; i < 12; i++) CHECK_EQ(log_ids[i], i + 1);
+  CHECK_EQ(log_ids[12], 100);
+  CHECK_EQ(log_ids[13], 13);
+  for (int i = 0; i <= 13; i++) htpu_call_release(&s[i].call);
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+TEST(deadline_queue_full) {
+  fx_reset_env();
+  baseline();
+  htpu_runtime_options ro;
+  fx_ref_options(&ro);
+  ro.queue_limit = 2;
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, &ro, "deadline_full.bin", 1), HTPU_OK);
+  holder h;
+  hold_start(&h, r.g);
+  sub s[3];
+  CHECK_EQ(submit(r.g, &s[0], 0, 0, 0), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[2], 2, 0, 0), HTPU_EBUSY);
+  CHECK_STR_CONTAINS(htpu_last_error(), "graph 'add_f32': its queue of 2 calls is full");
+  CHECK(s[2].call == NULL);
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_EBUSY); /* synchronous calls share the list */
+  hold_end(&h);
+  for (int i = 0; i < 2; i++) {
+    CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+    htpu_call_release(&s[i].call);
+  }
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Cancel of a waiting, a running and a finished call; wait with a limit. */
+TEST(deadline_cancel_waiting_running_finished) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_cancel.bin", 1), HTPU_OK);
+  sub s[3];
+  /* finished */
+  CHECK_EQ(submit(r.g, &s[0], 0, 0, 0), HTPU_OK);
+  CHECK_EQ(htpu_call_wait(s[0].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(htpu_call_cancel(s[0].call), 0);
+  CHECK_EQ(htpu_call_result(s[0].call, NULL, NULL, 0), HTPU_OK);
+  CHECK(sub_ok(&s[0]));
+  htpu_call_release(&s[0].call);
+  CHECK(s[0].call == NULL);
+  /* running (stalled 5 s) and one waiting behind it */
+  uint64_t aborted0 = fx_ref_aborted_calls();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+  log_reset();
+  CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
+  htpu_ref_graph_state gs;
+  for (int i = 0; i < 2000; i++) {
+    if (fx_ref_graph_state("add_f32", &gs) == 0 && gs.running) break;
+    usleep(1000);
+  }
+  CHECK_EQ(gs.running, 1);
+  CHECK_EQ(submit(r.g, &s[2], 2, 0, 0), HTPU_OK);
+  CHECK_EQ(htpu_call_wait(s[2].call, 1 * MS), HTPU_ETIMEDOUT); /* not ended: goes on */
+  CHECK_STR_CONTAINS(htpu_last_error(), "has not ended within");
+  CHECK_EQ(htpu_call_result(s[2].call, NULL, NULL, 0), HTPU_EBUSY);
+  CHECK_EQ(htpu_call_cancel(s[2].call), 0);
+  CHECK_EQ(htpu_call_wait(s[2].call, UINT64_MAX), HTPU_ECANCELLED);
+  CHECK_EQ(htpu_call_cancel(s[1].call), 0);
+  CHECK_EQ(htpu_call_wait(s[1].call, UINT64_MAX), HTPU_ECANCELLED);
+  char msg[256];
+  CHECK_EQ(htpu_call_result(s[1].call, NULL, msg, sizeof msg), HTPU_ECANCELLED);
+  CHECK_STR_CONTAINS(msg, "cancelled while it ran (aborted)");
+  CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
+  CHECK_EQ(log_n, 2);
+  CHECK_EQ(log_ids[0], 2); /* the waiting one left first */
+  htpu_call_release(&s[1].call);
+  htpu_call_release(&s[2].call);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_OK);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Closing the graph with 8 calls queued behind a stalled one: all cancelled, none left. */
+TEST(deadline_close_with_calls_queued_behind_a_stall) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close.bin", 1), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+  static sub s[9];
+  log_reset();
+  for (int i = 0; i < 9; i++) CHECK_EQ(submit(r.g, &s[i], i, 0, 0), HTPU_OK);
+  uint64_t t0 = htpu_now_ns_for_tests();
+  CHECK_EQ(htpu_graph_close(&r.g), 0);
+  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS);
+  CHECK_EQ(log_n, 9);
+  for (int i = 0; i < 9; i++) {
+    CHECK_EQ(log_rcs[i], HTPU_ECANCELLED);
+    CHECK_EQ(htpu_call_result(s[i].call, NULL, NULL, 0), HTPU_ECANCELLED);
+    htpu_call_release(&s[i].call);
+  }
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* A DSP restart during a timed call: recovered and retried under the same deadline. */
+TEST(deadline_dsp_restart_during_a_timed_call) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_ssr.bin", 1), HTPU_OK);
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007:ssr"), 0);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 10000 * MS;
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 2, &o, NULL, y), HTPU_OK);
+  CHECK(y[0] == 12.0f);
+  sub s;
+  CHECK_EQ(fx_ref_arm("graphExecute:1:1007:ssr"), 0);
+  CHECK_EQ(submit(r.g, &s, 3, 0, 10000 * MS), HTPU_OK);
+  CHECK_EQ(htpu_call_wait(s.call, UINT64_MAX), HTPU_OK);
+  CHECK(sub_ok(&s));
+  htpu_call_release(&s.call);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* No-wait calls are bounded: a stall stops them (STALLED) and demotes the runtime. */
+TEST(deadline_no_wait_stall_bound_demotes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nowait.bin", 1), HTPU_OK);
+  float y[4];
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_OK);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.no_wait = 1;
+  o.short_ns = 100 * MS;
+  htpu_exec_stats st;
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 2000000), 0);
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY); /* bound: 1 ms */
+  CHECK_EQ(st.declined, HTPU_DECLINE_STALLED);
+  CHECK_STR_CONTAINS(htpu_last_error(), "stopped at its short-call bound");
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY); /* demoted, runtime-wide */
+  CHECK_EQ(st.declined, HTPU_DECLINE_LONG);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Loads: the priority reaches QNN as a context config; the timeout bounds the load. */
+TEST(deadline_load_priority_and_timeout) {
+  fx_reset_env();
+  baseline();
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  size_t len = 0;
+  void *bin = fx_build_model(FX_ADD_F32, &len);
+  CHECK(bin);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.priority = HTPU_PRIORITY_HIGH;
+  htpu_context *ctx = NULL;
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, bin, len, &lo, &ctx), HTPU_OK);
+  htpu_graph *g = NULL;
+  CHECK_EQ(htpu_graph_open(ctx, NULL, &g), HTPU_OK);
+  htpu_ref_graph_state gs;
+  CHECK_EQ(fx_ref_graph_state("add_f32", &gs), 0);
+  CHECK_EQ(gs.context_priority, 200);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  /* a stalled load with a timeout */
+  CHECK_EQ(fx_ref_set_latency("contextCreateFromBinary", 5000000), 0);
+  lo.priority = 0;
+  lo.timeout_ns = 100 * MS;
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, bin, len, &lo, &ctx), HTPU_ETIMEDOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), "the load passed its 100 ms deadline");
+  CHECK(ctx == NULL);
+  CHECK_EQ(fx_ref_set_latency("contextCreateFromBinary", 0), 0);
+  htpu_runtime_close(&rt);
+  /* without priority control the load still works (no config passed) */
+  CHECK_EQ(fx_ref_set_capability(306, 1000), 0);
+  rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_runtime_info info;
+  CHECK_EQ(htpu_runtime_get_info(rt, &info), 0);
+  CHECK_EQ(info.priority_control, 0);
+  lo.priority = HTPU_PRIORITY_HIGH;
+  lo.timeout_ns = 0;
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, bin, len, &lo, &ctx), HTPU_OK);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  free(bin);
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
+/* A signal the backend refuses at create: that graph falls back to host-side deadlines. */
+TEST(deadline_signal_refused_falls_back) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_refused.bin", 0), HTPU_OK);
+  /* abort signals announced when the runtime opened, refused when the graph makes its own */
+  CHECK_EQ(fx_ref_set_capability(1202, 1000), 0);
+  CHECK_EQ(htpu_graph_open(r.ctx, NULL, &r.g), HTPU_OK);
+  fx_ref_reset_capabilities();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 100 * MS;
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
+  CHECK_STR_CONTAINS(htpu_last_error(), "host-side");
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  fx_rig_close(&r);
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
+/* A submitted call's outputs and done run off the graph's turn: while the first call's done
+ * is still running, the next call executes (a second worker takes it), and dones still come
+ * in execute order. With one worker doing everything in series, the first done would wait
+ * for an execute that cannot start until it returns. */
+static atomic_int overlap_seen;
+static uint64_t overlap_target;
+
+static void on_done_waiting_for_next(htpu_call *call, int rc, void *arg) {
+  for (int i = 0; i < 10000 && fx_ref_executes() < overlap_target; i++) usleep(1000);
+  atomic_store(&overlap_seen, fx_ref_executes() >= overlap_target);
+  on_done(call, rc, arg);
+}
+
+TEST(deadline_next_call_executes_while_a_call_finishes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_overlap.bin", 1), HTPU_OK);
+  holder h;
+  hold_start(&h, r.g); /* both calls queue behind it */
+  sub s[2];
+  log_reset();
+  atomic_store(&overlap_seen, 0);
+  overlap_target = fx_ref_executes() + 3; /* the holder's, then both calls' */
+  CHECK_EQ(submit_with(r.g, &s[0], 0, 0, 0, on_done_waiting_for_next), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
+  hold_end(&h);
+  CHECK_EQ(h.rc, HTPU_OK);
+  for (int i = 0; i < 2; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
+  CHECK_EQ(atomic_load(&overlap_seen), 1);
+  CHECK_EQ(log_n, 2);
+  CHECK_EQ(log_ids[0], 0); /* dones in execute order */
+  CHECK_EQ(log_ids[1], 1);
+  for (int i = 0; i < 2; i++) {
+    CHECK(sub_ok(&s[i]));
+    htpu_call_release(&s[i].call);
+  }
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* A synchronous execute on its own thread, with its rc and message. */
+typedef struct sync_call {
+  pthread_t t;
+  htpu_graph *g;
+  float a0;
+  int rc;
+  char msg[512];
+} sync_call;
+
+static void *sync_main(void *arg) {
+  sync_call *c = arg;
+  float y[4];
+  c->rc = fx_add(c->g, c->a0, NULL, NULL, y);
+  snprintf(c->msg, sizeof c->msg, "%s", htpu_last_error());
+  if (c->rc == HTPU_OK && y[0] != c->a0 + 10.0f) c->rc = -999; /* a wrong answer */
+  return NULL;
+}
+
+/* Polls the core's gauges (a generous 10 s): 0 when in_flight executes are in the backend and
+ * `waiting` wait for their graph. */
+static int gauges(uint64_t in_flight, uint64_t waiting) {
+  for (int ms = 0; ms < 10000; ms++) {
+    htpu_stats st;
+    htpu_stats_get(&st);
+    if (st.executes_in_flight == in_flight && st.executes_waiting == waiting) return 0;
+    usleep(1000);
+  }
+  return -1;
+}
+
+/* Closing a graph handle while synchronous executes of it run and wait: the running one is
+ * aborted, the waiting one leaves the list, both HTPU_ECANCELLED saying why; a caller waiting
+ * through another handle of the same graph is left alone and runs. */
+TEST(deadline_close_aborts_synchronous_executes) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_sync.bin", 1), HTPU_OK);
+  htpu_graph *other = NULL;
+  CHECK_EQ(htpu_graph_open(r.ctx, NULL, &other), HTPU_OK);
+  uint64_t aborted0 = fx_ref_aborted_calls();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+  sync_call run = {.g = r.g, .a0 = 1}, wait = {.g = r.g, .a0 = 2}, keep = {.g = other, .a0 = 3};
+  pthread_create(&run.t, NULL, sync_main, &run);
+  CHECK_EQ(gauges(1, 0), 0);
+  pthread_create(&wait.t, NULL, sync_main, &wait);
+  CHECK_EQ(gauges(1, 1), 0);
+  pthread_create(&keep.t, NULL, sync_main, &keep);
+  CHECK_EQ(gauges(1, 2), 0);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0); /* the kept call runs at once */
+  uint64_t t0 = htpu_now_ns_for_tests();
+  CHECK_EQ(htpu_graph_close(&r.g), 0);
+  pthread_join(run.t, NULL);
+  pthread_join(wait.t, NULL);
+  pthread_join(keep.t, NULL);
+  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK_EQ(run.rc, HTPU_ECANCELLED);
+  CHECK_STR_CONTAINS(run.msg, "cancelled while it ran (aborted): its graph handle, context or "
+                              "runtime was closed");
+  CHECK_EQ(wait.rc, HTPU_ECANCELLED);
+  CHECK_STR_CONTAINS(wait.msg, "cancelled while it waited for its turn: its graph handle");
+  CHECK_EQ(keep.rc, HTPU_OK);
+  CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
+  htpu_graph_close(&other);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
+/* Closing the context, or the runtime, aborts the synchronous execute in flight under it; the
+ * graph handle, still open, stays usable after a context close. */
+TEST(deadline_context_and_runtime_close_abort_synchronous_executes) {
+  fx_reset_env();
+  baseline();
+  for (int which = 0; which < 2; which++) {
+    fx_rig r;
+    CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_ctx.bin", 1), HTPU_OK);
+    CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
+    sync_call run = {.g = r.g, .a0 = 4}, wait = {.g = r.g, .a0 = 5};
+    pthread_create(&run.t, NULL, sync_main, &run);
+    CHECK_EQ(gauges(1, 0), 0);
+    pthread_create(&wait.t, NULL, sync_main, &wait);
+    CHECK_EQ(gauges(1, 1), 0);
+    uint64_t t0 = htpu_now_ns_for_tests();
+    if (which == 0)
+      CHECK_EQ(htpu_context_close(&r.ctx), 0);
+    else
+      CHECK_EQ(htpu_runtime_close(&r.rt), 0);
+    pthread_join(run.t, NULL);
+    pthread_join(wait.t, NULL);
+    CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS);
+    CHECK_EQ(run.rc, HTPU_ECANCELLED);
+    CHECK_STR_CONTAINS(run.msg, "its graph handle, context or runtime was closed");
+    CHECK_EQ(wait.rc, HTPU_ECANCELLED);
+    CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+    float y[4];
+    CHECK_EQ(fx_add(r.g, 6, NULL, NULL, y), HTPU_OK); /* the handle still works */
+    CHECK(y[0] == 16.0f);
+    fx_rig_close(&r);
+  }
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
