@@ -907,6 +907,8 @@ typedef struct htpu_stats {
   uint64_t live_calls;         /* htpu_call objects alive now (submitted, not yet released and
                                   ended) */
   uint64_t executes_timed_out; /* calls that ended with HTPU_ETIMEDOUT */
+  uint64_t timer_wakeups;      /* deadlines that had to wake the core's timer thread: one per
+                                  run of back-to-back calls, not one per call */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

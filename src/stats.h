@@ -14,7 +14,7 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t executes_in_flight, executes_waiting, executes_cancelled;
   atomic_uint_fast64_t executes_declined;
   atomic_uint_fast64_t batch_multiple_executes, batch_multiple_refusals;
-  atomic_uint_fast64_t live_calls, executes_timed_out;
+  atomic_uint_fast64_t live_calls, executes_timed_out, timer_wakeups;
 } htpu_counters;
 
 extern htpu_counters htpu_g_counters;

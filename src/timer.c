@@ -16,6 +16,11 @@ static htimer *tm_firing;
 static pthread_t tm_thread;
 static int tm_running, tm_stop, tm_joining;
 static unsigned tm_users;
+/* What the thread sleeps until, under tm_lock: 0 while it is awake (it looks at the head
+ * again before it sleeps), UINT64_MAX while it waits for any entry. An entry due later than
+ * this needs no wake-up: the thread wakes by then and finds it. A futex wake costs the arming
+ * thread ~10 us on a loaded host, which every execute that arms its deadline would pay. */
+static uint64_t tm_sleep_until;
 static _Thread_local int tm_is_thread;
 
 static void tm_init(void) {
@@ -43,13 +48,19 @@ static void *tm_main(void *arg) {
   while (!tm_stop) {
     htimer *t = tm_head;
     if (!t) {
+      tm_sleep_until = UINT64_MAX;
       pthread_cond_wait(&tm_cv, &tm_lock);
+      tm_sleep_until = 0;
       continue;
     }
     uint64_t now = htpu_now_ns();
     if (t->when > now) {
+      /* Kept as the target even if the entry is disarmed meanwhile: the deadlines armed after
+       * it (short calls come back to back) are later, so they wake nobody. */
+      tm_sleep_until = t->when;
       struct timespec ts = {(time_t)(t->when / 1000000000u), (long)(t->when % 1000000000u)};
       pthread_cond_timedwait(&tm_cv, &tm_lock, &ts);
+      tm_sleep_until = 0;
       continue;
     }
     unlink_locked(t);
@@ -95,7 +106,10 @@ void timer_arm(htimer *t, uint64_t when, void (*fn)(htimer *)) {
   else tm_head = t;
   t->armed = 1;
   start_locked();
-  if (tm_head == t) pthread_cond_signal(&tm_cv);
+  if (tm_head == t && tm_sleep_until != 0 && when < tm_sleep_until) {
+    STAT_ADD(timer_wakeups, 1);
+    pthread_cond_signal(&tm_cv);
+  }
   pthread_mutex_unlock(&tm_lock);
 }
 

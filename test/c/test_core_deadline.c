@@ -231,6 +231,27 @@ TEST(deadline_aborts_a_stalled_execute) {
   CHECK_BASELINE();
 }
 
+/* Every execute arms its deadline (the 60 s default here), but back-to-back calls must not
+ * each wake the timer thread: a wake-up costs the calling thread a syscall (~10 us on a loaded
+ * host, as much as a small graph's whole call). Only the first of a run does. */
+TEST(deadline_back_to_back_calls_do_not_wake_the_timer_each) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_wakes.bin", 1), HTPU_OK);
+  float y[4];
+  CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_OK);
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
+  for (int i = 0; i < 200; i++) CHECK_EQ(fx_add(r.g, i, NULL, NULL, y), HTPU_OK);
+  htpu_stats_get(&s1);
+  CHECK_MSG(s1.timer_wakeups - s0.timer_wakeups <= 2, "%llu timer wake-ups for 200 calls",
+            (unsigned long long)(s1.timer_wakeups - s0.timer_wakeups));
+  CHECK(y[0] == 199.0f + 10.0f);
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
 /* Without execute signals: the caller still gets its deadline (host-side, copy mode). */
 TEST(deadline_without_signals_is_host_side) {
   fx_reset_env();
