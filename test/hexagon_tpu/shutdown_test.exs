@@ -69,6 +69,45 @@ defmodule HexagonTpu.ShutdownTest do
     refute out =~ @leak_report, out
   end
 
+  test "System.stop/0 with calls in flight on a stalled graph: aborted, the VM stops at once" do
+    # One execute stalled 30 s in the DSP (injected) and 6 more queued behind it, from two
+    # processes; the stop must abort the running one and drop the queued ones instead of
+    # waiting 30 s, and leave nothing open.
+    code = """
+    path = #{inspect(build_file!(add_f32()))}
+    a = for x <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<x::float-32-native>>
+    {:ok, rt} =
+      HexagonTpu.Runtime.open(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:30000000"}])
+    {:ok, model} = HexagonTpu.load_model(path, runtime: rt)
+    calls = for _ <- 1..4, do: elem(HexagonTpu.predict_async(model, [a, a], output: :binary), 1)
+    spawn(fn ->
+      for _ <- 1..3, do: HexagonTpu.predict_async(model, [a, a], output: :binary)
+      Process.sleep(:infinity)
+    end)
+    Process.sleep(200)
+    IO.puts("in flight: \#{length(calls)} + 3")
+    t0 = System.monotonic_time(:millisecond)
+    spawn(fn -> System.stop(0) end)
+    receive do
+      {:hexagon_tpu, _, answer} -> IO.puts("answer: \#{inspect(elem(answer, 0))} after \#{System.monotonic_time(:millisecond) - t0} ms")
+    after
+      20_000 -> IO.puts("no answer")
+    end
+    Process.sleep(:infinity)
+    """
+
+    t0 = System.monotonic_time(:millisecond)
+    {out, status} = run_script(code)
+    elapsed = System.monotonic_time(:millisecond) - t0
+    assert status == 0, out
+    assert out =~ "in flight: 4 + 3", out
+
+    assert elapsed < 20_000,
+           "the VM took #{elapsed} ms to stop with a 30 s stall in flight\n#{out}"
+
+    refute out =~ @leak_report, out
+  end
+
   test "close_all/0 closes what is still referenced; later calls get :closed" do
     rt = Runtime.open!(backend: :reference)
     model = HexagonTpu.load_model!({:binary, build!(add_f32())}, runtime: rt)
