@@ -20,9 +20,10 @@
  *   - with :auto, the graph's last HTPU_TIMING_WINDOW calls must all be known and each at most
  *     NIF_SHORT_CALL_NS (checked again under the graph's lock), so after a graph grew only
  *     its first long call (the one that shows it) runs here.
- * What this cannot bound is graphExecute itself: a call that stalls in the DSP (a restart
- * mid-call, a hung FastRPC call) holds the normal scheduler for the stall; the window is a
- * prediction from history, not a limit (docs/elixir.md says so).
+ * graphExecute itself is bounded by the core's no-wait abort deadline (short_ns x 4, or 1 ms)
+ * where the backend has execute signals (without them the core declines every no-wait call):
+ * a call that stalls in the DSP is stopped there and made again on the graph's queue; the
+ * window is a prediction from history, the signal the limit (docs/elixir.md).
  * Anything else is declined before the caller can see a change and the call moves to
  * graph_execute on a dirty IO scheduler (enif_schedule_nif); the caller sees one call either
  * way. A call the core declined carries its output binaries over (exec_carry), so the dirty

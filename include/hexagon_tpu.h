@@ -596,8 +596,9 @@ typedef struct htpu_exec_options {
   /* The call's deadline is its start + timeout_ns. 0: the context's exec_timeout_ns, else the
    * runtime's default_timeout_ns. Above HTPU_MAX_TIMEOUT_NS: HTPU_EINVAL naming the limit.
    * Passed: HTPU_ETIMEDOUT naming the graph and the limit (see "deadlines and priorities").
-   * A no_wait call with signals is bounded by short_ns x 4 (at most 1 ms when timeout_ns is
-   * 0) and declines with HTPU_DECLINE_STALLED when that bound fires. */
+   * A no_wait call with signals is always bounded: by short_ns x 4, at most 1 ms when
+   * timeout_ns is 0, else at most timeout_ns (without short_ns: 1 ms, or timeout_ns); it
+   * declines with HTPU_DECLINE_STALLED when that bound fires. */
   uint64_t timeout_ns;
   /* An htpu_priority: its place among the calls waiting for the graph. HTPU_PRIORITY_DEFAULT:
    * the context's. Out of range: HTPU_EINVAL. */

@@ -661,11 +661,16 @@ static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
 }
 
 /* The no-wait call's bound where the graph has a signal: short_ns x 4, at most 1 ms unless
- * the call gave its own timeout (then at most that). Without short_ns: its timeout. */
+ * the call gave its own timeout (then at most that). Without short_ns the same cap: every
+ * no-wait call is bounded, as its caller is a thread that must stay responsive whatever the
+ * DSP does, whether or not it asked for the duration check. */
+#define NO_WAIT_MAX_BOUND_NS 1000000u
 static void no_wait_bound(exec_ctl *ctl, const htpu_exec_options *o, uint64_t t_start) {
-  if (!ctl->s->signal || !o->short_ns) return;
-  uint64_t cap = o->timeout_ns ? o->timeout_ns : 1000000u;
-  uint64_t b = o->short_ns > UINT64_MAX / 4 ? UINT64_MAX : o->short_ns * 4;
+  if (!ctl->s->signal) return;
+  uint64_t cap = o->timeout_ns ? o->timeout_ns : NO_WAIT_MAX_BOUND_NS;
+  uint64_t b = !o->short_ns                   ? cap
+               : o->short_ns > UINT64_MAX / 4 ? UINT64_MAX
+                                              : o->short_ns * 4;
   if (b > cap) b = cap;
   ctl->timeout_ns = b;
   ctl->deadline_ns = t_start + b;

@@ -93,7 +93,7 @@ void timer_arm(htimer *t, uint64_t when, void (*fn)(htimer *)) {
   unlink_locked(t);
   t->when = when;
   t->fn = fn;
-  /* Sorted insert from the tail: most deadlines are later than those armed before them. */
+  /* Sorted insert, walking from the head (the list holds the deadlines armed now: a few). */
   htimer *after = NULL;
   for (htimer *p = tm_head; p; p = p->next) {
     if (p->when > when) break;

@@ -121,6 +121,11 @@ int turn_acquire(exec_ctl *x, int try_only) {
     atomic_fetch_sub(&s->contenders, 1); /* counted once, at its submit */
     return TURN_TAKEN;
   }
+  if (atomic_load(&x->g->closing)) { /* its handle is being closed: it never runs, free or not */
+    pthread_mutex_unlock(&s->q_lock);
+    atomic_fetch_sub(&s->contenders, 1);
+    return removed_error(s, x, REASON_CLOSE);
+  }
   if (!s->running && !s->head) {
     if (x->call) {
       grant(s, x); /* the worker runs it */
@@ -135,11 +140,6 @@ int turn_acquire(exec_ctl *x, int try_only) {
     pthread_mutex_unlock(&s->q_lock);
     atomic_fetch_sub(&s->contenders, 1);
     return TURN_BUSY;
-  }
-  if (atomic_load(&x->g->closing)) { /* its handle is being closed: it never queues */
-    pthread_mutex_unlock(&s->q_lock);
-    atomic_fetch_sub(&s->contenders, 1);
-    return removed_error(s, x, REASON_CLOSE);
   }
   if (s->waiting >= s->queue_limit) {
     uint32_t n = s->waiting;

@@ -604,8 +604,9 @@ defmodule HexagonTpu.Graph do
           conversion block already allocated and registered); otherwise on a dirty IO
           scheduler. A graph whose calls grow runs one long call on a normal scheduler (the
           one that shows it) and then goes dirty until 32 short calls prove it short again.
-          The durations are history, not a limit: a `graphExecute` that stalls in the DSP
-          holds the normal scheduler for the stall (docs/elixir.md, Short calls).
+          The durations are history; the limit is the core's abort signal: a `graphExecute`
+          that stalls in the DSP past 800 µs is stopped and the call made again on the graph's
+          queue (docs/elixir.md, Short calls).
         * `:dirty_io` - always on a dirty IO scheduler
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph

@@ -508,6 +508,31 @@ TEST(deadline_no_wait_stall_bound_demotes) {
   CHECK_BASELINE();
 }
 
+/* A no-wait call that did not ask for the duration check (short_ns 0, the NIF's forced normal
+ * scheduler) is bounded all the same: its thread must stay responsive whatever the DSP does. */
+TEST(deadline_no_wait_without_short_ns_is_bounded) {
+  fx_reset_env();
+  baseline();
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nowait0.bin", 1), HTPU_OK);
+  float y[4];
+  for (int i = 0; i < HTPU_TIMING_WINDOW; i++) CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_OK);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.no_wait = 1;
+  htpu_exec_stats st;
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 3000000), 0);
+  uint64_t t0 = htpu_now_ns_for_tests();
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY);
+  CHECK(htpu_now_ns_for_tests() - t0 < 2000 * MS); /* far below the 3 s stall */
+  CHECK_EQ(st.declined, HTPU_DECLINE_STALLED);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  CHECK_BASELINE();
+}
+
 /* Loads: the priority reaches QNN as a context config; the timeout bounds the load. */
 TEST(deadline_load_priority_and_timeout) {
   fx_reset_env();

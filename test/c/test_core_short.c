@@ -239,6 +239,9 @@ static void *pinned_main(void *arg) {
   htpu_exec_options o = short_opts(0);
   o.cancelled = fx_hold_cancelled;
   o.cancel_arg = &p->h.gate;
+  /* It holds the graph for as long as the test needs: a timeout of its own lifts the no-wait
+   * bound (1 ms otherwise), so the close is what stops it. */
+  o.timeout_ns = 30000000000ull;
   uint64_t before = fx_ref_thread_calls("contextFree");
   p->rc = add(p->h.r, &o, NULL);
   p->context_frees = fx_ref_thread_calls("contextFree") - before;

@@ -57,6 +57,23 @@ defmodule HexagonTpu.FaultsAsyncTest do
     assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
   end
 
+  test "scheduler: :normal is bounded too: a stall gives its :timeout, no scheduler held through it",
+       %{bin: bin} do
+    m = model(bin, scheduler: :normal)
+    for _ <- 1..40, do: assert({:ok, _} = add(m))
+    :erlang.system_monitor(self(), [{:long_schedule, 100}])
+    stall(1_500_000)
+    t0 = System.monotonic_time(:millisecond)
+    assert {:error, %Error{reason: :timeout}} = add(m, timeout: 100)
+    assert System.monotonic_time(:millisecond) - t0 < 1_000
+    stall(0)
+    :erlang.system_monitor(:undefined)
+    me = self()
+    refute_received {:monitor, ^me, :long_schedule, _}
+    assert {:ok, [y]} = add(m)
+    assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
+  end
+
   test "bad timeouts and priorities are clear errors", %{bin: bin} do
     m = model(bin)
 
