@@ -362,9 +362,16 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
   rc = call_take_io(call, inputs, outputs);
   /* The inputs are converted here, outside the graph's turn (from the call's copies in copy
    * mode); a conversion error is the submit's. */
-  if (!rc)
+  if (!rc) {
     rc = exec_stage_prepare(g, call->io, call->n_in, call->io + call->n_in, call->n_out,
                             &call->opts, &call->ctl, t_start, &call->stage);
+    /* Counted as a synchronous execute that fails its checks or conversions is (executes and
+     * execute_errors), so the counters do not depend on the path a call took. */
+    if (rc) {
+      STAT_ADD(executes, 1);
+      STAT_ADD(execute_errors, 1);
+    }
+  }
   if (!rc) {
     pthread_mutex_lock(&s->q_lock);
     rc = start_worker_locked(s);

@@ -84,3 +84,39 @@ TEST(call_error_inside_done) {
   CHECK_STR_CONTAINS(s.last, "executing graph");
   CHECK_STR_CONTAINS(s.msg, "executing graph");
 }
+
+/* A call refused at submit for its inputs (a NaN to quantize) counts as the same call made
+ * synchronously does: one execute, one execute error. */
+TEST(call_refused_at_submit_counts_like_a_synchronous_call) {
+  fx_reset_env();
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  size_t len = 0;
+  void *bin = fx_build_model(FX_MULTI_GRAPH, &len);
+  CHECK(bin);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_EQ(htpu_context_open_buffer(rt, bin, len, &ctx), HTPU_OK);
+  free(bin);
+  CHECK_EQ(htpu_graph_open(ctx, "first", &g), HTPU_OK); /* u8 [1,3] in, u8 [1,2] out */
+  float x[3] = {1, 0, 4}, y[2];
+  x[1] = __builtin_nanf("");
+  htpu_io in = {x, sizeof x, HTPU_F32}, out = {y, sizeof y, HTPU_F32};
+  htpu_stats s0, s1, s2;
+  htpu_stats_get(&s0);
+  int sync_rc = htpu_graph_execute(g, &in, 1, &out, 1, NULL);
+  htpu_stats_get(&s1);
+  htpu_call *call = NULL;
+  int rc = htpu_graph_submit(g, &in, 1, &out, 1, NULL, NULL, NULL, &call);
+  htpu_stats_get(&s2);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_EQ(sync_rc, HTPU_ENAN);
+  CHECK_EQ(rc, HTPU_ENAN);
+  CHECK(call == NULL);
+  CHECK_EQ(s1.executes - s0.executes, 1);
+  CHECK_EQ(s1.execute_errors - s0.execute_errors, 1);
+  CHECK_EQ(s2.executes - s1.executes, 1);
+  CHECK_EQ(s2.execute_errors - s1.execute_errors, 1);
+}
