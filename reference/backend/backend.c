@@ -191,17 +191,7 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
     return QNN_BACKEND_ERROR_INVALID_HANDLE;
   }
   /* As in contextFree: async calls past their notification are waited for. */
-  while (atomic_load(&b->busy)) {
-    pthread_mutex_lock(&g_sched.lock);
-    bool wait = rb_backend_only_notified_locked(b);
-    if (!wait) {
-      pthread_mutex_unlock(&g_sched.lock);
-      break;
-    }
-    pthread_mutex_unlock(&g_rb.lock);
-    rb_sched_wait_locked(NULL, rb_mono_ns() + 1000000u);
-    pthread_mutex_unlock(&g_sched.lock);
-    pthread_mutex_lock(&g_rb.lock);
+  while (atomic_load(&b->busy) && rb_wait_notified_round(NULL, b)) {
     b = rb_find_backend(h);
     if (!b) {
       pthread_mutex_unlock(&g_rb.lock);

@@ -203,17 +203,7 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   /* Async calls already notified (their client may free the context as soon as it hears of
    * the end) are waited for: only their last steps are left. Not under the registry lock, as
    * a notification may call back into the backend; the context is looked up again after. */
-  while (atomic_load(&c->executing)) {
-    pthread_mutex_lock(&g_sched.lock);
-    bool wait = rb_context_only_notified_locked(c);
-    if (!wait) {
-      pthread_mutex_unlock(&g_sched.lock);
-      break;
-    }
-    pthread_mutex_unlock(&g_rb.lock);
-    rb_sched_wait_locked(NULL, rb_mono_ns() + 1000000u);
-    pthread_mutex_unlock(&g_sched.lock);
-    pthread_mutex_lock(&g_rb.lock);
+  while (atomic_load(&c->executing) && rb_wait_notified_round(c, NULL)) {
     c = rb_find_context(h);
     if (!c) {
       pthread_mutex_unlock(&g_rb.lock);

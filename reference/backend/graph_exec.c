@@ -503,12 +503,24 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
 static _Thread_local const rb_context *tl_notifying_ctx;
 static _Thread_local const rb_backend *tl_notifying_backend;
 
-bool rb_context_only_notified_locked(const rb_context *c) {
+static bool context_only_notified_locked(const rb_context *c) {
   return c->notifying > 0 && c->notifying == atomic_load(&c->executing) && tl_notifying_ctx != c;
 }
 
-bool rb_backend_only_notified_locked(const rb_backend *b) {
+static bool backend_only_notified_locked(const rb_backend *b) {
   return b->notifying > 0 && b->notifying == atomic_load(&b->busy) && tl_notifying_backend != b;
+}
+
+bool rb_wait_notified_round(const rb_context *c, const rb_backend *b) {
+  pthread_mutex_lock(&g_sched.lock);
+  bool wait = c ? context_only_notified_locked(c) : backend_only_notified_locked(b);
+  if (wait) {
+    pthread_mutex_unlock(&g_rb.lock);
+    rb_sched_wait_locked(NULL, rb_mono_ns() + 1000000u);
+  }
+  pthread_mutex_unlock(&g_sched.lock);
+  if (wait) pthread_mutex_lock(&g_rb.lock);
+  return wait;
 }
 
 void rb_async_complete(rb_job *j, qnn_error_t rc) {

@@ -344,11 +344,12 @@ rb_stop rb_watch_check(const rb_watch *w);
 rb_stop rb_watch_sleep(const rb_watch *w, uint64_t usec);
 /* Waits on g_sched.cond (lock held) until `until_ns` (0: no limit) or w's deadline. */
 void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
-/* contextFree / backendFree: whether every call keeping c (b) is an async call past its
- * notification (its last steps are near) and this thread is not inside one of their
- * notifications; g_sched.lock held. */
-bool rb_context_only_notified_locked(const rb_context *c);
-bool rb_backend_only_notified_locked(const rb_backend *b);
+/* contextFree / backendFree, g_rb.lock held: when every call keeping c (or b, when c is NULL)
+ * is an async call past its notification (its last steps are near) and this thread is not
+ * inside one of their notifications, waits one round for them (at most 1 ms, g_rb.lock let go
+ * meanwhile and held again: the caller looks its object up again) and returns true; else
+ * returns false at once. */
+bool rb_wait_notified_round(const rb_context *c, const rb_backend *b);
 uint64_t rb_mono_ns(void);
 /* Frees b's signals, counting each as a leak (backendFree; g_rb.lock held). */
 void rb_signal_release_all(rb_backend *b);
