@@ -86,6 +86,9 @@ typedef struct bench_model {
   htpu_graph *g;
 } bench_model;
 void bench_lib_path(char *buf, size_t len, const bench_config *cfg, const char *name);
+/* The reference backend's injected graphExecute latency (htpu_ref_set_latency of the library
+ * already loaded from cfg's build directory), in microseconds; 0 clears it. 0 or -1. */
+int bench_set_latency(const bench_config *cfg, unsigned us);
 int bench_model_open(const bench_config *cfg, const char *path, int fastrpc, bench_model *m);
 void bench_model_close(bench_model *m);
 

@@ -6,7 +6,6 @@
  * library adds to the serial part). The conversions run outside the graph's lock, so the
  * throughput should be max(conversion, execute), not their sum.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,23 +38,12 @@ static void *caller_main(void *arg) {
   return NULL;
 }
 
-static int set_latency(const bench_config *cfg, unsigned us) {
-  char be[1024];
-  bench_lib_path(be, sizeof be, cfg, "libhtpu_refbackend.so");
-  void *h = dlopen(be, RTLD_NOW | RTLD_NOLOAD);
-  typedef int (*set_latency_fn)(const char *, unsigned);
-  set_latency_fn f = h ? (set_latency_fn)dlsym(h, "htpu_ref_set_latency") : NULL;
-  int rc = f ? f("graphExecute", us) : -1;
-  if (h) dlclose(h);
-  return rc;
-}
-
 void bench_callers(const bench_config *cfg, bench_results *res) {
   enum { CALLERS = 4 };
   char mnet[1024];
   snprintf(mnet, sizeof mnet, "%s/bench-models/mobilenet_io.bin", cfg->build_dir);
   bench_model m;
-  if (bench_model_open(cfg, mnet, 1, &m) != 0 || set_latency(cfg, MNET_LATENCY_US) != 0) {
+  if (bench_model_open(cfg, mnet, 1, &m) != 0 || bench_set_latency(cfg, MNET_LATENCY_US) != 0) {
     printf("  4 callers: could not open the model or set the reference backend's latency\n");
     bench_model_close(&m);
     return;
@@ -125,7 +113,7 @@ void bench_callers(const bench_config *cfg, bench_results *res) {
   free(cps);
   free(solo);
   free(gap);
-  set_latency(cfg, 0);
+  bench_set_latency(cfg, 0);
   bench_model_close(&m);
 }
 

@@ -6,23 +6,11 @@
  * queued LOW ones, and the gap between consecutive executes of one graph with 4 submitted
  * calls in flight.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
-
-static int set_latency(const bench_config *cfg, unsigned us) {
-  char be[1024];
-  bench_lib_path(be, sizeof be, cfg, "libhtpu_refbackend.so");
-  void *h = dlopen(be, RTLD_NOW | RTLD_NOLOAD);
-  typedef int (*set_latency_fn)(const char *, unsigned);
-  set_latency_fn f = h ? (set_latency_fn)dlsym(h, "htpu_ref_set_latency") : NULL;
-  int rc = f ? f("graphExecute", us) : -1;
-  if (h) dlclose(h);
-  return rc;
-}
 
 static pthread_mutex_t order_m = PTHREAD_MUTEX_INITIALIZER;
 static int order[16], order_n;
@@ -51,7 +39,7 @@ void bench_deadline(const bench_config *cfg, bench_results *res) {
   htpu_exec_options o;
   for (int r = 0; r < reps; r++) {
     /* 1: a 5 s stall with a 200 ms timeout */
-    set_latency(cfg, 5000000);
+    bench_set_latency(cfg, 5000000);
     memset(&o, 0, sizeof o);
     o.timeout_ns = 200000000ull;
     double t0 = bench_now_ns();
@@ -68,7 +56,7 @@ void bench_deadline(const bench_config *cfg, bench_results *res) {
     close_ms[r] = (bench_now_ns() - t0) / 1e6;
     for (int i = 0; i <= QUEUED; i++) htpu_call_release(&calls[i]);
     /* 3: one HIGH call behind a running LOW one and 8 queued LOW ones */
-    set_latency(cfg, 20000);
+    bench_set_latency(cfg, 20000);
     order_n = 0;
     memset(&o, 0, sizeof o);
     o.priority = HTPU_PRIORITY_LOW;
@@ -86,7 +74,7 @@ void bench_deadline(const bench_config *cfg, bench_results *res) {
     for (int i = 0; i < order_n; i++)
       if (order[i] == QUEUED) waited[r] = i; /* executes that ended before it */
     /* 4: 4 submitted calls in flight on a 200 us execute: wall time per call - execute */
-    set_latency(cfg, 200);
+    bench_set_latency(cfg, 200);
     htpu_call *ring[4] = {0};
     double exec_ns = 0;
     t0 = bench_now_ns();
@@ -103,7 +91,7 @@ void bench_deadline(const bench_config *cfg, bench_results *res) {
     }
     gap[r] = ((bench_now_ns() - t0) - exec_ns) / STREAM / 1e3;
   }
-  set_latency(cfg, 0);
+  bench_set_latency(cfg, 0);
   for (int i = 0; i <= QUEUED; i++) bench_f32_io_free(&io[i]);
   bench_model_close(&m);
   res->stall_200_ms = bench_stat_of(stall, reps);
