@@ -65,8 +65,11 @@ static void *tm_main(void *arg) {
     }
     unlink_locked(t);
     tm_firing = t;
+    /* Read under the lock: another thread may arm the entry again while its callback runs
+     * (a cancel of a call whose deadline is firing) and writes fn as it does. */
+    void (*fn)(htimer *) = t->fn;
     pthread_mutex_unlock(&tm_lock);
-    t->fn(t);
+    fn(t);
     pthread_mutex_lock(&tm_lock);
     tm_firing = NULL;
     pthread_cond_broadcast(&tm_done_cv);
