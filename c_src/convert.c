@@ -256,7 +256,8 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
     int on;
   } caps[] = {{"execute_signals", ri->execute_signals},
               {"load_signals", ri->load_signals},
-              {"priority_control", ri->priority_control}};
+              {"priority_control", ri->priority_control},
+              {"execute_async", ri->execute_async}};
   for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
     enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
                       caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);

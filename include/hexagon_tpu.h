@@ -285,6 +285,11 @@ typedef enum htpu_priority {
  * at most 3 x HTPU_PRIORITY_AGING = 12 HIGH calls that arrived after it). */
 #define HTPU_PRIORITY_AGING 4
 
+/* Where the runtime has graphExecuteAsync (htpu_runtime_info.execute_async): how many
+ * submitted calls of one graph are in QNN's queue at once. Two keep the NPU busy across the
+ * hand-over; the rest wait on the host, where priorities, deadlines and cancels still act. */
+#define HTPU_ASYNC_DEPTH 2
+
 /* "default", "low", "normal", "normal_high", "high"; NULL for an invalid value. */
 HTPU_API const char *htpu_priority_name(htpu_priority p);
 /* Parses "low", "normal", "normal_high", "high" (and "default"). Returns 0, or HTPU_EINVAL
@@ -407,6 +412,10 @@ typedef struct htpu_runtime_info {
   int load_signals;               /* loads are bounded (createFromBinaryWithSignal, 211, and
                                      timeout signals, 1203) */
   int priority_control;           /* context priorities reach QNN (306) */
+  int execute_async;              /* submitted calls are queued in QNN (graphExecuteAsync, 304;
+                                     no HTP release announces it): up to
+                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (a signal
+                                     cannot reach an async call without 309) */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).

@@ -43,6 +43,10 @@ struct htpu_call {
   uint32_t exec_qnn;  /* and its QNN code */
   char exec_msg[1024];
   htpu_call *fin_next; /* the graph's finishing queue, under s->q_lock */
+  /* In QNN's async queue (execute.c, "executeAsync"), under s->q_lock: the worker that handed
+   * it over is done with it, and its notification came. Whichever is second puts it in the
+   * finishing queue, so the worker's last touch (its turn's release) is before the finish. */
+  int handed, notified;
   htpu_call_done_fn done;
   void *done_arg;
   int completed;     /* its rc is decided (under m) */
@@ -134,18 +138,75 @@ void calls_end_early(htpu_call *call, int rc) {
   call_complete(call, rc, NULL, 0, htpu_last_error(), htpu_last_qnn_code());
 }
 
-/* A worker: the granted call's graphExecute; the turn goes to the next call on the way out. */
-static void call_execute(htpu_call *call) {
-  htpu_clear_error();
-  /* It lets go of the graph on every path (its options were checked at submit). */
-  int rc = exec_stage_execute(call->stage);
+static void call_keep_answer(htpu_call *call, int rc) {
   call->exec_rc = rc;
   htpu_copy_message(rc ? htpu_last_error() : "", call->exec_msg, sizeof call->exec_msg);
   call->exec_qnn = rc ? htpu_last_qnn_code() : 0;
 }
 
+/* Under q_lock: the call's execute ended; a worker finishes it. Woken under the lock when
+ * called from a notification: once it is unlocked the call may be finished and its graph
+ * freed. */
+static void fin_push_locked(graph_state *s, htpu_call *call, int wake) {
+  call->fin_next = NULL;
+  if (s->fin_tail) s->fin_tail->fin_next = call;
+  else s->fin_head = call;
+  s->fin_tail = call;
+  if (!wake || s->finisher_busy) return;
+  if (s->workers_spinning)
+    atomic_store_explicit(&s->worker_poke, 1, memory_order_release);
+  else if (s->workers_idle)
+    pthread_cond_signal(&s->worker_cv);
+}
+
+/* QNN's notification of an async execute, on a backend thread. */
+static void call_notified(void *param, qnn_notify_status_t status) {
+  htpu_call *call = param;
+  graph_state *s = call->g->state;
+  htpu_clear_error();
+  call_keep_answer(call, exec_stage_notified(call->stage, status.error));
+  pthread_mutex_lock(&s->q_lock);
+  call->notified = 1;
+  if (call->handed) fin_push_locked(s, call, 1);
+  pthread_mutex_unlock(&s->q_lock);
+}
+
+/* A worker: the granted call's graphExecute (or its hand-over to QNN's async queue: 1); the
+ * turn goes to the next call on the way out. */
+static int call_execute(htpu_call *call) {
+  htpu_clear_error();
+  /* It lets go of the graph on every path (its options were checked at submit). */
+  int rc = exec_stage_run(call->stage, call_notified, call);
+  if (rc == EXEC_PENDING) return 1;
+  call_keep_answer(call, rc);
+  return 0;
+}
+
+/* A finisher: a call whose async execute met a DSP restart waits for another turn, unless it
+ * ended already (then it finishes with the restart's error). 1: queued again. */
+static int call_requeue(htpu_call *call) {
+  graph_state *s = call->g->state;
+  pthread_mutex_lock(&call->m);
+  int ended_early = call->completed;
+  pthread_mutex_unlock(&call->m);
+  int rc = HTPU_EDEVICE_RESET;
+  if (!ended_early) {
+    pthread_mutex_lock(&s->q_lock);
+    call->handed = call->notified = 0;
+    pthread_mutex_unlock(&s->q_lock);
+    rc = turn_requeue(&call->ctl);
+    if (rc == TURN_TAKEN) return 1;
+  } else {
+    htpu_set_error(rc, QNN_COMMON_ERROR_SYSTEM_COMMUNICATION,
+                   "graph '%s': the DSP restarted during the call", s->name);
+  }
+  call_keep_answer(call, rc);
+  return 0;
+}
+
 /* A worker, one call at a time: outputs, stats, done, then the core lets go. */
 static void call_finish(htpu_call *call) {
+  if (call->exec_rc == EXEC_RESTARTED && call_requeue(call)) return;
   htpu_exec_stats st;
   memset(&st, 0, sizeof st);
   htpu_clear_error();
@@ -208,12 +269,10 @@ static void *worker_main(void *arg) {
       /* Woken outside q_lock, so it does not contend for it with this thread. */
       if (wake) pthread_cond_signal(&s->worker_cv);
       wake = 0;
-      call_execute(call);
+      int pending = call_execute(call);
       pthread_mutex_lock(&s->q_lock);
-      call->fin_next = NULL;
-      if (s->fin_tail) s->fin_tail->fin_next = call;
-      else s->fin_head = call;
-      s->fin_tail = call;
+      if (!pending || call->notified) fin_push_locked(s, call, 0);
+      else call->handed = 1; /* its notification puts it there */
       call = NULL;
       if (s->worker_ctl) { /* the next call, at once; another worker finishes this one */
         call = s->worker_ctl->call;
@@ -356,7 +415,10 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
   call->n_out = num_outputs;
   call->done = done;
   call->done_arg = done_arg;
-  call->copy_mode = s->signal == NULL;
+  /* No signal reaches a call in QNN's async queue (without 309): bounded on the host. */
+  pthread_mutex_lock(&s->q_lock);
+  call->copy_mode = s->signal == NULL || s->async;
+  pthread_mutex_unlock(&s->q_lock);
   ctl_init(&call->ctl, g, call->opts.priority, call->opts.timeout_ns, t_start);
   call->ctl.call = call;
   rc = call_take_io(call, inputs, outputs);

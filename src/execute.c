@@ -94,9 +94,6 @@ static int plan_io(const char *graph, const char *role, const htpu_tensor_info *
  * could wait, instead of a branch in each. */
 typedef enum exec_policy { POLICY_WAIT, POLICY_TRY } exec_policy;
 
-/* Returned by execute_once: the DSP restarted (1007) and the runtime allows a recovery. */
-#define EXEC_RESTARTED 1
-
 /* One call, from its plan to its outputs: what it was given, the policy it runs under, and
  * what it took on the way (released by release_call). The per-call parameters live here, so a
  * new one is one field, set in one place (call_init). */
@@ -129,6 +126,10 @@ typedef struct exec_call {
   uint32_t **dims;          /* rows > 1: the call's dims per tensor, then the templates' */
   unsigned char *rows_block; /* rows > 1: the conversion block, k rows of each tensor */
   uint32_t executes, failed_chunk;
+  /* executeAsync: when it was handed to QNN's queue, the generation then, and the restarts
+   * it was queued again after (a DSP restart notified: bounded by recovery_retries) */
+  uint64_t enqueued_ns, generation;
+  uint32_t restarts;
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -366,6 +367,8 @@ static int stopped_error(exec_call *x) {
   }
 }
 
+static int execute_answer(exec_call *x, qnn_error_t e);
+
 /* One graphExecute under the gate (shared): 0, an error, or EXEC_RESTARTED (*generation: the
  * context's generation it ran at). */
 static int execute_once(exec_call *x, uint64_t *generation) {
@@ -402,6 +405,13 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   x->exec_ns = htpu_now_ns() - e0;
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
+  return execute_answer(x, e);
+}
+
+/* What an execute's QNN answer means for the call: 0, an error, or EXEC_RESTARTED. */
+static int execute_answer(exec_call *x, qnn_error_t e) {
+  context_obj *c = x->c;
+  const char *name = x->gi->name;
   uint32_t code = QNN_ERROR_CODE(e);
   if (e == QNN_SUCCESS) return 0;
   if ((code == QNN_GRAPH_ERROR_ABORTED || code == QNN_GRAPH_ERROR_TIMED_OUT) &&
@@ -711,6 +721,141 @@ int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const
 }
 
 int exec_stage_execute(exec_staged *st) { return execute_voted(&st->x); }
+
+/* ---- executeAsync ----------------------------------------------------------------------------
+ * Where the runtime has it (htpu_runtime_info.execute_async), a submitted call of one row group
+ * is handed to QNN's queue for the graph and lets go of its turn at once: the next call is
+ * handed over while this one runs, and QNN runs them in FIFO order (QnnGraph.h: one queue,
+ * shared with graphExecute). Until its notification the call holds the gate (shared: no load,
+ * free or recovery meanwhile), its perf vote and its buffers. At most HTPU_ASYNC_DEPTH calls
+ * of a graph are in QNN's queue; the others wait in the graph's own list, where priorities,
+ * deadlines and cancels act. No signal reaches an async call unless 309 is announced, so calls
+ * on this path are in copy mode (call.c): a deadline or cancel ends them on the host.
+ * Anything else (k row groups) runs synchronously on the worker, and a graph whose
+ * graphExecuteAsync refuses (1000, 6004) gets graphExecute from then on. */
+
+
+/* Under the turn: hands the call to QNN's queue. 0 (the notification will come), or what the
+ * call's execute answered at once: an error, EXEC_RESTARTED, or EXEC_SYNC (run it with
+ * graphExecute). */
+#define EXEC_SYNC 2
+static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
+  context_obj *c = x->c;
+  graph_state *s = x->s;
+  x->mark = qnn_log_mark();
+  gate_enter_shared(&htpu_exec_gate);
+  if (c->dead) {
+    gate_leave_shared(&htpu_exec_gate);
+    return htpu_set_error(HTPU_EDEVICE_RESET, 0,
+                          "graph '%s': the DSP restarted and this model could not be recovered; "
+                          "close it and load it again",
+                          x->gi->name);
+  }
+  x->generation = c->generation;
+  bind_buffers(x); /* a waiting call registers what it needs: never declines */
+  if (ctl_why(x->ctl) != REASON_NONE) {
+    gate_leave_shared(&htpu_exec_gate);
+    return stopped_error(x);
+  }
+  STAT_ADD(executes_in_flight, 1);
+  pthread_mutex_lock(&s->q_lock);
+  s->async_in_flight++;
+  x->ctl->enqueued = 1;
+  pthread_mutex_unlock(&s->q_lock);
+  x->enqueued_ns = htpu_now_ns();
+  qnn_error_t e = x->rt->backend_lib.graph_execute_async(s->qnn, x->tensors, x->n_in,
+                                                         x->tensors + x->n_in, x->n_out, NULL,
+                                                         NULL, notify, param);
+  if (e == QNN_SUCCESS) return 0; /* x is the notification's from here */
+  /* Refused at the call: never notified. */
+  pthread_mutex_lock(&s->q_lock);
+  s->async_in_flight--;
+  x->ctl->enqueued = 0;
+  pthread_mutex_unlock(&s->q_lock);
+  STAT_SUB(executes_in_flight, 1);
+  gate_leave_shared(&htpu_exec_gate);
+  /* Not supported (UNSUPPORTED_FEATURE is 1000): remembered, graphExecute from now on. A full
+   * queue (which the header also says blocks instead): this call waits in graphExecute. */
+  if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_NOT_SUPPORTED) {
+    pthread_mutex_lock(&s->q_lock);
+    s->async = 0;
+    pthread_mutex_unlock(&s->q_lock);
+    return EXEC_SYNC;
+  }
+  if (QNN_ERROR_CODE(e) == QNN_GRAPH_ERROR_EXECUTION_ASYNC_FIFO_FULL) return EXEC_SYNC;
+  x->ran = 1;
+  x->executes++;
+  return execute_answer(x, e);
+}
+
+int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
+  exec_call *x = &st->x;
+  graph_state *s = x->s;
+  pthread_mutex_lock(&s->q_lock);
+  int async = s->async && x->rows == 1;
+  pthread_mutex_unlock(&s->q_lock);
+  if (!async) return execute_voted(x);
+  (void)perf_call_enter(&x->rt->perf, x->vote);
+  htpu_clear_error();
+  int rc = lock_graph(x); /* granted before it reached the worker */
+  if (rc != TURN_TAKEN) {
+    perf_call_leave(&x->rt->perf, x->vote);
+    return rc;
+  }
+  /* Room in QNN's queue (a stop ends the wait: the timer wakes it). */
+  pthread_mutex_lock(&s->q_lock);
+  while (s->async_in_flight >= HTPU_ASYNC_DEPTH && ctl_why(x->ctl) == REASON_NONE)
+    pthread_cond_wait(&s->async_cv, &s->q_lock);
+  pthread_mutex_unlock(&s->q_lock);
+  rc = enqueue_once(x, notify, param);
+  if (rc == 0) {
+    unlock_graph(x); /* the ctl is the call's: alive until its notification is handled */
+    return EXEC_PENDING;
+  }
+  /* Not queued: the call runs here with graphExecute, a restart recovered first. */
+  uint64_t t_locked = htpu_now_ns();
+  if (rc == EXEC_RESTARTED) {
+    rc = context_recover(x->c, x->generation);
+    if (!rc) rc = execute_attempts(x);
+  } else if (rc == EXEC_SYNC) {
+    htpu_clear_error();
+    rc = execute_attempts(x);
+  }
+  if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
+  unlock_graph(x);
+  perf_call_leave(&x->rt->perf, x->vote);
+  return rc;
+}
+
+int exec_stage_notified(exec_staged *st, qnn_error_t e) {
+  exec_call *x = &st->x;
+  graph_state *s = x->s;
+  x->exec_ns = htpu_now_ns() - x->enqueued_ns; /* its time in QNN's queue included */
+  x->ran = 1;
+  x->executes++;
+  window_record(&s->timing, x->quant_ns + x->exec_ns);
+  STAT_SUB(executes_in_flight, 1);
+  gate_leave_shared(&htpu_exec_gate);
+  perf_call_leave(&x->rt->perf, x->vote);
+  pthread_mutex_lock(&s->q_lock);
+  s->async_in_flight--;
+  x->ctl->enqueued = 0;
+  pthread_cond_signal(&s->async_cv);
+  pthread_mutex_unlock(&s->q_lock);
+  int rc = execute_answer(x, e);
+  if (rc != EXEC_RESTARTED) return rc;
+  if (x->restarts < x->rt->recovery_retries) {
+    x->restarts++;
+    return EXEC_RESTARTED; /* queued again: its next turn recovers the context and runs it */
+  }
+  const uint32_t code = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  STAT_ADD(recovery_failures, 1);
+  return htpu_set_error(HTPU_EDEVICE_RESET, code,
+                        "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
+                        "error %u (%s)",
+                        x->gi->name, x->restarts, x->restarts == 1 ? "y" : "ies", code,
+                        htpu_qnn_error_name(code));
+}
 
 int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats) {
   if (!rc) rc = convert_outputs(&st->x);

@@ -35,6 +35,8 @@ static graph_state *state_new(context_obj *c, uint32_t index) {
   pthread_mutex_init(&s->q_lock, NULL);
   pthread_cond_init(&s->worker_cv, NULL);
   pthread_cond_init(&s->calls_cv, NULL);
+  pthread_cond_init(&s->async_cv, NULL);
+  s->async = rt->execute_async;
   s->queue_limit = rt->queue_limit;
   s->name = c->info->pub.graphs[index].name;
   s->lib = &rt->backend_lib;
@@ -52,6 +54,7 @@ static void state_free(graph_state *s, runtime_obj *rt) {
   if (s->signal) rt->backend_lib.signal_free(s->signal);
   scratch_pool_destroy(&s->scratch, rt);
   pthread_cond_destroy(&s->calls_cv);
+  pthread_cond_destroy(&s->async_cv);
   pthread_cond_destroy(&s->worker_cv);
   pthread_mutex_destroy(&s->q_lock);
   free(s);

@@ -69,6 +69,7 @@ typedef struct runtime_obj {
   int execute_signals;        /* 1201, 308 and 1202 all announced */
   int load_signals;           /* 211, 1201 and 1203 */
   int priority_control;       /* 205 and 306: a PRIORITY context config reaches QNN */
+  int execute_async;          /* 304 and graphExecuteAsync: submitted calls go to QNN's queue */
   uint64_t default_timeout_ns;
   uint32_t queue_limit;
   /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
@@ -144,6 +145,13 @@ struct graph_state {
   pthread_cond_t calls_cv;    /* a call ended (a close waits for its handle's) */
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */
   call_window timing;         /* recent call durations (htpu_graph_get_timing) */
+  /* executeAsync (execute.c): where the runtime has it and the graph has not refused it,
+   * submitted calls are handed to QNN's queue and let go of the turn at once; async_in_flight
+   * of them are not notified yet (at most HTPU_ASYNC_DEPTH; a worker waits on async_cv for
+   * room). Under q_lock. */
+  int async;
+  unsigned async_in_flight;
+  pthread_cond_t async_cv;
   /* BATCH_* (batch_multiple.h): whether the graph took a batch multiple or refused one; a
    * refusal sends its later calls of k row groups straight to k executes; 0 (calloc): untried */
   atomic_int batch_state;
@@ -184,6 +192,17 @@ int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const
                        uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
                        uint64_t t_start, exec_staged **out);
 int exec_stage_execute(exec_staged *st);
+/* Positive answers of the execute steps (errors are negative): the DSP restarted (1007) and
+ * the runtime allows a recovery; the call is in QNN's async queue (its notification comes). */
+#define EXEC_RESTARTED 1
+#define EXEC_PENDING 3
+/* A worker with the call's turn: where the graph takes graphExecuteAsync, hands the call to
+ * QNN's queue and lets go of the turn (EXEC_PENDING: notify(param, status) comes on a backend
+ * thread, which calls exec_stage_notified); else as exec_stage_execute. */
+int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param);
+/* In the notification: the call lets go of what it held while queued. Its rc, or
+ * EXEC_RESTARTED: queue it again (turn_requeue), its next run recovers the context first. */
+int exec_stage_notified(exec_staged *st, qnn_error_t e);
 /* rc: the execute's. Returns the call's. */
 int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats);
 void exec_stage_discard(exec_staged *st);

@@ -104,6 +104,7 @@ static void take_table(qnn_backend_lib *out, void *dl, const qnn_interface_t *ch
   TAKE_SLOT(out, context_free);
   TAKE_SLOT(out, graph_retrieve);
   TAKE_SLOT(out, graph_execute);
+  TAKE_SLOT(out, graph_execute_async);
   TAKE_SLOT(out, log_create);
   TAKE_SLOT(out, log_free);
   TAKE_SLOT(out, device_create);

@@ -33,6 +33,10 @@ typedef struct qnn_backend_lib {
   qnn_error_t (*graph_execute)(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
                                qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
                                qnn_signal_handle_t);
+  /* Optional: used only where 304 is announced (execute.c, "executeAsync"). */
+  qnn_error_t (*graph_execute_async)(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
+                                     qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
+                                     qnn_signal_handle_t, qnn_notify_fn_t, void *);
   qnn_error_t (*log_create)(qnn_log_callback_t, uint32_t, qnn_log_handle_t *);
   qnn_error_t (*log_free)(qnn_log_handle_t);
   qnn_error_t (*device_create)(qnn_log_handle_t, const qnn_device_config_t **,

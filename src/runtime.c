@@ -68,6 +68,9 @@ static void read_signal_caps(runtime_obj *rt) {
                      HAS(QNN_PROPERTY_SIGNAL_SUPPORT_TIMEOUT);
   rt->priority_control = HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION) &&
                          HAS(QNN_PROPERTY_GRAPH_SUPPORT_PRIORITY_CONTROL);
+  /* No HTP release announces 304 (platform.md, "Capabilities"); a backend that does gets
+   * submitted calls queued in QNN (execute.c, "executeAsync"). */
+  rt->execute_async = HAS(QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION) && b->graph_execute_async;
 #undef HAS
 }
 
@@ -365,6 +368,7 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->log_note = rt->log_note; /* fixed before the runtime was published */
   out->batch_multiple = rt->batch_multiple;
   out->execute_signals = rt->execute_signals;
+  out->execute_async = rt->execute_async;
   out->load_signals = rt->load_signals;
   out->priority_control = rt->priority_control;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */

@@ -33,6 +33,7 @@ void ctl_init(exec_ctl *x, graph_obj *g, int priority, uint64_t timeout_ns, uint
   x->state = CTL_NEW;
   atomic_init(&x->reason, REASON_NONE);
   x->removed_rc = 0;
+  x->enqueued = 0;
   pthread_cond_init(&x->cv, NULL);
   x->timer.armed = 0;
   x->timer.prev = x->timer.next = NULL;
@@ -188,6 +189,13 @@ void turn_release(exec_ctl *x) {
   atomic_fetch_sub(&s->contenders, 1);
 }
 
+int turn_requeue(exec_ctl *x) {
+  pthread_mutex_lock(&x->s->q_lock);
+  x->state = CTL_NEW;
+  pthread_mutex_unlock(&x->s->q_lock);
+  return turn_acquire(x, 0);
+}
+
 /* The timer thread: a deadline passed, or a stop (cancel, close, bound) was asked. */
 static void ctl_fire(htimer *t) {
   exec_ctl *x = (exec_ctl *)((char *)t - offsetof(exec_ctl, timer));
@@ -212,11 +220,17 @@ static void ctl_fire(htimer *t) {
     pthread_mutex_unlock(&s->q_lock);
     return;
   }
-  if (x->state != CTL_RUNNING || s->running != x) {
+  /* A call in copy mode ends at once, whether it holds the graph or is in QNN's async queue
+   * (no signal reaches it there); otherwise only the call holding the graph is aborted. */
+  struct htpu_call *call = x->call;
+  int copy = call && calls_copy_mode(call);
+  int holds = x->state == CTL_RUNNING && s->running == x;
+  if (!holds && !(copy && x->enqueued)) {
     pthread_mutex_unlock(&s->q_lock);
     return;
   }
-  if (s->signal) {
+  if (call) pthread_cond_broadcast(&s->async_cv); /* a worker waiting for room looks again */
+  if (s->signal && !copy) {
     /* Under q_lock: the signal is this call's as long as `running` says so. The trigger
      * returns once the call is about to return from graphExecute. */
     qnn_error_t e = s->lib->signal_trigger(s->signal);
@@ -225,22 +239,23 @@ static void ctl_fire(htimer *t) {
       timer_arm(&x->timer, htpu_now_ns() + RETRY_IDLE_NS, ctl_fire);
     return;
   }
-  /* No signals: a submitted call in copy mode ends now; its execute runs on in the
+  /* No signal for it: a submitted call in copy mode ends now; its execute runs on in the
    * background on the call's own copies. A synchronous call cannot be bounded. */
-  struct htpu_call *call = x->call;
   pthread_mutex_unlock(&s->q_lock);
-  if (call && calls_copy_mode(call)) {
+  if (copy) {
+    const char *no_signal = s->signal ? "no signal reaches a call in QNN's async queue"
+                                      : "this backend has no execute signals";
     int rc = why == REASON_CANCEL || why == REASON_CLOSE
                  ? htpu_set_error(HTPU_ECANCELLED, 0,
-                                  "graph '%s': the call was cancelled while it ran (this backend "
-                                  "has no execute signals: the execute finishes in the "
-                                  "background, its outputs discarded)",
-                                  s->name)
+                                  "graph '%s': the call was cancelled while it ran (%s: the "
+                                  "execute finishes in the background, its outputs discarded)",
+                                  s->name, no_signal)
                  : htpu_set_error(HTPU_ETIMEDOUT, 0,
                                   "graph '%s': the call passed its %llu ms deadline (timeout; "
-                                  "host-side: this backend has no execute signals, the execute "
-                                  "finishes in the background, its outputs discarded)",
-                                  s->name, (unsigned long long)(x->timeout_ns / 1000000u));
+                                  "host-side: %s, the execute finishes in the background, its "
+                                  "outputs discarded)",
+                                  s->name, (unsigned long long)(x->timeout_ns / 1000000u),
+                                  no_signal);
     if (why == REASON_TIMEOUT) STAT_ADD(executes_timed_out, 1);
     calls_end_early(call, rc);
   }

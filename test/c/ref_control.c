@@ -214,6 +214,8 @@ int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out) {
 uint64_t fx_ref_aborted_calls(void) { return stats_now().aborted_calls; }
 uint64_t fx_ref_timed_out_calls(void) { return stats_now().timed_out_calls; }
 uint32_t fx_ref_live_signals(void) { return stats_now().live_signals; }
+uint32_t fx_ref_async_pending(void) { return stats_now().async_pending; }
+uint64_t fx_ref_async_notified(void) { return stats_now().async_notified; }
 
 uint32_t fx_ref_live_profiles(void) {
   const ref_ctl *c = backend_ctl();

@@ -107,6 +107,9 @@ int fx_ref_graph_state(const char *name, htpu_ref_graph_state *out);
 uint64_t fx_ref_aborted_calls(void);
 uint64_t fx_ref_timed_out_calls(void);
 uint32_t fx_ref_live_signals(void);
+/* graphExecuteAsync calls accepted and not yet notified; notifications so far (cumulative). */
+uint32_t fx_ref_async_pending(void);
+uint64_t fx_ref_async_notified(void);
 /* Profile handles created and not yet freed (0 without the control API). */
 uint32_t fx_ref_live_profiles(void);
 

@@ -12,74 +12,9 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "submitted.h"
 #include "hexagon_tpu.h"
 #include "test.h"
-
-#define MS 1000000ull
-
-static uint64_t htpu_now_ns_for_tests(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* One submitted add_f32 call with its own buffers. */
-typedef struct sub {
-  float a[4], b[4], y[4];
-  htpu_io in[2], out;
-  htpu_call *call;
-  int id;
-} sub;
-
-/* The order done ran in. */
-static pthread_mutex_t log_m = PTHREAD_MUTEX_INITIALIZER;
-static int log_ids[64], log_rcs[64], log_n;
-
-static void log_reset(void) {
-  pthread_mutex_lock(&log_m);
-  log_n = 0;
-  pthread_mutex_unlock(&log_m);
-}
-
-static void on_done(htpu_call *call, int rc, void *arg) {
-  (void)call;
-  sub *s = arg;
-  pthread_mutex_lock(&log_m);
-  if (log_n < 64) {
-    log_ids[log_n] = s->id;
-    log_rcs[log_n] = rc;
-    log_n++;
-  }
-  pthread_mutex_unlock(&log_m);
-}
-
-static int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
-                       htpu_call_done_fn done) {
-  memset(s, 0, sizeof *s);
-  s->id = id;
-  for (int k = 0; k < 4; k++) {
-    s->a[k] = (float)(id * 10 + k);
-    s->b[k] = (float)(k + 1);
-  }
-  s->in[0] = (htpu_io){s->a, sizeof s->a, HTPU_F32};
-  s->in[1] = (htpu_io){s->b, sizeof s->b, HTPU_F32};
-  s->out = (htpu_io){s->y, sizeof s->y, HTPU_F32};
-  htpu_exec_options o;
-  memset(&o, 0, sizeof o);
-  o.priority = priority;
-  o.timeout_ns = timeout_ns;
-  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done, s, &s->call);
-}
-
-static int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
-  return submit_with(g, s, id, priority, timeout_ns, on_done);
-}
-
-static int sub_ok(const sub *s) {
-  for (int k = 0; k < 4; k++)
-    if (s->y[k] != s->a[k] + s->b[k]) return 0;
-  return 1;
-}
 
 /* A thread holding the graph through an ordinary call (fixture's fx_hold). */
 typedef struct holder {
@@ -113,22 +48,10 @@ static void hold_end(holder *h) {
   fx_hold_destroy(&h->h);
 }
 
-static htpu_stats base;
-static void baseline(void) { htpu_stats_get(&base); }
-#define CHECK_BASELINE()                                       \
-  do {                                                         \
-    htpu_stats now_;                                           \
-    htpu_stats_get(&now_);                                     \
-    CHECK_EQ(now_.live_calls, base.live_calls);                \
-    CHECK_EQ(now_.live_graphs, base.live_graphs);              \
-    CHECK_EQ(now_.live_contexts, base.live_contexts);          \
-    CHECK_EQ(now_.live_runtimes, base.live_runtimes);          \
-    CHECK_EQ(fx_ref_live_signals(), 0);                        \
-  } while (0)
 
 TEST(deadline_bad_inputs) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   htpu_priority p = HTPU_PRIORITY_DEFAULT;
   CHECK_EQ(htpu_priority_from_name("normal_high", &p), 0);
   CHECK_EQ(p, HTPU_PRIORITY_NORMAL_HIGH);
@@ -168,16 +91,16 @@ TEST(deadline_bad_inputs) {
   so.priority = 7;
   memset(&s, 0, sizeof s);
   htpu_call *c = (htpu_call *)&s;
-  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, on_done, &s, &c), HTPU_EINVAL);
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, done_log_add, &s, &c), HTPU_EINVAL);
   CHECK(c == NULL);
-  CHECK_EQ(htpu_graph_submit(r.g, s.in, 1, &s.out, 1, NULL, on_done, &s, &c), HTPU_EMISMATCH);
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 1, &s.out, 1, NULL, done_log_add, &s, &c), HTPU_EMISMATCH);
   so.priority = 0;
   so.no_wait = 1;
   CHECK_EQ(submit(r.g, &s, 1, 0, 0), HTPU_OK); /* a valid one for comparison */
   CHECK_EQ(htpu_call_wait(s.call, UINT64_MAX), HTPU_OK);
   CHECK(sub_ok(&s));
   htpu_call_release(&s.call);
-  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, on_done, &s, &c), HTPU_EINVAL);
+  CHECK_EQ(htpu_graph_submit(r.g, s.in, 2, &s.out, 1, &so, done_log_add, &s, &c), HTPU_EINVAL);
   CHECK_STR_CONTAINS(htpu_last_error(), "takes neither no_wait");
   CHECK_EQ(htpu_call_cancel(NULL), HTPU_EINVAL);
   htpu_call_release(NULL);
@@ -202,7 +125,7 @@ TEST(deadline_bad_inputs) {
 /* A stalled execute with a deadline: aborted through the graph's signal, the graph usable. */
 TEST(deadline_aborts_a_stalled_execute) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_stall.bin", 1), HTPU_OK);
   htpu_runtime_info info;
@@ -216,9 +139,9 @@ TEST(deadline_aborts_a_stalled_execute) {
   memset(&o, 0, sizeof o);
   o.timeout_ns = 200 * MS;
   float y[4];
-  uint64_t t0 = htpu_now_ns_for_tests();
+  uint64_t t0 = now_ns();
   CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
-  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK(now_ns() - t0 < 4000 * MS); /* far below the 5 s stall */
   CHECK_STR_CONTAINS(htpu_last_error(),
                      "graph 'add_f32': the call passed its 200 ms deadline (timeout); the graph "
                      "stays usable");
@@ -236,7 +159,7 @@ TEST(deadline_aborts_a_stalled_execute) {
  * host, as much as a small graph's whole call). Only the first of a run does. */
 TEST(deadline_back_to_back_calls_do_not_wake_the_timer_each) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_wakes.bin", 1), HTPU_OK);
   float y[4];
@@ -255,7 +178,7 @@ TEST(deadline_back_to_back_calls_do_not_wake_the_timer_each) {
 /* Without execute signals: the caller still gets its deadline (host-side, copy mode). */
 TEST(deadline_without_signals_is_host_side) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   CHECK_EQ(fx_ref_set_capability(308, 1000), 0);
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nosig.bin", 1), HTPU_OK);
@@ -286,7 +209,7 @@ TEST(deadline_without_signals_is_host_side) {
 /* A call waiting behind a held graph leaves the list at its deadline, never having run. */
 TEST(deadline_while_waiting_never_runs) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_wait.bin", 1), HTPU_OK);
   holder h;
@@ -300,11 +223,11 @@ TEST(deadline_while_waiting_never_runs) {
   CHECK_STR_CONTAINS(htpu_last_error(), "while it waited behind other calls of the graph; it "
                                         "never ran");
   sub s;
-  log_reset();
+  done_log_reset();
   CHECK_EQ(submit(r.g, &s, 7, 0, 50 * MS), HTPU_OK);
   CHECK_EQ(htpu_call_wait(s.call, UINT64_MAX), HTPU_ETIMEDOUT);
-  CHECK_EQ(log_n, 1);
-  CHECK_EQ(log_rcs[0], HTPU_ETIMEDOUT);
+  CHECK_EQ(done_n, 1);
+  CHECK_EQ(done_rcs[0], HTPU_ETIMEDOUT);
   char msg[256];
   CHECK_EQ(htpu_call_result(s.call, NULL, msg, sizeof msg), HTPU_ETIMEDOUT);
   CHECK_STR_CONTAINS(msg, "never ran");
@@ -320,37 +243,37 @@ TEST(deadline_while_waiting_never_runs) {
  * a LOW call waits behind at most 12 HIGH calls that arrived after it. */
 TEST(deadline_priority_order_and_aging) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_prio.bin", 1), HTPU_OK);
   static sub s[20];
   holder h;
   /* 8 LOW, then one HIGH: the HIGH one runs first. */
-  log_reset();
+  done_log_reset();
   hold_start(&h, r.g);
   for (int i = 0; i < 8; i++) CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_LOW, 0), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[8], 8, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
   hold_end(&h);
   for (int i = 0; i < 9; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
-  CHECK_EQ(log_n, 9);
-  CHECK_EQ(log_ids[0], 8);
-  for (int i = 1; i < 9; i++) CHECK_EQ(log_ids[i], i - 1);
+  CHECK_EQ(done_n, 9);
+  CHECK_EQ(done_ids[0], 8);
+  for (int i = 1; i < 9; i++) CHECK_EQ(done_ids[i], i - 1);
   for (int i = 0; i < 9; i++) {
     CHECK(sub_ok(&s[i]));
     htpu_call_release(&s[i].call);
   }
   /* 1 LOW then 13 HIGH: HIGH 1..12, then the aged LOW (12 passes: 3 levels), then HIGH 13. */
-  log_reset();
+  done_log_reset();
   hold_start(&h, r.g);
   CHECK_EQ(submit(r.g, &s[0], 100, HTPU_PRIORITY_LOW, 0), HTPU_OK);
   for (int i = 1; i <= 13; i++)
     CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
   hold_end(&h);
   for (int i = 0; i <= 13; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
-  CHECK_EQ(log_n, 14);
-  for (int i = 0; i < 12; i++) CHECK_EQ(log_ids[i], i + 1);
-  CHECK_EQ(log_ids[12], 100);
-  CHECK_EQ(log_ids[13], 13);
+  CHECK_EQ(done_n, 14);
+  for (int i = 0; i < 12; i++) CHECK_EQ(done_ids[i], i + 1);
+  CHECK_EQ(done_ids[12], 100);
+  CHECK_EQ(done_ids[13], 13);
   for (int i = 0; i <= 13; i++) htpu_call_release(&s[i].call);
   fx_rig_close(&r);
   CHECK_BASELINE();
@@ -358,7 +281,7 @@ TEST(deadline_priority_order_and_aging) {
 
 TEST(deadline_queue_full) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   htpu_runtime_options ro;
   fx_ref_options(&ro);
   ro.queue_limit = 2;
@@ -386,7 +309,7 @@ TEST(deadline_queue_full) {
 /* Cancel of a waiting, a running and a finished call; wait with a limit. */
 TEST(deadline_cancel_waiting_running_finished) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_cancel.bin", 1), HTPU_OK);
   sub s[3];
@@ -401,7 +324,7 @@ TEST(deadline_cancel_waiting_running_finished) {
   /* running (stalled 5 s) and one waiting behind it */
   uint64_t aborted0 = fx_ref_aborted_calls();
   CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
-  log_reset();
+  done_log_reset();
   CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
   htpu_ref_graph_state gs;
   for (int i = 0; i < 2000; i++) {
@@ -421,8 +344,8 @@ TEST(deadline_cancel_waiting_running_finished) {
   CHECK_EQ(htpu_call_result(s[1].call, NULL, msg, sizeof msg), HTPU_ECANCELLED);
   CHECK_STR_CONTAINS(msg, "cancelled while it ran (aborted)");
   CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
-  CHECK_EQ(log_n, 2);
-  CHECK_EQ(log_ids[0], 2); /* the waiting one left first */
+  CHECK_EQ(done_n, 2);
+  CHECK_EQ(done_ids[0], 2); /* the waiting one left first */
   htpu_call_release(&s[1].call);
   htpu_call_release(&s[2].call);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
@@ -436,19 +359,19 @@ TEST(deadline_cancel_waiting_running_finished) {
 /* Closing the graph with 8 calls queued behind a stalled one: all cancelled, none left. */
 TEST(deadline_close_with_calls_queued_behind_a_stall) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close.bin", 1), HTPU_OK);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
   static sub s[9];
-  log_reset();
+  done_log_reset();
   for (int i = 0; i < 9; i++) CHECK_EQ(submit(r.g, &s[i], i, 0, 0), HTPU_OK);
-  uint64_t t0 = htpu_now_ns_for_tests();
+  uint64_t t0 = now_ns();
   CHECK_EQ(htpu_graph_close(&r.g), 0);
-  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS);
-  CHECK_EQ(log_n, 9);
+  CHECK(now_ns() - t0 < 4000 * MS);
+  CHECK_EQ(done_n, 9);
   for (int i = 0; i < 9; i++) {
-    CHECK_EQ(log_rcs[i], HTPU_ECANCELLED);
+    CHECK_EQ(done_rcs[i], HTPU_ECANCELLED);
     CHECK_EQ(htpu_call_result(s[i].call, NULL, NULL, 0), HTPU_ECANCELLED);
     htpu_call_release(&s[i].call);
   }
@@ -461,7 +384,7 @@ TEST(deadline_close_with_calls_queued_behind_a_stall) {
 /* A DSP restart during a timed call: recovered and retried under the same deadline. */
 TEST(deadline_dsp_restart_during_a_timed_call) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_ssr.bin", 1), HTPU_OK);
   CHECK_EQ(fx_ref_arm("graphExecute:1:1007:ssr"), 0);
@@ -485,7 +408,7 @@ TEST(deadline_dsp_restart_during_a_timed_call) {
 /* No-wait calls are bounded: a stall stops them (STALLED) and demotes the runtime. */
 TEST(deadline_no_wait_stall_bound_demotes) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nowait.bin", 1), HTPU_OK);
   float y[4];
@@ -512,7 +435,7 @@ TEST(deadline_no_wait_stall_bound_demotes) {
  * scheduler) is bounded all the same: its thread must stay responsive whatever the DSP does. */
 TEST(deadline_no_wait_without_short_ns_is_bounded) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nowait0.bin", 1), HTPU_OK);
   float y[4];
@@ -523,9 +446,9 @@ TEST(deadline_no_wait_without_short_ns_is_bounded) {
   htpu_exec_stats st;
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_OK);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 3000000), 0);
-  uint64_t t0 = htpu_now_ns_for_tests();
+  uint64_t t0 = now_ns();
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY);
-  CHECK(htpu_now_ns_for_tests() - t0 < 2000 * MS); /* far below the 3 s stall */
+  CHECK(now_ns() - t0 < 2000 * MS); /* far below the 3 s stall */
   CHECK_EQ(st.declined, HTPU_DECLINE_STALLED);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   fx_ref_disarm();
@@ -536,7 +459,7 @@ TEST(deadline_no_wait_without_short_ns_is_bounded) {
 /* Loads: the priority reaches QNN as a context config; the timeout bounds the load. */
 TEST(deadline_load_priority_and_timeout) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   htpu_runtime *rt = fx_open_runtime();
   CHECK(rt);
   size_t len = 0;
@@ -583,7 +506,7 @@ TEST(deadline_load_priority_and_timeout) {
 /* A signal the backend refuses at create: that graph falls back to host-side deadlines. */
 TEST(deadline_signal_refused_falls_back) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_refused.bin", 0), HTPU_OK);
   /* abort signals announced when the runtime opened, refused when the graph makes its own */
@@ -613,18 +536,18 @@ static uint64_t overlap_target;
 static void on_done_waiting_for_next(htpu_call *call, int rc, void *arg) {
   for (int i = 0; i < 10000 && fx_ref_executes() < overlap_target; i++) usleep(1000);
   atomic_store(&overlap_seen, fx_ref_executes() >= overlap_target);
-  on_done(call, rc, arg);
+  done_log_add(call, rc, arg);
 }
 
 TEST(deadline_next_call_executes_while_a_call_finishes) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_overlap.bin", 1), HTPU_OK);
   holder h;
   hold_start(&h, r.g); /* both calls queue behind it */
   sub s[2];
-  log_reset();
+  done_log_reset();
   atomic_store(&overlap_seen, 0);
   overlap_target = fx_ref_executes() + 3; /* the holder's, then both calls' */
   CHECK_EQ(submit_with(r.g, &s[0], 0, 0, 0, on_done_waiting_for_next), HTPU_OK);
@@ -633,9 +556,9 @@ TEST(deadline_next_call_executes_while_a_call_finishes) {
   CHECK_EQ(h.rc, HTPU_OK);
   for (int i = 0; i < 2; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
   CHECK_EQ(atomic_load(&overlap_seen), 1);
-  CHECK_EQ(log_n, 2);
-  CHECK_EQ(log_ids[0], 0); /* dones in execute order */
-  CHECK_EQ(log_ids[1], 1);
+  CHECK_EQ(done_n, 2);
+  CHECK_EQ(done_ids[0], 0); /* dones in execute order */
+  CHECK_EQ(done_ids[1], 1);
   for (int i = 0; i < 2; i++) {
     CHECK(sub_ok(&s[i]));
     htpu_call_release(&s[i].call);
@@ -679,7 +602,7 @@ static int gauges(uint64_t in_flight, uint64_t waiting) {
  * through another handle of the same graph is left alone and runs. */
 TEST(deadline_close_aborts_synchronous_executes) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_sync.bin", 1), HTPU_OK);
   htpu_graph *other = NULL;
@@ -694,12 +617,12 @@ TEST(deadline_close_aborts_synchronous_executes) {
   pthread_create(&keep.t, NULL, sync_main, &keep);
   CHECK_EQ(gauges(1, 2), 0);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0); /* the kept call runs at once */
-  uint64_t t0 = htpu_now_ns_for_tests();
+  uint64_t t0 = now_ns();
   CHECK_EQ(htpu_graph_close(&r.g), 0);
   pthread_join(run.t, NULL);
   pthread_join(wait.t, NULL);
   pthread_join(keep.t, NULL);
-  CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK(now_ns() - t0 < 4000 * MS); /* far below the 5 s stall */
   CHECK_EQ(run.rc, HTPU_ECANCELLED);
   CHECK_STR_CONTAINS(run.msg, "cancelled while it ran (aborted): its graph handle, context or "
                               "runtime was closed");
@@ -717,7 +640,7 @@ TEST(deadline_close_aborts_synchronous_executes) {
  * graph handle, still open, stays usable after a context close. */
 TEST(deadline_context_and_runtime_close_abort_synchronous_executes) {
   fx_reset_env();
-  baseline();
+  submitted_baseline();
   for (int which = 0; which < 2; which++) {
     fx_rig r;
     CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_ctx.bin", 1), HTPU_OK);
@@ -727,14 +650,14 @@ TEST(deadline_context_and_runtime_close_abort_synchronous_executes) {
     CHECK_EQ(gauges(1, 0), 0);
     pthread_create(&wait.t, NULL, sync_main, &wait);
     CHECK_EQ(gauges(1, 1), 0);
-    uint64_t t0 = htpu_now_ns_for_tests();
+    uint64_t t0 = now_ns();
     if (which == 0)
       CHECK_EQ(htpu_context_close(&r.ctx), 0);
     else
       CHECK_EQ(htpu_runtime_close(&r.rt), 0);
     pthread_join(run.t, NULL);
     pthread_join(wait.t, NULL);
-    CHECK(htpu_now_ns_for_tests() - t0 < 4000 * MS);
+    CHECK(now_ns() - t0 < 4000 * MS);
     CHECK_EQ(run.rc, HTPU_ECANCELLED);
     CHECK_STR_CONTAINS(run.msg, "its graph handle, context or runtime was closed");
     CHECK_EQ(wait.rc, HTPU_ECANCELLED);

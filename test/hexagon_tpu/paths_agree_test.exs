@@ -4,7 +4,9 @@ defmodule HexagonTpu.PathsAgreeTest do
   # HexagonTpu.Serving - gives what the direct path gives, on a model whose two inputs differ in
   # shape and quantization and are not interchangeable: y = a * b + a, a u8 [1,4] and b u8
   # [1,2,2] (reshaped). The values are exact in both quantizations, so a float reference
-  # computed here is the oracle too.
+  # computed here is the oracle too. Run on the reference backend as it ships (graphExecute, as
+  # every HTP release) and with graphExecuteAsync announced (capability 304), where submitted
+  # calls go through QNN's async queue.
   use ExUnit.Case, async: false
 
   import HexagonTpu.TestModels
@@ -23,9 +25,11 @@ defmodule HexagonTpu.PathsAgreeTest do
 
   @rows 7
 
-  defp model(opts) do
+  defp model(opts, env \\ []) do
     bin = build!(String.replace(@model, "GRAPHOPTS", opts))
-    HexagonTpu.load_model!({:binary, bin}, backend: :reference)
+    {:ok, rt} = HexagonTpu.Runtime.open(backend: :reference, env: env)
+    assert HexagonTpu.Runtime.info(rt).execute_async == (env != [])
+    HexagonTpu.load_model!({:binary, bin}, runtime: rt)
   end
 
   # row i: a multiples of 0.5 in [-1.5, 126], b multiples of 0.25 in [-0.25, 63.5] (exact in
@@ -44,9 +48,9 @@ defmodule HexagonTpu.PathsAgreeTest do
     from_f32(y)
   end
 
-  for opts <- ["", "batch_multiple=no"] do
-    test "every path agrees with the direct path and the float reference (#{inspect(opts)})" do
-      m = model(unquote(opts))
+  for {opts, env} <- [{"", []}, {"batch_multiple=no", []}, {"", [{"HTPU_REF_CAPS", "304=0"}]}] do
+    test "every path agrees with the direct path and the float reference (#{inspect(opts)}, #{inspect(env)})" do
+      m = model(unquote(opts), unquote(env))
       want = for i <- 0..(@rows - 1), do: direct(m, i)
       assert want == for(i <- 0..(@rows - 1), do: oracle(i))
       assert length(Enum.uniq(want)) == @rows
