@@ -13,6 +13,12 @@ defmodule HexagonTpu.Shutdown do
   #   * the stop of the :hexagon_tpu application (prep_stop/1), which System.stop/0 and a
   #     release's shutdown reach after the applications that depend on it are stopped.
   #
+  # The second needs the application running, and a script that only put the code on the path
+  # (`elixir -pa`) never starts it: System.stop/0 runs no System.at_exit/1 function either, so
+  # nothing closed before init killed every process and halted. What was still referenced then
+  # (a model kept in :persistent_term, the resources of calls whose abort had not ended yet)
+  # reached the exit open. So the first runtime's open starts the application too.
+  #
   # An abrupt System.halt/1 skips both; the OS then reclaims what is open.
 
   alias HexagonTpu.{Error, NIF}
@@ -41,15 +47,36 @@ defmodule HexagonTpu.Shutdown do
   end
 
   @doc false
-  # Once per VM (a second registration would only find nothing left to close).
+  # Once per VM (a second registration would only find nothing left to close): the at-exit
+  # function, and the application where nothing started it (see above).
   @spec arrange_at_exit() :: :ok
   def arrange_at_exit do
     unless :persistent_term.get(@at_exit_key, false) do
       :persistent_term.put(@at_exit_key, true)
       System.at_exit(fn _status -> on_stop() end)
+      ensure_application()
     end
 
     :ok
+  end
+
+  # Already running (a Mix project, a release): nothing to do. A start that fails leaves the
+  # at-exit function, and the open that got here has succeeded: a warning, not an error. An
+  # exit: the application controller is gone, the VM is stopping already.
+  defp ensure_application do
+    case Application.ensure_all_started(:hexagon_tpu) do
+      {:ok, _started} ->
+        :ok
+
+      {:error, reason} ->
+        :logger.warning(
+          "hexagon_tpu: the :hexagon_tpu application did not start (#{inspect(reason)}): " <>
+            "System.stop/0 will not close the handles left open; call " <>
+            "HexagonTpu.close_all/0 before stopping"
+        )
+    end
+  catch
+    :exit, _reason -> :ok
   end
 
   @doc false

@@ -7,8 +7,9 @@ defmodule HexagonTpu.ShutdownTest do
 
   # The reference libraries report on stderr what is still open when they are unloaded at
   # process exit ("N QNN handle(s) still alive at unload", and the same for system contexts
-  # and FastRPC allocations).
-  @leak_report ~r/still alive at unload/
+  # and FastRPC allocations; "N graphExecute call(s) still running at unload: QNN handles left
+  # alive" when an execute had not even returned).
+  @leak_report ~r/still alive at unload|still running at unload/
 
   # Runs `code` in a fresh VM on this build, the way a user runs a script; returns its output
   # (stdout and stderr) and exit status.
@@ -72,7 +73,11 @@ defmodule HexagonTpu.ShutdownTest do
   test "System.stop/0 with calls in flight on a stalled graph: aborted, the VM stops at once" do
     # One execute stalled 30 s in the DSP (injected) and 6 more queued behind it, from two
     # processes; the stop must abort the running one and drop the queued ones instead of
-    # waiting 30 s, and leave nothing open.
+    # waiting 30 s, and leave nothing open. The script does not start the application: the
+    # first runtime's open does, and its prep_stop/1 closes the graph while the callers still
+    # live. (Before, the closes came only from the destructors after init killed the callers,
+    # racing its halt: on a loaded machine the calls' ends came after it, and the stalled
+    # graph's runtime, 5 QNN handles, was reported open at unload.)
     code = """
     path = #{inspect(build_file!(add_f32()))}
     a = for x <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<x::float-32-native>>
@@ -106,6 +111,44 @@ defmodule HexagonTpu.ShutdownTest do
            "the VM took #{elapsed} ms to stop with a 30 s stall in flight\n#{out}"
 
     refute out =~ @leak_report, out
+  end
+
+  test "System.stop/0 in a script that never started the application closes a model no process holds" do
+    # `elixir -pa` starts no application and System.stop/0 runs no at-exit function: the close
+    # comes from the application's prep_stop/1, which runs only because the first runtime's
+    # open started the application. Before that, nothing closed what the processes init kills
+    # do not hold (here a model in :persistent_term, with calls in flight on its stalled
+    # graph; in the test above, the resources of calls whose abort had not ended yet on a
+    # loaded machine): it reached the exit open, every time.
+    code = """
+    path = #{inspect(build_file!(add_f32()))}
+    a = for x <- [1.0, 2.0, 3.0, 4.0], into: <<>>, do: <<x::float-32-native>>
+    {:ok, rt} =
+      HexagonTpu.Runtime.open(backend: :reference, env: [{"HTPU_REF_LATENCY", "graphExecute:30000000"}])
+    {:ok, model} = HexagonTpu.load_model(path, runtime: rt)
+    :persistent_term.put(:held_model, model)
+    parent = self()
+    spawn(fn ->
+      for _ <- 1..3, do: {:ok, _} = HexagonTpu.predict_async(model, [a, a], output: :binary)
+      send(parent, :submitted)
+      Process.sleep(:infinity)
+    end)
+    receive do
+      :submitted -> :ok
+    end
+    started = List.keymember?(Application.started_applications(), :hexagon_tpu, 0)
+    IO.puts("application started: \#{started}")
+    System.stop(0)
+    Process.sleep(:infinity)
+    """
+
+    t0 = System.monotonic_time(:millisecond)
+    {out, status} = run_script(code)
+    elapsed = System.monotonic_time(:millisecond) - t0
+    assert status == 0, out
+    refute out =~ @leak_report, out
+    assert elapsed < 20_000, "the VM took #{elapsed} ms to stop\n#{out}"
+    assert out =~ "application started: true", out
   end
 
   test "close_all/0 closes what is still referenced; later calls get :closed" do
