@@ -128,6 +128,10 @@ void bench_summary(const bench_results *r) {
   row("HIGH call behind 8 queued LOW: executes waited", r->high_waited, 1, "", 0, 1, 1);
   row("gap between executes, 4 submitted in flight (us)", r->inflight4_gap_us,
       has(r->inflight4_gap_us), "", 0, 3, 3);
+  row("  the same, median of the gaps between two executes", r->inflight4_gap_med_us,
+      has(r->inflight4_gap_med_us), "", 0, 3, 3);
+  row("  the same through graphExecuteAsync (304 on; no HTP has it)",
+      r->inflight4_async_gap_us, has(r->inflight4_async_gap_us), "", 0, 0, 0);
   row("profile_every 100, detailed, 100 ops: calls/s vs none", r->prof_throughput,
       has(r->prof_throughput), "x", 1, 0.99, 0.99);
   row("reading one 100-op detailed profile back (us)", r->prof_read_us, has(r->prof_read_us),

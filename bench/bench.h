@@ -66,7 +66,8 @@ typedef struct bench_results {
   /* deadlines (bench_deadline.c): ms until a 5 s stall with a 200 ms timeout returned; ms for
    * a close with 8 calls queued behind a stall; executes a HIGH call waited behind 8 queued
    * LOW ones; µs between executes with 4 submitted calls in flight (200 µs execute) */
-  bench_stat stall_200_ms, close8_ms, high_waited, inflight4_gap_us;
+  bench_stat stall_200_ms, close8_ms, high_waited, inflight4_gap_us, inflight4_gap_med_us,
+      inflight4_async_gap_us;
 } bench_results;
 
 typedef struct bench_config {

@@ -88,6 +88,7 @@
   X(dequantize_ns, "dequantize_ns")               \
   X(total_ns, "total_ns")                         \
   X(nif_ns, "nif_ns")                             \
+  X(execute_start_ns, "execute_start_ns")         \
   X(scheduler, "scheduler")                       \
   X(normal, "normal")                             \
   X(dirty_io, "dirty_io")                         \

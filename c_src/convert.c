@@ -291,13 +291,14 @@ int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0,
                                  ERL_NIF_TERM scheduler) {
   ERL_NIF_TERM k[] = {ATOMS.execute_ns, ATOMS.quantize_ns, ATOMS.dequantize_ns, ATOMS.total_ns,
-                      ATOMS.nif_ns, ATOMS.scheduler, ATOMS.executes};
+                      ATOMS.nif_ns, ATOMS.scheduler, ATOMS.executes, ATOMS.execute_start_ns};
   ERL_NIF_TERM v[] = {enif_make_uint64(env, st->execute_ns),
                       enif_make_uint64(env, st->quantize_ns),
                       enif_make_uint64(env, st->dequantize_ns),
                       enif_make_uint64(env, st->total_ns),
                       enif_make_int64(env, enif_monotonic_time(ERL_NIF_NSEC) - t0),
                       scheduler,
-                      enif_make_uint(env, st->executes)};
+                      enif_make_uint(env, st->executes),
+                      enif_make_uint64(env, st->execute_start_ns)};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }

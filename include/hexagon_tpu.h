@@ -527,6 +527,10 @@ typedef struct htpu_exec_stats {
                              0 for any other error (e.g. of a single execute of every row
                              group) or none. Outputs are undefined after an error, as for any
                              failed call */
+  uint64_t execute_start_ns; /* when its (last) graphExecute began, or it was handed to
+                                graphExecuteAsync (CLOCK_MONOTONIC ns; 0: it never got there):
+                                with execute_ns, when the graph was busy for it, so the idle
+                                time between two calls' executes can be read from their stats */
 } htpu_exec_stats;
 
 /* Runs the graph once. Inputs are in graph-input order, outputs in graph-output order; counts

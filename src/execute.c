@@ -115,6 +115,7 @@ typedef struct exec_call {
   io_mode *modes;
   scratch_block *scratch;
   uint64_t quant_ns, dequant_ns, exec_ns;
+  uint64_t exec_start_ns; /* the last graphExecute's (or graphExecuteAsync's) */
   int ran; /* reached graphExecute */
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
@@ -398,6 +399,8 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   /* chunked: the profile holds the first row group's execute */
   qnn_profile_handle_t prof = x->row == 0 ? x->prof.handle : NULL;
   uint64_t e0 = htpu_now_ns();
+  atomic_store_explicit(&x->s->exec_started_ns, e0, memory_order_relaxed);
+  x->exec_start_ns = e0;
   if (x->row == 0) x->prof.exec_start_ns = e0;
   qnn_error_t e = x->rt->backend_lib.graph_execute(x->s->qnn, x->tensors, x->n_in,
                                                    x->tensors + x->n_in, x->n_out, prof,
@@ -575,6 +578,7 @@ static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) 
     stats->total_ns = htpu_now_ns() - t_start;
     stats->executes = x->executes;
     stats->failed_chunk = x->failed_chunk;
+    stats->execute_start_ns = x->exec_start_ns;
   }
 }
 
@@ -762,7 +766,7 @@ static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
   s->async_in_flight++;
   x->ctl->enqueued = 1;
   pthread_mutex_unlock(&s->q_lock);
-  x->enqueued_ns = htpu_now_ns();
+  x->enqueued_ns = x->exec_start_ns = htpu_now_ns();
   qnn_error_t e = x->rt->backend_lib.graph_execute_async(s->qnn, x->tensors, x->n_in,
                                                          x->tensors + x->n_in, x->n_out, NULL,
                                                          NULL, notify, param);

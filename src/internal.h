@@ -139,6 +139,9 @@ struct graph_state {
    * ~10 us, which would sit between two executes (call.c, worker_main). */
   unsigned workers_spinning;
   atomic_int worker_poke;
+  /* When the graph's current graphExecute started (CLOCK_MONOTONIC ns): an idle worker spins
+   * until a little past its expected end, so the executing worker finds it spinning. */
+  _Atomic uint64_t exec_started_ns;
   int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
   struct htpu_call *fin_head, *fin_tail;
   struct htpu_call *calls;    /* live submitted calls, under q_lock */

@@ -591,7 +591,9 @@ defmodule HexagonTpu.Graph do
     * `:stats` - `true` returns `{:ok, outputs, stats}` with `:execute_ns` (graphExecute
       alone), `:quantize_ns`, `:dequantize_ns`, `:total_ns` (the C call), `:nif_ns` (the NIF)
       and `:scheduler` (`:normal` or `:dirty_io`: where the call ran), `:executes` (the
-      graphExecute calls the call made)
+      graphExecute calls the call made), `:execute_start_ns` (when its graphExecute began, on
+      the OS monotonic clock in ns: with `:execute_ns`, the idle time between two calls'
+      executes is the next one's start minus this one's end)
     * `:perf_profile` - a performance profile (`HexagonTpu.Runtime.open/1`) voted for this call
       only when it is higher than the runtime's, then released (`htpu_graph_execute_ex`); e.g.
       `perf_profile: :burst` for one latency-critical call on a power-saving runtime
