@@ -21,6 +21,13 @@ static unsigned tm_users;
  * this needs no wake-up: the thread wakes by then and finds it. A futex wake costs the arming
  * thread ~10 us on a loaded host, which every execute that arms its deadline would pay. */
 static uint64_t tm_sleep_until;
+/* The due time of the latest arm, under tm_lock. With the list empty the thread sleeps until
+ * then, not "for any entry" nor until an older, later target: a call that armed its deadline,
+ * woke the thread and disarmed before the thread ran (short calls on a slow host) leaves an
+ * empty list, and either sleep would make the next call's arm wake it again, and so on for
+ * every call (seen under ThreadSanitizer: 93 wake-ups for 200 calls). Back-to-back calls arm
+ * ever later deadlines, so after one wake-up theirs are all later than the sleep. */
+static uint64_t tm_target;
 static _Thread_local int tm_is_thread;
 
 static void tm_init(void) {
@@ -47,18 +54,20 @@ static void *tm_main(void *arg) {
   pthread_mutex_lock(&tm_lock);
   while (!tm_stop) {
     htimer *t = tm_head;
-    if (!t) {
+    uint64_t now = htpu_now_ns();
+    if (!t && tm_target <= now) {
       tm_sleep_until = UINT64_MAX;
       pthread_cond_wait(&tm_cv, &tm_lock);
       tm_sleep_until = 0;
       continue;
     }
-    uint64_t now = htpu_now_ns();
-    if (t->when > now) {
-      /* Kept as the target even if the entry is disarmed meanwhile: the deadlines armed after
-       * it (short calls come back to back) are later, so they wake nobody. */
-      tm_sleep_until = t->when;
-      struct timespec ts = {(time_t)(t->when / 1000000000u), (long)(t->when % 1000000000u)};
+    if (!t || t->when > now) {
+      /* The head's due time, kept as the target even if the entry is disarmed meanwhile: the
+       * deadlines armed after it (short calls come back to back) are later, so they wake
+       * nobody. With no entry, the latest armed (tm_target). */
+      uint64_t until = t ? t->when : tm_target;
+      tm_sleep_until = until;
+      struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
       pthread_cond_timedwait(&tm_cv, &tm_lock, &ts);
       tm_sleep_until = 0;
       continue;
@@ -109,6 +118,7 @@ void timer_arm(htimer *t, uint64_t when, void (*fn)(htimer *)) {
   else tm_head = t;
   t->armed = 1;
   start_locked();
+  tm_target = when;
   if (tm_head == t && tm_sleep_until != 0 && when < tm_sleep_until) {
     STAT_ADD(timer_wakeups, 1);
     pthread_cond_signal(&tm_cv);
