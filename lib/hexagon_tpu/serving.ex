@@ -116,7 +116,8 @@ defmodule HexagonTpu.Serving do
     * `:priority` - `:low`, `:normal`, `:normal_high` or `:high`: the place of the serving's
       batches among the calls waiting for the model, as `HexagonTpu.predict_batch/3`'s (a
       `:high` serving's batches go before a `:low` one's on a model they share); default the
-      model's
+      model's. A source loaded here gets it as its load's `:priority` too (the context's QNN
+      priority where the backend has priority control)
     * `:graph` and the runtime options (`backend: :reference`, ...) - for loading a source,
       as `HexagonTpu.load_model/2`
     * `:profile_every`, `:profile_level` - for loading a source: one batch in N carries a
@@ -161,7 +162,7 @@ defmodule HexagonTpu.Serving do
     load_names = [:graph, :profile_every, :profile_level | Runtime.option_names() -- [:env]]
     {load_opts, own} = Options.split(opts, load_names)
     o = HexagonTpu.unwrap!(Options.validate(own, @spec_opts, @where))
-    models = HexagonTpu.unwrap!(models(model_or_path, load_opts, o.partitions))
+    models = HexagonTpu.unwrap!(models(model_or_path, load_opts, o))
     [first | _] = models
     batch = HexagonTpu.unwrap!(Batching.graph_batch(first))
 
@@ -213,9 +214,9 @@ defmodule HexagonTpu.Serving do
   end
 
   defp models(%Graph{} = g, [], 1), do: {:ok, [g]}
-  defp models(%Graph{} = g, load_opts, n), do: models([g], load_opts, n)
+  defp models(%Graph{} = g, load_opts, o), do: models([g], load_opts, o)
 
-  defp models([%Graph{} | _] = graphs, load_opts, n) do
+  defp models([%Graph{} | _] = graphs, load_opts, %{partitions: n}) do
     cond do
       load_opts != [] ->
         bad("load options (#{inspect(Keyword.keys(load_opts))}) apply to a source, not to models")
@@ -234,11 +235,15 @@ defmodule HexagonTpu.Serving do
     end
   end
 
-  defp models(source, load_opts, n) when is_binary(source) or is_tuple(source) do
+  # A source loaded here takes the serving's :priority as its context's QNN priority too, as
+  # load_model/2's does.
+  defp models(source, load_opts, %{partitions: n, priority: priority})
+       when is_binary(source) or is_tuple(source) do
+    load_opts = if priority, do: [{:priority, priority} | load_opts], else: load_opts
     Results.map_ok(1..n, fn _ -> HexagonTpu.load_model(source, load_opts) end)
   end
 
-  defp models(other, _load_opts, _n),
+  defp models(other, _load_opts, _o),
     do: bad("expected a model, a list of models or a source, got #{inspect(other, limit: 5)}")
 
   defp same_io([first | rest] = graphs) do

@@ -24,6 +24,23 @@ defmodule HexagonTpu.ServingPriorityTest do
 
   defp row(x), do: Nx.tensor([[x, x + 1, x + 2, x + 3]], type: {:f, 32})
 
+  test "a serving that loads its source gives its :priority to the load (the context's QNN priority)" do
+    bin = build!(String.replace(add_f32(), "graph add_f32", "graph serving_prio_g"))
+
+    for {prio, qnn} <- [high: 200, low: 0] do
+      serving = HexagonTpu.Serving.new({:binary, bin}, priority: prio, backend: :reference)
+      name = :"serving_prio_#{prio}"
+      start_supervised!({Nx.Serving, serving: serving, name: name}, id: name)
+
+      assert {:ok, %{context_priority: ^qnn}} =
+               NIF.ref_control(backend_lib(), {:graph_state, "serving_prio_g"})
+
+      [y] = Nx.Serving.batched_run(name, [row(1.0), row(2.0)])
+      assert Nx.to_flat_list(y) == [3.0, 5.0, 7.0, 9.0]
+      stop_supervised!(name)
+    end
+  end
+
   test "a :high serving's batch overtakes a :low serving's queued before it on a shared model" do
     model =
       HexagonTpu.load_model!({:binary, build!(add_f32())},
