@@ -360,7 +360,7 @@ static int stopped_error(exec_call *x) {
                           "handle, context or runtime was closed",
                           name);
   default:
-    STAT_ADD(executes_timed_out, 1);
+    if (!x->ctl->call) STAT_ADD(executes_timed_out, 1); /* a submitted call's: when it completes */
     return htpu_set_error(HTPU_ETIMEDOUT, 0,
                           "graph '%s': the call passed its %llu ms deadline (timeout); the graph "
                           "stays usable",
