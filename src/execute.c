@@ -219,7 +219,8 @@ static int decline(const exec_call *x, htpu_decline why) {
       [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
                                "unknown)",
       [HTPU_DECLINE_LONG] = "a recent call took longer than the short-call limit",
-      [HTPU_DECLINE_BUSY] = "another execute holds the graph (or waits for it)",
+      [HTPU_DECLINE_BUSY] = "another execute holds the graph, waits for it or is in QNN's "
+                            "queue for it",
       [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
       [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
@@ -813,6 +814,8 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
   pthread_mutex_unlock(&s->q_lock);
   rc = enqueue_once(x, notify, param);
   if (rc == 0) {
+    /* Still a contender until notified: a no-wait call's first look sees the graph busy. */
+    atomic_fetch_add(&s->contenders, 1);
     unlock_graph(x); /* the ctl is the call's: alive until its notification is handled */
     return EXEC_PENDING;
   }
@@ -846,6 +849,7 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e) {
   x->ctl->enqueued = 0;
   pthread_cond_signal(&s->async_cv);
   pthread_mutex_unlock(&s->q_lock);
+  atomic_fetch_sub(&s->contenders, 1);
   int rc = execute_answer(x, e);
   if (rc != EXEC_RESTARTED) return rc;
   if (x->restarts < x->rt->recovery_retries) {

@@ -127,6 +127,13 @@ int turn_acquire(exec_ctl *x, int try_only) {
     atomic_fetch_sub(&s->contenders, 1);
     return removed_error(s, x, REASON_CLOSE);
   }
+  /* A no-wait call would wait in QNN's queue behind the calls handed to graphExecuteAsync
+   * (one FIFO with graphExecute): the graph is busy until they are notified. */
+  if (try_only && s->async_in_flight) {
+    pthread_mutex_unlock(&s->q_lock);
+    atomic_fetch_sub(&s->contenders, 1);
+    return TURN_BUSY;
+  }
   if (!s->running && !s->head) {
     if (x->call) {
       grant(s, x); /* the worker runs it */

@@ -97,6 +97,42 @@ TEST(async_review_deadline_while_waiting_for_room) {
   CHECK_BASELINE();
 }
 
+/* A no-wait call on a graph with calls in QNN's queue would wait in QNN's queue behind them
+ * (one FIFO for graphExecute and graphExecuteAsync): declined as busy at once, without a
+ * stall that would demote every no-wait call of the runtime. */
+TEST(async_review_no_wait_behind_qnn_queue_is_declined_busy) {
+  submitted_baseline();
+  fx_rig r;
+  CHECK_EQ(open_rig(&r, "async_rv_nowait.bin", NULL), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 100000), 0);
+  static sub s[2];
+  done_log_reset();
+  CHECK_EQ(submit(r.g, &s[0], 1, 0, 0), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 2, 0, 0), HTPU_OK);
+  wait_pending(HTPU_ASYNC_DEPTH);
+  htpu_exec_options nw;
+  memset(&nw, 0, sizeof nw);
+  nw.no_wait = 1;
+  htpu_exec_stats st;
+  memset(&st, 0, sizeof st);
+  float y[4] = {0};
+  int rc = fx_add(r.g, 1, &nw, &st, y);
+  uint32_t pending_then = fx_ref_async_pending();
+  for (int i = 0; i < 2; i++) {
+    htpu_call_wait(s[i].call, UINT64_MAX);
+    htpu_call_release(&s[i].call);
+  }
+  fx_ref_set_latency("graphExecute", 0);
+  fx_rig_close(&r);
+  fx_ref_disarm();
+
+  CHECK_EQ(rc, HTPU_EBUSY);
+  CHECK_MSG(st.declined == HTPU_DECLINE_BUSY, "declined %d (expected busy, %d)", (int)st.declined,
+            (int)HTPU_DECLINE_BUSY);
+  CHECK(pending_then > 0); /* declined while they were still in QNN's queue */
+  CHECK_BASELINE();
+}
+
 /* A DSP restart notified for calls in QNN's queue with recoveries off: each fails with the
  * restart's error, once, and every counter is back. */
 TEST(async_review_restart_notified_without_recovery) {
