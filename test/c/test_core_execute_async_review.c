@@ -247,3 +247,47 @@ TEST(async_review_stale_context_refuses_the_enqueue) {
   CHECK_EQ(notified, 2); /* the first ran with graphExecute after the recovery */
   CHECK_BASELINE();
 }
+
+/* Every execute meets a DSP restart: a submitted call gets as many recoveries as the runtime
+ * allows (recovery_retries), on the graphExecuteAsync path as on graphExecute (the oracle,
+ * the same call with 304 off), and then the restart's error. */
+static int restart_every_execute(int async, uint64_t *recoveries, uint64_t *failures) {
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.recovery_retries = 1;
+  o.startup_retry_delay_ms = 1;
+  fx_rig r;
+  fx_reset_env();
+  if (async && fx_ref_set_capability(304, 0) != 0) return -1;
+  int rc = fx_rig_open(&r, &o, async ? "async_rv_ssr_on.bin" : "async_rv_ssr_off.bin", 1);
+  htpu_stats before, after;
+  htpu_stats_get(&before);
+  if (!rc) rc = fx_ref_arm("graphExecute:*:1007:ssr");
+  sub s;
+  if (!rc) rc = submit(r.g, &s, 1, 0, 0);
+  if (!rc) {
+    rc = htpu_call_wait(s.call, UINT64_MAX);
+    htpu_call_release(&s.call);
+  }
+  htpu_stats_get(&after);
+  fx_ref_disarm();
+  fx_rig_close(&r);
+  *recoveries = after.recoveries - before.recoveries;
+  *failures = after.recovery_failures - before.recovery_failures;
+  return rc;
+}
+
+TEST(async_review_restart_recoveries_bounded_as_graph_execute) {
+  submitted_baseline();
+  uint64_t rec_sync = 0, fail_sync = 0, rec_async = 0, fail_async = 0;
+  int rc_sync = restart_every_execute(0, &rec_sync, &fail_sync);
+  int rc_async = restart_every_execute(1, &rec_async, &fail_async);
+  CHECK_EQ(rc_sync, HTPU_EDEVICE_RESET);
+  CHECK_EQ(rec_sync, 1);
+  CHECK_EQ(fail_sync, 1);
+  CHECK_MSG(rc_async == HTPU_EDEVICE_RESET, "async: %s", htpu_err_name(rc_async));
+  CHECK_MSG(rec_async == rec_sync, "async: %llu recoveries with recovery_retries 1",
+            (unsigned long long)rec_async);
+  CHECK_EQ(fail_async, fail_sync);
+  CHECK_BASELINE();
+}
