@@ -291,3 +291,114 @@ TEST(async_review_restart_recoveries_bounded_as_graph_execute) {
   CHECK_EQ(fail_async, fail_sync);
   CHECK_BASELINE();
 }
+
+/* Submitted calls with cancels, short deadlines and synchronous executes on one graph whose
+ * calls go through QNN's queue, with a DSP restart in the middle: every call answers once,
+ * right where it says OK, and every counter is back (the threaded paths for TSan). */
+static void *sync_caller(void *arg) {
+  htpu_graph *g = arg;
+  long bad = 0;
+  for (int i = 0; i < 12; i++) {
+    float y[4] = {0};
+    int rc = fx_add(g, (float)i, NULL, NULL, y);
+    if (rc == HTPU_OK && !(y[0] == (float)i + 10 && y[3] == 44)) bad++;
+    if (rc != HTPU_OK && rc != HTPU_EDEVICE_RESET) bad++;
+  }
+  return (void *)bad;
+}
+
+TEST(async_review_mixed_stops_sync_and_restart) {
+  submitted_baseline();
+  fx_rig r;
+  CHECK_EQ(open_rig(&r, "async_rv_mixed.bin", NULL), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 3000), 0);
+  htpu_stats before;
+  htpu_stats_get(&before);
+  enum { N = 40 };
+  static sub s[N];
+  done_log_reset();
+  pthread_t t;
+  int started = pthread_create(&t, NULL, sync_caller, r.g) == 0;
+  int submitted = 0;
+  for (int i = 0; i < N; i++) {
+    uint64_t timeout = i % 5 == 1 ? 2 * MS : 0;
+    if (submit(r.g, &s[i], i + 1, 0, timeout) != HTPU_OK) break;
+    submitted++;
+    if (i % 4 == 2) htpu_call_cancel(s[i].call);
+    if (i % 7 == 3) htpu_call_release(&s[i].call); /* answers through done only */
+    if (i == N / 2) fx_ref_trigger_ssr();
+  }
+  long sync_bad = 0;
+  if (started) {
+    void *ret = NULL;
+    pthread_join(t, &ret);
+    sync_bad = (long)ret;
+  }
+  int wrong = 0;
+  for (int i = 0; i < submitted; i++) {
+    if (!s[i].call) continue;
+    int rc = htpu_call_wait(s[i].call, UINT64_MAX);
+    if (rc == HTPU_OK && !sub_ok(&s[i])) wrong++;
+    htpu_call_release(&s[i].call);
+  }
+  fx_ref_set_latency("graphExecute", 0);
+  fx_rig_close(&r); /* every done ran before the close returned */
+  htpu_stats after;
+  htpu_stats_get(&after);
+  fx_ref_disarm();
+  CHECK(started);
+  CHECK_EQ(submitted, N);
+  CHECK_EQ(sync_bad, 0);
+  CHECK_EQ(wrong, 0);
+  CHECK_EQ(done_n, N);
+  int seen[N + 1];
+  memset(seen, 0, sizeof seen);
+  for (int i = 0; i < done_n; i++) {
+    CHECK(done_ids[i] >= 1 && done_ids[i] <= N);
+    seen[done_ids[i]]++;
+    CHECK_MSG(done_rcs[i] == HTPU_OK || done_rcs[i] == HTPU_ECANCELLED ||
+                  done_rcs[i] == HTPU_ETIMEDOUT || done_rcs[i] == HTPU_EDEVICE_RESET,
+              "call %d: %s", done_ids[i], htpu_err_name(done_rcs[i]));
+  }
+  for (int i = 1; i <= N; i++) CHECK_MSG(seen[i] == 1, "call %d answered %d times", i, seen[i]);
+  CHECK_EQ(after.executes_in_flight, 0);
+  CHECK_EQ(after.executes_waiting, 0);
+  CHECK_BASELINE();
+}
+
+/* A synchronous call with a deadline waits in QNN's queue (one FIFO) behind two submitted
+ * calls there; its deadline triggers the graph's signal from the timer under the graph's lock,
+ * which QNN's notifications of those calls also take: the abort returns, the notifications go
+ * through, and every call has its answer. */
+TEST(async_review_sync_deadline_behind_qnn_queue) {
+  submitted_baseline();
+  fx_rig r;
+  CHECK_EQ(open_rig(&r, "async_rv_syncdl.bin", NULL), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 80000), 0);
+  static sub s[2];
+  done_log_reset();
+  CHECK_EQ(submit(r.g, &s[0], 1, 0, 0), HTPU_OK);
+  CHECK_EQ(submit(r.g, &s[1], 2, 0, 0), HTPU_OK);
+  wait_pending(HTPU_ASYNC_DEPTH);
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.timeout_ns = 10 * MS;
+  float y[4] = {0};
+  int rc = fx_add(r.g, 1, &o, NULL, y);
+  int rc0 = htpu_call_wait(s[0].call, UINT64_MAX);
+  int rc1 = htpu_call_wait(s[1].call, UINT64_MAX);
+  int ok = sub_ok(&s[0]) && sub_ok(&s[1]);
+  for (int i = 0; i < 2; i++) htpu_call_release(&s[i].call);
+  fx_ref_set_latency("graphExecute", 0);
+  float y2[4] = {0};
+  int after_rc = fx_add(r.g, 5, NULL, NULL, y2);
+  fx_rig_close(&r);
+  fx_ref_disarm();
+  CHECK_EQ(rc, HTPU_ETIMEDOUT);
+  CHECK_EQ(rc0, HTPU_OK);
+  CHECK_EQ(rc1, HTPU_OK);
+  CHECK(ok);
+  CHECK_EQ(after_rc, HTPU_OK);
+  CHECK(y2[0] == 15 && y2[3] == 44);
+  CHECK_BASELINE();
+}
