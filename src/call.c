@@ -86,6 +86,9 @@ static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, in
       memcpy(call->user_io[i].data, call->io[i].data, call->io[i].size);
   call->completed = 1;
   call->rc = rc;
+  /* Counted here, where its rc is decided once: a call stopped on the host (ended early) may
+   * meet its stop again on the worker (stopped_error) or in the list (removed_error). */
+  if (rc == HTPU_ETIMEDOUT) STAT_ADD(executes_timed_out, 1);
   if (st) call->stats = *st;
   htpu_copy_message(rc ? msg : "", call->msg, sizeof call->msg);
   call->qnn_code = rc ? qnn_code : 0;

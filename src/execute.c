@@ -127,10 +127,12 @@ typedef struct exec_call {
   uint32_t **dims;          /* rows > 1: the call's dims per tensor, then the templates' */
   unsigned char *rows_block; /* rows > 1: the conversion block, k rows of each tensor */
   uint32_t executes, failed_chunk;
-  /* executeAsync: when it was handed to QNN's queue, the generation then, and the restarts
-   * it was queued again after (a DSP restart notified: bounded by recovery_retries) */
+  /* executeAsync: when it was handed to QNN's queue, the generation then, and the DSP
+   * restarts it met there (bounded by recovery_retries, as graphExecute's attempts are);
+   * recover_due: one was notified, its next turn recovers the context first */
   uint64_t enqueued_ns, generation;
   uint32_t restarts;
+  int recover_due;
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -219,7 +221,8 @@ static int decline(const exec_call *x, htpu_decline why) {
       [HTPU_DECLINE_UNKNOWN] = "fewer than the timing window's calls are recorded (duration "
                                "unknown)",
       [HTPU_DECLINE_LONG] = "a recent call took longer than the short-call limit",
-      [HTPU_DECLINE_BUSY] = "another execute holds the graph (or waits for it)",
+      [HTPU_DECLINE_BUSY] = "another execute holds the graph, waits for it or is in QNN's "
+                            "queue for it",
       [HTPU_DECLINE_GATE] = "a context load, free or recovery holds the execute gate",
       [HTPU_DECLINE_PERF] = "a per-call performance vote may cross to the DSP",
       [HTPU_DECLINE_RECOVERY] = "the DSP restarted and the recovery may block",
@@ -360,7 +363,7 @@ static int stopped_error(exec_call *x) {
                           "handle, context or runtime was closed",
                           name);
   default:
-    STAT_ADD(executes_timed_out, 1);
+    if (!x->ctl->call) STAT_ADD(executes_timed_out, 1); /* a submitted call's: when it completes */
     return htpu_set_error(HTPU_ETIMEDOUT, 0,
                           "graph '%s': the call passed its %llu ms deadline (timeout); the graph "
                           "stays usable",
@@ -435,28 +438,36 @@ static int execute_answer(exec_call *x, qnn_error_t e) {
   return EXEC_RESTARTED;
 }
 
-/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows. */
-static int execute_attempts(exec_call *x) {
+/* After a DSP restart met at `generation`, with `attempt` recoveries made for the call
+ * already: the context recovered (0: try again), or the restart's error once the runtime's
+ * recovery_retries are used. */
+static int recover_for_retry(exec_call *x, uint32_t attempt, uint64_t generation) {
   const uint32_t code = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
-  for (uint32_t attempt = 0;; attempt++) {
+  if (attempt >= x->rt->recovery_retries) {
+    htpu_set_error(HTPU_EDEVICE_RESET, code,
+                   "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
+                   "error %u (%s)",
+                   x->gi->name, attempt, attempt == 1 ? "y" : "ies", code,
+                   htpu_qnn_error_name(code));
+    qnn_log_append_since(x->mark);
+    STAT_ADD(recovery_failures, 1);
+    return HTPU_EDEVICE_RESET;
+  }
+  /* A subsystem restart: recreate the context from its binary, then try again. */
+  return context_recover(x->c, generation);
+}
+
+/* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows,
+ * `first` of them used already (a submitted call's on the graphExecuteAsync path). */
+static int execute_attempts(exec_call *x, uint32_t first) {
+  for (uint32_t attempt = first;; attempt++) {
     uint64_t generation = 0;
     int rc = execute_once(x, &generation);
     if (rc != EXEC_RESTARTED) return rc;
     /* The context is stale and stays so until recovered: the call made again on a thread
      * that may block fails the same way and recovers. */
     if (x->policy == POLICY_TRY) return decline(x, HTPU_DECLINE_RECOVERY);
-    if (attempt >= x->rt->recovery_retries) {
-      htpu_set_error(HTPU_EDEVICE_RESET, code,
-                     "executing graph '%s': the DSP restarted again after %u recover%s: QNN "
-                     "error %u (%s)",
-                     x->gi->name, attempt, attempt == 1 ? "y" : "ies", code,
-                     htpu_qnn_error_name(code));
-      qnn_log_append_since(x->mark);
-      STAT_ADD(recovery_failures, 1);
-      return HTPU_EDEVICE_RESET;
-    }
-    /* A subsystem restart: recreate the context from its binary, then try again. */
-    rc = context_recover(x->c, generation);
+    rc = recover_for_retry(x, attempt, generation);
     if (rc) return rc;
   }
 }
@@ -464,10 +475,10 @@ static int execute_attempts(exec_call *x) {
 /* A call of k row groups (batch_multiple.h): one execute with the multiple where the graph may
  * take it, else (also when it refuses it now, remembered) one execute per row group. */
 static int execute_rows(exec_call *x) {
-  if (x->rows == 1) return execute_attempts(x);
+  if (x->rows == 1) return execute_attempts(x, 0);
   if (batch_try_one_execute(x->rt, x->s, x->rows)) {
     x->batched = 1;
-    int rc = execute_attempts(x);
+    int rc = execute_attempts(x, 0);
     x->batched = 0;
     if (rc != HTPU_EQNN || !batch_is_refusal(htpu_last_qnn_code())) {
       if (!rc) batch_remember(x->s, 1);
@@ -479,7 +490,7 @@ static int execute_rows(exec_call *x) {
   }
   uint64_t exec_ns = x->exec_ns;
   for (x->row = 0; x->row < x->rows; x->row++) {
-    int rc = execute_attempts(x);
+    int rc = execute_attempts(x, 0);
     exec_ns += x->exec_ns;
     if (rc) {
       x->failed_chunk = x->row + 1;
@@ -802,6 +813,14 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
   (void)perf_call_enter(&x->rt->perf, x->vote);
   htpu_clear_error();
   int rc = lock_graph(x); /* granted before it reached the worker */
+  if (rc == TURN_TAKEN && x->recover_due) {
+    /* A DSP restart notified for its last hand-over: the context is stale until recovered
+     * (a no-op where another call recovered it since). */
+    x->recover_due = 0;
+    x->restarts++;
+    rc = context_recover(x->c, x->generation);
+    if (rc) unlock_graph(x);
+  }
   if (rc != TURN_TAKEN) {
     perf_call_leave(&x->rt->perf, x->vote);
     return rc;
@@ -813,17 +832,19 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
   pthread_mutex_unlock(&s->q_lock);
   rc = enqueue_once(x, notify, param);
   if (rc == 0) {
+    /* Still a contender until notified: a no-wait call's first look sees the graph busy. */
+    atomic_fetch_add(&s->contenders, 1);
     unlock_graph(x); /* the ctl is the call's: alive until its notification is handled */
     return EXEC_PENDING;
   }
   /* Not queued: the call runs here with graphExecute, a restart recovered first. */
   uint64_t t_locked = htpu_now_ns();
-  if (rc == EXEC_RESTARTED) {
-    rc = context_recover(x->c, x->generation);
-    if (!rc) rc = execute_attempts(x);
+  if (rc == EXEC_RESTARTED) { /* refused at the call: a restart like graphExecute's */
+    rc = recover_for_retry(x, x->restarts, x->generation);
+    if (!rc) rc = execute_attempts(x, ++x->restarts);
   } else if (rc == EXEC_SYNC) {
     htpu_clear_error();
-    rc = execute_attempts(x);
+    rc = execute_attempts(x, x->restarts);
   }
   if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
   unlock_graph(x);
@@ -846,10 +867,11 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e) {
   x->ctl->enqueued = 0;
   pthread_cond_signal(&s->async_cv);
   pthread_mutex_unlock(&s->q_lock);
+  atomic_fetch_sub(&s->contenders, 1);
   int rc = execute_answer(x, e);
   if (rc != EXEC_RESTARTED) return rc;
   if (x->restarts < x->rt->recovery_retries) {
-    x->restarts++;
+    x->recover_due = 1;
     return EXEC_RESTARTED; /* queued again: its next turn recovers the context and runs it */
   }
   const uint32_t code = QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;

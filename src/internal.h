@@ -121,8 +121,8 @@ struct graph_state {
   qnn_signal_handle_t signal;
   char signal_note[160];
   const qnn_backend_lib *lib;
-  /* Calls holding the graph or waiting for it (not those still converting, which run
-   * outside it): a no-wait call looks here before converting anything. */
+  /* Calls holding the graph, waiting for it or in QNN's async queue for it (not those still
+   * converting, which run outside it): a no-wait call looks here before converting anything. */
   atomic_uint contenders;
   /* Submitted calls (call.c): run by CALL_WORKERS worker threads, started on the first
    * submit and joined when the state is freed; the live ones are listed for the closes that

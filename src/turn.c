@@ -105,7 +105,7 @@ static int removed_error(graph_state *s, exec_ctl *x, ctl_reason why) {
     return htpu_set_error(HTPU_ECANCELLED, 0,
                           "graph '%s': the call was cancelled while it waited for its turn",
                           s->name);
-  STAT_ADD(executes_timed_out, 1);
+  if (!x->call) STAT_ADD(executes_timed_out, 1); /* a submitted call's: when it completes */
   return htpu_set_error(HTPU_ETIMEDOUT, 0,
                         "graph '%s': the call passed its %llu ms deadline (timeout) while it "
                         "waited behind %s; it never ran",
@@ -126,6 +126,13 @@ int turn_acquire(exec_ctl *x, int try_only) {
     pthread_mutex_unlock(&s->q_lock);
     atomic_fetch_sub(&s->contenders, 1);
     return removed_error(s, x, REASON_CLOSE);
+  }
+  /* A no-wait call would wait in QNN's queue behind the calls handed to graphExecuteAsync
+   * (one FIFO with graphExecute): the graph is busy until they are notified. */
+  if (try_only && s->async_in_flight) {
+    pthread_mutex_unlock(&s->q_lock);
+    atomic_fetch_sub(&s->contenders, 1);
+    return TURN_BUSY;
   }
   if (!s->running && !s->head) {
     if (x->call) {
@@ -256,7 +263,6 @@ static void ctl_fire(htimer *t) {
                                   "outputs discarded)",
                                   s->name, (unsigned long long)(x->timeout_ns / 1000000u),
                                   no_signal);
-    if (why == REASON_TIMEOUT) STAT_ADD(executes_timed_out, 1);
     calls_end_early(call, rc);
   }
 }
