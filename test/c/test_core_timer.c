@@ -1,5 +1,6 @@
 /* The process-wide timer thread (src/timer.c) on its own: entries armed and disarmed faster
  * than the thread can run must not wake it each time. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,10 +40,10 @@ TEST(timer_arms_in_a_row_wake_the_thread_once) {
             (unsigned long long)(s1.timer_wakeups - s0.timer_wakeups));
 }
 
-static volatile int fired;
+static atomic_int fired;
 static void mark(htimer *t) {
   (void)t;
-  fired = 1;
+  atomic_store(&fired, 1);
 }
 
 /* After a far deadline was armed and disarmed, a near one still fires on time: the thread,
@@ -54,12 +55,12 @@ TEST(timer_a_near_deadline_after_a_far_one_fires) {
   memset(&near, 0, sizeof near);
   timer_arm(&far, htpu_now_ns() + 3600ull * 1000000000u, never);
   timer_disarm(&far);
-  fired = 0;
+  atomic_store(&fired, 0);
   timer_arm(&near, htpu_now_ns() + 20ull * 1000000u, mark);
   uint64_t until = htpu_now_ns() + 5ull * 1000000000u;
-  while (!fired && htpu_now_ns() < until) {
+  while (!atomic_load(&fired) && htpu_now_ns() < until) {
   }
-  int ok = fired;
+  int ok = atomic_load(&fired);
   timer_disarm(&near);
   timer_release();
   CHECK_MSG(ok, "a 20 ms deadline did not fire within 5 s after a 1 h one was disarmed");
