@@ -34,6 +34,7 @@ void ctl_init(exec_ctl *x, graph_obj *g, int priority, uint64_t timeout_ns, uint
   atomic_init(&x->reason, REASON_NONE);
   x->removed_rc = 0;
   x->enqueued = 0;
+  x->requeued = 0;
   pthread_cond_init(&x->cv, NULL);
   x->timer.armed = 0;
   x->timer.prev = x->timer.next = NULL;
@@ -149,7 +150,7 @@ int turn_acquire(exec_ctl *x, int try_only) {
     atomic_fetch_sub(&s->contenders, 1);
     return TURN_BUSY;
   }
-  if (s->waiting >= s->queue_limit) {
+  if (s->waiting >= s->queue_limit && !x->requeued) {
     uint32_t n = s->waiting;
     pthread_mutex_unlock(&s->q_lock);
     atomic_fetch_sub(&s->contenders, 1);
@@ -199,6 +200,7 @@ void turn_release(exec_ctl *x) {
 int turn_requeue(exec_ctl *x) {
   pthread_mutex_lock(&x->s->q_lock);
   x->state = CTL_NEW;
+  x->requeued = 1;
   pthread_mutex_unlock(&x->s->q_lock);
   return turn_acquire(x, 0);
 }

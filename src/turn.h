@@ -46,6 +46,7 @@ typedef struct exec_ctl {
   atomic_int reason;       /* ctl_reason; set once */
   int removed_rc;          /* left the list without running: HTPU_ETIMEDOUT / HTPU_ECANCELLED */
   int enqueued;            /* in QNN's queue (graphExecuteAsync), not notified; under q_lock */
+  int requeued;            /* waits again after a DSP restart: accepted before, never "full" */
   pthread_cond_t cv;       /* a synchronous waiter sleeps here */
   htimer timer;
   struct exec_ctl *prev, *next; /* the waiting list */
@@ -68,7 +69,8 @@ void ctl_stop(exec_ctl *x, ctl_reason why);
 int turn_acquire(exec_ctl *x, int try_only);
 /* Gives the graph to the next waiter (or frees it). */
 void turn_release(exec_ctl *x);
-/* A submitted call that let go of its turn waits for another (turn_acquire's answers). */
+/* A submitted call that let go of its turn waits for another (turn_acquire's answers; never
+ * refused as full: it was accepted once). */
 int turn_requeue(exec_ctl *x);
 /* The reason the running ctl was stopped (REASON_NONE: not). */
 static inline ctl_reason ctl_why(exec_ctl *x) { return (ctl_reason)atomic_load(&x->reason); }

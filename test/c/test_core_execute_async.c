@@ -275,3 +275,39 @@ TEST(async_graph_runs_batch_multiple_calls_synchronously) {
   CHECK_EQ(fx_ref_async_notified() - notified0, 0);
   CHECK_BASELINE();
 }
+
+/* A call queued again after a DSP restart was accepted once: it is not refused as "queue full"
+ * when queue_limit calls wait meanwhile. */
+TEST(async_requeue_after_a_restart_is_never_refused_as_full) {
+  submitted_baseline();
+  fx_reset_env();
+  CHECK_EQ(fx_ref_set_capability(304, 0), 0);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.queue_limit = 1;
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, &o, "async_requeue_full.bin", 1), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 50000), 0);
+  static sub s[3];
+  int ok = 1;
+  for (int i = 0; i < HTPU_ASYNC_DEPTH; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
+  while (ok && fx_ref_async_pending() < HTPU_ASYNC_DEPTH) usleep(1000);
+  ok &= submit(r.g, &s[2], 3, 0, 0) == HTPU_OK; /* waits on the host: the queue is full */
+  uint32_t stale = fx_ref_trigger_ssr();
+  int rcs[3], right[3];
+  for (int i = 0; i < 3; i++) {
+    rcs[i] = ok ? htpu_call_wait(s[i].call, UINT64_MAX) : -1;
+    right[i] = sub_ok(&s[i]);
+    htpu_call_release(&s[i].call);
+  }
+  fx_ref_set_latency("graphExecute", 0);
+  fx_rig_close(&r);
+  fx_ref_disarm();
+  CHECK(ok);
+  CHECK_EQ(stale, 1);
+  for (int i = 0; i < 3; i++) {
+    CHECK_MSG(rcs[i] == HTPU_OK, "call %d: %s", i + 1, htpu_err_name(rcs[i]));
+    CHECK_MSG(right[i], "call %d: a wrong answer", i + 1);
+  }
+  CHECK_BASELINE();
+}
