@@ -18,6 +18,9 @@
  */
 #include <sched.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,25 +230,23 @@ static _Thread_local graph_state *tl_worker_of; /* the state whose worker this t
 
 int calls_on_worker(const graph_state *s) { return tl_worker_of == s; }
 
-/* Under q_lock (released while spinning, held again on return): spins until an executing
- * worker pokes this one or a little past the running execute's expected end (it started at
- * exec_started_ns; recent calls took last_ns), at most CALL_SPIN_MAX_NS. Spinning from when
- * this worker fell idle for one call's length instead ran out just before the execute ended
- * about half the time, and the wake-up then sat between two executes (~10 us on a loaded
- * host). 1 when poked: the caller looks for work again. The caller sleeps otherwise, and any
- * work that came meanwhile is seen under q_lock before it does. */
+/* An idle worker while another executes: it sleeps until shortly before the running execute's
+ * expected end (it began at exec_started_ns; the graph's last graphExecute took
+ * last_exec_ns), then spins until shortly after it, so the executing worker hands it the
+ * finished call through worker_poke instead of a wake-up (~10 us on a loaded host, which would
+ * sit between two executes). Spinning only around the end keeps the CPU it burns to about
+ * 2 x (CALL_SPIN_EDGE_NS + 1/8 of an execute) per call, whatever the execute's length: a
+ * board on battery does not pay a core for every inference. */
+#define CALL_SPIN_EDGE_NS 30000ull
 #define CALL_SPIN_MAX_NS 250000ull
-#define CALL_SPIN_SLACK_NS 20000ull
-static int spin_for_poke(graph_state *s) {
-  htpu_graph_timing t;
-  window_read(&s->timing, &t);
-  if (!t.last_ns) return 0;
-  uint64_t now = htpu_now_ns();
-  uint64_t end = atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed) + t.last_ns +
-                 t.last_ns / 8 + CALL_SPIN_SLACK_NS;
-  uint64_t until = end > now + CALL_SPIN_MAX_NS ? now + CALL_SPIN_MAX_NS
-                   : end > now                  ? end
-                                                : now + CALL_SPIN_SLACK_NS;
+
+/* Under q_lock (released while spinning, held again on return): spins until an executing
+ * worker pokes this one or `until` (at most CALL_SPIN_MAX_NS from now). 1 when poked: the
+ * caller looks for work again. The caller sleeps otherwise, and any work that came meanwhile
+ * is seen under q_lock before it does. */
+static int spin_for_poke(graph_state *s, uint64_t until) {
+  uint64_t cap = htpu_now_ns() + CALL_SPIN_MAX_NS;
+  if (until > cap) until = cap;
   s->workers_spinning++;
   pthread_mutex_unlock(&s->q_lock);
   int poked = 0;
@@ -267,6 +268,11 @@ static int spin_for_poke(graph_state *s) {
 static void *worker_main(void *arg) {
   graph_state *s = arg;
   tl_worker_of = s;
+#ifdef __linux__
+  /* Its timed sleeps end just before an execute does: the default 50 us of timer slack would
+   * often wake it after the execute ended, when a wake-up is needed anyway. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
   htpu_call *call = NULL; /* granted: this worker executes it next */
   int wake = 0;           /* an idle worker is to finish the call this one just executed */
   pthread_mutex_lock(&s->q_lock);
@@ -307,10 +313,27 @@ static void *worker_main(void *arg) {
       continue;
     }
     if (s->worker_stop) break;
-    /* While another call executes, its end will need a finisher: spin for about one execute
-     * (bounded) before sleeping, so the executing worker can hand this one the call without a
-     * wake-up on its way to the next execute. Nothing held while spinning. */
-    if (s->running && !s->finisher_busy && spin_for_poke(s)) continue;
+    /* While another call executes, its end will need a finisher (above). Nothing held while
+     * sleeping or spinning; an execute that overran its expected end by more than the edge
+     * (a stall) is waited for without spinning. */
+    uint64_t est = atomic_load_explicit(&s->last_exec_ns, memory_order_relaxed);
+    if (s->running && !s->finisher_busy && est) {
+      uint64_t started = atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed);
+      uint64_t edge = CALL_SPIN_EDGE_NS + est / 8, end = started + est, now = htpu_now_ns();
+      if (now + edge < end) {
+        uint64_t at = end - edge;
+        struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+        s->workers_idle++; /* an execute that ends sooner wakes it */
+        pthread_cond_timedwait(&s->worker_cv, &s->q_lock, &ts);
+        s->workers_idle--;
+        continue;
+      }
+      if (now < end + edge) {
+        if (spin_for_poke(s, end + edge)) continue;
+        /* the next execute began meanwhile (the one it waited for ended elsewhere) */
+        if (atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed) != started) continue;
+      }
+    }
     s->workers_idle++;
     pthread_cond_wait(&s->worker_cv, &s->q_lock);
     s->workers_idle--;

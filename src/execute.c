@@ -409,6 +409,7 @@ static int execute_once(exec_call *x, uint64_t *generation) {
                                                    x->tensors + x->n_in, x->n_out, prof,
                                                    x->s->signal);
   x->exec_ns = htpu_now_ns() - e0;
+  atomic_store_explicit(&x->s->last_exec_ns, x->exec_ns, memory_order_relaxed);
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
   return execute_answer(x, e);

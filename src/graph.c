@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "qnn/qnn_signal_abi.h"
@@ -33,7 +34,11 @@ static graph_state *state_new(context_obj *c, uint32_t index) {
   if (!s) return NULL;
   runtime_obj *rt = c->rt;
   pthread_mutex_init(&s->q_lock, NULL);
-  pthread_cond_init(&s->worker_cv, NULL);
+  pthread_condattr_t mono; /* idle workers sleep until an execute's expected end (call.c) */
+  pthread_condattr_init(&mono);
+  pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->worker_cv, &mono);
+  pthread_condattr_destroy(&mono);
   pthread_cond_init(&s->calls_cv, NULL);
   pthread_cond_init(&s->async_cv, NULL);
   s->async = rt->execute_async;

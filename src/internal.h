@@ -142,6 +142,7 @@ struct graph_state {
   /* When the graph's current graphExecute started (CLOCK_MONOTONIC ns): an idle worker spins
    * until a little past its expected end, so the executing worker finds it spinning. */
   _Atomic uint64_t exec_started_ns;
+  _Atomic uint64_t last_exec_ns; /* the graph's last graphExecute took (0: none yet) */
   int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
   struct htpu_call *fin_head, *fin_tail;
   struct htpu_call *calls;    /* live submitted calls, under q_lock */
