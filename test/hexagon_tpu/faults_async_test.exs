@@ -256,10 +256,16 @@ defmodule HexagonTpu.FaultsAsyncTest do
       |> Enum.filter(fn {pid, _} -> pid in pids end)
 
     assert held == []
-    # ... and the bound is what ended them: each model's first call went to the short path,
-    # was stopped there and was submitted instead (not one long call answered on it).
+    # ... and the bound is what ended them: the first short call to meet the stall was stopped
+    # at the bound (declined as stalled), which demotes the short path of the whole runtime;
+    # each other model's first call was stopped the same way or, arriving after the demotion
+    # (a loaded machine starts the 8 tasks over more than the bound's 800 us), declined as not
+    # short; every call was then submitted (not one long call answered on the short path).
     s = HexagonTpu.stats()
-    assert s.normal_declined_other - before.normal_declined_other >= 8
+    stalled = s.normal_declined_other - before.normal_declined_other
+    demoted = s.normal_declined_not_short - before.normal_declined_not_short
+    assert stalled >= 1
+    assert stalled + demoted >= 8
     assert s.calls_submitted - before.calls_submitted >= 16
   end
 
