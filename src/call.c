@@ -235,9 +235,10 @@ int calls_on_worker(const graph_state *s) { return tl_worker_of == s; }
  * last_exec_ns), then spins until shortly after it, so the executing worker hands it the
  * finished call through worker_poke instead of a wake-up (~10 us on a loaded host, which would
  * sit between two executes). Spinning only around the end keeps the CPU it burns to about
- * 2 x (CALL_SPIN_EDGE_NS + 1/8 of an execute) per call, whatever the execute's length: a
- * board on battery does not pay a core for every inference. */
+ * 2 x (CALL_SPIN_EDGE_NS + 1/8 of an execute, at most CALL_SPIN_EDGE_MAX_NS) per call, whatever
+ * the execute's length: a board on battery does not pay a core for every inference. */
 #define CALL_SPIN_EDGE_NS 30000ull
+#define CALL_SPIN_EDGE_MAX_NS 100000ull
 #define CALL_SPIN_MAX_NS 250000ull
 
 /* Under q_lock (released while spinning, held again on return): spins until an executing
@@ -320,6 +321,7 @@ static void *worker_main(void *arg) {
     if (s->running && !s->finisher_busy && est) {
       uint64_t started = atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed);
       uint64_t edge = CALL_SPIN_EDGE_NS + est / 8, end = started + est, now = htpu_now_ns();
+      if (edge > CALL_SPIN_EDGE_MAX_NS) edge = CALL_SPIN_EDGE_MAX_NS;
       if (now + edge < end) {
         uint64_t at = end - edge;
         struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
