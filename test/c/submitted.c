@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t now_ns(void) {
   struct timespec ts;
@@ -51,6 +52,14 @@ int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns
 
 int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {
   return submit_with(g, s, id, priority, timeout_ns, done_log_add);
+}
+
+int wait_async_pending(uint32_t n) {
+  for (int ms = 0; ms < 10000; ms++) {
+    if (fx_ref_async_pending() >= n) return 1;
+    usleep(1000);
+  }
+  return 0;
 }
 
 int sub_ok(const sub *s) {

@@ -36,6 +36,10 @@ int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns);
 /* 1 when y = a + b exactly. */
 int sub_ok(const sub *s);
 
+/* Until the reference backend holds n graphExecuteAsync calls not yet notified; bounded
+ * (10 s): 1 when it does, 0 when it never did. */
+int wait_async_pending(uint32_t n);
+
 /* The live counters now, to come back to (CHECK_BASELINE), with no live signal. */
 extern htpu_stats submitted_base;
 void submitted_baseline(void);

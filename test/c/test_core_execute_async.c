@@ -118,7 +118,7 @@ TEST(async_deadline_and_cancel_end_on_the_host) {
   CHECK_EQ(submit(r.g, &s[0], 1, 0, 50 * MS), HTPU_OK); /* in QNN's queue, times out */
   CHECK_EQ(submit(r.g, &s[1], 2, 0, 0), HTPU_OK);       /* in QNN's queue, cancelled */
   CHECK_EQ(submit(r.g, &s[2], 3, 0, 0), HTPU_OK);       /* waits on the host, cancelled */
-  while (fx_ref_async_pending() < HTPU_ASYNC_DEPTH) usleep(1000);
+  int queued = wait_async_pending(HTPU_ASYNC_DEPTH);
   CHECK_EQ(htpu_call_cancel(s[1].call), HTPU_OK);
   CHECK_EQ(htpu_call_cancel(s[2].call), HTPU_OK);
   int rc[3];
@@ -138,6 +138,7 @@ TEST(async_deadline_and_cancel_end_on_the_host) {
   fx_rig_close(&r); /* waits for the two executes still in QNN's queue */
   fx_ref_disarm();
 
+  CHECK(queued);
   CHECK_EQ(rc[0], HTPU_ETIMEDOUT);
   CHECK_EQ(rc[1], HTPU_ECANCELLED);
   CHECK_EQ(rc[2], HTPU_ECANCELLED);
@@ -183,7 +184,7 @@ TEST(async_dsp_restart_while_calls_are_queued) {
   done_log_reset();
   int ok = 1;
   for (int i = 0; i < 6; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
-  while (ok && fx_ref_async_pending() < HTPU_ASYNC_DEPTH) usleep(1000);
+  ok = ok && wait_async_pending(HTPU_ASYNC_DEPTH);
   uint32_t stale = fx_ref_trigger_ssr();
   if (ok) wait_all(s, 6);
   int rcs[6], right[6];
@@ -220,7 +221,7 @@ TEST(async_close_with_calls_in_qnn_queue) {
   done_log_reset();
   int ok = 1;
   for (int i = 0; i < 6; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
-  while (ok && fx_ref_async_pending() < HTPU_ASYNC_DEPTH) usleep(1000);
+  ok = ok && wait_async_pending(HTPU_ASYNC_DEPTH);
   int close_rc = htpu_graph_close(&r.g);
   uint32_t pending_after_close = fx_ref_async_pending();
   int rcs[6];
@@ -292,7 +293,7 @@ TEST(async_requeue_after_a_restart_is_never_refused_as_full) {
   static sub s[3];
   int ok = 1;
   for (int i = 0; i < HTPU_ASYNC_DEPTH; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
-  while (ok && fx_ref_async_pending() < HTPU_ASYNC_DEPTH) usleep(1000);
+  ok = ok && wait_async_pending(HTPU_ASYNC_DEPTH);
   ok &= submit(r.g, &s[2], 3, 0, 0) == HTPU_OK; /* waits on the host: the queue is full */
   uint32_t stale = fx_ref_trigger_ssr();
   int rcs[3], right[3];

@@ -38,10 +38,6 @@ static int submit_voted(htpu_graph *g, sub *s, int id, uint64_t timeout_ns,
   return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done_log_add, s, &s->call);
 }
 
-static void wait_pending(uint32_t n) {
-  while (fx_ref_async_pending() < n) usleep(500);
-}
-
 /* The third call holds the graph's turn while it waits for room in QNN's queue (two are
  * there); its deadline ends it there: one timeout counted, its perf vote let go, nothing
  * left in flight, and a context load (the gate, exclusively) still goes through. */
@@ -60,7 +56,7 @@ TEST(async_review_deadline_while_waiting_for_room) {
   done_log_reset();
   CHECK_EQ(submit_voted(r.g, &s[0], 1, 0, HTPU_PERF_BURST), HTPU_OK);
   CHECK_EQ(submit_voted(r.g, &s[1], 2, 0, HTPU_PERF_BURST), HTPU_OK);
-  wait_pending(HTPU_ASYNC_DEPTH);
+  wait_async_pending(HTPU_ASYNC_DEPTH);
   CHECK_EQ(submit_voted(r.g, &s[2], 3, 20 * MS, HTPU_PERF_BURST), HTPU_OK);
   int rc2 = htpu_call_wait(s[2].call, UINT64_MAX);
   uint32_t pending_then = fx_ref_async_pending();
@@ -109,7 +105,7 @@ TEST(async_review_no_wait_behind_qnn_queue_is_declined_busy) {
   done_log_reset();
   CHECK_EQ(submit(r.g, &s[0], 1, 0, 0), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[1], 2, 0, 0), HTPU_OK);
-  wait_pending(HTPU_ASYNC_DEPTH);
+  wait_async_pending(HTPU_ASYNC_DEPTH);
   htpu_exec_options nw;
   memset(&nw, 0, sizeof nw);
   nw.no_wait = 1;
@@ -149,7 +145,7 @@ TEST(async_review_restart_notified_without_recovery) {
   done_log_reset();
   int ok = 1;
   for (int i = 0; i < 4; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
-  if (ok) wait_pending(HTPU_ASYNC_DEPTH);
+  if (ok) wait_async_pending(HTPU_ASYNC_DEPTH);
   fx_ref_trigger_ssr();
   int rcs[4];
   for (int i = 0; i < 4; i++) {
@@ -191,7 +187,7 @@ TEST(async_review_close_parents_first_with_released_calls) {
   done_log_reset();
   int ok = 1;
   for (int i = 0; i < 5; i++) ok &= submit(r.g, &s[i], i + 1, 0, 0) == HTPU_OK;
-  if (ok) wait_pending(HTPU_ASYNC_DEPTH);
+  if (ok) wait_async_pending(HTPU_ASYNC_DEPTH);
   for (int i = 0; i < 5; i++) htpu_call_release(&s[i].call);
   int rc_rt = htpu_runtime_close(&r.rt);
   int rc_ctx = htpu_context_close(&r.ctx);
@@ -379,7 +375,7 @@ TEST(async_review_sync_deadline_behind_qnn_queue) {
   done_log_reset();
   CHECK_EQ(submit(r.g, &s[0], 1, 0, 0), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[1], 2, 0, 0), HTPU_OK);
-  wait_pending(HTPU_ASYNC_DEPTH);
+  wait_async_pending(HTPU_ASYNC_DEPTH);
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
   o.timeout_ns = 10 * MS;
