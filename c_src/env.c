@@ -7,15 +7,22 @@
  * copy of the environment, so System.put_env/2 never reaches them (docs/elixir.md, Environment
  * of the backend libraries). The reference backend reads its test rules (HTPU_REF_*) the same
  * way, which is how the tests arm faults. setenv is not safe against a concurrent getenv on
- * another thread: the option is for startup, documented so.
+ * another thread: the option is for startup, documented so; opens and allocations of this
+ * library exclude each other around it (env_lock).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
 #include "terms.h"
+
+static pthread_mutex_t g_env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void env_lock(void) { pthread_mutex_lock(&g_env_lock); }
+void env_unlock(void) { pthread_mutex_unlock(&g_env_lock); }
 
 void env_restore(env_entry *saved, unsigned n) {
   for (unsigned i = n; i-- > 0;) {

@@ -24,4 +24,11 @@ int env_apply(ErlNifEnv *env, ERL_NIF_TERM list, env_entry *saved, unsigned max,
               char *why, size_t why_len);
 void env_restore(env_entry *saved, unsigned n);
 
+/* Held by every runtime open and IO allocation from env_apply (or, without an env: list, from
+ * before the call) to after env_restore: the libraries read their environment while they are
+ * created, so an open without an env: list must not run while another open's variables are
+ * set (it would take them: an async test's runtime once got another test's fault rules). */
+void env_lock(void);
+void env_unlock(void);
+
 #endif

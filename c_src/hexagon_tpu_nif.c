@@ -149,6 +149,7 @@ static ERL_NIF_TERM nif_runtime_open(ErlNifEnv *env, int argc, const ERL_NIF_TER
   unsigned n_saved = 0;
   int env_applied = 0;
   if (!enif_is_map(env, argv[0])) return bad_runtime_option(env, "map", "a map of options");
+  env_lock();
   if (get_runtime_options(env, argv[0], &a, &ret)) goto out;
   if (map_get(env, argv[0], ATOMS.env, &v)) {
     char why[160];
@@ -166,6 +167,7 @@ out:
    * backend keeps its HTPU_REF_* rules with that backend. So the variables can go back right
    * away and never leak into other runtimes. */
   if (env_applied) env_restore(saved, n_saved);
+  env_unlock();
   runtime_args_free(&a);
   return ret;
 }

@@ -45,13 +45,16 @@ static int alloc_with_env(ErlNifEnv *env, htpu_graph *h, ERL_NIF_TERM env_list, 
   env_entry saved[MAX_ENV];
   unsigned n_saved = 0;
   char why[160];
+  env_lock();
   if (env_apply(env, env_list, saved, MAX_ENV, &n_saved, why, sizeof why)) {
     env_restore(saved, n_saved);
+    env_unlock();
     *ret = nif_make_error_msg(env, HTPU_EINVAL, "alloc_io option env: %s", why);
     return -1;
   }
   int rc = htpu_graph_alloc_io(h, io, io + n_in, buf);
   env_restore(saved, n_saved);
+  env_unlock();
   if (rc) *ret = nif_make_error(env, rc);
   return rc ? -1 : 0;
 }

@@ -52,6 +52,20 @@ defmodule HexagonTpu.FaultsTest do
     assert {:ok, _} = add(clean)
   end
 
+  test "one open's env: never reaches a runtime opened at the same time", %{bin: bin} do
+    # Two opens on two dirty IO threads at once: the one with fault rules sets them in the OS
+    # environment around its backendCreate; the other's backendCreate must not read them
+    # (an async test's runtime got another test's "graphExecute:6:1002" this way in CI).
+    for _ <- 1..30 do
+      faulty = Task.async(fn -> runtime("graphExecute:*:1002") end)
+      clean = Task.async(fn -> Runtime.open!(backend: :reference) end)
+      _ = Task.await(faulty)
+      model = HexagonTpu.load_model!({:binary, bin}, runtime: Task.await(clean))
+      assert {:ok, _} = add(model)
+      HexagonTpu.close(model)
+    end
+  end
+
   test "a failing context load names the QNN error", %{bin: bin} do
     rt = runtime("contextCreateFromBinary:*:1002")
 
