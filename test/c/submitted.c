@@ -32,7 +32,7 @@ void done_log_add(htpu_call *call, int rc, void *arg) {
   pthread_mutex_unlock(&done_log_m);
 }
 
-int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
+int submit_opts(htpu_graph *g, sub *s, int id, const htpu_exec_options *o,
                 htpu_call_done_fn done) {
   memset(s, 0, sizeof *s);
   s->id = id;
@@ -43,11 +43,16 @@ int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns
   s->in[0] = (htpu_io){s->a, sizeof s->a, HTPU_F32};
   s->in[1] = (htpu_io){s->b, sizeof s->b, HTPU_F32};
   s->out = (htpu_io){s->y, sizeof s->y, HTPU_F32};
+  return htpu_graph_submit(g, s->in, 2, &s->out, 1, o, done, s, &s->call);
+}
+
+int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
+                htpu_call_done_fn done) {
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
   o.priority = priority;
   o.timeout_ns = timeout_ns;
-  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done, s, &s->call);
+  return submit_opts(g, s, id, &o, done);
 }
 
 int submit(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns) {

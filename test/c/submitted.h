@@ -29,6 +29,9 @@ extern int done_ids[64], done_rcs[64], done_n;
 void done_log_reset(void);
 void done_log_add(htpu_call *call, int rc, void *arg);
 
+/* With the call's options as given (NULL: none). */
+int submit_opts(htpu_graph *g, sub *s, int id, const htpu_exec_options *o,
+                htpu_call_done_fn done);
 int submit_with(htpu_graph *g, sub *s, int id, int priority, uint64_t timeout_ns,
                 htpu_call_done_fn done);
 /* With done_log_add. */

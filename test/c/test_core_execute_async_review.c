@@ -22,20 +22,11 @@ static int open_rig(fx_rig *r, const char *file, const htpu_runtime_options *o) 
 /* submit_with, and the call's perf vote. */
 static int submit_voted(htpu_graph *g, sub *s, int id, uint64_t timeout_ns,
                         htpu_perf_profile vote) {
-  memset(s, 0, sizeof *s);
-  s->id = id;
-  for (int k = 0; k < 4; k++) {
-    s->a[k] = (float)(id * 10 + k);
-    s->b[k] = (float)(k + 1);
-  }
-  s->in[0] = (htpu_io){s->a, sizeof s->a, HTPU_F32};
-  s->in[1] = (htpu_io){s->b, sizeof s->b, HTPU_F32};
-  s->out = (htpu_io){s->y, sizeof s->y, HTPU_F32};
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
   o.timeout_ns = timeout_ns;
   o.perf_profile = vote;
-  return htpu_graph_submit(g, s->in, 2, &s->out, 1, &o, done_log_add, s, &s->call);
+  return submit_opts(g, s, id, &o, done_log_add);
 }
 
 /* The third call holds the graph's turn while it waits for room in QNN's queue (two are
