@@ -260,9 +260,9 @@ HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *ou
  * still waiting for its graph at its deadline is removed and returns HTPU_ETIMEDOUT without
  * having run; a running one is aborted through the graph's QnnSignal where the backend
  * announces execute signals (htpu_runtime_info.execute_signals), and the graph stays usable.
- * Without signals a submitted call (or a synchronous one with an explicit timeout) ends at its
- * deadline on the host while its graphExecute runs to its end in the background (outputs
- * discarded): docs/board.md, "Deadlines, aborts and priorities". */
+ * Without signals a submitted call (or a synchronous one with a timeout of its own or of its
+ * context, exec_timeout_ns) ends at its deadline on the host while its graphExecute runs to its
+ * end in the background (outputs discarded): docs/board.md, "Deadlines, aborts and priorities". */
 #define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
 #define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
 #define HTPU_DEFAULT_QUEUE_LIMIT 256u

@@ -921,8 +921,13 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
     return htpu_set_error(HTPU_ECLOSED, 0, "executing: the graph is closed");
   }
   uint64_t t_start = htpu_now_ns();
-  if (!no_wait && opts && opts->timeout_ns && !g->state->signal && !opts->profile_level &&
-      !opts->cancelled) {
+  /* Without signals only a call run on copies can end at its deadline: one that names a timeout,
+   * its own or its model's (the context's exec_timeout_ns, e.g. htpu --timeout or load_model's
+   * :timeout). The runtime's default (60 s, a bound for hung DSP calls) is not worth a copy of
+   * every call's buffers. */
+  uint64_t timeout_ns = opts && opts->timeout_ns ? opts->timeout_ns : g->ctx->exec_timeout_ns;
+  if (!no_wait && timeout_ns && !g->state->signal && !(opts && opts->profile_level) &&
+      !(opts && opts->cancelled)) {
     obj_release(&g->base);
     return run_as_submitted(h, inputs, num_inputs, outputs, num_outputs, opts, stats);
   }

@@ -208,6 +208,41 @@ TEST(deadline_without_signals_is_host_side) {
   CHECK_BASELINE();
 }
 
+/* The model's default timeout (exec_timeout_ns of its load, htpu --timeout) bounds a call
+ * without signals as a per-call timeout does: the call names no timeout of its own. */
+TEST(deadline_without_signals_model_default_is_host_side) {
+  fx_reset_env();
+  submitted_baseline();
+  CHECK_EQ(fx_ref_set_capability(308, 1000), 0);
+  fx_rig r;
+  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_nosig_default.bin", 0), HTPU_OK);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.exec_timeout_ns = 100 * MS;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  const char *path = fx_build_model_file("deadline_nosig_default.bin", FX_ADD_F32);
+  CHECK(path != NULL);
+  CHECK_EQ(htpu_context_open_file_ex(r.rt, path, &lo, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "add_f32", &g), HTPU_OK);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 1000000), 0);
+  float y[4] = {-1, -1, -1, -1};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_EQ(fx_add(g, 1, NULL, NULL, y), HTPU_ETIMEDOUT);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  /* ended at its deadline, long before the execute's end (1 s) */
+  CHECK((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) < 900ll * (long long)MS);
+  CHECK_STR_CONTAINS(htpu_last_error(), "host-side: this backend has no execute signals");
+  CHECK(y[0] == -1.0f);
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  fx_rig_close(&r);
+  fx_ref_disarm();
+  CHECK_BASELINE();
+}
+
 /* A call waiting behind a held graph leaves the list at its deadline, never having run. */
 TEST(deadline_while_waiting_never_runs) {
   fx_reset_env();

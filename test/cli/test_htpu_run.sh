@@ -753,6 +753,12 @@ HTPU_REF_LATENCY=graphExecute:3000000 run run "$TMP/add.bin" "${LIBS[@]}" "${AB[
   --timeout 200
 expect "run --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
   err "the call passed its 200 ms deadline (timeout)"
+# the same without execute signals: --timeout is the model's default (exec_timeout_ns), which
+# ends the call at its deadline on the host although the call names no timeout of its own
+HTPU_REF_CAPS=308=1000 HTPU_REF_LATENCY=graphExecute:3000000 run run "$TMP/add.bin" \
+  "${LIBS[@]}" "${AB[@]}" --timeout 200
+expect "run --timeout 200 without signals on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+  err "the call passed its 200 ms deadline (timeout; host-side"
 HTPU_REF_LATENCY=graphExecute:3000000 run bench "$TMP/add.bin" "${LIBS[@]}" --timeout 200 \
   --warmup 0 -n 2 --in-flight 2
 expect "bench --in-flight 2 --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
