@@ -132,7 +132,10 @@ void bench_summary(const bench_results *r) {
       has(r->inflight4_gap_med_us), "", 0, 3, 3);
   row("  the same through graphExecuteAsync (304 on; no HTP has it)",
       r->inflight4_async_gap_us, has(r->inflight4_async_gap_us), "", 0, 0, 0);
-  row("profile_every 100, detailed, 100 ops: calls/s vs none", r->prof_throughput,
+  row("profile_every: 100 (detailed, 100 ops), predict/3", r->prof_ex_throughput,
+      has(r->prof_ex_throughput), "x", 1, 0.99, 0.99);
+  if (r->prof_ex_note) printf("|   Elixir: %-104s |\n", r->prof_ex_note);
+  row("  the same through the C API, 1 call in 100", r->prof_throughput,
       has(r->prof_throughput), "x", 1, 0.99, 0.99);
   row("reading one 100-op detailed profile back (us)", r->prof_read_us, has(r->prof_read_us),
       "", 0, 100, 100);

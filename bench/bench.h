@@ -57,6 +57,8 @@ typedef struct bench_results {
    * detailed level / calls/s without; reading one profile back (µs); resident memory after
    * many profiled calls / after 1,000, in percent growth */
   bench_stat prof_throughput, prof_read_us;
+  bench_stat prof_ex_throughput; /* profile_every: 100 through HexagonTpu.predict/3 */
+  const char *prof_ex_note;      /* why that row is empty, when it is */
   double prof_rss_growth_pct;
   long prof_rss_calls;
   /* batch multiple (bench_batch.c): 64 digits rows as 64 chunked calls / as one call with
@@ -77,6 +79,12 @@ typedef struct bench_config {
   const char *elixir_cmd; /* runs bench/predict_bench.exs; NULL: skip */
   int quick;              /* fewer repeats (a smoke run) */
 } bench_config;
+
+/* Runs cmd (a child whose output is parsed, e.g. an Elixir script) and hands each output line
+ * to line(arg, text), which returns 1 for a line it took. The lines it did not take (mix's
+ * compile output) are shown only when the run fails: the child exits non-zero or no line was
+ * taken. Returns 0 on success, -1 on failure. */
+int bench_child_lines(const char *cmd, int (*line)(void *arg, const char *text), void *arg);
 
 /* bench_model.c: a reference runtime (fastrpc: with the reference FastRPC stand-in, so
  * scratch blocks and shared buffers are FastRPC memory; else without), the model at path and

@@ -46,6 +46,24 @@ void bench_numpy(const bench_config *cfg, bench_results *r) {
   if (pclose(f) != 0 && !r->numpy_note) r->numpy_note = "numpy_peer.py failed";
 }
 
+static int elixir_line(void *arg, const char *line) {
+  bench_results *r = arg;
+  double mn, md, pct;
+  if (sscanf(line, "predict_us %lf %lf", &mn, &md) == 2) {
+    r->digits_ex_us = (bench_stat){mn, md};
+    printf("  predict: %.2f µs per call (min %.2f)\n", md, mn);
+    return 1;
+  }
+  if (sscanf(line, "over_us %lf %lf %lf", &mn, &md, &pct) == 3) {
+    r->digits_over_us = (bench_stat){mn, md};
+    printf("  over the C call, same call (predict's wall time - its total_ns): %.2f µs (min "
+           "%.2f); %.1f%% of calls on a normal scheduler\n",
+           md, mn, pct);
+    return 1;
+  }
+  return 0;
+}
+
 void bench_elixir(const bench_config *cfg, bench_results *r) {
   if (!cfg->elixir_cmd) {
     r->elixir_note = "not run (no --elixir command)";
@@ -57,34 +75,8 @@ void bench_elixir(const bench_config *cfg, bench_results *r) {
            cfg->elixir_cmd, cfg->reps, inner);
   printf("\n== Elixir: HexagonTpu.predict/3 on digits, f32 in and out, %d batches of %d ==\n",
          cfg->reps, inner);
-  fflush(stdout);
-  FILE *f = popen(cmd, "r");
-  char line[400];
-  int got = 0;
-  /* mix's compile output is kept back and shown only when the run fails */
-  FILE *held = tmpfile();
-  while (f && fgets(line, sizeof line, f)) {
-    double mn, md, pct;
-    if (sscanf(line, "predict_us %lf %lf", &mn, &md) == 2) {
-      r->digits_ex_us = (bench_stat){mn, md};
-      printf("  predict: %.2f µs per call (min %.2f)\n", md, mn);
-      got = 1;
-    } else if (sscanf(line, "over_us %lf %lf %lf", &mn, &md, &pct) == 3) {
-      r->digits_over_us = (bench_stat){mn, md};
-      printf("  over the C call, same call (predict's wall time - its total_ns): %.2f µs (min "
-             "%.2f); %.1f%% of calls on a normal scheduler\n",
-             md, mn, pct);
-    } else if (held) {
-      fputs(line, held);
-    }
-  }
-  int st = f ? pclose(f) : -1;
-  if ((!got || st != 0) && held) {
-    rewind(held);
-    while (fgets(line, sizeof line, held)) fputs(line, stdout);
-  }
-  if (held) fclose(held);
-  if (!got || st != 0) {
+  int rc = bench_child_lines(cmd, elixir_line, r);
+  if (rc != 0 || r->digits_ex_us.med <= 0) {
     snprintf(g_elixir_note, sizeof g_elixir_note, "the Elixir run failed (%s)", cmd);
     r->elixir_note = g_elixir_note;
     printf("  %s\n", g_elixir_note);

@@ -7,7 +7,10 @@
  *   - the host time to read one profile back and turn it into the caller's tree
  *     (htpu_profile.read_ns);
  *   - resident memory after many profiled calls against after 1,000 (each profile freed as a
- *     user would): the handles are per call and freed, so it must not grow.
+ *     user would): the handles are per call and freed, so it must not grow;
+ *   - the first figure again where an application pays it: `profile_every: 100` on
+ *     HexagonTpu.load_model/2, calls through HexagonTpu.predict/3 (bench/profile_every.exs, run
+ *     as a child with --elixir's command), the profile summarized and sent as telemetry.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,39 @@ static double round_rate(htpu_graph *g, chain_io *io, int n, int every) {
     htpu_profile_free(p);
   }
   return n * 1e9 / (bench_now_ns() - t0);
+}
+
+static char g_prof_ex_note[1600];
+
+static int profile_every_line(void *arg, const char *line) {
+  bench_results *r = arg;
+  double mn, md;
+  if (sscanf(line, "profile_every_ratio %lf %lf", &mn, &md) == 2) {
+    r->prof_ex_throughput = (bench_stat){mn, md};
+    printf("  through HexagonTpu.predict/3, profile_every: 100: median %.4f, min %.4f\n", md, mn);
+    return 1;
+  }
+  if (strncmp(line, "profiled calls seen", 19) == 0) {
+    printf("  %s", line);
+    return 1;
+  }
+  return 0;
+}
+
+/* profile_every: 100 where an application pays it (bench/profile_every.exs). */
+static void bench_profile_elixir(const bench_config *cfg, bench_results *r, const char *model) {
+  if (!cfg->elixir_cmd) {
+    r->prof_ex_note = "not run (no --elixir command)";
+    return;
+  }
+  char cmd[1500];
+  snprintf(cmd, sizeof cmd, "%s bench/profile_every.exs %s %d %d", cfg->elixir_cmd, model,
+           ROUND, cfg->quick ? 3 : cfg->reps);
+  if (bench_child_lines(cmd, profile_every_line, r) != 0 || r->prof_ex_throughput.med <= 0) {
+    snprintf(g_prof_ex_note, sizeof g_prof_ex_note, "the Elixir run failed (%s)", cmd);
+    r->prof_ex_note = g_prof_ex_note;
+    printf("  %s\n", g_prof_ex_note);
+  }
 }
 
 void bench_profile(const bench_config *cfg, bench_results *r) {
@@ -118,4 +154,5 @@ out:
   free(ratio);
   free(read);
   bench_model_close(&m);
+  bench_profile_elixir(cfg, r, path);
 }

@@ -1,5 +1,6 @@
-/* bench_util.c - timing and statistics for bench/ (bench.h). */
+/* bench_util.c - timing, statistics and child runs for bench/ (bench.h). */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -57,4 +58,26 @@ int bench_set_latency(const bench_config *cfg, unsigned us) {
   int rc = f ? f("graphExecute", us) : -1;
   if (h) dlclose(h);
   return rc;
+}
+
+int bench_child_lines(const char *cmd, int (*line)(void *arg, const char *text), void *arg) {
+  fflush(stdout);
+  FILE *f = popen(cmd, "r");
+  FILE *held = tmpfile();
+  char text[400];
+  int took = 0;
+  while (f && fgets(text, sizeof text, f)) {
+    if (line(arg, text))
+      took = 1;
+    else if (held)
+      fputs(text, held);
+  }
+  int st = f ? pclose(f) : -1;
+  int failed = !took || st != 0;
+  if (failed && held) {
+    rewind(held);
+    while (fgets(text, sizeof text, held)) fputs(text, stdout);
+  }
+  if (held) fclose(held);
+  return failed ? -1 : 0;
 }
