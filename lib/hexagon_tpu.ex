@@ -130,8 +130,11 @@ defmodule HexagonTpu do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
         load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+        where = "HexagonTpu.load_model/2"
 
-        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
+        with :ok <-
+               HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
+             {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
           # The graph keeps the context alive, so the model needs only the graph's handle.
           result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
           Context.close(ctx)
