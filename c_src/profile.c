@@ -1,14 +1,18 @@
 /*
- * profile.c - profiled executes from Elixir (HexagonTpu.profile/3, profile_every sampling) and
- * the writers of a profile kept from one (HexagonTpu.Profile.write_trace/2, write_page/3).
+ * profile.c - profiles in terms (nif_profile_answer: for every path that carries one), the
+ * synchronous profiled execute, the writers of a profile kept from one
+ * (HexagonTpu.Profile.write_trace/2, write_page/3) and what the backend announces.
  *
- * graph_execute_profiled runs on a dirty IO scheduler: a profiled call creates and reads a QNN
- * profile handle, and it is one call in N (sampling) or a deliberate measurement, so it never
- * takes the normal-scheduler path of execute.c. It decodes its arguments as graph_execute does
- * (inputs by pointer, an aligned copy only for a misaligned sub-binary; a fresh binary per
- * output), runs `chunks` executes of which the first carries the profile, and answers with the
- * outputs, the stats and the profile as terms. The C profile itself stays in a resource (the
- * term's :ref) for the writers, and is freed by the resource's destructor.
+ * Most profiled calls are not made here: a sampled call (profile_every) takes the path it
+ * would take unsampled, submitted (submit.c, the profile read on the core's worker) or
+ * SharedIO (shared.c). graph_execute_profiled is the synchronous one, on a dirty IO scheduler:
+ * HexagonTpu.profile/3 (a deliberate measurement) and a sampled call or batch whose caller
+ * asked for scheduler: :dirty_io. It takes the same call options as a submitted call
+ * (nif_get_call_options), decodes its arguments as graph_execute does (inputs by pointer, an
+ * aligned copy only for a misaligned sub-binary; a fresh binary per output), runs `chunks`
+ * executes of which the first carries the profile, and answers with the outputs, the stats
+ * and the profile as terms. The C profile itself stays in a resource (the term's :ref) for the
+ * writers, and is freed by the resource's destructor.
  */
 #include <string.h>
 
