@@ -591,7 +591,7 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_set_perf_profile", 2, nif_runtime_set_perf_profile, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_usage", 1, nif_runtime_usage, 0},
     {"graph_alloc_io", 2, nif_graph_alloc_io, ERL_NIF_DIRTY_JOB_IO_BOUND},
-    {"graph_execute_shared", 3, nif_graph_execute_shared, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"graph_execute_shared", 4, nif_graph_execute_shared, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"shared_write", 4, nif_shared_write, 0},
     {"shared_read", 3, nif_shared_read, 0},
     {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -602,6 +602,7 @@ static ErlNifFunc nif_funcs[] = {
     {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},
     /* profiles (profile.c): a QNN profile handle and file I/O, so dirty IO */
     {"graph_execute_profiled", 7, nif_graph_execute_profiled, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 

@@ -65,6 +65,17 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_runtime_profile_caps(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 int nif_profile_open_type(ErlNifEnv *env);
+struct htpu_profile;
+struct htpu_exec_options;
+/* A profile read back (the map HexagonTpu.Profile summarizes; the resource in it owns p from
+ * here), or, for p NULL after a call that succeeded, {:dropped, {:error, reason}} from the
+ * last error (the read's; read_rc its code, 0 when unknown). Any environment, process-
+ * independent ones included. */
+ERL_NIF_TERM nif_profile_answer(ErlNifEnv *env, struct htpu_profile *p, int read_rc);
+/* A call's options map (submit.c): %{timeout_ns:, priority:, perf_profile:, batch_multiple:,
+ * profile_level:, profile_max_events:}, each optional, on top of *xo. 0, or -1. */
+int nif_get_call_options(ErlNifEnv *env, ERL_NIF_TERM map, struct htpu_exec_options *xo);
 
 #endif

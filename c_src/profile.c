@@ -1,14 +1,18 @@
 /*
- * profile.c - profiled executes from Elixir (HexagonTpu.profile/3, profile_every sampling) and
- * the writers of a profile kept from one (HexagonTpu.Profile.write_trace/2, write_page/3).
+ * profile.c - profiles in terms (nif_profile_answer: for every path that carries one), the
+ * synchronous profiled execute, the writers of a profile kept from one
+ * (HexagonTpu.Profile.write_trace/2, write_page/3) and what the backend announces.
  *
- * graph_execute_profiled runs on a dirty IO scheduler: a profiled call creates and reads a QNN
- * profile handle, and it is one call in N (sampling) or a deliberate measurement, so it never
- * takes the normal-scheduler path of execute.c. It decodes its arguments as graph_execute does
- * (inputs by pointer, an aligned copy only for a misaligned sub-binary; a fresh binary per
- * output), runs `chunks` executes of which the first carries the profile, and answers with the
- * outputs, the stats and the profile as terms. The C profile itself stays in a resource (the
- * term's :ref) for the writers, and is freed by the resource's destructor.
+ * Most profiled calls are not made here: a sampled call (profile_every) takes the path it
+ * would take unsampled, submitted (submit.c, the profile read on the core's worker) or
+ * SharedIO (shared.c). graph_execute_profiled is the synchronous one, on a dirty IO scheduler:
+ * HexagonTpu.profile/3 (a deliberate measurement) and a sampled call or batch whose caller
+ * asked for scheduler: :dirty_io. It takes the same call options as a submitted call
+ * (nif_get_call_options), decodes its arguments as graph_execute does (inputs by pointer, an
+ * aligned copy only for a misaligned sub-binary; a fresh binary per output), runs `chunks`
+ * executes of which the first carries the profile, and answers with the outputs, the stats
+ * and the profile as terms. The C profile itself stays in a resource (the term's :ref) for the
+ * writers, and is freed by the resource's destructor.
  */
 #include <string.h>
 
@@ -85,6 +89,15 @@ static ERL_NIF_TERM event_term(ErlNifEnv *env, const htpu_profile_event *e) {
   return map_with(env, event_key_atoms, v, EV_KEYS);
 }
 
+static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p);
+
+ERL_NIF_TERM nif_profile_answer(ErlNifEnv *env, htpu_profile *p, int read_rc) {
+  if (p) return profile_term(env, p);
+  /* a synchronous call's read error is known by its message only (the call returned 0) */
+  if (!read_rc) read_rc = htpu_last_qnn_code() ? HTPU_EQNN : HTPU_ENOMEM;
+  return enif_make_tuple2(env, atom(env, "dropped"), nif_make_error(env, read_rc));
+}
+
 static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
   nif_profile *res = enif_alloc_resource(profile_type, sizeof *res);
   if (!res) {
@@ -134,23 +147,31 @@ static int level_of(ErlNifEnv *env, ERL_NIF_TERM t, htpu_profile_level *out) {
   return htpu_profile_level_from_name(name, out) == 0 && *out != HTPU_PROFILE_OFF ? 0 : -1;
 }
 
-/* graph_execute_profiled(graph_ref, [{binary, dtype}], [dtype], perf_profile, level, max_events,
+/* graph_execute_profiled(graph_ref, [{binary, dtype}], [dtype], opts_map, level, max_events,
  *                        chunks)
- *   -> {:ok, [binary], stats_map, profile_map} | {:error, reason}
+ *   -> {:ok, [binary], stats_map, profile} | {:error, reason}
  * As graph_execute_batch (chunks >= 1; each input holds `chunks` graph inputs one after
  * another), the first execute carrying a profile of `level` (:basic, :detailed, :linting,
- * :optrace) read up to max_events events (0: the default). */
+ * :optrace) read up to max_events events (0: the default). opts_map holds the call's options
+ * as graph_submit's (timeout_ns, priority, perf_profile; nif_get_call_options), so a profiled
+ * call has the deadline and priority an unprofiled one would; each execute gets them. profile:
+ * nif_profile_answer (a read that failed after a good execute: {:dropped, error}). */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   nif_graph *g;
   unsigned n_in, n_out, max_events, chunks;
   htpu_profile_level level;
+  htpu_exec_options xo;
   if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out) ||
       level_of(env, argv[4], &level) || !enif_get_uint(env, argv[5], &max_events) ||
       !enif_get_uint(env, argv[6], &chunks) || chunks == 0)
+    return enif_make_badarg(env);
+  /* the caller-gone check of every dirty execute, then the call's own options */
+  if (nif_exec_options(env, ATOMS.nil, &xo) || nif_get_call_options(env, argv[3], &xo) ||
+      xo.batch_multiple || xo.profile_level)
     return enif_make_badarg(env);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_closed_error(env, "graph");
@@ -158,8 +179,6 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     return nif_make_error_msg(env, HTPU_EMISMATCH,
                               "the graph has %u inputs and %u outputs; given %u and %u",
                               g->num_inputs, g->num_outputs, n_in, n_out);
-  htpu_exec_options xo;
-  if (nif_exec_options(env, argv[3], &xo)) return enif_make_badarg(env);
   unsigned n = n_in + n_out;
   htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
   void **copies = enif_alloc((n ? n : 1) * sizeof *copies);
@@ -219,6 +238,7 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     o->size = one;
   }
   htpu_profile *p = NULL;
+  ERL_NIF_TERM prof = 0;
   htpu_exec_stats st = {0};
   for (unsigned k = 0; k < chunks; k++) {
     htpu_exec_options ko = xo;
@@ -229,11 +249,12 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     }
     htpu_exec_stats one = {0};
     int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &ko, &one);
-    if (rc) {
-      htpu_profile_free(p);
+    if (rc) { /* p is NULL (the first execute failed) or the term's */
       ret = nif_make_error(env, rc);
       goto out;
     }
+    /* made now: a dropped profile's reason is this execute's last error */
+    if (k == 0) prof = nif_profile_answer(env, p, 0);
     st.execute_ns += one.execute_ns;
     st.quantize_ns += one.quantize_ns;
     st.dequantize_ns += one.dequantize_ns;
@@ -245,7 +266,6 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
   for (unsigned i = n_out; i-- > 0;)
     list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
   made = 0; /* moved to the terms */
-  ERL_NIF_TERM prof = profile_term(env, p);
   ret = enif_make_tuple4(env, ATOMS.ok, list, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io),
                          prof);
 out:
@@ -287,5 +307,37 @@ ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   }
   if (p) enif_free(p);
   if (t) enif_free(t);
+  return ret;
+}
+
+/* runtime_profile_caps(runtime_ref) -> {:ok, %{profiling:, optrace:, extended_events:, ...}} |
+ * {:error, reason}: what the backend announces (htpu_runtime_profile_caps), for a load that
+ * samples profiles to refuse a level the backend cannot give. */
+ERL_NIF_TERM nif_runtime_profile_caps(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_runtime *res;
+  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&res))
+    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
+  htpu_profile_caps caps;
+  enif_mutex_lock(res->link->lock);
+  htpu_runtime *h = atomic_load(&res->link->handle);
+  int rc = h ? htpu_runtime_profile_caps(h, &caps) : HTPU_ECLOSED;
+  ERL_NIF_TERM ret;
+  if (!h) {
+    ret = nif_closed_error(env, "runtime");
+  } else if (rc) {
+    ret = nif_make_error(env, rc);
+  } else {
+    static const char *const keys[] = {"profiling",  "custom_config",   "max_events_config",
+                                       "extended_events", "optrace",  "continuous",
+                                       "profiling_state", "system_serialization"};
+    int on[] = {caps.profiling,  caps.custom_config, caps.max_events_config,
+                caps.extended_events, caps.optrace, caps.continuous,
+                caps.profiling_state, caps.system_serialization};
+    ERL_NIF_TERM v[8];
+    for (int i = 0; i < 8; i++) v[i] = on[i] ? ATOMS.true_ : ATOMS.false_;
+    ret = enif_make_tuple2(env, ATOMS.ok, map_of(env, keys, v, 8));
+  }
+  enif_mutex_unlock(res->link->lock);
   return ret;
 }

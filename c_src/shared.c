@@ -302,9 +302,11 @@ ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   return ATOMS.ok;
 }
 
-/* graph_execute_shared(graph_ref, shared_ref, perf_profile | nil) -> {:ok, stats} | {:error, _}
+/* graph_execute_shared(graph_ref, shared_ref, perf_profile | nil, nil | {level, max_events})
+ *   -> {:ok, stats} | {:ok, stats, profile} | {:error, _}
  * Runs with every input and output pointing into the shared buffer, in the tensors' own types:
- * nothing is converted or copied here; the core binds registered memory handles. */
+ * nothing is converted or copied here; the core binds registered memory handles. With a
+ * profile level (a sampled call) the same execute carries a profile (nif_profile_answer). */
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
@@ -315,6 +317,22 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   if (!get_shared(env, argv[1], &sh)) return nif_bad_handle(env, argv[1], NIF_KIND_SHARED);
   if (nif_exec_options(env, argv[2], &xo)) return enif_make_badarg(env);
+  htpu_profile *p = NULL;
+  if (!enif_is_identical(argv[3], ATOMS.nil)) {
+    const ERL_NIF_TERM *spec;
+    int arity;
+    char name[16];
+    htpu_profile_level level;
+    unsigned max_events;
+    if (!enif_get_tuple(env, argv[3], &arity, &spec) || arity != 2 ||
+        enif_get_atom(env, spec[0], name, sizeof name, ERL_NIF_LATIN1) <= 0 ||
+        htpu_profile_level_from_name(name, &level) != 0 || level == HTPU_PROFILE_OFF ||
+        !enif_get_uint(env, spec[1], &max_events))
+      return enif_make_badarg(env);
+    xo.profile_level = (int)level;
+    xo.profile_max_events = max_events;
+    xo.profile = &p;
+  }
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
   if (sh->graph != g)
@@ -336,7 +354,13 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
     htpu_exec_stats st;
     int rc = htpu_graph_execute_ex(h, io, sh->num_inputs, io + sh->num_inputs, sh->num_outputs,
                                    &xo, &st);
-    ret = rc ? nif_make_error(env, rc) : ok2(env, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io));
+    if (rc)
+      ret = nif_make_error(env, rc);
+    else if (xo.profile_level)
+      ret = enif_make_tuple3(env, ATOMS.ok, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io),
+                             nif_profile_answer(env, p, 0));
+    else
+      ret = ok2(env, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io));
     enif_free(io);
   }
   nif_shared_unref(sh, 1);

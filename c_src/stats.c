@@ -66,6 +66,8 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                     enif_make_uint64(env, s.live_profiles), &map);
   enif_make_map_put(env, map, enif_make_atom(env, "profiled_calls"),
                     enif_make_uint64(env, s.profiled_calls), &map);
+  enif_make_map_put(env, map, enif_make_atom(env, "profiles_dropped"),
+                    enif_make_uint64(env, s.profiles_dropped), &map);
   nif_submit_stats_put(env, &map);
   return map;
 }

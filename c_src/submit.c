@@ -8,7 +8,8 @@
  * execute signals also a copy) up to NIF_SUBMIT_NORMAL_MAX_BYTES of inputs; a larger submit
  * moves to a dirty CPU scheduler for that conversion (never for the execute). The core's done
  * callback, on a core thread, builds the answer in the call's own environment and sends it with enif_send to the submitting process
- * only: {:hexagon_tpu, tag, {:ok, outputs, stats} | {:error, reason}}.
+ * only: {:hexagon_tpu, tag, {:ok, outputs, stats} | {:error, reason}} ({:ok, outputs, stats,
+ * profile} for a profiled call: its events read on the worker, before the reply).
  *
  * Ownership: the call resource (nif_call) holds the input terms (copied into its environment:
  * a refc binary is referenced, not copied), aligned copies where needed, the output binaries
@@ -47,6 +48,7 @@ typedef struct nif_call {
   nif_graph *graph; /* kept until done */
   unsigned n_in, n_out, made;
   unsigned rows; /* batch multiple (1: none): inputs and outputs hold `rows` graph-sized parts */
+  int profiled;  /* the call carries a profile: its answer has a fourth element */
   htpu_io *io;
   void **copies;
   ErlNifBinary *outs;
@@ -62,7 +64,8 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
-    atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked;
+    atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked,
+    atom_profile_level, atom_profile_max_events;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
     calls_finish_dirty, submits_dirty_cpu;
 
@@ -153,6 +156,8 @@ int nif_submit_open_type(ErlNifEnv *env) {
   atom_untried = enif_make_atom(env, "untried");
   atom_one_execute = enif_make_atom(env, "one_execute");
   atom_chunked = enif_make_atom(env, "chunked");
+  atom_profile_level = enif_make_atom(env, "profile_level");
+  atom_profile_max_events = enif_make_atom(env, "profile_max_events");
   return call_type ? 0 : -1;
 }
 
@@ -192,7 +197,15 @@ static void on_done(htpu_call *call, int rc, void *arg) {
         list = enif_make_list_cell(e, enif_make_binary(e, &c->outs[i]), list);
       c->made = 0; /* the terms own them now */
       ERL_NIF_TERM stats = have_stats ? stats_term(e, c, &st) : atom_pending;
-      result = enif_make_tuple3(e, ATOMS.ok, list, stats);
+      if (c->profiled) {
+        /* Read on the worker before this done (htpu_call_take_profile); made into terms here,
+         * before the reply: {:ok, outputs, stats, profile | {:dropped, error}}. */
+        htpu_profile *p = NULL;
+        int read_rc = htpu_call_take_profile(call, &p);
+        result = enif_make_tuple4(e, ATOMS.ok, list, stats, nif_profile_answer(e, p, read_rc));
+      } else {
+        result = enif_make_tuple3(e, ATOMS.ok, list, stats);
+      }
     } else {
       result = error;
     }
@@ -220,9 +233,9 @@ static ERL_NIF_TERM bad(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_EINVAL, "graph_submit: %s", what);
 }
 
-/* %{timeout_ns: non_neg_integer, priority: :default | :low | ...} -> *xo. 0, or -1. */
-static int get_submit_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_options *xo) {
-  memset(xo, 0, sizeof *xo);
+/* %{timeout_ns: non_neg_integer, priority: :default | :low | ..., perf_profile:,
+ * batch_multiple:, profile_level: :basic | ..., profile_max_events:} -> *xo. 0, or -1. */
+int nif_get_call_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_options *xo) {
   ERL_NIF_TERM v;
   if (!enif_is_map(env, map)) return -1;
   if (enif_get_map_value(env, map, atom_timeout_ns, &v)) {
@@ -245,6 +258,19 @@ static int get_submit_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_option
   if (enif_get_map_value(env, map, ATOMS.perf_profile, &v) &&
       nif_get_perf_profile(env, v, &xo->perf_profile))
     return -1;
+  if (enif_get_map_value(env, map, atom_profile_level, &v) && !enif_is_identical(v, ATOMS.nil)) {
+    char name[16];
+    htpu_profile_level l;
+    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0 ||
+        htpu_profile_level_from_name(name, &l) != 0)
+      return -1;
+    xo->profile_level = (int)l;
+  }
+  if (enif_get_map_value(env, map, atom_profile_max_events, &v)) {
+    unsigned n;
+    if (!enif_get_uint(env, v, &n)) return -1;
+    xo->profile_max_events = n;
+  }
   return 0;
 }
 
@@ -292,6 +318,9 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
 
 /* graph_submit(graph_ref, [{binary, dtype}], [dtype], opts_map, tag)
  *   -> {:ok, call_ref} | {:error, reason}
+ * opts_map: nif_get_call_options. With a profile_level the call carries a profile (the core
+ * reads it on its worker) and its answer is {:ok, outputs, stats, profile} (nif_profile_answer:
+ * the profile's map, or {:dropped, error} when it could not be read).
  * Normal scheduler: decoding, a memcpy at most (alignment, or the core's copy mode), the
  * core's checks and a queue insert; the execute and its conversions run on the core's worker. */
 ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -309,9 +338,11 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out))
     return bad(env, "expected lists of inputs and output dtypes");
-  if (get_submit_options(env, argv[3], &xo))
+  memset(&xo, 0, sizeof xo);
+  if (nif_get_call_options(env, argv[3], &xo))
     return bad(env, "expected options %{timeout_ns: integer, priority: atom, perf_profile: atom, "
-                    "batch_multiple: pos_integer}");
+                    "batch_multiple: pos_integer, profile_level: atom | nil, "
+                    "profile_max_events: integer}");
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_closed_error(env, "graph");
   if (n_in != g->num_inputs || n_out != g->num_outputs)
@@ -326,6 +357,7 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   atomic_init(&c->claimed, 0);
   c->t0 = t0;
   c->rows = xo.batch_multiple > 1 ? xo.batch_multiple : 1;
+  c->profiled = xo.profile_level != HTPU_PROFILE_OFF;
   c->n_in = n_in;
   c->n_out = n_out;
   c->lock = enif_mutex_create("htpu_submitted_call");

@@ -583,13 +583,19 @@ typedef struct htpu_exec_options {
    * it out of the window. 0: no duration requirement. */
   uint64_t short_ns;
   /* Profiling (docs/profiling.md). profile_level HTPU_PROFILE_OFF (0): none, and the call
-   * pays nothing. Otherwise `profile` must point where the call stores what it read: a QNN
-   * profile handle of that level is created for the call, passed to graphExecute, read back
-   * into a new htpu_profile (the caller's, htpu_profile_free) and freed, before the call
-   * returns; *profile is NULL when the call fails. profile_max_events bounds what is read (0:
+   * pays nothing. Otherwise a QNN profile handle of that level is created for the call, passed
+   * to graphExecute (or graphExecuteAsync), read back into a new htpu_profile (the caller's,
+   * htpu_profile_free) and freed, before the call returns (a submitted call: before its done
+   * runs). htpu_graph_execute_ex: `profile` must point where the call stores it; *profile is
+   * NULL when the call fails. htpu_graph_submit: `profile` must be NULL; take the events with
+   * htpu_call_take_profile. profile_max_events bounds what is read (0:
    * HTPU_PROFILE_DEFAULT_MAX_EVENTS); past it the profile says "truncated at N events". A
    * level the backend cannot give fails the call before it runs (HTPU_EUNSUPPORTED naming the
-   * capability). */
+   * capability). A read that fails after a call that succeeded does not fail the call (its
+   * outputs are good): the call returns 0, the profile is NULL (dropped, counted in
+   * htpu_stats.profiles_dropped) and htpu_last_error() says why (htpu_call_take_profile returns
+   * the read's error). The deadline, priority and perf vote apply as to any call; a profiled
+   * call is not recorded in the graph's timing window (htpu_graph_timing). */
   int profile_level;           /* an htpu_profile_level */
   uint32_t profile_max_events;
   struct htpu_profile **profile;
@@ -646,13 +652,15 @@ typedef struct htpu_call htpu_call;
 typedef void (*htpu_call_done_fn)(htpu_call *call, int rc, void *arg);
 
 /* Checks everything it can at once (handle, counts, sizes, dtypes, options, the input
- * conversions: errors returned here, done never runs), converts the f32 inputs (on the
- * caller's thread: submit costs it the input conversion) and queues the call. On 0, *out is
- * the caller's reference (release it with htpu_call_release, before or after done) and
- * done(call, rc, done_arg) will run once.
+ * conversions, the profile level against the backend: errors returned here, done never runs),
+ * converts the f32 inputs (on the caller's thread: submit costs it the input conversion) and
+ * queues the call. On 0, *out is the caller's reference (release it with htpu_call_release,
+ * before or after done) and done(call, rc, done_arg) will run once.
  * inputs/outputs (the arrays and the memory they point to) are borrowed until done runs,
  * except after a host-side deadline or cancel without signals (the call worked on copies).
- * opts is copied (its profile and cancelled fields are not supported here: HTPU_EINVAL).
+ * opts is copied (no_wait, cancelled and profile are not supported here: HTPU_EINVAL). With
+ * opts->profile_level the call carries its own profile handle (to graphExecute or
+ * graphExecuteAsync alike), read on the worker before done: htpu_call_take_profile.
  * done may be NULL (then wait with htpu_call_wait).
  * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EMISMATCH, HTPU_EBUSY (the graph's queue of N calls
  * is full), HTPU_ENOMEM. Thread-safe. */
@@ -671,6 +679,14 @@ HTPU_API int htpu_call_wait(htpu_call *call, uint64_t timeout_ns);
 /* An ended call's rc, its stats (may be NULL) and its error message copied into msg (may be
  * NULL; NUL-terminated, truncated); from done on (inside done too). HTPU_EBUSY before. */
 HTPU_API int htpu_call_result(htpu_call *call, htpu_exec_stats *stats, char *msg, size_t len);
+/* A profiled call's events (opts->profile_level at submit), from done on (inside done too):
+ * *out gets them and the caller owns them (htpu_profile_free); the first take moves them, a
+ * later one gives NULL. *out is NULL and 0 is returned for a call that was not profiled or
+ * that failed. When the call succeeded but its events could not be read (dropped, counted in
+ * htpu_stats.profiles_dropped), *out is NULL and the read's error is returned with its
+ * message; the call's own rc is still 0. Errors: HTPU_EINVAL (call or out NULL), HTPU_EBUSY
+ * (the call has not ended). Profiles never taken are freed with the call. Thread-safe. */
+HTPU_API int htpu_call_take_profile(htpu_call *call, struct htpu_profile **out);
 /* Drops the caller's reference and sets *call = NULL; NULL is a no-op. A call still queued or
  * running goes on (cancel it first if it is no longer wanted). */
 HTPU_API void htpu_call_release(htpu_call **call);
@@ -923,6 +939,8 @@ typedef struct htpu_stats {
   uint64_t executes_timed_out; /* calls that ended with HTPU_ETIMEDOUT */
   uint64_t timer_wakeups;      /* deadlines that had to wake the core's timer thread: one per
                                   run of back-to-back calls, not one per call */
+  uint64_t profiles_dropped;   /* profiled calls that succeeded but whose events could not be
+                                  read back: the call's answer stands, the profile is lost */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -65,7 +65,11 @@ defmodule HexagonTpu do
       `HexagonTpu.Runtime.set_perf_profile/2`; for single calls, `predict/3`'s `:perf_profile`
     * `:profile_every` - `N`: one execute in N (the first, then every Nth) carries a QNN
       profile and emits `[:hexagon_tpu, :profile]` telemetry with its per-op figures
-      (`HexagonTpu.Profile`); the other executes pay nothing. `nil` (default): none
+      (`HexagonTpu.Profile`); the other executes pay nothing. A sampled call keeps its path,
+      `:timeout` and `:priority`; a profile that cannot be read is dropped, never the call's
+      answer (`[:hexagon_tpu, :profile, :dropped]`). A backend that does not announce
+      profiling (capability 1401), or `:optrace` (1405), is refused here (`:unsupported`).
+      `nil` (default): none
     * `:profile_level` - the level of those profiles: `:detailed` (default), `:basic`,
       `:linting` or `:optrace`
     * `:timeout` - in milliseconds (a positive integer or `:infinity`): bounds the load (on a
@@ -130,8 +134,11 @@ defmodule HexagonTpu do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
         load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+        where = "HexagonTpu.load_model/2"
 
-        with {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
+        with :ok <-
+               HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
+             {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
           # The graph keeps the context alive, so the model needs only the graph's handle.
           result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
           Context.close(ctx)
@@ -421,8 +428,9 @@ defmodule HexagonTpu do
   graph is open (docs/elixir.md, "Batch multiple"). Either way each chunk's results land in
   its part of one output binary. `:timeout` bounds the whole batch (each chunk is submitted
   with what is left of it) and `:priority` places every chunk in the model's queue, as for
-  `predict/3`; `scheduler: :dirty_io` (without either) and a model loaded with
-  `:profile_every` run the batch as one call on a dirty IO scheduler instead. The call is one telemetry span whose
+  `predict/3`; `scheduler: :dirty_io` (without either) runs the batch as one call on a dirty
+  IO scheduler instead. A sampled batch (`:profile_every`) takes the same path, its (first)
+  call carrying the profile. The call is one telemetry span whose
   metadata adds `:batch_size` (N) and `:chunks`; its figures are the call's. A shape error
   names the expected shape and the one given (`expected shape {n, 64} (n >= 1 rows of the
   graph's {1, 64}), got {3, 65}`); a graph whose tensors do not share a leading dimension

@@ -59,6 +59,11 @@ struct htpu_call {
   uint32_t qnn_code; /* of the failure, with msg */
   htpu_exec_stats stats;
   char msg[1024];
+  /* A profiled call's events (htpu_call_take_profile), read on the worker before done; or why
+   * they could not be (profile_rc, profile_msg). Under m. */
+  htpu_profile *profile;
+  int profile_rc;
+  char profile_msg[1024];
   htpu_call *prev, *next; /* the graph's live calls, under s->q_lock */
 };
 
@@ -66,6 +71,7 @@ int calls_copy_mode(const htpu_call *call) { return call->copy_mode; }
 
 static void call_unref(htpu_call *call) {
   if (atomic_fetch_sub(&call->refs, 1) != 1) return;
+  htpu_profile_free(call->profile); /* never taken */
   ctl_destroy(&call->ctl);
   pthread_cond_destroy(&call->cv);
   pthread_mutex_destroy(&call->m);
@@ -216,8 +222,21 @@ static void call_finish(htpu_call *call) {
   htpu_exec_stats st;
   memset(&st, 0, sizeof st);
   htpu_clear_error();
-  int rc = exec_stage_finish(call->stage, call->exec_rc, &st);
+  htpu_profile *prof = NULL;
+  int prof_rc = 0;
+  int rc = exec_stage_finish(call->stage, call->exec_rc, &st, &prof, &prof_rc);
   call->stage = NULL;
+  /* Kept for htpu_call_take_profile from done on; a call that already ended on the host (its
+   * deadline or a cancel, in copy mode) has answered without it. */
+  pthread_mutex_lock(&call->m);
+  if (!call->completed) {
+    call->profile = prof;
+    prof = NULL;
+    call->profile_rc = prof_rc;
+    if (prof_rc) htpu_copy_message(htpu_last_error(), call->profile_msg, sizeof call->profile_msg);
+  }
+  pthread_mutex_unlock(&call->m);
+  htpu_profile_free(prof);
   call_complete(call, rc, &st, 1, call->exec_rc ? call->exec_msg : htpu_last_error(),
                 call->exec_rc ? call->exec_qnn : htpu_last_qnn_code());
   call_end(call);
@@ -422,11 +441,11 @@ int htpu_graph_submit(htpu_graph *h, const htpu_io *inputs, uint32_t num_inputs,
   if (!g) return htpu_set_error(HTPU_ECLOSED, 0, "submitting: the graph is closed");
   graph_state *s = g->state;
   int rc = exec_check_options(opts);
-  if (!rc && opts && (opts->no_wait || opts->cancelled || opts->profile_level))
+  if (!rc && opts && (opts->no_wait || opts->cancelled || opts->profile))
     rc = htpu_set_error(HTPU_EINVAL, 0,
                         "graph '%s': a submitted call takes neither no_wait, cancelled nor "
-                        "profile_level (cancel it with htpu_call_cancel; profile with "
-                        "htpu_graph_execute_ex)",
+                        "profile (cancel it with htpu_call_cancel; its profile_level's events "
+                        "are taken with htpu_call_take_profile)",
                         s->name);
   if (!rc) rc = exec_check_io(g, inputs, num_inputs, outputs, num_outputs,
                          opts ? opts->batch_multiple : 0);
@@ -556,6 +575,24 @@ int htpu_call_result(htpu_call *call, htpu_exec_stats *stats, char *msg, size_t 
   pthread_mutex_unlock(&call->m);
   if (!finished) return htpu_set_error(HTPU_EBUSY, 0, "htpu_call_result: the call has not ended");
   return rc;
+}
+
+int htpu_call_take_profile(htpu_call *call, htpu_profile **out) {
+  htpu_clear_error();
+  if (out) *out = NULL;
+  if (!call) return htpu_set_error(HTPU_EINVAL, 0, "htpu_call_take_profile: call is NULL");
+  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_call_take_profile: out is NULL");
+  pthread_mutex_lock(&call->m);
+  int completed = call->completed, rc = call->rc ? 0 : call->profile_rc;
+  if (completed && !call->rc) { /* a failed call has none (one kept meanwhile: the unref's) */
+    *out = call->profile;
+    call->profile = NULL;
+  }
+  pthread_mutex_unlock(&call->m);
+  if (!completed)
+    return htpu_set_error(HTPU_EBUSY, 0, "htpu_call_take_profile: the call has not ended");
+  if (rc) return htpu_set_error(rc, 0, "%s", call->profile_msg);
+  return 0;
 }
 
 void htpu_call_release(htpu_call **call) {

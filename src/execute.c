@@ -597,16 +597,17 @@ static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) 
 /* A profiled call (htpu_exec_options.profile_level): its own QNN profile handle, read back
  * and freed when the call ends (profile.h). */
 static int begin_profile(exec_call *x) {
-  if (!x->opts->profile)
-    return htpu_set_error(HTPU_EINVAL, 0,
-                          "graph '%s': profile_level is set but profile (where to store the "
-                          "events) is NULL",
-                          x->gi->name);
-  *x->opts->profile = NULL;
   int rc = profile_call_begin(x->rt, x->opts->profile_level, x->opts->profile_max_events,
                               &x->prof);
   if (rc) htpu_append_error(" (graph '%s')", x->gi->name);
   return rc;
+}
+
+/* The call's events, read once its execute ended: into *out (NULL when it failed, or when the
+ * read failed: then dropped, the call's answer unchanged). Returns the read's result. */
+static int finish_profile(exec_call *x, int rc, uint64_t t_start, htpu_profile **out) {
+  return profile_call_finish_execute(x->rt, &x->prof, rc, x->gi->name, out, t_start, x->quant_ns,
+                                     x->exec_ns, x->dequant_ns);
 }
 
 /* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
@@ -616,13 +617,28 @@ static int run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io
   exec_call x;
   call_init(&x, g, inputs, n_in, outputs, n_out, opts, declined);
   x.ctl = ctl;
-  int rc = plan_call(&x);
+  int rc = 0;
+  if (opts && opts->profile_level) {
+    if (!opts->profile)
+      rc = htpu_set_error(HTPU_EINVAL, 0,
+                          "graph '%s': profile_level is set but profile (where to store the "
+                          "events) is NULL",
+                          x.gi->name);
+    else
+      *opts->profile = NULL;
+  }
+  if (!rc) rc = plan_call(&x);
   if (!rc && opts && opts->profile_level) rc = begin_profile(&x);
   if (!rc) rc = convert_inputs(&x);
   if (!rc) rc = execute_voted(&x);
   if (!rc) rc = convert_outputs(&x);
-  rc = profile_call_finish_execute(x.rt, &x.prof, rc, x.gi->name, opts, t_start, x.quant_ns,
-                                   x.exec_ns, x.dequant_ns);
+  if (x.prof.handle) {
+    /* A read that fails after a good call leaves the call's answer (0) and says why in the
+     * last error (htpu_exec_options.profile). */
+    htpu_profile *p = NULL;
+    (void)finish_profile(&x, rc, t_start, &p);
+    *opts->profile = p;
+  }
   finish_call(&x, stats, t_start);
   return rc;
 }
@@ -671,19 +687,35 @@ int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu
 
 /* Synchronous with a deadline on a graph without an abort signal: run as a submitted call in
  * copy mode and waited for, so the caller gets its timeout (the execute runs on in the
- * background). Profiles and `cancelled` stay on the synchronous path (unbounded). */
+ * background). A profile rides on the call and is taken from it; `cancelled` stays on the
+ * synchronous path (unbounded). */
 static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
                             const htpu_io *outputs, uint32_t n_out,
                             const htpu_exec_options *opts, htpu_exec_stats *stats) {
   htpu_call *call = NULL;
-  int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, opts, NULL, NULL, &call);
+  htpu_exec_options o;
+  if (opts)
+    o = *opts;
+  else
+    memset(&o, 0, sizeof o); /* bounded by its context's exec_timeout_ns */
+  o.profile = NULL; /* a submitted call's is taken with htpu_call_take_profile */
+  if (o.profile_level && !opts->profile)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "profile_level is set but profile (where to store the events) is NULL");
+  if (o.profile_level) *opts->profile = NULL;
+  int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, &o, NULL, NULL, &call);
   if (rc) return rc;
   htpu_call_wait(call, UINT64_MAX);
   char msg[HTPU_ERROR_MAX];
   rc = htpu_call_result(call, stats, msg, sizeof msg);
+  if (rc) {
+    htpu_call_release(&call);
+    return htpu_set_error(rc, 0, "%s", msg);
+  }
+  /* A profile that could not be read leaves its message as the last error (rc stays 0). */
+  if (o.profile_level) (void)htpu_call_take_profile(call, opts->profile);
   htpu_call_release(&call);
-  if (rc) htpu_set_error(rc, 0, "%s", msg);
-  return rc;
+  return 0;
 }
 
 /* The no-wait call's bound where the graph has a signal: short_ns x 4, at most 1 ms unless
@@ -726,8 +758,10 @@ int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const
   if ((unsigned)st->x.vote >= HTPU_PERF_PROFILE_COUNT)
     rc = htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)st->x.vote);
   if (!rc) rc = plan_call(&st->x);
+  if (!rc && opts && opts->profile_level) rc = begin_profile(&st->x);
   if (!rc) rc = convert_inputs(&st->x);
   if (rc) {
+    profile_call_end(st->x.rt, &st->x.prof, 0, "", &(htpu_profile *){NULL});
     finish_call(&st->x, NULL, t_start);
     free(st);
     return rc;
@@ -778,10 +812,10 @@ static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
   s->async_in_flight++;
   x->ctl->enqueued = 1;
   pthread_mutex_unlock(&s->q_lock);
-  x->enqueued_ns = x->exec_start_ns = htpu_now_ns();
+  x->enqueued_ns = x->exec_start_ns = x->prof.exec_start_ns = htpu_now_ns();
   qnn_error_t e = x->rt->backend_lib.graph_execute_async(s->qnn, x->tensors, x->n_in,
-                                                         x->tensors + x->n_in, x->n_out, NULL,
-                                                         NULL, notify, param);
+                                                         x->tensors + x->n_in, x->n_out,
+                                                         x->prof.handle, NULL, notify, param);
   if (e == QNN_SUCCESS) return 0; /* x is the notification's from here */
   /* Refused at the call: never notified. */
   pthread_mutex_lock(&s->q_lock);
@@ -847,7 +881,8 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
     htpu_clear_error();
     rc = execute_attempts(x, x->restarts);
   }
-  if (x->ran) window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
+  if (x->ran && !x->prof.handle) /* a profiled call stays out of the window (execute_locked) */
+    window_record(&s->timing, x->quant_ns + (htpu_now_ns() - t_locked));
   unlock_graph(x);
   perf_call_leave(&x->rt->perf, x->vote);
   return rc;
@@ -859,7 +894,7 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e) {
   x->exec_ns = htpu_now_ns() - x->enqueued_ns; /* its time in QNN's queue included */
   x->ran = 1;
   x->executes++;
-  window_record(&s->timing, x->quant_ns + x->exec_ns);
+  if (!x->prof.handle) window_record(&s->timing, x->quant_ns + x->exec_ns);
   STAT_SUB(executes_in_flight, 1);
   gate_leave_shared(&htpu_exec_gate);
   perf_call_leave(&x->rt->perf, x->vote);
@@ -884,8 +919,16 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e) {
                         htpu_qnn_error_name(code));
 }
 
-int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats) {
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_profile **profile,
+                      int *profile_rc) {
+  *profile = NULL;
+  *profile_rc = 0;
   if (!rc) rc = convert_outputs(&st->x);
+  if (st->x.prof.handle) {
+    /* Read here, on the worker, before the call's done runs; a failed read is the profile's
+     * (*profile_rc, its message the last error), never the call's. */
+    *profile_rc = finish_profile(&st->x, rc, st->t_start, profile);
+  }
   finish_call(&st->x, stats, st->t_start);
   free(st);
   int ran = rc != HTPU_ECANCELLED && rc != HTPU_ETIMEDOUT;
@@ -896,6 +939,7 @@ int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats) {
 
 void exec_stage_discard(exec_staged *st) {
   if (!st) return;
+  profile_call_end(st->x.rt, &st->x.prof, 0, "", &(htpu_profile *){NULL});
   finish_call(&st->x, NULL, st->t_start);
   free(st);
 }
@@ -926,8 +970,7 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
    * :timeout). The runtime's default (60 s, a bound for hung DSP calls) is not worth a copy of
    * every call's buffers. */
   uint64_t timeout_ns = opts && opts->timeout_ns ? opts->timeout_ns : g->ctx->exec_timeout_ns;
-  if (!no_wait && timeout_ns && !g->state->signal && !(opts && opts->profile_level) &&
-      !(opts && opts->cancelled)) {
+  if (!no_wait && timeout_ns && !g->state->signal && !(opts && opts->cancelled)) {
     obj_release(&g->base);
     return run_as_submitted(h, inputs, num_inputs, outputs, num_outputs, opts, stats);
   }

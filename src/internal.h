@@ -207,8 +207,11 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param);
 /* In the notification: the call lets go of what it held while queued. Its rc, or
  * EXEC_RESTARTED: queue it again (turn_requeue), its next run recovers the context first. */
 int exec_stage_notified(exec_staged *st, qnn_error_t e);
-/* rc: the execute's. Returns the call's. */
-int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats);
+/* rc: the execute's. Returns the call's. A profiled call's events are read here (before its
+ * done): *profile gets them (NULL when the call failed or the read did), *profile_rc the
+ * read's result (its message the last error; the call's rc does not change). */
+int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_profile **profile,
+                      int *profile_rc);
 void exec_stage_discard(exec_staged *st);
 int exec_check_options(const htpu_exec_options *o);
 int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,

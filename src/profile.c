@@ -8,11 +8,12 @@
 #include "qnn_log.h"
 #include "stats.h"
 
-static atomic_uint_fast64_t g_live_profiles, g_profiled_calls;
+static atomic_uint_fast64_t g_live_profiles, g_profiled_calls, g_profiles_dropped;
 
-void profile_stats_get(uint64_t *live, uint64_t *profiled) {
+void profile_stats_get(uint64_t *live, uint64_t *profiled, uint64_t *dropped) {
   *live = atomic_load(&g_live_profiles);
   *profiled = atomic_load(&g_profiled_calls);
+  *dropped = atomic_load(&g_profiles_dropped);
 }
 
 static int announced(const qnn_backend_lib *b, uint32_t key) {
@@ -153,21 +154,29 @@ int profile_call_end(runtime_obj *rt, profile_call *pc, int read, const char *gr
 }
 
 int profile_call_finish_execute(runtime_obj *rt, profile_call *pc, int rc, const char *graph,
-                                const htpu_exec_options *opts, uint64_t start_ns,
-                                uint64_t quantize_ns, uint64_t execute_ns,
-                                uint64_t dequantize_ns) {
-  if (!pc->handle) return rc;
+                                htpu_profile **out, uint64_t start_ns, uint64_t quantize_ns,
+                                uint64_t execute_ns, uint64_t dequantize_ns) {
+  *out = NULL;
+  if (!pc->handle) return 0;
   htpu_profile *p = NULL;
   int read_rc = profile_call_end(rt, pc, rc == 0, graph, &p);
-  if (rc) return rc;
-  if (read_rc) return read_rc;
+  if (rc) return 0; /* a failed call has no events to read */
+  if (read_rc) {
+    atomic_fetch_add(&g_profiles_dropped, 1);
+    char why[512];
+    htpu_copy_message(htpu_last_error(), why, sizeof why);
+    return htpu_set_error(read_rc, htpu_last_qnn_code(),
+                          "graph '%s': the call succeeded but its %s profile could not be read "
+                          "(the sample is dropped): %s",
+                          graph, htpu_profile_level_name(pc->level), why);
+  }
   p->start_ns = start_ns;
   p->quantize_ns = quantize_ns;
   p->execute_start_ns = pc->exec_start_ns;
   p->execute_ns = execute_ns;
   p->dequantize_ns = dequantize_ns;
   p->total_ns = htpu_now_ns() - start_ns;
-  *opts->profile = p;
+  *out = p;
   return 0;
 }
 

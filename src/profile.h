@@ -30,21 +30,21 @@ int profile_call_begin(runtime_obj *rt, int level, uint32_t max_events, profile_
 int profile_call_end(runtime_obj *rt, profile_call *pc, int read, const char *graph,
                      htpu_profile **out);
 
-/* For an execute: reads the events when rc is 0 and the caller asked (opts->profile), fills
- * the host figures and hands the profile over; frees the handle. Returns rc, or the read's
- * error when rc was 0 and reading failed. */
+/* For an execute: when rc is 0 reads the events into a new htpu_profile at *out (with the host
+ * figures), else reads nothing; frees the handle either way. Returns the read's result: 0, or
+ * its error (set, and counted in htpu_stats.profiles_dropped) with *out NULL. A failed read
+ * never changes the call's own answer: the outputs were computed, only the sample is lost. */
 int profile_call_finish_execute(runtime_obj *rt, profile_call *pc, int rc, const char *graph,
-                                const htpu_exec_options *opts, uint64_t start_ns,
-                                uint64_t quantize_ns, uint64_t execute_ns,
-                                uint64_t dequantize_ns);
+                                htpu_profile **out, uint64_t start_ns, uint64_t quantize_ns,
+                                uint64_t execute_ns, uint64_t dequantize_ns);
 
 /* profile_read.c: the events of a handle as a new htpu_profile at *out. Returns 0 or an error
  * (set). */
 int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_level level,
                  uint32_t max_events, int extended, const char *graph, htpu_profile **out);
 
-/* Counters behind htpu_stats (live_profiles, profiled_calls). */
-void profile_stats_get(uint64_t *live, uint64_t *profiled);
+/* Counters behind htpu_stats (live_profiles, profiled_calls, profiles_dropped). */
+void profile_stats_get(uint64_t *live, uint64_t *profiled, uint64_t *dropped);
 
 /* The profile slot of b, or NULL when the provider's version has no such slot. */
 #define PROFILE_SLOT(b, field) \

@@ -41,7 +41,7 @@ void htpu_stats_get(htpu_stats *out) {
   out->live_calls = LOAD(live_calls);
   out->executes_timed_out = LOAD(executes_timed_out);
   out->timer_wakeups = LOAD(timer_wakeups);
-  profile_stats_get(&out->live_profiles, &out->profiled_calls);
+  profile_stats_get(&out->live_profiles, &out->profiled_calls, &out->profiles_dropped);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);
 }

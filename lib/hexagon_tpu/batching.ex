@@ -117,12 +117,10 @@ defmodule HexagonTpu.Batching do
   end
 
   # The batch goes on the graph's queue as submitted calls (answers as messages), except on
-  # request (scheduler: :dirty_io without :timeout or :priority, as predict/3) and for a model
-  # that samples profiles (profile_every: a profiled call runs on a dirty IO scheduler).
-  defp submitted?(g, o) do
-    dirty = (o.scheduler || g.scheduler) == :dirty_io and o.timeout == nil and o.priority == nil
-    not dirty and g.profile_every == nil
-  end
+  # request (scheduler: :dirty_io without :timeout or :priority, as predict/3). A sampled batch
+  # (profile_every) goes the same way as any other: its profile rides on its call.
+  defp submitted?(g, o),
+    do: not ((o.scheduler || g.scheduler) == :dirty_io and o.timeout == nil and o.priority == nil)
 
   # The rows followed by `pad_rows` zero rows (zero is a valid value in every type, and their
   # results are dropped): a copy, made only when the rows are not a whole number of chunks.

@@ -47,6 +47,8 @@ defmodule HexagonTpu.Call do
          {:ok, o, kind, nif_inputs, out_types} <-
            Graph.prepare_call(g, inputs, opts, @submit_where) do
       tag = make_ref()
+      # one call in N of a sampled model carries a profile; its telemetry comes with the answer
+      o = Map.put(o, :profile, HexagonTpu.Profile.next(g))
 
       case NIF.graph_submit(g.ref, nif_inputs, out_types, Graph.submit_options(g, o), tag) do
         {:ok, ref} ->
@@ -160,7 +162,7 @@ defmodule HexagonTpu.Call do
   end
 
   defp finish(call, answer) do
-    answer = Graph.with_stats(answer, call.ref)
+    answer = answer |> HexagonTpu.Profile.take(call.graph, 1) |> Graph.with_stats(call.ref)
     result = Graph.finish_call(call.graph, answer, call.out_types, call.kind, call.stats)
 
     stats =

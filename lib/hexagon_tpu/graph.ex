@@ -156,11 +156,28 @@ defmodule HexagonTpu.Graph do
     HexagonTpu.Telemetry.execute_span(
       g.name,
       fn ->
-        run_batch = fn ->
-          NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks)
-        end
+        # One batch in N of a sampled model carries a profile (of its first chunk), with the
+        # options the unsampled batch has here (the perf vote; no :timeout or :priority on this
+        # path, which the caller chose with scheduler: :dirty_io).
+        answer =
+          case HexagonTpu.Profile.next(g) do
+            nil ->
+              NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks)
 
-        case HexagonTpu.Profile.sampled(g, nif_inputs, out_types, perf_profile, chunks, run_batch) do
+            prof ->
+              g.ref
+              |> NIF.graph_execute_profiled(
+                nif_inputs,
+                out_types,
+                %{perf_profile: perf_profile},
+                prof.profile_level,
+                prof.profile_max_events,
+                chunks
+              )
+              |> HexagonTpu.Profile.take(g, chunks)
+          end
+
+        case answer do
           {:error, nif_error, chunk} ->
             {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), names)
             first = chunk * batch
@@ -201,6 +218,9 @@ defmodule HexagonTpu.Graph do
       fn ->
         timeout = Map.get(o, :timeout) || g.timeout
         deadline = if timeout, do: System.monotonic_time(:nanosecond) + timeout_ns(timeout)
+
+        # one batch in N of a sampled model: its (first) call carries a profile
+        o = Map.put(o, :profile, HexagonTpu.Profile.next(g))
 
         answer =
           if chunks == 1 or NIF.graph_batch_multiple(g.ref) in [:untried, :one_execute],
@@ -255,7 +275,8 @@ defmodule HexagonTpu.Graph do
     answer =
       with {:ok, call, tag} <- submit_part(g, nif_inputs, out_types, opts) do
         receive do
-          {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+          {:hexagon_tpu, ^tag, answer} ->
+            answer |> HexagonTpu.Profile.take(g, chunks) |> with_stats(call)
         end
       end
 
@@ -290,6 +311,9 @@ defmodule HexagonTpu.Graph do
   # answers so far (last first).
   defp collect(g, parts, out_types, o, deadline, {next, chunks}, q, done) do
     if next < chunks and :queue.len(q) < @batch_in_flight do
+      # a sampled batch's profile is its first chunk's
+      o = if next == 0, do: o, else: Map.put(o, :profile, nil)
+
       submitted =
         with {:ok, opts} <- batch_submit_options(g, o, 1, deadline),
              do: submit_part(g, parts.(next), out_types, opts)
@@ -311,7 +335,8 @@ defmodule HexagonTpu.Graph do
         {{:value, {i, call, tag}}, q} ->
           answer =
             receive do
-              {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
+              {:hexagon_tpu, ^tag, answer} ->
+                answer |> HexagonTpu.Profile.take(g, chunks) |> with_stats(call)
             end
 
           case answer do
@@ -675,9 +700,16 @@ defmodule HexagonTpu.Graph do
 
   def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
     HexagonTpu.Telemetry.execute_span(g.name, fn ->
+      # one execute in N of a sampled model carries a profile, as on every other path
+      prof = HexagonTpu.Profile.next(g)
+      spec = prof && {prof.profile_level, prof.profile_max_events}
+
       with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
            {:ok, stats} <-
-             Error.wrap(NIF.graph_execute_shared(g.ref, io.ref, o.perf_profile)) do
+             g.ref
+             |> NIF.graph_execute_shared(io.ref, o.perf_profile, spec)
+             |> HexagonTpu.Profile.take(g, 1)
+             |> Error.wrap() do
         {if(o.stats, do: {:ok, io, stats}, else: {:ok, io}), stats}
       else
         error -> {error, nil}
@@ -762,12 +794,32 @@ defmodule HexagonTpu.Graph do
   # tensor, which the error's :tensor then carries.
   defp nif_execute(g, nif_inputs, out_types, o, scheduler) do
     # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile).
-    call = fn -> nif_call(g, nif_inputs, out_types, o, scheduler) end
+    case HexagonTpu.Profile.next(g) do
+      nil ->
+        nif_call(g, nif_inputs, out_types, o, scheduler)
 
-    HexagonTpu.Profile.sampled(g, nif_inputs, out_types, o.perf_profile, 1, call)
+      prof ->
+        g
+        |> sampled_call(nif_inputs, out_types, o, scheduler, prof)
+        |> HexagonTpu.Profile.take(g, 1)
+    end
     |> Error.wrap()
     |> Error.put_tensor(tensor_names(g))
   end
+
+  # A sampled call goes the way the same call unsampled goes, with its options (:timeout,
+  # :priority, :perf_profile), less the normal-scheduler short path: reading the events back and
+  # making them terms is not the short work that path is bounded for. So it is submitted (where
+  # a short call the core declines goes too), or, asked for with scheduler: :dirty_io, runs on a
+  # dirty IO scheduler.
+  defp sampled_call(g, inputs, out_types, o, :dirty_io, prof)
+       when o.timeout == nil and o.priority == nil do
+    opts = %{perf_profile: o.perf_profile}
+    NIF.graph_execute_profiled(g.ref, inputs, out_types, opts, prof.profile_level, 0, 1)
+  end
+
+  defp sampled_call(g, inputs, out_types, o, _mode, prof),
+    do: submit_and_wait(g, inputs, out_types, Map.put(o, :profile, prof))
 
   # The short path first (the caller's normal scheduler, bounded by the core's no-wait bound)
   # where it may apply; else, or when the core declines it, the call is submitted to the
@@ -814,6 +866,9 @@ defmodule HexagonTpu.Graph do
   def with_stats({:ok, outputs, :pending}, call),
     do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}}
 
+  def with_stats({:ok, outputs, :pending, profile}, call),
+    do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}, profile}
+
   # An error whose message the core gives only once the call is finished ({:error, :pending}:
   # see c_src/submit.c) gets it now (NIF.call_error/1).
   def with_stats({:error, :pending}, call) do
@@ -832,6 +887,8 @@ defmodule HexagonTpu.Graph do
       priority: Map.get(o, :priority) || g.priority || :default,
       perf_profile: Map.get(o, :perf_profile)
     }
+    # a sampled call's profile (HexagonTpu.Profile.next/1): the core reads it on its worker
+    |> Map.merge(Map.get(o, :profile) || %{})
   end
 
   @doc false
@@ -872,11 +929,15 @@ defmodule HexagonTpu.Graph do
              g.ref,
              nif_inputs,
              output_types(g, :auto),
-             nil,
+             %{timeout_ns: timeout_ns(g.timeout), priority: g.priority || :default},
              level,
              max_events,
              1
            ) do
+        # a deliberate measurement: a profile that could not be read is its error
+        {:ok, _bins, _stats, {:dropped, error}} ->
+          Error.wrap(error)
+
         {:ok, _bins, _stats, profile} ->
           {:ok, profile}
 

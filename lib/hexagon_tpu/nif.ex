@@ -145,7 +145,9 @@ defmodule HexagonTpu.NIF do
   def graph_execute_batch(_graph, _inputs, _output_types, _perf_profile, _chunks),
     do: :erlang.nif_error(not_loaded())
 
-  def graph_execute_shared(_graph, _shared, _perf_profile), do: :erlang.nif_error(not_loaded())
+  def graph_execute_shared(_graph, _shared, _perf_profile, _profile),
+    do: :erlang.nif_error(not_loaded())
+
   def graph_alloc_io(_graph, _env), do: :erlang.nif_error(not_loaded())
   def shared_write(_shared, _slot, _binary, _mode), do: :erlang.nif_error(not_loaded())
   def shared_read(_shared, _slot, _mode), do: :erlang.nif_error(not_loaded())
@@ -157,8 +159,10 @@ defmodule HexagonTpu.NIF do
   def close_all(_wait_ms), do: :erlang.nif_error(not_loaded())
 
   # profiles (c_src/profile.c)
-  def graph_execute_profiled(_graph, _inputs, _output_types, _perf, _level, _max_events, _chunks),
+  def graph_execute_profiled(_graph, _inputs, _output_types, _opts, _level, _max_events, _chunks),
     do: :erlang.nif_error(not_loaded())
+
+  def runtime_profile_caps(_runtime), do: :erlang.nif_error(not_loaded())
 
   def profile_write(_profile_ref, _kind, _path, _title), do: :erlang.nif_error(not_loaded())
 end

@@ -228,28 +228,93 @@ defmodule HexagonTpu.Profile do
   @spec attach(Graph.t(), pos_integer() | nil, level()) :: Graph.t()
   def attach(graph, nil, _level), do: graph
 
+  # counter: [1] calls so far, [2] profiles dropped (the first one is logged)
   def attach(graph, every, level),
-    do: %{graph | profile_every: %{every: every, level: level, counter: :atomics.new(1, [])}}
+    do: %{graph | profile_every: %{every: every, level: level, counter: :atomics.new(2, [])}}
 
   @doc false
-  # The execute paths' NIF call (`call`, returning the NIF's answer) for graph g, or, one call
-  # in N of a sampled model, the same execute carrying a profile: the profile goes to
-  # [:hexagon_tpu, :profile] telemetry and the answer is the one `call` would give.
-  def sampled(%Graph{profile_every: nil}, _inputs, _types, _perf, _chunks, call), do: call.()
+  # load_model's check of profile_every: a backend that does not announce profiling, or the
+  # level asked for, is refused at load with the capability named (as `htpu profile` and the
+  # C core name it), instead of failing one call in N in production.
+  @spec check_backend(HexagonTpu.Runtime.t(), pos_integer() | nil, level(), String.t()) ::
+          :ok | {:error, Error.t()}
+  def check_backend(_runtime, nil, _level, _where), do: :ok
 
-  def sampled(%Graph{profile_every: s} = g, inputs, types, perf, chunks, call) do
-    if rem(:atomics.add_get(s.counter, 1, 1) - 1, s.every) == 0 do
-      case NIF.graph_execute_profiled(g.ref, inputs, types, perf, s.level, 0, chunks) do
-        {:ok, bins, stats, raw} ->
-          emit(summarize([raw]), stats, chunks)
-          {:ok, bins, stats}
+  def check_backend(runtime, _every, level, where) do
+    with {:ok, caps} <- Error.wrap(NIF.runtime_profile_caps(runtime.ref)) do
+      cond do
+        not caps.profiling ->
+          unsupported(
+            "#{where}: profile_every: the backend does not announce profiling (capability " <>
+              "1401, QNN_PROPERTY_GROUP_PROFILE), so no execute could carry a profile; load " <>
+              "without :profile_every"
+          )
 
-        other ->
-          other
+        level == :optrace and not caps.optrace ->
+          unsupported(
+            "#{where}: profile_level: :optrace: the backend does not announce the optrace " <>
+              "config (capability 1405, QNN_PROPERTY_PROFILE_SUPPORT_OPTRACE_CONFIG); use " <>
+              ":detailed"
+          )
+
+        true ->
+          :ok
       end
-    else
-      call.()
     end
+  end
+
+  defp unsupported(message), do: {:error, Error.new(:unsupported, message)}
+
+  @doc false
+  # One call in N of a sampled model (the first, then every Nth): the NIF options that make
+  # the call carry a profile (merged into the call's own: the same path, deadline, priority and
+  # perf vote as the call would have unsampled), else nil.
+  @spec next(Graph.t()) :: %{profile_level: level(), profile_max_events: 0} | nil
+  def next(%Graph{profile_every: nil}), do: nil
+
+  def next(%Graph{profile_every: s}) do
+    if rem(:atomics.add_get(s.counter, 1, 1) - 1, s.every) == 0,
+      do: %{profile_level: s.level, profile_max_events: 0}
+  end
+
+  @doc false
+  # A sampled call's NIF answer, {:ok, outputs, stats, profile} ({:ok, stats, profile} for a
+  # shared-IO execute), made into the unsampled call's: the profile goes to telemetry, or, if
+  # it could not be read ({:dropped, error}), is counted, logged once per model and reported
+  # as [:hexagon_tpu, :profile, :dropped]. Anything else passes unchanged.
+  @spec take(term(), Graph.t(), pos_integer()) :: term()
+  def take({:ok, outputs, stats, profile}, g, chunks) do
+    sample(g, profile, stats, chunks)
+    {:ok, outputs, stats}
+  end
+
+  def take({:ok, stats, profile}, g, chunks) when is_map(stats) do
+    sample(g, profile, stats, chunks)
+    {:ok, stats}
+  end
+
+  def take(answer, _g, _chunks), do: answer
+
+  defp sample(g, {:dropped, error}, _stats, _chunks), do: dropped(g, error)
+  defp sample(_g, raw, stats, chunks), do: emit(summarize([raw]), stats, chunks)
+
+  defp dropped(%Graph{profile_every: s} = g, error) do
+    {:error, e} = Error.wrap(error)
+    level = if s, do: s.level
+
+    if s && :atomics.add_get(s.counter, 2, 1) == 1 do
+      # Erlang's :logger (kernel), as elsewhere in this library (Logger would need :logger in
+      # the application's extra_applications).
+      :logger.warning(
+        "hexagon_tpu: graph '#{g.name}': a sampled #{level} profile could not be read and " <>
+          "was dropped (the call itself succeeded): #{e.message}. Said once per model; " <>
+          "drops are counted in HexagonTpu.stats().profiles_dropped and emitted as " <>
+          "[:hexagon_tpu, :profile, :dropped]",
+        %{mfa: {__MODULE__, :take, 3}}
+      )
+    end
+
+    HexagonTpu.Telemetry.profile_dropped(%{count: 1}, %{graph: g.name, level: level, error: e})
   end
 
   defp emit(p, stats, chunks) do
@@ -270,7 +335,7 @@ defmodule HexagonTpu.Profile do
       ops: ops,
       note: p.note,
       chunks: chunks,
-      call_execute_ns: stats.execute_ns,
+      call_execute_ns: if(is_map(stats), do: stats[:execute_ns]),
       profile: p
     })
   end

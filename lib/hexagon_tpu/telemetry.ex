@@ -73,7 +73,14 @@ defmodule HexagonTpu.Telemetry do
       accelerator's and the RPC's figures from the backend, the host's from the C core).
       Metadata: `%{graph:, level:, ops: [%{index:, name:, us:, cycles:, share:}] (heaviest
       first), note:, chunks:, call_execute_ns:, profile: %HexagonTpu.Profile{}}`; see
-      `HexagonTpu.Profile`.
+      `HexagonTpu.Profile`. Emitted in the process that made the call (for
+      `HexagonTpu.predict_async/3` and `HexagonTpu.stream/3`: where the answer is awaited).
+
+    * `[:hexagon_tpu, :profile, :dropped]` - a sampled execute succeeded (its outputs are
+      returned as usual) but its profile could not be read back: the sample is lost, never the
+      answer. Measurements: `%{count: 1}`. Metadata: `%{graph:, level:, error:
+      %HexagonTpu.Error{}}` (why the read failed). Also counted in `HexagonTpu.stats/0`
+      (`:profiles_dropped`) and logged once per model (a warning).
 
   ## Example
 
@@ -248,6 +255,12 @@ defmodule HexagonTpu.Telemetry do
   # [:hexagon_tpu, :profile] from a sampled execute (HexagonTpu.Profile).
   @spec profile(map(), map()) :: :ok
   def profile(measurements, metadata), do: emit([:hexagon_tpu, :profile], measurements, metadata)
+
+  @doc false
+  # [:hexagon_tpu, :profile, :dropped] from a sampled execute whose profile could not be read.
+  @spec profile_dropped(map(), map()) :: :ok
+  def profile_dropped(measurements, metadata),
+    do: emit([:hexagon_tpu, :profile, :dropped], measurements, metadata)
 
   @doc false
   # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.

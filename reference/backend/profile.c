@@ -204,6 +204,16 @@ qnn_error_t rb_profile_get_events(qnn_profile_handle_t h, const uint64_t **ids, 
   if (!ids || !n) return QNN_COMMON_ERROR_INVALID_ARGUMENT;
   pthread_mutex_lock(&g_rb.lock);
   rb_profile *p = find_profile(h);
+  rb_backend *b = p ? p->backend : NULL;
+  pthread_mutex_unlock(&g_rb.lock);
+  /* Fault rules (counted per backend, as graphExecute's): a read that fails after the call it
+   * profiled succeeded. Outside the registry lock: a rule's latency sleeps. */
+  if (b) {
+    qnn_error_t f = rb_fault(b, FR_PROFILE_GET_EVENTS, b->log);
+    if (f) return f;
+  }
+  pthread_mutex_lock(&g_rb.lock);
+  p = find_profile(h);
   qnn_error_t rc = QNN_PROFILE_ERROR_INVALID_HANDLE;
   if (p) {
     *ids = p->rec.ids;

@@ -39,6 +39,7 @@ enum fr_api {
   FR_CREATE_POWER_CONFIG_ID,
   FR_SET_POWER_CONFIG,
   FR_GRAPH_OP, /* each op a graphExecute runs: latency makes a slow graph, a rule fails it there */
+  FR_PROFILE_GET_EVENTS, /* reading a profile back (a read that fails after a good execute) */
   FR_API_COUNT
 };
 
@@ -82,6 +83,7 @@ static inline const char *fr_api_name(uint32_t api) {
     case FR_CREATE_POWER_CONFIG_ID: return "createPowerConfigId";
     case FR_SET_POWER_CONFIG: return "setPowerConfig";
     case FR_GRAPH_OP: return "graphOp";
+    case FR_PROFILE_GET_EVENTS: return "profileGetEvents";
     default: return "?";
   }
 }

@@ -265,6 +265,8 @@ static int run_profile(const cli_args *a) {
     int e = htpu_graph_execute_ex(st.s.graph, st.io, gi->num_inputs, st.io + gi->num_inputs,
                                   gi->num_outputs, &o, NULL);
     if (e) rc = cli_fail_htpu(a->cmd, e, "profiling the graph");
+    /* the execute succeeded but its events could not be read (the message says why) */
+    else if (!st.p[r]) rc = cli_fail(a->cmd, "%s", htpu_last_error());
   }
   op_row *rows = NULL;
   uint32_t n = 0;
