@@ -604,6 +604,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_execute_profiled", 7, nif_graph_execute_profiled, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

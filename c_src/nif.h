@@ -65,6 +65,7 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_profile_events(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_runtime_profile_caps(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 int nif_profile_open_type(ErlNifEnv *env);
 struct htpu_profile;

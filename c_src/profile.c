@@ -115,9 +115,6 @@ static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
                         enif_make_uint64(env, p->ops[k].start)};
     ops = enif_make_list_cell(env, map_with(env, op_key_atoms, v, OP_KEYS), ops);
   }
-  ERL_NIF_TERM events = enif_make_list(env, 0);
-  for (uint32_t i = p->num_events; i-- > 0;)
-    events = enif_make_list_cell(env, event_term(env, &p->events[i]), events);
   static const char *const hk[] = {"quantize_ns", "execute_ns", "dequantize_ns", "total_ns"};
   ERL_NIF_TERM hv[] = {enif_make_uint64(env, p->quantize_ns), enif_make_uint64(env, p->execute_ns),
                        enif_make_uint64(env, p->dequantize_ns), enif_make_uint64(env, p->total_ns)};
@@ -135,7 +132,7 @@ static ERL_NIF_TERM profile_term(ErlNifEnv *env, htpu_profile *p) {
                       enif_make_uint(env, p->dropped_events),
                       p->extended ? ATOMS.true_ : atom(env, "false"),
                       ops,
-                      events,
+                      nil_atom, /* events: profile_events/1, when asked for */
                       map_of(env, hk, hv, 4),
                       ref};
   return map_of(env, keys, v, 14);
@@ -308,6 +305,22 @@ ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   if (p) enif_free(p);
   if (t) enif_free(t);
   return ret;
+}
+
+/* profile_events(profile_ref) -> [event]: the raw event tree of a profile kept in its resource.
+ * Made when asked for, not with every profile: on a 100-op detailed profile (207 events) the
+ * tree's terms cost about as much as the rest of a sampled call's profiling together, and a
+ * sampled call's telemetry (and HexagonTpu.profile/3 for every run but the one it shows) never
+ * reads it. Dirty CPU: a profile may hold up to HTPU_PROFILE_MAX_EVENTS_LIMIT events. */
+ERL_NIF_TERM nif_profile_events(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_profile *res;
+  if (!enif_get_resource(env, argv[0], profile_type, (void **)&res))
+    return enif_make_badarg(env);
+  ERL_NIF_TERM events = enif_make_list(env, 0);
+  for (uint32_t i = res->p->num_events; i-- > 0;)
+    events = enif_make_list_cell(env, event_term(env, &res->p->events[i]), events);
+  return events;
 }
 
 /* runtime_profile_caps(runtime_ref) -> {:ok, %{profiling:, optrace:, extended_events:, ...}} |

@@ -165,4 +165,5 @@ defmodule HexagonTpu.NIF do
   def runtime_profile_caps(_runtime), do: :erlang.nif_error(not_loaded())
 
   def profile_write(_profile_ref, _kind, _path, _title), do: :erlang.nif_error(not_loaded())
+  def profile_events(_profile_ref), do: :erlang.nif_error(not_loaded())
 end

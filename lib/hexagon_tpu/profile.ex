@@ -22,7 +22,9 @@ defmodule HexagonTpu.Profile do
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
       carries no op names ..."`)
     * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
-      `:value`, `:identifier`, `:timestamp` and `:children`
+      `:value`, `:identifier`, `:timestamp` and `:children`. `nil` in a sampled profile (the
+      tree's terms would cost a sampled call as much as the rest of its profiling): `events/1`
+      makes it from the profile when asked
     * `:total_events`, `:dropped_events`, `:extended`
 
   `write_trace/2` and `write_page/3` write the median run as a Chrome trace (Perfetto,
@@ -149,7 +151,7 @@ defmodule HexagonTpu.Profile do
       htp_rpc_us: med.(:htp_rpc_us),
       host: host,
       note: median_run.note,
-      events: median_run.events,
+      events: NIF.profile_events(median_run.ref),
       total_events: median_run.total_events,
       dropped_events: median_run.dropped_events,
       extended: median_run.extended,
@@ -217,6 +219,25 @@ defmodule HexagonTpu.Profile do
          "got #{inspect(profile, limit: 3)} and #{inspect(path)}"
      )}
   end
+
+  @doc """
+  The raw event tree of a profile: its `:events`, or, for a sampled profile (whose `:events`
+  is `nil`), the tree made from the profile now. Maps with `:type`, `:name`, `:unit`, `:value`,
+  `:identifier`, `:timestamp` and `:children`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> profile = HexagonTpu.profile!(model, [<<0::size(128)>>, <<0::size(128)>>], runs: 1)
+      iex> [%{name: "execute", children: children}] = HexagonTpu.Profile.events(profile)
+      iex> Enum.any?(children, &(&1.name == "accelerator time"))
+      true
+      iex> HexagonTpu.close(model)
+      :ok
+  """
+  @spec events(t()) :: [map()]
+  def events(%__MODULE__{events: events}) when is_list(events), do: events
+  def events(%__MODULE__{events: nil, ref: ref}), do: NIF.profile_events(ref)
 
   # ---- sampling (profile_every: N) ----------------------------------------------------------
 
@@ -296,7 +317,53 @@ defmodule HexagonTpu.Profile do
   def take(answer, _g, _chunks), do: answer
 
   defp sample(g, {:dropped, error}, _stats, _chunks), do: dropped(g, error)
-  defp sample(_g, raw, stats, chunks), do: emit(summarize([raw]), stats, chunks)
+  defp sample(_g, raw, stats, chunks), do: emit(sampled(raw), stats, chunks)
+
+  # One sampled call's profile: its ops heaviest first with their shares, its figures, no event
+  # tree (events/1). Linear in the ops: a sample is made on the caller's process, one call in N.
+  defp sampled(raw) do
+    {weight, total} = weights(raw.ops)
+
+    ops =
+      raw.ops
+      |> Enum.map(fn op ->
+        %{
+          index: op.index,
+          name: op.name,
+          us: op.us,
+          min_us: op.us,
+          cycles: op.cycles,
+          min_cycles: op.cycles,
+          share: if(total > 0, do: 100 * weight.(op) / total, else: 0.0)
+        }
+      end)
+      |> Enum.sort_by(&{-weight.(&1), &1.index})
+
+    %__MODULE__{
+      graph: raw.graph,
+      level: raw.level,
+      runs: 1,
+      ops: ops,
+      accel_us: raw.accel_us,
+      accel_cycles: raw.accel_cycles,
+      host_rpc_us: raw.host_rpc_us,
+      htp_rpc_us: raw.htp_rpc_us,
+      host: raw.host,
+      note: raw.note,
+      events: nil,
+      total_events: raw.total_events,
+      dropped_events: raw.dropped_events,
+      extended: raw.extended,
+      ref: raw.ref
+    }
+  end
+
+  # Shares are of the cycles where the backend gives them (detailed), else of the time.
+  defp weights(ops) do
+    cycles? = Enum.any?(ops, &(&1.cycles > 0))
+    weight = if cycles?, do: & &1.cycles, else: & &1.us
+    {weight, ops |> Enum.map(weight) |> Enum.sum()}
+  end
 
   defp dropped(%Graph{profile_every: s} = g, error) do
     {:error, e} = Error.wrap(error)

@@ -37,7 +37,12 @@ defmodule HexagonTpu.ProfileTelemetryTest do
       assert length(meta.ops) == 100
       assert %{name: _, us: _, cycles: c, share: _} = hd(meta.ops)
       assert c == Enum.max(Enum.map(meta.ops, & &1.cycles))
-      assert %HexagonTpu.Profile{runs: 1} = meta.profile
+      assert %HexagonTpu.Profile{runs: 1, events: nil} = meta.profile
+      # the shares add up to the whole, and the event tree is made when asked for
+      assert_in_delta Enum.sum(Enum.map(meta.ops, & &1.share)), 100.0, 0.01
+      assert [%{name: "execute", children: kids}] = HexagonTpu.Profile.events(meta.profile)
+      assert %{children: nodes} = Enum.find(kids, &(&1.type == 3004))
+      assert length(nodes) == 100 and hd(nodes).identifier == "add_00"
     end
 
     refute_receive {:event, [:hexagon_tpu, :profile], _, _}, 200
