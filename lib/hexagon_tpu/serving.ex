@@ -17,9 +17,11 @@ defmodule HexagonTpu.Serving do
 
   A request is a list of inputs in graph-input order (a single input may be given alone), each
   an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
-  `HexagonTpu.predict_batch/3`), or an `Nx.Batch` (`Nx.Batch.stack([image1, image2])`; entries
-  that are tuples for a graph of several inputs, or a list with a batch per input); the answer
-  is the list of outputs, each with the request's rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
+  `HexagonTpu.predict_batch/3`), or an `Nx.Batch` (`Nx.Batch.stack([image1, image2])`; for a
+  graph of several inputs, entries that are tuples in graph-input order or maps keyed by input
+  name, `%{"a" => a1, "b" => b1}`, matched by name; or a list with a batch per input); the
+  answer is the list of outputs, each with the request's rows. `batch_size` counts rows: up to
+  that many rows of concurrent requests are run as one
   batch, in chunks of the graph's own batch, which run as one execute where the graph takes a
   batch multiple (docs/serving.md). A request of more rows is refused (`:too_large`);
   `batched_run/3` splits it itself.
