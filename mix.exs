@@ -56,13 +56,21 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
       {"MAKELEVEL", nil}
     ]
 
-    args = [
-      "--no-print-directory",
-      "-j#{System.schedulers_online()}",
-      # Objects per Mix build path: host and Nerves-target builds never share them.
-      "BUILD=#{Path.join(app_path, "native")}",
-      "nif"
-    ]
+    # -s: a build with nothing to do prints nothing (not make's "Nothing to be done for
+    # 'nif'." before every `mix run` and `mix test`); a build that compiles still prints its
+    # "  CC file" lines, which are commands of their own (Makefile). V=1 (the verbose build,
+    # every command echoed) keeps make's own output too.
+    quiet = if System.get_env("V") == "1", do: [], else: ["-s"]
+
+    args =
+      quiet ++
+        [
+          "--no-print-directory",
+          "-j#{System.schedulers_online()}",
+          # Objects per Mix build path: host and Nerves-target builds never share them.
+          "BUILD=#{Path.join(app_path, "native")}",
+          "nif"
+        ]
 
     make = System.get_env("MAKE", "make")
 
