@@ -56,13 +56,21 @@ defmodule Mix.Tasks.Compile.HexagonTpuNif do
       {"MAKELEVEL", nil}
     ]
 
-    args = [
-      "--no-print-directory",
-      "-j#{System.schedulers_online()}",
-      # Objects per Mix build path: host and Nerves-target builds never share them.
-      "BUILD=#{Path.join(app_path, "native")}",
-      "nif"
-    ]
+    # -s: a build with nothing to do prints nothing (not make's "Nothing to be done for
+    # 'nif'." before every `mix run` and `mix test`); a build that compiles still prints its
+    # "  CC file" lines, which are commands of their own (Makefile). V=1 (the verbose build,
+    # every command echoed) keeps make's own output too.
+    quiet = if System.get_env("V") == "1", do: [], else: ["-s"]
+
+    args =
+      quiet ++
+        [
+          "--no-print-directory",
+          "-j#{System.schedulers_online()}",
+          # Objects per Mix build path: host and Nerves-target builds never share them.
+          "BUILD=#{Path.join(app_path, "native")}",
+          "nif"
+        ]
 
     make = System.get_env("MAKE", "make")
 
@@ -144,10 +152,13 @@ defmodule HexagonTpu.MixProject do
     ]
   ]
 
+  # Every documented module (no `@moduledoc false`) must be in a group: ExDoc puts a module of
+  # no group alone at the top of the sidebar, so `mix docs` fails naming it (docs/0).
   @module_groups [
     "Models and inference": [
       HexagonTpu,
       HexagonTpu.Graph,
+      HexagonTpu.Call,
       HexagonTpu.Context,
       HexagonTpu.Runtime,
       HexagonTpu.TensorInfo,
@@ -200,6 +211,19 @@ defmodule HexagonTpu.MixProject do
     if ungrouped != [],
       do: Mix.raise("mix.exs: guides in no group of @guide_groups: #{inspect(ungrouped)}")
 
+    grouped = for {_group, modules} <- @module_groups, module <- modules, do: module
+
+    case documented_modules() -- grouped do
+      [] ->
+        :ok
+
+      modules ->
+        Mix.raise(
+          "mix.exs: documented modules in no group of @module_groups (ExDoc would show " <>
+            "them alone at the top of the sidebar): #{Enum.map_join(modules, ", ", &inspect/1)}"
+        )
+    end
+
     [
       main: "HexagonTpu",
       source_url: @source_url,
@@ -208,6 +232,10 @@ defmodule HexagonTpu.MixProject do
       groups_for_extras:
         for({group, files} <- @guide_groups, do: {group, Enum.map(files, &elem(&1, 0))}),
       groups_for_modules: @module_groups,
+      # Nx and :telemetry are on the code path while `make docs` runs (mk/docs.mk), so their
+      # modules and functions named in the docs (`Nx.Serving`, `:telemetry.attach/4`) link to
+      # their HexDocs: plain links, at the versions the tests run with; nothing is fetched.
+      deps: [nx: "https://hexdocs.pm/nx/0.7.2", telemetry: "https://hexdocs.pm/telemetry/1.3.0"],
       # Internal modules (@moduledoc false) the guides name for readers of the source: shown
       # as code, without a link to a page that does not exist.
       skip_code_autolink_to: [
@@ -219,6 +247,15 @@ defmodule HexagonTpu.MixProject do
         "Mix.Tasks.Compile.HexagonTpuNif"
       ]
     ]
+  end
+
+  # The modules ExDoc documents: those compiled (`mix docs` compiles first) whose moduledoc is
+  # not hidden (`@moduledoc false`); a module without any @moduledoc is shown too.
+  defp documented_modules do
+    for beam <- Path.wildcard(Path.join(Mix.Project.compile_path(), "*.beam")),
+        {:docs_v1, _, _, _, moduledoc, _, _} <- [Code.fetch_docs(beam)],
+        moduledoc != :hidden,
+        do: beam |> Path.basename(".beam") |> String.to_atom()
   end
 
   def application do

@@ -181,7 +181,7 @@ defmodule HexagonTpu do
   time and cycles and its share of the accelerator, heaviest first; the accelerator's, the
   RPC's and the host's figures; the raw events). `HexagonTpu.Profile.write_trace/2` and
   `write_page/3` turn it into a Chrome trace or a page. A level the backend cannot give is an
-  `:unsupported` error naming the capability; see docs/profiling.md.
+  `:unsupported` error naming the capability; see [docs/profiling.md](docs/profiling.md).
 
   ## Options
 
@@ -425,7 +425,7 @@ defmodule HexagonTpu do
   dimension is the chunks times the graph's (one DSP round trip instead of one per chunk); a
   graph that refuses it gets one call per chunk, up to 4 in flight, their answers taken in
   chunk order (the model's other calls interleave), and the refusal is remembered while the
-  graph is open (docs/elixir.md, "Batch multiple"). Either way each chunk's results land in
+  graph is open ([docs/elixir.md, "Batch multiple"](docs/elixir.md#batch-multiple)). Either way each chunk's results land in
   its part of one output binary. `:timeout` bounds the whole batch (each chunk is submitted
   with what is left of it) and `:priority` places every chunk in the model's queue, as for
   `predict/3`; `scheduler: :dirty_io` (without either) runs the batch as one call on a dirty

@@ -40,7 +40,7 @@ defmodule HexagonTpu.Runtime do
   ]
   @perf_expected "one of " <> Enum.map_join(@perf_profiles, ", ", &inspect/1)
 
-  @typedoc "A performance profile (what each votes: docs/board.md); `:default` casts no vote."
+  @typedoc "A performance profile (what each votes: [docs/board.md](docs/board.md)); `:default` casts no vote."
   @type perf_profile ::
           :burst
           | :sustained_high_performance
@@ -140,7 +140,7 @@ defmodule HexagonTpu.Runtime do
       `:invalid_option` error saying which). `setenv` is not safe against a concurrent
       `getenv` on another thread: use it at startup, not while other runtimes are working.
       The tests use it for the reference backend's `HTPU_REF_*` rules (fault injection,
-      latency, device; docs/reference-backend.md): that use is test wiring, not an API
+      latency, device; [docs/reference-backend.md](docs/reference-backend.md)): that use is test wiring, not an API
 
   ## Examples
 
@@ -592,7 +592,7 @@ defmodule HexagonTpu.Runtime do
   ## Examples
 
   The reference builder makes a model from its text (`examples/add.txt` here; the format:
-  docs/reference-format.md):
+  [docs/reference-format.md](docs/reference-format.md)):
 
       iex> refbuild = HexagonTpu.Runtime.priv_path("htpu-refbuild")
       iex> {_, 0} = System.cmd(refbuild, ["add.txt", "add_copy.bin"])

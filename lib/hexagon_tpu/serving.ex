@@ -17,18 +17,20 @@ defmodule HexagonTpu.Serving do
 
   A request is a list of inputs in graph-input order (a single input may be given alone), each
   an Nx tensor or a binary holding one or more rows of the graph's shape (`{n, ...}`, see
-  `HexagonTpu.predict_batch/3`), or an `Nx.Batch` (`Nx.Batch.stack([image1, image2])`; entries
-  that are tuples for a graph of several inputs, or a list with a batch per input); the answer
-  is the list of outputs, each with the request's rows. `batch_size` counts rows: up to that many rows of concurrent requests are run as one
+  `HexagonTpu.predict_batch/3`), or an `Nx.Batch` (`Nx.Batch.stack([image1, image2])`; for a
+  graph of several inputs, entries that are tuples in graph-input order or maps keyed by input
+  name, `%{"a" => a1, "b" => b1}`, matched by name; or a list with a batch per input); the
+  answer is the list of outputs, each with the request's rows. `batch_size` counts rows: up to
+  that many rows of concurrent requests are run as one
   batch, in chunks of the graph's own batch, which run as one execute where the graph takes a
-  batch multiple (docs/serving.md). A request of more rows is refused (`:too_large`);
+  batch multiple ([docs/serving.md](docs/serving.md)). A request of more rows is refused (`:too_large`);
   `batched_run/3` splits it itself.
 
   Whatever the batching does with a request's rows (Nx.Serving splits a request that does not
   fit in what is left of a batch over two batches, which may run on different partitions), the
   request gets all its rows back in its own order, or the error of its first failed row: each
-  row carries its index in the request through the batch and back (docs/serving.md, "What a
-  caller is guaranteed").
+  row carries its index in the request through the batch and back ([docs/serving.md](docs/serving.md), "What
+  a caller is guaranteed").
 
   Each request is checked in its caller before it is batched (`client_preprocessing`): a wrong
   count, shape or type raises a `HexagonTpu.Error` (`:mismatch`) in that caller alone, and the
@@ -40,14 +42,14 @@ defmodule HexagonTpu.Serving do
   down (after retrying on the other nodes that serve the name).
 
   Across nodes, `Nx.Serving.batched_run/2` on a node without the serving sends the request to
-  a node that runs it (`:pg`, Nx.Serving's distribution); see docs/serving.md.
+  a node that runs it (`:pg`, Nx.Serving's distribution); see [docs/serving.md](docs/serving.md).
 
   Telemetry: Nx.Serving's `[:nx, :serving, :execute | :preprocessing | :postprocessing, ...]`
   events (the execute's metadata holds this module's `%{batch_size: rows, partition: i}`), for
   each batch one `[:hexagon_tpu, :execute, ...]` span with `:batch_size` and `:chunks` in its
   metadata, and the serving's queue: `[:hexagon_tpu, :serving, :queue]` each time a request is
   queued, a batch handed to a partition or finished, with the rows waiting (`:queue_length`)
-  and running (`HexagonTpu.Telemetry`, docs/serving.md).
+  and running (`HexagonTpu.Telemetry`, [docs/serving.md](docs/serving.md)).
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}

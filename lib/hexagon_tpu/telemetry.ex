@@ -63,7 +63,7 @@ defmodule HexagonTpu.Telemetry do
       `%{graph: name, change: :request | :batch | :done | :reset, partition: i | nil}`:
       a request was queued (emitted in its caller), a batch was handed to partition `i`
       (in the serving process), a batch finished (in its task), the serving process started.
-      See docs/serving.md, Telemetry.
+      See [docs/serving.md](docs/serving.md), Telemetry.
 
     * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
 

@@ -13,6 +13,15 @@ set -u
 
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_doctor
 
+# Every doctor run is bounded: a hang (a read of a FIFO, a walk that does not end) fails its
+# check with timeout's status 124 instead of stopping the test run. The checks of adversarial
+# trees below use a tighter bound of their own (within).
+DOCTOR_BOUND=${HTPU_DOCTOR_TEST_BOUND:-120}
+run() {
+  timeout -k 5 "$DOCTOR_BOUND" $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+}
+
 R=(--backend reference --system-lib reference)
 QAIRT_225=v2.25.0.240728104910_97711 # the build id form of a real QAIRT library (docs/abi.md)
 
@@ -302,7 +311,7 @@ run_board --root "$TMP/root"
 expect "doctor: a BIOS version of another form -> skip, not compared" 0 \
   out "[skip] boot firmware: 'American Megatrends 1.2' is not of the form"
 
-run_board --root "$TMP/nowhere" --json
+run_board --root "$TMP/emptyroot" --json
 json_check "doctor --json: no DMI -> firmware skipped, bios_version null" '
   step("firmware").status === "skip" && step("firmware").details.bios_version === null &&
   step("firmware").message.includes("/sys/class/dmi/id/bios_version")'
@@ -332,10 +341,14 @@ lib_with_id STUB "$ID_242"
 # does libcdsprpc.so)
 cp "$BUILD/libhtpu_refcdsprpc.so" "$TMP/fake/"
 UP=(--fastrpc-lib "$TMP/fake/libhtpu_refcdsprpc.so")
-board_up() {
-  DSP_LIBRARY_PATH="$TMP/dsp" ADSP_LIBRARY_PATH="$TMP/dsp" \
-    run doctor "${BOARD[@]}" "${UP[@]}" --root "$TMP/board" "$@"
+# board_at ROOT ARGS...: the whole board path against ROOT; board_up: against $TMP/board
+board_at() {
+  local root=$1
+  shift
+  DSP_LIBRARY_PATH="${DSP:-$TMP/dsp}" ADSP_LIBRARY_PATH="${DSP:-$TMP/dsp}" \
+    run doctor "${BOARD[@]}" "${UP[@]}" --root "$root" "$@"
 }
+board_up() { board_at "$TMP/board" "$@"; }
 
 board_up
 expect "doctor (board path): every step passes but cdsprpcd" 0 \
@@ -461,5 +474,167 @@ expect "doctor (board path): 4000 with old boot firmware -> the hint names 0x800
 run doctor "${R[@]}"
 expect "doctor (reference): boot firmware not applicable" 0 \
   out "[skip] boot firmware: not applicable"
+
+# ---------------------------------------------------------------------------------------------
+# adversarial trees given with --root: never a hang, never a confident wrong diagnosis
+
+# within SECS ROOT ARGS...: the board path against ROOT, killed after SECS (status 124)
+within() {
+  local secs=$1 root=$2
+  shift 2
+  DSP_LIBRARY_PATH="${DSP:-$TMP/dsp}" ADSP_LIBRARY_PATH="${DSP:-$TMP/dsp}" \
+    timeout -k 2 "$secs" $EMU "$HTPU" doctor "${BOARD[@]}" "${UP[@]}" --root "$root" "$@" \
+    >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+}
+
+# a copy of the whole board's tree, to spoil one thing of
+spoiled() {
+  rm -rf "$TMP/$1"
+  cp -r "$TMP/board" "$TMP/$1"
+}
+
+# FIFOs where the board has regular files: opened without blocking, refused with the cause
+spoiled fifo-state
+rm "$TMP/fifo-state/sys/class/remoteproc/remoteproc1/state"
+mkfifo "$TMP/fifo-state/sys/class/remoteproc/remoteproc1/state"
+within 20 "$TMP/fifo-state"
+expect "doctor: a FIFO as the CDSP's state -> FAIL naming it, no hang" 1 \
+  out "[FAIL] remoteproc: cannot read the CDSP's state: '$TMP/fifo-state/sys/class/remoteproc/remoteproc1/state' is a FIFO (named pipe); expected a regular file" \
+  out "--root must be a copy of the board's tree"
+
+spoiled fifo-dt
+mkfifo "$TMP/fifo-dt/proc/device-tree/compatible"
+within 20 "$TMP/fifo-dt"
+expect "doctor: a FIFO as a device-tree property -> FAIL naming it, no hang" 1 \
+  out "[FAIL] device tree: not a device tree: '$TMP/fifo-dt/proc/device-tree/compatible' is a FIFO (named pipe)" \
+  out "every property in /proc/device-tree is a regular file"
+
+mkdir -p "$TMP/fifodsp"
+mkfifo "$TMP/fifodsp/libQnnHtpV68Skel.so"
+DSP=$TMP/fifodsp within 20 "$TMP/board"
+expect "doctor: a FIFO as the skel -> not a library, no hang" 1 \
+  out "[FAIL] dsp libraries: libQnnHtpV68Skel.so not found: $TMP/fifodsp/libQnnHtpV68Skel.so is a FIFO (named pipe), not a library" \
+  out "$TMP/fifodsp: libQnnHtpV68Skel.so is a FIFO (named pipe), not a library"
+
+spoiled fifo-misc
+mkdir -p "$TMP/fifo-misc/proc/1"
+mkfifo "$TMP/fifo-misc/proc/1/comm"
+rm "$TMP/fifo-misc/sys/class/dmi/id/bios_version"
+mkfifo "$TMP/fifo-misc/sys/class/dmi/id/bios_version"
+within 20 "$TMP/fifo-misc"
+expect "doctor: FIFOs as a process's comm and the BIOS version -> no hang, the firmware not compared" 0 \
+  out "[warn] fastrpc: cdsprpcd is not running" \
+  out "[skip] boot firmware: cannot read /sys/class/dmi/id/bios_version: '$TMP/fifo-misc/sys/class/dmi/id/bios_version' is a FIFO (named pipe)"
+
+# symbolic links in the device tree are not followed: 10 links to the root (a loop each) made
+# the depth-limited walk exponential (minutes); the real /proc/device-tree is itself a link to
+# /sys/firmware/devicetree/base, which is followed
+spoiled dt-loops
+rm -rf "$TMP/dt-loops/proc/device-tree/soc@0/remoteproc@a300000"
+for i in 0 1 2 3 4 5 6 7 8 9; do ln -s . "$TMP/dt-loops/proc/device-tree/l$i"; done
+within 20 "$TMP/dt-loops"
+expect "doctor: links looping in the device tree -> no CDSP node found, at once" 1 \
+  out "[FAIL] device tree: no CDSP FastRPC node in the device tree"
+
+spoiled dt-link
+mkdir -p "$TMP/dt-link/sys/firmware/devicetree"
+mv "$TMP/dt-link/proc/device-tree" "$TMP/dt-link/sys/firmware/devicetree/base"
+ln -s ../sys/firmware/devicetree/base "$TMP/dt-link/proc/device-tree"
+within 20 "$TMP/dt-link"
+expect "doctor: /proc/device-tree as the link the kernel makes -> read through it" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000"
+
+# --root that is no directory: refused in one line, no check run
+within 20 "$TMP/missing-root"
+expect "doctor: --root missing -> refused naming it" 2 \
+  err "htpu doctor: --root $TMP/missing-root: No such file or directory; expected a directory standing in for /"
+expect_not "doctor: --root missing -> no check runs" out "remoteproc"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && pass "doctor: --root missing -> one line" ||
+  fail "doctor: --root missing -> one line" "stderr has $(wc -l <"$TMP/err") lines"
+: >"$TMP/file-root"
+within 20 "$TMP/file-root"
+expect "doctor: --root a regular file -> refused naming it" 2 \
+  err "htpu doctor: --root $TMP/file-root is a regular file; expected a directory standing in for /"
+expect_not "doctor: --root a file -> no check runs" out "remoteproc"
+within 20 ""
+expect "doctor: --root '' -> refused" 2 err "htpu doctor: --root '': an empty path"
+
+# things of the wrong kind where the board has a device, a library or a property
+spoiled dev-dir
+rm "$TMP/dev-dir/dev/fastrpc-cdsp"
+mkdir "$TMP/dev-dir/dev/fastrpc-cdsp"
+within 20 "$TMP/dev-dir"
+expect "doctor: /dev/fastrpc-cdsp a directory -> FAIL, not read/write ok" 1 \
+  out "[FAIL] fastrpc: /dev/fastrpc-cdsp is a directory, not the CDSP FastRPC device" \
+  out "a directory, not a device" out "rm -r /dev/fastrpc-cdsp"
+expect_not "doctor: /dev/fastrpc-cdsp a directory -> not read/write" out "read/write"
+
+mkdir -p "$TMP/dirdsp/libQnnHtpV68Skel.so"
+DSP=$TMP/dirdsp within 20 "$TMP/board"
+expect "doctor: the skel a directory -> FAIL, the dsp libraries do not pass" 1 \
+  out "[FAIL] dsp libraries: libQnnHtpV68Skel.so not found: $TMP/dirdsp/libQnnHtpV68Skel.so is a directory, not a library" \
+  out "[skip] stub/skel release: not compared: the skel was not found"
+
+spoiled dt-short
+printf '\0\0\x2a' >"$TMP/dt-short/proc/device-tree/soc@0/remoteproc@a300000/glink-edge/fastrpc/memory-region"
+within 20 "$TMP/dt-short" --json
+json_check "doctor --json: a 3-byte memory-region is malformed, not absent" '
+  step("device_tree").status === "warn" && step("device_tree").details.memory_region === null &&
+  step("device_tree").message ===
+    "the CDSP FastRPC node'"'"'s memory-region is malformed: 3 bytes, not a list of 4-byte phandles" &&
+  step("device_tree").hint.includes("overlay")'
+
+# a CDSP beyond the first 32 remoteprocs (600 of them; readdir's order is the file system's):
+# found, and the list says how many it leaves out
+rm -rf "$TMP/rp-many"
+rproc "$TMP/rp-many" remoteproc599 cdsp running enabled
+mkdir -p "$TMP/rp-many/sys/class/remoteproc/remoteproc"{100..598}
+for i in $(seq 100 598); do
+  printf 'adsp%s\n' "$i" >"$TMP/rp-many/sys/class/remoteproc/remoteproc$i/name"
+  printf 'offline\n' >"$TMP/rp-many/sys/class/remoteproc/remoteproc$i/state"
+done
+within 20 "$TMP/rp-many" --json
+json_check "doctor --json: a CDSP past 32 remoteprocs is found; 32 listed, the rest counted" '
+  step("remoteproc").status === "ok" && step("remoteproc").details.cdsp === "remoteproc599" &&
+  step("remoteproc").details.remoteprocs.length === 32 &&
+  step("remoteproc").details.remoteprocs[0].remoteproc === "remoteproc100" &&
+  step("remoteproc").details.remoteprocs_unlisted === "468 more, not listed"'
+
+# a second QNN set through the linker's configuration (/etc/ld.so.conf, and the *.conf files it
+# includes), read under --root: searched before /usr/lib through ld.so.cache
+spoiled ld
+mkdir -p "$TMP/ld/etc/ld.so.conf.d" "$TMP/ld/usr/lib/onnxruntime-qnn" "$TMP/ld/opt/sys" \
+  "$TMP/ld/usr/lib/aarch64-linux-gnu"
+: >"$TMP/ld/usr/lib/onnxruntime-qnn/libQnnHtpV68Stub.so"
+: >"$TMP/ld/usr/lib/onnxruntime-qnn/libQnnHtp.so"
+: >"$TMP/ld/opt/sys/libQnnSystem.so"
+printf '# the image\ninclude /etc/ld.so.conf.d/*.conf\n' >"$TMP/ld/etc/ld.so.conf"
+printf '/usr/lib/aarch64-linux-gnu\n' >"$TMP/ld/etc/ld.so.conf.d/aarch64-linux-gnu.conf"
+printf '/usr/lib/onnxruntime-qnn/  # ORT\n' >"$TMP/ld/etc/ld.so.conf.d/zz-ort.conf"
+board_at "$TMP/ld"
+expect "doctor: ONNX Runtime's stub through /etc/ld.so.conf.d -> FAIL naming the file" 1 \
+  out "[FAIL] library path: libQnnHtpV68Stub.so in /usr/lib/onnxruntime-qnn (/etc/ld.so.conf.d/zz-ort.conf) shadows the one next to $TMP/fake/libQnnHtp.so" \
+  out "remove /usr/lib/onnxruntime-qnn from /etc/ld.so.conf.d/zz-ort.conf and run ldconfig" \
+  out "/usr/lib/aarch64-linux-gnu: no QNN libraries (/etc/ld.so.conf.d/aarch64-linux-gnu.conf)" \
+  out "2 directories in 3 files"
+
+# LD_LIBRARY_PATH comes first; a relative include; a loop of includes, a FIFO, a pattern that
+# is not DIR/*.conf: bounded, never followed blindly
+rm "$TMP/ld/etc/ld.so.conf.d/zz-ort.conf"
+printf 'include loop.conf\ninclude /etc/*/x.conf\n/opt/sys=libc6\n' \
+  >"$TMP/ld/etc/ld.so.conf.d/loop.conf"
+mkfifo "$TMP/ld/etc/ld.so.conf.d/fifo.conf"
+within 20 "$TMP/ld" --json
+json_check "doctor --json: a system library through an include loop -> warn, bounded" '
+  step("library_path").status === "warn" &&
+  step("library_path").message ===
+    "a second QNN set on the linker'"'"'s path, /etc/ld.so.conf.d/loop.conf: libQnnSystem.so in /opt/sys" &&
+  step("library_path").details.ld_so_conf_note.includes("fifo.conf") &&
+  step("library_path").details.library_path.some(r => r.dir === "/opt/sys")'
+LD_LIBRARY_PATH="$TMP/fake" within 20 "$TMP/ld" --json
+json_check "doctor --json: LD_LIBRARY_PATH before the configuration's directories" '
+  step("library_path").details.library_path[0].from === "LD_LIBRARY_PATH" &&
+  step("library_path").details.library_path[1].from === "/etc/ld.so.conf.d/aarch64-linux-gnu.conf"'
 
 harness_summary

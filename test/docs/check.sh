@@ -2,7 +2,7 @@
 # make test-docs: the HexDocs that `make docs` wrote into doc/, opened in headless Chromium
 # (Debian's `chromium`) from the files, offline, as a reader's browser would:
 #  - the main module page (HexagonTpu) and a guide (serving) render: their content, and the
-#    sidebar that the pages' scripts build (module and guide groups);
+#    sidebar that the pages' scripts build (module and guide groups), every module in a group;
 #  - the search page finds `predict` (HexagonTpu.predict/3 among its results);
 #  - no page writes to the console (an exception, a console.error, anything): checked first on
 #    a probe page that does write, so a Chromium whose log format changed cannot pass blind;
@@ -69,6 +69,15 @@ for group in 'Models and inference' 'Serving' 'Observability' 'Getting started' 
   must HexagonTpu.html "$group" "the sidebar group '$group'"
 done
 must HexagonTpu.html 'href="nerves.html"' 'the Nerves guide in the sidebar'
+
+# Every module of the sidebar is in a group (mix.exs @module_groups; `mix docs` refuses a
+# documented module in none, this checks what it wrote): ExDoc puts one of no group alone
+# at the top, with "group":"" in the sidebar's data.
+sidebar=$(ls "$doc"/dist/sidebar_items-*.js 2>/dev/null | head -n 1)
+[ -n "$sidebar" ] || fail "no $doc/dist/sidebar_items-*.js (the sidebar's data)"
+grep -q '"group":"[^"]' "$sidebar" || fail "$sidebar: no module group at all (its format changed?)"
+ungrouped=$({ grep -o '"group":"","id":"[^"]*"' "$sidebar" || true; } | sed 's/.*"id":"//; s/"$//' | tr '\n' ' ')
+[ -z "$ungrouped" ] || fail "modules in no sidebar group (mix.exs @module_groups): $ungrouped"
 
 browse serving.html
 must serving.html '<title>Batching and serving — hexagon_tpu v' 'the serving guide'

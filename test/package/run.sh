@@ -8,7 +8,7 @@
 #  3. with Nx and :telemetry built from the vendored sources onto ERL_LIBS
 #     (test/optional/env.sh), the project runs predict, predict_batch, a Serving and a
 #     telemetry handler (test/package/user_check.exs), then the README's "In your project"
-#     example exactly as the README writes it.
+#     example exactly as the README writes it, which must print exactly what the README says.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../optional/env.sh"   # cd's to the project root
 # env.sh's settings for the project's own suite, not for the package or the user project
@@ -49,10 +49,12 @@ example=$(awk '/<!-- test-package runs this block/ { on = 1; next }
   on && seen && /^$/ { print; next }
   on && seen { exit }' README.md)
 [ -n "$example" ] || { echo "test-package: no example block after the marker in README.md" >&2; exit 1; }
-# The last line: what the script printed (mix's compile step may print make's before it).
-printed=$(cd "$user" && bash -c "$example" | tail -n 1)
+# All it prints, stdout and stderr: exactly the line the README says (the project was compiled
+# by the run above, and a compile with nothing to do prints nothing, make included).
+printed=$(cd "$user" && bash -c "$example" 2>&1)
 echo "  $printed"
 [ "$printed" = "[1.0, 4.0, 9.0, 12.699999809265137]" ] || {
-  echo "test-package: the README's example printed '$printed', not what the README says" >&2
+  echo "test-package: the README's example printed this, not only what the README says:" >&2
+  printf '%s\n' "$printed" | sed 's/^/  | /' >&2
   exit 1
 }

@@ -7,12 +7,16 @@
  *
  * Each check is its own file under doctor/ and reports through doctor/report.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "doctor/doctor.h"
+#include "file_open.h"
 #include "hexagon_tpu.h"
 #include "util.h"
 
@@ -45,7 +49,33 @@ static int resolve_libraries(const cli_args *a, htpu_runtime_options *ro, int *f
   return 0;
 }
 
+/* --root stands in for /: it must be a directory, else every board check would read nothing
+ * and report a confident wrong diagnosis (no CDSP, no device tree ...). Returns 0, or
+ * CLI_EXIT_USAGE after one line naming the path and what was expected. */
+static int check_root(const cli_command *cmd, const char *root) {
+  if (!root) return 0;
+  struct stat st;
+  const char *expected = "expected a directory standing in for / (holding the board's sys/, "
+                         "proc/ and dev/)";
+  if (!root[0]) {
+    fprintf(stderr, "htpu %s: --root '': an empty path; %s\n", cmd->name, expected);
+    return CLI_EXIT_USAGE;
+  }
+  if (stat(root, &st) != 0) {
+    fprintf(stderr, "htpu %s: --root %s: %s; %s\n", cmd->name, root, strerror(errno), expected);
+    return CLI_EXIT_USAGE;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "htpu %s: --root %s is %s; %s\n", cmd->name, root,
+            file_kind_name((unsigned)st.st_mode), expected);
+    return CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
 static int run_doctor(const cli_args *a) {
+  int root_rc = check_root(a->cmd, cli_get(a, "root"));
+  if (root_rc) return root_rc;
   doctor *d = calloc(1, sizeof(*d));
   if (!d) return cli_fail(a->cmd, "out of memory");
   htpu_runtime_options_init(&d->ro);
@@ -125,8 +155,9 @@ const cli_command cmd_doctor = {
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
         "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
         "                    from the files), of the backend's release\n"
-        "  library path      HTP backend: no second QNN set on LD_LIBRARY_PATH (e.g.\n"
-        "                    /usr/lib/onnxruntime-qnn) shadows the backend's stub\n"
+        "  library path      HTP backend: no second QNN set on LD_LIBRARY_PATH or in\n"
+        "                    /etc/ld.so.conf(.d) (e.g. /usr/lib/onnxruntime-qnn) shadows\n"
+        "                    the backend's stub\n"
         "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
         "                    unsigned protection domains\n"
         "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"
@@ -135,8 +166,8 @@ const cli_command cmd_doctor = {
         "                    model, VTCM, perf infrastructure, start-up attempts\n"
         "  shared memory     a test allocation: FastRPC shared memory, or why not\n"
         "Board checks are skipped (not failed) for other backends. --root DIR reads the\n"
-        "board's /sys, /proc and /dev under DIR. Failures carry the\n"
-        "library's message and a hint. Exit 0 when nothing failed.\n",
+        "board's /sys, /proc, /dev and /etc/ld.so.conf under DIR (a directory). Failures\n"
+        "carry the library's message and a hint. Exit 0 when nothing failed.\n",
     .options = doctor_options,
     .min_positional = 0,
     .max_positional = 0,

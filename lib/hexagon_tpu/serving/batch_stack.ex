@@ -17,7 +17,7 @@ defmodule HexagonTpu.Serving.BatchStack do
   # traverses the batch through Nx's public protocol instead. test/hexagon_tpu/
   # serving_batch_stack_test.exs checks both against the traversal.
 
-  @compile {:no_warn_undefined, [Nx, Nx.Batch, Nx.LazyContainer]}
+  @compile {:no_warn_undefined, [Nx, Nx.Batch, Nx.LazyContainer, Nx.Defn.Composite]}
 
   @typedoc "How a stack entry's functions are ordered against the request's container."
   @type layout :: :reversed | :in_order | :unknown
@@ -111,5 +111,30 @@ defmodule HexagonTpu.Serving.BatchStack do
       Nx.LazyContainer.traverse(batch, [], fn template, fun, acc -> {template, [fun.() | acc]} end)
 
     Enum.reverse(acc)
+  end
+
+  @doc """
+  What a caller's batch holds, through Nx's public traversal: its entries' container (a
+  tensor, a tuple, a map, ...) with each tensor the rows of every entry, the padding dropped.
+  """
+  @spec contents(struct()) :: term()
+  def contents(%{size: size, pad: pad} = batch) do
+    {container, nil} =
+      Nx.LazyContainer.traverse(batch, nil, fn _template, fun, nil ->
+        t = fun.()
+        {if(pad == 0, do: t, else: Nx.slice_along_axis(t, 0, size, axis: 0)), nil}
+      end)
+
+    container
+  end
+
+  @doc """
+  `container` (as contents/1 returns it) with rows `start..start + n - 1` of each tensor, as a
+  batch of one entry: the same request form, fewer rows.
+  """
+  @spec rows(term(), non_neg_integer(), pos_integer()) :: struct()
+  def rows(container, start, n) do
+    piece = Nx.Defn.Composite.traverse(container, &Nx.slice_along_axis(&1, start, n, axis: 0))
+    Nx.Batch.concatenate([piece])
   end
 end

@@ -6,8 +6,9 @@ defmodule HexagonTpu.Serving.Client do
   @moduledoc false
 
   alias HexagonTpu.{Error, Options}
+  alias HexagonTpu.Serving.BatchStack
 
-  @compile {:no_warn_undefined, [Nx, Nx.Serving]}
+  @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Batch]}
 
   @run_opts %{
     retries: {:non_neg_integer, "a non-negative integer", 2},
@@ -114,13 +115,21 @@ defmodule HexagonTpu.Serving.Client do
   # The serving's preprocess/2 checked the request before refusing it as too large, so every
   # input holds `rows` rows. A piece landing on a node whose serving has a smaller batch_size
   # is split again there (run_whole/3).
+  #
+  # A piece keeps the request's form, so the serving reads it as it read the whole: a list of
+  # inputs stays a list, a batch a batch of the same entries (tensors, tuples or maps keyed by
+  # input name), sliced. Batches are read once here (BatchStack.contents/1), not per piece.
   defp split_run(name, input, rows, limit, retries) do
-    inputs = if is_list(input), do: input, else: [input]
+    sliceable = if is_list(input), do: Enum.map(input, &sliceable/1), else: sliceable(input)
 
     for(start <- 0..(rows - 1)//limit, do: {start, min(limit, rows - start)})
     |> Task.async_stream(
       fn {start, n} ->
-        piece = Enum.map(inputs, &rows_of(&1, rows, start, n))
+        piece =
+          if is_list(sliceable),
+            do: Enum.map(sliceable, &rows_of(&1, rows, start, n)),
+            else: rows_of(sliceable, rows, start, n)
+
         {start, n, run_whole(name, piece, retries)}
       end,
       max_concurrency: @piece_concurrency,
@@ -139,6 +148,11 @@ defmodule HexagonTpu.Serving.Client do
       acc -> {:ok, acc |> Enum.reverse() |> Enum.zip_with(&join_rows/1)}
     end
   end
+
+  defp sliceable(%{__struct__: Nx.Batch} = batch), do: {:batch, BatchStack.contents(batch)}
+  defp sliceable(other), do: other
+
+  defp rows_of({:batch, contents}, _rows, start, n), do: BatchStack.rows(contents, start, n)
 
   defp rows_of(%{__struct__: Nx.Tensor} = t, _rows, start, n),
     do: Nx.slice_along_axis(t, start, n, axis: 0)

@@ -54,9 +54,11 @@ defmodule HexagonTpu.Serving.Request do
   end
 
   # Nx.Batch requests, the form Ortex.Serving's and Bumblebee's callers write: one batch whose
-  # entries are the inputs (a tensor for a graph of one input, a tuple for several), or a list
-  # with a batch (or a tensor) per input. A batch is the rows it holds, its padding dropped.
-  defp from_batches(spec, %{__struct__: Nx.Batch} = batch), do: batch_tensors(spec, batch)
+  # entries are the request (a tensor for a graph of one input, a tuple of the inputs in graph
+  # order, or a map of them keyed by input name), or a list with a batch (or a tensor) per
+  # input. A batch is the rows it holds, its padding dropped.
+  defp from_batches(spec, %{__struct__: Nx.Batch} = batch),
+    do: entry_inputs(spec, batch_contents(spec, batch))
 
   defp from_batches(spec, [_ | _] = list) do
     if proper_list?(list), do: Enum.map(list, &one_tensor(spec, &1)), else: list
@@ -64,28 +66,112 @@ defmodule HexagonTpu.Serving.Request do
 
   defp from_batches(_spec, input), do: input
 
+  # A batch in a list of inputs is that one input: entries of one tensor (or a tuple of one).
+  # A map names inputs, so it cannot stand in one position of the list.
   defp one_tensor(spec, %{__struct__: Nx.Batch} = batch) do
-    case batch_tensors(spec, batch) do
-      [t] ->
+    case batch_contents(spec, batch) do
+      %{__struct__: Nx.Tensor} = t ->
         t
 
-      tensors ->
+      {%{__struct__: Nx.Tensor} = t} ->
+        t
+
+      other ->
         raise request_error(
                 spec,
                 "an Nx.Batch in a list of inputs must hold one tensor per entry (one input), " <>
-                  "got #{length(tensors)}; a batch of tuples is the whole request"
+                  "got #{entry_kind(other)}; a batch of tuples or maps is the whole request"
               )
     end
   end
 
   defp one_tensor(_spec, other), do: other
 
-  defp batch_tensors(spec, %{__struct__: Nx.Batch, stack: [], size: 0}),
+  defp batch_contents(spec, %{__struct__: Nx.Batch, stack: [], size: 0}),
     do: raise(request_error(spec, "got an empty Nx.Batch"))
 
-  defp batch_tensors(_spec, %{__struct__: Nx.Batch, size: size, pad: pad} = batch) do
-    tensors = BatchStack.traverse(batch)
-    if pad == 0, do: tensors, else: Enum.map(tensors, &Nx.slice_along_axis(&1, 0, size, axis: 0))
+  defp batch_contents(_spec, batch), do: BatchStack.contents(batch)
+
+  defp entry_kind(t) when is_tuple(t), do: "#{tuple_size(t)} per entry (a tuple)"
+  defp entry_kind(m) when is_map(m) and not is_struct(m), do: "a map per entry"
+  defp entry_kind(_other), do: "another container per entry"
+
+  # The inputs, in graph order, of a batch's entries.
+  defp entry_inputs(_spec, %{__struct__: Nx.Tensor} = t), do: [t]
+
+  defp entry_inputs(spec, tuple) when is_tuple(tuple) do
+    Enum.map(Tuple.to_list(tuple), &entry_tensor(spec, &1, tuple))
+  end
+
+  defp entry_inputs(spec, map) when is_map(map) and not is_struct(map), do: by_name(spec, map)
+  defp entry_inputs(spec, other), do: raise(nested(spec, other))
+
+  defp entry_tensor(_spec, %{__struct__: Nx.Tensor} = t, _entry), do: t
+  defp entry_tensor(spec, _other, entry), do: raise(nested(spec, entry))
+
+  defp nested(spec, entry) do
+    request_error(
+      spec,
+      "Nx.Batch entries must be a tensor, a tuple of tensors (the inputs in graph order) or " <>
+        "a map of tensors keyed by input name, got #{inspect(entry, limit: 3)}"
+    )
+  end
+
+  # A map's entries matched to the graph's inputs by name (a string, or an atom of it): never
+  # by the order of its keys, which is no input order.
+  defp by_name(spec, map) do
+    names = Enum.map(spec.inputs, & &1.name)
+
+    keyed =
+      Enum.map(map, fn {key, t} -> {key_name(spec, key), key, entry_tensor(spec, t, map)} end)
+
+    case keyed |> Enum.group_by(&elem(&1, 0)) |> Enum.find(fn {_, ks} -> length(ks) > 1 end) do
+      {name, ks} ->
+        given = Enum.map_join(ks, " and ", &inspect(elem(&1, 1)))
+
+        raise request_error(
+                spec,
+                "in an Nx.Batch of maps, input #{inspect(name)} given twice (#{given})"
+              )
+
+      nil ->
+        :ok
+    end
+
+    given = Map.new(keyed, fn {name, _key, t} -> {name, t} end)
+    missing = Enum.reject(names, &Map.has_key?(given, &1))
+    unknown = given |> Map.keys() |> Enum.reject(&(&1 in names)) |> Enum.sort()
+
+    if missing != [] or unknown != [] do
+      quoted = &Enum.map_join(&1, ", ", fn name -> inspect(name) end)
+
+      what =
+        [
+          missing != [] && "an Nx.Batch of maps has no entry for input(s) #{quoted.(missing)}",
+          unknown != [] && "the graph has no input(s) named #{quoted.(unknown)}"
+        ]
+        |> Enum.filter(& &1)
+        |> Enum.join("; ")
+
+      raise Error.new(
+              :mismatch,
+              "HexagonTpu.Serving: graph '#{spec.graph}': #{what} (the graph's inputs are " <>
+                "#{Enum.join(names, ", ")})"
+            )
+    end
+
+    Enum.map(names, &Map.fetch!(given, &1))
+  end
+
+  defp key_name(_spec, key) when is_binary(key), do: key
+  defp key_name(_spec, key) when is_atom(key) and not is_nil(key), do: Atom.to_string(key)
+
+  defp key_name(spec, key) do
+    raise request_error(
+            spec,
+            "in an Nx.Batch of maps, the keys must be input names (strings or atoms), " <>
+              "got #{inspect(key, limit: 3)}"
+          )
   end
 
   defp proper_list?([_ | rest]), do: proper_list?(rest)

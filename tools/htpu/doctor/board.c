@@ -1,5 +1,6 @@
 /* board.c - small file-system and process helpers of the board checks. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
+#include "file_open.h"
 
 const char *doctor_base_name(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -38,12 +40,42 @@ int doctor_is_dir(const char *path) {
 int doctor_file_exists(const char *dir, const char *name) {
   char p[4096];
   int n = snprintf(p, sizeof(p), "%s/%s", dir, name);
-  return n > 0 && (size_t)n < sizeof(p) && access(p, F_OK) == 0;
+  struct stat st;
+  return n > 0 && (size_t)n < sizeof(p) && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int doctor_read_line(const char *path, char *out, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
+const char *doctor_kind(const char *dir, const char *name, char *buf, size_t len) {
+  char p[4096];
+  int n = snprintf(p, sizeof(p), "%s/%s", dir, name);
+  struct stat st;
+  if (n <= 0 || (size_t)n >= sizeof(p) || stat(p, &st) != 0 || S_ISREG(st.st_mode)) return NULL;
+  snprintf(buf, len, "%s", file_kind_name((unsigned)st.st_mode));
+  return buf;
+}
+
+FILE *doctor_fopen(const char *path, char *why, size_t why_len) {
+  char err[4600];
+  uint64_t size = 0;
+  int fd = file_open_regular(path, &size, err, sizeof(err));
+  if (fd < 0) {
+    if (why) snprintf(why, why_len, "%s", err);
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    if (why) snprintf(why, why_len, "cannot read '%s': %s", path, strerror(errno));
+    close(fd);
+  }
+  return f;
+}
+
+int doctor_read_line(const char *path, char *out, size_t len, char *why, size_t why_len) {
+  out[0] = '\0';
+  FILE *f = doctor_fopen(path, why, why_len);
+  if (!f) {
+    struct stat st;
+    return lstat(path, &st) == 0 ? -2 : -1;
+  }
   if (!fgets(out, (int)len, f)) out[0] = '\0';
   fclose(f);
   size_t n = strcspn(out, "\r\n");
@@ -62,7 +94,7 @@ int doctor_process_running(const doctor *d, const char *comm_name) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     char p[4400], comm[64] = "";
     snprintf(p, sizeof(p), "%s/%s/comm", proc_dir, e->d_name);
-    FILE *f = fopen(p, "r");
+    FILE *f = doctor_fopen(p, NULL, 0); /* never a FIFO's endless wait */
     if (!f) continue;
     if (fgets(comm, sizeof(comm), f)) {
       comm[strcspn(comm, "\n")] = '\0';

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "doctor.h"
 
@@ -22,15 +23,33 @@ typedef struct prop {
   size_t n; /* bytes read; 0 when the property is absent */
 } prop;
 
+/* The first property file that is there but not a regular file (a FIFO, a directory named like
+ * a property ...), with why: a device tree has none, so the step fails naming it. Properties
+ * are read through doctor_fopen, which never waits on a FIFO. */
+static char g_refused[4800];
+
 static void read_prop(const char *node, const char *name, prop *p) {
-  char path[4400];
+  char path[4400], why[4700];
   snprintf(path, sizeof(path), "%s/%s", node, name);
   p->n = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return;
+  p->v[0] = '\0';
+  FILE *f = doctor_fopen(path, why, sizeof(why));
+  if (!f) {
+    struct stat st;
+    if (!g_refused[0] && lstat(path, &st) == 0) snprintf(g_refused, sizeof(g_refused), "%s", why);
+    return;
+  }
   p->n = fread(p->v, 1, sizeof(p->v) - 1, f);
   p->v[p->n] = '\0';
   fclose(f);
+}
+
+/* Whether `path` is a directory itself, not a symbolic link to one: the walk never follows
+ * links (the kernel's device tree has none to directories; a tree given with --root with a
+ * link loop would make the depth-limited walk exponential). */
+static int is_real_dir(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* Whether a string-list property (NUL-separated) holds `s` as one of its strings. */
@@ -67,7 +86,7 @@ static int find_cdsp_fastrpc(const char *dir, int depth, char *out, size_t len) 
     if (e->d_name[0] == '.') continue;
     char child[4400];
     int w = snprintf(child, sizeof(child), "%s/%s", dir, e->d_name);
-    if (w <= 0 || (size_t)w >= sizeof(child) || !doctor_is_dir(child)) continue;
+    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(child)) continue;
     found = find_cdsp_fastrpc(child, depth + 1, out, len);
   }
   closedir(d);
@@ -84,13 +103,13 @@ static int count_compute_cbs(const char *node, char *cb_with_region, size_t len)
     if (e->d_name[0] == '.') continue;
     char child[4400];
     int w = snprintf(child, sizeof(child), "%s/%s", node, e->d_name);
-    if (w <= 0 || (size_t)w >= sizeof(child) || !doctor_is_dir(child)) continue;
+    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(child)) continue;
     prop compat, region;
     read_prop(child, "compatible", &compat);
     if (!prop_has(&compat, "qcom,fastrpc-compute-cb") || is_disabled(child)) continue;
     n++;
     read_prop(child, "memory-region", &region);
-    if (region.n >= 4 && !cb_with_region[0]) snprintf(cb_with_region, len, "%s", child);
+    if (region.n > 0 && !cb_with_region[0]) snprintf(cb_with_region, len, "%s", child);
   }
   closedir(d);
   return n;
@@ -99,7 +118,7 @@ static int count_compute_cbs(const char *node, char *cb_with_region, size_t len)
 /* The reserved-memory node whose phandle is the first one of `region`, or "" when none. */
 static void resolve_region(const doctor *d, const prop *region, char *out, size_t len) {
   out[0] = '\0';
-  if (region->n < 4) return;
+  if (region->n < 4 || region->n % 4 != 0) return;
   const unsigned char *b = (const unsigned char *)region->v;
   uint32_t want = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
   char rm[4096];
@@ -121,14 +140,26 @@ static void resolve_region(const doctor *d, const prop *region, char *out, size_
   closedir(dir);
 }
 
+/* A property file that is not a regular file: the tree is not a device tree. */
+static int refused(step *s) {
+  if (!g_refused[0]) return 0;
+  step_set(s, ST_FAIL, "not a device tree: %s", g_refused);
+  step_hint(s, "every property in " DT_BASE " is a regular file: with --root, give a copy of "
+               "the board's tree (e.g. cp -r of /proc/device-tree), not a made-up one");
+  return 1;
+}
+
 static void judge(doctor *d, step *s) {
   char base[4096], node[4400] = "", cb_region[4400] = "";
+  g_refused[0] = '\0';
   doctor_board_path(d, DT_BASE, base, sizeof(base));
   if (!doctor_is_dir(base)) {
     step_set(s, ST_SKIP, "%s is not there: cannot read the device tree", DT_BASE);
     return;
   }
-  if (!find_cdsp_fastrpc(base, 0, node, sizeof(node))) {
+  int found = find_cdsp_fastrpc(base, 0, node, sizeof(node));
+  if (!found && refused(s)) return;
+  if (!found) {
     step_str(s, "FastRPC node", "fastrpc_node", NULL);
     step_set(s, ST_FAIL, "no CDSP FastRPC node in the device tree");
     step_hint(s, "the kernel makes /dev/fastrpc-cdsp from a node with compatible "
@@ -145,17 +176,23 @@ static void judge(doctor *d, step *s) {
   step_uint(s, "compute banks", "compute_cbs", (uint64_t)cbs, cbs_shown);
   prop region;
   read_prop(node, "memory-region", &region);
-  if (region.n < 4 && cb_region[0]) read_prop(cb_region, "memory-region", &region);
-  char heap[256];
+  if (region.n == 0 && cb_region[0]) read_prop(cb_region, "memory-region", &region);
+  /* a list of 4-byte phandles: anything else is malformed, not absent */
+  int malformed = region.n > 0 && region.n % 4 != 0;
+  char heap[256], bad[96];
   resolve_region(d, &region, heap, sizeof(heap));
+  snprintf(bad, sizeof(bad), "(malformed: %zu bytes)", region.n);
   step_str_shown(s, "memory region", "memory_region",
-                 region.n < 4 ? NULL
-                 : heap[0]    ? heap
-                              : "",
-                 region.n < 4 ? "(none)"
-                 : heap[0]    ? heap
-                              : "(points at no reserved-memory node)");
-  if (is_disabled(node)) {
+                 region.n == 0 || malformed ? NULL
+                 : heap[0]                  ? heap
+                                            : "",
+                 region.n == 0 ? "(none)"
+                 : malformed   ? bad
+                 : heap[0]     ? heap
+                               : "(points at no reserved-memory node)");
+  int disabled = is_disabled(node);
+  if (refused(s)) return;
+  if (disabled) {
     step_set(s, ST_FAIL, "the CDSP FastRPC node is disabled (status not \"okay\")");
     step_hint(s, "enable it in the board's device tree or with its overlay: without it there is "
                  "no /dev/fastrpc-cdsp");
@@ -163,7 +200,12 @@ static void judge(doctor *d, step *s) {
     step_set(s, ST_FAIL, "the CDSP FastRPC node has no enabled compute context banks");
     step_hint(s, "each qcom,fastrpc-compute-cb child is one FastRPC session; without any, "
                  "every session fails: use the board's own device tree for this kernel");
-  } else if (region.n < 4) {
+  } else if (malformed) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region is malformed: %zu bytes, not a "
+                         "list of 4-byte phandles", region.n);
+    step_hint(s, "the kernel cannot use it, so there is no remote heap: the device-tree overlay "
+                 "that set it is broken; use the one made for this board and kernel");
+  } else if (region.n == 0) {
     step_set(s, ST_WARN, "the CDSP FastRPC node has no memory-region (remote heap)");
     step_hint(s, "if FastRPC sessions still fail while the CDSP runs, this is the cause "
                  "reported for the Dragon Q6A (radxa-pkg/radxa-overlays#522): a device-tree "

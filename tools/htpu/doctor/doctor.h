@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hexagon_tpu.h"
 #include "report.h"
@@ -73,10 +74,20 @@ void doctor_board_step(doctor *d, const char *key, const char *title,
 /* The file name part of a path. */
 const char *doctor_base_name(const char *path);
 int doctor_is_dir(const char *path);
+/* Whether dir/name is a regular file (symbolic links followed: libraries often are links). */
 int doctor_file_exists(const char *dir, const char *name);
+/* What dir/name is when it exists but is not a regular file ("a directory", "a FIFO (named
+ * pipe)", ...), in buf; NULL when it is a regular file or is not there. */
+const char *doctor_kind(const char *dir, const char *name, char *buf, size_t len);
+/* Opens a board file for reading without ever blocking on it (a FIFO in a tree given with
+ * --root would wait forever for a writer): O_NONBLOCK, then anything but a regular file is
+ * refused (sysfs, procfs and device-tree files are regular). NULL with `why` (may be NULL) set
+ * to one line naming the path and the cause. */
+FILE *doctor_fopen(const char *path, char *why, size_t why_len);
 /* The first line of a small text file (a sysfs attribute), without its line end and trailing
- * blanks. Returns 0, or -1 with errno when it cannot be opened. */
-int doctor_read_line(const char *path, char *out, size_t len);
+ * blanks, read through doctor_fopen. Returns 0; -1 when the path does not exist; -2 when it
+ * exists but cannot be read as a regular file; `why` (may be NULL) says why. */
+int doctor_read_line(const char *path, char *out, size_t len, char *why, size_t why_len);
 /* Whether a process with this comm name runs (scans /proc under d->root). */
 int doctor_process_running(const doctor *d, const char *comm_name);
 /* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` under d->root (--root: a

@@ -45,9 +45,10 @@ static size_t match_build_id(const char *p, size_t n, int at_end) {
 }
 
 /* The first QAIRT build id in the file. Returns 1 (found, in out), 0 (none), -1 (cannot be
- * read, errno set). Reads in chunks, carrying the tail so an id across two chunks is found. */
-static int find_build_id(const char *path, char *out, size_t len) {
-  FILE *f = fopen(path, "rb");
+ * read as a regular file: why says so; never a FIFO's endless wait). Reads in chunks, carrying
+ * the tail so an id across two chunks is found. */
+static int find_build_id(const char *path, char *out, size_t len, char *why, size_t why_len) {
+  FILE *f = doctor_fopen(path, why, why_len);
   if (!f) return -1;
   static char buf[65536 + ID_MAX + 1];
   size_t have = 0;
@@ -76,10 +77,9 @@ static int find_build_id(const char *path, char *out, size_t len) {
 static int read_id(step *s, const char *label, const char *key, const char *path, char *id,
                    size_t len, htpu_version3 *v) {
   id[0] = '\0';
-  int r = find_build_id(path, id, len);
+  char why[4700];
+  int r = find_build_id(path, id, len, why, sizeof(why));
   if (r < 0) {
-    char why[256];
-    snprintf(why, sizeof(why), "cannot read: %s", strerror(errno));
     step_str_shown(s, label, key, NULL, why);
     return 0;
   }

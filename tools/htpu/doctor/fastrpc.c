@@ -2,7 +2,10 @@
  * its rpcmem calls (HTP backend); for other backends only a --fastrpc-lib that was given. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "file_open.h"
 
 #include "doctor.h"
 
@@ -59,15 +62,24 @@ static void judge_board(doctor *d, step *s) {
   const char *lib = d->ro.fastrpc_lib;
   char dev[4096];
   doctor_board_path(d, FASTRPC_DEVICE, dev, sizeof(dev));
-  int dev_ok = access(dev, R_OK | W_OK) == 0;
-  int dev_exists = access(dev, F_OK) == 0;
+  /* The kernel's driver makes a character device. A tree given with --root cannot hold one
+   * without root's mknod, so there a regular file stands in for it; anything else (a
+   * directory, a FIFO ...) is no device, whatever its permissions. */
+  struct stat st;
+  int dev_exists = stat(dev, &st) == 0;
+  int dev_kind_ok = dev_exists && (S_ISCHR(st.st_mode) || (d->root[0] && S_ISREG(st.st_mode)));
+  int dev_ok = dev_kind_ok && access(dev, R_OK | W_OK) == 0;
   int daemon = doctor_process_running(d, "cdsprpcd");
   char why[512];
   int rpc = probe_fastrpc_lib(lib, why, sizeof(why));
+  char kind[96];
+  snprintf(kind, sizeof(kind), "%s, not a device",
+           dev_exists ? file_kind_name((unsigned)st.st_mode) : "missing");
   step_str(s, FASTRPC_DEVICE, "fastrpc_device",
-           dev_ok       ? "read/write"
-           : dev_exists ? "not accessible"
-                        : "missing");
+           dev_ok          ? "read/write"
+           : !dev_exists   ? "missing"
+           : !dev_kind_ok  ? kind
+                           : "not accessible");
   step_str(s, "cdsprpcd", "cdsprpcd", daemon ? "running" : "not running");
   step_str(s, "libcdsprpc.so", "libcdsprpc", rpc >= 0 ? "loads" : why);
   step_str(s, "FastRPC library", "fastrpc_lib", lib);
@@ -79,6 +91,12 @@ static void judge_board(doctor *d, step *s) {
                  "(qcom_q6v5_pas), and qcom-coldplug.sh starts it as a fallback; "
                  FASTRPC_DEVICE " appears once it runs (coldplug waits up to 20 s for it, then "
                  "starts cdsprpcd)");
+  } else if (!dev_kind_ok) {
+    step_set(s, ST_FAIL, "%s is %s, not the CDSP FastRPC device", FASTRPC_DEVICE,
+             file_kind_name((unsigned)st.st_mode));
+    step_hint(s, "the fastrpc driver makes it a character device once the CDSP runs: as root, "
+                 "remove what stands in its place (rm -r " FASTRPC_DEVICE ") and restart the "
+                 "CDSP (or reboot)");
   } else if (rpc < 0) {
     step_set(s, ST_FAIL, "%s does not load: %s", lib, why);
     step_hint(s, "install the fastrpc user library (qcom-fastrpc: libcdsprpc.so in /usr/lib), "

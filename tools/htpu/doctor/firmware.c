@@ -48,17 +48,19 @@ static int fw_compare(const fw_version *a, const fw_version *b) {
   return 0;
 }
 
-/* The first line of the BIOS version file, trimmed; -1 with errno when unreadable. */
-static int read_bios_version(const doctor *d, char *path, size_t plen, char *out, size_t len) {
-  return doctor_read_line(doctor_board_path(d, BIOS_VERSION_PATH, path, plen), out, len);
+/* The first line of the BIOS version file, trimmed; non-zero with `why` when unreadable. */
+static int read_bios_version(const doctor *d, char *path, size_t plen, char *out, size_t len,
+                             char *why, size_t why_len) {
+  return doctor_read_line(doctor_board_path(d, BIOS_VERSION_PATH, path, plen), out, len, why,
+                          why_len);
 }
 
 static void judge(doctor *d, step *s) {
-  char path[4096], bios[256];
-  if (read_bios_version(d, path, sizeof(path), bios, sizeof(bios)) != 0) {
+  char path[4096], bios[256], why[4700];
+  if (read_bios_version(d, path, sizeof(path), bios, sizeof(bios), why, sizeof(why)) != 0) {
     step_str(s, "BIOS version", "bios_version", NULL);
     step_str(s, "required", "required", FIRMWARE_FLOOR);
-    step_set(s, ST_SKIP, "cannot read %s: %s", path, strerror(errno));
+    step_set(s, ST_SKIP, "cannot read %s: %s", BIOS_VERSION_PATH, why);
     return;
   }
   step_str(s, "BIOS version", "bios_version", bios);

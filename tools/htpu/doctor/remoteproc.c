@@ -12,39 +12,57 @@
 
 #define REMOTEPROC_CLASS "/sys/class/remoteproc"
 
+/* At most this many remoteprocs are read (a board has a handful; a tree given with --root may
+ * hold anything), and this many listed in the report. */
+#define MAX_RPROCS 1024
+#define LISTED_RPROCS 32
+
 typedef struct rproc {
   char dir[256]; /* "remoteproc2" */
   char name[128], state[64], recovery[64];
+  char state_why[512]; /* why `state` could not be read, when it exists but is no regular file */
 } rproc;
 
 static int by_dir(const void *a, const void *b) {
   return strcmp(((const rproc *)a)->dir, ((const rproc *)b)->dir);
 }
 
+/* One attribute of a remoteproc; "" when absent or unreadable (why then in `why`, if given,
+ * when the file is there but not readable as a regular file: never a FIFO's endless wait). */
 static void read_attr(const char *class_dir, const char *dir, const char *attr, char *out,
-                      size_t len) {
-  char p[4800];
+                      size_t len, char *why, size_t why_len) {
+  char p[4800], cause[4700];
   snprintf(p, sizeof(p), "%s/%s/%s", class_dir, dir, attr);
-  if (doctor_read_line(p, out, len) != 0) out[0] = '\0';
+  if (doctor_read_line(p, out, len, cause, sizeof(cause)) == -2 && why)
+    report_copy(why, why_len, cause);
 }
 
-/* Every remoteproc of the class, sorted by directory name (readdir's order is arbitrary).
- * Returns the count (at most max), or -1 when the class directory cannot be opened. */
-static int list_rprocs(const char *class_dir, rproc *out, int max) {
+/* Every remoteproc of the class (at most max), sorted by directory name (readdir's order is
+ * arbitrary), each read only after the sort. Returns the count, or -1 when the class directory
+ * cannot be opened; *more counts the entries past max, never read. */
+static int list_rprocs(const char *class_dir, rproc *out, int max, int *more) {
+  *more = 0;
   DIR *dir = opendir(class_dir);
   if (!dir) return -1;
   int n = 0;
   struct dirent *e;
-  while (n < max && (e = readdir(dir))) {
+  while ((e = readdir(dir))) {
     if (e->d_name[0] == '.') continue;
-    rproc *r = &out[n++];
-    report_copy(r->dir, sizeof(r->dir), e->d_name);
-    read_attr(class_dir, r->dir, "name", r->name, sizeof(r->name));
-    read_attr(class_dir, r->dir, "state", r->state, sizeof(r->state));
-    read_attr(class_dir, r->dir, "recovery", r->recovery, sizeof(r->recovery));
+    if (n == max) {
+      (*more)++;
+      continue;
+    }
+    report_copy(out[n++].dir, sizeof(out[0].dir), e->d_name);
   }
   closedir(dir);
   qsort(out, (size_t)n, sizeof(out[0]), by_dir);
+  for (int i = 0; i < n; i++) {
+    rproc *r = &out[i];
+    read_attr(class_dir, r->dir, "name", r->name, sizeof(r->name), NULL, 0);
+    read_attr(class_dir, r->dir, "state", r->state, sizeof(r->state), r->state_why,
+              sizeof(r->state_why));
+    read_attr(class_dir, r->dir, "recovery", r->recovery, sizeof(r->recovery), NULL, 0);
+  }
   return n;
 }
 
@@ -58,6 +76,13 @@ static void judge_cdsp(step *s, const rproc *c) {
   step_str(s, "CDSP remoteproc", "cdsp", c->dir);
   step_str(s, "state", "state", c->state);
   step_str(s, "recovery", "recovery", c->recovery[0] ? c->recovery : NULL);
+  if (c->state_why[0]) {
+    step_set(s, ST_FAIL, "cannot read the CDSP's state: %s", c->state_why);
+    step_hint(s, "%s is a regular file on a board (sysfs): --root must be a copy of the "
+                 "board's tree, or on the board: cat %s",
+              state_path, state_path);
+    return;
+  }
   if (strcmp(c->state, "running") == 0 || strcmp(c->state, "attached") == 0) {
     if (strcmp(c->recovery, "disabled") == 0) {
       step_set(s, ST_WARN, "the CDSP (%s) is %s, but its crash recovery is disabled", c->dir,
@@ -100,14 +125,17 @@ static void judge_cdsp(step *s, const rproc *c) {
 static void judge(doctor *d, step *s) {
   char class_dir[4096];
   doctor_board_path(d, REMOTEPROC_CLASS, class_dir, sizeof(class_dir));
-  rproc *all = calloc(32, sizeof(*all));
+  rproc *all = calloc(MAX_RPROCS, sizeof(*all));
   if (!all) {
     step_set(s, ST_FAIL, "out of memory");
     return;
   }
-  int n = list_rprocs(class_dir, all, 32);
+  int more = 0;
+  int n = list_rprocs(class_dir, all, MAX_RPROCS, &more);
   const rproc *cdsp = NULL;
   for (int i = 0; i < n; i++) {
+    if (!cdsp && is_cdsp(&all[i])) cdsp = &all[i];
+    if (i >= LISTED_RPROCS) continue;
     report_row *row = step_row(s, "%s: %s, %s", all[i].dir,
                                all[i].name[0] ? all[i].name : "(no name)",
                                all[i].state[0] ? all[i].state : "(no state)");
@@ -116,9 +144,14 @@ static void judge(doctor *d, step *s) {
       row_str(row, "name", all[i].name);
       row_str(row, "state", all[i].state);
     }
-    if (!cdsp && is_cdsp(&all[i])) cdsp = &all[i];
   }
   if (n > 0) step_rows(s, "remoteprocs", "remoteprocs");
+  if (n > LISTED_RPROCS || more) {
+    char unlisted[160];
+    snprintf(unlisted, sizeof(unlisted), "%d more, not listed%s", n - LISTED_RPROCS + more,
+             more ? " (past the first 1024 entries: not read)" : "");
+    step_str(s, "remoteprocs not listed", "remoteprocs_unlisted", unlisted);
+  }
   if (cdsp) {
     judge_cdsp(s, cdsp);
   } else {
