@@ -62,6 +62,50 @@ run profile chain100.bin "${LIBS[@]}" -n 1 --trace /nonexistent-dir/t.json
 expect "trace file that cannot be written" 1 err "cannot write '/nonexistent-dir/t.json'"
 run profile chain100.bin "${LIBS[@]}" -n 1 --html /nonexistent-dir/p.html
 expect "page that cannot be written" 1 err "cannot write '/nonexistent-dir/p.html'"
+# where the reports land (src/report_file.h). No real /dev node is written in a way that could
+# replace it: /dev/fd/1 (this run's stdout, a file of the harness) cannot be replaced; the full
+# device is a node made here as root, /dev/full otherwise; /dev/stdout is tried as nobody.
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace /dev/fd/1
+expect "trace to /dev/fd/1: the trace, then the table, in stdout" 0 \
+  out '"traceEvents"' out "graph chain100, level detailed, 1 run"
+check "trace to /dev/fd/1: the trace first" grep -q '^{"displayTimeUnit"' "$TMP/out"
+mkfifo fifo
+(cat fifo > fifo.out) &
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace fifo
+wait
+expect "trace to a FIFO: written through it" 0
+check "trace to a FIFO: the reader got it, the FIFO is still one" \
+  bash -c "[ -p fifo ] && [ \$(grep -oF '\"cat\":\"op\"' fifo.out | wc -l) = 100 ]"
+if [ "$(id -u)" = 0 ]; then mknod full c 1 7 && FULL=$TMP/full; else FULL=/dev/full; fi
+if [ -c "${FULL:-}" ]; then
+  run profile chain100.bin "${LIBS[@]}" -n 1 --trace "$FULL"
+  expect "trace to a full device: ENOSPC is an error naming it" 1 \
+    err "cannot write '$FULL': No space left on device"
+  run profile chain100.bin "${LIBS[@]}" -n 1 --html "$FULL"
+  expect "page to a full device: an error" 1 err "cannot write '$FULL': No space left on device"
+  check "the full device is still a device" [ -c "$FULL" ]
+fi
+echo old > target.json
+ln -s target.json link.json
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace link.json --qnn-log link.log
+expect "trace through a symlink" 0
+check "trace through a symlink: still a link, its target has the trace" \
+  bash -c '[ -L link.json ] && grep -q traceEvents target.json'
+mkdir adir
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace adir
+expect "trace to a directory: an error" 1 err "cannot write 'adir': Is a directory"
+check "nothing left behind (no temporary files)" bash -c '! ls -A | grep -q "^\."'
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$EMU" ]; then
+  NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  chmod 755 "$TMP" && chmod 644 chain100.bin
+  if "${NOBODY[@]}" test -x "$HTPU" -a -r chain100.bin; then
+    "${NOBODY[@]}" "$HTPU" profile chain100.bin "${LIBS[@]}" -n 1 --trace /dev/stdout \
+      >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    expect "trace to /dev/stdout as a normal user" 0 out '"traceEvents"'
+  fi
+fi
+
 HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 --qnn-log q2.log
 expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
   err "has no QnnSystemProfile serialization"
