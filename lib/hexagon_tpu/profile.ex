@@ -73,18 +73,34 @@ defmodule HexagonTpu.Profile do
   @doc false
   def levels_expected, do: @levels_expected
 
+  # What a run leaves behind in run/3: its totals and per-op figures packed in one binary (64
+  # bytes and 16 an op), and its raw profile (the event tree) only while it is one of
+  # @keep_trees kept at random (reservoir sampling); the tree shown is the kept run closest to
+  # the median accelerator time. Per-op samples (ops x runs) are bounded by @max_samples.
+  @keep_trees 8
+  @max_samples 16_777_216
+  @fig_keys [:accel_us, :accel_cycles, :host_rpc_us, :htp_rpc_us]
+  @host_keys [:quantize_ns, :execute_ns, :dequantize_ns, :total_ns]
+
+  @doc false
+  def max_samples, do: @max_samples
+
   @doc false
   # HexagonTpu.profile/3 (whose doc holds the options): `:runs` executes of `graph` with a
   # profile of `:level` on `inputs`, summarized.
   @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
   def run(%Graph{} = graph, inputs, opts) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
-      1..o.runs
-      |> HexagonTpu.Results.map_ok(fn _ ->
-        Graph.execute_profiled(graph, inputs, o.level, o.max_events)
+      Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
+        with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events),
+             :ok <- check_samples(acc, raw, o.runs) do
+          {:cont, add_run(acc, raw)}
+        else
+          error -> {:halt, error}
+        end
       end)
       |> case do
-        {:ok, raws} -> {:ok, summarize(raws)}
+        %{runs: _} = acc -> {:ok, finish(acc)}
         error -> error
       end
     end
@@ -102,24 +118,90 @@ defmodule HexagonTpu.Profile do
   # The summary of raw profiles (as the NIF reads them), one per run: medians and minimums per
   # op, the median run's events.
   @spec summarize([map()]) :: t()
-  def summarize([first | _] = raws) do
-    runs = length(raws)
-    median_run = Enum.sort_by(raws, & &1.accel_us) |> Enum.at(div(runs - 1, 2))
+  def summarize([_ | _] = raws), do: raws |> Enum.reduce(new_acc(), &add_run(&2, &1)) |> finish()
 
+  defp new_acc,
+    do: %{runs: 0, first: nil, packed: [], trees: [], rand: :rand.seed_s(:exsss, {22, 7, 2})}
+
+  # The first run decides the ops; past the cap, a clear error before the runs are made.
+  defp check_samples(%{runs: 0}, raw, runs) do
+    n = length(raw.ops)
+
+    if n * runs > @max_samples do
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "HexagonTpu.profile/3: #{runs} runs of #{n} ops make #{n * runs} per-op samples, " <>
+           "past the limit of #{@max_samples} (16 bytes each); use fewer runs " <>
+           "(#{div(@max_samples, n)} at most for this model)"
+       )}
+    else
+      :ok
+    end
+  end
+
+  defp check_samples(_acc, _raw, _runs), do: :ok
+
+  defp add_run(acc, raw) do
+    figs = for k <- @fig_keys, into: <<>>, do: <<Map.fetch!(raw, k)::64>>
+    host = for k <- @host_keys, into: <<>>, do: <<Map.fetch!(raw.host, k)::64>>
+    ops = for op <- raw.ops, into: <<>>, do: <<op.us::64, op.cycles::64>>
+    run = acc.runs
+
+    first =
+      acc.first ||
+        %{
+          graph: raw.graph,
+          level: raw.level,
+          ops: Enum.map(raw.ops, &Map.take(&1, [:index, :name]))
+        }
+
+    # reservoir sampling: every run's tree is kept with the same chance
+    kept = {run, Map.delete(raw, :ops)}
+
+    {trees, rand} =
+      if run < @keep_trees do
+        {[kept | acc.trees], acc.rand}
+      else
+        {slot, rand} = :rand.uniform_s(run + 1, acc.rand)
+
+        if slot <= @keep_trees,
+          do: {List.replace_at(acc.trees, slot - 1, kept), rand},
+          else: {acc.trees, rand}
+      end
+
+    %{
+      acc
+      | runs: run + 1,
+        first: first,
+        packed: [figs <> host <> ops | acc.packed],
+        trees: trees,
+        rand: rand
+    }
+  end
+
+  defp finish(%{first: first, packed: packed, runs: runs} = acc) do
     ops =
       first.ops
-      |> Enum.map(fn op ->
-        samples = Enum.map(raws, fn r -> Enum.at(r.ops, op.index, %{us: 0, cycles: 0}) end)
-        us = Enum.map(samples, & &1.us)
-        cycles = Enum.map(samples, & &1.cycles)
+      |> Enum.with_index()
+      |> Enum.map(fn {op, k} ->
+        at = 64 + 16 * k
+
+        {us, cycles} =
+          for <<_::binary-size(at), u::64, c::64, _::binary>> <- packed, reduce: {[], []} do
+            {us, cycles} -> {[u | us], [c | cycles]}
+          end
+
+        us = Enum.sort(us)
+        cycles = Enum.sort(cycles)
 
         %{
           index: op.index,
           name: op.name,
-          us: median(us),
-          min_us: Enum.min(us),
-          cycles: median(cycles),
-          min_cycles: Enum.min(cycles)
+          us: median_sorted(us),
+          min_us: List.first(us, 0),
+          cycles: median_sorted(cycles),
+          min_cycles: List.first(cycles, 0)
         }
       end)
 
@@ -131,22 +213,25 @@ defmodule HexagonTpu.Profile do
       |> Enum.map(&Map.put(&1, :share, if(total > 0, do: 100 * weight.(&1) / total, else: 0.0)))
       |> Enum.sort_by(&{-weight.(&1), &1.index})
 
-    med = fn key -> raws |> Enum.map(&Map.fetch!(&1, key)) |> median() end
+    med = fn i ->
+      packed |> Enum.map(&:binary.decode_unsigned(binary_part(&1, 8 * i, 8))) |> median()
+    end
 
-    host =
-      for k <- [:quantize_ns, :execute_ns, :dequantize_ns, :total_ns], into: %{} do
-        {k, raws |> Enum.map(& &1.host[k]) |> median()}
-      end
+    [accel_us, accel_cycles, host_rpc_us, htp_rpc_us] = Enum.map(0..3, med)
+    host = @host_keys |> Enum.with_index(4) |> Map.new(fn {k, i} -> {k, med.(i)} end)
+
+    # the kept run closest to the median accelerator time; the earliest on a tie
+    {_, median_run} = Enum.min_by(acc.trees, fn {r, t} -> {abs(t.accel_us - accel_us), r} end)
 
     %__MODULE__{
       graph: first.graph,
       level: first.level,
       runs: runs,
       ops: ops,
-      accel_us: med.(:accel_us),
-      accel_cycles: med.(:accel_cycles),
-      host_rpc_us: med.(:host_rpc_us),
-      htp_rpc_us: med.(:htp_rpc_us),
+      accel_us: accel_us,
+      accel_cycles: accel_cycles,
+      host_rpc_us: host_rpc_us,
+      htp_rpc_us: htp_rpc_us,
       host: host,
       note: median_run.note,
       events: median_run.events,
@@ -157,10 +242,10 @@ defmodule HexagonTpu.Profile do
     }
   end
 
-  defp median(values) do
-    sorted = Enum.sort(values)
-    Enum.at(sorted, div(length(sorted) - 1, 2))
-  end
+  defp median(values), do: values |> Enum.sort() |> median_sorted()
+
+  defp median_sorted([]), do: 0
+  defp median_sorted(sorted), do: Enum.at(sorted, div(length(sorted) - 1, 2))
 
   @doc """
   Writes the profile's median run as Chrome trace-event JSON (Perfetto, chrome://tracing): the

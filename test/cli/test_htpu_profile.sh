@@ -110,6 +110,18 @@ HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 -
 expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
   err "has no QnnSystemProfile serialization"
 check "qnn log: nothing left behind" [ ! -e q2.log ]
+# per-op samples are bounded (ops x runs <= 16777216): 168 ops x 100000 runs is refused after
+# the first run, not run out of memory (the timeout bounds a build that would try)
+{ echo "graph wide"; echo "  input x f32 [1,4]"; for i in $(seq 1 167); do echo "  native t$i f32 [1,4]"; done
+  echo "  output y f32 [1,4]"; echo "  op Relu x -> t1 name=r1"
+  for i in $(seq 2 167); do echo "  op Relu t$((i - 1)) -> t$i name=r$i"; done
+  echo "  op Relu t167 -> y name=r168"; } > wide.txt
+$EMU "$REFBUILD" wide.txt wide.bin >/dev/null
+timeout 120 $EMU "$HTPU" profile wide.bin "${LIBS[@]}" -n 100000 >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "samples past the cap: a clear error" 1 \
+  err "100000 runs of 168 ops make 16800000 per-op samples, past the limit of 16777216" \
+  err "-n 99864 at most"
 printf 'graph g\n  input x f32 [1,4]\n  output y f32 [1,4]\n  op Relu x -> y name=""\n' > nameless.txt
 $EMU "$REFBUILD" nameless.txt nameless.bin >/dev/null
 run profile nameless.bin "${LIBS[@]}" -n 1

@@ -5,7 +5,8 @@
  * Runs the graph N times with a profile of the chosen level; per op it reports the minimum and
  * median of its time and cycles over the runs and its share of the accelerator's cycles, the
  * heaviest first, with the accelerator's and the host's figures beside them. The trace, page
- * and QNN log are written from the median run (by accelerator time).
+ * and QNN log are written from the median run (by accelerator time) of those whose event tree
+ * was kept (PROFILE_KEEP_TREES below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,23 @@
 #include "session.h"
 
 #define PROFILE_SEED 1u
+/* What a run leaves behind: its per-op figures (16 bytes an op), its totals (64 bytes), and
+ * its event tree only while it is one of PROFILE_KEEP_TREES kept at random (reservoir
+ * sampling), from which the run closest to the median accelerator time is written and shown.
+ * The per-op figures are bounded: ops x runs at most PROFILE_MAX_SAMPLES (256 MiB). */
+#define PROFILE_KEEP_TREES 8u
+#define PROFILE_MAX_SAMPLES (1ull << 24)
+
+/* One run's totals. */
+typedef struct run_fig {
+  uint64_t accel_us, accel_cycles, host_rpc_us, htp_rpc_us;
+  uint64_t quantize_ns, execute_ns, dequantize_ns, total_ns;
+} run_fig;
+
+typedef struct kept_tree {
+  htpu_profile *p;
+  uint32_t run;
+} kept_tree;
 
 typedef struct prof_state {
   cli_session s;
@@ -26,8 +44,16 @@ typedef struct prof_state {
   htpu_io *io;
   void **out_bufs;
   uint32_t runs;
-  htpu_profile **p; /* one per run */
   htpu_profile_level level;
+  /* per op (the first run's ops; every run of a graph has the same), in execution order */
+  uint32_t num_ops;
+  char **op_names;
+  uint64_t *us, *cyc; /* op k's samples at [k * runs + i], i < count[k] */
+  uint32_t *count;
+  run_fig *fig; /* per run */
+  kept_tree trees[PROFILE_KEEP_TREES];
+  uint32_t num_trees;
+  uint64_t rng;
 } prof_state;
 
 typedef struct op_row {
@@ -53,39 +79,93 @@ static int cmp_row(const void *a, const void *b) {
   return wx < wy ? 1 : wx > wy ? -1 : (x->index > y->index) - (x->index < y->index);
 }
 
-/* The run whose accelerator time is the median. */
-static const htpu_profile *median_run(const prof_state *st) {
-  uint64_t *v = calloc(st->runs, sizeof *v);
-  if (!v) return st->p[0];
-  for (uint32_t r = 0; r < st->runs; r++) v[r] = st->p[r]->accel_us;
-  uint64_t m = median(v, st->runs);
-  free(v);
-  for (uint32_t r = 0; r < st->runs; r++)
-    if (st->p[r]->accel_us == m) return st->p[r];
-  return st->p[0];
+/* The first run: the ops' names and room for every run's samples. Returns a CLI_EXIT_* code. */
+static int first_run(const cli_command *cmd, prof_state *st, const htpu_profile *p) {
+  st->num_ops = p->num_ops;
+  if ((uint64_t)p->num_ops * st->runs > PROFILE_MAX_SAMPLES)
+    return cli_fail(cmd,
+                    "%u runs of %u ops make %llu per-op samples, past the limit of %llu (about "
+                    "16 bytes each); use fewer runs (-n %llu at most for this graph)",
+                    st->runs, p->num_ops, (unsigned long long)p->num_ops * st->runs,
+                    PROFILE_MAX_SAMPLES, PROFILE_MAX_SAMPLES / p->num_ops);
+  size_t n = (size_t)p->num_ops * st->runs;
+  st->op_names = calloc((size_t)p->num_ops + 1, sizeof *st->op_names);
+  st->us = malloc((n ? n : 1) * sizeof *st->us);
+  st->cyc = malloc((n ? n : 1) * sizeof *st->cyc);
+  st->count = calloc((size_t)p->num_ops + 1, sizeof *st->count);
+  if (!st->op_names || !st->us || !st->cyc || !st->count) return cli_fail(cmd, "out of memory");
+  for (uint32_t k = 0; k < p->num_ops; k++)
+    if (!(st->op_names[k] = strdup(p->ops[k].name))) return cli_fail(cmd, "out of memory");
+  return CLI_EXIT_OK;
 }
 
-/* Per-op rows over the runs (ops matched by position: every run of a graph has the same). */
-static op_row *rows_of(const prof_state *st, uint32_t *n) {
-  const htpu_profile *p0 = st->p[0];
-  *n = p0->num_ops;
-  op_row *rows = calloc(*n + 1, sizeof *rows);
-  uint64_t *us = calloc(st->runs, sizeof *us), *cyc = calloc(st->runs, sizeof *cyc);
-  if (!rows || !us || !cyc) {
-    free(rows);
-    free(us);
-    free(cyc);
-    return NULL;
+static uint64_t next_rand(prof_state *st) {
+  st->rng ^= st->rng << 13;
+  st->rng ^= st->rng >> 7;
+  st->rng ^= st->rng << 17;
+  return st->rng;
+}
+
+/* Takes run r's profile: its figures kept, its tree kept or freed. */
+static int add_run(const cli_command *cmd, prof_state *st, uint32_t r, htpu_profile *p) {
+  int rc = r == 0 ? first_run(cmd, st, p) : CLI_EXIT_OK;
+  if (rc != CLI_EXIT_OK) {
+    htpu_profile_free(p);
+    return rc;
   }
+  st->fig[r] = (run_fig){p->accel_us,   p->accel_cycles, p->host_rpc_us,   p->htp_rpc_us,
+                         p->quantize_ns, p->execute_ns,  p->dequantize_ns, p->total_ns};
+  for (uint32_t k = 0; k < st->num_ops && k < p->num_ops; k++) {
+    size_t at = (size_t)k * st->runs + st->count[k]++;
+    st->us[at] = p->ops[k].us;
+    st->cyc[at] = p->ops[k].cycles;
+  }
+  /* reservoir sampling: every run is kept with the same chance */
+  uint64_t slot = r < PROFILE_KEEP_TREES ? r : next_rand(st) % ((uint64_t)r + 1);
+  if (slot < PROFILE_KEEP_TREES) {
+    if (r < PROFILE_KEEP_TREES) st->num_trees++;
+    else htpu_profile_free(st->trees[slot].p);
+    st->trees[slot] = (kept_tree){p, r};
+  } else {
+    htpu_profile_free(p);
+  }
+  return CLI_EXIT_OK;
+}
+
+static uint64_t med_fig(const prof_state *st, size_t off) {
+  uint64_t *v = calloc(st->runs, sizeof *v);
+  if (!v) return 0;
+  for (uint32_t r = 0; r < st->runs; r++) v[r] = *(const uint64_t *)((const char *)&st->fig[r] + off);
+  uint64_t m = median(v, st->runs);
+  free(v);
+  return m;
+}
+#define MED(st, field) med_fig(st, offsetof(run_fig, field))
+
+/* Of the kept runs, the one whose accelerator time is closest to the median of all runs (the
+ * median run itself when every run was kept); the earliest on a tie. */
+static const htpu_profile *median_run(const prof_state *st) {
+  uint64_t m = MED(st, accel_us);
+  const kept_tree *best = &st->trees[0];
+  for (uint32_t i = 1; i < st->num_trees; i++) {
+    const kept_tree *t = &st->trees[i];
+    uint64_t d = t->p->accel_us > m ? t->p->accel_us - m : m - t->p->accel_us;
+    uint64_t bd = best->p->accel_us > m ? best->p->accel_us - m : m - best->p->accel_us;
+    if (d < bd || (d == bd && t->run < best->run)) best = t;
+  }
+  return best->p;
+}
+
+/* Per-op rows over the runs. */
+static op_row *rows_of(const prof_state *st, uint32_t *n) {
+  *n = st->num_ops;
+  op_row *rows = calloc(*n + 1, sizeof *rows);
+  if (!rows) return NULL;
   uint64_t total = 0;
   for (uint32_t k = 0; k < *n; k++) {
-    uint32_t m = 0;
-    for (uint32_t r = 0; r < st->runs; r++)
-      if (k < st->p[r]->num_ops) {
-        us[m] = st->p[r]->ops[k].us;
-        cyc[m++] = st->p[r]->ops[k].cycles;
-      }
-    rows[k].name = p0->ops[k].name;
+    uint32_t m = st->count[k];
+    uint64_t *us = st->us + (size_t)k * st->runs, *cyc = st->cyc + (size_t)k * st->runs;
+    rows[k].name = st->op_names[k];
     rows[k].index = k;
     rows[k].med_us = median(us, m);
     rows[k].min_us = m ? us[0] : 0;
@@ -98,23 +178,11 @@ static op_row *rows_of(const prof_state *st, uint32_t *n) {
     rows[k].share = total ? 100.0 * (double)w / (double)total : 0;
   }
   qsort(rows, *n, sizeof *rows, cmp_row);
-  free(us);
-  free(cyc);
   return rows;
 }
 
-static uint64_t med_field(const prof_state *st, size_t off) {
-  uint64_t *v = calloc(st->runs, sizeof *v);
-  if (!v) return 0;
-  for (uint32_t r = 0; r < st->runs; r++) v[r] = *(const uint64_t *)((const char *)st->p[r] + off);
-  uint64_t m = median(v, st->runs);
-  free(v);
-  return m;
-}
-#define MED(st, field) med_field(st, offsetof(htpu_profile, field))
-
 static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
-  const htpu_profile *p = st->p[0];
+  const htpu_profile *p = median_run(st);
   printf("graph %s, level %s, %u run%s (median; min in brackets)\n", p->graph,
          htpu_profile_level_name(st->level), st->runs, st->runs == 1 ? "" : "s");
   printf("accelerator  %llu us, %llu cycles\n", (unsigned long long)MED(st, accel_us),
@@ -163,7 +231,7 @@ static void json_event(cli_json *j, const htpu_profile_event *e) {
 }
 
 static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
-  const htpu_profile *p = st->p[0];
+  const htpu_profile *p = median_run(st);
   cli_json j;
   cli_json_init(&j, stdout);
   cli_json_object_begin(&j, NULL);
@@ -210,7 +278,7 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
-  const htpu_profile *m = median_run(st);
+  const htpu_profile *m = p;
   cli_json_uint(&j, "total_events", m->total_events);
   cli_json_uint(&j, "dropped_events", m->dropped_events);
   cli_json_array_begin(&j, "events", 0);
@@ -244,8 +312,9 @@ static int run_profile(const cli_args *a) {
   if (rc == CLI_EXIT_OK) {
     st.io = calloc((size_t)gi->num_inputs + gi->num_outputs + 1, sizeof *st.io);
     st.out_bufs = calloc((size_t)gi->num_outputs + 1, sizeof *st.out_bufs);
-    st.p = calloc(st.runs, sizeof *st.p);
-    if (!st.io || !st.out_bufs || !st.p) rc = cli_fail(a->cmd, "out of memory");
+    st.fig = calloc(st.runs, sizeof *st.fig);
+    st.rng = 0x9e3779b97f4a7c15ull;
+    if (!st.io || !st.out_bufs || !st.fig) rc = cli_fail(a->cmd, "out of memory");
   }
   if (rc == CLI_EXIT_OK) {
     cli_inputs_fill_io(&st.in, st.io);
@@ -261,10 +330,12 @@ static int run_profile(const cli_args *a) {
     memset(&o, 0, sizeof o);
     o.profile_level = st.level;
     o.profile_max_events = max_events;
-    o.profile = &st.p[r];
+    htpu_profile *p = NULL;
+    o.profile = &p;
     int e = htpu_graph_execute_ex(st.s.graph, st.io, gi->num_inputs, st.io + gi->num_inputs,
                                   gi->num_outputs, &o, NULL);
     if (e) rc = cli_fail_htpu(a->cmd, e, "profiling the graph");
+    else rc = add_run(a->cmd, &st, r, p);
   }
   op_row *rows = NULL;
   uint32_t n = 0;
@@ -289,8 +360,13 @@ static int run_profile(const cli_args *a) {
     if (w != 0 || fflush(stdout) != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free(rows);
-  for (uint32_t r = 0; st.p && r < st.runs; r++) htpu_profile_free(st.p[r]);
-  free(st.p);
+  for (uint32_t i = 0; i < st.num_trees; i++) htpu_profile_free(st.trees[i].p);
+  for (uint32_t k = 0; st.op_names && k < st.num_ops; k++) free(st.op_names[k]);
+  free(st.op_names);
+  free(st.us);
+  free(st.cyc);
+  free(st.count);
+  free(st.fig);
   for (uint32_t i = 0; st.out_bufs && gi && i < gi->num_outputs; i++) free(st.out_bufs[i]);
   free(st.out_bufs);
   free(st.io);
