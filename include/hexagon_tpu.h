@@ -830,6 +830,11 @@ typedef struct htpu_profile {
    * convert out */
   uint64_t start_ns, quantize_ns, execute_start_ns, execute_ns, dequantize_ns, total_ns;
   uint64_t read_ns; /* what reading the events back and converting them cost this call */
+  /* How many of ops, from the first, have their cycles / their time read: num_ops when the
+   * backend gave that figure per op and nothing was dropped. Past the event cap the tree is
+   * cut (breadth first), so the ops and figures read are a prefix: a table of such a profile
+   * is partial, and an op's 0 past these counts means "not read", not "took nothing". */
+  uint32_t ops_with_cycles, ops_with_us;
 } htpu_profile;
 
 HTPU_API void htpu_profile_free(htpu_profile *p);

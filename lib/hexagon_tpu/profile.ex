@@ -13,8 +13,9 @@ defmodule HexagonTpu.Profile do
 
     * `:graph`, `:level` (`:basic`, `:detailed`, `:linting`, `:optrace`), `:runs`
     * `:ops` - per op, heaviest first: `%{index: position in the graph, name:, us:, min_us:,
-      cycles:, min_cycles:, share: percent of the accelerator's cycles (or time)}`; empty at
-      `:basic`
+      cycles:, min_cycles:, share: percent of the ops' total cycles (or time, where the backend
+      gives no cycles per op)}`; empty at `:basic`. `share` is nil when the event cap cut the
+      events (`:note` says "truncated"): the ops read are only the first ones
     * `:accel_us`, `:accel_cycles` - the accelerator's total; `:host_rpc_us`, `:htp_rpc_us` -
       the two sides of the RPC (medians over the runs)
     * `:host` - `%{quantize_ns:, execute_ns:, dequantize_ns:, total_ns:}`: the host's side of
@@ -121,7 +122,14 @@ defmodule HexagonTpu.Profile do
   def summarize([_ | _] = raws), do: raws |> Enum.reduce(new_acc(), &add_run(&2, &1)) |> finish()
 
   defp new_acc,
-    do: %{runs: 0, first: nil, packed: [], trees: [], rand: :rand.seed_s(:exsss, {22, 7, 2})}
+    do: %{
+      runs: 0,
+      first: nil,
+      packed: [],
+      trees: [],
+      partial: false,
+      rand: :rand.seed_s(:exsss, {22, 7, 2})
+    }
 
   # The first run decides the ops; past the cap, a clear error before the runs are made.
   defp check_samples(%{runs: 0}, raw, runs) do
@@ -175,6 +183,7 @@ defmodule HexagonTpu.Profile do
       | runs: run + 1,
         first: first,
         packed: [figs <> host <> ops | acc.packed],
+        partial: acc.partial or raw.dropped_events > 0,
         trees: trees,
         rand: rand
     }
@@ -205,13 +214,24 @@ defmodule HexagonTpu.Profile do
         }
       end)
 
-    weight = fn op -> if op.cycles > 0, do: op.cycles, else: op.us end
-    total = ops |> Enum.map(weight) |> Enum.sum()
+    # shares in one unit (cycles where the backend gives them per op, else time); none when
+    # some run's tree was cut at the event cap: the ops read are only the first ones
+    partial = Enum.any?(acc.trees, fn {_, t} -> t.dropped_events > 0 end) or acc.partial
+    unit = if Enum.any?(ops, &(&1.cycles > 0)), do: :cycles, else: :us
+    total = ops |> Enum.map(&Map.fetch!(&1, unit)) |> Enum.sum()
+
+    share = fn op ->
+      cond do
+        partial -> nil
+        total > 0 -> 100 * Map.fetch!(op, unit) / total
+        true -> 0.0
+      end
+    end
 
     ops =
       ops
-      |> Enum.map(&Map.put(&1, :share, if(total > 0, do: 100 * weight.(&1) / total, else: 0.0)))
-      |> Enum.sort_by(&{-weight.(&1), &1.index})
+      |> Enum.map(&Map.put(&1, :share, share.(&1)))
+      |> Enum.sort_by(&{-Map.fetch!(&1, unit), &1.index})
 
     med = fn i ->
       packed |> Enum.map(&:binary.decode_unsigned(binary_part(&1, 8 * i, 8))) |> median()

@@ -58,6 +58,17 @@ run profile chain100.bin "${LIBS[@]}" -n 0
 expect "-n 0: usage error" 2 err "-n"
 run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 30
 expect "event cap: truncated" 0 out "truncated at 30 events"
+check "event cap: the table says it is partial and gives no shares" \
+  bash -c "grep -q '^PARTIAL: the event cap (30' '$TMP/out' && ! grep -qE '[0-9]%\$' '$TMP/out'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 10
+check "event cap 10: the ops read have their time, their cycles not read ('-')" \
+  bash -c "grep -qE '^0 +add_00 +[0-9]+ +[0-9]+ +- +- +-\$' '$TMP/out' && grep -q 'total (ops read)' '$TMP/out'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 10 --json
+json_check "event cap, json: partial, figures not read and shares are null" \
+  'j.partial === true && j.ops.length === 3 && j.ops.every(o => o.share_pct === null && o.cycles === null && o.us > 0)'
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 1
+expect "event cap 1: one event, no ops, said right" 0 out "truncated at 1 event (" \
+  out "per-op figures partial: 0 ops read" out "no per-op events read before the event cap of 1"
 run profile chain100.bin "${LIBS[@]}" -n 1 --trace /nonexistent-dir/t.json
 expect "trace file that cannot be written" 1 err "cannot write '/nonexistent-dir/t.json'"
 run profile chain100.bin "${LIBS[@]}" -n 1 --html /nonexistent-dir/p.html

@@ -48,6 +48,9 @@ defmodule HexagonTpu.ProfileTest do
     p = HexagonTpu.profile!(m, [x], runs: 1, max_events: 40)
     assert p.total_events == 40
     assert p.note =~ "truncated at 40 events"
+    assert p.note =~ "per-op figures partial"
+    # the ops read are the first ones: no share of them is given
+    assert p.ops != [] and Enum.all?(p.ops, &is_nil(&1.share))
   end
 
   test "the trace and the page", %{model: m, input: x} do

@@ -50,6 +50,10 @@ typedef struct prof_state {
   char **op_names;
   uint64_t *us, *cyc; /* op k's samples at [k * runs + i], i < count[k] */
   uint32_t *count;
+  /* what the runs read of every op (htpu_profile's ops_with_*: a prefix), the least of the
+   * runs; partial: some run's tree was cut at the event cap */
+  uint32_t with_cyc, with_us;
+  int partial;
   run_fig *fig; /* per run */
   kept_tree trees[PROFILE_KEEP_TREES];
   uint32_t num_trees;
@@ -60,7 +64,9 @@ typedef struct op_row {
   const char *name;
   uint32_t index;
   uint64_t min_us, med_us, min_cyc, med_cyc;
-  double share; /* of the accelerator cycles (or time) of the median run, percent */
+  int has_us, has_cyc; /* read in every run (else unknown: printed "-") */
+  uint64_t weight;     /* what the rows are sorted by: cycles, else time, else none */
+  double share; /* percent of the ops' total cycles (or time); < 0: not computed */
 } op_row;
 
 static int cmp_u64(const void *a, const void *b) {
@@ -75,13 +81,15 @@ static uint64_t median(uint64_t *v, uint32_t n) {
 
 static int cmp_row(const void *a, const void *b) {
   const op_row *x = a, *y = b;
-  uint64_t wx = x->med_cyc ? x->med_cyc : x->med_us, wy = y->med_cyc ? y->med_cyc : y->med_us;
+  uint64_t wx = x->weight, wy = y->weight;
   return wx < wy ? 1 : wx > wy ? -1 : (x->index > y->index) - (x->index < y->index);
 }
 
 /* The first run: the ops' names and room for every run's samples. Returns a CLI_EXIT_* code. */
 static int first_run(const cli_command *cmd, prof_state *st, const htpu_profile *p) {
   st->num_ops = p->num_ops;
+  st->with_cyc = p->ops_with_cycles;
+  st->with_us = p->ops_with_us;
   if ((uint64_t)p->num_ops * st->runs > PROFILE_MAX_SAMPLES)
     return cli_fail(cmd,
                     "%u runs of %u ops make %llu per-op samples, past the limit of %llu (about "
@@ -113,6 +121,9 @@ static int add_run(const cli_command *cmd, prof_state *st, uint32_t r, htpu_prof
     htpu_profile_free(p);
     return rc;
   }
+  if (p->ops_with_cycles < st->with_cyc) st->with_cyc = p->ops_with_cycles;
+  if (p->ops_with_us < st->with_us) st->with_us = p->ops_with_us;
+  if (p->dropped_events) st->partial = 1;
   st->fig[r] = (run_fig){p->accel_us,   p->accel_cycles, p->host_rpc_us,   p->htp_rpc_us,
                          p->quantize_ns, p->execute_ns,  p->dequantize_ns, p->total_ns};
   for (uint32_t k = 0; k < st->num_ops && k < p->num_ops; k++) {
@@ -156,29 +167,43 @@ static const htpu_profile *median_run(const prof_state *st) {
   return best->p;
 }
 
-/* Per-op rows over the runs. */
+/* Per-op rows over the runs. Shares are of the ops' total in one unit, cycles where every op
+ * has them, else time; none when some op lacks both or the tree was cut at the event cap (the
+ * ops read are only the first ones: a share of them would mislead). */
 static op_row *rows_of(const prof_state *st, uint32_t *n) {
   *n = st->num_ops;
   op_row *rows = calloc(*n + 1, sizeof *rows);
   if (!rows) return NULL;
+  int by_cyc = st->with_cyc >= *n, by_us = !by_cyc && st->with_us >= *n;
   uint64_t total = 0;
   for (uint32_t k = 0; k < *n; k++) {
     uint32_t m = st->count[k];
     uint64_t *us = st->us + (size_t)k * st->runs, *cyc = st->cyc + (size_t)k * st->runs;
     rows[k].name = st->op_names[k];
     rows[k].index = k;
+    rows[k].has_us = k < st->with_us;
+    rows[k].has_cyc = k < st->with_cyc;
     rows[k].med_us = median(us, m);
     rows[k].min_us = m ? us[0] : 0;
     rows[k].med_cyc = median(cyc, m);
     rows[k].min_cyc = m ? cyc[0] : 0;
-    total += rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
+    rows[k].weight = by_cyc ? rows[k].med_cyc : by_us ? rows[k].med_us : 0;
+    total += rows[k].weight;
   }
   for (uint32_t k = 0; k < *n; k++) {
-    uint64_t w = rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
-    rows[k].share = total ? 100.0 * (double)w / (double)total : 0;
+    rows[k].share = st->partial || !(by_cyc || by_us) ? -1
+                    : total ? 100.0 * (double)rows[k].weight / (double)total
+                            : 0;
   }
   qsort(rows, *n, sizeof *rows, cmp_row);
   return rows;
+}
+
+/* A figure, or "-" when it was not read. */
+static const char *fig(char *buf, size_t len, int known, uint64_t v) {
+  if (!known) return "-";
+  snprintf(buf, len, "%llu", (unsigned long long)v);
+  return buf;
 }
 
 static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
@@ -195,23 +220,41 @@ static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
          MED(st, dequantize_ns) / 1000.0, MED(st, total_ns) / 1000.0);
   if (p->note[0]) printf("note         %s\n", p->note);
   if (!n) {
-    printf("(no per-op events at level %s; use --level detailed)\n",
-           htpu_profile_level_name(st->level));
+    if (st->partial)
+      printf("(no per-op events read before the event cap of %u; raise --max-events)\n",
+             p->max_events);
+    else if (st->level == HTPU_PROFILE_BASIC)
+      printf("(no per-op events at level basic; use --level detailed)\n");
+    else
+      printf("(the backend gave no per-op events at level %s)\n",
+             htpu_profile_level_name(st->level));
     return;
   }
+  if (st->partial)
+    printf("\nPARTIAL: the event cap (%u, --max-events) cut the events before their end: %u op%s "
+           "read (the graph may have more), \"-\" is a figure not read, no shares\n",
+           p->max_events, n, n == 1 ? "" : "s");
   printf("\n%-4s %-32s %12s %12s %14s %14s %7s\n", "#", "op", "us", "(min)", "cycles", "(min)",
          "share");
   uint64_t sum_us = 0, sum_cyc = 0;
+  int all_us = 1, all_cyc = 1;
+  char b[6][32];
   for (uint32_t i = 0; i < n; i++) {
     const op_row *r = &rows[i];
-    printf("%-4u %-32.32s %12llu %12llu %14llu %14llu %6.1f%%\n", r->index, r->name,
-           (unsigned long long)r->med_us, (unsigned long long)r->min_us,
-           (unsigned long long)r->med_cyc, (unsigned long long)r->min_cyc, r->share);
+    if (r->share >= 0) snprintf(b[4], sizeof b[4], "%6.1f%%", r->share);
+    printf("%-4u %-32.32s %12s %12s %14s %14s %7s\n", r->index, r->name,
+           fig(b[0], sizeof b[0], r->has_us, r->med_us), fig(b[1], sizeof b[1], r->has_us, r->min_us),
+           fig(b[2], sizeof b[2], r->has_cyc, r->med_cyc),
+           fig(b[3], sizeof b[3], r->has_cyc, r->min_cyc), r->share >= 0 ? b[4] : "-");
     sum_us += r->med_us;
     sum_cyc += r->med_cyc;
+    all_us &= r->has_us;
+    all_cyc &= r->has_cyc;
   }
-  printf("%-4s %-32s %12llu %12s %14llu %14s %6.1f%%\n", "", "total (ops)",
-         (unsigned long long)sum_us, "", (unsigned long long)sum_cyc, "", 100.0);
+  int shares = n && rows[0].share >= 0;
+  printf("%-4s %-32s %12s %12s %14s %14s %7s\n", "", st->partial ? "total (ops read)" : "total (ops)",
+         fig(b[0], sizeof b[0], all_us, sum_us), "", fig(b[2], sizeof b[2], all_cyc, sum_cyc), "",
+         shares ? "100.0%" : "-");
 }
 
 static void json_event(cli_json *j, const htpu_profile_event *e) {
@@ -250,6 +293,7 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
   cli_json_uint(&j, "total", MED(st, total_ns));
   cli_json_object_end(&j);
   cli_json_string(&j, "note", p->note);
+  cli_json_bool(&j, "partial", st->partial);
   /* What the backend announced, so a reader can tell a level or event the backend lacks from
    * one that measured nothing (docs/profiling.md). */
   htpu_profile_caps caps;
@@ -270,11 +314,23 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
     cli_json_object_begin(&j, NULL);
     cli_json_uint(&j, "index", rows[i].index);
     cli_json_string(&j, "name", rows[i].name);
-    cli_json_uint(&j, "us", rows[i].med_us);
-    cli_json_uint(&j, "min_us", rows[i].min_us);
-    cli_json_uint(&j, "cycles", rows[i].med_cyc);
-    cli_json_uint(&j, "min_cycles", rows[i].min_cyc);
-    cli_json_double(&j, "share_pct", rows[i].share);
+    /* a figure not read (a tree cut at the event cap, a backend without it) is null */
+    if (rows[i].has_us) {
+      cli_json_uint(&j, "us", rows[i].med_us);
+      cli_json_uint(&j, "min_us", rows[i].min_us);
+    } else {
+      cli_json_null(&j, "us");
+      cli_json_null(&j, "min_us");
+    }
+    if (rows[i].has_cyc) {
+      cli_json_uint(&j, "cycles", rows[i].med_cyc);
+      cli_json_uint(&j, "min_cycles", rows[i].min_cyc);
+    } else {
+      cli_json_null(&j, "cycles");
+      cli_json_null(&j, "min_cycles");
+    }
+    if (rows[i].share >= 0) cli_json_double(&j, "share_pct", rows[i].share);
+    else cli_json_null(&j, "share_pct");
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
