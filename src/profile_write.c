@@ -64,12 +64,26 @@ static void op_span(const htpu_profile *p, uint32_t k, double *at, double *len, 
   *cursor = *at + *len;
 }
 
-static double share(const htpu_profile *p, uint32_t k) {
+/* Whether the ops are weighed by their cycles (every op has them read), else by their time. */
+static int by_cycles(const htpu_profile *p) {
+  return p->accel_cycles && p->num_ops && p->ops_with_cycles >= p->num_ops;
+}
+
+/* The ops' total in the unit shares are of (cycles where every op has them read, else time);
+ * 0 when no share is given: the event cap cut the tree (the ops read are only the first ones)
+ * or some op lacks both figures. */
+static uint64_t shares_total(const htpu_profile *p, int *cyc) {
+  *cyc = by_cycles(p);
+  if (p->dropped_events || (!*cyc && p->ops_with_us < p->num_ops)) return 0;
   uint64_t total = 0;
-  int cyc = p->accel_cycles != 0;
-  for (uint32_t i = 0; i < p->num_ops; i++) total += cyc ? p->ops[i].cycles : p->ops[i].us;
-  uint64_t v = cyc ? p->ops[k].cycles : p->ops[k].us;
-  return total ? 100.0 * (double)v / (double)total : 0.0;
+  for (uint32_t i = 0; i < p->num_ops; i++) total += *cyc ? p->ops[i].cycles : p->ops[i].us;
+  return total;
+}
+
+/* Op k's share in percent, < 0 for none. */
+static double share(const htpu_profile *p, uint32_t k, uint64_t total, int cyc) {
+  if (!total) return -1;
+  return 100.0 * (double)(cyc ? p->ops[k].cycles : p->ops[k].us) / (double)total;
 }
 
 static void span(report_file *f, int *first, const char *name, const char *cat, int tid, double at,
@@ -103,10 +117,19 @@ int htpu_profile_write_trace(const htpu_profile *p, const char *path) {
   first = 0;
   double exec0 = (double)(p->execute_start_ns - p->start_ns) / 1000.0;
   double exec_us = (double)p->execute_ns / 1000.0;
+  double q_us = (double)p->quantize_ns / 1000.0;
   if (p->quantize_ns) {
-    span(f, &first, "convert inputs", "host", 1, 0, (double)p->quantize_ns / 1000.0);
+    span(f, &first, "convert inputs", "host", 1, 0, q_us);
     out_puts("}", f);
   }
+  /* The profiler's own work, so the host track accounts for the whole call: the handle made
+   * and configured before graphExecute, the events read back (and the handle freed) after. */
+  if (exec0 > q_us) {
+    span(f, &first, "profile setup", "host", 1, q_us, exec0 - q_us);
+    out_puts(",\"args\":{\"what\":\"the profile handle made and configured\"}}", f);
+  }
+  double tail0 = exec0 + exec_us + (double)p->dequantize_ns / 1000.0;
+  double end = (double)p->total_ns / 1000.0;
   span(f, &first, load ? "contextCreateFromBinary" : "graphExecute", "host", 1, exec0, exec_us);
   report_printf(f, ",\"args\":{\"graph\":\"");
   put_str(f, p->graph);
@@ -117,17 +140,27 @@ int htpu_profile_write_trace(const htpu_profile *p, const char *path) {
     span(f, &first, "convert outputs", "host", 1, exec0 + exec_us, (double)p->dequantize_ns / 1000.0);
     out_puts("}", f);
   }
+  if (end > tail0) {
+    span(f, &first, "profile read", "host", 1, tail0, end - tail0);
+    report_printf(f, ",\"args\":{\"what\":\"the events read back and converted, the handle "
+                     "freed\",\"read_us\":%.3f}}",
+                  (double)p->read_ns / 1000.0);
+  }
   if (p->accel_us) {
     span(f, &first, "accelerator", "npu", 2, exec0, (double)p->accel_us);
     report_printf(f, ",\"args\":{\"cycles\":%llu}}", (unsigned long long)p->accel_cycles);
   }
   double cursor = exec0;
+  int cyc;
+  uint64_t total = shares_total(p, &cyc);
   for (uint32_t k = 0; k < p->num_ops; k++) {
     double at, len;
     op_span(p, k, &at, &len, &cursor);
     span(f, &first, p->ops[k].name, "op", 2, at, len);
-    report_printf(f, ",\"args\":{\"index\":%u,\"cycles\":%llu,\"us\":%llu,\"share_pct\":%.2f}}", k,
-            (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us, share(p, k));
+    report_printf(f, ",\"args\":{\"index\":%u,\"cycles\":%llu,\"us\":%llu", k,
+                  (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us);
+    if (total) report_printf(f, ",\"share_pct\":%.2f", share(p, k, total, cyc));
+    out_puts("}}", f);
   }
   out_puts("\n],\"otherData\":{\"note\":\"", f);
   put_str(f, p->note);
@@ -156,7 +189,7 @@ static const char k_css[] =
     "td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a33}"
     "svg text{font:11px system-ui,sans-serif;fill:#222}rect.bar{fill:#3b7dd8}"
-    "rect.host{fill:#999}rect.npu{fill:#e08a2c}rect.op{fill:#3b7dd8;stroke:#fff;stroke-width:.5}";
+    "rect.host{fill:#999}rect.prof{fill:#ccc}rect.npu{fill:#e08a2c}rect.op{fill:#3b7dd8;stroke:#fff;stroke-width:.5}";
 
 int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path) {
   htpu_clear_error();
@@ -167,7 +200,7 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
   if (!order) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t k = 0; k < p->num_ops; k++) {
     order[k].k = k;
-    order[k].w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    order[k].w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
   }
   qsort(order, p->num_ops, sizeof *order, heaviest_first);
   report_file *f = malloc(sizeof *f);
@@ -200,26 +233,30 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
   }
   /* the bars: one per op, heaviest first */
   const int W = 900, LABEL = 220, ROW = 16;
+  int cyc;
+  uint64_t total = shares_total(p, &cyc);
   uint64_t max_w = 1;
   for (uint32_t k = 0; k < p->num_ops; k++) {
-    uint64_t w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
     if (w > max_w) max_w = w;
   }
   report_printf(f, "<h2>Ops by %s</h2>\n<svg id=\"bars\" width=\"%d\" height=\"%u\" role=\"img\">\n",
-          p->accel_cycles ? "accelerator cycles" : "time", W, p->num_ops * ROW + 4);
+          by_cycles(p) ? "accelerator cycles" : "time", W, p->num_ops * ROW + 4);
   for (uint32_t r = 0; r < p->num_ops; r++) {
     uint32_t k = order[r].k;
-    uint64_t w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
     double bw = (double)(W - LABEL - 150) * (double)w / (double)max_w;
     report_printf(f, "<text x=\"0\" y=\"%u\">", r * ROW + 12);
     put_html(f, p->ops[k].name);
     report_printf(f, "</text><rect class=\"bar\" x=\"%d\" y=\"%u\" width=\"%.1f\" height=\"%d\"><title>",
             LABEL, r * ROW + 2, bw > 0.5 ? bw : 0.5, ROW - 4);
     put_html(f, p->ops[k].name);
-    report_printf(f, ": %llu cycles, %llu us, %.1f%%</title></rect><text x=\"%.1f\" y=\"%u\">%.1f%%"
-               "</text>\n",
-            (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us, share(p, k),
-            LABEL + bw + 6, r * ROW + 12, share(p, k));
+    char pct[32] = "";
+    if (total) snprintf(pct, sizeof pct, "%.1f%%", share(p, k, total, cyc));
+    report_printf(f, ": %llu cycles, %llu us%s%s</title></rect><text x=\"%.1f\" y=\"%u\">%s"
+                     "</text>\n",
+                  (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us,
+                  total ? ", " : "", pct, LABEL + bw + 6, r * ROW + 12, pct);
   }
   out_puts("</svg>\n", f);
   /* the timeline: host row, accelerator row, ops row */
@@ -239,6 +276,16 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
              "us</title></rect>\n",
           100 + exec0 * sx, p->execute_ns / 1000.0 * sx, p->graph[0] ? "graphExecute" : "load",
           p->execute_ns / 1000.0);
+  if (exec0 > p->quantize_ns / 1000.0)
+    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
+                     "profile setup %.1f us</title></rect>\n",
+                  100 + p->quantize_ns / 1000.0 * sx, (exec0 - p->quantize_ns / 1000.0) * sx,
+                  exec0 - p->quantize_ns / 1000.0);
+  double tail0 = exec0 + (p->execute_ns + p->dequantize_ns) / 1000.0;
+  if (end > tail0)
+    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
+                     "profile read %.1f us</title></rect>\n",
+                  100 + tail0 * sx, (end - tail0) * sx, end - tail0);
   if (p->dequantize_ns)
     report_printf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
                "convert outputs %.1f us</title></rect>\n",

@@ -311,7 +311,10 @@ TEST(profile_writers_trace_html_qnn_log) {
   char *t = slurp(trace);
   CHECK(t && strncmp(t, "{\"displayTimeUnit\"", 18) == 0);
   CHECK_EQ(count(t, "\"cat\":\"op\""), 100);
-  CHECK_EQ(count(t, "\"cat\":\"host\""), 1); /* u8 in and out: nothing converted */
+  /* u8 in and out, nothing converted: the profiler's setup, graphExecute, its read */
+  CHECK_EQ(count(t, "\"cat\":\"host\""), 3);
+  CHECK_STR_CONTAINS(t, "{\"name\":\"profile setup\",\"cat\":\"host\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0.000");
+  CHECK_STR_CONTAINS(t, "\"name\":\"profile read\"");
   CHECK_STR_CONTAINS(t, "\"name\":\"relu_49\"");
   CHECK_STR_CONTAINS(t, "NPU (accelerator)");
   const char *html = test_tmp_path("page.html");

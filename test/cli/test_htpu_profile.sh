@@ -47,6 +47,10 @@ check "trace: host track and NPU track" grep -qF '"NPU (accelerator)"' trace.jso
 json_check_file() { local f=$1; shift; cp "$f" "$TMP/out"; json_check "$@"; }
 json_check_file trace.json "trace: valid JSON with traceEvents" \
   'j.traceEvents.filter(e => e.cat === "op").length === 100'
+json_check_file trace.json "trace: the host spans tile the call, no unlabelled hole (profile setup, profile read)" \
+  'const h = j.traceEvents.filter(e => e.cat === "host").sort((a, b) => a.ts - b.ts);
+   h[0].ts === 0 && h.some(e => e.name === "profile setup") && h.some(e => e.name === "profile read") &&
+   h.every((e, i) => i === 0 || Math.abs(h[i - 1].ts + h[i - 1].dur - e.ts) < 0.002)'
 check "page: 100 bars, self-contained" \
   bash -c "[ \$(grep -oF '<rect class=\"bar\"' page.html | wc -l) = 100 ] && ! grep -q 'https\\?://' page.html"
 check "qnn log: every op through QnnSystemProfile" [ "$(count 'id=relu_' qnn.log)" = 100 ]
