@@ -261,6 +261,17 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
   for (uint32_t k = 0; k < nops; k++)
     if (!r.ev[ci[k]].ident || !r.ev[ci[k]].ident[0]) d.nameless = 1;
   if (d.nameless) NOTE("the binary carries no op names: ops are numbered (#0, #1, ...)");
+  /* optrace data come as trace events (600) beside the detailed ones; a binary not built
+   * with optrace has none, and the backend gives the detailed events alone (HTP and the
+   * reference only log a warning) */
+  if (level == HTPU_PROFILE_OPTRACE && d.top >= 0 && !r.dropped) {
+    int traced = 0;
+    for (uint32_t i = 0; i < r.n && !traced; i++)
+      traced = r.ev[i].type == QNN_PROFILE_EVENTTYPE_TRACE;
+    if (!traced)
+      NOTE("no optrace data: the binary was not built with optrace, so the detailed events are "
+           "shown");
+  }
   if ((level == HTPU_PROFILE_DETAILED || level == HTPU_PROFILE_LINTING ||
        level == HTPU_PROFILE_OPTRACE) && d.top >= 0 && !nops && !r.dropped)
     NOTE("the backend gave no per-op events at this level");

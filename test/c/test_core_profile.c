@@ -142,6 +142,12 @@ TEST(profile_basic_and_linting) {
   /* optrace: the reference has no optrace data; detailed events come back */
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_OPTRACE, 0, &p), 0);
   CHECK_EQ(p->num_ops, 100);
+  CHECK_STR_CONTAINS(p->note, "no optrace data");
+  CHECK_STR_CONTAINS(p->note, "the detailed events are shown");
+  htpu_profile_free(p);
+  /* the detailed level says nothing of optrace */
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
+  CHECK(strstr(p->note, "optrace") == NULL);
   htpu_profile_free(p);
   chain_close(&c);
 }

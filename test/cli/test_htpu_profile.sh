@@ -40,6 +40,10 @@ run profile chain100.bin "${LIBS[@]}" -n 1 --level linting --json
 json_check "linting: ops from the critical path" \
   'j.ops.length === 100 && j.events[0].children.some(c => c.name === "critical path cycles")'
 
+run profile chain100.bin "${LIBS[@]}" -n 1 --level optrace
+expect "optrace on a binary without optrace data: a note, detailed events" 0 \
+  out "note         no optrace data: the binary was not built with optrace" out "relu_49"
+
 run profile chain100.bin "${LIBS[@]}" -n 2 --trace trace.json --html page.html --qnn-log qnn.log
 expect "writers: exit 0" 0
 check "trace: 100 op spans" [ "$(count '"cat":"op"' trace.json)" = 100 ]

@@ -44,6 +44,15 @@ defmodule HexagonTpu.ProfileTest do
     assert Enum.map(hd(p.events).children, & &1.name) |> Enum.member?("host RPC")
   end
 
+  test "optrace on a binary without optrace data: detailed events and a note", %{
+    model: m,
+    input: x
+  } do
+    p = HexagonTpu.profile!(m, [x], level: :optrace, runs: 1)
+    assert p.level == :optrace and length(p.ops) == 100
+    assert p.note =~ "no optrace data: the binary was not built with optrace"
+  end
+
   test "an event cap truncates and says so", %{model: m, input: x} do
     p = HexagonTpu.profile!(m, [x], runs: 1, max_events: 40)
     assert p.total_events == 40
