@@ -39,6 +39,21 @@ expect "basic table says why no ops" 0 out "no per-op events at level basic"
 run profile chain100.bin "${LIBS[@]}" -n 1 --level linting --json
 json_check "linting: ops from the critical path" \
   'j.ops.length === 100 && j.events[0].children.some(c => c.name === "critical path cycles")'
+json_check "linting, json: per op its wait and overlap cycles, no time" \
+  'j.ops.every(o => o.us === null && o.cycles > 0 && typeof o.wait_cycles === "number" &&
+   typeof o.overlap_cycles === "number") && j.ops.some(o => o.wait_cycles > 0)'
+run profile chain100.bin "${LIBS[@]}" -n 2 --level linting
+expect "linting table: the critical path, wait and overlap columns" 0 \
+  out "crit. cycles" out "wait" out "overlap" out "(linting: the critical path's cycles per op"
+check "linting table: a row per op with its wait figures" \
+  [ "$(grep -cE '^[0-9]+ +(add|relu)_[0-9]{2} +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ' "$TMP/out")" = 100 ]
+printf 'meta backend_id=3\ngraph g\n  input x f32 [1,4]\n  output y f32 [1,4]\n  op Relu x -> y name=r\n' > cpu.txt
+$EMU "$REFBUILD" cpu.txt cpu.bin >/dev/null
+HTPU_REF_PROVIDERS=CPU_REF:3:2.32.0:5.42.0 run profile cpu.bin "${LIBS[@]}" -n 1 --level linting
+expect "linting on a backend that is not HTP: refused, naming it" 1 err "HTPU_EUNSUPPORTED" \
+  err "profile level linting is HTP's own (QNN level 7001): the backend 'CPU_REF' is backend id 3 (CPU)"
+HTPU_REF_PROVIDERS=CPU_REF:3:2.32.0:5.42.0 run profile cpu.bin "${LIBS[@]}" -n 1
+expect "the detailed level on that backend still works" 0 out "total (ops)"
 
 run profile chain100.bin "${LIBS[@]}" -n 1 --level optrace
 expect "optrace on a binary without optrace data: a note, detailed events" 0 \

@@ -54,16 +54,27 @@ typedef struct prof_state {
    * runs; partial: some run's tree was cut at the event cap */
   uint32_t with_cyc, with_us;
   int partial;
+  /* linting: per op its wait, overlap and wait-overlap cycles (HTP's events 5001-5003 under
+   * each op of the critical path, 6001), at [(k * runs + i) * 3 + f]; lint_seen[f]: reported */
+  uint64_t *lint;
+  int lint_seen[3];
   run_fig *fig; /* per run */
   kept_tree trees[PROFILE_KEEP_TREES];
   uint32_t num_trees;
   uint64_t rng;
 } prof_state;
 
+/* HTP's linting events under an op (QnnHtpProfile.h) and the column each goes to. */
+#define LINT_FIELDS 3
+static const uint32_t k_lint_types[LINT_FIELDS] = {5001, 5002, 5003};
+static const char *const k_lint_json[LINT_FIELDS] = {"wait_cycles", "overlap_cycles",
+                                                    "wait_overlap_cycles"};
+
 typedef struct op_row {
   const char *name;
   uint32_t index;
   uint64_t min_us, med_us, min_cyc, med_cyc;
+  uint64_t lint[LINT_FIELDS]; /* medians (linting) */
   int has_us, has_cyc; /* read in every run (else unknown: printed "-") */
   uint64_t weight;     /* what the rows are sorted by: cycles, else time, else none */
   double share; /* percent of the ops' total cycles (or time); < 0: not computed */
@@ -102,6 +113,9 @@ static int first_run(const cli_command *cmd, prof_state *st, const htpu_profile 
   st->cyc = malloc((n ? n : 1) * sizeof *st->cyc);
   st->count = calloc((size_t)p->num_ops + 1, sizeof *st->count);
   if (!st->op_names || !st->us || !st->cyc || !st->count) return cli_fail(cmd, "out of memory");
+  if (st->level == HTPU_PROFILE_LINTING &&
+      !(st->lint = calloc((n ? n : 1) * LINT_FIELDS, sizeof *st->lint)))
+    return cli_fail(cmd, "out of memory");
   for (uint32_t k = 0; k < p->num_ops; k++)
     if (!(st->op_names[k] = strdup(p->ops[k].name))) return cli_fail(cmd, "out of memory");
   return CLI_EXIT_OK;
@@ -112,6 +126,14 @@ static uint64_t next_rand(prof_state *st) {
   st->rng ^= st->rng >> 7;
   st->rng ^= st->rng << 17;
   return st->rng;
+}
+
+/* The linting level's critical-path event (6001) under the execute event, or NULL. */
+static const htpu_profile_event *critical_path(const htpu_profile *p) {
+  for (uint32_t i = 0; i < p->num_events; i++)
+    for (uint32_t c = 0; c < p->events[i].num_children; c++)
+      if (p->events[i].children[c].type == 6001) return &p->events[i].children[c];
+  return NULL;
 }
 
 /* Takes run r's profile: its figures kept, its tree kept or freed. */
@@ -126,10 +148,22 @@ static int add_run(const cli_command *cmd, prof_state *st, uint32_t r, htpu_prof
   if (p->dropped_events) st->partial = 1;
   st->fig[r] = (run_fig){p->accel_us,   p->accel_cycles, p->host_rpc_us,   p->htp_rpc_us,
                          p->quantize_ns, p->execute_ns,  p->dequantize_ns, p->total_ns};
+  const htpu_profile_event *crit = st->lint ? critical_path(p) : NULL;
+  uint32_t node = 0;
   for (uint32_t k = 0; k < st->num_ops && k < p->num_ops; k++) {
     size_t at = (size_t)k * st->runs + st->count[k]++;
     st->us[at] = p->ops[k].us;
     st->cyc[at] = p->ops[k].cycles;
+    /* the op's NODE event under the critical path: the ops are those events, in order */
+    while (crit && node < crit->num_children && crit->children[node].type != 404) node++;
+    if (!crit || node >= crit->num_children) continue;
+    const htpu_profile_event *op = &crit->children[node++];
+    for (uint32_t c = 0; c < op->num_children; c++)
+      for (int f = 0; f < LINT_FIELDS; f++)
+        if (op->children[c].type == k_lint_types[f]) {
+          st->lint[at * LINT_FIELDS + f] = op->children[c].value;
+          st->lint_seen[f] = 1;
+        }
   }
   /* reservoir sampling: every run is kept with the same chance */
   uint64_t slot = r < PROFILE_KEEP_TREES ? r : next_rand(st) % ((uint64_t)r + 1);
@@ -187,6 +221,11 @@ static op_row *rows_of(const prof_state *st, uint32_t *n) {
     rows[k].min_us = m ? us[0] : 0;
     rows[k].med_cyc = median(cyc, m);
     rows[k].min_cyc = m ? cyc[0] : 0;
+    for (int f = 0; st->lint && f < LINT_FIELDS; f++) {
+      uint64_t *v = us; /* reused as scratch: its median is taken above */
+      for (uint32_t i = 0; i < m; i++) v[i] = st->lint[((size_t)k * st->runs + i) * LINT_FIELDS + f];
+      rows[k].lint[f] = median(v, m);
+    }
     rows[k].weight = by_cyc ? rows[k].med_cyc : by_us ? rows[k].med_us : 0;
     total += rows[k].weight;
   }
@@ -204,6 +243,34 @@ static const char *fig(char *buf, size_t len, int known, uint64_t v) {
   if (!known) return "-";
   snprintf(buf, len, "%llu", (unsigned long long)v);
   return buf;
+}
+
+/* The linting level's table: per op its critical-path cycles, and the wait and overlaps HTP
+ * reports for it (cycles; "-" for a figure the backend did not report). */
+static void print_linting(const prof_state *st, const op_row *rows, uint32_t n) {
+  printf("\n%-4s %-32s %14s %14s %12s %12s %12s %7s\n", "#", "op", "crit. cycles", "(min)",
+         "wait", "overlap", "wait ovl", "share");
+  uint64_t sum_cyc = 0, sum[LINT_FIELDS] = {0};
+  char b[6][32];
+  for (uint32_t i = 0; i < n; i++) {
+    const op_row *r = &rows[i];
+    if (r->share >= 0) snprintf(b[5], sizeof b[5], "%6.1f%%", r->share);
+    printf("%-4u %-32.32s %14s %14s %12s %12s %12s %7s\n", r->index, r->name,
+           fig(b[0], sizeof b[0], r->has_cyc, r->med_cyc),
+           fig(b[1], sizeof b[1], r->has_cyc, r->min_cyc),
+           fig(b[2], sizeof b[2], st->lint_seen[0], r->lint[0]),
+           fig(b[3], sizeof b[3], st->lint_seen[1], r->lint[1]),
+           fig(b[4], sizeof b[4], st->lint_seen[2], r->lint[2]), r->share >= 0 ? b[5] : "-");
+    sum_cyc += r->med_cyc;
+    for (int f = 0; f < LINT_FIELDS; f++) sum[f] += r->lint[f];
+  }
+  printf("%-4s %-32s %14s %14s %12s %12s %12s %7s\n", "", st->partial ? "total (ops read)" : "total (ops)",
+         fig(b[0], sizeof b[0], 1, sum_cyc), "", fig(b[2], sizeof b[2], st->lint_seen[0], sum[0]),
+         fig(b[3], sizeof b[3], st->lint_seen[1], sum[1]),
+         fig(b[4], sizeof b[4], st->lint_seen[2], sum[2]), n && rows[0].share >= 0 ? "100.0%" : "-");
+  printf("(linting: the critical path's cycles per op; wait: cycles the op waited since the "
+         "previous op of the main thread; overlap: background work running during it; wait ovl: "
+         "background work during the wait)\n");
 }
 
 static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
@@ -234,6 +301,10 @@ static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
     printf("\nPARTIAL: the event cap (%u, --max-events) cut the events before their end: %u op%s "
            "read (the graph may have more), \"-\" is a figure not read, no shares\n",
            p->max_events, n, n == 1 ? "" : "s");
+  if (st->lint) {
+    print_linting(st, rows, n);
+    return;
+  }
   printf("\n%-4s %-32s %12s %12s %14s %14s %7s\n", "#", "op", "us", "(min)", "cycles", "(min)",
          "share");
   uint64_t sum_us = 0, sum_cyc = 0;
@@ -331,6 +402,10 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
     }
     if (rows[i].share >= 0) cli_json_double(&j, "share_pct", rows[i].share);
     else cli_json_null(&j, "share_pct");
+    for (int f = 0; st->lint && f < LINT_FIELDS; f++) {
+      if (st->lint_seen[f]) cli_json_uint(&j, k_lint_json[f], rows[i].lint[f]);
+      else cli_json_null(&j, k_lint_json[f]);
+    }
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
@@ -422,6 +497,7 @@ static int run_profile(const cli_args *a) {
   free(st.us);
   free(st.cyc);
   free(st.count);
+  free(st.lint);
   free(st.fig);
   for (uint32_t i = 0; st.out_bufs && gi && i < gi->num_outputs; i++) free(st.out_bufs[i]);
   free(st.out_bufs);
