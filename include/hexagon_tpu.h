@@ -879,7 +879,13 @@ HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size
                                          const htpu_load_options *opts, htpu_context **out);
 
 /* Writers. Each returns 0, HTPU_EINVAL (NULL profile or path) or HTPU_EIO naming the path and
- * the reason (nothing is left half-written under the name: a temporary file is renamed).
+ * the reason. A path that exists and is not a regular file (a terminal, pipe, FIFO or device;
+ * /dev/stdout and /dev/fd/N: this process's descriptors) is written directly and every write
+ * error is reported (ENOSPC on /dev/full is HTPU_EIO). A regular file or a new path is written
+ * to a unique temporary file beside its final target (a symlink followed: the link stays, its
+ * target gets the content) and renamed over it, keeping a replaced file's permission bits;
+ * concurrent writers of one path each succeed. A directory or a missing parent is HTPU_EIO;
+ * nothing is left behind by a failure (docs/profiling.md).
  * - A Chrome trace-event JSON (Perfetto, chrome://tracing): the host spans (convert, execute,
  *   convert back) on one track, the accelerator and its ops on their own.
  * - One self-contained HTML page (no network): a per-op bar chart and the timeline.

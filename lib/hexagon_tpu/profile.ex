@@ -21,9 +21,12 @@ defmodule HexagonTpu.Profile do
     * `:host` - `%{quantize_ns:, execute_ns:, dequantize_ns:, total_ns:}`: the host's side of
       the call (converting in, the graphExecute call, converting out, the whole C call)
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
-      carries no op names ..."`)
+      carries no op names ..."`, `"no optrace data ..."`)
     * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
-      `:value`, `:identifier`, `:timestamp` and `:children`
+      `:value`, `:identifier`, `:timestamp` and `:children`. Per-op figures are kept for every
+      run, event trees for 8 runs chosen at random (the one closest to the median accelerator
+      time is this one); runs x ops is capped at 16,777,216 samples, past which
+      `HexagonTpu.profile/3` is an `:invalid_argument` error after the first run
     * `:total_events`, `:dropped_events`, `:extended`
 
   `write_trace/2` and `write_page/3` write the median run as a Chrome trace (Perfetto,
@@ -117,7 +120,7 @@ defmodule HexagonTpu.Profile do
 
   @doc false
   # The summary of raw profiles (as the NIF reads them), one per run: medians and minimums per
-  # op, the median run's events.
+  # op, the events of the kept run closest to the median.
   @spec summarize([map()]) :: t()
   def summarize([_ | _] = raws), do: raws |> Enum.reduce(new_acc(), &add_run(&2, &1)) |> finish()
 
@@ -269,8 +272,11 @@ defmodule HexagonTpu.Profile do
 
   @doc """
   Writes the profile's median run as Chrome trace-event JSON (Perfetto, chrome://tracing): the
-  host's spans on one track, the accelerator and its ops on another. A file that cannot be
-  written is an `:io` error naming it; nothing is left half-written.
+  host's spans on one track (the profiler's own setup and read among them), the accelerator
+  and its ops on another. A regular file or new path is replaced atomically (a symlink keeps
+  pointing at its target, which gets the content); a device or FIFO is written directly. A file
+  that cannot be written (a directory, a missing parent, a full device) is an `:io` error
+  naming it; nothing is left behind (docs/profiling.md, "The outputs").
 
   ## Examples
 
