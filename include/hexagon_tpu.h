@@ -846,6 +846,11 @@ typedef struct htpu_profile {
    * convert out */
   uint64_t start_ns, quantize_ns, execute_start_ns, execute_ns, dequantize_ns, total_ns;
   uint64_t read_ns; /* what reading the events back and converting them cost this call */
+  /* How many of ops, from the first, have their cycles / their time read: num_ops when the
+   * backend gave that figure per op and nothing was dropped. Past the event cap the tree is
+   * cut (breadth first), so the ops and figures read are a prefix: a table of such a profile
+   * is partial, and an op's 0 past these counts means "not read", not "took nothing". */
+  uint32_t ops_with_cycles, ops_with_us;
 } htpu_profile;
 
 HTPU_API void htpu_profile_free(htpu_profile *p);
@@ -890,7 +895,13 @@ HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size
                                          const htpu_load_options *opts, htpu_context **out);
 
 /* Writers. Each returns 0, HTPU_EINVAL (NULL profile or path) or HTPU_EIO naming the path and
- * the reason (nothing is left half-written under the name: a temporary file is renamed).
+ * the reason. A path that exists and is not a regular file (a terminal, pipe, FIFO or device;
+ * /dev/stdout and /dev/fd/N: this process's descriptors) is written directly and every write
+ * error is reported (ENOSPC on /dev/full is HTPU_EIO). A regular file or a new path is written
+ * to a unique temporary file beside its final target (a symlink followed: the link stays, its
+ * target gets the content) and renamed over it, keeping a replaced file's permission bits;
+ * concurrent writers of one path each succeed. A directory or a missing parent is HTPU_EIO;
+ * nothing is left behind by a failure (docs/profiling.md).
  * - A Chrome trace-event JSON (Perfetto, chrome://tracing): the host spans (convert, execute,
  *   convert back) on one track, the accelerator and its ops on their own.
  * - One self-contained HTML page (no network): a per-op bar chart and the timeline.

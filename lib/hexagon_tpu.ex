@@ -186,7 +186,7 @@ defmodule HexagonTpu do
   ## Options
 
     * `:level` - `:basic`, `:detailed` (default), `:linting` or `:optrace`
-    * `:runs` - how many executes (10)
+    * `:runs` - how many executes (10; 1 to 100000, and runs x ops at most 16,777,216)
     * `:max_events` - events read per execute (4096); past it the profile says "truncated"
 
   ## Examples

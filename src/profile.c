@@ -54,6 +54,19 @@ static uint32_t qnn_level(int level) {
   }
 }
 
+/* 0, or the refusal of a level the backend's type cannot have: linting (7001) is HTP's own. */
+static int level_refused(const qnn_backend_lib *b, int level) {
+  if (level != HTPU_PROFILE_LINTING || b->backend_id == QNN_BACKEND_ID_HTP) return 0;
+  static const char *const kinds[] = {"none", "reference", "saver", "CPU", "GPU", "DSP", "HTP"};
+  const char *name = b->provider && b->provider->provider_name ? b->provider->provider_name : "";
+  return htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                        "profile level linting is HTP's own (QNN level 7001): the backend '%s' "
+                        "is backend id %u (%s), not HTP (6)",
+                        name, b->backend_id,
+                        b->backend_id < sizeof kinds / sizeof kinds[0] ? kinds[b->backend_id]
+                                                                       : "unknown");
+}
+
 static void free_handle(const qnn_backend_lib *b, profile_call *pc) {
   if (!pc->handle) return;
   qnn_error_t (*fr)(qnn_profile_handle_t) = PROFILE_SLOT(b, profile_free);
@@ -97,6 +110,7 @@ int profile_call_begin(runtime_obj *rt, int level, uint32_t max_events, profile_
                           "profile level %d is not one of off (0), basic (1), detailed (2), "
                           "linting (3), optrace (4)",
                           level);
+  if (level_refused(b, level)) return HTPU_EUNSUPPORTED;
   if (max_events > HTPU_PROFILE_MAX_EVENTS_LIMIT)
     return htpu_set_error(HTPU_EINVAL, 0, "profile_max_events %u is above the limit of %u",
                           max_events, HTPU_PROFILE_MAX_EVENTS_LIMIT);

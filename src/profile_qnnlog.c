@@ -2,7 +2,9 @@
  * profile_qnnlog.c - an htpu_profile written through the system library's QnnSystemProfile
  * serialization (System API 1.5 on), in the log format of the library (on the board:
  * Qualcomm's, which qnn-profile-viewer reads). The tree is rebuilt as the library's event
- * structs, extended ones (with timestamps) where the profile has them.
+ * structs, extended ones (with timestamps) where the profile has them. The library writes the
+ * file it is given: a temporary file beside the target, renamed when the library is done, or
+ * the path itself when it is a device or FIFO (report_file.h).
  */
 #include <libgen.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "profile.h"
 #include "qnn_log.h"
+#include "report_file.h"
 
 typedef struct builder {
   qnn_system_profile_event_v1_t *all; /* every event, children side by side as in p */
@@ -62,8 +65,20 @@ int htpu_profile_write_qnn_log(htpu_runtime *h, const htpu_profile *p, const cha
   }
   const qnn_system_interface_table_t *t = &s->provider->table;
   builder b = {calloc(p->total_events + 1, sizeof *b.all), p->total_events};
-  char *dir_copy = strdup(path), *base_copy = strdup(path);
-  if (!b.all || !dir_copy || !base_copy) {
+  char *dir_copy = NULL, *base_copy = NULL;
+  report_file *rf = malloc(sizeof *rf);
+  const char *name = NULL;
+  int reserved = 0;
+  if (!b.all || !rf) {
+    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+    goto out;
+  }
+  rc = report_reserve(rf, path, &name);
+  if (rc) goto out;
+  reserved = 1;
+  dir_copy = strdup(name);
+  base_copy = strdup(name);
+  if (!dir_copy || !base_copy) {
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     goto out;
   }
@@ -103,9 +118,14 @@ int htpu_profile_write_qnn_log(htpu_runtime *h, const htpu_profile *p, const cha
   e = t->system_profile_serialize_event_data(target_h, list, 1);
   qnn_error_t e2 = t->system_profile_free_serialization_target(target_h);
   if (e == QNN_SUCCESS) e = e2;
-  if (e != QNN_SUCCESS)
+  if (e != QNN_SUCCESS) {
     rc = qnn_fail(e, mark, "writing a QNN profile log to '%s' failed", path);
+    if (rc == 0) rc = htpu_set_error(HTPU_EIO, 0, "cannot write '%s'", path);
+  }
 out:
+  if (reserved && rc == 0) rc = report_commit(rf);
+  else if (reserved) report_abandon(rf);
+  free(rf);
   free(b.all);
   free(dir_copy);
   free(base_copy);

@@ -161,6 +161,21 @@ typedef struct digest {
   int nameless;
 } digest;
 
+static uint32_t count_nodes(const reader *r, int i) {
+  uint32_t n = 0;
+  if (i < 0) return 0;
+  for (uint32_t k = r->ev[i].first; k < r->ev[i].first + r->ev[i].nchild; k++)
+    if (r->ev[k].type == QNN_PROFILE_EVENTTYPE_NODE) n++;
+  return n;
+}
+
+/* Which event's NODE children are the ops: the cycles event's, unless the time event has more
+ * read (the event cap cut the cycles event's and not the time event's). */
+static int ops_holder(const reader *r, const digest *d) {
+  uint32_t nc = count_nodes(r, d->cyc), nu = count_nodes(r, d->us);
+  return d->cyc >= 0 && nc && nc >= nu ? d->cyc : d->us >= 0 && nu ? d->us : d->cyc;
+}
+
 static void find_digest(const reader *r, digest *d) {
   memset(d, 0, sizeof *d);
   d->cyc = d->us = d->host = d->htp = -1;
@@ -180,10 +195,8 @@ static void find_digest(const reader *r, digest *d) {
   d->host = child_of_type(r, (uint32_t)d->top, host, 2);
   d->htp = child_of_type(r, (uint32_t)d->top, htp, 2);
   /* the ops: NODE children of the cycles event, else of the time event */
-  int holder = d->cyc >= 0 && r->ev[d->cyc].nchild ? d->cyc : d->us;
-  if (holder < 0) return;
-  for (uint32_t k = r->ev[holder].first; k < r->ev[holder].first + r->ev[holder].nchild; k++)
-    if (r->ev[k].type == QNN_PROFILE_EVENTTYPE_NODE) d->nops++;
+  int holder = ops_holder(r, d);
+  d->nops = count_nodes(r, holder);
 }
 
 /* The NODE children of event `holder` (-1: none), in order, as a list of indices. */
@@ -222,10 +235,10 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
     free(r.ev);
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
-  int holder = d.cyc >= 0 && r.ev[d.cyc].nchild ? d.cyc : d.us;
+  /* ci: the ops' events; ui: the same ops' events under the other event (cycles or time) */
+  int holder = ops_holder(&r, &d);
   uint32_t nops = nodes_of(&r, holder, ci, d.nops);
-  uint32_t nus = holder == d.cyc ? nodes_of(&r, d.us, ui, d.nops) : nops;
-  if (holder != d.cyc) memcpy(ui, ci, nops * sizeof *ci);
+  uint32_t nother = nodes_of(&r, holder == d.cyc ? d.us : d.cyc, ui, d.nops);
 
   /* the note: what the figures lack */
   char note[512] = "";
@@ -237,14 +250,28 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
     if (nl < sizeof note) nl += (size_t)snprintf(note + nl, sizeof note - nl, __VA_ARGS__); \
   } while (0)
   if (r.dropped)
-    NOTE("truncated at %u events (at least %llu more not read)", r.limit,
-         (unsigned long long)r.dropped);
+    NOTE("truncated at %u event%s (at least %llu more not read)", r.limit,
+         r.limit == 1 ? "" : "s", (unsigned long long)r.dropped);
+  if (r.dropped && level != HTPU_PROFILE_BASIC)
+    NOTE("per-op figures partial: %u op%s read", nops, nops == 1 ? "" : "s");
   if (r.ext_error)
     NOTE("no timestamps: profileGetExtendedEventData gave QNN error %u", r.ext_error);
-  if (r.unreadable) NOTE("%u events could not be read", r.unreadable);
+  if (r.unreadable)
+    NOTE("%u event%s could not be read", r.unreadable, r.unreadable == 1 ? "" : "s");
   for (uint32_t k = 0; k < nops; k++)
     if (!r.ev[ci[k]].ident || !r.ev[ci[k]].ident[0]) d.nameless = 1;
   if (d.nameless) NOTE("the binary carries no op names: ops are numbered (#0, #1, ...)");
+  /* optrace data come as trace events (600) beside the detailed ones; a binary not built
+   * with optrace has none, and the backend gives the detailed events alone (HTP and the
+   * reference only log a warning) */
+  if (level == HTPU_PROFILE_OPTRACE && d.top >= 0 && !r.dropped) {
+    int traced = 0;
+    for (uint32_t i = 0; i < r.n && !traced; i++)
+      traced = r.ev[i].type == QNN_PROFILE_EVENTTYPE_TRACE;
+    if (!traced)
+      NOTE("no optrace data: the binary was not built with optrace, so the detailed events are "
+           "shown");
+  }
   if ((level == HTPU_PROFILE_DETAILED || level == HTPU_PROFILE_LINTING ||
        level == HTPU_PROFILE_OPTRACE) && d.top >= 0 && !nops && !r.dropped)
     NOTE("the backend gave no per-op events at this level");
@@ -312,10 +339,20 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
       s += w + 1;
     }
     o->start = e->timestamp;
-    if (e->unit == QNN_PROFILE_EVENTUNIT_CYCLES) o->cycles = e->value;
-    else o->us = e->value;
-    if (holder == d.cyc && k < nus && ev[ui[k]].unit != QNN_PROFILE_EVENTUNIT_CYCLES)
-      o->us = ev[ui[k]].value;
+    int has_cyc = 0, has_us = 0;
+    for (int side = 0; side < 2; side++) {
+      const htpu_profile_event *x = side == 0 ? e : k < nother ? &ev[ui[k]] : NULL;
+      if (!x) continue;
+      if (x->unit == QNN_PROFILE_EVENTUNIT_CYCLES) {
+        o->cycles = x->value;
+        has_cyc = 1;
+      } else {
+        o->us = x->value;
+        has_us = 1;
+      }
+    }
+    if (has_cyc && p->ops_with_cycles == k) p->ops_with_cycles++;
+    if (has_us && p->ops_with_us == k) p->ops_with_us++;
   }
 #undef COPY_STR
   p->num_ops = nops;

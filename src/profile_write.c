@@ -6,74 +6,40 @@
  * from the start of graphExecute. With extended events an op starts where its timestamp says,
  * relative to the execute event's; without, the ops follow one another. An op's length is its
  * microseconds, or, where the backend gave only cycles, its share of the accelerator time.
- * Files are written to a temporary name and renamed, so a failed write leaves nothing behind.
+ * Where and how the files are written (a temporary file renamed over a regular file, a device
+ * or FIFO written directly, every error reported): report_file.h.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errors.h"
 #include "hexagon_tpu.h"
+#include "report_file.h"
 
-typedef struct out_file {
-  FILE *f;
-  char *tmp;
-  const char *path;
-} out_file;
-
-static int open_out(out_file *o, const char *path) {
-  o->path = path;
-  size_t n = strlen(path) + 32;
-  o->tmp = malloc(n);
-  if (!o->tmp) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  o->f = fopen(o->tmp, "w");
-  if (!o->f) {
-    int err = errno;
-    free(o->tmp);
-    return htpu_set_error(HTPU_EIO, 0, "cannot write '%s': %s", path, strerror(err));
-  }
-  return 0;
-}
-
-static int close_out(out_file *o) {
-  int bad = ferror(o->f);
-  int err = errno;
-  if (fclose(o->f) != 0 && !bad) {
-    bad = 1;
-    err = errno;
-  }
-  if (!bad && rename(o->tmp, o->path) != 0) {
-    bad = 1;
-    err = errno;
-  }
-  if (bad) unlink(o->tmp);
-  free(o->tmp);
-  return bad ? htpu_set_error(HTPU_EIO, 0, "cannot write '%s': %s", o->path, strerror(err)) : 0;
-}
+/* FILE-order wrappers over the report file's writers. */
+static void out_puts(const char *s, report_file *f) { report_puts(f, s); }
+static void out_putc(int c, report_file *f) { report_putc(f, (char)c); }
 
 /* A JSON (and HTML-safe) string body: quotes, backslashes, controls and <>& escaped. */
-static void put_str(FILE *f, const char *s) {
+static void put_str(report_file *f, const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20 || c == '<' || c == '>' || c == '&') fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\') report_printf(f, "\\%c", c);
+    else if (c < 0x20 || c == '<' || c == '>' || c == '&') report_printf(f, "\\u%04x", c);
+    else out_putc(c, f);
   }
 }
 
 /* HTML text. */
-static void put_html(FILE *f, const char *s) {
+static void put_html(report_file *f, const char *s) {
   for (; *s; s++) {
     switch (*s) {
-      case '<': fputs("&lt;", f); break;
-      case '>': fputs("&gt;", f); break;
-      case '&': fputs("&amp;", f); break;
-      case '"': fputs("&quot;", f); break;
-      default: fputc(*s, f);
+      case '<': out_puts("&lt;", f); break;
+      case '>': out_puts("&gt;", f); break;
+      case '&': out_puts("&amp;", f); break;
+      case '"': out_puts("&quot;", f); break;
+      default: out_putc(*s, f);
     }
   }
 }
@@ -98,19 +64,33 @@ static void op_span(const htpu_profile *p, uint32_t k, double *at, double *len, 
   *cursor = *at + *len;
 }
 
-static double share(const htpu_profile *p, uint32_t k) {
-  uint64_t total = 0;
-  int cyc = p->accel_cycles != 0;
-  for (uint32_t i = 0; i < p->num_ops; i++) total += cyc ? p->ops[i].cycles : p->ops[i].us;
-  uint64_t v = cyc ? p->ops[k].cycles : p->ops[k].us;
-  return total ? 100.0 * (double)v / (double)total : 0.0;
+/* Whether the ops are weighed by their cycles (every op has them read), else by their time. */
+static int by_cycles(const htpu_profile *p) {
+  return p->accel_cycles && p->num_ops && p->ops_with_cycles >= p->num_ops;
 }
 
-static void span(FILE *f, int *first, const char *name, const char *cat, int tid, double at,
+/* The ops' total in the unit shares are of (cycles where every op has them read, else time);
+ * 0 when no share is given: the event cap cut the tree (the ops read are only the first ones)
+ * or some op lacks both figures. */
+static uint64_t shares_total(const htpu_profile *p, int *cyc) {
+  *cyc = by_cycles(p);
+  if (p->dropped_events || (!*cyc && p->ops_with_us < p->num_ops)) return 0;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < p->num_ops; i++) total += *cyc ? p->ops[i].cycles : p->ops[i].us;
+  return total;
+}
+
+/* Op k's share in percent, < 0 for none. */
+static double share(const htpu_profile *p, uint32_t k, uint64_t total, int cyc) {
+  if (!total) return -1;
+  return 100.0 * (double)(cyc ? p->ops[k].cycles : p->ops[k].us) / (double)total;
+}
+
+static void span(report_file *f, int *first, const char *name, const char *cat, int tid, double at,
                  double len) {
-  fprintf(f, "%s\n{\"name\":\"", *first ? "" : ",");
+  report_printf(f, "%s\n{\"name\":\"", *first ? "" : ",");
   put_str(f, name);
-  fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", cat,
+  report_printf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", cat,
           tid, at, len);
   *first = 0;
 }
@@ -119,51 +99,75 @@ int htpu_profile_write_trace(const htpu_profile *p, const char *path) {
   htpu_clear_error();
   if (!p || !path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_profile_write_trace: %s is NULL",
                                          !p ? "the profile" : "the path");
-  out_file o;
-  int rc = open_out(&o, path);
-  if (rc) return rc;
-  FILE *f = o.f;
+  report_file *f = malloc(sizeof *f);
+  if (!f) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  int rc = report_open(f, path);
+  if (rc) {
+    free(f);
+    return rc;
+  }
   int first = 1;
   int load = !p->graph[0];
-  fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
-  fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"hexagon_tpu "
+  out_puts("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+  report_printf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"hexagon_tpu "
              "%s\"}},", load ? "load" : "execute");
-  fputs("\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"host\"}},", f);
-  fputs("\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"NPU "
+  out_puts("\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"host\"}},", f);
+  out_puts("\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"NPU "
         "(accelerator)\"}}", f);
   first = 0;
   double exec0 = (double)(p->execute_start_ns - p->start_ns) / 1000.0;
   double exec_us = (double)p->execute_ns / 1000.0;
+  double q_us = (double)p->quantize_ns / 1000.0;
   if (p->quantize_ns) {
-    span(f, &first, "convert inputs", "host", 1, 0, (double)p->quantize_ns / 1000.0);
-    fputs("}", f);
+    span(f, &first, "convert inputs", "host", 1, 0, q_us);
+    out_puts("}", f);
   }
+  /* The profiler's own work, so the host track accounts for the whole call: the handle made
+   * and configured before graphExecute, the events read back (and the handle freed) after. */
+  if (exec0 > q_us) {
+    span(f, &first, "profile setup", "host", 1, q_us, exec0 - q_us);
+    out_puts(",\"args\":{\"what\":\"the profile handle made and configured\"}}", f);
+  }
+  double tail0 = exec0 + exec_us + (double)p->dequantize_ns / 1000.0;
+  double end = (double)p->total_ns / 1000.0;
   span(f, &first, load ? "contextCreateFromBinary" : "graphExecute", "host", 1, exec0, exec_us);
-  fprintf(f, ",\"args\":{\"graph\":\"");
+  report_printf(f, ",\"args\":{\"graph\":\"");
   put_str(f, p->graph);
-  fprintf(f, "\",\"level\":\"%s\",\"host_rpc_us\":%llu,\"htp_rpc_us\":%llu}}",
+  report_printf(f, "\",\"level\":\"%s\",\"host_rpc_us\":%llu,\"htp_rpc_us\":%llu}}",
           htpu_profile_level_name(p->level), (unsigned long long)p->host_rpc_us,
           (unsigned long long)p->htp_rpc_us);
   if (p->dequantize_ns) {
     span(f, &first, "convert outputs", "host", 1, exec0 + exec_us, (double)p->dequantize_ns / 1000.0);
-    fputs("}", f);
+    out_puts("}", f);
+  }
+  if (end > tail0) {
+    span(f, &first, "profile read", "host", 1, tail0, end - tail0);
+    report_printf(f, ",\"args\":{\"what\":\"the events read back and converted, the handle "
+                     "freed\",\"read_us\":%.3f}}",
+                  (double)p->read_ns / 1000.0);
   }
   if (p->accel_us) {
     span(f, &first, "accelerator", "npu", 2, exec0, (double)p->accel_us);
-    fprintf(f, ",\"args\":{\"cycles\":%llu}}", (unsigned long long)p->accel_cycles);
+    report_printf(f, ",\"args\":{\"cycles\":%llu}}", (unsigned long long)p->accel_cycles);
   }
   double cursor = exec0;
+  int cyc;
+  uint64_t total = shares_total(p, &cyc);
   for (uint32_t k = 0; k < p->num_ops; k++) {
     double at, len;
     op_span(p, k, &at, &len, &cursor);
     span(f, &first, p->ops[k].name, "op", 2, at, len);
-    fprintf(f, ",\"args\":{\"index\":%u,\"cycles\":%llu,\"us\":%llu,\"share_pct\":%.2f}}", k,
-            (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us, share(p, k));
+    report_printf(f, ",\"args\":{\"index\":%u,\"cycles\":%llu,\"us\":%llu", k,
+                  (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us);
+    if (total) report_printf(f, ",\"share_pct\":%.2f", share(p, k, total, cyc));
+    out_puts("}}", f);
   }
-  fputs("\n],\"otherData\":{\"note\":\"", f);
+  out_puts("\n],\"otherData\":{\"note\":\"", f);
   put_str(f, p->note);
-  fputs("\"}}\n", f);
-  return close_out(&o);
+  out_puts("\"}}\n", f);
+  rc = report_close(f);
+  free(f);
+  return rc;
 }
 
 /* ---- the page ---------------------------------------------------------------------------- */
@@ -185,7 +189,7 @@ static const char k_css[] =
     "td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a33}"
     "svg text{font:11px system-ui,sans-serif;fill:#222}rect.bar{fill:#3b7dd8}"
-    "rect.host{fill:#999}rect.npu{fill:#e08a2c}rect.op{fill:#3b7dd8;stroke:#fff;stroke-width:.5}";
+    "rect.host{fill:#999}rect.prof{fill:#ccc}rect.npu{fill:#e08a2c}rect.op{fill:#3b7dd8;stroke:#fff;stroke-width:.5}";
 
 int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path) {
   htpu_clear_error();
@@ -196,101 +200,117 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
   if (!order) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t k = 0; k < p->num_ops; k++) {
     order[k].k = k;
-    order[k].w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    order[k].w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
   }
   qsort(order, p->num_ops, sizeof *order, heaviest_first);
-  out_file o;
-  int rc = open_out(&o, path);
+  report_file *f = malloc(sizeof *f);
+  int rc = f ? report_open(f, path) : htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   if (rc) {
+    free(f);
     free(order);
     return rc;
   }
-  FILE *f = o.f;
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+  out_puts("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>", f);
   put_html(f, title);
-  fprintf(f, " - hexagon_tpu profile</title>\n<style>%s</style></head>\n<body>\n<h1>", k_css);
+  report_printf(f, " - hexagon_tpu profile</title>\n<style>%s</style></head>\n<body>\n<h1>", k_css);
   put_html(f, title);
-  fputs("</h1>\n<table>", f);
-  fprintf(f, "<tr><th>level</th><td>%s</td></tr>", htpu_profile_level_name(p->level));
-  fprintf(f, "<tr><th>accelerator</th><td class=\"n\">%llu us, %llu cycles</td></tr>",
+  out_puts("</h1>\n<table>", f);
+  report_printf(f, "<tr><th>level</th><td>%s</td></tr>", htpu_profile_level_name(p->level));
+  report_printf(f, "<tr><th>accelerator</th><td class=\"n\">%llu us, %llu cycles</td></tr>",
           (unsigned long long)p->accel_us, (unsigned long long)p->accel_cycles);
-  fprintf(f, "<tr><th>RPC (host / HTP)</th><td class=\"n\">%llu us / %llu us</td></tr>",
+  report_printf(f, "<tr><th>RPC (host / HTP)</th><td class=\"n\">%llu us / %llu us</td></tr>",
           (unsigned long long)p->host_rpc_us, (unsigned long long)p->htp_rpc_us);
-  fprintf(f, "<tr><th>host: convert in, execute, convert out</th><td class=\"n\">%.1f / %.1f / "
+  report_printf(f, "<tr><th>host: convert in, execute, convert out</th><td class=\"n\">%.1f / %.1f / "
              "%.1f us</td></tr>",
           p->quantize_ns / 1000.0, p->execute_ns / 1000.0, p->dequantize_ns / 1000.0);
-  fprintf(f, "<tr><th>events</th><td class=\"n\">%u</td></tr></table>\n", p->total_events);
+  report_printf(f, "<tr><th>events</th><td class=\"n\">%u</td></tr></table>\n", p->total_events);
   if (p->note[0]) {
-    fputs("<p class=\"note\">", f);
+    out_puts("<p class=\"note\">", f);
     put_html(f, p->note);
-    fputs("</p>\n", f);
+    out_puts("</p>\n", f);
   }
   /* the bars: one per op, heaviest first */
   const int W = 900, LABEL = 220, ROW = 16;
+  int cyc;
+  uint64_t total = shares_total(p, &cyc);
   uint64_t max_w = 1;
   for (uint32_t k = 0; k < p->num_ops; k++) {
-    uint64_t w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
     if (w > max_w) max_w = w;
   }
-  fprintf(f, "<h2>Ops by %s</h2>\n<svg id=\"bars\" width=\"%d\" height=\"%u\" role=\"img\">\n",
-          p->accel_cycles ? "accelerator cycles" : "time", W, p->num_ops * ROW + 4);
+  report_printf(f, "<h2>Ops by %s</h2>\n<svg id=\"bars\" width=\"%d\" height=\"%u\" role=\"img\">\n",
+          by_cycles(p) ? "accelerator cycles" : "time", W, p->num_ops * ROW + 4);
   for (uint32_t r = 0; r < p->num_ops; r++) {
     uint32_t k = order[r].k;
-    uint64_t w = p->accel_cycles ? p->ops[k].cycles : p->ops[k].us;
+    uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
     double bw = (double)(W - LABEL - 150) * (double)w / (double)max_w;
-    fprintf(f, "<text x=\"0\" y=\"%u\">", r * ROW + 12);
+    report_printf(f, "<text x=\"0\" y=\"%u\">", r * ROW + 12);
     put_html(f, p->ops[k].name);
-    fprintf(f, "</text><rect class=\"bar\" x=\"%d\" y=\"%u\" width=\"%.1f\" height=\"%d\"><title>",
+    report_printf(f, "</text><rect class=\"bar\" x=\"%d\" y=\"%u\" width=\"%.1f\" height=\"%d\"><title>",
             LABEL, r * ROW + 2, bw > 0.5 ? bw : 0.5, ROW - 4);
     put_html(f, p->ops[k].name);
-    fprintf(f, ": %llu cycles, %llu us, %.1f%%</title></rect><text x=\"%.1f\" y=\"%u\">%.1f%%"
-               "</text>\n",
-            (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us, share(p, k),
-            LABEL + bw + 6, r * ROW + 12, share(p, k));
+    char pct[32] = "";
+    if (total) snprintf(pct, sizeof pct, "%.1f%%", share(p, k, total, cyc));
+    report_printf(f, ": %llu cycles, %llu us%s%s</title></rect><text x=\"%.1f\" y=\"%u\">%s"
+                     "</text>\n",
+                  (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us,
+                  total ? ", " : "", pct, LABEL + bw + 6, r * ROW + 12, pct);
   }
-  fputs("</svg>\n", f);
+  out_puts("</svg>\n", f);
   /* the timeline: host row, accelerator row, ops row */
   double end = (double)p->total_ns / 1000.0, cursor = (double)(p->execute_start_ns - p->start_ns) / 1000.0;
   if (end <= 0) end = 1;
   double sx = (W - 100) / end;
   double exec0 = cursor;
-  fprintf(f, "<h2>Timeline (%.1f us)</h2>\n<svg id=\"timeline\" width=\"%d\" height=\"90\">\n"
+  report_printf(f, "<h2>Timeline (%.1f us)</h2>\n<svg id=\"timeline\" width=\"%d\" height=\"90\">\n"
              "<text x=\"0\" y=\"16\">host</text><text x=\"0\" y=\"46\">NPU</text>"
              "<text x=\"0\" y=\"76\">ops</text>\n",
           end, W);
   if (p->quantize_ns)
-    fprintf(f, "<rect class=\"host\" x=\"100\" y=\"4\" width=\"%.2f\" height=\"16\"><title>convert "
+    report_printf(f, "<rect class=\"host\" x=\"100\" y=\"4\" width=\"%.2f\" height=\"16\"><title>convert "
                "inputs %.1f us</title></rect>\n",
             p->quantize_ns / 1000.0 * sx, p->quantize_ns / 1000.0);
-  fprintf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>%s %.1f "
+  report_printf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>%s %.1f "
              "us</title></rect>\n",
           100 + exec0 * sx, p->execute_ns / 1000.0 * sx, p->graph[0] ? "graphExecute" : "load",
           p->execute_ns / 1000.0);
+  if (exec0 > p->quantize_ns / 1000.0)
+    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
+                     "profile setup %.1f us</title></rect>\n",
+                  100 + p->quantize_ns / 1000.0 * sx, (exec0 - p->quantize_ns / 1000.0) * sx,
+                  exec0 - p->quantize_ns / 1000.0);
+  double tail0 = exec0 + (p->execute_ns + p->dequantize_ns) / 1000.0;
+  if (end > tail0)
+    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
+                     "profile read %.1f us</title></rect>\n",
+                  100 + tail0 * sx, (end - tail0) * sx, end - tail0);
   if (p->dequantize_ns)
-    fprintf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
+    report_printf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
                "convert outputs %.1f us</title></rect>\n",
             100 + (exec0 + p->execute_ns / 1000.0) * sx, p->dequantize_ns / 1000.0 * sx,
             p->dequantize_ns / 1000.0);
   if (p->accel_us)
-    fprintf(f, "<rect class=\"npu\" x=\"%.2f\" y=\"34\" width=\"%.2f\" height=\"16\"><title>"
+    report_printf(f, "<rect class=\"npu\" x=\"%.2f\" y=\"34\" width=\"%.2f\" height=\"16\"><title>"
                "accelerator %llu us</title></rect>\n",
             100 + exec0 * sx, (double)p->accel_us * sx, (unsigned long long)p->accel_us);
   for (uint32_t k = 0; k < p->num_ops; k++) {
     double at, len;
     op_span(p, k, &at, &len, &cursor);
-    fprintf(f, "<rect class=\"op\" x=\"%.2f\" y=\"64\" width=\"%.2f\" height=\"16\"><title>",
+    report_printf(f, "<rect class=\"op\" x=\"%.2f\" y=\"64\" width=\"%.2f\" height=\"16\"><title>",
             100 + at * sx, len * sx > 0.3 ? len * sx : 0.3);
     put_html(f, p->ops[k].name);
-    fprintf(f, " %.1f us</title></rect>\n", len);
+    report_printf(f, " %.1f us</title></rect>\n", len);
   }
-  fputs("</svg>\n", f);
+  out_puts("</svg>\n", f);
   /* Marks the page as drawn once the browser has it (the headless check reads this). */
-  fprintf(f, "<script>document.body.setAttribute('data-rendered', "
+  report_printf(f, "<script>document.body.setAttribute('data-rendered', "
              "document.querySelectorAll('#bars rect.bar').length + ' bars, ' + "
              "document.querySelectorAll('#timeline rect.op').length + ' ops');</script>\n"
              "</body></html>\n");
   free(order);
-  return close_out(&o);
+  rc = report_close(f);
+  free(f);
+  return rc;
 }

@@ -13,18 +13,22 @@ defmodule HexagonTpu.Profile do
 
     * `:graph`, `:level` (`:basic`, `:detailed`, `:linting`, `:optrace`), `:runs`
     * `:ops` - per op, heaviest first: `%{index: position in the graph, name:, us:, min_us:,
-      cycles:, min_cycles:, share: percent of the accelerator's cycles (or time)}`; empty at
-      `:basic`
+      cycles:, min_cycles:, share: percent of the ops' total cycles (or time, where the backend
+      gives no cycles per op)}`; empty at `:basic`. `share` is nil when the event cap cut the
+      events (`:note` says "truncated"): the ops read are only the first ones
     * `:accel_us`, `:accel_cycles` - the accelerator's total; `:host_rpc_us`, `:htp_rpc_us` -
       the two sides of the RPC (medians over the runs)
     * `:host` - `%{quantize_ns:, execute_ns:, dequantize_ns:, total_ns:}`: the host's side of
       the call (converting in, the graphExecute call, converting out, the whole C call)
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
-      carries no op names ..."`)
+      carries no op names ..."`, `"no optrace data ..."`)
     * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
-      `:value`, `:identifier`, `:timestamp` and `:children`. `nil` in a sampled profile (the
-      tree's terms would cost a sampled call as much as the rest of its profiling): `events/1`
-      makes it from the profile when asked
+      `:value`, `:identifier`, `:timestamp` and `:children`. Per-op figures are kept for every
+      run, event trees for 8 runs chosen at random (the one closest to the median accelerator
+      time is this one); runs x ops is capped at 16,777,216 samples, past which
+      `HexagonTpu.profile/3` is an `:invalid_argument` error after the first run. `nil` in a
+      sampled profile (the tree's terms would cost a sampled call as much as the rest of its
+      profiling): `events/1` makes it from the profile when asked
     * `:total_events`, `:dropped_events`, `:extended`
 
   `write_trace/2` and `write_page/3` write the median run as a Chrome trace (Perfetto,
@@ -75,18 +79,34 @@ defmodule HexagonTpu.Profile do
   @doc false
   def levels_expected, do: @levels_expected
 
+  # What a run leaves behind in run/3: its totals and per-op figures packed in one binary (64
+  # bytes and 16 an op), and its raw profile (the event tree) only while it is one of
+  # @keep_trees kept at random (reservoir sampling); the tree shown is the kept run closest to
+  # the median accelerator time. Per-op samples (ops x runs) are bounded by @max_samples.
+  @keep_trees 8
+  @max_samples 16_777_216
+  @fig_keys [:accel_us, :accel_cycles, :host_rpc_us, :htp_rpc_us]
+  @host_keys [:quantize_ns, :execute_ns, :dequantize_ns, :total_ns]
+
+  @doc false
+  def max_samples, do: @max_samples
+
   @doc false
   # HexagonTpu.profile/3 (whose doc holds the options): `:runs` executes of `graph` with a
   # profile of `:level` on `inputs`, summarized.
   @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
   def run(%Graph{} = graph, inputs, opts) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
-      1..o.runs
-      |> HexagonTpu.Results.map_ok(fn _ ->
-        Graph.execute_profiled(graph, inputs, o.level, o.max_events)
+      Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
+        with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events),
+             :ok <- check_samples(acc, raw, o.runs) do
+          {:cont, add_run(acc, raw)}
+        else
+          error -> {:halt, error}
+        end
       end)
       |> case do
-        {:ok, raws} -> {:ok, summarize(raws)}
+        %{runs: _} = acc -> {:ok, finish(acc)}
         error -> error
       end
     end
@@ -102,53 +122,141 @@ defmodule HexagonTpu.Profile do
 
   @doc false
   # The summary of raw profiles (as the NIF reads them), one per run: medians and minimums per
-  # op, the median run's events.
+  # op, the events of the kept run closest to the median.
   @spec summarize([map()]) :: t()
-  def summarize([first | _] = raws) do
-    runs = length(raws)
-    median_run = Enum.sort_by(raws, & &1.accel_us) |> Enum.at(div(runs - 1, 2))
+  def summarize([_ | _] = raws), do: raws |> Enum.reduce(new_acc(), &add_run(&2, &1)) |> finish()
 
+  defp new_acc,
+    do: %{
+      runs: 0,
+      first: nil,
+      packed: [],
+      trees: [],
+      partial: false,
+      rand: :rand.seed_s(:exsss, {22, 7, 2})
+    }
+
+  # The first run decides the ops; past the cap, a clear error before the runs are made.
+  defp check_samples(%{runs: 0}, raw, runs) do
+    n = length(raw.ops)
+
+    if n * runs > @max_samples do
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "HexagonTpu.profile/3: #{runs} runs of #{n} ops make #{n * runs} per-op samples, " <>
+           "past the limit of #{@max_samples} (16 bytes each); use fewer runs " <>
+           "(#{div(@max_samples, n)} at most for this model)"
+       )}
+    else
+      :ok
+    end
+  end
+
+  defp check_samples(_acc, _raw, _runs), do: :ok
+
+  defp add_run(acc, raw) do
+    figs = for k <- @fig_keys, into: <<>>, do: <<Map.fetch!(raw, k)::64>>
+    host = for k <- @host_keys, into: <<>>, do: <<Map.fetch!(raw.host, k)::64>>
+    ops = for op <- raw.ops, into: <<>>, do: <<op.us::64, op.cycles::64>>
+    run = acc.runs
+
+    first =
+      acc.first ||
+        %{
+          graph: raw.graph,
+          level: raw.level,
+          ops: Enum.map(raw.ops, &Map.take(&1, [:index, :name]))
+        }
+
+    # reservoir sampling: every run's tree is kept with the same chance
+    kept = {run, Map.delete(raw, :ops)}
+
+    {trees, rand} =
+      if run < @keep_trees do
+        {[kept | acc.trees], acc.rand}
+      else
+        {slot, rand} = :rand.uniform_s(run + 1, acc.rand)
+
+        if slot <= @keep_trees,
+          do: {List.replace_at(acc.trees, slot - 1, kept), rand},
+          else: {acc.trees, rand}
+      end
+
+    %{
+      acc
+      | runs: run + 1,
+        first: first,
+        packed: [figs <> host <> ops | acc.packed],
+        partial: acc.partial or raw.dropped_events > 0,
+        trees: trees,
+        rand: rand
+    }
+  end
+
+  defp finish(%{first: first, packed: packed, runs: runs} = acc) do
     ops =
       first.ops
-      |> Enum.map(fn op ->
-        samples = Enum.map(raws, fn r -> Enum.at(r.ops, op.index, %{us: 0, cycles: 0}) end)
-        us = Enum.map(samples, & &1.us)
-        cycles = Enum.map(samples, & &1.cycles)
+      |> Enum.with_index()
+      |> Enum.map(fn {op, k} ->
+        at = 64 + 16 * k
+
+        {us, cycles} =
+          for <<_::binary-size(at), u::64, c::64, _::binary>> <- packed, reduce: {[], []} do
+            {us, cycles} -> {[u | us], [c | cycles]}
+          end
+
+        us = Enum.sort(us)
+        cycles = Enum.sort(cycles)
 
         %{
           index: op.index,
           name: op.name,
-          us: median(us),
-          min_us: Enum.min(us),
-          cycles: median(cycles),
-          min_cycles: Enum.min(cycles)
+          us: median_sorted(us),
+          min_us: List.first(us, 0),
+          cycles: median_sorted(cycles),
+          min_cycles: List.first(cycles, 0)
         }
       end)
 
-    weight = fn op -> if op.cycles > 0, do: op.cycles, else: op.us end
-    total = ops |> Enum.map(weight) |> Enum.sum()
+    # shares in one unit (cycles where the backend gives them per op, else time); none when
+    # some run's tree was cut at the event cap: the ops read are only the first ones
+    partial = Enum.any?(acc.trees, fn {_, t} -> t.dropped_events > 0 end) or acc.partial
+    unit = if Enum.any?(ops, &(&1.cycles > 0)), do: :cycles, else: :us
+    total = ops |> Enum.map(&Map.fetch!(&1, unit)) |> Enum.sum()
+
+    share = fn op ->
+      cond do
+        partial -> nil
+        total > 0 -> 100 * Map.fetch!(op, unit) / total
+        true -> 0.0
+      end
+    end
 
     ops =
       ops
-      |> Enum.map(&Map.put(&1, :share, if(total > 0, do: 100 * weight.(&1) / total, else: 0.0)))
-      |> Enum.sort_by(&{-weight.(&1), &1.index})
+      |> Enum.map(&Map.put(&1, :share, share.(&1)))
+      |> Enum.sort_by(&{-Map.fetch!(&1, unit), &1.index})
 
-    med = fn key -> raws |> Enum.map(&Map.fetch!(&1, key)) |> median() end
+    med = fn i ->
+      packed |> Enum.map(&:binary.decode_unsigned(binary_part(&1, 8 * i, 8))) |> median()
+    end
 
-    host =
-      for k <- [:quantize_ns, :execute_ns, :dequantize_ns, :total_ns], into: %{} do
-        {k, raws |> Enum.map(& &1.host[k]) |> median()}
-      end
+    [accel_us, accel_cycles, host_rpc_us, htp_rpc_us] = Enum.map(0..3, med)
+    host = @host_keys |> Enum.with_index(4) |> Map.new(fn {k, i} -> {k, med.(i)} end)
+
+    # the kept run closest to the median accelerator time; the earliest on a tie
+    {_, median_run} = Enum.min_by(acc.trees, fn {r, t} -> {abs(t.accel_us - accel_us), r} end)
 
     %__MODULE__{
       graph: first.graph,
       level: first.level,
       runs: runs,
       ops: ops,
-      accel_us: med.(:accel_us),
-      accel_cycles: med.(:accel_cycles),
-      host_rpc_us: med.(:host_rpc_us),
-      htp_rpc_us: med.(:htp_rpc_us),
+      accel_us: accel_us,
+      accel_cycles: accel_cycles,
+      host_rpc_us: host_rpc_us,
+      htp_rpc_us: htp_rpc_us,
       host: host,
       note: median_run.note,
       events: NIF.profile_events(median_run.ref),
@@ -159,15 +267,18 @@ defmodule HexagonTpu.Profile do
     }
   end
 
-  defp median(values) do
-    sorted = Enum.sort(values)
-    Enum.at(sorted, div(length(sorted) - 1, 2))
-  end
+  defp median(values), do: values |> Enum.sort() |> median_sorted()
+
+  defp median_sorted([]), do: 0
+  defp median_sorted(sorted), do: Enum.at(sorted, div(length(sorted) - 1, 2))
 
   @doc """
   Writes the profile's median run as Chrome trace-event JSON (Perfetto, chrome://tracing): the
-  host's spans on one track, the accelerator and its ops on another. A file that cannot be
-  written is an `:io` error naming it; nothing is left half-written.
+  host's spans on one track (the profiler's own setup and read among them), the accelerator
+  and its ops on another. A regular file or new path is replaced atomically (a symlink keeps
+  pointing at its target, which gets the content); a device or FIFO is written directly. A file
+  that cannot be written (a directory, a missing parent, a full device) is an `:io` error
+  naming it; nothing is left behind (docs/profiling.md, "The outputs").
 
   ## Examples
 
@@ -319,8 +430,9 @@ defmodule HexagonTpu.Profile do
   defp sample(g, {:dropped, error}, _stats, _chunks), do: dropped(g, error)
   defp sample(_g, raw, stats, chunks), do: emit(sampled(raw), stats, chunks)
 
-  # One sampled call's profile: its ops heaviest first with their shares, its figures, no event
-  # tree (events/1). Linear in the ops: a sample is made on the caller's process, one call in N.
+  # One sampled call's profile: its ops heaviest first with their shares (none when the tree was
+  # cut at the event cap, as in finish/1), its figures, no event tree (events/1). Linear in the
+  # ops: a sample is made on the caller's process, one call in N.
   defp sampled(raw) do
     {weight, total} = weights(raw.ops)
 
@@ -334,7 +446,12 @@ defmodule HexagonTpu.Profile do
           min_us: op.us,
           cycles: op.cycles,
           min_cycles: op.cycles,
-          share: if(total > 0, do: 100 * weight.(op) / total, else: 0.0)
+          share:
+            cond do
+              raw.dropped_events > 0 -> nil
+              total > 0 -> 100 * weight.(op) / total
+              true -> 0.0
+            end
         }
       end)
       |> Enum.sort_by(&{-weight.(&1), &1.index})

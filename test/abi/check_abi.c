@@ -581,6 +581,10 @@ typedef struct {
 #define TPL_PROFILE_GET_DATA(T) uint64_t (*)(uint64_t, T *)
 #define TPL_PROFILE_FREE(T) uint64_t (*)(void *)
 #define PROFILE_SIG_CHECKS                                                                     \
+  CHECK("type", "qnn_profile_event_id_t", "= QnnProfile_EventId_t",                         \
+        _Generic((qnn_profile_event_id_t)0, QnnProfile_EventId_t : 1, default : 0) &&         \
+            sizeof(qnn_profile_event_id_t) == sizeof(QnnProfile_EventId_t),                   \
+        1)                                                                                     \
   SLOT_SIG(profile_create, profileCreate, TPL_PROFILE_CREATE, void, void)                      \
   SLOT_SIG(profile_set_config, profileSetConfig, TPL_PROFILE_SET_CONFIG,                       \
            struct qnn_profile_config, QnnProfile_Config_t)                                     \
@@ -598,6 +602,11 @@ typedef struct {
   CHECK("fn-type(sdk)", "qnn_system_interface_table", #field,                                \
         _Generic(((QNN_SYSTEM_INTERFACE_VER_TYPE *)0)->sdk_name, sdk_t : 1, default : 0), 1)
 #define SYS_PROFILE_SIG_CHECKS                                                                 \
+  CHECK("type", "qnn_system_profile_target_handle_t",                                         \
+        "= QnnSystemProfile_SerializationTargetHandle_t",                                      \
+        _Generic((qnn_system_profile_target_handle_t)0,                                        \
+                 QnnSystemProfile_SerializationTargetHandle_t : 1, default : 0),               \
+        1)                                                                                     \
   SYS_SIG(system_profile_create_serialization_target, systemProfileCreateSerializationTarget,  \
           uint64_t (*)(struct qnn_system_profile_target,                                       \
                        struct qnn_system_profile_target_config *, uint32_t, void **),          \

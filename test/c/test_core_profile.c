@@ -142,6 +142,12 @@ TEST(profile_basic_and_linting) {
   /* optrace: the reference has no optrace data; detailed events come back */
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_OPTRACE, 0, &p), 0);
   CHECK_EQ(p->num_ops, 100);
+  CHECK_STR_CONTAINS(p->note, "no optrace data");
+  CHECK_STR_CONTAINS(p->note, "the detailed events are shown");
+  htpu_profile_free(p);
+  /* the detailed level says nothing of optrace */
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
+  CHECK(strstr(p->note, "optrace") == NULL);
   htpu_profile_free(p);
   chain_close(&c);
 }
@@ -190,6 +196,25 @@ TEST(profile_event_cap_truncates) {
   CHECK(p->dropped_events >= 157 - 50);
   CHECK_STR_CONTAINS(p->note, "truncated at 50 events");
   CHECK(p->num_ops <= 50);
+  CHECK_STR_CONTAINS(p->note, "per-op figures partial");
+  /* what was read of the ops is a prefix: past it a 0 is "not read" */
+  CHECK(p->ops_with_cycles <= p->num_ops && p->ops_with_us <= p->num_ops);
+  htpu_profile_free(p);
+  /* 10 events: the execute, its 6 sub-events and 3 ops' times; their cycles not read */
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 10, &p), 0);
+  CHECK_EQ(p->num_ops, 3);
+  CHECK_EQ(p->ops_with_us, 3);
+  CHECK_EQ(p->ops_with_cycles, 0);
+  CHECK_STR_CONTAINS(p->note, "per-op figures partial: 3 ops read");
+  htpu_profile_free(p);
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 1, &p), 0);
+  CHECK_STR_CONTAINS(p->note, "truncated at 1 event (");
+  htpu_profile_free(p);
+  /* 120: the time event's 100 ops read, the cycles event's first 13: the ops are the 100 */
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 120, &p), 0);
+  CHECK_EQ(p->num_ops, 100);
+  CHECK_EQ(p->ops_with_us, 100);
+  CHECK_EQ(p->ops_with_cycles, 13);
   htpu_profile_free(p);
   /* where the backend bounds its own events (1403), it is asked for one more than the cap */
   CHECK_EQ(fx_ref_set_capability(1403, 0), 0);
@@ -203,6 +228,7 @@ TEST(profile_event_cap_truncates) {
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
   CHECK(!p->extended && !p->events[0].has_timestamp && p->ops[3].start == 0);
   CHECK_EQ(p->num_ops, 100);
+  CHECK(p->ops_with_us == 100 && p->ops_with_cycles == 100);
   htpu_profile_free(p);
   htpu_profile_caps caps;
   CHECK_EQ(htpu_runtime_profile_caps(c.rt, &caps), 0);
@@ -291,7 +317,10 @@ TEST(profile_writers_trace_html_qnn_log) {
   char *t = slurp(trace);
   CHECK(t && strncmp(t, "{\"displayTimeUnit\"", 18) == 0);
   CHECK_EQ(count(t, "\"cat\":\"op\""), 100);
-  CHECK_EQ(count(t, "\"cat\":\"host\""), 1); /* u8 in and out: nothing converted */
+  /* u8 in and out, nothing converted: the profiler's setup, graphExecute, its read */
+  CHECK_EQ(count(t, "\"cat\":\"host\""), 3);
+  CHECK_STR_CONTAINS(t, "{\"name\":\"profile setup\",\"cat\":\"host\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0.000");
+  CHECK_STR_CONTAINS(t, "\"name\":\"profile read\"");
   CHECK_STR_CONTAINS(t, "\"name\":\"relu_49\"");
   CHECK_STR_CONTAINS(t, "NPU (accelerator)");
   const char *html = test_tmp_path("page.html");

@@ -39,6 +39,25 @@ expect "basic table says why no ops" 0 out "no per-op events at level basic"
 run profile chain100.bin "${LIBS[@]}" -n 1 --level linting --json
 json_check "linting: ops from the critical path" \
   'j.ops.length === 100 && j.events[0].children.some(c => c.name === "critical path cycles")'
+json_check "linting, json: per op its wait and overlap cycles, no time" \
+  'j.ops.every(o => o.us === null && o.cycles > 0 && typeof o.wait_cycles === "number" &&
+   typeof o.overlap_cycles === "number") && j.ops.some(o => o.wait_cycles > 0)'
+run profile chain100.bin "${LIBS[@]}" -n 2 --level linting
+expect "linting table: the critical path, wait and overlap columns" 0 \
+  out "crit. cycles" out "wait" out "overlap" out "(linting: the critical path's cycles per op"
+check "linting table: a row per op with its wait figures" \
+  [ "$(grep -cE '^[0-9]+ +(add|relu)_[0-9]{2} +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ' "$TMP/out")" = 100 ]
+printf 'meta backend_id=3\ngraph g\n  input x f32 [1,4]\n  output y f32 [1,4]\n  op Relu x -> y name=r\n' > cpu.txt
+$EMU "$REFBUILD" cpu.txt cpu.bin >/dev/null
+HTPU_REF_PROVIDERS=CPU_REF:3:2.32.0:5.42.0 run profile cpu.bin "${LIBS[@]}" -n 1 --level linting
+expect "linting on a backend that is not HTP: refused, naming it" 1 err "HTPU_EUNSUPPORTED" \
+  err "profile level linting is HTP's own (QNN level 7001): the backend 'CPU_REF' is backend id 3 (CPU)"
+HTPU_REF_PROVIDERS=CPU_REF:3:2.32.0:5.42.0 run profile cpu.bin "${LIBS[@]}" -n 1
+expect "the detailed level on that backend still works" 0 out "total (ops)"
+
+run profile chain100.bin "${LIBS[@]}" -n 1 --level optrace
+expect "optrace on a binary without optrace data: a note, detailed events" 0 \
+  out "note         no optrace data: the binary was not built with optrace" out "relu_49"
 
 run profile chain100.bin "${LIBS[@]}" -n 2 --trace trace.json --html page.html --qnn-log qnn.log
 expect "writers: exit 0" 0
@@ -47,6 +66,10 @@ check "trace: host track and NPU track" grep -qF '"NPU (accelerator)"' trace.jso
 json_check_file() { local f=$1; shift; cp "$f" "$TMP/out"; json_check "$@"; }
 json_check_file trace.json "trace: valid JSON with traceEvents" \
   'j.traceEvents.filter(e => e.cat === "op").length === 100'
+json_check_file trace.json "trace: the host spans tile the call, no unlabelled hole (profile setup, profile read)" \
+  'const h = j.traceEvents.filter(e => e.cat === "host").sort((a, b) => a.ts - b.ts);
+   h[0].ts === 0 && h.some(e => e.name === "profile setup") && h.some(e => e.name === "profile read") &&
+   h.every((e, i) => i === 0 || Math.abs(h[i - 1].ts + h[i - 1].dur - e.ts) < 0.002)'
 check "page: 100 bars, self-contained" \
   bash -c "[ \$(grep -oF '<rect class=\"bar\"' page.html | wc -l) = 100 ] && ! grep -q 'https\\?://' page.html"
 check "qnn log: every op through QnnSystemProfile" [ "$(count 'id=relu_' qnn.log)" = 100 ]
@@ -58,14 +81,81 @@ run profile chain100.bin "${LIBS[@]}" -n 0
 expect "-n 0: usage error" 2 err "-n"
 run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 30
 expect "event cap: truncated" 0 out "truncated at 30 events"
+check "event cap: the table says it is partial and gives no shares" \
+  bash -c "grep -q '^PARTIAL: the event cap (30' '$TMP/out' && ! grep -qE '[0-9]%\$' '$TMP/out'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 10
+check "event cap 10: the ops read have their time, their cycles not read ('-')" \
+  bash -c "grep -qE '^0 +add_00 +[0-9]+ +[0-9]+ +- +- +-\$' '$TMP/out' && grep -q 'total (ops read)' '$TMP/out'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 10 --json
+json_check "event cap, json: partial, figures not read and shares are null" \
+  'j.partial === true && j.ops.length === 3 && j.ops.every(o => o.share_pct === null && o.cycles === null && o.us > 0)'
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 1
+expect "event cap 1: one event, no ops, said right" 0 out "truncated at 1 event (" \
+  out "per-op figures partial: 0 ops read" out "no per-op events read before the event cap of 1"
 run profile chain100.bin "${LIBS[@]}" -n 1 --trace /nonexistent-dir/t.json
 expect "trace file that cannot be written" 1 err "cannot write '/nonexistent-dir/t.json'"
 run profile chain100.bin "${LIBS[@]}" -n 1 --html /nonexistent-dir/p.html
 expect "page that cannot be written" 1 err "cannot write '/nonexistent-dir/p.html'"
+# where the reports land (src/report_file.h). No real /dev node is written in a way that could
+# replace it: /dev/fd/1 (this run's stdout, a file of the harness) cannot be replaced; the full
+# device is a node made here as root, /dev/full otherwise; /dev/stdout is tried as nobody.
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace /dev/fd/1
+expect "trace to /dev/fd/1: the trace, then the table, in stdout" 0 \
+  out '"traceEvents"' out "graph chain100, level detailed, 1 run"
+check "trace to /dev/fd/1: the trace first" grep -q '^{"displayTimeUnit"' "$TMP/out"
+mkfifo fifo
+(cat fifo > fifo.out) &
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace fifo
+wait
+expect "trace to a FIFO: written through it" 0
+check "trace to a FIFO: the reader got it, the FIFO is still one" \
+  bash -c "[ -p fifo ] && [ \$(grep -oF '\"cat\":\"op\"' fifo.out | wc -l) = 100 ]"
+if [ "$(id -u)" = 0 ]; then mknod full c 1 7 && FULL=$TMP/full; else FULL=/dev/full; fi
+if [ -c "${FULL:-}" ]; then
+  run profile chain100.bin "${LIBS[@]}" -n 1 --trace "$FULL"
+  expect "trace to a full device: ENOSPC is an error naming it" 1 \
+    err "cannot write '$FULL': No space left on device"
+  run profile chain100.bin "${LIBS[@]}" -n 1 --html "$FULL"
+  expect "page to a full device: an error" 1 err "cannot write '$FULL': No space left on device"
+  check "the full device is still a device" [ -c "$FULL" ]
+fi
+echo old > target.json
+ln -s target.json link.json
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace link.json --qnn-log link.log
+expect "trace through a symlink" 0
+check "trace through a symlink: still a link, its target has the trace" \
+  bash -c '[ -L link.json ] && grep -q traceEvents target.json'
+mkdir adir
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace adir
+expect "trace to a directory: an error" 1 err "cannot write 'adir': Is a directory"
+check "nothing left behind (no temporary files)" bash -c '! ls -A | grep -q "^\."'
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$EMU" ]; then
+  NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  chmod 755 "$TMP" && chmod 644 chain100.bin
+  if "${NOBODY[@]}" test -x "$HTPU" -a -r chain100.bin; then
+    "${NOBODY[@]}" "$HTPU" profile chain100.bin "${LIBS[@]}" -n 1 --trace /dev/stdout \
+      >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    expect "trace to /dev/stdout as a normal user" 0 out '"traceEvents"'
+  fi
+fi
+
 HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 --qnn-log q2.log
 expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
   err "has no QnnSystemProfile serialization"
 check "qnn log: nothing left behind" [ ! -e q2.log ]
+# per-op samples are bounded (ops x runs <= 16777216): 168 ops x 100000 runs is refused after
+# the first run, not run out of memory (the timeout bounds a build that would try)
+{ echo "graph wide"; echo "  input x f32 [1,4]"; for i in $(seq 1 167); do echo "  native t$i f32 [1,4]"; done
+  echo "  output y f32 [1,4]"; echo "  op Relu x -> t1 name=r1"
+  for i in $(seq 2 167); do echo "  op Relu t$((i - 1)) -> t$i name=r$i"; done
+  echo "  op Relu t167 -> y name=r168"; } > wide.txt
+$EMU "$REFBUILD" wide.txt wide.bin >/dev/null
+timeout 120 $EMU "$HTPU" profile wide.bin "${LIBS[@]}" -n 100000 >"$TMP/out" 2>"$TMP/err"
+RC=$?
+expect "samples past the cap: a clear error" 1 \
+  err "100000 runs of 168 ops make 16800000 per-op samples, past the limit of 16777216" \
+  err "-n 99864 at most"
 printf 'graph g\n  input x f32 [1,4]\n  output y f32 [1,4]\n  op Relu x -> y name=""\n' > nameless.txt
 $EMU "$REFBUILD" nameless.txt nameless.bin >/dev/null
 run profile nameless.bin "${LIBS[@]}" -n 1

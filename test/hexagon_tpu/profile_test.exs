@@ -44,10 +44,22 @@ defmodule HexagonTpu.ProfileTest do
     assert Enum.map(hd(p.events).children, & &1.name) |> Enum.member?("host RPC")
   end
 
+  test "optrace on a binary without optrace data: detailed events and a note", %{
+    model: m,
+    input: x
+  } do
+    p = HexagonTpu.profile!(m, [x], level: :optrace, runs: 1)
+    assert p.level == :optrace and length(p.ops) == 100
+    assert p.note =~ "no optrace data: the binary was not built with optrace"
+  end
+
   test "an event cap truncates and says so", %{model: m, input: x} do
     p = HexagonTpu.profile!(m, [x], runs: 1, max_events: 40)
     assert p.total_events == 40
     assert p.note =~ "truncated at 40 events"
+    assert p.note =~ "per-op figures partial"
+    # the ops read are the first ones: no share of them is given
+    assert p.ops != [] and Enum.all?(p.ops, &is_nil(&1.share))
   end
 
   test "the trace and the page", %{model: m, input: x} do
@@ -73,6 +85,67 @@ defmodule HexagonTpu.ProfileTest do
     assert {:error, %Error{reason: :invalid_argument}} = Profile.write_trace(%{}, trace)
     File.rm(trace)
     File.rm(page)
+  end
+
+  test "concurrent writes of one path all succeed", %{model: m, input: x} do
+    p = HexagonTpu.profile!(m, [x], runs: 1)
+    path = Path.join(tmp_dir!(), "same#{System.unique_integer([:positive])}.json")
+
+    results =
+      1..16
+      |> Enum.map(fn _ -> Task.async(fn -> Profile.write_trace(p, path) end) end)
+      |> Enum.map(&Task.await(&1, 30_000))
+
+    assert Enum.all?(results, &(&1 == :ok)), inspect(Enum.reject(results, &(&1 == :ok)))
+    assert File.read!(path) =~ ~s("otherData")
+    # no temporary file left beside it
+    assert Path.wildcard(Path.join(Path.dirname(path), ".#{Path.basename(path)}*")) == []
+    File.rm(path)
+  end
+
+  test "many runs: per-op samples kept compactly, a few event trees, not every run's",
+       %{model: m, input: x} do
+    # Every run's tree kept (about 13 KB of terms each: 5M words at 3000 runs) passes 2M words
+    # (16 MB) of heap; the samples of 3000 runs are 3000 binaries of 1.7 KB off the heap.
+    prev = :erlang.system_monitor(self(), [{:large_heap, 2_000_000}])
+
+    try do
+      task = Task.async(fn -> HexagonTpu.profile(m, [x], runs: 3000) end)
+      assert {:ok, %Profile{runs: 3000} = p} = Task.await(task, 120_000)
+      assert length(p.ops) == 100 and Enum.all?(p.ops, &(&1.min_cycles <= &1.cycles))
+      assert [%{name: "execute"}] = p.events
+      pid = task.pid
+      refute_received {:monitor, ^pid, :large_heap, _}
+    after
+      case prev do
+        :undefined -> :erlang.system_monitor(:undefined)
+        {pid, opts} -> :erlang.system_monitor(pid, opts)
+      end
+    end
+  end
+
+  test "runs x ops past the sample cap: a clear error after the first run" do
+    n = div(Profile.max_samples(), 100_000) + 1
+
+    text =
+      ["graph wide\n  input x f32 [1,4]\n"] ++
+        for(i <- 1..(n - 1), do: "  native t#{i} f32 [1,4]\n") ++
+        ["  output y f32 [1,4]\n"] ++
+        for i <- 1..n do
+          src = if i == 1, do: "x", else: "t#{i - 1}"
+          dst = if i == n, do: "y", else: "t#{i}"
+          "  op Relu #{src} -> #{dst} name=r#{i}\n"
+        end
+
+    {:ok, m} = HexagonTpu.load_model(build_file!(IO.iodata_to_binary(text)), backend: :reference)
+    before = HexagonTpu.stats().profiled_calls
+    {us, result} = :timer.tc(fn -> HexagonTpu.profile(m, [<<0::size(128)>>], runs: 100_000) end)
+    assert {:error, %Error{reason: :invalid_argument, message: msg}} = result
+    assert msg =~ "100000 runs of #{n} ops make #{n * 100_000} per-op samples"
+    assert msg =~ "past the limit of #{Profile.max_samples()}"
+    assert HexagonTpu.stats().profiled_calls == before + 1
+    assert us < 30_000_000
+    HexagonTpu.close(m)
   end
 
   test "bad options and a closed model", %{path: path, model: m, input: x} do

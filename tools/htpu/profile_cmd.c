@@ -5,7 +5,8 @@
  * Runs the graph N times with a profile of the chosen level; per op it reports the minimum and
  * median of its time and cycles over the runs and its share of the accelerator's cycles, the
  * heaviest first, with the accelerator's and the host's figures beside them. The trace, page
- * and QNN log are written from the median run (by accelerator time).
+ * and QNN log are written from the median run (by accelerator time) of those whose event tree
+ * was kept (PROFILE_KEEP_TREES below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,23 @@
 #include "session.h"
 
 #define PROFILE_SEED 1u
+/* What a run leaves behind: its per-op figures (16 bytes an op), its totals (64 bytes), and
+ * its event tree only while it is one of PROFILE_KEEP_TREES kept at random (reservoir
+ * sampling), from which the run closest to the median accelerator time is written and shown.
+ * The per-op figures are bounded: ops x runs at most PROFILE_MAX_SAMPLES (256 MiB). */
+#define PROFILE_KEEP_TREES 8u
+#define PROFILE_MAX_SAMPLES (1ull << 24)
+
+/* One run's totals. */
+typedef struct run_fig {
+  uint64_t accel_us, accel_cycles, host_rpc_us, htp_rpc_us;
+  uint64_t quantize_ns, execute_ns, dequantize_ns, total_ns;
+} run_fig;
+
+typedef struct kept_tree {
+  htpu_profile *p;
+  uint32_t run;
+} kept_tree;
 
 typedef struct prof_state {
   cli_session s;
@@ -26,15 +44,40 @@ typedef struct prof_state {
   htpu_io *io;
   void **out_bufs;
   uint32_t runs;
-  htpu_profile **p; /* one per run */
   htpu_profile_level level;
+  /* per op (the first run's ops; every run of a graph has the same), in execution order */
+  uint32_t num_ops;
+  char **op_names;
+  uint64_t *us, *cyc; /* op k's samples at [k * runs + i], i < count[k] */
+  uint32_t *count;
+  /* what the runs read of every op (htpu_profile's ops_with_*: a prefix), the least of the
+   * runs; partial: some run's tree was cut at the event cap */
+  uint32_t with_cyc, with_us;
+  int partial;
+  /* linting: per op its wait, overlap and wait-overlap cycles (HTP's events 5001-5003 under
+   * each op of the critical path, 6001), at [(k * runs + i) * 3 + f]; lint_seen[f]: reported */
+  uint64_t *lint;
+  int lint_seen[3];
+  run_fig *fig; /* per run */
+  kept_tree trees[PROFILE_KEEP_TREES];
+  uint32_t num_trees;
+  uint64_t rng;
 } prof_state;
+
+/* HTP's linting events under an op (QnnHtpProfile.h) and the column each goes to. */
+#define LINT_FIELDS 3
+static const uint32_t k_lint_types[LINT_FIELDS] = {5001, 5002, 5003};
+static const char *const k_lint_json[LINT_FIELDS] = {"wait_cycles", "overlap_cycles",
+                                                    "wait_overlap_cycles"};
 
 typedef struct op_row {
   const char *name;
   uint32_t index;
   uint64_t min_us, med_us, min_cyc, med_cyc;
-  double share; /* of the accelerator cycles (or time) of the median run, percent */
+  uint64_t lint[LINT_FIELDS]; /* medians (linting) */
+  int has_us, has_cyc; /* read in every run (else unknown: printed "-") */
+  uint64_t weight;     /* what the rows are sorted by: cycles, else time, else none */
+  double share; /* percent of the ops' total cycles (or time); < 0: not computed */
 } op_row;
 
 static int cmp_u64(const void *a, const void *b) {
@@ -49,72 +92,189 @@ static uint64_t median(uint64_t *v, uint32_t n) {
 
 static int cmp_row(const void *a, const void *b) {
   const op_row *x = a, *y = b;
-  uint64_t wx = x->med_cyc ? x->med_cyc : x->med_us, wy = y->med_cyc ? y->med_cyc : y->med_us;
+  uint64_t wx = x->weight, wy = y->weight;
   return wx < wy ? 1 : wx > wy ? -1 : (x->index > y->index) - (x->index < y->index);
 }
 
-/* The run whose accelerator time is the median. */
-static const htpu_profile *median_run(const prof_state *st) {
-  uint64_t *v = calloc(st->runs, sizeof *v);
-  if (!v) return st->p[0];
-  for (uint32_t r = 0; r < st->runs; r++) v[r] = st->p[r]->accel_us;
-  uint64_t m = median(v, st->runs);
-  free(v);
-  for (uint32_t r = 0; r < st->runs; r++)
-    if (st->p[r]->accel_us == m) return st->p[r];
-  return st->p[0];
+/* The first run: the ops' names and room for every run's samples. Returns a CLI_EXIT_* code. */
+static int first_run(const cli_command *cmd, prof_state *st, const htpu_profile *p) {
+  st->num_ops = p->num_ops;
+  st->with_cyc = p->ops_with_cycles;
+  st->with_us = p->ops_with_us;
+  if ((uint64_t)p->num_ops * st->runs > PROFILE_MAX_SAMPLES)
+    return cli_fail(cmd,
+                    "%u runs of %u ops make %llu per-op samples, past the limit of %llu (about "
+                    "16 bytes each); use fewer runs (-n %llu at most for this graph)",
+                    st->runs, p->num_ops, (unsigned long long)p->num_ops * st->runs,
+                    PROFILE_MAX_SAMPLES, PROFILE_MAX_SAMPLES / p->num_ops);
+  size_t n = (size_t)p->num_ops * st->runs;
+  st->op_names = calloc((size_t)p->num_ops + 1, sizeof *st->op_names);
+  st->us = malloc((n ? n : 1) * sizeof *st->us);
+  st->cyc = malloc((n ? n : 1) * sizeof *st->cyc);
+  st->count = calloc((size_t)p->num_ops + 1, sizeof *st->count);
+  if (!st->op_names || !st->us || !st->cyc || !st->count) return cli_fail(cmd, "out of memory");
+  if (st->level == HTPU_PROFILE_LINTING &&
+      !(st->lint = calloc((n ? n : 1) * LINT_FIELDS, sizeof *st->lint)))
+    return cli_fail(cmd, "out of memory");
+  for (uint32_t k = 0; k < p->num_ops; k++)
+    if (!(st->op_names[k] = strdup(p->ops[k].name))) return cli_fail(cmd, "out of memory");
+  return CLI_EXIT_OK;
 }
 
-/* Per-op rows over the runs (ops matched by position: every run of a graph has the same). */
-static op_row *rows_of(const prof_state *st, uint32_t *n) {
-  const htpu_profile *p0 = st->p[0];
-  *n = p0->num_ops;
-  op_row *rows = calloc(*n + 1, sizeof *rows);
-  uint64_t *us = calloc(st->runs, sizeof *us), *cyc = calloc(st->runs, sizeof *cyc);
-  if (!rows || !us || !cyc) {
-    free(rows);
-    free(us);
-    free(cyc);
-    return NULL;
-  }
-  uint64_t total = 0;
-  for (uint32_t k = 0; k < *n; k++) {
-    uint32_t m = 0;
-    for (uint32_t r = 0; r < st->runs; r++)
-      if (k < st->p[r]->num_ops) {
-        us[m] = st->p[r]->ops[k].us;
-        cyc[m++] = st->p[r]->ops[k].cycles;
-      }
-    rows[k].name = p0->ops[k].name;
-    rows[k].index = k;
-    rows[k].med_us = median(us, m);
-    rows[k].min_us = m ? us[0] : 0;
-    rows[k].med_cyc = median(cyc, m);
-    rows[k].min_cyc = m ? cyc[0] : 0;
-    total += rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
-  }
-  for (uint32_t k = 0; k < *n; k++) {
-    uint64_t w = rows[k].med_cyc ? rows[k].med_cyc : rows[k].med_us;
-    rows[k].share = total ? 100.0 * (double)w / (double)total : 0;
-  }
-  qsort(rows, *n, sizeof *rows, cmp_row);
-  free(us);
-  free(cyc);
-  return rows;
+static uint64_t next_rand(prof_state *st) {
+  st->rng ^= st->rng << 13;
+  st->rng ^= st->rng >> 7;
+  st->rng ^= st->rng << 17;
+  return st->rng;
 }
 
-static uint64_t med_field(const prof_state *st, size_t off) {
+/* The linting level's critical-path event (6001) under the execute event, or NULL. */
+static const htpu_profile_event *critical_path(const htpu_profile *p) {
+  for (uint32_t i = 0; i < p->num_events; i++)
+    for (uint32_t c = 0; c < p->events[i].num_children; c++)
+      if (p->events[i].children[c].type == 6001) return &p->events[i].children[c];
+  return NULL;
+}
+
+/* Takes run r's profile: its figures kept, its tree kept or freed. */
+static int add_run(const cli_command *cmd, prof_state *st, uint32_t r, htpu_profile *p) {
+  int rc = r == 0 ? first_run(cmd, st, p) : CLI_EXIT_OK;
+  if (rc != CLI_EXIT_OK) {
+    htpu_profile_free(p);
+    return rc;
+  }
+  if (p->ops_with_cycles < st->with_cyc) st->with_cyc = p->ops_with_cycles;
+  if (p->ops_with_us < st->with_us) st->with_us = p->ops_with_us;
+  if (p->dropped_events) st->partial = 1;
+  st->fig[r] = (run_fig){p->accel_us,   p->accel_cycles, p->host_rpc_us,   p->htp_rpc_us,
+                         p->quantize_ns, p->execute_ns,  p->dequantize_ns, p->total_ns};
+  const htpu_profile_event *crit = st->lint ? critical_path(p) : NULL;
+  uint32_t node = 0;
+  for (uint32_t k = 0; k < st->num_ops && k < p->num_ops; k++) {
+    size_t at = (size_t)k * st->runs + st->count[k]++;
+    st->us[at] = p->ops[k].us;
+    st->cyc[at] = p->ops[k].cycles;
+    /* the op's NODE event under the critical path: the ops are those events, in order */
+    while (crit && node < crit->num_children && crit->children[node].type != 404) node++;
+    if (!crit || node >= crit->num_children) continue;
+    const htpu_profile_event *op = &crit->children[node++];
+    for (uint32_t c = 0; c < op->num_children; c++)
+      for (int f = 0; f < LINT_FIELDS; f++)
+        if (op->children[c].type == k_lint_types[f]) {
+          st->lint[at * LINT_FIELDS + f] = op->children[c].value;
+          st->lint_seen[f] = 1;
+        }
+  }
+  /* reservoir sampling: every run is kept with the same chance */
+  uint64_t slot = r < PROFILE_KEEP_TREES ? r : next_rand(st) % ((uint64_t)r + 1);
+  if (slot < PROFILE_KEEP_TREES) {
+    if (r < PROFILE_KEEP_TREES) st->num_trees++;
+    else htpu_profile_free(st->trees[slot].p);
+    st->trees[slot] = (kept_tree){p, r};
+  } else {
+    htpu_profile_free(p);
+  }
+  return CLI_EXIT_OK;
+}
+
+static uint64_t med_fig(const prof_state *st, size_t off) {
   uint64_t *v = calloc(st->runs, sizeof *v);
   if (!v) return 0;
-  for (uint32_t r = 0; r < st->runs; r++) v[r] = *(const uint64_t *)((const char *)st->p[r] + off);
+  for (uint32_t r = 0; r < st->runs; r++) v[r] = *(const uint64_t *)((const char *)&st->fig[r] + off);
   uint64_t m = median(v, st->runs);
   free(v);
   return m;
 }
-#define MED(st, field) med_field(st, offsetof(htpu_profile, field))
+#define MED(st, field) med_fig(st, offsetof(run_fig, field))
+
+/* Of the kept runs, the one whose accelerator time is closest to the median of all runs (the
+ * median run itself when every run was kept); the earliest on a tie. */
+static const htpu_profile *median_run(const prof_state *st) {
+  uint64_t m = MED(st, accel_us);
+  const kept_tree *best = &st->trees[0];
+  for (uint32_t i = 1; i < st->num_trees; i++) {
+    const kept_tree *t = &st->trees[i];
+    uint64_t d = t->p->accel_us > m ? t->p->accel_us - m : m - t->p->accel_us;
+    uint64_t bd = best->p->accel_us > m ? best->p->accel_us - m : m - best->p->accel_us;
+    if (d < bd || (d == bd && t->run < best->run)) best = t;
+  }
+  return best->p;
+}
+
+/* Per-op rows over the runs. Shares are of the ops' total in one unit, cycles where every op
+ * has them, else time; none when some op lacks both or the tree was cut at the event cap (the
+ * ops read are only the first ones: a share of them would mislead). */
+static op_row *rows_of(const prof_state *st, uint32_t *n) {
+  *n = st->num_ops;
+  op_row *rows = calloc(*n + 1, sizeof *rows);
+  if (!rows) return NULL;
+  int by_cyc = st->with_cyc >= *n, by_us = !by_cyc && st->with_us >= *n;
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < *n; k++) {
+    uint32_t m = st->count[k];
+    uint64_t *us = st->us + (size_t)k * st->runs, *cyc = st->cyc + (size_t)k * st->runs;
+    rows[k].name = st->op_names[k];
+    rows[k].index = k;
+    rows[k].has_us = k < st->with_us;
+    rows[k].has_cyc = k < st->with_cyc;
+    rows[k].med_us = median(us, m);
+    rows[k].min_us = m ? us[0] : 0;
+    rows[k].med_cyc = median(cyc, m);
+    rows[k].min_cyc = m ? cyc[0] : 0;
+    for (int f = 0; st->lint && f < LINT_FIELDS; f++) {
+      uint64_t *v = us; /* reused as scratch: its median is taken above */
+      for (uint32_t i = 0; i < m; i++) v[i] = st->lint[((size_t)k * st->runs + i) * LINT_FIELDS + f];
+      rows[k].lint[f] = median(v, m);
+    }
+    rows[k].weight = by_cyc ? rows[k].med_cyc : by_us ? rows[k].med_us : 0;
+    total += rows[k].weight;
+  }
+  for (uint32_t k = 0; k < *n; k++) {
+    rows[k].share = st->partial || !(by_cyc || by_us) ? -1
+                    : total ? 100.0 * (double)rows[k].weight / (double)total
+                            : 0;
+  }
+  qsort(rows, *n, sizeof *rows, cmp_row);
+  return rows;
+}
+
+/* A figure, or "-" when it was not read. */
+static const char *fig(char *buf, size_t len, int known, uint64_t v) {
+  if (!known) return "-";
+  snprintf(buf, len, "%llu", (unsigned long long)v);
+  return buf;
+}
+
+/* The linting level's table: per op its critical-path cycles, and the wait and overlaps HTP
+ * reports for it (cycles; "-" for a figure the backend did not report). */
+static void print_linting(const prof_state *st, const op_row *rows, uint32_t n) {
+  printf("\n%-4s %-32s %14s %14s %12s %12s %12s %7s\n", "#", "op", "crit. cycles", "(min)",
+         "wait", "overlap", "wait ovl", "share");
+  uint64_t sum_cyc = 0, sum[LINT_FIELDS] = {0};
+  char b[6][32];
+  for (uint32_t i = 0; i < n; i++) {
+    const op_row *r = &rows[i];
+    if (r->share >= 0) snprintf(b[5], sizeof b[5], "%6.1f%%", r->share);
+    printf("%-4u %-32.32s %14s %14s %12s %12s %12s %7s\n", r->index, r->name,
+           fig(b[0], sizeof b[0], r->has_cyc, r->med_cyc),
+           fig(b[1], sizeof b[1], r->has_cyc, r->min_cyc),
+           fig(b[2], sizeof b[2], st->lint_seen[0], r->lint[0]),
+           fig(b[3], sizeof b[3], st->lint_seen[1], r->lint[1]),
+           fig(b[4], sizeof b[4], st->lint_seen[2], r->lint[2]), r->share >= 0 ? b[5] : "-");
+    sum_cyc += r->med_cyc;
+    for (int f = 0; f < LINT_FIELDS; f++) sum[f] += r->lint[f];
+  }
+  printf("%-4s %-32s %14s %14s %12s %12s %12s %7s\n", "", st->partial ? "total (ops read)" : "total (ops)",
+         fig(b[0], sizeof b[0], 1, sum_cyc), "", fig(b[2], sizeof b[2], st->lint_seen[0], sum[0]),
+         fig(b[3], sizeof b[3], st->lint_seen[1], sum[1]),
+         fig(b[4], sizeof b[4], st->lint_seen[2], sum[2]), n && rows[0].share >= 0 ? "100.0%" : "-");
+  printf("(linting: the critical path's cycles per op; wait: cycles the op waited since the "
+         "previous op of the main thread; overlap: background work running during it; wait ovl: "
+         "background work during the wait)\n");
+}
 
 static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
-  const htpu_profile *p = st->p[0];
+  const htpu_profile *p = median_run(st);
   printf("graph %s, level %s, %u run%s (median; min in brackets)\n", p->graph,
          htpu_profile_level_name(st->level), st->runs, st->runs == 1 ? "" : "s");
   printf("accelerator  %llu us, %llu cycles\n", (unsigned long long)MED(st, accel_us),
@@ -127,23 +287,45 @@ static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
          MED(st, dequantize_ns) / 1000.0, MED(st, total_ns) / 1000.0);
   if (p->note[0]) printf("note         %s\n", p->note);
   if (!n) {
-    printf("(no per-op events at level %s; use --level detailed)\n",
-           htpu_profile_level_name(st->level));
+    if (st->partial)
+      printf("(no per-op events read before the event cap of %u; raise --max-events)\n",
+             p->max_events);
+    else if (st->level == HTPU_PROFILE_BASIC)
+      printf("(no per-op events at level basic; use --level detailed)\n");
+    else
+      printf("(the backend gave no per-op events at level %s)\n",
+             htpu_profile_level_name(st->level));
+    return;
+  }
+  if (st->partial)
+    printf("\nPARTIAL: the event cap (%u, --max-events) cut the events before their end: %u op%s "
+           "read (the graph may have more), \"-\" is a figure not read, no shares\n",
+           p->max_events, n, n == 1 ? "" : "s");
+  if (st->lint) {
+    print_linting(st, rows, n);
     return;
   }
   printf("\n%-4s %-32s %12s %12s %14s %14s %7s\n", "#", "op", "us", "(min)", "cycles", "(min)",
          "share");
   uint64_t sum_us = 0, sum_cyc = 0;
+  int all_us = 1, all_cyc = 1;
+  char b[6][32];
   for (uint32_t i = 0; i < n; i++) {
     const op_row *r = &rows[i];
-    printf("%-4u %-32.32s %12llu %12llu %14llu %14llu %6.1f%%\n", r->index, r->name,
-           (unsigned long long)r->med_us, (unsigned long long)r->min_us,
-           (unsigned long long)r->med_cyc, (unsigned long long)r->min_cyc, r->share);
+    if (r->share >= 0) snprintf(b[4], sizeof b[4], "%6.1f%%", r->share);
+    printf("%-4u %-32.32s %12s %12s %14s %14s %7s\n", r->index, r->name,
+           fig(b[0], sizeof b[0], r->has_us, r->med_us), fig(b[1], sizeof b[1], r->has_us, r->min_us),
+           fig(b[2], sizeof b[2], r->has_cyc, r->med_cyc),
+           fig(b[3], sizeof b[3], r->has_cyc, r->min_cyc), r->share >= 0 ? b[4] : "-");
     sum_us += r->med_us;
     sum_cyc += r->med_cyc;
+    all_us &= r->has_us;
+    all_cyc &= r->has_cyc;
   }
-  printf("%-4s %-32s %12llu %12s %14llu %14s %6.1f%%\n", "", "total (ops)",
-         (unsigned long long)sum_us, "", (unsigned long long)sum_cyc, "", 100.0);
+  int shares = n && rows[0].share >= 0;
+  printf("%-4s %-32s %12s %12s %14s %14s %7s\n", "", st->partial ? "total (ops read)" : "total (ops)",
+         fig(b[0], sizeof b[0], all_us, sum_us), "", fig(b[2], sizeof b[2], all_cyc, sum_cyc), "",
+         shares ? "100.0%" : "-");
 }
 
 static void json_event(cli_json *j, const htpu_profile_event *e) {
@@ -163,7 +345,7 @@ static void json_event(cli_json *j, const htpu_profile_event *e) {
 }
 
 static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
-  const htpu_profile *p = st->p[0];
+  const htpu_profile *p = median_run(st);
   cli_json j;
   cli_json_init(&j, stdout);
   cli_json_object_begin(&j, NULL);
@@ -182,6 +364,7 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
   cli_json_uint(&j, "total", MED(st, total_ns));
   cli_json_object_end(&j);
   cli_json_string(&j, "note", p->note);
+  cli_json_bool(&j, "partial", st->partial);
   /* What the backend announced, so a reader can tell a level or event the backend lacks from
    * one that measured nothing (docs/profiling.md). */
   htpu_profile_caps caps;
@@ -202,15 +385,31 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
     cli_json_object_begin(&j, NULL);
     cli_json_uint(&j, "index", rows[i].index);
     cli_json_string(&j, "name", rows[i].name);
-    cli_json_uint(&j, "us", rows[i].med_us);
-    cli_json_uint(&j, "min_us", rows[i].min_us);
-    cli_json_uint(&j, "cycles", rows[i].med_cyc);
-    cli_json_uint(&j, "min_cycles", rows[i].min_cyc);
-    cli_json_double(&j, "share_pct", rows[i].share);
+    /* a figure not read (a tree cut at the event cap, a backend without it) is null */
+    if (rows[i].has_us) {
+      cli_json_uint(&j, "us", rows[i].med_us);
+      cli_json_uint(&j, "min_us", rows[i].min_us);
+    } else {
+      cli_json_null(&j, "us");
+      cli_json_null(&j, "min_us");
+    }
+    if (rows[i].has_cyc) {
+      cli_json_uint(&j, "cycles", rows[i].med_cyc);
+      cli_json_uint(&j, "min_cycles", rows[i].min_cyc);
+    } else {
+      cli_json_null(&j, "cycles");
+      cli_json_null(&j, "min_cycles");
+    }
+    if (rows[i].share >= 0) cli_json_double(&j, "share_pct", rows[i].share);
+    else cli_json_null(&j, "share_pct");
+    for (int f = 0; st->lint && f < LINT_FIELDS; f++) {
+      if (st->lint_seen[f]) cli_json_uint(&j, k_lint_json[f], rows[i].lint[f]);
+      else cli_json_null(&j, k_lint_json[f]);
+    }
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
-  const htpu_profile *m = median_run(st);
+  const htpu_profile *m = p;
   cli_json_uint(&j, "total_events", m->total_events);
   cli_json_uint(&j, "dropped_events", m->dropped_events);
   cli_json_array_begin(&j, "events", 0);
@@ -244,8 +443,9 @@ static int run_profile(const cli_args *a) {
   if (rc == CLI_EXIT_OK) {
     st.io = calloc((size_t)gi->num_inputs + gi->num_outputs + 1, sizeof *st.io);
     st.out_bufs = calloc((size_t)gi->num_outputs + 1, sizeof *st.out_bufs);
-    st.p = calloc(st.runs, sizeof *st.p);
-    if (!st.io || !st.out_bufs || !st.p) rc = cli_fail(a->cmd, "out of memory");
+    st.fig = calloc(st.runs, sizeof *st.fig);
+    st.rng = 0x9e3779b97f4a7c15ull;
+    if (!st.io || !st.out_bufs || !st.fig) rc = cli_fail(a->cmd, "out of memory");
   }
   if (rc == CLI_EXIT_OK) {
     cli_inputs_fill_io(&st.in, st.io);
@@ -261,12 +461,14 @@ static int run_profile(const cli_args *a) {
     memset(&o, 0, sizeof o);
     o.profile_level = st.level;
     o.profile_max_events = max_events;
-    o.profile = &st.p[r];
+    htpu_profile *p = NULL;
+    o.profile = &p;
     int e = htpu_graph_execute_ex(st.s.graph, st.io, gi->num_inputs, st.io + gi->num_inputs,
                                   gi->num_outputs, &o, NULL);
     if (e) rc = cli_fail_htpu(a->cmd, e, "profiling the graph");
     /* the execute succeeded but its events could not be read (the message says why) */
-    else if (!st.p[r]) rc = cli_fail(a->cmd, "%s", htpu_last_error());
+    else if (!p) rc = cli_fail(a->cmd, "%s", htpu_last_error());
+    else rc = add_run(a->cmd, &st, r, p);
   }
   op_row *rows = NULL;
   uint32_t n = 0;
@@ -291,8 +493,14 @@ static int run_profile(const cli_args *a) {
     if (w != 0 || fflush(stdout) != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free(rows);
-  for (uint32_t r = 0; st.p && r < st.runs; r++) htpu_profile_free(st.p[r]);
-  free(st.p);
+  for (uint32_t i = 0; i < st.num_trees; i++) htpu_profile_free(st.trees[i].p);
+  for (uint32_t k = 0; st.op_names && k < st.num_ops; k++) free(st.op_names[k]);
+  free(st.op_names);
+  free(st.us);
+  free(st.cyc);
+  free(st.count);
+  free(st.lint);
+  free(st.fig);
   for (uint32_t i = 0; st.out_bufs && gi && i < gi->num_outputs; i++) free(st.out_bufs[i]);
   free(st.out_bufs);
   free(st.io);
