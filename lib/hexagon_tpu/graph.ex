@@ -9,7 +9,7 @@ defmodule HexagonTpu.Graph do
   concurrently. Executes run on a dirty IO scheduler, except
   those of a graph whose recent calls were all short, which run on the caller's normal
   scheduler and save the dirty scheduler's round trip (see `execute/3`'s `:scheduler` and
-  "Schedulers" in `docs/elixir.md`).
+  "Schedulers" in [docs/elixir.md](docs/elixir.md)).
 
   ## Example
 
@@ -633,7 +633,7 @@ defmodule HexagonTpu.Graph do
           one that shows it) and then goes dirty until 32 short calls prove it short again.
           The durations are history; the limit is the core's abort signal: a `graphExecute`
           that stalls in the DSP past 800 µs is stopped and the call made again on the graph's
-          queue (docs/elixir.md, Short calls).
+          queue ([docs/elixir.md](docs/elixir.md), Short calls).
         * `:dirty_io` - always on a dirty IO scheduler
         * `:normal` - on a normal scheduler whatever the graph's durations, still only when
           nothing would make it wait and within the 64 KiB bound, else dirty IO: for a graph

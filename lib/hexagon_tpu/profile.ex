@@ -1,7 +1,7 @@
 defmodule HexagonTpu.Profile do
   @moduledoc """
   Where a model's time goes, op by op, from the backend's own profile events (QNN profiling;
-  docs/profiling.md says how to read the figures on HTP v68 and what each level costs).
+  [docs/profiling.md](docs/profiling.md) says how to read the figures on HTP v68 and what each level costs).
 
   A profile comes from `HexagonTpu.profile/3` (a deliberate measurement: N runs, per op the
   median and minimum) or from sampling in production: a model loaded with
@@ -16,8 +16,9 @@ defmodule HexagonTpu.Profile do
       cycles:, min_cycles:, share: percent of the ops' total cycles (or time, where the backend
       gives no cycles per op)}`; empty at `:basic`. `share` is nil when the event cap cut the
       events (`:note` says "truncated"): the ops read are only the first ones
-    * `:accel_us`, `:accel_cycles` - the accelerator's total; `:host_rpc_us`, `:htp_rpc_us` -
-      the two sides of the RPC (medians over the runs)
+    * `:accel_us`, `:accel_cycles` - the accelerator's total (`:accel_cycles` is 0 where the
+      level does not report cycles: HTP gives them at `:detailed`, not at `:basic`);
+      `:host_rpc_us`, `:htp_rpc_us` - the two sides of the RPC (medians over the runs)
     * `:host` - `%{quantize_ns:, execute_ns:, dequantize_ns:, total_ns:}`: the host's side of
       the call (converting in, the graphExecute call, converting out, the whole C call)
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
@@ -278,7 +279,7 @@ defmodule HexagonTpu.Profile do
   and its ops on another. A regular file or new path is replaced atomically (a symlink keeps
   pointing at its target, which gets the content); a device or FIFO is written directly. A file
   that cannot be written (a directory, a missing parent, a full device) is an `:io` error
-  naming it; nothing is left behind (docs/profiling.md, "The outputs").
+  naming it; nothing is left behind ([docs/profiling.md](docs/profiling.md), "The outputs").
 
   ## Examples
 

@@ -277,8 +277,15 @@ static void print_table(const prof_state *st, const op_row *rows, uint32_t n) {
   const htpu_profile *p = median_run(st);
   printf("graph %s, level %s, %u run%s (median; min in brackets)\n", p->graph,
          htpu_profile_level_name(st->level), st->runs, st->runs == 1 ? "" : "s");
-  printf("accelerator  %llu us, %llu cycles\n", (unsigned long long)MED(st, accel_us),
-         (unsigned long long)MED(st, accel_cycles));
+  /* HTP reports the accelerator's cycles (3003) at the detailed level only (QnnHtpProfile.h);
+   * a 0 there is "not reported", never a figure */
+  if (MED(st, accel_cycles))
+    printf("accelerator  %llu us, %llu cycles\n", (unsigned long long)MED(st, accel_us),
+           (unsigned long long)MED(st, accel_cycles));
+  else
+    printf("accelerator  %llu us (cycles not reported at this level: HTP gives them at "
+           "--level detailed)\n",
+           (unsigned long long)MED(st, accel_us));
   printf("RPC          host %llu us, HTP %llu us\n", (unsigned long long)MED(st, host_rpc_us),
          (unsigned long long)MED(st, htp_rpc_us));
   printf("host         convert in %.1f us, graphExecute %.1f us, convert out %.1f us, call "
