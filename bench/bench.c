@@ -134,6 +134,8 @@ void bench_summary(const bench_results *r) {
       r->inflight4_async_gap_us, has(r->inflight4_async_gap_us), "", 0, 0, 0);
   row("profile_every: 100 (detailed, 100 ops), predict/3", r->prof_ex_throughput,
       has(r->prof_ex_throughput), "x", 1, 0.99, 0.99);
+  row("  the same with scheduler: :auto (the default)", r->prof_ex_auto, has(r->prof_ex_auto),
+      "x", 1, 0, 0);
   if (r->prof_ex_note) printf("|   Elixir: %-104s |\n", r->prof_ex_note);
   row("  the same through the C API, 1 call in 100", r->prof_throughput,
       has(r->prof_throughput), "x", 1, 0.99, 0.99);

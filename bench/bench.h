@@ -57,7 +57,8 @@ typedef struct bench_results {
    * detailed level / calls/s without; reading one profile back (µs); resident memory after
    * many profiled calls / after 1,000, in percent growth */
   bench_stat prof_throughput, prof_read_us;
-  bench_stat prof_ex_throughput; /* profile_every: 100 through HexagonTpu.predict/3 */
+  bench_stat prof_ex_throughput; /* profile_every: 100 through HexagonTpu.predict/3, :async */
+  bench_stat prof_ex_auto;       /* the same with the default scheduler (:auto) */
   const char *prof_ex_note;      /* why that row is empty, when it is */
   double prof_rss_growth_pct;
   long prof_rss_calls;

@@ -59,10 +59,10 @@ static double round_rate(htpu_graph *g, chain_io *io, int n, int every) {
 static char g_prof_ex_note[1600];
 
 static int profile_every_line(void *arg, const char *line) {
-  bench_results *r = arg;
+  bench_stat *out = arg;
   double mn, md;
   if (sscanf(line, "profile_every_ratio %lf %lf", &mn, &md) == 2) {
-    r->prof_ex_throughput = (bench_stat){mn, md};
+    *out = (bench_stat){mn, md};
     printf("  through HexagonTpu.predict/3, profile_every: 100: median %.4f, min %.4f\n", md, mn);
     return 1;
   }
@@ -79,13 +79,22 @@ static void bench_profile_elixir(const bench_config *cfg, bench_results *r, cons
     r->prof_ex_note = "not run (no --elixir command)";
     return;
   }
-  char cmd[1500];
-  snprintf(cmd, sizeof cmd, "%s bench/profile_every.exs %s %d %d", cfg->elixir_cmd, model,
-           ROUND, cfg->quick ? 3 : cfg->reps);
-  if (bench_child_lines(cmd, profile_every_line, r) != 0 || r->prof_ex_throughput.med <= 0) {
-    snprintf(g_prof_ex_note, sizeof g_prof_ex_note, "the Elixir run failed (%s)", cmd);
-    r->prof_ex_note = g_prof_ex_note;
-    printf("  %s\n", g_prof_ex_note);
+  /* :async first: both models' calls on the path a sampled call may take, so the ratio is
+   * the profiles' cost alone; then the default :auto, where chain100 (~150 us here) sits at
+   * the short-call limit and its calls move on and off the short path for other reasons
+   * (bench/profile_every.exs) */
+  static const char *const scheduler[2] = {"async", "auto"};
+  bench_stat *out[2] = {&r->prof_ex_throughput, &r->prof_ex_auto};
+  for (int i = 0; i < 2; i++) {
+    char cmd[1500];
+    snprintf(cmd, sizeof cmd, "%s bench/profile_every.exs %s %d %d %s", cfg->elixir_cmd, model,
+             ROUND, cfg->quick ? 3 : cfg->reps, scheduler[i]);
+    if (bench_child_lines(cmd, profile_every_line, out[i]) != 0 || out[i]->med <= 0) {
+      snprintf(g_prof_ex_note, sizeof g_prof_ex_note, "the Elixir run failed (%s)", cmd);
+      r->prof_ex_note = g_prof_ex_note;
+      printf("  %s\n", g_prof_ex_note);
+      return;
+    }
   }
 }
 

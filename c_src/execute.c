@@ -101,6 +101,8 @@ typedef struct exec_call {
   htpu_io *io;     /* inputs then outputs, each the current chunk's part */
   void **copies;   /* per input: an aligned copy, or NULL where the binary is used in place */
   ErlNifBinary *outs;
+  htpu_profile_level prof_level; /* a sampled short call (graph_execute_normal/6): its profile */
+  unsigned prof_max_events;
 } exec_call;
 
 static void call_close(exec_call *c) {
@@ -224,15 +226,19 @@ static step make_outputs(ErlNifEnv *env, ERL_NIF_TERM list, exec_call *c, ERL_NI
   return STEP_OK;
 }
 
-/* {:ok, [binary], stats}: the output binaries move to the terms. */
+/* {:ok, [binary], stats}, or with a profile {:ok, [binary], stats, profile}: the output
+ * binaries move to the terms. */
 static ERL_NIF_TERM answer(ErlNifEnv *env, exec_call *c, const htpu_exec_stats *st,
-                           ErlNifTime t0) {
+                           ErlNifTime t0, htpu_profile *p) {
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = c->n_out; i-- > 0;)
     list = enif_make_list_cell(env, enif_make_binary(env, &c->outs[i]), list);
   c->made = 0; /* ownership moved to the terms */
   ERL_NIF_TERM sched = c->mode == RUN_DIRTY ? ATOMS.dirty_io : ATOMS.normal;
-  return enif_make_tuple3(env, ATOMS.ok, list, nif_make_exec_stats(env, st, t0, sched));
+  ERL_NIF_TERM stats = nif_make_exec_stats(env, st, t0, sched);
+  /* a read that failed after a good execute: its reason is this call's last error */
+  if (c->prof_level) return enif_make_tuple4(env, ATOMS.ok, list, stats, nif_profile_answer(env, p, 0));
+  return enif_make_tuple3(env, ATOMS.ok, list, stats);
 }
 
 /* A batch of chunks the graph may run as one execute (see graph_execute_batch). */
@@ -273,8 +279,14 @@ static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *
       *ret = st.failed_chunk ? chunk_error(env, rc, st.failed_chunk - 1) : nif_make_error(env, rc);
       return STEP_ANSWERED;
     }
-    *ret = answer(env, c, &st, t0);
+    *ret = answer(env, c, &st, t0, NULL);
     return STEP_ANSWERED;
+  }
+  htpu_profile *p = NULL;
+  if (c->prof_level) { /* one chunk: graph_execute_normal/6 only */
+    xo.profile_level = (int)c->prof_level;
+    xo.profile_max_events = c->prof_max_events;
+    xo.profile = &p;
   }
   for (unsigned k = 0; k < c->chunks; k++) {
     htpu_exec_stats one = {0};
@@ -295,7 +307,7 @@ static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *
     for (unsigned i = 0; i < c->n_in + c->n_out; i++)
       c->io[i].data = (char *)c->io[i].data + c->io[i].size;
   }
-  *ret = answer(env, c, &st, t0);
+  *ret = answer(env, c, &st, t0, p);
   return STEP_ANSWERED;
 }
 
@@ -410,12 +422,32 @@ static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
 /* graph_execute_normal(graph_ref, inputs, output_dtypes, perf_profile, mode): as
  * graph_execute, answered on this normal scheduler when it can be (file comment), else by
  * graph_execute on a dirty IO scheduler (mode :auto | :normal) or answered :declined
- * (:auto_submit | :normal_submit), for the caller to submit the call (submit.c) instead. */
+ * (:auto_submit | :normal_submit), for the caller to submit the call (submit.c) instead.
+ *
+ * graph_execute_normal(..., mode, {level, max_events}): a sampled call (profile_every) on the
+ * short path like its unsampled neighbours: the same execute carries a profile and answers
+ * {:ok, [binary], stats, profile}; only the submitting modes (a declined sampled call is
+ * submitted with its profile). Reading back and making terms of a detailed 100-op profile
+ * (its ops, not its event tree) takes a few tens of microseconds, within what this path
+ * allows; the call stays out of the graph's timing window, as every profiled call. */
 ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   run_mode mode;
   int submit = 0;
+  htpu_profile_level level = HTPU_PROFILE_OFF;
+  unsigned max_events = 0;
+  if (argc == 6) {
+    const ERL_NIF_TERM *spec;
+    int arity;
+    char name[16];
+    if (!enif_get_tuple(env, argv[5], &arity, &spec) || arity != 2 ||
+        enif_get_atom(env, spec[0], name, sizeof name, ERL_NIF_LATIN1) <= 0 ||
+        htpu_profile_level_from_name(name, &level) != 0 || level == HTPU_PROFILE_OFF ||
+        !enif_get_uint(env, spec[1], &max_events) ||
+        !(enif_is_identical(argv[4], ATOMS.auto_submit) ||
+          enif_is_identical(argv[4], ATOMS.normal_submit)))
+      return enif_make_badarg(env);
+  }
   if (enif_is_identical(argv[4], ATOMS.auto_submit))
     mode = RUN_AUTO, submit = 1;
   else if (enif_is_identical(argv[4], ATOMS.normal_submit))
@@ -428,7 +460,7 @@ ERL_NIF_TERM nif_graph_execute_normal(ErlNifEnv *env, int argc, const ERL_NIF_TE
     return enif_make_badarg(env);
   ERL_NIF_TERM ret;
   htpu_decline why;
-  exec_call c = {.mode = mode, .chunks = 1};
+  exec_call c = {.mode = mode, .chunks = 1, .prof_level = level, .prof_max_events = max_events};
   if (run(env, argv, &c, 0, t0, &ret, &why) != STEP_DECLINED) {
     atomic_fetch_add(&counts.normal, 1);
     consume_since(env, t0);

@@ -577,6 +577,7 @@ static ErlNifFunc nif_funcs[] = {
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute_normal", 5, nif_graph_execute_normal, 0},
+    {"graph_execute_normal", 6, nif_graph_execute_normal, 0},
     {"graph_timing", 1, nif_graph_timing, 0},
     /* decoding and a queue insert; the execute runs on the core's worker (submit.c) */
     {"graph_submit", 5, nif_graph_submit, 0},

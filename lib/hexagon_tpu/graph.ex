@@ -808,14 +808,28 @@ defmodule HexagonTpu.Graph do
   end
 
   # A sampled call goes the way the same call unsampled goes, with its options (:timeout,
-  # :priority, :perf_profile), less the normal-scheduler short path: reading the events back and
-  # making them terms is not the short work that path is bounded for. So it is submitted (where
-  # a short call the core declines goes too), or, asked for with scheduler: :dirty_io, runs on a
-  # dirty IO scheduler.
+  # :priority, :perf_profile): the normal-scheduler short path where the graph's calls are
+  # short (reading a profile's ops back and making them terms takes tens of microseconds; the
+  # event tree is made only when asked for, HexagonTpu.Profile.events/1), else submitted (where
+  # a short call the core declines goes too), or, asked for with scheduler: :dirty_io, on a
+  # dirty IO scheduler. Taking another path than its neighbours would cost more than the
+  # profile: on a graph near the short-call limit, one call in N leaving the short path moved
+  # many of the next calls off it too.
   defp sampled_call(g, inputs, out_types, o, :dirty_io, prof)
        when o.timeout == nil and o.priority == nil do
     opts = %{perf_profile: o.perf_profile}
     NIF.graph_execute_profiled(g.ref, inputs, out_types, opts, prof.profile_level, 0, 1)
+  end
+
+  defp sampled_call(g, inputs, out_types, o, mode, prof)
+       when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
+    submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
+    spec = {prof.profile_level, prof.profile_max_events}
+
+    case NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode, spec) do
+      :declined -> submit_and_wait(g, inputs, out_types, Map.put(o, :profile, prof))
+      answer -> answer
+    end
   end
 
   defp sampled_call(g, inputs, out_types, o, _mode, prof),

@@ -128,6 +128,9 @@ defmodule HexagonTpu.NIF do
   def graph_execute_normal(_graph, _inputs, _output_types, _perf_profile, _mode),
     do: :erlang.nif_error(not_loaded())
 
+  def graph_execute_normal(_graph, _inputs, _output_types, _perf_profile, _mode, _profile),
+    do: :erlang.nif_error(not_loaded())
+
   def graph_timing(_graph), do: :erlang.nif_error(not_loaded())
 
   # submitted calls (c_src/submit.c)

@@ -258,6 +258,29 @@ defmodule HexagonTpu.ProfileCallPathTest do
     no_leaks(base)
   end
 
+  test "a sampled call on a graph of short calls stays on the short path", %{base: base} do
+    # before, every sampled call left the normal scheduler for the graph's worker; on a graph
+    # near the short-call limit that moved the next calls off the short path too
+    path = build_file!(@nameless, "nameless_short")
+    {:ok, m} = HexagonTpu.load_model(path, backend: :reference, profile_every: 2)
+    x = for v <- 1..8, into: <<>>, do: <<v * 1.0::float-32-native>>
+    before = profiled()
+
+    stats =
+      for _ <- 1..80 do
+        {:ok, [_], st} = HexagonTpu.predict(m, [x], output: :binary, stats: true)
+        st
+      end
+
+    assert profiled() == before + 40
+    # calls 1, 3, 5, ... are sampled; once the window knows the graph's calls are short
+    # (32 unsampled ones), the sampled ones run on the caller's normal scheduler too
+    sampled_late = stats |> Enum.drop(70) |> Enum.take_every(2)
+    assert Enum.map(sampled_late, & &1.scheduler) == List.duplicate(:normal, 5)
+    HexagonTpu.close(m)
+    no_leaks(base)
+  end
+
   test "a binary without op names: its ops are numbered", %{base: base} do
     path = build_file!(@nameless, "nameless_callpath")
     {:ok, m} = HexagonTpu.load_model(path, backend: :reference)
