@@ -343,13 +343,14 @@ ERL_NIF_TERM nif_runtime_profile_caps(ErlNifEnv *env, int argc, const ERL_NIF_TE
   } else {
     static const char *const keys[] = {"profiling",  "custom_config",   "max_events_config",
                                        "extended_events", "optrace",  "continuous",
-                                       "profiling_state", "system_serialization"};
+                                       "profiling_state", "system_serialization", "linting"};
     int on[] = {caps.profiling,  caps.custom_config, caps.max_events_config,
                 caps.extended_events, caps.optrace, caps.continuous,
-                caps.profiling_state, caps.system_serialization};
-    ERL_NIF_TERM v[8];
-    for (int i = 0; i < 8; i++) v[i] = on[i] ? ATOMS.true_ : ATOMS.false_;
-    ret = enif_make_tuple2(env, ATOMS.ok, map_of(env, keys, v, 8));
+                caps.profiling_state, caps.system_serialization, caps.linting};
+    enum { N = sizeof on / sizeof on[0] };
+    ERL_NIF_TERM v[N];
+    for (int i = 0; i < N; i++) v[i] = on[i] ? ATOMS.true_ : ATOMS.false_;
+    ret = enif_make_tuple2(env, ATOMS.ok, map_of(env, keys, v, N));
   }
   enif_mutex_unlock(res->link->lock);
   return ret;

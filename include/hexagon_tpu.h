@@ -870,6 +870,7 @@ typedef struct htpu_profile_caps {
   int continuous;         /* 310: a handle bound to a graph (not used by the core) */
   int profiling_state;    /* 315: profiling switched per graph (not used by the core) */
   int system_serialization; /* the system library has QnnSystemProfile (System API >= 1.5) */
+  int linting;            /* HTPU_PROFILE_LINTING: HTP's own level (7001), so an HTP backend */
 } htpu_profile_caps;
 HTPU_API int htpu_runtime_profile_caps(htpu_runtime *rt, htpu_profile_caps *out);
 

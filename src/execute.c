@@ -687,8 +687,10 @@ int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu
 
 /* Synchronous with a deadline on a graph without an abort signal: run as a submitted call in
  * copy mode and waited for, so the caller gets its timeout (the execute runs on in the
- * background). A profile rides on the call and is taken from it; `cancelled` stays on the
- * synchronous path (unbounded). */
+ * background). A profile rides on the call and is taken from it. A submitted call takes no
+ * `cancelled`: the wait asks it every CANCEL_POLL_NS instead and cancels the call when it says
+ * so (the NIF's dirty calls all carry one, their caller-gone check). */
+#define CANCEL_POLL_NS 10000000ull /* 10 ms */
 static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
                             const htpu_io *outputs, uint32_t n_out,
                             const htpu_exec_options *opts, htpu_exec_stats *stats) {
@@ -699,12 +701,20 @@ static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
   else
     memset(&o, 0, sizeof o); /* bounded by its context's exec_timeout_ns */
   o.profile = NULL; /* a submitted call's is taken with htpu_call_take_profile */
+  o.cancelled = NULL;
+  o.cancel_arg = NULL;
   if (o.profile_level && !opts->profile)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "profile_level is set but profile (where to store the events) is NULL");
   if (o.profile_level) *opts->profile = NULL;
   int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, &o, NULL, NULL, &call);
   if (rc) return rc;
+  if (opts && opts->cancelled) {
+    /* HTPU_ETIMEDOUT is also an ended call's rc: ended is what htpu_call_result says */
+    while (htpu_call_wait(call, CANCEL_POLL_NS) == HTPU_ETIMEDOUT &&
+           htpu_call_result(call, NULL, NULL, 0) == HTPU_EBUSY)
+      if (opts->cancelled(opts->cancel_arg)) htpu_call_cancel(call);
+  }
   htpu_call_wait(call, UINT64_MAX);
   char msg[HTPU_ERROR_MAX];
   rc = htpu_call_result(call, stats, msg, sizeof msg);
@@ -970,7 +980,7 @@ int htpu_graph_execute_ex(htpu_graph *h, const htpu_io *inputs, uint32_t num_inp
    * :timeout). The runtime's default (60 s, a bound for hung DSP calls) is not worth a copy of
    * every call's buffers. */
   uint64_t timeout_ns = opts && opts->timeout_ns ? opts->timeout_ns : g->ctx->exec_timeout_ns;
-  if (!no_wait && timeout_ns && !g->state->signal && !(opts && opts->cancelled)) {
+  if (!no_wait && timeout_ns && !g->state->signal) {
     obj_release(&g->base);
     return run_as_submitted(h, inputs, num_inputs, outputs, num_outputs, opts, stats);
   }

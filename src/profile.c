@@ -36,6 +36,7 @@ int htpu_runtime_profile_caps(htpu_runtime *h, htpu_profile_caps *out) {
   out->optrace = announced(b, QNN_PROPERTY_PROFILE_SUPPORT_OPTRACE_CONFIG);
   out->continuous = announced(b, QNN_PROPERTY_GRAPH_SUPPORT_CONTINUOUS_PROFILING);
   out->profiling_state = announced(b, QNN_PROPERTY_GRAPH_SUPPORT_PROFILING_STATE);
+  out->linting = out->profiling && b->backend_id == QNN_BACKEND_ID_HTP;
   const qnn_system_lib *s = &rt->system_lib;
   out->system_serialization =
       QNN_SYSTEM_INTERFACE_SLOT(system_profile_free_serialization_target) < s->slots;

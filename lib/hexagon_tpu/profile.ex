@@ -383,6 +383,12 @@ defmodule HexagonTpu.Profile do
               "without :profile_every"
           )
 
+        level == :linting and not caps.linting ->
+          unsupported(
+            "#{where}: profile_level: :linting is HTP's own level (QNN 7001) and this backend " <>
+              "is not HTP; use :detailed"
+          )
+
         level == :optrace and not caps.optrace ->
           unsupported(
             "#{where}: profile_level: :optrace: the backend does not announce the optrace " <>

@@ -208,6 +208,16 @@ TEST(deadline_without_signals_is_host_side) {
   CHECK_BASELINE();
 }
 
+static int never_cancelled(void *arg) {
+  (void)arg;
+  return 0;
+}
+
+static int cancelled_at_once(void *arg) {
+  (void)arg;
+  return 1;
+}
+
 /* The model's default timeout (exec_timeout_ns of its load, htpu --timeout) bounds a call
  * without signals as a per-call timeout does: the call names no timeout of its own. */
 TEST(deadline_without_signals_model_default_is_host_side) {
@@ -235,7 +245,26 @@ TEST(deadline_without_signals_model_default_is_host_side) {
   CHECK((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) < 900ll * (long long)MS);
   CHECK_STR_CONTAINS(htpu_last_error(), "host-side: this backend has no execute signals");
   CHECK(y[0] == -1.0f);
+  /* the same for a call that carries a caller-gone check (every dirty call from Elixir does):
+   * bounded as well, and cancelled when the check says so */
+  /* on a graph of its own (the first one runs on for its 1 s in the background) */
+  htpu_context *ctx2 = NULL;
+  htpu_graph *g2 = NULL;
+  CHECK_EQ(htpu_context_open_file_ex(r.rt, path, &lo, &ctx2), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx2, "add_f32", &g2), HTPU_OK);
+  htpu_exec_options co;
+  memset(&co, 0, sizeof co);
+  co.cancelled = never_cancelled;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_EQ(fx_add(g2, 1, &co, NULL, y), HTPU_ETIMEDOUT);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  CHECK((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) < 900ll * (long long)MS);
+  CHECK_STR_CONTAINS(htpu_last_error(), "host-side: this backend has no execute signals");
+  co.cancelled = cancelled_at_once;
+  CHECK_EQ(fx_add(g2, 1, &co, NULL, y), HTPU_ECANCELLED);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
+  htpu_graph_close(&g2);
+  htpu_context_close(&ctx2);
   htpu_graph_close(&g);
   htpu_context_close(&ctx);
   fx_rig_close(&r);

@@ -235,7 +235,25 @@ TEST(profile_event_cap_truncates) {
   CHECK(caps.profiling && !caps.extended_events && caps.optrace && !caps.max_events_config);
   CHECK(!caps.custom_config && !caps.continuous && !caps.profiling_state);
   CHECK(caps.system_serialization);
+  CHECK(caps.linting); /* the reference backend reports itself as HTP */
   chain_close(&c);
+}
+
+/* Linting is HTP's own level: a backend of another kind announces profiling but not it, so a
+ * caller can refuse the level before any call (load_model's profile_every does). */
+TEST(profile_caps_linting_only_on_htp) {
+  fx_reset_env();
+  setenv("HTPU_REF_PROVIDERS", "CPU_REF:3:2.32.0:5.42.0", 1);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  htpu_runtime *rt = NULL;
+  int rc = htpu_runtime_open(&o, &rt);
+  unsetenv("HTPU_REF_PROVIDERS");
+  CHECK_EQ(rc, HTPU_OK);
+  htpu_profile_caps caps;
+  CHECK_EQ(htpu_runtime_profile_caps(rt, &caps), 0);
+  CHECK(caps.profiling && !caps.linting);
+  htpu_runtime_close(&rt);
 }
 
 TEST(profile_nameless_ops_are_numbered) {

@@ -204,6 +204,28 @@ defmodule HexagonTpu.FaultsAsyncTest do
     assert {:ok, _} = add(m)
   end
 
+  test "without execute signals the model's :timeout bounds every path, :dirty_io included",
+       %{bin: bin} do
+    # before, a dirty IO call (its caller-gone check made the core keep it synchronous) and
+    # HexagonTpu.profile/3 ran a stalled execute to its end despite the model's timeout
+    :ok = NIF.ref_control(backend_lib(), {:set_capability, 308, 1000})
+    rt = Runtime.open!(backend: :reference)
+    m = HexagonTpu.load_model!({:binary, bin}, runtime: rt, timeout: 200)
+    stall(1_500_000)
+
+    for opts <- [[scheduler: :dirty_io], [scheduler: :auto], []] do
+      t0 = System.monotonic_time(:millisecond)
+      assert {:error, %Error{reason: :timeout}} = add(m, opts)
+      assert System.monotonic_time(:millisecond) - t0 < 1_400, inspect(opts)
+    end
+
+    t0 = System.monotonic_time(:millisecond)
+    assert {:error, %Error{reason: :timeout}} = HexagonTpu.profile(m, add_inputs(), runs: 1)
+    assert System.monotonic_time(:millisecond) - t0 < 1_400
+    stall(0)
+    assert wait_until(fn -> match?({:ok, _}, add(m)) end)
+  end
+
   test "a :high call overtakes queued :low ones", %{bin: bin} do
     m = model(bin)
     stall(300_000)

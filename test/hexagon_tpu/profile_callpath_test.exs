@@ -223,6 +223,26 @@ defmodule HexagonTpu.ProfileCallPathTest do
     no_leaks(base)
   end
 
+  test "the linting level on a backend that is not HTP is refused at load", %{base: base} do
+    # before, the load succeeded and every sampled call then failed with :unsupported
+    cpu = build_file!("meta backend_id=3\n" <> @nameless, "nameless_cpu")
+
+    rt =
+      Runtime.open!(backend: :reference, env: [{"HTPU_REF_PROVIDERS", "CPU_REF:3:2.32.0:5.42.0"}])
+
+    assert {:error, %Error{reason: :unsupported, message: msg}} =
+             HexagonTpu.load_model(cpu, runtime: rt, profile_every: 1, profile_level: :linting)
+
+    assert msg =~ "profile_level: :linting is HTP's own level"
+    # the detailed level works there, sampled calls included
+    {:ok, m} = HexagonTpu.load_model(cpu, runtime: rt, profile_every: 1)
+    x = for v <- 1..8, into: <<>>, do: <<v * 1.0::float-32-native>>
+    assert {:ok, [_]} = HexagonTpu.predict(m, [x], output: :binary)
+    HexagonTpu.close(m)
+    Runtime.close(rt)
+    no_leaks(base)
+  end
+
   test "a profile that cannot be read: the call succeeds, the sample is dropped and counted",
        %{path: path, base: base} do
     rt =
