@@ -276,6 +276,14 @@ out:
   return ret;
 }
 
+/* A profile term's :ref that is not one (a struct made by hand): an error, not a badarg out of
+ * a public function. */
+static ERL_NIF_TERM not_a_profile(ErlNifEnv *env) {
+  return nif_make_error_msg(env, HTPU_EINVAL,
+                            "not a profile read by hexagon_tpu (its :ref is not a profile "
+                            "handle: a %%HexagonTpu.Profile{} made by hand?)");
+}
+
 /* profile_write(profile_ref, :trace | :page, path, title) -> :ok | {:error, reason}: the C
  * writers (file I/O: a dirty IO scheduler). */
 ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -283,11 +291,14 @@ ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   nif_profile *res;
   ErlNifBinary path, title;
   char kind[8];
-  if (!enif_get_resource(env, argv[0], profile_type, (void **)&res) ||
-      enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1) <= 0 ||
-      !enif_inspect_binary(env, argv[2], &path) || !enif_inspect_binary(env, argv[3], &title) ||
-      memchr(path.data, 0, path.size) || memchr(title.data, 0, title.size))
+  if (!enif_get_resource(env, argv[0], profile_type, (void **)&res))
+    return not_a_profile(env);
+  if (enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1) <= 0 ||
+      !enif_inspect_binary(env, argv[2], &path) || !enif_inspect_binary(env, argv[3], &title))
     return enif_make_badarg(env);
+  if (memchr(path.data, 0, path.size) || memchr(title.data, 0, title.size))
+    return nif_make_error_msg(env, HTPU_EINVAL, "the %s holds a NUL byte",
+                              memchr(path.data, 0, path.size) ? "path" : "title");
   char *p = enif_alloc(path.size + 1), *t = enif_alloc(title.size + 1);
   ERL_NIF_TERM ret;
   if (!p || !t) {
@@ -307,7 +318,8 @@ ERL_NIF_TERM nif_profile_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   return ret;
 }
 
-/* profile_events(profile_ref) -> [event]: the raw event tree of a profile kept in its resource.
+/* profile_events(profile_ref) -> {:ok, [event]} | {:error, _}: the raw event tree of a profile
+ * kept in its resource.
  * Made when asked for, not with every profile: on a 100-op detailed profile (207 events) the
  * tree's terms cost about as much as the rest of a sampled call's profiling together, and a
  * sampled call's telemetry (and HexagonTpu.profile/3 for every run but the one it shows) never
@@ -316,11 +328,11 @@ ERL_NIF_TERM nif_profile_events(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   (void)argc;
   nif_profile *res;
   if (!enif_get_resource(env, argv[0], profile_type, (void **)&res))
-    return enif_make_badarg(env);
+    return not_a_profile(env);
   ERL_NIF_TERM events = enif_make_list(env, 0);
   for (uint32_t i = res->p->num_events; i-- > 0;)
     events = enif_make_list_cell(env, event_term(env, &res->p->events[i]), events);
-  return events;
+  return enif_make_tuple2(env, ATOMS.ok, events);
 }
 
 /* runtime_profile_caps(runtime_ref) -> {:ok, %{profiling:, optrace:, extended_events:, ...}} |

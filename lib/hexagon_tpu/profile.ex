@@ -260,12 +260,18 @@ defmodule HexagonTpu.Profile do
       htp_rpc_us: htp_rpc_us,
       host: host,
       note: median_run.note,
-      events: NIF.profile_events(median_run.ref),
+      events: median_events(median_run.ref),
       total_events: median_run.total_events,
       dropped_events: median_run.dropped_events,
       extended: median_run.extended,
       ref: median_run.ref
     }
+  end
+
+  # the tree of the run shown: made from its profile (a profile the NIF just made)
+  defp median_events(ref) do
+    {:ok, events} = NIF.profile_events(ref)
+    events
   end
 
   defp median(values), do: values |> Enum.sort() |> median_sorted()
@@ -335,21 +341,35 @@ defmodule HexagonTpu.Profile do
   @doc """
   The raw event tree of a profile: its `:events`, or, for a sampled profile (whose `:events`
   is `nil`), the tree made from the profile now. Maps with `:type`, `:name`, `:unit`, `:value`,
-  `:identifier`, `:timestamp` and `:children`.
+  `:identifier`, `:timestamp` and `:children`. Anything but a profile hexagon_tpu made is an
+  `:invalid_argument` error.
 
   ## Examples
 
       iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
       iex> profile = HexagonTpu.profile!(model, [<<0::size(128)>>, <<0::size(128)>>], runs: 1)
-      iex> [%{name: "execute", children: children}] = HexagonTpu.Profile.events(profile)
+      iex> {:ok, [%{name: "execute", children: children}]} = HexagonTpu.Profile.events(profile)
       iex> Enum.any?(children, &(&1.name == "accelerator time"))
       true
+      iex> {:error, error} = HexagonTpu.Profile.events(%HexagonTpu.Profile{events: nil})
+      iex> error.reason
+      :invalid_argument
       iex> HexagonTpu.close(model)
       :ok
   """
-  @spec events(t()) :: [map()]
-  def events(%__MODULE__{events: events}) when is_list(events), do: events
-  def events(%__MODULE__{events: nil, ref: ref}), do: NIF.profile_events(ref)
+  @spec events(t()) :: {:ok, [map()]} | {:error, Error.t()}
+  def events(%__MODULE__{events: events}) when is_list(events), do: {:ok, events}
+
+  def events(%__MODULE__{events: nil, ref: ref}), do: Error.wrap(NIF.profile_events(ref))
+
+  def events(other) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "HexagonTpu.Profile.events/1: expected a %HexagonTpu.Profile{}, got " <>
+         inspect(other, limit: 3)
+     )}
+  end
 
   # ---- sampling (profile_every: N) ----------------------------------------------------------
 

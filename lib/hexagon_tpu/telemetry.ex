@@ -74,8 +74,9 @@ defmodule HexagonTpu.Telemetry do
       Metadata: `%{graph:, level:, ops: [%{index:, name:, us:, cycles:, share:}] (heaviest
       first), note:, chunks:, call_execute_ns:, profile: %HexagonTpu.Profile{}}`; see
       `HexagonTpu.Profile` (a sampled profile's `:events` is `nil`:
-      `HexagonTpu.Profile.events/1` makes the tree when a handler wants it). Emitted in the process that made the call (for
-      `HexagonTpu.predict_async/3` and `HexagonTpu.stream/3`: where the answer is awaited).
+      `HexagonTpu.Profile.events/1` makes the tree when a handler wants it). Emitted in the
+      process that made the call (for `HexagonTpu.predict_async/3` and
+      `HexagonTpu.stream/3`: where the answer is awaited).
 
     * `[:hexagon_tpu, :profile, :dropped]` - a sampled execute succeeded (its outputs are
       returned as usual) but its profile could not be read back: the sample is lost, never the

@@ -40,7 +40,7 @@ defmodule HexagonTpu.ProfileTelemetryTest do
       assert %HexagonTpu.Profile{runs: 1, events: nil} = meta.profile
       # the shares add up to the whole, and the event tree is made when asked for
       assert_in_delta Enum.sum(Enum.map(meta.ops, & &1.share)), 100.0, 0.01
-      assert [%{name: "execute", children: kids}] = HexagonTpu.Profile.events(meta.profile)
+      assert {:ok, [%{name: "execute", children: kids}]} = HexagonTpu.Profile.events(meta.profile)
       assert %{children: nodes} = Enum.find(kids, &(&1.type == 3004))
       assert length(nodes) == 100 and hd(nodes).identifier == "add_00"
     end

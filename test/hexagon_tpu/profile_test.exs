@@ -83,6 +83,29 @@ defmodule HexagonTpu.ProfileTest do
     assert msg =~ "cannot write '/nonexistent-dir/t.json'"
     assert {:error, %Error{reason: :io}} = Profile.write_page(p, "/nonexistent-dir/p.html")
     assert {:error, %Error{reason: :invalid_argument}} = Profile.write_trace(%{}, trace)
+    # a struct made by hand, a NUL byte in a path or title: errors, never a raise (before: an
+    # ArgumentError out of the NIF)
+    for forged <- [%Profile{}, %Profile{events: nil, ref: make_ref()}, %Profile{ref: :x}] do
+      assert {:error, %Error{reason: :invalid_argument, message: fm}} =
+               Profile.write_trace(forged, trace)
+
+      assert fm =~ "not a profile read by hexagon_tpu"
+      assert {:error, %Error{reason: :invalid_argument}} = Profile.write_page(forged, page)
+    end
+
+    assert {:error, %Error{reason: :invalid_argument}} =
+             Profile.events(%Profile{events: nil, ref: make_ref()})
+
+    assert {:error, %Error{reason: :invalid_argument}} = Profile.events(:foo)
+    assert {:ok, [%{name: "execute"}]} = Profile.events(p)
+
+    assert {:error, %Error{reason: :invalid_argument, message: nm}} =
+             Profile.write_trace(p, trace <> <<0>> <> "x")
+
+    assert nm =~ "the path holds a NUL byte"
+
+    assert {:error, %Error{reason: :invalid_argument}} = Profile.write_page(p, page, "a" <> <<0>>)
+
     File.rm(trace)
     File.rm(page)
   end
