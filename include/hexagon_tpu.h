@@ -901,8 +901,10 @@ HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size
  * error is reported (ENOSPC on /dev/full is HTPU_EIO). A regular file or a new path is written
  * to a unique temporary file beside its final target (a symlink followed: the link stays, its
  * target gets the content) and renamed over it, keeping a replaced file's permission bits;
- * concurrent writers of one path each succeed. A directory or a missing parent is HTPU_EIO;
- * nothing is left behind by a failure (docs/profiling.md).
+ * concurrent writers of one path each succeed. An existing regular file whose directory takes
+ * no new file (EACCES, EPERM, EROFS) is written in place when it opens for writing: not
+ * atomic. A directory, a missing parent or a path writable neither way is HTPU_EIO; nothing
+ * is left behind by a failure (docs/profiling.md).
  * - A Chrome trace-event JSON (Perfetto, chrome://tracing): the host spans (convert, execute,
  *   convert back) on one track, the accelerator and its ops on their own.
  * - One self-contained HTML page (no network): a per-op bar chart and the timeline.

@@ -82,13 +82,20 @@ static char *follow_links(const char *path, int *fd) {
   return NULL;
 }
 
-/* A new, empty, uniquely named file beside o->final (its directory, a leading dot), mode 0666
- * less the umask as any new file (or the replaced file's bits). Returns the fd or -1 (errno). */
+/* The temporary file's name in the target's directory: a fixed prefix and a random suffix, as
+ * long whatever the target's name (TEMP_NAME_LEN characters), so that any name the filesystem
+ * takes for the target (up to NAME_MAX) can be written. */
+#define TEMP_PREFIX ".htpu-"
+#define TEMP_NAME_LEN (sizeof TEMP_PREFIX - 1 + 12)
+
+/* A new, empty, uniquely named file beside o->final (its directory, TEMP_PREFIX and 12 random
+ * hex digits), mode 0666 less the umask as any new file (or the replaced file's bits). Returns
+ * the fd or -1 (errno). */
 static int make_temp(report_file *o) {
   static uint64_t counter;
   const char *slash = strrchr(o->final, '/');
   size_t dir = slash ? (size_t)(slash - o->final) + 1 : 0;
-  size_t cap = strlen(o->final) + 32;
+  size_t cap = dir + TEMP_NAME_LEN + 1;
   o->tmp = malloc(cap);
   if (!o->tmp) {
     errno = ENOMEM;
@@ -99,7 +106,7 @@ static int make_temp(report_file *o) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t x = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull;
     x ^= (uint64_t)ts.tv_nsec * 0xbf58476d1ce4e5b9ull ^ ((uint64_t)getpid() << 32);
-    snprintf(o->tmp, cap, "%.*s.%s.%012llx", (int)dir, o->final, o->final + dir,
+    snprintf(o->tmp, cap, "%.*s" TEMP_PREFIX "%012llx", (int)dir, o->final,
              (unsigned long long)(x & 0xffffffffffffull));
     int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd >= 0) {
@@ -163,11 +170,23 @@ static int prepare(report_file *o, const char *path, int open_direct) {
     o->mode = (unsigned)(st.st_mode & 07777);
   }
   o->fd = make_temp(o);
-  if (o->fd < 0) {
-    int err = errno;
-    release(o);
-    return fail(o, err);
+  if (o->fd >= 0) return 0;
+  int err = errno;
+  release(o);
+  if (!exists || (err != EACCES && err != EPERM && err != EROFS)) return fail(o, err);
+  /* the directory takes no new file (not writable, immutable, read-only) but the file may be
+   * writable itself: it is written in place, as the shell's `>` would; not atomic (a reader
+   * can see it part-written, a failure leaves it so) */
+  int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (open_direct ? O_TRUNC : 0));
+  if (fd < 0) {
+    int in_place = errno;
+    return htpu_set_error(HTPU_EIO, 0,
+                          "cannot write '%s': %s (creating a temporary file beside it; "
+                          "opening it to write in place: %s)",
+                          path, strerror(err), strerror(in_place));
   }
+  if (open_direct) o->fd = fd;
+  else close(fd); /* only a check: the other writer opens it itself */
   return 0;
 }
 

@@ -8,10 +8,15 @@
  *     naming the path (ENOSPC on /dev/full is an error);
  *   - a regular file or a new path is written atomically: to a unique temporary file in the
  *     directory of the final target (a symlink is followed to its target, which gets the new
- *     content and keeps being pointed at), renamed over it when complete; a file replaced
- *     keeps its permission bits, a new one gets 0666 less the umask;
- *   - a directory, a missing parent or an unwritable directory is a clear error naming the
- *     path; nothing is left behind by a failure.
+ *     content and keeps being pointed at), named `.htpu-` and 12 random hex digits whatever
+ *     the target's name (so any name the filesystem takes works), renamed over it when
+ *     complete; a file replaced keeps its permission bits, a new one gets 0666 less the umask;
+ *   - an existing regular file in a directory that takes no new file (EACCES, EPERM, EROFS
+ *     creating the temporary file) is written in place when it can be opened for writing
+ *     (O_TRUNC, as the shell's `>`; every write and close error reported): not atomic, a
+ *     reader can see it part-written and a failure leaves it so;
+ *   - a directory, a missing parent or a path that can be written neither way is a clear
+ *     error naming the path and the reason; nothing is left behind by a failure.
  *
  * Concurrent writers to one path each use their own temporary file; the last rename wins.
  * `htpu run`'s .npy outputs are written by their own code (tools/htpu/outputs.c), which
@@ -27,7 +32,7 @@ typedef struct report_file {
   int err;           /* the first errno a write met (0: none) */
   const char *path;  /* as the caller gave it, for messages */
   char *final;       /* the name renamed to: the path with its symlinks followed */
-  char *tmp;         /* the temporary name; NULL when writing the path directly */
+  char *tmp;         /* the temporary name; NULL when writing the path directly or in place */
   int keep_mode;     /* replacing a regular file: its permission bits go to the new one */
   unsigned mode;
   size_t len;

@@ -1,7 +1,9 @@
 /* test_core_profile_writers.c - where the trace, page and QNN profile log land (report_file.h):
  * a symlink keeps pointing at its target, which gets the content; a character device or FIFO
  * is written directly with every error reported; a directory or missing parent is an error;
- * concurrent writers to one path each succeed; nothing is left behind.
+ * concurrent writers to one path each succeed; a name as long as the filesystem takes works;
+ * a writable file in a directory the user cannot write is written in place; nothing is left
+ * behind.
  *
  * Devices are never real /dev nodes replaced by a mistake: as root the test makes its own
  * node of /dev/full's numbers in its temporary directory; otherwise it uses /dev/full itself,
@@ -9,12 +11,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fixture.h"
@@ -70,9 +76,9 @@ static char *slurp(const char *path) {
   return buf;
 }
 
-/* How many entries of the rig's directory start with `prefix` ("." = temporary files). */
-static int entries(const rig *r, const char *prefix) {
-  DIR *d = opendir(r->dir);
+/* How many entries of `dir` start with `prefix` ("." = temporary files). */
+static int entries_in(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
   if (!d) return -1;
   int n = 0;
   for (struct dirent *e; (e = readdir(d));)
@@ -82,6 +88,8 @@ static int entries(const rig *r, const char *prefix) {
   closedir(d);
   return n;
 }
+
+static int entries(const rig *r, const char *prefix) { return entries_in(r->dir, prefix); }
 
 static mode_t lmode(const char *path) {
   struct stat st;
@@ -237,5 +245,149 @@ TEST(profile_writers_concurrent_writes_to_one_path) {
   for (int i = 0; i < N; i++) CHECK_MSG(w[i].rc == 0, "writer %d: %d", i, w[i].rc);
   CHECK_STR_CONTAINS(slurp(path), "\"otherData\"");
   CHECK_EQ(entries(&r, ""), 1);
+  rig_close(&r);
+}
+
+/* Names of 242 characters up to the filesystem's NAME_MAX: the temporary name beside them does
+ * not grow with them (it was ".NAME.XXXXXXXXXXXX": ENAMETOOLONG from 242 on). */
+TEST(profile_writers_long_file_names) {
+  rig r;
+  CHECK_EQ(rig_open(&r, "wlong"), 0);
+  long max = pathconf(r.dir, _PC_NAME_MAX);
+  if (max <= 0 || max > 255) max = 255;
+  long lens[] = {242, max};
+  for (int i = 0; i < 2; i++) {
+    char name[256];
+    memset(name, 'n', sizeof name);
+    snprintf(name + lens[i] - 5, 6, ".json");
+    CHECK_EQ(strlen(name), lens[i]);
+    const char *path = in_dir(&r, name);
+    CHECK_MSG(htpu_profile_write_trace(r.p, path) == 0, "%ld chars: %s", lens[i],
+              htpu_last_error());
+    CHECK_STR_CONTAINS(slurp(path), "\"traceEvents\"");
+    CHECK_MSG(htpu_profile_write_trace(r.p, path) == 0, "%ld chars, replacing: %s", lens[i],
+              htpu_last_error());
+    CHECK_MSG(htpu_profile_write_html(r.p, NULL, path) == 0, "%ld chars: %s", lens[i],
+              htpu_last_error());
+    CHECK_STR_CONTAINS(slurp(path), "<!DOCTYPE html>");
+    CHECK_MSG(htpu_profile_write_qnn_log(r.rt, r.p, path) == 0, "%ld chars: %s", lens[i],
+              htpu_last_error());
+    CHECK_STR_CONTAINS(slurp(path), "htpu-reference-profile-log 1");
+  }
+  CHECK_EQ(entries(&r, "."), 0);
+  CHECK_EQ(entries(&r, ""), 2);
+  rig_close(&r);
+}
+
+/* The child's side of profile_writers_unwritable_directory, as an unprivileged user in the
+ * rig's directory: "" when every check held, "skip: why" or the failed check. */
+#define KID(cond)                                                                       \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      snprintf(msg, cap, "line %d: %s (last error: %s)", __LINE__, #cond,               \
+               htpu_last_error());                                                      \
+      return;                                                                           \
+    }                                                                                   \
+  } while (0)
+
+static void as_user_in_place(rig *r, ino_t ino, char *msg, size_t cap) {
+  msg[0] = 0;
+  if (chdir(r->dir) != 0) {
+    snprintf(msg, cap, "chdir %s: %s", r->dir, strerror(errno));
+    return;
+  }
+  if (geteuid() == 0 &&
+      (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+    snprintf(msg, cap, "skip: cannot become uid 65534: %s", strerror(errno));
+    return;
+  }
+  if (access("rodir", W_OK) == 0) {
+    snprintf(msg, cap, "skip: uid %d can write a mode 555 directory", (int)geteuid());
+    return;
+  }
+  struct stat st;
+  /* the trace, the page and the QNN log: in place, the same file, its old content gone */
+  KID(htpu_profile_write_trace(r->p, "rodir/f.json") == 0);
+  const char *got = slurp("rodir/f.json");
+  KID(got && strstr(got, "\"traceEvents\"") && !strstr(got, "xxxxxxxx"));
+  KID(stat("rodir/f.json", &st) == 0 && st.st_ino == ino && (st.st_mode & 07777) == 0666);
+  KID(htpu_profile_write_html(r->p, NULL, "rodir/f.json") == 0);
+  got = slurp("rodir/f.json");
+  KID(got && strstr(got, "<!DOCTYPE html>") && !strstr(got, "traceEvents"));
+  KID(htpu_profile_write_qnn_log(r->rt, r->p, "rodir/f.json") == 0);
+  got = slurp("rodir/f.json");
+  KID(got && strstr(got, "htpu-reference-profile-log 1") && !strstr(got, "<!DOCTYPE"));
+  /* through a symlink (in a directory this user cannot write either) */
+  KID(htpu_profile_write_trace(r->p, "flink.json") == 0);
+  KID(S_ISLNK(lmode("flink.json")));
+  got = slurp("rodir/f.json");
+  KID(got && strstr(got, "\"traceEvents\""));
+  KID(stat("rodir/f.json", &st) == 0 && st.st_ino == ino);
+  /* neither way: a read-only file, a new name; the error names the path and the reason */
+  KID(htpu_profile_write_trace(r->p, "rodir/ro.json") == HTPU_EIO);
+  KID(strstr(htpu_last_error(), "cannot write 'rodir/ro.json': Permission denied"));
+  KID(strcmp(slurp("rodir/ro.json"), "old") == 0);
+  KID(htpu_profile_write_qnn_log(r->rt, r->p, "rodir/ro.json") == HTPU_EIO);
+  KID(strstr(htpu_last_error(), "cannot write 'rodir/ro.json': Permission denied"));
+  KID(htpu_profile_write_html(r->p, NULL, "rodir/new.json") == HTPU_EIO);
+  KID(strstr(htpu_last_error(), "cannot write 'rodir/new.json': Permission denied"));
+  KID(access("rodir/new.json", F_OK) != 0);
+  /* a write error in place is reported, naming the path (the file size limit: EFBIG) */
+  struct rlimit lim = {100, 100};
+  signal(SIGXFSZ, SIG_IGN);
+  KID(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  KID(htpu_profile_write_trace(r->p, "rodir/f.json") == HTPU_EIO);
+  KID(strstr(htpu_last_error(), "cannot write 'rodir/f.json': File too large"));
+}
+
+/* A writable file in a directory the user cannot write (mode 555): written in place, since no
+ * temporary file can be made beside it. As root, the checks run in a child as uid 65534. */
+TEST(profile_writers_unwritable_directory) {
+  rig r;
+  CHECK_EQ(rig_open(&r, "wrodir"), 0);
+  CHECK_EQ(chmod(r.dir, 0755), 0);
+  const char *rodir = in_dir(&r, "rodir"), *f = in_dir(&r, "rodir/f.json");
+  CHECK_EQ(mkdir(rodir, 0755), 0);
+  static char old[100000];
+  memset(old, 'x', sizeof old);
+  CHECK_EQ(test_write_file(f, old, sizeof old), 0);
+  CHECK_EQ(chmod(f, 0666), 0);
+  CHECK_EQ(test_write_file(in_dir(&r, "rodir/ro.json"), "old", 3), 0);
+  CHECK_EQ(chmod(in_dir(&r, "rodir/ro.json"), 0444), 0);
+  CHECK_EQ(symlink("rodir/f.json", in_dir(&r, "flink.json")), 0);
+  struct stat st;
+  CHECK_EQ(stat(f, &st), 0);
+  CHECK_EQ(chmod(rodir, 0555), 0);
+  int pipefd[2];
+  CHECK_EQ(pipe(pipefd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static char msg[1024];
+    close(pipefd[0]);
+    as_user_in_place(&r, st.st_ino, msg, sizeof msg);
+    ssize_t w = write(pipefd[1], msg, strlen(msg));
+    _exit(w == (ssize_t)strlen(msg) ? 0 : 1);
+  }
+  close(pipefd[1]);
+  CHECK(pid > 0);
+  char msg[1024] = {0};
+  size_t len = 0;
+  for (ssize_t n; len < sizeof msg - 1 &&
+                 (n = read(pipefd[0], msg + len, sizeof msg - 1 - len)) > 0;)
+    len += (size_t)n;
+  close(pipefd[0]);
+  int status = 0;
+  CHECK_EQ(waitpid(pid, &status, 0), pid);
+  chmod(rodir, 0755);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  if (strncmp(msg, "skip: ", 6) == 0) {
+    printf("    (skipped: %s)\n", msg + 6);
+    rig_close(&r);
+    return;
+  }
+  CHECK_MSG(msg[0] == 0, "as an unprivileged user: %s", msg);
+  CHECK_EQ(entries_in(rodir, "."), 0);
+  CHECK_EQ(entries_in(rodir, ""), 2);
   rig_close(&r);
 }

@@ -126,6 +126,12 @@ run profile chain100.bin "${LIBS[@]}" -n 1 --trace link.json --qnn-log link.log
 expect "trace through a symlink" 0
 check "trace through a symlink: still a link, its target has the trace" \
   bash -c '[ -L link.json ] && grep -q traceEvents target.json'
+LONG=$(printf 'n%.0s' $(seq 1 250)).json # 255 characters (NAME_MAX)
+LONGQ=q${LONG#n}
+run profile chain100.bin "${LIBS[@]}" -n 1 --trace "$LONG" --qnn-log "$LONGQ"
+expect "trace and qnn log to 255-character names" 0
+check "255-character names: the trace written" grep -q traceEvents "$LONG"
+check "255-character names: the qnn log written" grep -q htpu-reference-profile-log "$LONGQ"
 mkdir adir
 run profile chain100.bin "${LIBS[@]}" -n 1 --trace adir
 expect "trace to a directory: an error" 1 err "cannot write 'adir': Is a directory"
@@ -138,6 +144,21 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$EMU" ]; then
       >"$TMP/out" 2>"$TMP/err"
     RC=$?
     expect "trace to /dev/stdout as a normal user" 0 out '"traceEvents"'
+    # a writable file in a directory this user cannot write: written in place
+    mkdir rodir && echo old > rodir/f.json && echo old > rodir/ro.json
+    chmod 666 rodir/f.json && chmod 444 rodir/ro.json && chmod 555 rodir
+    "${NOBODY[@]}" "$HTPU" profile chain100.bin "${LIBS[@]}" -n 1 --trace rodir/f.json \
+      --qnn-log rodir/f.json >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    expect "trace to a writable file in a read-only directory as a normal user" 0
+    check "read-only directory: the file written in place, nothing beside it" bash -c '[ "$(ls -A rodir | tr "\n" " ")" = "f.json ro.json " ] &&
+      grep -q htpu-reference-profile-log rodir/f.json'
+    "${NOBODY[@]}" "$HTPU" profile chain100.bin "${LIBS[@]}" -n 1 --trace rodir/ro.json \
+      >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    expect "trace to a read-only file in a read-only directory: an error" 1 \
+      err "cannot write 'rodir/ro.json': Permission denied"
+    chmod 755 rodir
   fi
 fi
 
