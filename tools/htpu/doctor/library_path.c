@@ -32,22 +32,24 @@ static int same_dir(const char *a, const char *b) {
 
 typedef struct shadow {
   char stub_dir[4096];  /* the first directory searched holding the stub, or "" */
-  char stub_path[4200]; /* where it was read (under --root for the configuration's) */
+  char stub_path[8192]; /* where it was read (under --root for the configuration's) */
   char stub_from[300];  /* where it is listed: "LD_LIBRARY_PATH" or a configuration file */
   char other_dir[4096]; /* the first other directory holding any QNN library, or "" */
   char other_from[300];
   char other_names[256];
 } shadow;
 
-/* One row per directory searched, with the QNN libraries it holds. `dir` as listed (on the
- * board), `path` where it is read (under --root for the linker's configuration). */
-static void scan_dir(step *s, const char *dir, const char *path, const char *from,
+/* One row per directory searched, with the QNN libraries it holds. `dir` as listed, read
+ * under `root` (d->root for the linker's configuration's, DOCTOR_HOST for LD_LIBRARY_PATH's). */
+static void scan_dir(step *s, const char *root, const char *dir, const char *from,
                      const char *backend_dir, shadow *sh) {
-  char names[256] = "";
+  char names[256] = "", path[8192];
   size_t pos = 0;
   int has_stub = 0;
+  /* where it is read (as far as it resolves, when it does not) */
+  doctor_resolve(root, dir, 1, path, sizeof(path));
   for (size_t i = 0; i < NUM_QNN_NAMES; i++) {
-    if (!doctor_file_exists(path, k_qnn_names[i])) continue;
+    if (!doctor_file_exists(root, dir, k_qnn_names[i])) continue;
     if (i == 0) has_stub = 1;
     int w = snprintf(names + pos, sizeof(names) - pos, "%s%s", pos ? ", " : "", k_qnn_names[i]);
     if (w > 0 && (size_t)w < sizeof(names) - pos) pos += (size_t)w;
@@ -132,9 +134,7 @@ static void conf_include(const doctor *d, conf_dirs *c, const char *file, const 
     conf_note(c, "include %s in %s not followed (only DIR/*.conf patterns are)", pattern, file);
     return;
   }
-  char rooted[4200];
-  doctor_board_path(d, full, rooted, sizeof(rooted));
-  DIR *dir = opendir(rooted);
+  DIR *dir = doctor_opendir(d->root, full);
   if (!dir) return;
   char *names[CONF_MAX_FILES];
   int n = 0;
@@ -170,12 +170,11 @@ static void parse_conf(const doctor *d, conf_dirs *c, const char *file, int dept
     conf_note(c, "more than 64 configuration files: %s and the rest not read", file);
     return;
   }
-  char rooted[4200], why[4700];
-  doctor_board_path(d, file, rooted, sizeof(rooted));
-  FILE *f = doctor_fopen(rooted, why, sizeof(why));
+  char why[4700];
+  int there = 0;
+  FILE *f = doctor_fopen(d->root, file, why, sizeof(why), &there);
   if (!f) {
-    struct stat st;
-    if (lstat(rooted, &st) == 0) conf_note(c, "%s", why);
+    if (there) conf_note(c, "%s", why);
     return;
   }
   c->files++;
@@ -244,12 +243,8 @@ static void judge(doctor *d, step *s) {
   if (c->note[0]) step_str(s, "left out", "ld_so_conf_note", c->note);
   char *save = NULL;
   for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-    scan_dir(s, dir, dir, "LD_LIBRARY_PATH", backend_dir, sh);
-  for (int i = 0; i < c->n; i++) {
-    char rooted[4200];
-    doctor_board_path(d, c->dir[i], rooted, sizeof(rooted));
-    scan_dir(s, c->dir[i], rooted, c->from[i], backend_dir, sh);
-  }
+    scan_dir(s, DOCTOR_HOST, dir, "LD_LIBRARY_PATH", backend_dir, sh);
+  for (int i = 0; i < c->n; i++) scan_dir(s, d->root, c->dir[i], c->from[i], backend_dir, sh);
   step_rows(s, "search order", "library_path");
   int from_ld = strcmp(sh->stub_from, "LD_LIBRARY_PATH") == 0;
   if (sh->stub_dir[0] && !same_dir(sh->stub_path, backend_dir)) {
