@@ -732,9 +732,27 @@ json_check "doctor --json: LD_LIBRARY_PATH before the configuration's directorie
   step("library_path").details.library_path[0].from === "LD_LIBRARY_PATH" &&
   step("library_path").details.library_path[1].from === "/etc/ld.so.conf.d/aarch64-linux-gnu.conf"'
 
+# what the configuration leaves out is named, whatever it is: a FIFO and a directory matched by
+# *.conf (a.conf sorts before fifo.conf) both listed; /etc/ld.so.conf as a FIFO is not read, not
+# "not there"
+mkdir "$TMP/ld/etc/ld.so.conf.d/a.conf"
+within 20 "$TMP/ld"
+expect "doctor: a directory and a FIFO matched by *.conf -> both left out, named" 0 \
+  out "/etc/ld.so.conf.d/a.conf is a directory, not a regular file" \
+  out "/etc/ld.so.conf.d/fifo.conf is a FIFO (named pipe), not a regular file" \
+  out "include /etc/*/x.conf in /etc/ld.so.conf.d/loop.conf not followed"
+rm -r "$TMP/ld/etc/ld.so.conf.d/a.conf"
 mv "$TMP/ld/etc/ld.so.conf" "$TMP/ld/etc/ld.so.conf.image"
+mkfifo "$TMP/ld/etc/ld.so.conf"
+within 20 "$TMP/ld" --json
+json_check "doctor --json: /etc/ld.so.conf a FIFO -> named as not a regular file, no hang" '
+  step("library_path").details.ld_so_conf ===
+    "not read: a FIFO (named pipe), not a regular file" &&
+  step("library_path").details.ld_so_conf_note ===
+    "/etc/ld.so.conf is a FIFO (named pipe), not a regular file"'
 
 # the configuration through absolute links: read inside the root, never this machine's files
+rm "$TMP/ld/etc/ld.so.conf"
 printf '/opt/host\n' >"$TMP/host/ld.so.conf"
 ln -s "$TMP/host/ld.so.conf" "$TMP/ld/etc/ld.so.conf"
 within 20 "$TMP/ld" --json
