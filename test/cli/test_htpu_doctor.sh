@@ -542,8 +542,103 @@ mkdir -p "$TMP/dt-link/sys/firmware/devicetree"
 mv "$TMP/dt-link/proc/device-tree" "$TMP/dt-link/sys/firmware/devicetree/base"
 ln -s ../sys/firmware/devicetree/base "$TMP/dt-link/proc/device-tree"
 within 20 "$TMP/dt-link"
-expect "doctor: /proc/device-tree as the link the kernel makes -> read through it" 0 \
+expect "doctor: /proc/device-tree as a relative link into sys/ -> read through it" 0 \
   out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000"
+
+# ---- symbolic links under --root resolve inside the root, as after chroot(DIR): an absolute
+# target is taken from DIR, `..` never climbs above it, at most 40 links. Nothing is read from
+# this machine in the board's place ("host" files below stand for it: absolute paths under
+# $TMP, outside the root).
+mkdir -p "$TMP/host"
+printf '%s\n' 6.1.261231.BOOT.MXF.1.0.1-09999-HOSTFILE-1 >"$TMP/host/bios_version"
+
+# the link the kernel makes: /proc/device-tree -> /sys/firmware/devicetree/base (absolute)
+rm "$TMP/dt-link/proc/device-tree"
+ln -s /sys/firmware/devicetree/base "$TMP/dt-link/proc/device-tree"
+within 20 "$TMP/dt-link"
+expect "doctor: /proc/device-tree -> /sys/firmware/devicetree/base (absolute, as the kernel makes it) -> read inside the root" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000" \
+  out "/soc@0/remoteproc@a300000/glink-edge/fastrpc"
+
+# the same through `..` past the root and an absolute link inside the tree
+rm "$TMP/dt-link/proc/device-tree"
+ln -s ../../../../../../../../../sys/firmware/devicetree/base "$TMP/dt-link/proc/device-tree"
+mv "$TMP/dt-link/sys/firmware/devicetree/base/reserved-memory" "$TMP/dt-link/rm"
+ln -s /../../rm "$TMP/dt-link/sys/firmware/devicetree/base/reserved-memory"
+within 20 "$TMP/dt-link"
+expect "doctor: .. past the root stays at the root (device tree) -> read inside the root" 0 \
+  out "[ ok ] device tree: CDSP FastRPC node with 3 compute banks, memory region cdsp-heap@8e000000"
+
+# a link loop: an absolute link to itself, and two links naming each other
+spoiled dt-loop
+rm -rf "$TMP/dt-loop/proc/device-tree"
+ln -s /proc/device-tree "$TMP/dt-loop/proc/device-tree"
+within 20 "$TMP/dt-loop"
+expect "doctor: /proc/device-tree an absolute link to itself -> FAIL naming the loop, no hang" 1 \
+  out "[FAIL] device tree: cannot read /proc/device-tree: Too many levels of symbolic links"
+expect_not "doctor: a link loop is not taken for no device tree" out "is not there"
+rm "$TMP/dt-loop/sys/class/remoteproc/remoteproc1/state"
+ln -s /sys/class/remoteproc/remoteproc1/state2 "$TMP/dt-loop/sys/class/remoteproc/remoteproc1/state"
+ln -s /sys/class/remoteproc/remoteproc1/state "$TMP/dt-loop/sys/class/remoteproc/remoteproc1/state2"
+within 20 "$TMP/dt-loop"
+expect "doctor: the CDSP's state in a loop of absolute links -> FAIL naming the loop" 1 \
+  out "[FAIL] remoteproc: cannot read the CDSP's state: cannot open '$TMP/dt-loop/sys/class/remoteproc/remoteproc1/state': Too many levels of symbolic links"
+
+# remoteprocs as absolute links into the root's sys/devices (the kernel's are relative)
+spoiled rp-abs
+for i in 0 1; do
+  dev=sys/devices/platform/soc@0/rproc$i/remoteproc/remoteproc$i
+  mkdir -p "$TMP/rp-abs/${dev%/*}"
+  mv "$TMP/rp-abs/sys/class/remoteproc/remoteproc$i" "$TMP/rp-abs/$dev"
+  ln -s "/$dev" "$TMP/rp-abs/sys/class/remoteproc/remoteproc$i"
+done
+within 20 "$TMP/rp-abs"
+expect "doctor: remoteprocs as absolute links -> read inside the root, the CDSP found" 0 \
+  out "[ ok ] remoteproc: the CDSP (remoteproc1) is running" \
+  out "remoteproc0: adsp, running" out "remoteproc1: cdsp, running"
+expect_not "doctor: remoteprocs as absolute links -> names read" out "(no name)"
+
+# absolute links and `..` escapes aimed at this machine's files: resolved inside the root
+spoiled escape
+rm "$TMP/escape/sys/class/dmi/id/bios_version" "$TMP/escape/dev/fastrpc-cdsp"
+ln -s "$TMP/host/bios_version" "$TMP/escape/sys/class/dmi/id/bios_version"
+ln -s /dev/null "$TMP/escape/dev/fastrpc-cdsp"
+within 20 "$TMP/escape"
+expect "doctor: absolute links out of the root -> resolved inside it, not there" 1 \
+  out "[skip] boot firmware: cannot read /sys/class/dmi/id/bios_version: cannot open '$TMP/escape$TMP/host/bios_version': No such file or directory" \
+  out "[FAIL] fastrpc: no CDSP FastRPC device (/dev/fastrpc-cdsp missing)"
+expect_not "doctor: an absolute link never reads this machine's file" out "HOSTFILE"
+rm "$TMP/escape/sys/class/dmi/id/bios_version"
+ln -s "../../../../../../../../../../..$TMP/host/bios_version" \
+  "$TMP/escape/sys/class/dmi/id/bios_version"
+within 20 "$TMP/escape"
+expect "doctor: a relative link climbing past the root -> stays inside it" 1 \
+  out "[skip] boot firmware: cannot read /sys/class/dmi/id/bios_version: cannot open '$TMP/escape$TMP/host/bios_version': No such file or directory"
+expect_not "doctor: .. past the root never reads this machine's file" out "HOSTFILE"
+mkdir -p "$TMP/escape$TMP/host"
+printf '%s\n' "$FLOOR" >"$TMP/escape$TMP/host/bios_version"
+within 20 "$TMP/escape"
+expect "doctor: the link's target inside the root -> the root's file read" 1 \
+  out "[ ok ] boot firmware: $FLOOR"
+
+# at most 40 links: 40 absolute links in a row resolve, 41 are a loop
+spoiled chain
+rm "$TMP/chain/sys/class/dmi/id/bios_version"
+mv "$TMP/chain/sys/class/dmi/id" "$TMP/chain/dmi"
+ln -s /dmi "$TMP/chain/l0"
+for i in $(seq 1 38); do ln -s "/l$((i - 1))" "$TMP/chain/l$i"; done
+ln -s /l38 "$TMP/chain/sys/class/dmi/id" # 40th: bios_version itself is in dmi/
+printf '%s\n' "$FLOOR" >"$TMP/chain/dmi/bios_version"
+ln -s /l38 "$TMP/chain/l39"
+within 20 "$TMP/chain"
+expect "doctor: 40 absolute links in a row -> resolved inside the root" 0 \
+  out "[ ok ] boot firmware: $FLOOR"
+rm "$TMP/chain/sys/class/dmi/id"
+ln -s /l39 "$TMP/chain/sys/class/dmi/id"
+within 20 "$TMP/chain"
+expect "doctor: 41 links in a row -> too many, named" 0 \
+  out "[skip] boot firmware: cannot read /sys/class/dmi/id/bios_version: cannot open" \
+  out "Too many levels of symbolic links"
 
 # --root that is no directory: refused in one line, no check run
 within 20 "$TMP/missing-root"
@@ -636,5 +731,46 @@ LD_LIBRARY_PATH="$TMP/fake" within 20 "$TMP/ld" --json
 json_check "doctor --json: LD_LIBRARY_PATH before the configuration's directories" '
   step("library_path").details.library_path[0].from === "LD_LIBRARY_PATH" &&
   step("library_path").details.library_path[1].from === "/etc/ld.so.conf.d/aarch64-linux-gnu.conf"'
+
+# what the configuration leaves out is named, whatever it is: a FIFO and a directory matched by
+# *.conf (a.conf sorts before fifo.conf) both listed; /etc/ld.so.conf as a FIFO is not read, not
+# "not there"
+mkdir "$TMP/ld/etc/ld.so.conf.d/a.conf"
+within 20 "$TMP/ld"
+expect "doctor: a directory and a FIFO matched by *.conf -> both left out, named" 0 \
+  out "/etc/ld.so.conf.d/a.conf is a directory, not a regular file" \
+  out "/etc/ld.so.conf.d/fifo.conf is a FIFO (named pipe), not a regular file" \
+  out "include /etc/*/x.conf in /etc/ld.so.conf.d/loop.conf not followed"
+rm -r "$TMP/ld/etc/ld.so.conf.d/a.conf"
+mv "$TMP/ld/etc/ld.so.conf" "$TMP/ld/etc/ld.so.conf.image"
+mkfifo "$TMP/ld/etc/ld.so.conf"
+within 20 "$TMP/ld" --json
+json_check "doctor --json: /etc/ld.so.conf a FIFO -> named as not a regular file, no hang" '
+  step("library_path").details.ld_so_conf ===
+    "not read: a FIFO (named pipe), not a regular file" &&
+  step("library_path").details.ld_so_conf_note ===
+    "/etc/ld.so.conf is a FIFO (named pipe), not a regular file"'
+
+# the configuration through absolute links: read inside the root, never this machine's files
+rm "$TMP/ld/etc/ld.so.conf"
+printf '/opt/host\n' >"$TMP/host/ld.so.conf"
+ln -s "$TMP/host/ld.so.conf" "$TMP/ld/etc/ld.so.conf"
+within 20 "$TMP/ld" --json
+json_check "doctor --json: /etc/ld.so.conf an absolute link out of the root -> not there" '
+  step("library_path").details.ld_so_conf === "not there" &&
+  !step("library_path").details.library_path.some(r => r.dir === "/opt/host")'
+mkdir -p "$TMP/ld$TMP/host"
+ln -s /etc/ld.so.conf.image "$TMP/ld$TMP/host/ld.so.conf"
+rm "$TMP/ld/etc/ld.so.conf.d/loop.conf" "$TMP/ld/etc/ld.so.conf.d/fifo.conf"
+mv "$TMP/ld/usr/lib/aarch64-linux-gnu" "$TMP/ld/multiarch"
+ln -s /multiarch "$TMP/ld/usr/lib/aarch64-linux-gnu"
+ln -s /usr/lib/onnxruntime-qnn "$TMP/ld/etc/ld.so.conf.d/zz-ort.conf.d"
+printf '/etc/ld.so.conf.d/zz-ort.conf.d/../../../../../../usr/lib/onnxruntime-qnn\n' \
+  >"$TMP/ld/etc/ld.so.conf.d/zz-ort.conf"
+within 20 "$TMP/ld"
+expect "doctor: the configuration through links inside the root -> the root's, ORT's stub found" 1 \
+  out "2 directories in 3 files" \
+  out "/usr/lib/aarch64-linux-gnu: no QNN libraries (/etc/ld.so.conf.d/aarch64-linux-gnu.conf)" \
+  out "[FAIL] library path: libQnnHtpV68Stub.so in /etc/ld.so.conf.d/zz-ort.conf.d/../../../../../../usr/lib/onnxruntime-qnn (/etc/ld.so.conf.d/zz-ort.conf) shadows"
 
 harness_summary

@@ -7,6 +7,7 @@
  * on the Dragon Q6A as why QNN does not run while the CDSP does (radxa-pkg/radxa-overlays#522,
  * not confirmed by the vendor), so it is a warning, not a failure. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "doctor.h"
+#include "file_open.h"
 
 #define DT_BASE "/proc/device-tree"
 #define MAX_DEPTH 8
@@ -24,19 +26,20 @@ typedef struct prop {
 } prop;
 
 /* The first property file that is there but not a regular file (a FIFO, a directory named like
- * a property ...), with why: a device tree has none, so the step fails naming it. Properties
- * are read through doctor_fopen, which never waits on a FIFO. */
+ * a property, a link loop ...), with why: a device tree has none, so the step fails naming it.
+ * Properties are read through doctor_fopen, which never waits on a FIFO. Nodes and properties
+ * are board paths ("/proc/device-tree/soc@0"), read under the root. */
 static char g_refused[4800];
 
-static void read_prop(const char *node, const char *name, prop *p) {
+static void read_prop(const char *root, const char *node, const char *name, prop *p) {
   char path[4400], why[4700];
   snprintf(path, sizeof(path), "%s/%s", node, name);
   p->n = 0;
   p->v[0] = '\0';
-  FILE *f = doctor_fopen(path, why, sizeof(why));
+  int there = 0;
+  FILE *f = doctor_fopen(root, path, why, sizeof(why), &there);
   if (!f) {
-    struct stat st;
-    if (!g_refused[0] && lstat(path, &st) == 0) snprintf(g_refused, sizeof(g_refused), "%s", why);
+    if (!g_refused[0] && there) snprintf(g_refused, sizeof(g_refused), "%s", why);
     return;
   }
   p->n = fread(p->v, 1, sizeof(p->v) - 1, f);
@@ -47,9 +50,9 @@ static void read_prop(const char *node, const char *name, prop *p) {
 /* Whether `path` is a directory itself, not a symbolic link to one: the walk never follows
  * links (the kernel's device tree has none to directories; a tree given with --root with a
  * link loop would make the depth-limited walk exponential). */
-static int is_real_dir(const char *path) {
+static int is_real_dir(const char *root, const char *path) {
   struct stat st;
-  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  return doctor_lstat(root, path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* Whether a string-list property (NUL-separated) holds `s` as one of its strings. */
@@ -59,18 +62,19 @@ static int prop_has(const prop *p, const char *s) {
   return 0;
 }
 
-static int is_disabled(const char *node) {
+static int is_disabled(const char *root, const char *node) {
   prop st;
-  read_prop(node, "status", &st);
+  read_prop(root, node, "status", &st);
   return st.n && strcmp(st.v, "okay") != 0 && strcmp(st.v, "ok") != 0;
 }
 
 /* Depth-first search for the CDSP FastRPC node; its path into out. Returns 1 when found. */
-static int find_cdsp_fastrpc(const char *dir, int depth, char *out, size_t len) {
+static int find_cdsp_fastrpc(const char *root, const char *dir, int depth, char *out,
+                             size_t len) {
   prop compat, label;
-  read_prop(dir, "compatible", &compat);
+  read_prop(root, dir, "compatible", &compat);
   if (prop_has(&compat, "qcom,fastrpc")) {
-    read_prop(dir, "label", &label);
+    read_prop(root, dir, "label", &label);
     if (label.n && strcmp(label.v, "cdsp") == 0) {
       snprintf(out, len, "%s", dir);
       return 1;
@@ -78,7 +82,7 @@ static int find_cdsp_fastrpc(const char *dir, int depth, char *out, size_t len) 
     return 0; /* another DSP's node: its children are its context banks */
   }
   if (depth >= MAX_DEPTH) return 0;
-  DIR *d = opendir(dir);
+  DIR *d = doctor_opendir(root, dir);
   if (!d) return 0;
   int found = 0;
   struct dirent *e;
@@ -86,16 +90,17 @@ static int find_cdsp_fastrpc(const char *dir, int depth, char *out, size_t len) 
     if (e->d_name[0] == '.') continue;
     char child[4400];
     int w = snprintf(child, sizeof(child), "%s/%s", dir, e->d_name);
-    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(child)) continue;
-    found = find_cdsp_fastrpc(child, depth + 1, out, len);
+    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(root, child)) continue;
+    found = find_cdsp_fastrpc(root, child, depth + 1, out, len);
   }
   closedir(d);
   return found;
 }
 
 /* The enabled compute context banks under the node, and the first one's memory-region. */
-static int count_compute_cbs(const char *node, char *cb_with_region, size_t len) {
-  DIR *d = opendir(node);
+static int count_compute_cbs(const char *root, const char *node, char *cb_with_region,
+                             size_t len) {
+  DIR *d = doctor_opendir(root, node);
   if (!d) return 0;
   int n = 0;
   struct dirent *e;
@@ -103,12 +108,12 @@ static int count_compute_cbs(const char *node, char *cb_with_region, size_t len)
     if (e->d_name[0] == '.') continue;
     char child[4400];
     int w = snprintf(child, sizeof(child), "%s/%s", node, e->d_name);
-    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(child)) continue;
+    if (w <= 0 || (size_t)w >= sizeof(child) || !is_real_dir(root, child)) continue;
     prop compat, region;
-    read_prop(child, "compatible", &compat);
-    if (!prop_has(&compat, "qcom,fastrpc-compute-cb") || is_disabled(child)) continue;
+    read_prop(root, child, "compatible", &compat);
+    if (!prop_has(&compat, "qcom,fastrpc-compute-cb") || is_disabled(root, child)) continue;
     n++;
-    read_prop(child, "memory-region", &region);
+    read_prop(root, child, "memory-region", &region);
     if (region.n > 0 && !cb_with_region[0]) snprintf(cb_with_region, len, "%s", child);
   }
   closedir(d);
@@ -121,9 +126,8 @@ static void resolve_region(const doctor *d, const prop *region, char *out, size_
   if (region->n < 4 || region->n % 4 != 0) return;
   const unsigned char *b = (const unsigned char *)region->v;
   uint32_t want = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-  char rm[4096];
-  doctor_board_path(d, DT_BASE "/reserved-memory", rm, sizeof(rm));
-  DIR *dir = opendir(rm);
+  const char *rm = DT_BASE "/reserved-memory";
+  DIR *dir = doctor_opendir(d->root, rm);
   if (!dir) return;
   struct dirent *e;
   while (!out[0] && (e = readdir(dir))) {
@@ -131,7 +135,7 @@ static void resolve_region(const doctor *d, const prop *region, char *out, size_
     char node[4400];
     snprintf(node, sizeof(node), "%s/%s", rm, e->d_name);
     prop ph;
-    read_prop(node, "phandle", &ph);
+    read_prop(d->root, node, "phandle", &ph);
     const unsigned char *p = (const unsigned char *)ph.v;
     if (ph.n == 4 &&
         ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]) == want)
@@ -150,14 +154,30 @@ static int refused(step *s) {
 }
 
 static void judge(doctor *d, step *s) {
-  char base[4096], node[4400] = "", cb_region[4400] = "";
+  const char *base = DT_BASE;
+  char node[4400] = "", cb_region[4400] = "";
   g_refused[0] = '\0';
-  doctor_board_path(d, DT_BASE, base, sizeof(base));
-  if (!doctor_is_dir(base)) {
-    step_set(s, ST_SKIP, "%s is not there: cannot read the device tree", DT_BASE);
+  struct stat st;
+  if (doctor_stat(d->root, base, &st) != 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      step_set(s, ST_SKIP, "%s is not there: cannot read the device tree", DT_BASE);
+      return;
+    }
+    /* a link loop (ELOOP), ...: something is there, but no tree can be read through it */
+    step_set(s, ST_FAIL, "cannot read %s: %s", DT_BASE, strerror(e));
+    step_hint(s, "on a board " DT_BASE " is a link to /sys/firmware/devicetree/base: with "
+                 "--root, give a copy of the board's tree in which it resolves");
     return;
   }
-  int found = find_cdsp_fastrpc(base, 0, node, sizeof(node));
+  if (!S_ISDIR(st.st_mode)) {
+    step_set(s, ST_FAIL, "%s is %s, not the device tree", DT_BASE,
+             file_kind_name((unsigned)st.st_mode));
+    step_hint(s, "on a board " DT_BASE " is a directory (through a link to "
+                 "/sys/firmware/devicetree/base): with --root, give a copy of the board's tree");
+    return;
+  }
+  int found = find_cdsp_fastrpc(d->root, base, 0, node, sizeof(node));
   if (!found && refused(s)) return;
   if (!found) {
     step_str(s, "FastRPC node", "fastrpc_node", NULL);
@@ -170,13 +190,13 @@ static void judge(doctor *d, step *s) {
   /* shown relative to the device tree, as on the board */
   const char *shown = node + strlen(base);
   step_str(s, "FastRPC node", "fastrpc_node", shown[0] ? shown : "/");
-  int cbs = count_compute_cbs(node, cb_region, sizeof(cb_region));
+  int cbs = count_compute_cbs(d->root, node, cb_region, sizeof(cb_region));
   char cbs_shown[32];
   snprintf(cbs_shown, sizeof(cbs_shown), "%d", cbs);
   step_uint(s, "compute banks", "compute_cbs", (uint64_t)cbs, cbs_shown);
   prop region;
-  read_prop(node, "memory-region", &region);
-  if (region.n == 0 && cb_region[0]) read_prop(cb_region, "memory-region", &region);
+  read_prop(d->root, node, "memory-region", &region);
+  if (region.n == 0 && cb_region[0]) read_prop(d->root, cb_region, "memory-region", &region);
   /* a list of 4-byte phandles: anything else is malformed, not absent */
   int malformed = region.n > 0 && region.n % 4 != 0;
   char heap[256], bad[96];
@@ -190,7 +210,7 @@ static void judge(doctor *d, step *s) {
                  : malformed   ? bad
                  : heap[0]     ? heap
                                : "(points at no reserved-memory node)");
-  int disabled = is_disabled(node);
+  int disabled = is_disabled(d->root, node);
   if (refused(s)) return;
   if (disabled) {
     step_set(s, ST_FAIL, "the CDSP FastRPC node is disabled (status not \"okay\")");

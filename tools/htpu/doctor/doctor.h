@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 
 #include "hexagon_tpu.h"
@@ -73,27 +74,51 @@ void doctor_board_step(doctor *d, const char *key, const char *title,
                        void (*judge)(doctor *d, step *s));
 /* The file name part of a path. */
 const char *doctor_base_name(const char *path);
-int doctor_is_dir(const char *path);
+
+/* ---- board paths ----
+ *
+ * Every file the board checks read is named by its board path ("/sys/class/remoteproc") and a
+ * root: d->root for the board's own files (/sys, /proc, /dev, /etc), DOCTOR_HOST for what this
+ * process loads (the backend's directory, the DSP search path, LD_LIBRARY_PATH). Under --root
+ * the path is resolved inside the root as after chroot(root): an absolute symbolic link is
+ * taken from the root (a copy of a board's tree keeps /proc/device-tree ->
+ * /sys/firmware/devicetree/base), `..` never climbs above it, at most DOCTOR_MAX_LINKS links
+ * (ELOOP beyond), so nothing of this machine is read in the board's place. Without --root (root
+ * "") the path is used as it is, resolved by the kernel. The tree is taken as it is when read:
+ * this is for a copy of a board's files, not a boundary against a tree changed meanwhile. */
+#define DOCTOR_HOST ""
+#define DOCTOR_MAX_LINKS 40
+struct stat;
+/* Where `path` (a board path) is read on this machine, in out. follow_last: whether a link as
+ * the last component is resolved too (else it is left for lstat). Returns 0, or -1 with errno
+ * (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG, ...) and out naming the path as far as it was
+ * resolved (for messages). */
+int doctor_resolve(const char *root, const char *path, int follow_last, char *out, size_t len);
+/* stat, lstat, opendir and access of a board path, through doctor_resolve. */
+int doctor_stat(const char *root, const char *path, struct stat *st);
+int doctor_lstat(const char *root, const char *path, struct stat *st);
+DIR *doctor_opendir(const char *root, const char *path);
+int doctor_access(const char *root, const char *path, int mode);
+int doctor_is_dir(const char *root, const char *path);
 /* Whether dir/name is a regular file (symbolic links followed: libraries often are links). */
-int doctor_file_exists(const char *dir, const char *name);
+int doctor_file_exists(const char *root, const char *dir, const char *name);
 /* What dir/name is when it exists but is not a regular file ("a directory", "a FIFO (named
  * pipe)", ...), in buf; NULL when it is a regular file or is not there. */
-const char *doctor_kind(const char *dir, const char *name, char *buf, size_t len);
+const char *doctor_kind(const char *root, const char *dir, const char *name, char *buf,
+                        size_t len);
 /* Opens a board file for reading without ever blocking on it (a FIFO in a tree given with
  * --root would wait forever for a writer): O_NONBLOCK, then anything but a regular file is
  * refused (sysfs, procfs and device-tree files are regular). NULL with `why` (may be NULL) set
- * to one line naming the path and the cause. */
-FILE *doctor_fopen(const char *path, char *why, size_t why_len);
+ * to one line naming the path read and the cause, and *there (may be NULL) whether something is
+ * there (refused, a link loop) rather than nothing. */
+FILE *doctor_fopen(const char *root, const char *path, char *why, size_t why_len, int *there);
 /* The first line of a small text file (a sysfs attribute), without its line end and trailing
  * blanks, read through doctor_fopen. Returns 0; -1 when the path does not exist; -2 when it
  * exists but cannot be read as a regular file; `why` (may be NULL) says why. */
-int doctor_read_line(const char *path, char *out, size_t len, char *why, size_t why_len);
+int doctor_read_line(const char *root, const char *path, char *out, size_t len, char *why,
+                     size_t why_len);
 /* Whether a process with this comm name runs (scans /proc under d->root). */
 int doctor_process_running(const doctor *d, const char *comm_name);
-/* Where doctor reads a board file such as /dev/fastrpc-cdsp: `path` under d->root (--root: a
- * directory standing in for /, so the board checks can run against a copy of a board's /sys
- * and /proc, or a test's fake tree). Returns buf. */
-const char *doctor_board_path(const doctor *d, const char *path, char *buf, size_t len);
 
 /* ---- hints.c ---- */
 

@@ -1,5 +1,6 @@
 /* dsp_libraries.c - the `dsp_libraries` step: the DSP library search path in fastrpc's order,
- * where the v68 skel is found, and the stub next to the backend (HTP backend only). */
+ * where the v68 skel is found, and the stub next to the backend (HTP backend only). These are
+ * what this process loads: read on this machine (DOCTOR_HOST), never under --root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,14 @@ static const char *const k_fastrpc_default_dirs[] = {"/usr/lib/rfsa/adsp", "/usr
 /* One directory of the search path as a row; notes the first that holds the skel. */
 static void add_dir(step *s, const char *dir, const char *from, char *skel_dir, size_t len,
                     char *not_file, size_t not_file_len) {
-  int exists = doctor_is_dir(dir);
-  int skel = exists && doctor_file_exists(dir, BOARD_SKEL);
+  int exists = doctor_is_dir(DOCTOR_HOST, dir);
+  int skel = exists && doctor_file_exists(DOCTOR_HOST, dir, BOARD_SKEL);
   /* a skel that is there but no regular file (a directory ...) is not loaded: fastrpc goes on
    * to the next directory */
   char kind_buf[64], what[128];
-  const char *kind = exists && !skel ? doctor_kind(dir, BOARD_SKEL, kind_buf, sizeof(kind_buf))
-                                     : NULL;
+  const char *kind =
+      exists && !skel ? doctor_kind(DOCTOR_HOST, dir, BOARD_SKEL, kind_buf, sizeof(kind_buf))
+                      : NULL;
   if (skel && !skel_dir[0]) snprintf(skel_dir, len, "%s", dir);
   if (kind && !not_file[0]) snprintf(not_file, not_file_len, "%s/%s is %s", dir, BOARD_SKEL, kind);
   snprintf(what, sizeof(what), "%s is %s, not a library", BOARD_SKEL, kind ? kind : "");
@@ -70,7 +72,7 @@ static void judge(doctor *d, step *s) {
     *slash = '\0';
   else
     snprintf(stub_dir, sizeof(stub_dir), "/usr/lib");
-  int stub = doctor_file_exists(stub_dir, BOARD_STUB);
+  int stub = doctor_file_exists(DOCTOR_HOST, stub_dir, BOARD_STUB);
   if (skel) snprintf(d->skel_path, sizeof(d->skel_path), "%s/%s", skel_dir, BOARD_SKEL);
   if (stub) snprintf(d->stub_path, sizeof(d->stub_path), "%s/%s", stub_dir, BOARD_STUB);
   step_str(s, BOARD_SKEL, "skel_dir", skel ? skel_dir : "not found in the DSP search path");

@@ -48,7 +48,7 @@ static size_t match_build_id(const char *p, size_t n, int at_end) {
  * read as a regular file: why says so; never a FIFO's endless wait). Reads in chunks, carrying
  * the tail so an id across two chunks is found. */
 static int find_build_id(const char *path, char *out, size_t len, char *why, size_t why_len) {
-  FILE *f = doctor_fopen(path, why, why_len);
+  FILE *f = doctor_fopen(DOCTOR_HOST, path, why, why_len, NULL);
   if (!f) return -1;
   static char buf[65536 + ID_MAX + 1];
   size_t have = 0;

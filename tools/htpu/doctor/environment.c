@@ -7,7 +7,7 @@
 static void judge(doctor *d, step *s, const char *dsp, const char *adsp) {
   const char *backend = d->ro.backend_lib;
   if (d->dsp_opt) {
-    if (!doctor_is_dir(d->dsp_opt)) {
+    if (!doctor_is_dir(DOCTOR_HOST, d->dsp_opt)) {
       step_set(s, ST_FAIL, "--dsp-library-path %s is not a directory", d->dsp_opt);
       return;
     }

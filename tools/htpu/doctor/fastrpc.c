@@ -60,15 +60,13 @@ static void judge_other_backend(doctor *d, step *s) {
 
 static void judge_board(doctor *d, step *s) {
   const char *lib = d->ro.fastrpc_lib;
-  char dev[4096];
-  doctor_board_path(d, FASTRPC_DEVICE, dev, sizeof(dev));
   /* The kernel's driver makes a character device. A tree given with --root cannot hold one
    * without root's mknod, so there a regular file stands in for it; anything else (a
    * directory, a FIFO ...) is no device, whatever its permissions. */
   struct stat st;
-  int dev_exists = stat(dev, &st) == 0;
+  int dev_exists = doctor_stat(d->root, FASTRPC_DEVICE, &st) == 0;
   int dev_kind_ok = dev_exists && (S_ISCHR(st.st_mode) || (d->root[0] && S_ISREG(st.st_mode)));
-  int dev_ok = dev_kind_ok && access(dev, R_OK | W_OK) == 0;
+  int dev_ok = dev_kind_ok && doctor_access(d->root, FASTRPC_DEVICE, R_OK | W_OK) == 0;
   int daemon = doctor_process_running(d, "cdsprpcd");
   char why[512];
   int rpc = probe_fastrpc_lib(lib, why, sizeof(why));

@@ -49,15 +49,13 @@ static int fw_compare(const fw_version *a, const fw_version *b) {
 }
 
 /* The first line of the BIOS version file, trimmed; non-zero with `why` when unreadable. */
-static int read_bios_version(const doctor *d, char *path, size_t plen, char *out, size_t len,
-                             char *why, size_t why_len) {
-  return doctor_read_line(doctor_board_path(d, BIOS_VERSION_PATH, path, plen), out, len, why,
-                          why_len);
+static int read_bios_version(const doctor *d, char *out, size_t len, char *why, size_t why_len) {
+  return doctor_read_line(d->root, BIOS_VERSION_PATH, out, len, why, why_len);
 }
 
 static void judge(doctor *d, step *s) {
-  char path[4096], bios[256], why[4700];
-  if (read_bios_version(d, path, sizeof(path), bios, sizeof(bios), why, sizeof(why)) != 0) {
+  char bios[256], why[4700];
+  if (read_bios_version(d, bios, sizeof(bios), why, sizeof(why)) != 0) {
     step_str(s, "BIOS version", "bios_version", NULL);
     step_str(s, "required", "required", FIRMWARE_FLOOR);
     step_set(s, ST_SKIP, "cannot read %s: %s", BIOS_VERSION_PATH, why);

@@ -9,6 +9,7 @@
  * files it includes, /etc/ld.so.conf.d/\*.conf: through ld.so.cache, ahead of /usr/lib), so both
  * are scanned, in that order; the configuration is read under --root, bounded. */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "doctor.h"
+#include "file_open.h"
 
 /* The QNN libraries a second set brings; the stub first (the one the backend loads by name). */
 static const char *const k_qnn_names[] = {BOARD_STUB, "libQnnHtp.so", "libQnnSystem.so",
@@ -32,22 +34,24 @@ static int same_dir(const char *a, const char *b) {
 
 typedef struct shadow {
   char stub_dir[4096];  /* the first directory searched holding the stub, or "" */
-  char stub_path[4200]; /* where it was read (under --root for the configuration's) */
+  char stub_path[8192]; /* where it was read (under --root for the configuration's) */
   char stub_from[300];  /* where it is listed: "LD_LIBRARY_PATH" or a configuration file */
   char other_dir[4096]; /* the first other directory holding any QNN library, or "" */
   char other_from[300];
   char other_names[256];
 } shadow;
 
-/* One row per directory searched, with the QNN libraries it holds. `dir` as listed (on the
- * board), `path` where it is read (under --root for the linker's configuration). */
-static void scan_dir(step *s, const char *dir, const char *path, const char *from,
+/* One row per directory searched, with the QNN libraries it holds. `dir` as listed, read
+ * under `root` (d->root for the linker's configuration's, DOCTOR_HOST for LD_LIBRARY_PATH's). */
+static void scan_dir(step *s, const char *root, const char *dir, const char *from,
                      const char *backend_dir, shadow *sh) {
-  char names[256] = "";
+  char names[256] = "", path[8192];
   size_t pos = 0;
   int has_stub = 0;
+  /* where it is read (as far as it resolves, when it does not) */
+  doctor_resolve(root, dir, 1, path, sizeof(path));
   for (size_t i = 0; i < NUM_QNN_NAMES; i++) {
-    if (!doctor_file_exists(path, k_qnn_names[i])) continue;
+    if (!doctor_file_exists(root, dir, k_qnn_names[i])) continue;
     if (i == 0) has_stub = 1;
     int w = snprintf(names + pos, sizeof(names) - pos, "%s%s", pos ? ", " : "", k_qnn_names[i]);
     if (w > 0 && (size_t)w < sizeof(names) - pos) pos += (size_t)w;
@@ -86,19 +90,43 @@ typedef struct conf_dirs {
   char dir[CONF_MAX_DIRS][512];  /* as listed, a board path */
   char from[CONF_MAX_DIRS][300]; /* the file listing it, a board path */
   int files;
-  int found; /* /etc/ld.so.conf exists */
-  char note[600]; /* the first thing left out (a bound reached, a file refused), or "" */
+  int found;        /* /etc/ld.so.conf was read */
+  char refused[200]; /* why /etc/ld.so.conf is there but was not read ("a FIFO ..."), or "" */
+  char note[2048];  /* what was left out (bounds reached, files refused), "; "-separated */
+  int more;         /* notes that did not fit */
 } conf_dirs;
 
 static void conf_note(conf_dirs *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void conf_note(conf_dirs *c, const char *fmt, ...) {
-  if (c->note[0]) return;
   char buf[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
-  report_copy(c->note, sizeof(c->note), buf);
+  if (strstr(c->note, buf)) return; /* the same bound met again on another include level */
+  size_t used = strlen(c->note), n = strlen(buf);
+  if (used + 2 + n + 1 > sizeof(c->note) - 32) { /* room kept for " (and N more)" */
+    c->more++;
+    return;
+  }
+  if (used) {
+    memcpy(c->note + used, "; ", 2);
+    used += 2;
+  }
+  memcpy(c->note + used, buf, n + 1);
+}
+
+/* Why a configuration file that is there was not read: what it is when it is no regular file
+ * ("a FIFO (named pipe), not a regular file", as for a directory), else the open's cause. */
+static void refused_reason(const doctor *d, const char *file, const char *why, char *out,
+                           size_t len) {
+  struct stat st;
+  if (doctor_stat(d->root, file, &st) != 0)
+    snprintf(out, len, "%s", strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    snprintf(out, len, "%s, not a regular file", file_kind_name((unsigned)st.st_mode));
+  else
+    report_copy(out, len, why);
 }
 
 static int by_name(const void *a, const void *b) {
@@ -122,7 +150,7 @@ static void conf_include(const doctor *d, conf_dirs *c, const char *file, const 
   }
   char *base = strrchr(full, '/');
   *base++ = '\0'; /* full: the directory; base: the file name or pattern */
-  if (!strpbrk(base, "*?[")) {
+  if (!strpbrk(base, "*?[") && !strpbrk(full, "*?[")) {
     char one[1100];
     snprintf(one, sizeof(one), "%s/%s", full, base);
     parse_conf(d, c, one, depth + 1);
@@ -132,10 +160,13 @@ static void conf_include(const doctor *d, conf_dirs *c, const char *file, const 
     conf_note(c, "include %s in %s not followed (only DIR/*.conf patterns are)", pattern, file);
     return;
   }
-  char rooted[4200];
-  doctor_board_path(d, full, rooted, sizeof(rooted));
-  DIR *dir = opendir(rooted);
-  if (!dir) return;
+  DIR *dir = doctor_opendir(d->root, full);
+  if (!dir) {
+    /* no such directory: nothing to include, as for ldconfig; anything else is left out */
+    if (errno != ENOENT) conf_note(c, "include %s in %s: %s: %s", pattern, file, full,
+                                   strerror(errno));
+    return;
+  }
   char *names[CONF_MAX_FILES];
   int n = 0;
   struct dirent *e;
@@ -170,12 +201,15 @@ static void parse_conf(const doctor *d, conf_dirs *c, const char *file, int dept
     conf_note(c, "more than 64 configuration files: %s and the rest not read", file);
     return;
   }
-  char rooted[4200], why[4700];
-  doctor_board_path(d, file, rooted, sizeof(rooted));
-  FILE *f = doctor_fopen(rooted, why, sizeof(why));
+  char why[4700];
+  int there = 0;
+  FILE *f = doctor_fopen(d->root, file, why, sizeof(why), &there);
   if (!f) {
-    struct stat st;
-    if (lstat(rooted, &st) == 0) conf_note(c, "%s", why);
+    if (!there) return; /* an include of nothing: ldconfig says nothing either */
+    char reason[4800];
+    refused_reason(d, file, why, reason, sizeof(reason));
+    if (depth == 0) report_copy(c->refused, sizeof(c->refused), reason);
+    conf_note(c, "%s is %s", file, reason);
     return;
   }
   c->files++;
@@ -240,16 +274,21 @@ static void judge(doctor *d, step *s) {
   char conf_shown[64];
   snprintf(conf_shown, sizeof(conf_shown), "%d director%s in %d file%s", c->n,
            c->n == 1 ? "y" : "ies", c->files, c->files == 1 ? "" : "s");
-  step_str(s, LD_SO_CONF, "ld_so_conf", c->found ? conf_shown : "not there");
+  char refused_shown[256];
+  snprintf(refused_shown, sizeof(refused_shown), "not read: %s", c->refused);
+  step_str(s, LD_SO_CONF, "ld_so_conf",
+           c->found       ? conf_shown
+           : c->refused[0] ? refused_shown
+                           : "not there");
+  if (c->more) {
+    size_t used = strlen(c->note);
+    snprintf(c->note + used, sizeof(c->note) - used, " (and %d more)", c->more);
+  }
   if (c->note[0]) step_str(s, "left out", "ld_so_conf_note", c->note);
   char *save = NULL;
   for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-    scan_dir(s, dir, dir, "LD_LIBRARY_PATH", backend_dir, sh);
-  for (int i = 0; i < c->n; i++) {
-    char rooted[4200];
-    doctor_board_path(d, c->dir[i], rooted, sizeof(rooted));
-    scan_dir(s, c->dir[i], rooted, c->from[i], backend_dir, sh);
-  }
+    scan_dir(s, DOCTOR_HOST, dir, "LD_LIBRARY_PATH", backend_dir, sh);
+  for (int i = 0; i < c->n; i++) scan_dir(s, d->root, c->dir[i], c->from[i], backend_dir, sh);
   step_rows(s, "search order", "library_path");
   int from_ld = strcmp(sh->stub_from, "LD_LIBRARY_PATH") == 0;
   if (sh->stub_dir[0] && !same_dir(sh->stub_path, backend_dir)) {

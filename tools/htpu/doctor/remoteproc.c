@@ -29,20 +29,20 @@ static int by_dir(const void *a, const void *b) {
 
 /* One attribute of a remoteproc; "" when absent or unreadable (why then in `why`, if given,
  * when the file is there but not readable as a regular file: never a FIFO's endless wait). */
-static void read_attr(const char *class_dir, const char *dir, const char *attr, char *out,
+static void read_attr(const char *root, const char *dir, const char *attr, char *out,
                       size_t len, char *why, size_t why_len) {
-  char p[4800], cause[4700];
-  snprintf(p, sizeof(p), "%s/%s/%s", class_dir, dir, attr);
-  if (doctor_read_line(p, out, len, cause, sizeof(cause)) == -2 && why)
+  char p[800], cause[4700];
+  snprintf(p, sizeof(p), REMOTEPROC_CLASS "/%s/%s", dir, attr);
+  if (doctor_read_line(root, p, out, len, cause, sizeof(cause)) == -2 && why)
     report_copy(why, why_len, cause);
 }
 
 /* Every remoteproc of the class (at most max), sorted by directory name (readdir's order is
  * arbitrary), each read only after the sort. Returns the count, or -1 when the class directory
  * cannot be opened; *more counts the entries past max, never read. */
-static int list_rprocs(const char *class_dir, rproc *out, int max, int *more) {
+static int list_rprocs(const char *root, rproc *out, int max, int *more) {
   *more = 0;
-  DIR *dir = opendir(class_dir);
+  DIR *dir = doctor_opendir(root, REMOTEPROC_CLASS);
   if (!dir) return -1;
   int n = 0;
   struct dirent *e;
@@ -58,10 +58,10 @@ static int list_rprocs(const char *class_dir, rproc *out, int max, int *more) {
   qsort(out, (size_t)n, sizeof(out[0]), by_dir);
   for (int i = 0; i < n; i++) {
     rproc *r = &out[i];
-    read_attr(class_dir, r->dir, "name", r->name, sizeof(r->name), NULL, 0);
-    read_attr(class_dir, r->dir, "state", r->state, sizeof(r->state), r->state_why,
+    read_attr(root, r->dir, "name", r->name, sizeof(r->name), NULL, 0);
+    read_attr(root, r->dir, "state", r->state, sizeof(r->state), r->state_why,
               sizeof(r->state_why));
-    read_attr(class_dir, r->dir, "recovery", r->recovery, sizeof(r->recovery), NULL, 0);
+    read_attr(root, r->dir, "recovery", r->recovery, sizeof(r->recovery), NULL, 0);
   }
   return n;
 }
@@ -123,15 +123,13 @@ static void judge_cdsp(step *s, const rproc *c) {
 }
 
 static void judge(doctor *d, step *s) {
-  char class_dir[4096];
-  doctor_board_path(d, REMOTEPROC_CLASS, class_dir, sizeof(class_dir));
   rproc *all = calloc(MAX_RPROCS, sizeof(*all));
   if (!all) {
     step_set(s, ST_FAIL, "out of memory");
     return;
   }
   int more = 0;
-  int n = list_rprocs(class_dir, all, MAX_RPROCS, &more);
+  int n = list_rprocs(d->root, all, MAX_RPROCS, &more);
   const rproc *cdsp = NULL;
   for (int i = 0; i < n; i++) {
     if (!cdsp && is_cdsp(&all[i])) cdsp = &all[i];

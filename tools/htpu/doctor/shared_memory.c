@@ -57,13 +57,11 @@ static void judge(doctor *d, step *s, const alloc_result *a) {
     return;
   }
   /* FastRPC opens the heap read-only (and falls back when it cannot): readable is enough. */
-  char heap[4096];
-  doctor_board_path(d, DMA_HEAP, heap, sizeof(heap));
   step_hint(s, "rpcmem_alloc returned nothing: FastRPC memory comes from " DMA_HEAP ", which "
                "must be readable by this user (%s; the image's udev rule makes it 0666), and only "
                "works once a FastRPC session is open",
-            access(heap, R_OK) == 0   ? "it is"
-            : access(heap, F_OK) == 0 ? "it is not"
+            doctor_access(d->root, DMA_HEAP, R_OK) == 0   ? "it is"
+            : doctor_access(d->root, DMA_HEAP, F_OK) == 0 ? "it is not"
                                       : "it is missing here");
 }
 
