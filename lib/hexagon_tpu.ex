@@ -188,6 +188,7 @@ defmodule HexagonTpu do
     * `:level` - `:basic`, `:detailed` (default), `:linting` or `:optrace`
     * `:runs` - how many executes (10; 1 to 100000, and runs x ops at most 16,777,216)
     * `:max_events` - events read per execute (4096); past it the profile says "truncated"
+    * `:timeout`, `:priority` - each execute's, as `predict/3`'s (default: the model's)
 
   ## Examples
 

@@ -935,15 +935,18 @@ defmodule HexagonTpu.Graph do
 
   # For HexagonTpu.Profile.run/3: one profiled execute of f32 (or Nx) inputs; the raw profile.
   @doc false
-  @spec execute_profiled(t(), [input()], atom(), non_neg_integer()) ::
+  @spec execute_profiled(t(), [input()], atom(), non_neg_integer(), map()) ::
           {:ok, map()} | {:error, Error.t()}
-  def execute_profiled(%__MODULE__{} = g, inputs, level, max_events) do
+  def execute_profiled(%__MODULE__{} = g, inputs, level, max_events, call \\ %{}) do
+    timeout = Map.get(call, :timeout) || g.timeout
+    priority = Map.get(call, :priority) || g.priority || :default
+
     with {:ok, nif_inputs} <- prepare_inputs(g, inputs, :auto) do
       case NIF.graph_execute_profiled(
              g.ref,
              nif_inputs,
              output_types(g, :auto),
-             %{timeout_ns: timeout_ns(g.timeout), priority: g.priority || :default},
+             %{timeout_ns: timeout_ns(timeout), priority: priority},
              level,
              max_events,
              1

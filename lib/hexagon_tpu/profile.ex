@@ -71,7 +71,10 @@ defmodule HexagonTpu.Profile do
     level: {{:one_of, @levels}, @levels_expected, :detailed},
     runs: {{:integer_in, 1, 100_000}, "an integer from 1 to 100000", 10},
     max_events:
-      {{:integer_in, 1, @max_events_limit}, "an integer from 1 to #{@max_events_limit}", 4096}
+      {{:integer_in, 1, @max_events_limit}, "an integer from 1 to #{@max_events_limit}", 4096},
+    # each run's, as predict/3's (nil: the model's)
+    timeout: {&Graph.check_timeout/1, "", nil},
+    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
   }
 
   @doc false
@@ -99,7 +102,7 @@ defmodule HexagonTpu.Profile do
   def run(%Graph{} = graph, inputs, opts) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
       Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
-        with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events),
+        with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events, o),
              :ok <- check_samples(acc, raw, o.runs) do
           {:cont, add_run(acc, raw)}
         else

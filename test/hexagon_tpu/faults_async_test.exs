@@ -222,6 +222,18 @@ defmodule HexagonTpu.FaultsAsyncTest do
     t0 = System.monotonic_time(:millisecond)
     assert {:error, %Error{reason: :timeout}} = HexagonTpu.profile(m, add_inputs(), runs: 1)
     assert System.monotonic_time(:millisecond) - t0 < 1_400
+    # profile/3's own :timeout, shorter than the model's
+    t0 = System.monotonic_time(:millisecond)
+
+    assert {:error, %Error{reason: :timeout, message: msg}} =
+             HexagonTpu.profile(m, add_inputs(), runs: 1, timeout: 60)
+
+    assert msg =~ "60 ms deadline"
+    assert System.monotonic_time(:millisecond) - t0 < 1_400
+
+    assert {:error, %Error{reason: :invalid_option}} =
+             HexagonTpu.profile(m, add_inputs(), timeout: 0)
+
     stall(0)
     assert wait_until(fn -> match?({:ok, _}, add(m)) end)
   end
