@@ -218,8 +218,13 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
   put_html(f, title);
   out_puts("</h1>\n<table>", f);
   report_printf(f, "<tr><th>level</th><td>%s</td></tr>", htpu_profile_level_name(p->level));
-  report_printf(f, "<tr><th>accelerator</th><td class=\"n\">%llu us, %llu cycles</td></tr>",
-          (unsigned long long)p->accel_us, (unsigned long long)p->accel_cycles);
+  if (p->accel_cycles) /* 0: not reported at this level (HTP gives cycles at detailed) */
+    report_printf(f, "<tr><th>accelerator</th><td class=\"n\">%llu us, %llu cycles</td></tr>",
+                  (unsigned long long)p->accel_us, (unsigned long long)p->accel_cycles);
+  else
+    report_printf(f, "<tr><th>accelerator</th><td class=\"n\">%llu us (cycles not reported at "
+                     "this level)</td></tr>",
+                  (unsigned long long)p->accel_us);
   report_printf(f, "<tr><th>RPC (host / HTP)</th><td class=\"n\">%llu us / %llu us</td></tr>",
           (unsigned long long)p->host_rpc_us, (unsigned long long)p->htp_rpc_us);
   report_printf(f, "<tr><th>host: convert in, execute, convert out</th><td class=\"n\">%.1f / %.1f / "
@@ -240,8 +245,11 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
     uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
     if (w > max_w) max_w = w;
   }
-  report_printf(f, "<h2>Ops by %s</h2>\n<svg id=\"bars\" width=\"%d\" height=\"%u\" role=\"img\">\n",
-          by_cycles(p) ? "accelerator cycles" : "time", W, p->num_ops * ROW + 4);
+  report_printf(f, "<h2>Ops by %s%s</h2>\n<svg id=\"bars\" width=\"%d\" height=\"%u\" "
+                   "role=\"img\">\n",
+                by_cycles(p) ? "accelerator cycles" : "time",
+                p->dropped_events ? " (PARTIAL: the events were cut at the cap, see the note)" : "",
+                W, p->num_ops * ROW + 4);
   for (uint32_t r = 0; r < p->num_ops; r++) {
     uint32_t k = order[r].k;
     uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;

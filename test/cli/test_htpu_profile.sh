@@ -84,6 +84,12 @@ run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 30
 expect "event cap: truncated" 0 out "truncated at 30 events"
 check "event cap: the table says it is partial and gives no shares" \
   bash -c "grep -q '^PARTIAL: the event cap (30' '$TMP/out' && ! grep -qE '[0-9]%\$' '$TMP/out'"
+run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 30 --html "$TMP/partial.html"
+check "event cap: the page says its bars are partial" \
+  grep -q "Ops by [a-z ]*(PARTIAL: the events were cut at the cap" "$TMP/partial.html"
+run profile chain100.bin "${LIBS[@]}" -n 1 --level basic --html "$TMP/basic.html"
+check "basic: the page says the cycles are not reported, not 0" \
+  grep -q "us (cycles not reported at this level)" "$TMP/basic.html"
 run profile chain100.bin "${LIBS[@]}" -n 1 --max-events 10
 check "event cap 10: the ops read have their time, their cycles not read ('-')" \
   bash -c "grep -qE '^0 +add_00 +[0-9]+ +[0-9]+ +- +- +-\$' '$TMP/out' && grep -q 'total (ops read)' '$TMP/out'"
