@@ -59,7 +59,7 @@ static void rig_close(rig *r) {
 }
 
 static const char *in_dir(const rig *r, const char *name) {
-  static char ring[8][600];
+  static char ring[8][1024]; /* the directory (< 512) + "/" + a name (<= 255) */
   static unsigned next;
   char *buf = ring[next++ % 8];
   snprintf(buf, sizeof ring[0], "%s/%s", r->dir, name);
