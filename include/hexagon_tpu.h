@@ -555,7 +555,11 @@ typedef struct htpu_exec_options {
    * before anything reaches the backend. Nonzero: the call returns HTPU_ECANCELLED without
    * running (counted in htpu_stats.executes_cancelled). For a caller that can go away while
    * queued (the NIF: a process killed meanwhile). It runs holding the graph's execute lock: it
-   * must be quick and must not call this library. */
+   * must be quick and must not call this library. Exception: a call bounded by a deadline on a
+   * graph without execute signals runs as a submitted call (see "deadlines and priorities");
+   * its thread then asks every 10 ms while it waits, without the lock, and a yes cancels the
+   * call whether it waits or runs (a running one ends on the host, its execute finishing in the
+   * background). */
   int (*cancelled)(void *cancel_arg);
   void *cancel_arg; /* passed to cancelled; borrowed for the call */
   /* Nonzero: the call must not block, for a caller on a thread that must stay responsive (the

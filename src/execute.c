@@ -688,8 +688,10 @@ int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu
 /* Synchronous with a deadline on a graph without an abort signal: run as a submitted call in
  * copy mode and waited for, so the caller gets its timeout (the execute runs on in the
  * background). A profile rides on the call and is taken from it. A submitted call takes no
- * `cancelled`: the wait asks it every CANCEL_POLL_NS instead and cancels the call when it says
- * so (the NIF's dirty calls all carry one, their caller-gone check). */
+ * `cancelled`: the wait asks it every CANCEL_POLL_NS instead (from this thread, without the
+ * graph's lock) and cancels the call when it says so, waiting or running (the NIF's dirty
+ * calls all carry one, their caller-gone check); one that never ran is counted in
+ * executes_cancelled, as on the synchronous path. */
 #define CANCEL_POLL_NS 10000000ull /* 10 ms */
 static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
                             const htpu_io *outputs, uint32_t n_out,
@@ -709,15 +711,23 @@ static int run_as_submitted(htpu_graph *h, const htpu_io *inputs, uint32_t n_in,
   if (o.profile_level) *opts->profile = NULL;
   int rc = htpu_graph_submit(h, inputs, n_in, outputs, n_out, &o, NULL, NULL, &call);
   if (rc) return rc;
+  int asked = 0; /* the caller-gone check said so: the call was cancelled for it */
   if (opts && opts->cancelled) {
     /* HTPU_ETIMEDOUT is also an ended call's rc: ended is what htpu_call_result says */
     while (htpu_call_wait(call, CANCEL_POLL_NS) == HTPU_ETIMEDOUT &&
            htpu_call_result(call, NULL, NULL, 0) == HTPU_EBUSY)
-      if (opts->cancelled(opts->cancel_arg)) htpu_call_cancel(call);
+      if (!asked && opts->cancelled(opts->cancel_arg)) {
+        asked = 1;
+        htpu_call_cancel(call);
+      }
   }
   htpu_call_wait(call, UINT64_MAX);
   char msg[HTPU_ERROR_MAX];
-  rc = htpu_call_result(call, stats, msg, sizeof msg);
+  htpu_exec_stats st = {0};
+  rc = htpu_call_result(call, &st, msg, sizeof msg);
+  if (stats) *stats = st;
+  /* counted as the synchronous path counts a caller-gone skip: a call that never ran */
+  if (rc == HTPU_ECANCELLED && asked && !st.executes) STAT_ADD(executes_cancelled, 1);
   if (rc) {
     htpu_call_release(&call);
     return htpu_set_error(rc, 0, "%s", msg);

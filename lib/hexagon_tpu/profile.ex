@@ -330,6 +330,15 @@ defmodule HexagonTpu.Profile do
       when is_binary(path) and (is_binary(title) or is_nil(title)),
       do: Error.wrap(NIF.profile_write(ref, :page, path, title || "#{graph} (#{level})"))
 
+  def write_page(%__MODULE__{}, path, title) when is_binary(path) do
+    {:error,
+     Error.new(
+       :invalid_argument,
+       "HexagonTpu.Profile.write_page/3: expected the title to be a string or nil, got " <>
+         inspect(title, limit: 3)
+     )}
+  end
+
   def write_page(profile, path, _title), do: bad_write("write_page/3", profile, path)
 
   defp bad_write(fun, profile, path) do

@@ -261,7 +261,14 @@ TEST(deadline_without_signals_model_default_is_host_side) {
   CHECK((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) < 900ll * (long long)MS);
   CHECK_STR_CONTAINS(htpu_last_error(), "host-side: this backend has no execute signals");
   co.cancelled = cancelled_at_once;
+  htpu_stats s0, s1;
+  htpu_stats_get(&s0);
   CHECK_EQ(fx_add(g2, 1, &co, NULL, y), HTPU_ECANCELLED);
+  htpu_stats_get(&s1);
+  /* it waited behind the first call's background execute and never ran: counted as the
+   * synchronous path counts a caller-gone skip */
+  CHECK_EQ(s1.executes_cancelled - s0.executes_cancelled, 1);
+  CHECK_EQ(s1.executes - s0.executes, 0);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   htpu_graph_close(&g2);
   htpu_context_close(&ctx2);

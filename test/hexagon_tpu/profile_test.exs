@@ -106,6 +106,11 @@ defmodule HexagonTpu.ProfileTest do
 
     assert {:error, %Error{reason: :invalid_argument}} = Profile.write_page(p, page, "a" <> <<0>>)
 
+    assert {:error, %Error{reason: :invalid_argument, message: tm}} =
+             Profile.write_page(p, page, ~c"a charlist")
+
+    assert tm =~ "expected the title to be a string or nil"
+
     File.rm(trace)
     File.rm(page)
   end
