@@ -7,7 +7,7 @@ defmodule HexagonTpu.BatchAsyncTest do
   use ExUnit.Case, async: false
 
   import HexagonTpu.TestModels
-  alias HexagonTpu.{Error, NIF, Runtime}
+  alias HexagonTpu.{Error, Runtime}
 
   # y = a * b + a: the two inputs are not interchangeable. Batch 1, so a batch of N rows is N
   # chunks; "batch_multiple=no" makes the graph refuse multiples (one call per chunk).
@@ -22,19 +22,8 @@ defmodule HexagonTpu.BatchAsyncTest do
   """
 
   setup do
-    on_exit(fn ->
-      lib = backend_lib()
-      NIF.ref_control(lib, {:set_latency, "graphExecute", 0})
-      NIF.ref_control(lib, :reset_capabilities)
-    end)
+    on_exit(&reset_ref_controls/0)
   end
-
-  defp backend_lib do
-    {:ok, rt} = Runtime.shared(backend: :reference)
-    Runtime.info(rt).backend_lib
-  end
-
-  defp stall(usec), do: :ok = NIF.ref_control(backend_lib(), {:set_latency, "graphExecute", usec})
 
   defp model(graph_opts, load_opts \\ []) do
     bin = build!(String.replace(@model, "GRAPHOPTS", graph_opts))

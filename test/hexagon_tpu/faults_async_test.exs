@@ -14,19 +14,8 @@ defmodule HexagonTpu.FaultsAsyncTest do
   end
 
   setup do
-    on_exit(fn ->
-      lib = backend_lib()
-      NIF.ref_control(lib, {:set_latency, "graphExecute", 0})
-      NIF.ref_control(lib, :reset_capabilities)
-    end)
+    on_exit(&reset_ref_controls/0)
   end
-
-  defp backend_lib do
-    {:ok, rt} = Runtime.shared(backend: :reference)
-    Runtime.info(rt).backend_lib
-  end
-
-  defp stall(usec), do: :ok = NIF.ref_control(backend_lib(), {:set_latency, "graphExecute", usec})
 
   defp model(bin, opts \\ []),
     do:
@@ -188,7 +177,7 @@ defmodule HexagonTpu.FaultsAsyncTest do
 
   test "without execute signals the caller still gets its timeout; the result is discarded",
        %{bin: bin} do
-    :ok = NIF.ref_control(backend_lib(), {:set_capability, 308, 1000})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_capability, 308, 1000})
     rt = Runtime.open!(backend: :reference)
     assert Runtime.info(rt).execute_signals == false
     m = HexagonTpu.load_model!({:binary, bin}, runtime: rt)
@@ -208,7 +197,7 @@ defmodule HexagonTpu.FaultsAsyncTest do
        %{bin: bin} do
     # before, a dirty IO call (its caller-gone check made the core keep it synchronous) and
     # HexagonTpu.profile/3 ran a stalled execute to its end despite the model's timeout
-    :ok = NIF.ref_control(backend_lib(), {:set_capability, 308, 1000})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_capability, 308, 1000})
     rt = Runtime.open!(backend: :reference)
     m = HexagonTpu.load_model!({:binary, bin}, runtime: rt, timeout: 200)
     base = calls_live()

@@ -17,17 +17,12 @@ defmodule HexagonTpu.LoadOptionsTest do
 
   setup do
     on_exit(fn ->
-      NIF.ref_control(lib(), {:set_latency, "contextCreateFromBinary", 0})
-      NIF.ref_control(lib(), {:set_latency, "graphExecute", 0})
+      NIF.ref_control(ref_backend_lib(), {:set_latency, "contextCreateFromBinary", 0})
+      NIF.ref_control(ref_backend_lib(), {:set_latency, "graphExecute", 0})
     end)
   end
 
-  defp lib do
-    {:ok, rt} = Runtime.shared(backend: :reference)
-    Runtime.info(rt).backend_lib
-  end
-
-  defp state, do: NIF.ref_control(lib(), {:graph_state, "load_opts_g"})
+  defp state, do: NIF.ref_control(ref_backend_lib(), {:graph_state, "load_opts_g"})
 
   # QNN_PRIORITY_* (QnnTypes.h)
   @qnn %{low: 0, normal: 100, normal_high: 150, high: 200}
@@ -58,7 +53,7 @@ defmodule HexagonTpu.LoadOptionsTest do
   test "a load stalled past its :timeout returns :timeout; without one it completes", %{bin: bin} do
     rt = Runtime.open!(backend: :reference)
     assert Runtime.info(rt).load_signals
-    :ok = NIF.ref_control(lib(), {:set_latency, "contextCreateFromBinary", 1_500_000})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_latency, "contextCreateFromBinary", 1_500_000})
     t0 = System.monotonic_time(:millisecond)
 
     assert {:error, %Error{reason: :timeout} = e} =
@@ -67,7 +62,7 @@ defmodule HexagonTpu.LoadOptionsTest do
     # the old code waited for the whole 1.5 s stall
     assert System.monotonic_time(:millisecond) - t0 < 1_200
     assert e.message =~ "200 ms"
-    :ok = NIF.ref_control(lib(), {:set_latency, "contextCreateFromBinary", 0})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_latency, "contextCreateFromBinary", 0})
     m = HexagonTpu.load_model!({:binary, bin}, runtime: rt, timeout: 200)
     assert {:ok, _} = HexagonTpu.predict(m, [<<0::128>>, <<0::128>>])
     HexagonTpu.close(m)
@@ -76,13 +71,13 @@ defmodule HexagonTpu.LoadOptionsTest do
   test "the load's :timeout is the default deadline of the context's executes", %{bin: bin} do
     rt = Runtime.open!(backend: :reference)
     m = HexagonTpu.load_model!({:binary, bin}, runtime: rt, timeout: 200)
-    :ok = NIF.ref_control(lib(), {:set_latency, "graphExecute", 1_500_000})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_latency, "graphExecute", 1_500_000})
     # straight to the core: a dirty IO call with no deadline of its own
     assert {:error, {:timeout, msg, _, _}} =
              NIF.graph_execute(m.ref, [{<<0::128>>, :f32}, {<<0::128>>, :f32}], [:f32], nil)
 
     assert msg =~ "200 ms"
-    :ok = NIF.ref_control(lib(), {:set_latency, "graphExecute", 0})
+    :ok = NIF.ref_control(ref_backend_lib(), {:set_latency, "graphExecute", 0})
     HexagonTpu.close(m)
   end
 end

@@ -31,24 +31,12 @@ defmodule HexagonTpu.ProfileCallPathTest do
   end
 
   setup do
-    on_exit(fn ->
-      lib = backend_lib()
-      NIF.ref_control(lib, {:set_latency, "graphExecute", 0})
-      NIF.ref_control(lib, :reset_capabilities)
-    end)
+    on_exit(&reset_ref_controls/0)
 
     {live_profiles, _, _} = base = counts()
     assert live_profiles == 0
     %{base: base}
   end
-
-  defp backend_lib do
-    {:ok, rt} = Runtime.shared(backend: :reference)
-    Runtime.info(rt).backend_lib
-  end
-
-  defp stall(usec), do: :ok = NIF.ref_control(backend_lib(), {:set_latency, "graphExecute", usec})
-  defp cap(key, answer), do: :ok = NIF.ref_control(backend_lib(), {:set_capability, key, answer})
 
   defp input, do: for(i <- 0..1023, into: <<>>, do: <<rem(i, 9) / 2 - 2::float-32-native>>)
 
@@ -77,6 +65,18 @@ defmodule HexagonTpu.ProfileCallPathTest do
   defp counts do
     s = HexagonTpu.stats()
     {s.live_profiles, s.live_calls, s.nif_live_calls}
+  end
+
+  # A batch of two rows on a stalled graph ends at its 50 ms :timeout, not the 300 ms stall.
+  defp assert_batch_times_out(m, x) do
+    stall(300_000)
+    t0 = System.monotonic_time()
+
+    assert {:error, %Error{reason: :timeout}} =
+             HexagonTpu.predict_batch(m, [x <> x], output: :binary, timeout: 50)
+
+    assert ms_since(t0) < 250
+    stall(0)
   end
 
   test "a sampled call keeps the call's :timeout", %{path: path, base: base} do
@@ -126,14 +126,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
     # call 1 carries the profile (a batch's first chunk); the next 999 do not
     assert {:ok, [_]} = HexagonTpu.predict_batch(m, [x <> x], output: :binary)
     assert profiled() == before + 1
-    stall(300_000)
-    t0 = System.monotonic_time()
-
-    assert {:error, %Error{reason: :timeout}} =
-             HexagonTpu.predict_batch(m, [x <> x], output: :binary, timeout: 50)
-
-    assert ms_since(t0) < 250
-    stall(0)
+    assert_batch_times_out(m, x)
     HexagonTpu.close(m)
     no_leaks(base)
   end
@@ -141,14 +134,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
   test "a sampled batch keeps its :timeout", %{path: path, base: base} do
     {:ok, m} = HexagonTpu.load_model(path, backend: :reference, profile_every: 1)
     x = input()
-    stall(300_000)
-    t0 = System.monotonic_time()
-
-    assert {:error, %Error{reason: :timeout}} =
-             HexagonTpu.predict_batch(m, [x <> x], output: :binary, timeout: 50)
-
-    assert ms_since(t0) < 250
-    stall(0)
+    assert_batch_times_out(m, x)
     HexagonTpu.close(m)
     no_leaks(base)
   end
@@ -181,7 +167,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
     path: path,
     base: base
   } do
-    cap(1401, 1000)
+    ref_capability(1401, 1000)
 
     assert {:error, %Error{reason: :unsupported, message: msg}} =
              HexagonTpu.load_model(path, backend: :reference, profile_every: 2)
@@ -199,7 +185,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
 
   test "a level the backend does not announce is refused at load (optrace without 1405)",
        %{path: path, base: base} do
-    cap(1405, 1000)
+    ref_capability(1405, 1000)
 
     assert {:error, %Error{reason: :unsupported, message: msg}} =
              HexagonTpu.load_model(path,
@@ -213,7 +199,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
     {:ok, m} = HexagonTpu.load_model(path, backend: :reference, profile_every: 2)
     for _ <- 1..4, do: assert({:ok, _} = HexagonTpu.predict(m, [input()], output: :binary))
     HexagonTpu.close(m)
-    NIF.ref_control(backend_lib(), :reset_capabilities)
+    NIF.ref_control(ref_backend_lib(), :reset_capabilities)
 
     {:ok, m} =
       HexagonTpu.load_model(path, backend: :reference, profile_every: 2, profile_level: :optrace)

@@ -12,15 +12,8 @@ defmodule HexagonTpu.ServingPriorityTest do
   alias HexagonTpu.{NIF, Runtime}
 
   setup do
-    on_exit(fn -> NIF.ref_control(backend_lib(), {:set_latency, "graphExecute", 0}) end)
+    on_exit(fn -> stall(0) end)
   end
-
-  defp backend_lib do
-    {:ok, rt} = Runtime.shared(backend: :reference)
-    Runtime.info(rt).backend_lib
-  end
-
-  defp stall(usec), do: :ok = NIF.ref_control(backend_lib(), {:set_latency, "graphExecute", usec})
 
   defp row(x), do: Nx.tensor([[x, x + 1, x + 2, x + 3]], type: {:f, 32})
 
@@ -33,7 +26,7 @@ defmodule HexagonTpu.ServingPriorityTest do
       start_supervised!({Nx.Serving, serving: serving, name: name}, id: name)
 
       assert {:ok, %{context_priority: ^qnn}} =
-               NIF.ref_control(backend_lib(), {:graph_state, "serving_prio_g"})
+               NIF.ref_control(ref_backend_lib(), {:graph_state, "serving_prio_g"})
 
       [y] = Nx.Serving.batched_run(name, [row(1.0), row(2.0)])
       assert Nx.to_flat_list(y) == [3.0, 5.0, 7.0, 9.0]

@@ -217,6 +217,28 @@ defmodule HexagonTpu.TestModels do
     s.reaper_queued == s.reaper_closed
   end
 
+  # The reference backend's test controls (c_src/ref_control.c, docs/reference-backend.md): they
+  # act process-wide on the library the shared reference runtime loaded, so tests using them
+  # are not async.
+  def ref_backend_lib do
+    {:ok, rt} = Runtime.shared(backend: :reference)
+    Runtime.info(rt).backend_lib
+  end
+
+  # Every graphExecute from now on sleeps `usec` first (0: none).
+  def stall(usec),
+    do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_latency, "graphExecute", usec})
+
+  # The backend answers `answer` when asked for capability `key` (reset_ref_controls/0 undoes).
+  def ref_capability(key, answer),
+    do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_capability, key, answer})
+
+  # No stall, every capability as the backend announces it: for a test's on_exit.
+  def reset_ref_controls do
+    stall(0)
+    :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), :reset_capabilities)
+  end
+
   def live do
     s = HexagonTpu.stats()
     Map.take(s, [:live_runtimes, :live_contexts, :live_graphs, :live_shared_buffers])
