@@ -136,3 +136,28 @@ void fx_hold_destroy(fx_hold *h) {
   pthread_cond_destroy(&h->cv);
   pthread_mutex_destroy(&h->m);
 }
+
+static void *holder_main(void *arg) {
+  fx_holder *h = arg;
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.cancelled = fx_hold_cancelled;
+  o.cancel_arg = &h->h;
+  float y[4];
+  h->rc = fx_add(h->g, 1, &o, NULL, y);
+  return NULL;
+}
+
+void fx_holder_start(fx_holder *h, htpu_graph *g) {
+  h->g = g;
+  h->rc = -1;
+  fx_hold_init(&h->h);
+  pthread_create(&h->t, NULL, holder_main, h);
+  fx_hold_wait(&h->h);
+}
+
+void fx_holder_end(fx_holder *h) {
+  fx_hold_release(&h->h);
+  pthread_join(h->t, NULL);
+  fx_hold_destroy(&h->h);
+}

@@ -64,4 +64,15 @@ void fx_hold_wait(fx_hold *h);
 void fx_hold_release(fx_hold *h);
 void fx_hold_destroy(fx_hold *h);
 
+/* A thread holding an add_f32 graph through an ordinary call (fx_add with an fx_hold), from
+ * fx_holder_start's return until fx_holder_end releases it and joins; rc is the held call's. */
+typedef struct fx_holder {
+  pthread_t t;
+  htpu_graph *g;
+  fx_hold h;
+  int rc;
+} fx_holder;
+void fx_holder_start(fx_holder *h, htpu_graph *g);
+void fx_holder_end(fx_holder *h);
+
 #endif

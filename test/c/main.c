@@ -59,6 +59,16 @@ const char *test_tmp_path(const char *name) {
   return buf;
 }
 
+char *test_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
+
 int test_write_file(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
   if (!f) return -1;

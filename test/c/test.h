@@ -65,6 +65,9 @@ const char *test_build_path(const char *name);
 const char *test_tmp_path(const char *name);
 /* Writes len bytes to path; returns 0 on success. */
 int test_write_file(const char *path, const void *data, size_t len);
+/* The file's bytes (at most 1 MiB), NUL-terminated, in a static buffer the next call
+ * overwrites; NULL when it cannot be opened. */
+char *test_read_file(const char *path);
 /* Nonzero when running under valgrind (HTPU_TEST_VALGRIND): long loops may scale down. */
 int test_under_valgrind(void);
 

@@ -16,37 +16,6 @@
 #include "hexagon_tpu.h"
 #include "test.h"
 
-/* A thread holding the graph through an ordinary call (fixture's fx_hold). */
-typedef struct holder {
-  pthread_t t;
-  htpu_graph *g;
-  fx_hold h;
-  int rc;
-} holder;
-
-static void *hold_main(void *arg) {
-  holder *h = arg;
-  htpu_exec_options o;
-  memset(&o, 0, sizeof o);
-  o.cancelled = fx_hold_cancelled;
-  o.cancel_arg = &h->h;
-  float y[4];
-  h->rc = fx_add(h->g, 1, &o, NULL, y);
-  return NULL;
-}
-
-static void hold_start(holder *h, htpu_graph *g) {
-  h->g = g;
-  fx_hold_init(&h->h);
-  pthread_create(&h->t, NULL, hold_main, h);
-  fx_hold_wait(&h->h);
-}
-
-static void hold_end(holder *h) {
-  fx_hold_release(&h->h);
-  pthread_join(h->t, NULL);
-  fx_hold_destroy(&h->h);
-}
 
 
 TEST(deadline_bad_inputs) {
@@ -285,8 +254,8 @@ TEST(deadline_while_waiting_never_runs) {
   submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_wait.bin", 1), HTPU_OK);
-  holder h;
-  hold_start(&h, r.g);
+  fx_holder h;
+  fx_holder_start(&h, r.g);
   uint64_t backend0 = fx_ref_executes();
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
@@ -305,7 +274,7 @@ TEST(deadline_while_waiting_never_runs) {
   CHECK_EQ(htpu_call_result(s.call, NULL, msg, sizeof msg), HTPU_ETIMEDOUT);
   CHECK_STR_CONTAINS(msg, "never ran");
   htpu_call_release(&s.call);
-  hold_end(&h);
+  fx_holder_end(&h);
   CHECK_EQ(h.rc, HTPU_OK);
   CHECK_EQ(fx_ref_executes(), backend0 + 1); /* the holder's only */
   fx_rig_close(&r);
@@ -320,13 +289,13 @@ TEST(deadline_priority_order_and_aging) {
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_prio.bin", 1), HTPU_OK);
   static sub s[20];
-  holder h;
+  fx_holder h;
   /* 8 LOW, then one HIGH: the HIGH one runs first. */
   done_log_reset();
-  hold_start(&h, r.g);
+  fx_holder_start(&h, r.g);
   for (int i = 0; i < 8; i++) CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_LOW, 0), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[8], 8, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
-  hold_end(&h);
+  fx_holder_end(&h);
   for (int i = 0; i < 9; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
   CHECK_EQ(done_n, 9);
   CHECK_EQ(done_ids[0], 8);
@@ -337,11 +306,11 @@ TEST(deadline_priority_order_and_aging) {
   }
   /* 1 LOW then 13 HIGH: HIGH 1..12, then the aged LOW (12 passes: 3 levels), then HIGH 13. */
   done_log_reset();
-  hold_start(&h, r.g);
+  fx_holder_start(&h, r.g);
   CHECK_EQ(submit(r.g, &s[0], 100, HTPU_PRIORITY_LOW, 0), HTPU_OK);
   for (int i = 1; i <= 13; i++)
     CHECK_EQ(submit(r.g, &s[i], i, HTPU_PRIORITY_HIGH, 0), HTPU_OK);
-  hold_end(&h);
+  fx_holder_end(&h);
   for (int i = 0; i <= 13; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
   CHECK_EQ(done_n, 14);
   for (int i = 0; i < 12; i++) CHECK_EQ(done_ids[i], i + 1);
@@ -360,8 +329,8 @@ TEST(deadline_queue_full) {
   ro.queue_limit = 2;
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, &ro, "deadline_full.bin", 1), HTPU_OK);
-  holder h;
-  hold_start(&h, r.g);
+  fx_holder h;
+  fx_holder_start(&h, r.g);
   sub s[3];
   CHECK_EQ(submit(r.g, &s[0], 0, 0, 0), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
@@ -370,7 +339,7 @@ TEST(deadline_queue_full) {
   CHECK(s[2].call == NULL);
   float y[4];
   CHECK_EQ(fx_add(r.g, 1, NULL, NULL, y), HTPU_EBUSY); /* synchronous calls share the list */
-  hold_end(&h);
+  fx_holder_end(&h);
   for (int i = 0; i < 2; i++) {
     CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
     htpu_call_release(&s[i].call);
@@ -617,15 +586,15 @@ TEST(deadline_next_call_executes_while_a_call_finishes) {
   submitted_baseline();
   fx_rig r;
   CHECK_EQ(fx_rig_open(&r, NULL, "deadline_overlap.bin", 1), HTPU_OK);
-  holder h;
-  hold_start(&h, r.g); /* both calls queue behind it */
+  fx_holder h;
+  fx_holder_start(&h, r.g); /* both calls queue behind it */
   sub s[2];
   done_log_reset();
   atomic_store(&overlap_seen, 0);
   overlap_target = fx_ref_executes() + 3; /* the holder's, then both calls' */
   CHECK_EQ(submit_with(r.g, &s[0], 0, 0, 0, on_done_waiting_for_next), HTPU_OK);
   CHECK_EQ(submit(r.g, &s[1], 1, 0, 0), HTPU_OK);
-  hold_end(&h);
+  fx_holder_end(&h);
   CHECK_EQ(h.rc, HTPU_OK);
   for (int i = 0; i < 2; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), HTPU_OK);
   CHECK_EQ(atomic_load(&overlap_seen), 1);

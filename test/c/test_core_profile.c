@@ -309,16 +309,6 @@ TEST(profile_load_init_events) {
   htpu_runtime_close(&rt);
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  static char buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  return buf;
-}
-
 static unsigned count(const char *hay, const char *needle) {
   unsigned n = 0;
   for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
@@ -332,7 +322,7 @@ TEST(profile_writers_trace_html_qnn_log) {
   CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
   const char *trace = test_tmp_path("trace.json");
   CHECK_EQ(htpu_profile_write_trace(p, trace), 0);
-  char *t = slurp(trace);
+  char *t = test_read_file(trace);
   CHECK(t && strncmp(t, "{\"displayTimeUnit\"", 18) == 0);
   CHECK_EQ(count(t, "\"cat\":\"op\""), 100);
   /* u8 in and out, nothing converted: the profiler's setup, graphExecute, its read */
@@ -343,7 +333,7 @@ TEST(profile_writers_trace_html_qnn_log) {
   CHECK_STR_CONTAINS(t, "NPU (accelerator)");
   const char *html = test_tmp_path("page.html");
   CHECK_EQ(htpu_profile_write_html(p, "chain <100>", html), 0);
-  char *h = slurp(html);
+  char *h = test_read_file(html);
   CHECK(h);
   CHECK_EQ(count(h, "<rect class=\"bar\""), 100);
   CHECK_EQ(count(h, "<rect class=\"op\""), 100);
@@ -351,7 +341,7 @@ TEST(profile_writers_trace_html_qnn_log) {
   CHECK(!strstr(h, "http://") && !strstr(h, "https://")); /* nothing from the network */
   const char *log = test_tmp_path("qnn.log");
   CHECK_EQ(htpu_profile_write_qnn_log(c.rt, p, log), 0);
-  char *l = slurp(log);
+  char *l = test_read_file(log);
   CHECK(l);
   CHECK_STR_CONTAINS(l, "htpu-reference-profile-log 1 app=hexagon_tpu");
   CHECK_STR_CONTAINS(l, "graph=chain100");

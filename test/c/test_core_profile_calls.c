@@ -204,40 +204,19 @@ TEST(profile_deadline_applies_to_profiled_calls) {
 }
 
 /* The priority of a profiled call is the call's: behind a held graph, the high one goes first. */
-typedef struct holder {
-  pthread_t t;
-  htpu_graph *g;
-  fx_hold h;
-} holder;
-
-static void *hold_main(void *arg) {
-  holder *h = arg;
-  htpu_exec_options o;
-  memset(&o, 0, sizeof o);
-  o.cancelled = fx_hold_cancelled;
-  o.cancel_arg = &h->h;
-  float y[4];
-  (void)fx_add(h->g, 1, &o, NULL, y);
-  return NULL;
-}
-
 TEST(profile_priority_applies_to_profiled_calls) {
   submitted_baseline();
   fx_rig r;
   CHECK_EQ(open_rig(&r, "prof_prio.bin", 0), HTPU_OK);
-  holder h = {.g = r.g};
-  fx_hold_init(&h.h);
-  pthread_create(&h.t, NULL, hold_main, &h);
-  fx_hold_wait(&h.h);
+  fx_holder h;
+  fx_holder_start(&h, r.g);
   done_log_reset();
   sub s[3];
   CHECK_EQ(submit_profiled(r.g, &s[0], 1, HTPU_PROFILE_BASIC, HTPU_PRIORITY_LOW, 0), HTPU_OK);
   CHECK_EQ(submit_profiled(r.g, &s[1], 2, HTPU_PROFILE_OFF, HTPU_PRIORITY_NORMAL, 0), HTPU_OK);
   CHECK_EQ(submit_profiled(r.g, &s[2], 3, HTPU_PROFILE_DETAILED, HTPU_PRIORITY_HIGH, 0),
            HTPU_OK);
-  fx_hold_release(&h.h);
-  pthread_join(h.t, NULL);
-  fx_hold_destroy(&h.h);
+  fx_holder_end(&h);
   for (int i = 0; i < 3; i++) CHECK_EQ(htpu_call_wait(s[i].call, UINT64_MAX), 0);
   pthread_mutex_lock(&done_log_m);
   int n = done_n, first = done_ids[0], second = done_ids[1], third = done_ids[2];

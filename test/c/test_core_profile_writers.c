@@ -66,16 +66,6 @@ static const char *in_dir(const rig *r, const char *name) {
   return buf;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  static char buf[1 << 18];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  return buf;
-}
-
 /* How many entries of `dir` start with `prefix` ("." = temporary files). */
 static int entries_in(const char *dir, const char *prefix) {
   DIR *d = opendir(dir);
@@ -107,13 +97,13 @@ TEST(profile_writers_symlink_keeps_pointing_at_its_target) {
   CHECK(S_ISLNK(lmode(link)));
   CHECK(S_ISREG(lmode(target)));
   CHECK_EQ(lmode(target) & 07777, 0640); /* the replaced file's bits */
-  CHECK_STR_CONTAINS(slurp(target), "\"name\":\"relu_mid\"");
+  CHECK_STR_CONTAINS(test_read_file(target), "\"name\":\"relu_mid\"");
   CHECK_EQ(htpu_profile_write_html(r.p, NULL, link), 0);
   CHECK(S_ISLNK(lmode(link)));
-  CHECK_STR_CONTAINS(slurp(target), "<!DOCTYPE html>");
+  CHECK_STR_CONTAINS(test_read_file(target), "<!DOCTYPE html>");
   CHECK_EQ(htpu_profile_write_qnn_log(r.rt, r.p, link), 0);
   CHECK(S_ISLNK(lmode(link)));
-  CHECK_STR_CONTAINS(slurp(target), "htpu-reference-profile-log 1");
+  CHECK_STR_CONTAINS(test_read_file(target), "htpu-reference-profile-log 1");
   /* a dangling link: its target is created */
   const char *dangling = in_dir(&r, "dangling.json");
   CHECK_EQ(symlink("made.json", dangling), 0);
@@ -243,7 +233,7 @@ TEST(profile_writers_concurrent_writes_to_one_path) {
   }
   for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
   for (int i = 0; i < N; i++) CHECK_MSG(w[i].rc == 0, "writer %d: %d", i, w[i].rc);
-  CHECK_STR_CONTAINS(slurp(path), "\"otherData\"");
+  CHECK_STR_CONTAINS(test_read_file(path), "\"otherData\"");
   CHECK_EQ(entries(&r, ""), 1);
   rig_close(&r);
 }
@@ -264,15 +254,15 @@ TEST(profile_writers_long_file_names) {
     const char *path = in_dir(&r, name);
     CHECK_MSG(htpu_profile_write_trace(r.p, path) == 0, "%ld chars: %s", lens[i],
               htpu_last_error());
-    CHECK_STR_CONTAINS(slurp(path), "\"traceEvents\"");
+    CHECK_STR_CONTAINS(test_read_file(path), "\"traceEvents\"");
     CHECK_MSG(htpu_profile_write_trace(r.p, path) == 0, "%ld chars, replacing: %s", lens[i],
               htpu_last_error());
     CHECK_MSG(htpu_profile_write_html(r.p, NULL, path) == 0, "%ld chars: %s", lens[i],
               htpu_last_error());
-    CHECK_STR_CONTAINS(slurp(path), "<!DOCTYPE html>");
+    CHECK_STR_CONTAINS(test_read_file(path), "<!DOCTYPE html>");
     CHECK_MSG(htpu_profile_write_qnn_log(r.rt, r.p, path) == 0, "%ld chars: %s", lens[i],
               htpu_last_error());
-    CHECK_STR_CONTAINS(slurp(path), "htpu-reference-profile-log 1");
+    CHECK_STR_CONTAINS(test_read_file(path), "htpu-reference-profile-log 1");
   }
   CHECK_EQ(entries(&r, "."), 0);
   CHECK_EQ(entries(&r, ""), 2);
@@ -308,25 +298,25 @@ static void as_user_in_place(rig *r, ino_t ino, char *msg, size_t cap) {
   struct stat st;
   /* the trace, the page and the QNN log: in place, the same file, its old content gone */
   KID(htpu_profile_write_trace(r->p, "rodir/f.json") == 0);
-  const char *got = slurp("rodir/f.json");
+  const char *got = test_read_file("rodir/f.json");
   KID(got && strstr(got, "\"traceEvents\"") && !strstr(got, "xxxxxxxx"));
   KID(stat("rodir/f.json", &st) == 0 && st.st_ino == ino && (st.st_mode & 07777) == 0666);
   KID(htpu_profile_write_html(r->p, NULL, "rodir/f.json") == 0);
-  got = slurp("rodir/f.json");
+  got = test_read_file("rodir/f.json");
   KID(got && strstr(got, "<!DOCTYPE html>") && !strstr(got, "traceEvents"));
   KID(htpu_profile_write_qnn_log(r->rt, r->p, "rodir/f.json") == 0);
-  got = slurp("rodir/f.json");
+  got = test_read_file("rodir/f.json");
   KID(got && strstr(got, "htpu-reference-profile-log 1") && !strstr(got, "<!DOCTYPE"));
   /* through a symlink (in a directory this user cannot write either) */
   KID(htpu_profile_write_trace(r->p, "flink.json") == 0);
   KID(S_ISLNK(lmode("flink.json")));
-  got = slurp("rodir/f.json");
+  got = test_read_file("rodir/f.json");
   KID(got && strstr(got, "\"traceEvents\""));
   KID(stat("rodir/f.json", &st) == 0 && st.st_ino == ino);
   /* neither way: a read-only file, a new name; the error names the path and the reason */
   KID(htpu_profile_write_trace(r->p, "rodir/ro.json") == HTPU_EIO);
   KID(strstr(htpu_last_error(), "cannot write 'rodir/ro.json': Permission denied"));
-  KID(strcmp(slurp("rodir/ro.json"), "old") == 0);
+  KID(strcmp(test_read_file("rodir/ro.json"), "old") == 0);
   KID(htpu_profile_write_qnn_log(r->rt, r->p, "rodir/ro.json") == HTPU_EIO);
   KID(strstr(htpu_last_error(), "cannot write 'rodir/ro.json': Permission denied"));
   KID(htpu_profile_write_html(r->p, NULL, "rodir/new.json") == HTPU_EIO);

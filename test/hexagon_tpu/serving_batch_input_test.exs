@@ -10,27 +10,14 @@ defmodule HexagonTpu.ServingBatchInputTest do
   import HexagonTpu.TestModels
   alias HexagonTpu.Error
 
-  # one input (scale_u8: x u8 [1,4]); two of different quantizations (ab); three, the third
-  # of another shape and type (abc: y = (a + b) * c); and ba: ab's inputs in the other graph
-  # order, so that a map's sorted keys (a, b) are not the graph's order (b, a).
+  # one input (one: x u8 [1,4]); two of different quantizations (ab, TestModels.ab_abc/0);
+  # three, the third of another shape and type (abc: y = (a + b) * c); and ba: ab's inputs in
+  # the other graph order, so that a map's sorted keys (a, b) are not the graph's order (b, a).
   @graphs """
   graph one
     input x u8 [1,4] scale=0.1 zero_point=128
     output y f32 [1,4]
     op Relu x -> y
-  graph ab
-    input a u8 [1,4] scale=0.1 zero_point=128
-    input b u8 [1,4] scale=0.5 zero_point=0
-    output y f32 [1,4]
-    op ElementWiseAdd a b -> y
-  graph abc
-    input a u8 [1,4] scale=0.1 zero_point=128
-    input b u8 [1,4] scale=0.5 zero_point=0
-    input c f32 [1,1]
-    native s f32 [1,4]
-    output y f32 [1,4]
-    op ElementWiseAdd a b -> s
-    op ElementWiseMultiply s c -> y
   graph ba
     input b u8 [1,4] scale=0.5 zero_point=0
     input a u8 [1,4] scale=0.1 zero_point=128
@@ -39,7 +26,7 @@ defmodule HexagonTpu.ServingBatchInputTest do
   """
 
   setup_all do
-    bin = build!(@graphs)
+    bin = build!(ab_abc() <> @graphs)
     load = &HexagonTpu.load_model!({:binary, bin}, backend: :reference, graph: &1)
     %{one: load.("one"), ab: load.("ab"), abc: load.("abc"), ba: load.("ba")}
   end

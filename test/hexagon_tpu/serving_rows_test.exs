@@ -12,26 +12,9 @@ defmodule HexagonTpu.ServingRowsTest do
   import HexagonTpu.TestModels
   alias HexagonTpu.{Error, Runtime}
 
-  # ab: y = a + b with a and b quantized differently; abc: y = (a + b) * c with c of another
-  # shape ([1,1], broadcast) and type (f32); ab_u8: the same sum into a u8 output.
-  @graphs """
-  graph ab
-    input a u8 [1,4] scale=0.1 zero_point=128
-    input b u8 [1,4] scale=0.5 zero_point=0
-    output y f32 [1,4]
-    op ElementWiseAdd a b -> y
-  graph abc
-    input a u8 [1,4] scale=0.1 zero_point=128
-    input b u8 [1,4] scale=0.5 zero_point=0
-    input c f32 [1,1]
-    native s f32 [1,4]
-    output y f32 [1,4]
-    op ElementWiseAdd a b -> s
-    op ElementWiseMultiply s c -> y
-  """
-
+  # ab and abc (TestModels.ab_abc/0): inputs of other quantizations, shapes and types.
   setup_all do
-    %{bin: build!(@graphs)}
+    %{bin: build!(ab_abc())}
   end
 
   defp load!(bin, graph, opts \\ []),

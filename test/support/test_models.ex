@@ -62,6 +62,25 @@ defmodule HexagonTpu.TestModels do
     op Relu x -> y
   """
 
+  # Inputs that cannot be swapped unnoticed: ab is y = a + b with a and b quantized
+  # differently; abc is y = (a + b) * c with c of another shape ([1,1], broadcast) and type
+  # (f32). For the answer paths that carry several inputs per row (batches, the serving).
+  @ab_abc """
+  graph ab
+    input a u8 [1,4] scale=0.1 zero_point=128
+    input b u8 [1,4] scale=0.5 zero_point=0
+    output y f32 [1,4]
+    op ElementWiseAdd a b -> y
+  graph abc
+    input a u8 [1,4] scale=0.1 zero_point=128
+    input b u8 [1,4] scale=0.5 zero_point=0
+    input c f32 [1,1]
+    native s f32 [1,4]
+    output y f32 [1,4]
+    op ElementWiseAdd a b -> s
+    op ElementWiseMultiply s c -> y
+  """
+
   @doc "Graphs of batch 4 and 2 for predict_batch/3, and one whose tensors do not share a batch."
   def batch_models do
     """
@@ -83,6 +102,7 @@ defmodule HexagonTpu.TestModels do
   end
 
   def add_f32, do: @add_f32
+  def ab_abc, do: @ab_abc
   def two_graphs, do: @two_graphs
   def mixed, do: @mixed
 
