@@ -793,58 +793,45 @@ defmodule HexagonTpu.Graph do
   # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
   # tensor, which the error's :tensor then carries.
   defp nif_execute(g, nif_inputs, out_types, o, scheduler) do
-    # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile).
+    # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile):
+    # the same call, with its profile in its options.
     case HexagonTpu.Profile.next(g) do
       nil ->
         nif_call(g, nif_inputs, out_types, o, scheduler)
 
       prof ->
         g
-        |> sampled_call(nif_inputs, out_types, o, scheduler, prof)
+        |> nif_call(nif_inputs, out_types, Map.put(o, :profile, prof), scheduler)
         |> HexagonTpu.Profile.take(g, 1)
     end
     |> Error.wrap()
     |> Error.put_tensor(tensor_names(g))
   end
 
-  # A sampled call goes the way the same call unsampled goes, with its options (:timeout,
-  # :priority, :perf_profile): the normal-scheduler short path where the graph's calls are
-  # short (reading a profile's ops back and making them terms takes tens of microseconds; the
-  # event tree is made only when asked for, HexagonTpu.Profile.events/1), else submitted (where
-  # a short call the core declines goes too), or, asked for with scheduler: :dirty_io, on a
-  # dirty IO scheduler. Taking another path than its neighbours would cost more than the
-  # profile: on a graph near the short-call limit, one call in N leaving the short path moved
-  # many of the next calls off it too.
-  defp sampled_call(g, inputs, out_types, o, :dirty_io, prof)
-       when o.timeout == nil and o.priority == nil do
-    opts = %{perf_profile: o.perf_profile}
-    NIF.graph_execute_profiled(g.ref, inputs, out_types, opts, prof.profile_level, 0, 1)
-  end
-
-  defp sampled_call(g, inputs, out_types, o, mode, prof)
-       when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
-    submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
-    spec = {prof.profile_level, prof.profile_max_events}
-
-    case NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode, spec) do
-      :declined -> submit_and_wait(g, inputs, out_types, Map.put(o, :profile, prof))
-      answer -> answer
-    end
-  end
-
-  defp sampled_call(g, inputs, out_types, o, _mode, prof),
-    do: submit_and_wait(g, inputs, out_types, Map.put(o, :profile, prof))
-
   # The short path first (the caller's normal scheduler, bounded by the core's no-wait bound)
   # where it may apply; else, or when the core declines it, the call is submitted to the
   # graph's worker and its answer awaited as a message: no scheduler, normal or dirty, waits
   # while the NPU computes. A per-call profile vote may cross to the DSP: never on the short
-  # path.
+  # path. A sampled call (o.profile) goes the same way as its neighbours, the short path
+  # included (reading a profile's ops back and making them terms takes tens of microseconds;
+  # the event tree is made only when asked for, HexagonTpu.Profile.events/1): on a graph near
+  # the short-call limit, one call in N leaving the short path moved many of the next calls
+  # off it too, which cost more than the profiles.
   defp nif_call(g, inputs, out_types, o, mode)
        when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
     submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
 
-    case NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode) do
+    answer =
+      case Map.get(o, :profile) do
+        nil ->
+          NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode)
+
+        p ->
+          spec = {p.profile_level, p.profile_max_events}
+          NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode, spec)
+      end
+
+    case answer do
       :declined -> submit_and_wait(g, inputs, out_types, o)
       answer -> answer
     end
@@ -852,8 +839,16 @@ defmodule HexagonTpu.Graph do
 
   # :dirty_io, asked for explicitly: the call waits on a dirty IO scheduler as before 0.x
   # (kept for callers that rely on it; :auto and :async never use it).
-  defp nif_call(g, inputs, out_types, o, :dirty_io) when o.timeout == nil and o.priority == nil,
-    do: NIF.graph_execute(g.ref, inputs, out_types, o.perf_profile)
+  defp nif_call(g, inputs, out_types, o, :dirty_io) when o.timeout == nil and o.priority == nil do
+    case Map.get(o, :profile) do
+      nil ->
+        NIF.graph_execute(g.ref, inputs, out_types, o.perf_profile)
+
+      p ->
+        opts = %{perf_profile: o.perf_profile}
+        NIF.graph_execute_profiled(g.ref, inputs, out_types, opts, p.profile_level, 0, 1)
+    end
+  end
 
   defp nif_call(g, inputs, out_types, o, _mode), do: submit_and_wait(g, inputs, out_types, o)
 
