@@ -36,7 +36,8 @@ ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
 # Include paths per layer (a source's first directory), so a layer cannot reach a header it
 # must not use. The core and the reference backend share src/ (the QNN ABI declarations, the
 # quantization kernels); the htpu command, the examples and the NIF are clients of include/
-# only (the command also of common/: the libc-only never-blocking file reads); the tests,
+# only (the command also of common/: the libc-only never-blocking file reads and a root's
+# paths); the tests,
 # benchmarks and fuzzers look inside.
 INC_src := -Iinclude -Isrc -Icommon
 INC_common := -Icommon
@@ -59,7 +60,7 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c common/*.c))
+CORE_SRC := $(sort $(wildcard src/*.c src/*/*.c common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
@@ -140,7 +141,15 @@ $(TEST_RUNNER): $(TEST_LINK)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_LINK) $(LIBS)
 
-# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR.
+# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR. They create QNN
+# sessions under a cross-process NPU lock of their own (HTPU_NPU_LOCK, docs/board.md), so a run
+# never waits for another checkout's tests creating sessions at the same moment.
+TEST_NPU_LOCK := $(CURDIR)/build/npu-test.lock
+TEST_GOALS := test valgrind test-tsan test-elixir-optional test-elixir-loop soak soak-short
+$(TEST_GOALS): export HTPU_NPU_LOCK := $(TEST_NPU_LOCK)
+ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
+$(shell mkdir -p $(CURDIR)/build)
+endif
 ifeq ($(wildcard tools/htpu),)
 test demo valgrind:
 	$(PACKAGE_ONLY)

@@ -155,6 +155,9 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   if (!rc && lo && lo->profile_level && !lo->profile)
     rc = htpu_set_error(HTPU_EINVAL, 0, "loading %s: profile_level is set but profile (where "
                         "to store the events) is NULL", origin);
+  /* Another process's creation first (the NPU lock, src/board/), then this process's gate. */
+  npu_lock_hold hold = {-1};
+  if (!rc) rc = npu_lock_enter(&rt->npu_lock, lo ? lo->timeout_ns : 0, origin, &hold);
   gate_enter_exclusive(&htpu_exec_gate);
   if (!rc) rc = compat_check(rt, info, c->binary, len);
   if (!rc) {
@@ -191,6 +194,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
   gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
   if (lp) {
     lp->start_ns = lp->execute_start_ns = t_load;
     lp->execute_ns = lp->total_ns = htpu_now_ns() - t_load;
@@ -392,9 +396,14 @@ static int recover_locked(context_obj *c, uint64_t seen_generation) {
 int context_recover(context_obj *c, uint64_t seen_generation) {
   /* Held through the backoff too: in between, the context has no QNN handle and its graphs'
    * handles are stale, so nothing may execute or open a graph on it; and the restart that
-   * made it stale made every context of the process stale, so others would only fail. */
+   * made it stale made every context of the process stale, so others would only fail.
+   * A recreate is a creation: the NPU lock first, as for a load. */
+  npu_lock_hold hold;
+  int rc = npu_lock_enter(&c->rt->npu_lock, 0, "recreating a context after a DSP restart", &hold);
+  if (rc) return rc;
   gate_enter_exclusive(&htpu_exec_gate);
-  int rc = recover_locked(c, seen_generation);
+  rc = recover_locked(c, seen_generation);
   gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
   return rc;
 }

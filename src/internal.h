@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "board/board.h"
 #include "gate.h"
 #include "hexagon_tpu.h"
 #include "loader.h"
@@ -75,6 +76,7 @@ typedef struct runtime_obj {
   /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
    * the runtime until then (CLOCK_MONOTONIC ns). */
   _Atomic uint64_t short_demoted_until;
+  npu_lock_cfg npu_lock; /* the cross-process lock around creations (src/board/) */
 } runtime_obj;
 
 struct context_obj {

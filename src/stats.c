@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include "board/board.h"
 #include "hexagon_tpu.h"
 #include "profile.h"
 
@@ -44,4 +45,5 @@ void htpu_stats_get(htpu_stats *out) {
   profile_stats_get(&out->live_profiles, &out->profiled_calls, &out->profiles_dropped);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);
+  npu_lock_stats_get(out);
 }

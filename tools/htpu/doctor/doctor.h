@@ -16,6 +16,7 @@
 
 #include "hexagon_tpu.h"
 #include "report.h"
+#include "root_path.h"
 
 /* QCS6490 is HTP v68: its skel/stub pair. */
 #define BOARD_SKEL "libQnnHtpV68Skel.so"
@@ -80,14 +81,11 @@ const char *doctor_base_name(const char *path);
  * Every file the board checks read is named by its board path ("/sys/class/remoteproc") and a
  * root: d->root for the board's own files (/sys, /proc, /dev, /etc), DOCTOR_HOST for what this
  * process loads (the backend's directory, the DSP search path, LD_LIBRARY_PATH). Under --root
- * the path is resolved inside the root as after chroot(root): an absolute symbolic link is
- * taken from the root (a copy of a board's tree keeps /proc/device-tree ->
- * /sys/firmware/devicetree/base), `..` never climbs above it, at most DOCTOR_MAX_LINKS links
- * (ELOOP beyond), so nothing of this machine is read in the board's place. Without --root (root
- * "") the path is used as it is, resolved by the kernel. The tree is taken as it is when read:
- * this is for a copy of a board's files, not a boundary against a tree changed meanwhile. */
+ * the path is resolved inside the root as after chroot(root) (common/root_path.h: links taken
+ * from the root, `..` never above it, at most DOCTOR_MAX_LINKS links), so nothing of this
+ * machine is read in the board's place. Without --root (root "") the path is used as it is. */
 #define DOCTOR_HOST ""
-#define DOCTOR_MAX_LINKS 40
+#define DOCTOR_MAX_LINKS ROOT_MAX_LINKS
 struct stat;
 /* Where `path` (a board path) is read on this machine, in out. follow_last: whether a link as
  * the last component is resolved too (else it is left for lstat). Returns 0, or -1 with errno
