@@ -157,7 +157,9 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
                         "to store the events) is NULL", origin);
   /* Another process's creation first (the NPU lock, src/board/), then this process's gate. */
   npu_lock_hold hold = {-1};
-  if (!rc) rc = npu_lock_enter(&rt->npu_lock, lo ? lo->timeout_ns : 0, origin, &hold);
+  char what[640];
+  snprintf(what, sizeof what, "loading %s", origin);
+  if (!rc) rc = npu_lock_enter(&rt->npu_lock, lo ? lo->timeout_ns : 0, what, &hold);
   gate_enter_exclusive(&htpu_exec_gate);
   if (!rc) rc = compat_check(rt, info, c->binary, len);
   if (!rc) {

@@ -138,7 +138,7 @@ int htpu_npu_users_read(const char *root, int32_t exclude_pid, htpu_npu_users **
     htpu_npu_users_free(u);
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory listing the NPU's users");
   }
-  qsort(u->users, u->count, sizeof *u->users, by_pid);
+  if (u->count) qsort(u->users, u->count, sizeof *u->users, by_pid);
   *out = u;
   return 0;
 }

@@ -158,6 +158,7 @@ TEST(npu_lock_a_load_honours_its_timeout) {
   CHECK_EQ(holder_end(&h), 0);
   CHECK_EQ(rc1, HTPU_ETIMEDOUT);
   CHECK_STR_CONTAINS(msg1, "file '");
+  CHECK_STR_CONTAINS(msg1, "loading file '");
   CHECK_STR_CONTAINS(msg1, "lock_load.bin': waited");
   CHECK_STR_CONTAINS(msg1, "creating the QNN backend and device");
   CHECK_EQ(rc2, HTPU_ETIMEDOUT);

@@ -30,6 +30,7 @@ typedef struct doctor {
   int fastrpc_given;       /* --fastrpc-lib was given */
   int board;               /* the backend is the board's libQnnHtp.so: board checks apply */
   const char *root;        /* --root: the directory standing in for /, "" for / itself */
+  int force;               /* --force: create a session even beside another NPU user */
   /* ---- learned by the checks, in list order ---- */
   int backend_loads, system_loads;
   htpu_backend_facts facts;   /* the provider check's (zeroed when it could not read them) */
@@ -39,6 +40,7 @@ typedef struct doctor {
   char skel_path[4200];       /* dsp_libraries: the skel fastrpc will load, "" when none */
   char stub_path[4200];       /* dsp_libraries: the stub next to the backend, "" when none */
   int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
+  uint32_t npu_other_users;   /* npu_users: other processes holding /dev/fastrpc-cdsp */
   /* the runtime check: an open runtime (closed by the command after the last check) */
   htpu_runtime *rt;
   int rt_skip_device;         /* opened only with skip_device, after device creation failed */
@@ -57,10 +59,13 @@ void check_system_library(doctor *d);
 void check_remoteproc(doctor *d);
 void check_device_tree(doctor *d);
 void check_fastrpc(doctor *d);
+void check_npu_users(doctor *d);
 void check_dsp_libraries(doctor *d);
 void check_dsp_release(doctor *d);
 void check_library_path(doctor *d);
 void check_firmware(doctor *d);
+void check_governor(doctor *d);
+void check_nsp_temperature(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
 void check_shared_memory(doctor *d);
