@@ -5,7 +5,8 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
+ *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs;      (nif.h)
+ *   board.c                        the board reading NIF
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
  *   env.c  convert.c               env option; terms                       (env.h, terms.h)
@@ -59,8 +60,10 @@ ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- stats (stats.c) ---------------------------------------------------------------------- */
+/* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* board_read(root | nil) -> {:ok, map} | {:error, reason}: htpu_board_read as a map. */
+ERL_NIF_TERM nif_board_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* profile.c: profiled executes and the profile writers; the profile resource type, opened at
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
