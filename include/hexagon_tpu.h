@@ -46,7 +46,8 @@
  *    serialized, whatever handle they come through (htpu_graph_open twice on one context and
  *    graph gives two handles of one graph); different graphs run concurrently. Opening or closing a context waits for the
  *    runtime's in-flight executes and holds off new ones, process-wide (on the board, loading while another
- *    graph executes has reset the device).
+ *    graph executes has reset the device). Across processes, every QNN session creation (a runtime's
+ *    backend and device, a load, a recovery) waits for the NPU lock (htpu_runtime_options.npu_lock_path).
  */
 #ifndef HEXAGON_TPU_H
 #define HEXAGON_TPU_H
