@@ -4,6 +4,7 @@
  * the interpreter.
  */
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +300,10 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
   qnn_error_t rc = rb_fault_watched(b, FR_GRAPH_EXECUTE, b->log, w, &st);
   if (st != RB_STOP_NONE) return rb_graph_stopped(g, api, w, st, "during its injected latency");
   if (rc != QNN_SUCCESS) return rc;
+  uint32_t lat = rb_graph_latency(name); /* this graph's alone (htpu_ref_set_graph_latency) */
+  if (lat && w && w->sig) st = rb_watch_sleep(w, lat);
+  else if (lat) usleep(lat);
+  if (st != RB_STOP_NONE) return rb_graph_stopped(g, api, w, st, "during its injected latency");
   rb_bufs own;
   const rb_bufs *x = pre;
   if (!x) {

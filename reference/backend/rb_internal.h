@@ -240,6 +240,9 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log);
 /* The same for a watched call: its latency ends early when w says stop (then *stopped is set
  * and 0 returned, no rule applied). Without latency nothing is checked here. */
+/* The latency set for the executes of the graph called `graph` (graph_latency.c), in us. */
+uint32_t rb_graph_latency(const char *graph);
+void rb_graph_latency_clear(void);
 uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
                           rb_stop *stopped);
 void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */

@@ -31,6 +31,7 @@ static int resolve_backend(ref_ctl *c) {
   SYM(arm, dl, "htpu_ref_arm");
   SYM(disarm, dl, "htpu_ref_disarm");
   SYM(set_latency, dl, "htpu_ref_set_latency");
+  SYM(set_graph_latency, dl, "htpu_ref_set_graph_latency");
   SYM(stats, dl, "htpu_ref_get_stats");
   SYM(reset_stats, dl, "htpu_ref_reset_stats");
   SYM(last_violation, dl, "htpu_ref_last_violation");
@@ -150,6 +151,11 @@ const char *fx_ref_last_violation(void) {
 int fx_ref_set_latency(const char *api, unsigned usec) {
   const ref_ctl *c = backend_ctl();
   return c ? c->set_latency(api, usec) : -1;
+}
+
+int fx_ref_set_graph_latency(const char *graph, unsigned usec) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->set_graph_latency(graph, usec) : -1;
 }
 
 uint32_t fx_ref_trigger_ssr(void) {

@@ -249,6 +249,14 @@ defmodule HexagonTpu.TestModels do
   def stall(usec),
     do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_latency, "graphExecute", usec})
 
+  # Every call of QNN `api` (e.g. "contextCreateFromBinary") sleeps `usec` first (0: none).
+  def ref_latency(api, usec),
+    do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_latency, api, usec})
+
+  # Every graphExecute of the graph called `name` sleeps `usec` (0: none); the others do not.
+  def graph_latency(name, usec),
+    do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_graph_latency, name, usec})
+
   # The backend answers `answer` when asked for capability `key` (reset_ref_controls/0 undoes).
   def ref_capability(key, answer),
     do: :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), {:set_capability, key, answer})
@@ -256,6 +264,7 @@ defmodule HexagonTpu.TestModels do
   # No stall, every capability as the backend announces it: for a test's on_exit.
   def reset_ref_controls do
     stall(0)
+    :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), :disarm)
     :ok = HexagonTpu.NIF.ref_control(ref_backend_lib(), :reset_capabilities)
   end
 
