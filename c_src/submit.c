@@ -529,6 +529,8 @@ void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {
     uint64_t v;
   } kv[] = {{"live_calls", s.live_calls},
             {"executes_timed_out", s.executes_timed_out},
+            {"worker_threads", s.worker_threads},
+            {"gate_writers", s.gate_writers},
             {"nif_live_calls", atomic_load(&live_calls)},
             {"calls_submitted", atomic_load(&calls_submitted)},
             {"calls_discarded", atomic_load(&calls_discarded)},

@@ -265,7 +265,8 @@ HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *ou
  * end in the background (outputs discarded): docs/board.md, "Deadlines, aborts and priorities". */
 #define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
 #define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
-#define HTPU_DEFAULT_QUEUE_LIMIT 256u
+/* No limit on the calls waiting for a graph but memory: a caller waits rather than fails. */
+#define HTPU_DEFAULT_QUEUE_LIMIT 0u
 
 /* Priorities: the QNN context priority of a load (where the backend announces priority
  * control, htpu_runtime_info.priority_control), and the host order of calls waiting for one
@@ -321,7 +322,8 @@ typedef struct htpu_runtime_options {
                                    0 = HTPU_DEFAULT_TIMEOUT_NS; at most HTPU_MAX_TIMEOUT_NS */
   uint32_t queue_limit;         /* calls that may wait for one QNN graph (synchronous and
                                    submitted together); one more is refused with HTPU_EBUSY.
-                                   0 = HTPU_DEFAULT_QUEUE_LIMIT */
+                                   0 = HTPU_DEFAULT_QUEUE_LIMIT: none (memory bounds it; each
+                                   waiting submitted call holds its converted inputs) */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -892,6 +894,8 @@ typedef struct htpu_load_options {
                                      binary and the limit */
   uint64_t exec_timeout_ns;       /* default timeout of executes on this context; 0: the
                                      runtime's default_timeout_ns */
+  uint32_t queue_limit;           /* calls that may wait for one graph of this context, as the
+                                     runtime option; 0: the runtime's */
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,
@@ -959,6 +963,10 @@ typedef struct htpu_stats {
                                   run of back-to-back calls, not one per call */
   uint64_t profiles_dropped;   /* profiled calls that succeeded but whose events could not be
                                   read back: the call's answer stands, the profile is lost */
+  uint64_t worker_threads;     /* the graphs' worker threads alive now (two per graph with
+                                  submitted calls; they exit about a second after its last) */
+  uint64_t gate_writers;       /* context loads, frees and DSP recoveries holding the execute
+                                  gate or waiting for it now: executes wait behind them */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -131,6 +131,8 @@ static void call_end(htpu_call *call) {
   if (call->prev) call->prev->next = call->next;
   else s->calls = call->next;
   if (call->next) call->next->prev = call->prev;
+  /* The graph's last call: its idle workers start their linger (idle_wait). */
+  if (!s->calls && s->workers_idle) pthread_cond_broadcast(&s->worker_cv);
   pthread_mutex_unlock(&s->q_lock);
   /* The core's reference goes before the close waiting for it is let go, so the live_calls
    * counter is back when the close returns (when the caller's reference went already). */
@@ -285,6 +287,27 @@ static int spin_for_poke(graph_state *s, uint64_t until) {
   return poked || s->fin_head || s->worker_ctl || s->worker_stop;
 }
 
+/* Under q_lock, with nothing to do: waits for work. While the graph has no submitted call it
+ * waits at most CALL_WORKER_LINGER_NS: 1 when that passed with still nothing to do (the worker
+ * exits; the next submit starts workers again), 0 to look for work again. */
+static int idle_wait(graph_state *s) {
+  if (s->calls) {
+    pthread_cond_wait(&s->worker_cv, &s->q_lock);
+    return 0;
+  }
+  uint64_t until = htpu_now_ns() + CALL_WORKER_LINGER_NS;
+  struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+  pthread_cond_timedwait(&s->worker_cv, &s->q_lock, &ts);
+  return !s->calls && !s->worker_ctl && !s->fin_head && htpu_now_ns() >= until;
+}
+
+/* Under q_lock: this worker's slot is left to be joined (by the next start or the stop). */
+static void exit_slot_locked(graph_state *s) {
+  for (int i = 0; i < CALL_WORKERS; i++)
+    if (s->worker_slot[i] == WORKER_LIVE && pthread_equal(s->workers[i], pthread_self()))
+      s->worker_slot[i] = WORKER_GONE;
+}
+
 static void *worker_main(void *arg) {
   graph_state *s = arg;
   tl_worker_of = s;
@@ -356,38 +379,66 @@ static void *worker_main(void *arg) {
       }
     }
     s->workers_idle++;
-    pthread_cond_wait(&s->worker_cv, &s->q_lock);
+    int linger_over = idle_wait(s);
     s->workers_idle--;
+    if (linger_over) break;
   }
+  exit_slot_locked(s);
   pthread_mutex_unlock(&s->q_lock);
+  STAT_SUB(worker_threads, 1); /* nothing of s is touched from here */
   return NULL;
 }
 
-/* Under q_lock. */
+/* A worker's stack: graphExecute on the host side is FastRPC calls (the BEAM's dirty IO
+ * schedulers run it on 320 KB); a small stack keeps thousands of busy models affordable. */
+#define CALL_WORKER_STACK (1024u * 1024u)
+
+/* Under q_lock: every free slot gets a running worker; exited ones are joined first (they
+ * have let go of q_lock for good, so the join is short). */
 static int start_worker_locked(graph_state *s) {
-  if (s->workers_started == CALL_WORKERS) return 0;
+  int live = 0, e = 0;
+  for (int i = 0; i < CALL_WORKERS; i++) {
+    if (s->worker_slot[i] == WORKER_GONE) {
+      pthread_join(s->workers[i], NULL);
+      s->worker_slot[i] = WORKER_FREE;
+    }
+    live += s->worker_slot[i] == WORKER_LIVE;
+  }
+  if (live == CALL_WORKERS) return 0;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the host's signal handlers never run on them */
-  int e = 0;
-  while (!e && s->workers_started < CALL_WORKERS) {
-    e = pthread_create(&s->workers[s->workers_started], NULL, worker_main, s);
-    if (!e) s->workers_started++;
+  pthread_attr_t attr;
+  int has_attr = pthread_attr_init(&attr) == 0;
+  if (has_attr) (void)pthread_attr_setstacksize(&attr, CALL_WORKER_STACK);
+  for (int i = 0; !e && i < CALL_WORKERS; i++) {
+    if (s->worker_slot[i] != WORKER_FREE) continue;
+    e = pthread_create(&s->workers[i], has_attr ? &attr : NULL, worker_main, s);
+    if (!e) {
+      s->worker_slot[i] = WORKER_LIVE;
+      live++;
+      STAT_ADD(worker_threads, 1);
+    }
   }
+  if (has_attr) pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (e && !s->workers_started)
-    return htpu_set_error(HTPU_ENOMEM, 0, "graph '%s': could not start its worker thread",
-                          s->name);
+  if (!live)
+    return htpu_set_error(HTPU_ENOMEM, 0, "graph '%s': could not start its worker thread (%s)",
+                          s->name, strerror(e));
   return 0; /* one worker is enough to run every call, only without overlap */
 }
 
 void calls_stop_worker(graph_state *s) {
+  /* No submit can come now (the state's last handle is gone): a slot not free now is a thread
+   * to join, whether it exits for the stop or has exited already. */
+  int join[CALL_WORKERS];
   pthread_mutex_lock(&s->q_lock);
-  int started = s->workers_started;
   s->worker_stop = 1;
+  for (int i = 0; i < CALL_WORKERS; i++) join[i] = s->worker_slot[i] != WORKER_FREE;
   pthread_cond_broadcast(&s->worker_cv);
   pthread_mutex_unlock(&s->q_lock);
-  for (int i = 0; i < started; i++) pthread_join(s->workers[i], NULL);
+  for (int i = 0; i < CALL_WORKERS; i++)
+    if (join[i]) pthread_join(s->workers[i], NULL);
 }
 
 void calls_cancel(graph_state *s, graph_obj *g, int wait) {

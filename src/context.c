@@ -16,7 +16,7 @@ static void context_destroy(htpu_object *o) {
   runtime_obj *rt = c->rt;
   /* No execute may be in flight while QNN frees a context; registered buffers must be
    * deregistered before it is freed. */
-  gate_enter_exclusive(&htpu_exec_gate);
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   runtime_remove_context(rt, c);
   mem_cache_release(&c->mem, &rt->backend_lib, -1);
   if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
@@ -86,20 +86,27 @@ static int check_load_options(const htpu_load_options *lo, const char *origin) {
   return 0;
 }
 
-/* The load under its timeout signal where the backend bounds loads (else unbounded: the load
- * runs to its end, documented). 5013/5012 -> HTPU_ETIMEDOUT naming the binary and limit. */
-static qnn_error_t create_bounded(context_obj *c, const htpu_load_options *lo,
+/* The load under a timeout signal until deadline_ns (0: none) where the backend bounds loads
+ * (else unbounded: the load runs to its end, documented). 5013/5012 (or a deadline already
+ * passed) -> *timed_out. */
+static qnn_error_t create_bounded(context_obj *c, qnn_context_handle_t *out, uint64_t deadline_ns,
                                   qnn_profile_handle_t profile, int *timed_out) {
   runtime_obj *rt = c->rt;
   *timed_out = 0;
-  if (!lo || !lo->timeout_ns || !rt->load_signals) return create_from_binary(c, &c->qnn, profile);
+  *out = NULL;
+  if (!deadline_ns || !rt->load_signals) return create_from_binary(c, out, profile);
+  uint64_t now = htpu_now_ns();
+  if (now >= deadline_ns) {
+    *timed_out = 1;
+    return QNN_CONTEXT_ERROR_TIMED_OUT;
+  }
   qnn_signal_config_t tcfg = {.option = QNN_SIGNAL_CONFIG_OPTION_TIMEOUT};
-  tcfg.u.timeout_duration_us = (lo->timeout_ns + 999u) / 1000u;
+  tcfg.u.timeout_duration_us = (deadline_ns - now + 999u) / 1000u;
   const qnn_signal_config_t *cfgs[] = {&tcfg, NULL};
   qnn_signal_handle_t sig = NULL;
   if (rt->backend_lib.signal_create(rt->backend, cfgs, &sig) != QNN_SUCCESS || !sig)
-    return create_from_binary(c, &c->qnn, profile); /* refused: unbounded */
-  qnn_error_t e = create_from_binary_signalled(c, &c->qnn, profile, sig);
+    return create_from_binary(c, out, profile); /* refused: unbounded */
+  qnn_error_t e = create_from_binary_signalled(c, out, profile, sig);
   rt->backend_lib.signal_free(sig);
   uint32_t code = QNN_ERROR_CODE(e);
   *timed_out = code == QNN_CONTEXT_ERROR_TIMED_OUT || code == QNN_CONTEXT_ERROR_ABORTED;
@@ -143,6 +150,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   c->priority_explicit = lo && lo->priority != HTPU_PRIORITY_DEFAULT;
   c->priority = c->priority_explicit ? lo->priority : HTPU_PRIORITY_NORMAL;
   c->exec_timeout_ns = lo ? lo->exec_timeout_ns : 0;
+  c->queue_limit = lo ? lo->queue_limit : 0;
   mem_cache_init(&c->mem);
   pthread_mutex_init(&c->graphs_lock, NULL);
 
@@ -155,14 +163,22 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   if (!rc && lo && lo->profile_level && !lo->profile)
     rc = htpu_set_error(HTPU_EINVAL, 0, "loading %s: profile_level is set but profile (where "
                         "to store the events) is NULL", origin);
-  gate_enter_exclusive(&htpu_exec_gate);
+  /* The load's timeout bounds its wait for the executes in flight too (gate.h). */
+  uint64_t deadline = lo && lo->timeout_ns ? t0 + lo->timeout_ns : 0;
+  int gated = rc ? 0 : gate_enter_exclusive(&htpu_exec_gate, NULL, deadline);
+  if (!rc && !gated)
+    rc = htpu_set_error(HTPU_ETIMEDOUT, 0,
+                        "loading %s: the load passed its %llu ms deadline (timeout_ns) while it "
+                        "waited for the executes in flight to end (no load runs beside an "
+                        "execute: the execute gate); nothing was created",
+                        origin, (unsigned long long)(lo->timeout_ns / 1000000u));
   if (!rc) rc = compat_check(rt, info, c->binary, len);
   if (!rc) {
     int timed_out = 0;
-    qnn_error_t e = create_bounded(c, lo, prof.handle, &timed_out);
+    qnn_error_t e = create_bounded(c, &c->qnn, deadline, prof.handle, &timed_out);
     /* A DSP restart during the load: the new DSP process can take it, once. */
     if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && rt->recovery_retries)
-      e = create_bounded(c, lo, prof.handle, &timed_out);
+      e = create_bounded(c, &c->qnn, deadline, prof.handle, &timed_out);
     if (timed_out) {
       c->qnn = NULL;
       rc = htpu_set_error(HTPU_ETIMEDOUT, QNN_ERROR_CODE(e),
@@ -190,7 +206,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
     c->qnn = NULL;
     rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
-  gate_leave_exclusive(&htpu_exec_gate);
+  if (gated) gate_leave_exclusive(&htpu_exec_gate);
   if (lp) {
     lp->start_ns = lp->execute_start_ns = t_load;
     lp->execute_ns = lp->total_ns = htpu_now_ns() - t_load;
@@ -316,17 +332,32 @@ size_t htpu_context_last_error(htpu_context *h, char *buf, size_t len) {
   return n;
 }
 
-/* One try (retry_try_fn on a context_obj): a new QNN context from the retained binary, and
- * every open graph's handle in it. On failure frees what it made, sets the error and *code
- * (the QNN code, 0 if none). */
+/* A recovery, for the call it runs for: what stops it (that call's deadline, cancel or close). */
+typedef struct recovery {
+  context_obj *c;
+  const atomic_int *stop;
+  uint64_t deadline_ns;
+  int stopped; /* a try or the backoff was cut short by the call's bound */
+} recovery;
+
+/* One try (retry_try_fn on a recovery): a new QNN context from the retained binary, and every
+ * open graph's handle in it. On failure frees what it made, sets the error and *code (the QNN
+ * code, 0 if none). */
 static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   (void)attempt;
-  context_obj *c = arg;
+  recovery *r = arg;
+  context_obj *c = r->c;
   runtime_obj *rt = c->rt;
   const qnn_backend_lib *b = &rt->backend_lib;
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
-  qnn_error_t e = create_from_binary(c, &q, NULL);
+  int timed_out = 0;
+  qnn_error_t e = create_bounded(c, &q, r->deadline_ns, NULL, &timed_out);
+  if (timed_out) { /* the call's deadline: not worth a retry, not the model's death */
+    r->stopped = 1;
+    *code = 0;
+    return htpu_set_error(HTPU_ETIMEDOUT, 0, "recreating the context passed the deadline");
+  }
   if (e != QNN_SUCCESS || !q) {
     *code = QNN_ERROR_CODE(e);
     htpu_set_error(HTPU_EDEVICE_RESET, *code,
@@ -362,8 +393,19 @@ static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   return 0;
 }
 
+/* The backoff between tries (retry_policy.sleep): ends early at the call's bound. */
+static int recovery_sleep(void *arg, uint64_t ms) {
+  recovery *r = arg;
+  uint64_t until = htpu_now_ns() + ms * 1000000u;
+  if (r->deadline_ns && r->deadline_ns < until) until = r->deadline_ns;
+  int slept = gate_sleep(&htpu_exec_gate, r->stop, until);
+  if (!slept || until == r->deadline_ns) r->stopped = 1;
+  return !r->stopped;
+}
+
 /* Under the gate, exclusively. */
-static int recover_locked(context_obj *c, uint64_t seen_generation) {
+static int recover_locked(recovery *r, uint64_t seen_generation) {
+  context_obj *c = r->c;
   if (c->generation != seen_generation) return 0; /* another call already recovered it */
   if (c->dead)
     return htpu_set_error(HTPU_EDEVICE_RESET, 0,
@@ -376,25 +418,32 @@ static int recover_locked(context_obj *c, uint64_t seen_generation) {
   c->qnn = NULL;
   /* A restart during the recovery is the DSP still coming back: worth the start-up backoff.
    * A configuration error is not, and neither is a DSP that stays away past the retries. */
-  retry_policy p = {rt->recovery_retries, rt->retry_delay_ms, NULL};
-  int rc = retry_run(&p, recreate, c);
+  retry_policy p = {rt->recovery_retries, rt->retry_delay_ms, NULL, recovery_sleep, r};
+  atomic_store(&c->stale, 1); /* until a try succeeds */
+  int rc = retry_run(&p, recreate, r);
+  if (rc && r->stopped) return RECOVER_STOPPED; /* stale: the next call goes on with it */
   if (rc) {
     c->dead = 1;
     STAT_ADD(recovery_failures, 1);
     return rc;
   }
+  atomic_store(&c->stale, 0);
   c->generation++;
   STAT_ADD(recoveries, 1);
   perf_recast(&rt->perf);
   return 0;
 }
 
-int context_recover(context_obj *c, uint64_t seen_generation) {
+int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *stop,
+                    uint64_t deadline_ns) {
   /* Held through the backoff too: in between, the context has no QNN handle and its graphs'
    * handles are stale, so nothing may execute or open a graph on it; and the restart that
-   * made it stale made every context of the process stale, so others would only fail. */
-  gate_enter_exclusive(&htpu_exec_gate);
-  int rc = recover_locked(c, seen_generation);
+   * made it stale made every context of the process stale, so others would only fail. The
+   * call it runs for bounds it (its deadline, cancel or close: gate.h), so a close or a timed
+   * call never waits out the backoff. */
+  recovery r = {c, stop, deadline_ns, 0};
+  if (!gate_enter_exclusive(&htpu_exec_gate, stop, deadline_ns)) return RECOVER_STOPPED;
+  int rc = recover_locked(&r, seen_generation);
   gate_leave_exclusive(&htpu_exec_gate);
   return rc;
 }

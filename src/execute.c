@@ -117,6 +117,7 @@ typedef struct exec_call {
   uint64_t quant_ns, dequant_ns, exec_ns;
   uint64_t exec_start_ns; /* the last graphExecute's (or graphExecuteAsync's) */
   int ran; /* reached graphExecute */
+  unsigned gate_round; /* the execute gate's round it entered in (gate.h), for its leave */
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
   exec_ctl *ctl;     /* its place in the graph's waiting list, deadline and abort (turn.h) */
@@ -208,12 +209,14 @@ static int lock_graph(exec_call *x) { return turn_acquire(x->ctl, x->policy == P
 
 static void unlock_graph(exec_call *x) { turn_release(x->ctl); }
 
-/* The execute gate, shared: 1 entered, 0 not (POLICY_TRY only). */
-static int enter_gate(exec_policy policy) {
-  if (policy == POLICY_TRY) return gate_try_enter_shared(&htpu_exec_gate);
-  gate_enter_shared(&htpu_exec_gate);
-  return 1;
+/* The execute gate, shared: 1 entered, 0 not (POLICY_TRY: it would wait; else the call was
+ * stopped while it waited: its deadline, a cancel or a close, which poke the gate). */
+static int enter_gate(exec_call *x) {
+  if (x->policy == POLICY_TRY) return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round);
+  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round);
 }
+
+static void leave_gate(exec_call *x) { gate_leave_shared(&htpu_exec_gate, x->gate_round); }
 
 /* Declines a no-wait call (HTPU_EBUSY, *declined = why), with a message naming the graph. */
 static int decline(const exec_call *x, htpu_decline why) {
@@ -346,10 +349,30 @@ static int convert_inputs(exec_call *x) {
   return 0;
 }
 
-/* A running call stopped through the graph's abort signal (or just before graphExecute), by
- * the reason it was stopped for. */
-static int stopped_error(exec_call *x) {
+/* Where a call was when it was stopped, for its message (NULL: running, or about to). */
+#define AT_GATE "while it waited for the execute gate (a context load, free or DSP recovery in " \
+                "this process held it); it never ran"
+#define AT_RECOVERY "while the DSP restarted and its model was being recovered (the next call " \
+                    "goes on with the recovery)"
+
+/* A running call stopped through the graph's abort signal (or just before graphExecute, or at
+ * a wait `where` says), by the reason it was stopped for. */
+static int stopped_error_at(exec_call *x, const char *where) {
   const char *name = x->gi->name;
+  if (where) {
+    ctl_reason why = ctl_why(x->ctl);
+    if (why == REASON_STALL) return decline(x, HTPU_DECLINE_GATE);
+    if (why == REASON_CANCEL || why == REASON_CLOSE)
+      return htpu_set_error(HTPU_ECANCELLED, 0, "graph '%s': the call was cancelled %s%s", name,
+                            where,
+                            why == REASON_CLOSE
+                                ? ": its graph handle, context or runtime was closed"
+                                : "");
+    if (!x->ctl->call) STAT_ADD(executes_timed_out, 1); /* a submitted call's: when it completes */
+    return htpu_set_error(HTPU_ETIMEDOUT, 0, "graph '%s': the call passed its %llu ms deadline "
+                          "(timeout) %s; the graph stays usable",
+                          name, (unsigned long long)(x->ctl->timeout_ns / 1000000u), where);
+  }
   switch (ctl_why(x->ctl)) {
   case REASON_STALL:
     atomic_store(&x->rt->short_demoted_until, htpu_now_ns() + HTPU_STALL_DEMOTION_NS);
@@ -371,6 +394,8 @@ static int stopped_error(exec_call *x) {
   }
 }
 
+static int stopped_error(exec_call *x) { return stopped_error_at(x, NULL); }
+
 static int execute_answer(exec_call *x, qnn_error_t e);
 
 /* One graphExecute under the gate (shared): 0, an error, or EXEC_RESTARTED (*generation: the
@@ -379,21 +404,26 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   context_obj *c = x->c;
   const char *name = x->gi->name;
   x->mark = qnn_log_mark();
-  if (!enter_gate(x->policy)) return decline(x, HTPU_DECLINE_GATE);
+  if (!enter_gate(x))
+    return x->policy == POLICY_TRY ? decline(x, HTPU_DECLINE_GATE) : stopped_error_at(x, AT_GATE);
   if (c->dead) {
-    gate_leave_shared(&htpu_exec_gate);
+    leave_gate(x);
     return htpu_set_error(HTPU_EDEVICE_RESET, 0,
                           "graph '%s': the DSP restarted and this model could not be recovered; "
                           "close it and load it again",
                           name);
   }
   *generation = c->generation;
+  if (atomic_load(&c->stale)) { /* a recovery was left unfinished: this call goes on with it */
+    leave_gate(x);
+    return EXEC_RESTARTED;
+  }
   if (bind_buffers(x) != 0) {
-    gate_leave_shared(&htpu_exec_gate);
+    leave_gate(x);
     return decline(x, HTPU_DECLINE_RESOURCE);
   }
   if (ctl_why(x->ctl) != REASON_NONE) { /* stopped before it reached QNN */
-    gate_leave_shared(&htpu_exec_gate);
+    leave_gate(x);
     return stopped_error(x);
   }
   STAT_ADD(executes_in_flight, 1);
@@ -411,7 +441,7 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   x->exec_ns = htpu_now_ns() - e0;
   atomic_store_explicit(&x->s->last_exec_ns, x->exec_ns, memory_order_relaxed);
   STAT_SUB(executes_in_flight, 1);
-  gate_leave_shared(&htpu_exec_gate);
+  leave_gate(x);
   return execute_answer(x, e);
 }
 
@@ -439,6 +469,13 @@ static int execute_answer(exec_call *x, qnn_error_t e) {
   return EXEC_RESTARTED;
 }
 
+/* The context recovered after a DSP restart met at `generation` (0), or an error: the call
+ * bounded by its deadline, cancel and close while it waits for the gate and between tries. */
+static int recover_context(exec_call *x, uint64_t generation) {
+  int rc = context_recover(x->c, generation, &x->ctl->reason, x->ctl->deadline_ns);
+  return rc == RECOVER_STOPPED ? stopped_error_at(x, AT_RECOVERY) : rc;
+}
+
 /* After a DSP restart met at `generation`, with `attempt` recoveries made for the call
  * already: the context recovered (0: try again), or the restart's error once the runtime's
  * recovery_retries are used. */
@@ -455,7 +492,7 @@ static int recover_for_retry(exec_call *x, uint32_t attempt, uint64_t generation
     return HTPU_EDEVICE_RESET;
   }
   /* A subsystem restart: recreate the context from its binary, then try again. */
-  return context_recover(x->c, generation);
+  return recover_context(x, generation);
 }
 
 /* graphExecute, and after a DSP restart (1007) the recovery and retry the runtime allows,
@@ -813,18 +850,22 @@ static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
   context_obj *c = x->c;
   graph_state *s = x->s;
   x->mark = qnn_log_mark();
-  gate_enter_shared(&htpu_exec_gate);
+  if (!enter_gate(x)) return stopped_error_at(x, AT_GATE);
   if (c->dead) {
-    gate_leave_shared(&htpu_exec_gate);
+    leave_gate(x);
     return htpu_set_error(HTPU_EDEVICE_RESET, 0,
                           "graph '%s': the DSP restarted and this model could not be recovered; "
                           "close it and load it again",
                           x->gi->name);
   }
   x->generation = c->generation;
+  if (atomic_load(&c->stale)) { /* a recovery was left unfinished: this call goes on with it */
+    leave_gate(x);
+    return EXEC_RESTARTED;
+  }
   bind_buffers(x); /* a waiting call registers what it needs: never declines */
   if (ctl_why(x->ctl) != REASON_NONE) {
-    gate_leave_shared(&htpu_exec_gate);
+    leave_gate(x);
     return stopped_error(x);
   }
   STAT_ADD(executes_in_flight, 1);
@@ -843,7 +884,7 @@ static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
   x->ctl->enqueued = 0;
   pthread_mutex_unlock(&s->q_lock);
   STAT_SUB(executes_in_flight, 1);
-  gate_leave_shared(&htpu_exec_gate);
+  leave_gate(x);
   /* Not supported (UNSUPPORTED_FEATURE is 1000): remembered, graphExecute from now on. A full
    * queue (which the header also says blocks instead): this call waits in graphExecute. */
   if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_NOT_SUPPORTED) {
@@ -873,7 +914,7 @@ int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param) {
      * (a no-op where another call recovered it since). */
     x->recover_due = 0;
     x->restarts++;
-    rc = context_recover(x->c, x->generation);
+    rc = recover_context(x, x->generation);
     if (rc) unlock_graph(x);
   }
   if (rc != TURN_TAKEN) {
@@ -916,7 +957,7 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e) {
   x->executes++;
   if (!x->prof.handle) window_record(&s->timing, x->quant_ns + x->exec_ns);
   STAT_SUB(executes_in_flight, 1);
-  gate_leave_shared(&htpu_exec_gate);
+  leave_gate(x);
   perf_call_leave(&x->rt->perf, x->vote);
   pthread_mutex_lock(&s->q_lock);
   s->async_in_flight--;

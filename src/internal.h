@@ -31,8 +31,12 @@
 #include "turn.h"
 
 /* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
- * finishes the previous call. */
+ * finishes the previous call. They exit once the graph has had no submitted call for
+ * CALL_WORKER_LINGER_NS, so idle models hold no threads (thousands of models may be loaded). */
 #define CALL_WORKERS 2
+#define CALL_WORKER_LINGER_NS 1000000000ull /* 1 s */
+/* A worker slot: free, running, or exited and not yet joined (the next start joins it). */
+enum { WORKER_FREE, WORKER_LIVE, WORKER_GONE };
 
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
@@ -84,12 +88,15 @@ struct context_obj {
   uint64_t generation;        /* bumped by each recovery */
   atomic_int dead;            /* recovery failed or 1011: every call gives HTPU_EDEVICE_RESET;
                                  set by executes outside the gate, hence atomic */
+  atomic_int stale;           /* a recovery stopped at its call's deadline, cancel or close: no
+                                 QNN context; the next call (or graph open) recovers first */
   void *binary; /* our copy, retained to recreate the context after a DSP restart */
   size_t binary_len;
   model_info *info;
   int priority;               /* htpu_priority of its load (never DEFAULT: NORMAL then) */
   int priority_explicit;      /* the load named one: passed to QNN as a context config */
   uint64_t exec_timeout_ns;   /* default of its executes; 0: the runtime's */
+  uint32_t queue_limit;       /* of its graphs' waiting lists; 0: the runtime's */
   mem_cache mem;              /* registered shared buffers of this context */
   /* The states of the graphs open on this context (one per QNN graph, however many handles),
    * not owned: the handles own them. A recovery re-retrieves their QNN handles; an open of a
@@ -132,7 +139,8 @@ struct graph_state {
   pthread_cond_t worker_cv;   /* under q_lock: a call was granted or executed, or stop */
   exec_ctl *worker_ctl;
   pthread_t workers[CALL_WORKERS];
-  int workers_started, worker_stop;
+  int worker_slot[CALL_WORKERS]; /* WORKER_*; under q_lock */
+  int worker_stop;
   unsigned workers_idle;
   /* Idle workers spinning before they sleep (under q_lock), and the flag an executing worker
    * raises instead of a wake-up when one spins: on a loaded host a futex wake costs the waker
@@ -246,9 +254,14 @@ int context_detach_graph(context_obj *c, graph_state *s);
  * the retained binary and re-retrieves its graphs. A transient failure (the DSP still coming
  * back) is retried up to rt->recovery_retries times with the start-up backoff. Takes the
  * execute gate exclusively: the caller holds no gate (a graph's execute lock is fine: nothing
- * waits for one while holding the gate). Returns 0 or HTPU_EDEVICE_RESET (error set;
- * c->dead = 1). */
-int context_recover(context_obj *c, uint64_t seen_generation);
+ * waits for one while holding the gate). The call it runs for bounds it: when *stop becomes
+ * non-zero (NULL: never; its deadline, cancel or close) or deadline_ns passes (0: none) while
+ * it waits for the gate or between tries, it returns RECOVER_STOPPED (no error set) and leaves
+ * the context stale for the next call to recover. Returns 0, RECOVER_STOPPED or
+ * HTPU_EDEVICE_RESET (error set; c->dead = 1). */
+#define RECOVER_STOPPED 4
+int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *stop,
+                    uint64_t deadline_ns);
 
 /* Compatibility preflight of a binary against this runtime's device and backend: returns 0
  * or HTPU_EINCOMPATIBLE with one message naming both sides. */

@@ -42,7 +42,10 @@ int retry_run(const retry_policy *p, retry_try_fn try_once, void *arg) {
       return rc;
     }
     if (p->retry_count) atomic_fetch_add_explicit(p->retry_count, 1, memory_order_relaxed);
-    retry_sleep_ms(delay);
+    if (!p->sleep)
+      retry_sleep_ms(delay);
+    else if (!p->sleep(p->sleep_arg, delay))
+      return RETRY_STOPPED;
     delay = retry_next_delay(delay);
   }
 }

@@ -27,7 +27,13 @@ typedef struct retry_policy {
   uint32_t retries;                  /* tries after the first, at most */
   uint64_t first_delay_ms;           /* the backoff before the first retry, doubled after each */
   atomic_uint_fast64_t *retry_count; /* counted before each backoff (NULL: not counted) */
+  /* The backoff's sleep (NULL: retry_sleep_ms): 0 when it was cut short, and the loop stops
+   * there with RETRY_STOPPED (a recovery whose call reached its deadline or was cancelled). */
+  int (*sleep)(void *sleep_arg, uint64_t ms);
+  void *sleep_arg;
 } retry_policy;
+
+#define RETRY_STOPPED 1
 
 /* One try: 0, or a negative HTPU_E* with the error set and *qnn_code the QNN code behind it
  * (0: not a QNN failure, never retried). `attempt` counts from 0. */
@@ -35,7 +41,8 @@ typedef int (*retry_try_fn)(void *arg, uint32_t attempt, uint32_t *qnn_code);
 
 /* Calls try_once until it succeeds, a failure is not transient (retry_is_transient), or the
  * policy's retries are spent, sleeping the backoff between tries. A failure after more than one
- * try gets " (after N attempts)" appended to the error. Returns try_once's last result. */
+ * try gets " (after N attempts)" appended to the error. Returns try_once's last result, or
+ * RETRY_STOPPED when the policy's sleep was cut short. */
 int retry_run(const retry_policy *p, retry_try_fn try_once, void *arg);
 
 #endif

@@ -41,6 +41,8 @@ void htpu_stats_get(htpu_stats *out) {
   out->live_calls = LOAD(live_calls);
   out->executes_timed_out = LOAD(executes_timed_out);
   out->timer_wakeups = LOAD(timer_wakeups);
+  out->worker_threads = LOAD(worker_threads);
+  out->gate_writers = LOAD(gate_writers);
   profile_stats_get(&out->live_profiles, &out->profiled_calls, &out->profiles_dropped);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);

@@ -14,7 +14,8 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t executes_in_flight, executes_waiting, executes_cancelled;
   atomic_uint_fast64_t executes_declined;
   atomic_uint_fast64_t batch_multiple_executes, batch_multiple_refusals;
-  atomic_uint_fast64_t live_calls, executes_timed_out, timer_wakeups;
+  atomic_uint_fast64_t live_calls, executes_timed_out, timer_wakeups, worker_threads;
+  atomic_uint_fast64_t gate_writers;
 } htpu_counters;
 
 extern htpu_counters htpu_g_counters;

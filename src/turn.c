@@ -35,6 +35,7 @@ void ctl_init(exec_ctl *x, graph_obj *g, int priority, uint64_t timeout_ns, uint
   x->removed_rc = 0;
   x->enqueued = 0;
   x->requeued = 0;
+  x->gate_poked = 0;
   pthread_cond_init(&x->cv, NULL);
   x->timer.armed = 0;
   x->timer.prev = x->timer.next = NULL;
@@ -150,13 +151,14 @@ int turn_acquire(exec_ctl *x, int try_only) {
     atomic_fetch_sub(&s->contenders, 1);
     return TURN_BUSY;
   }
-  if (s->waiting >= s->queue_limit && !x->requeued) {
+  if (s->queue_limit && s->waiting >= s->queue_limit && !x->requeued) {
     uint32_t n = s->waiting;
     pthread_mutex_unlock(&s->q_lock);
     atomic_fetch_sub(&s->contenders, 1);
     return htpu_set_error(HTPU_EBUSY, 0,
-                          "graph '%s': its queue of %u calls is full (runtime option "
-                          "queue_limit); try again later",
+                          "graph '%s': its queue of %u calls is full (the queue_limit option "
+                          "of its load or runtime: Elixir's load_model/2 :queue_limit); try "
+                          "again later",
                           s->name, n);
   }
   ctl_reason why = ctl_why(x);
@@ -238,6 +240,11 @@ static void ctl_fire(htimer *t) {
     pthread_mutex_unlock(&s->q_lock);
     return;
   }
+  /* A call holding the graph may wait at the execute gate, or sleep in a recovery's backoff:
+   * both look at its reason when the gate is poked (gate.h). Once is enough. */
+  int poke = holds && !x->gate_poked;
+  x->gate_poked = 1;
+  if (poke) gate_poke(&htpu_exec_gate);
   if (call) pthread_cond_broadcast(&s->async_cv); /* a worker waiting for room looks again */
   if (s->signal && !copy) {
     /* Under q_lock: the signal is this call's as long as `running` says so. The trigger

@@ -47,6 +47,7 @@ typedef struct exec_ctl {
   int removed_rc;          /* left the list without running: HTPU_ETIMEDOUT / HTPU_ECANCELLED */
   int enqueued;            /* in QNN's queue (graphExecuteAsync), not notified; under q_lock */
   int requeued;            /* waits again after a DSP restart: accepted before, never "full" */
+  int gate_poked;          /* its stop woke the execute gate's waiters (once); under q_lock */
   pthread_cond_t cv;       /* a synchronous waiter sleeps here */
   htimer timer;
   struct exec_ctl *prev, *next; /* the waiting list */
