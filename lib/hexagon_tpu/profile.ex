@@ -36,6 +36,7 @@ defmodule HexagonTpu.Profile do
   chrome://tracing) or as one self-contained HTML page.
   """
 
+  require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF, Options}
 
   defstruct [
@@ -99,7 +100,7 @@ defmodule HexagonTpu.Profile do
   # HexagonTpu.profile/3 (whose doc holds the options): `:runs` executes of `graph` with a
   # profile of `:level` on `inputs`, summarized.
   @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
-  def run(%Graph{} = graph, inputs, opts) do
+  def run(graph, inputs, opts) when Graph.is_graph(graph) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
       Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
         with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events, o),
