@@ -59,13 +59,18 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c common/*.c))
+# The core: the top (runtime, context, graph: src/*.c) over its rooms, each a folder whose
+# door header says what lives there and what the others may use (docs/architecture.md, "The
+# core's rooms"). A room calls only rooms below it:
+#   top -> exec -> profile, quant, model -> device -> qnn -> base
+CORE_ROOMS := base qnn device model quant profile exec
+CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
-QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
-             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c
+QUANT_SRC := $(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c \
+             common/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))

@@ -3,13 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binary_file.h"
+#include "model/model.h"
 #include "internal.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "qnn/qnn_signal_abi.h"
-#include "qnn_log.h"
-#include "retry.h"
-#include "stats.h"
+#include "qnn/qnn.h"
+#include "base/base.h"
 
 static void context_destroy(htpu_object *o) {
   context_obj *c = (context_obj *)o;

@@ -6,8 +6,8 @@
 
 #include "internal.h"
 #include "qnn/qnn_signal_abi.h"
-#include "qnn_log.h"
-#include "stats.h"
+#include "qnn/qnn.h"
+#include "base/base.h"
 
 /* The graph's abort signal, where the runtime has execute signals. A signal the backend
  * refuses leaves the graph in no-signal mode (host-side deadlines), noted in signal_note. */

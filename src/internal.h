@@ -18,17 +18,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "gate.h"
+#include "base/base.h"
+#include "device/device.h"
+#include "exec/scratch.h"
+#include "exec/timing.h"
+#include "exec/turn.h"
 #include "hexagon_tpu.h"
-#include "loader.h"
-#include "mem_cache.h"
-#include "model_info.h"
-#include "object.h"
-#include "perf.h"
-#include "scratch.h"
-#include "shared_regions.h"
-#include "timing.h"
-#include "turn.h"
+#include "model/model.h"
+#include "qnn/qnn.h"
 
 /* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
  * finishes the previous call. They exit once the graph has had no submitted call for
@@ -263,8 +260,5 @@ int context_detach_graph(context_obj *c, graph_state *s);
 int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *stop,
                     uint64_t deadline_ns);
 
-/* Compatibility preflight of a binary against this runtime's device and backend: returns 0
- * or HTPU_EINCOMPATIBLE with one message naming both sides. */
-int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len);
 
 #endif

@@ -4,13 +4,11 @@
 #include <string.h>
 
 #include "internal.h"
-#include "batch_multiple.h"
-#include "timer.h"
-#include "platform_info.h"
+#include "exec/exec.h"
+#include "base/base.h"
+#include "device/device.h"
 #include "qnn/qnn_device_abi.h"
-#include "qnn_log.h"
-#include "retry.h"
-#include "stats.h"
+#include "qnn/qnn.h"
 
 void htpu_runtime_options_init(htpu_runtime_options *o) {
   if (!o) return;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "hexagon_tpu.h"
-#include "quant.h"
+#include "quant/quant.h"
 #include "refmodel.h"
 
 /* The format stores little-endian numbers and the parser points float/int arrays straight into

@@ -6,7 +6,7 @@
 
 #include "fixture.h"
 #include "hexagon_tpu.h"
-#include "model_info.h"
+#include "model/model_info.h"
 #include "test.h"
 
 

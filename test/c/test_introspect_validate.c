@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "hexagon_tpu.h"
-#include "introspect_validate.h"
+#include "model/introspect_validate.h"
 #include "qnn/qnn_versions.h"
 #include "test.h"
 
