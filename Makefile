@@ -6,6 +6,8 @@
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
 #   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   check-rooms    no room of the core calls a room above it, no circle of files
+#                  (tools/check-rooms.py over the objects; `make test` runs it)
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
@@ -91,7 +93,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind test-tsan check-abi clean demo
+.PHONY: all test valgrind test-tsan check-abi check-rooms clean demo
 ifeq ($(wildcard tools/htpu),)
 # The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
 # the htpu command or the tests: say so instead of failing on a missing source.
@@ -154,6 +156,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  all build/asan/test_runner build/asan/digits_demo build/asan/hello
+	$(Q)python3 tools/check-rooms.py build/asan src
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -195,6 +198,9 @@ test-tsan:
 	  all build/tsan/test_runner
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/tsan TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  build/tsan/test_runner $(TSAN_TESTS)
+
+check-rooms: all
+	$(Q)python3 tools/check-rooms.py $(BUILD) src
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/exec.h"
 #include "internal.h"
 #include "qnn/qnn_signal_abi.h"
 #include "qnn/qnn.h"
@@ -46,7 +47,7 @@ static graph_state *state_new(context_obj *c, uint32_t index) {
   s->name = c->info->pub.graphs[index].name;
   s->lib = &rt->backend_lib;
   atomic_init(&s->contenders, 0);
-  scratch_pool_init(&s->scratch);
+  scratch_pool_init(&s->scratch, runtime_free_region);
   state_make_signal(s, rt);
   return s;
 }

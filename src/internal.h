@@ -177,51 +177,6 @@ struct graph_obj {
   atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
 
-/* A close (call.c): stops every call of s made through g (NULL: all), submitted or
- * synchronous, waiting or running (HTPU_ECANCELLED: waiting ones leave the list, a running one
- * is aborted through the graph's signal where it has one) and, when wait, waits until g's
- * submitted calls have ended. */
-void calls_cancel(graph_state *s, graph_obj *g, int wait);
-/* The timer thread ends a submitted call: removed while waiting (done runs, the core lets
- * go), or (copy mode) at a host-side deadline or cancel while its execute runs on. */
-void calls_end_waiting(struct htpu_call *call, int rc);
-void calls_end_early(struct htpu_call *call, int rc);
-int calls_copy_mode(const struct htpu_call *call);
-/* 1 on a worker thread of s (it takes a call granted to the workers without being woken). */
-int calls_on_worker(const graph_state *s);
-/* The graph's workers: stops and joins them (state_free). */
-void calls_stop_worker(graph_state *s);
-/* A submitted call's pipeline in stages (execute.c), so its conversions never run while it
- * holds the graph's turn: prepare (plan, inputs converted; at submit, before it queues),
- * execute (its turn granted: graphExecute, then the turn goes to the next call), finish
- * (outputs converted, stats; frees the stage) or discard (it never ran). The buffers and
- * options given to prepare must live until finish or discard. */
-typedef struct exec_staged exec_staged;
-int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
-                       uint64_t t_start, exec_staged **out);
-int exec_stage_execute(exec_staged *st);
-/* Positive answers of the execute steps (errors are negative): the DSP restarted (1007) and
- * the runtime allows a recovery; the call is in QNN's async queue (its notification comes). */
-#define EXEC_RESTARTED 1
-#define EXEC_PENDING 3
-/* A worker with the call's turn: where the graph takes graphExecuteAsync, hands the call to
- * QNN's queue and lets go of the turn (EXEC_PENDING: notify(param, status) comes on a backend
- * thread, which calls exec_stage_notified); else as exec_stage_execute. */
-int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param);
-/* In the notification: the call lets go of what it held while queued. Its rc, or
- * EXEC_RESTARTED: queue it again (turn_requeue), its next run recovers the context first. */
-int exec_stage_notified(exec_staged *st, qnn_error_t e);
-/* rc: the execute's. Returns the call's. A profiled call's events are read here (before its
- * done): *profile gets them (NULL when the call failed or the read did), *profile_rc the
- * read's result (its message the last error; the call's rc does not change). */
-int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_profile **profile,
-                      int *profile_rc);
-void exec_stage_discard(exec_staged *st);
-int exec_check_options(const htpu_exec_options *o);
-int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                  uint32_t n_out, uint32_t rows); /* rows: batch_multiple (0, 1: none) */
-
 /* Cancels every submitted call of every graph open on c (context and runtime close). */
 void context_cancel_calls(context_obj *c);
 
@@ -245,20 +200,5 @@ graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_hand
 /* Drops one handle's hold on s; returns 1 when it was the last: s has then left c's list and
  * is the caller's to free. */
 int context_detach_graph(context_obj *c, graph_state *s);
-
-/* Recreates a context after a DSP restart seen at `seen_generation` (nothing to do if another
- * call recovered it since): deregisters and frees the stale QNN context, creates it again from
- * the retained binary and re-retrieves its graphs. A transient failure (the DSP still coming
- * back) is retried up to rt->recovery_retries times with the start-up backoff. Takes the
- * execute gate exclusively: the caller holds no gate (a graph's execute lock is fine: nothing
- * waits for one while holding the gate). The call it runs for bounds it: when *stop becomes
- * non-zero (NULL: never; its deadline, cancel or close) or deadline_ns passes (0: none) while
- * it waits for the gate or between tries, it returns RECOVER_STOPPED (no error set) and leaves
- * the context stale for the next call to recover. Returns 0, RECOVER_STOPPED or
- * HTPU_EDEVICE_RESET (error set; c->dead = 1). */
-#define RECOVER_STOPPED 4
-int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *stop,
-                    uint64_t deadline_ns);
-
 
 #endif

@@ -1,6 +1,7 @@
 /* registry.c - the non-owning lists a runtime keeps of its contexts (for shared-buffer
  * deregistration) and a context of its open graphs' states (for DSP-restart recovery, and so
  * that every handle of one graph shares one). */
+#include "exec/exec.h"
 #include "internal.h"
 #include "base/base.h"
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "exec/exec.h"
 #include "internal.h"
 
 #define SHARED_ALIGN 64u

@@ -21,15 +21,16 @@
 #define SCRATCH_KEEP 2
 #define SCRATCH_ALIGN 64u
 
-void scratch_pool_init(scratch_pool *p) {
+void scratch_pool_init(scratch_pool *p, scratch_free_region_fn free_region) {
   pthread_mutex_init(&p->lock, NULL);
+  p->free_region = free_region;
   p->idle_shared = p->idle_plain = NULL;
   p->num_idle_plain = p->num_shared = 0;
 }
 
-static void block_free(scratch_block *b, struct runtime_obj *rt) {
+static void block_free(scratch_pool *p, scratch_block *b, struct runtime_obj *rt) {
   if (b->fd >= 0)
-    runtime_free_region(rt, b->data, b->fd);
+    p->free_region(rt, b->data, b->fd);
   else
     free(b->data);
   free(b);
@@ -40,7 +41,7 @@ void scratch_pool_destroy(scratch_pool *p, struct runtime_obj *rt) {
   for (int k = 0; k < 2; k++) {
     for (scratch_block *b = lists[k], *next; b; b = next) {
       next = b->next;
-      block_free(b, rt);
+      block_free(p, b, rt);
     }
   }
   p->idle_shared = p->idle_plain = NULL;

@@ -25,17 +25,22 @@ struct runtime_obj;
 typedef struct scratch_block {
   struct scratch_block *next;
   unsigned char *data;
-  int fd; /* >= 0: FastRPC memory (shared_region_alloc, runtime_free_region) */
+  int fd; /* >= 0: FastRPC memory (shared_region_alloc, the pool's free_region) */
 } scratch_block;
+
+/* Frees a FastRPC block after deregistering it from every context of the runtime (the
+ * runtime's runtime_free_region, handed over at init: the pool is below the runtime). */
+typedef void (*scratch_free_region_fn)(struct runtime_obj *rt, void *p, int fd);
 
 typedef struct scratch_pool {
   pthread_mutex_t lock;
+  scratch_free_region_fn free_region;
   scratch_block *idle_shared, *idle_plain; /* idle FastRPC blocks are taken first */
   size_t num_idle_plain;
   size_t num_shared; /* FastRPC blocks in existence, idle or in use */
 } scratch_pool;
 
-void scratch_pool_init(scratch_pool *p);
+void scratch_pool_init(scratch_pool *p, scratch_free_region_fn free_region);
 
 /* Frees every block (all are idle: a call in progress holds a reference on the graph),
  * deregistering FastRPC ones from the runtime's contexts (takes the execute gate

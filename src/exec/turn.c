@@ -23,6 +23,7 @@ void ctl_init(exec_ctl *x, graph_obj *g, int priority, uint64_t timeout_ns, uint
   x->s = g->state;
   x->g = g;
   x->call = NULL;
+  x->ops = NULL;
   x->priority = priority ? priority : c->priority;
   if (!timeout_ns) timeout_ns = c->exec_timeout_ns ? c->exec_timeout_ns : c->rt->default_timeout_ns;
   x->timeout_ns = timeout_ns;
@@ -81,7 +82,7 @@ static void grant(graph_state *s, exec_ctl *w) {
     s->worker_ctl = w;
     /* A worker of this graph letting go of it takes the next call itself, with no wake-up
      * between the two executes. */
-    if (!calls_on_worker(s)) pthread_cond_signal(&s->worker_cv);
+    if (!w->ops->on_worker(s)) pthread_cond_signal(&s->worker_cv);
   } else {
     pthread_cond_signal(&w->cv);
   }
@@ -223,7 +224,7 @@ static void ctl_fire(htimer *t) {
       atomic_fetch_sub(&s->contenders, 1); /* a synchronous waiter gives its own back */
       pthread_mutex_unlock(&s->q_lock);
       int rc = removed_error(s, x, why);
-      calls_end_waiting(x->call, rc); /* done runs here, on the timer thread */
+      x->ops->end_waiting(x->call, rc); /* done runs here, on the timer thread */
       return;
     }
     pthread_cond_signal(&x->cv);
@@ -233,7 +234,7 @@ static void ctl_fire(htimer *t) {
   /* A call in copy mode ends at once, whether it holds the graph or is in QNN's async queue
    * (no signal reaches it there); otherwise only the call holding the graph is aborted. */
   struct htpu_call *call = x->call;
-  int copy = call && calls_copy_mode(call);
+  int copy = call && x->ops->copy_mode(call);
   int holds = x->state == CTL_RUNNING && s->running == x;
   if (!holds && !(copy && x->enqueued)) {
     pthread_mutex_unlock(&s->q_lock);
@@ -271,7 +272,7 @@ static void ctl_fire(htimer *t) {
                                   "outputs discarded)",
                                   s->name, (unsigned long long)(x->timeout_ns / 1000000u),
                                   no_signal);
-    calls_end_early(call, rc);
+    x->ops->end_early(call, rc);
   }
 }
 

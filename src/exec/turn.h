@@ -34,10 +34,23 @@ typedef enum ctl_reason {
   REASON_CLOSE
 } ctl_reason;
 
+/* What the waiting list needs of a submitted call, given by its maker (call.c): the list knows
+ * no call. copy_mode: the call works on copies (it can end on the host while its execute runs
+ * on); end_waiting: it was removed while waiting (done runs here, the core lets go); end_early:
+ * it ends now on the host (copy mode) while its execute runs on; on_worker: the calling thread
+ * is a worker of s (it takes a granted call without a wake-up). */
+typedef struct ctl_call_ops {
+  int (*copy_mode)(const struct htpu_call *call);
+  void (*end_waiting)(struct htpu_call *call, int rc);
+  void (*end_early)(struct htpu_call *call, int rc);
+  int (*on_worker)(const struct graph_state *s);
+} ctl_call_ops;
+
 typedef struct exec_ctl {
   struct graph_state *s;
   struct graph_obj *g;     /* the handle it came through */
   struct htpu_call *call;  /* a submitted call; NULL: a synchronous one */
+  const ctl_call_ops *ops; /* the submitted call's (NULL: a synchronous one) */
   int priority;            /* base, HTPU_PRIORITY_LOW..HIGH */
   uint64_t seq, passes;    /* arrival; times passed over by a later arrival */
   uint64_t timeout_ns, deadline_ns; /* 0: no deadline */
