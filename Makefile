@@ -64,8 +64,8 @@ endif
 # The core: the top (runtime, context, graph: src/*.c) over its rooms, each a folder whose
 # door header says what lives there and what the others may use (docs/architecture.md, "The
 # core's rooms"). A room calls only rooms below it:
-#   top -> exec -> profile, quant, model -> device -> qnn -> base
-CORE_ROOMS := base qnn device model quant profile exec
+#   top -> exec -> profile, quant, model -> device -> loader -> base (qnn/: the ABI, headers only)
+CORE_ROOMS := base loader device model quant profile exec
 CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core

@@ -8,7 +8,7 @@
 #include "internal.h"
 #include "profile/profile.h"
 #include "qnn/qnn_signal_abi.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "base/base.h"
 
 static void context_destroy(htpu_object *o) {

@@ -7,7 +7,7 @@
 #include "exec/exec.h"
 #include "internal.h"
 #include "qnn/qnn_signal_abi.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "base/base.h"
 
 /* The graph's abort signal, where the runtime has execute signals. A signal the backend

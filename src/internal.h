@@ -25,7 +25,7 @@
 #include "exec/turn.h"
 #include "hexagon_tpu.h"
 #include "model/model.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
  * finishes the previous call. They exit once the graph has had no submitted call for

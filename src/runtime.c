@@ -8,7 +8,7 @@
 #include "base/base.h"
 #include "device/device.h"
 #include "qnn/qnn_device_abi.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 void htpu_runtime_options_init(htpu_runtime_options *o) {
   if (!o) return;

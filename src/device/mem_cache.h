@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "hexagon_tpu.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "shared_regions.h"
 
 typedef struct mem_entry {

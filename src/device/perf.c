@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* What each profile votes (DCVS v3). Values follow the settings the public QNN clients use
  * (docs/board.md has the table and its sources). Higher performance comes first in the

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "fastrpc_lib.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 #define SHARED_NOTE_MAX 512 /* bytes of a note, its NUL included */
 

@@ -21,7 +21,7 @@
 #include "base/base.h"
 #include "batch_multiple.h"
 #include "exec_internal.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* Points each descriptor at its buffer: by registered handle when the buffer lies in a shared
  * (FastRPC) allocation (the caller's, or a scratch block's), else as a client buffer. Runs

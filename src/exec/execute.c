@@ -11,7 +11,7 @@
 #include "base/base.h"
 #include "batch_multiple.h"
 #include "exec_internal.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* The pipeline: plan, convert inputs, execute under the graph's lock, convert outputs. */
 static int exec_run(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,

@@ -17,7 +17,7 @@
 #include "base/base.h"
 #include "batch_multiple.h"
 #include "exec_internal.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 static void format_shape(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t used = 0;

@@ -8,7 +8,7 @@
 #include "exec.h"
 #include "internal.h"
 #include "model/model.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* A recovery, for the call it runs for: what stops it (that call's deadline, cancel or close). */
 typedef struct recovery {

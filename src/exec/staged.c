@@ -11,7 +11,7 @@
 #include "base/base.h"
 #include "batch_multiple.h"
 #include "exec_internal.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 /* A submitted call's pipeline in stages (call.c): the same steps as exec_run(), but the call's
  * inputs are converted at its submit and its outputs after it let go of the graph, on

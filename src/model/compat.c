@@ -8,7 +8,7 @@
 
 #include "base/base.h"
 #include "internal.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "device/device.h"
 
 /* SoC model ids that name the same silicon. QCS6490 binaries are built for SM7325/QCM6490

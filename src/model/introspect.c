@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "binary_file.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "base/base.h"
 #include "introspect_validate.h"
 #include "model_info.h"

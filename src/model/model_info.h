@@ -10,7 +10,7 @@
 #define HTPU_MODEL_INFO_H
 
 #include "hexagon_tpu.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "qnn/qnn_abi.h"
 
 typedef struct graph_templates {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "base/base.h"
 
 static int announced(const qnn_backend_lib *b, uint32_t key) {

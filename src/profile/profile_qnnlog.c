@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "profile.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 #include "base/base.h"
 
 typedef struct builder {

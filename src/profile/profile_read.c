@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "profile.h"
-#include "qnn/qnn.h"
+#include "loader/loader.h"
 
 #define MAX_DEPTH 16
 

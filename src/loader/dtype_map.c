@@ -1,7 +1,7 @@
 /* dtype_map.c - QNN data type codes to element storage types. */
 #include "dtype_map.h"
 
-#include "qnn_abi.h"
+#include "qnn/qnn_abi.h"
 
 htpu_dtype dtype_from_qnn(uint32_t t) {
   switch (t) {

@@ -4,7 +4,7 @@
 
 #include "base/base.h"
 #include "hexagon_tpu.h"
-#include "loader.h"
+#include "libs.h"
 
 static void copy_truncated(char *dst, size_t len, const char *src) {
   snprintf(dst, len, "%s", src ? src : "");

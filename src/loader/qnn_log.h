@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "qnn_abi.h"
+#include "qnn/qnn_abi.h"
 
 /* The callback handed to logCreate. Re-entrant; called from any thread. */
 void qnn_log_callback(const char *fmt, uint32_t level, uint64_t timestamp, va_list args);

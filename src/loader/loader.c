@@ -1,5 +1,5 @@
 /* loader.c - dlopen, provider selection and version checks. */
-#include "loader.h"
+#include "libs.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "base/base.h"
 #include "hexagon_tpu.h"
-#include "qnn_versions.h"
+#include "qnn/qnn_versions.h"
 
 static const char *dl_error(void) {
   const char *e = dlerror();

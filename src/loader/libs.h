@@ -1,14 +1,14 @@
 /*
- * loader.h - dlopen the QNN backend and system libraries and pick their providers.
+ * libs.h - dlopen the QNN backend and system libraries and pick their providers.
  *
  * Function pointers are copied out of the provider's table slot by slot, reading only the
  * slots that the provider's API version has (qnn_versions.h); a slot the version lacks stays
  * NULL. Every failure names its stage, the path, the symbol and dlerror().
  */
-#ifndef HTPU_LOADER_H
-#define HTPU_LOADER_H
+#ifndef HTPU_LOADER_LIBS_H
+#define HTPU_LOADER_LIBS_H
 
-#include "qnn_abi.h"
+#include "qnn/qnn_abi.h"
 
 typedef struct qnn_backend_lib {
   void *dl;
