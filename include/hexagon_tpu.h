@@ -414,8 +414,8 @@ typedef struct htpu_runtime_info {
   int priority_control;           /* context priorities reach QNN (306) */
   int execute_async;              /* submitted calls are queued in QNN (graphExecuteAsync, 304;
                                      no HTP release announces it): up to
-                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (a signal
-                                     cannot reach an async call without 309) */
+                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (an async
+                                     call gets no signal: 309 is not asked) */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).

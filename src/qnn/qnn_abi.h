@@ -374,8 +374,12 @@ typedef struct qnn_context_config {
   } u;
 } qnn_context_config_t;
 
-/* graphSetConfig's configs. PRIORITY is the one this project sets: on a graph retrieved from a
- * binary it is the only way to give one graph another priority than its context's default. */
+/* graphSetConfig's configs, declared for the ABI check and the reference backend: the core never
+ * calls graphSetConfig. A graph runs at its context's priority (QNN_CONTEXT_CONFIG_OPTION_PRIORITY
+ * at load, where priority control is announced: context.c); a call's own priority only orders it
+ * among the host's calls waiting for that graph (turn.c). PRIORITY here would be the only way to
+ * give one retrieved graph another QNN priority than its context's, and a finalized graph may
+ * refuse it (6024, 1000: docs/abi.md). */
 #define QNN_GRAPH_CONFIG_OPTION_CUSTOM 0u
 #define QNN_GRAPH_CONFIG_OPTION_PRIORITY 3u
 typedef struct qnn_graph_config {
