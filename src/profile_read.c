@@ -252,7 +252,9 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
   if (r.dropped)
     NOTE("truncated at %u event%s (at least %llu more not read)", r.limit,
          r.limit == 1 ? "" : "s", (unsigned long long)r.dropped);
-  if (r.dropped && level != HTPU_PROFILE_BASIC)
+  /* A load's events (graph "") have no ops at any level: the per-op notes are an execute's. */
+  int per_op = graph && graph[0] && level != HTPU_PROFILE_BASIC;
+  if (r.dropped && per_op)
     NOTE("per-op figures partial: %u op%s read", nops, nops == 1 ? "" : "s");
   if (r.ext_error)
     NOTE("no timestamps: profileGetExtendedEventData gave QNN error %u", r.ext_error);
@@ -264,7 +266,7 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
   /* optrace data come as trace events (600) beside the detailed ones; a binary not built
    * with optrace has none, and the backend gives the detailed events alone (HTP and the
    * reference only log a warning) */
-  if (level == HTPU_PROFILE_OPTRACE && d.top >= 0 && !r.dropped) {
+  if (per_op && level == HTPU_PROFILE_OPTRACE && d.top >= 0 && !r.dropped) {
     int traced = 0;
     for (uint32_t i = 0; i < r.n && !traced; i++)
       traced = r.ev[i].type == QNN_PROFILE_EVENTTYPE_TRACE;
@@ -272,8 +274,7 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
       NOTE("no optrace data: the binary was not built with optrace, so the detailed events are "
            "shown");
   }
-  if ((level == HTPU_PROFILE_DETAILED || level == HTPU_PROFILE_LINTING ||
-       level == HTPU_PROFILE_OPTRACE) && d.top >= 0 && !nops && !r.dropped)
+  if (per_op && d.top >= 0 && !nops && !r.dropped)
     NOTE("the backend gave no per-op events at this level");
 #undef NOTE
 

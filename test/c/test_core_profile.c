@@ -309,6 +309,27 @@ TEST(profile_load_init_events) {
   htpu_runtime_close(&rt);
 }
 
+/* A load has no ops: none of the per-op notes of an execute's profile applies to it, at any
+ * level. */
+TEST(profile_load_notes_are_not_an_executes) {
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  const char *path = prof_chain100_path();
+  CHECK(path);
+  static const int levels[] = {HTPU_PROFILE_DETAILED, HTPU_PROFILE_LINTING, HTPU_PROFILE_OPTRACE};
+  for (unsigned i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+    htpu_profile *p = NULL;
+    htpu_load_options lo = {.profile_level = levels[i], .profile = &p};
+    htpu_context *ctx = NULL;
+    CHECK_EQ(htpu_context_open_file_ex(rt, path, &lo, &ctx), 0);
+    CHECK(p && p->num_events == 1 && p->events[0].type == 100 && p->num_ops == 0);
+    CHECK_MSG(p->note[0] == 0, "level %d: load note '%s'", levels[i], p->note);
+    htpu_profile_free(p);
+    htpu_context_close(&ctx);
+  }
+  htpu_runtime_close(&rt);
+}
+
 static unsigned count(const char *hay, const char *needle) {
   unsigned n = 0;
   for (const char *p = hay; (p = strstr(p, needle)); p++) n++;

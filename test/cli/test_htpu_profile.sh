@@ -168,10 +168,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$EMU" ]; then
   fi
 fi
 
-HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 --qnn-log q2.log
-expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
-  err "has no QnnSystemProfile serialization"
-check "qnn log: nothing left behind" [ ! -e q2.log ]
+HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 3 --trace q2.json \
+  --html q2.html --qnn-log q2.log
+expect "qnn log with System API 1.1: refused before the runs" 1 err "HTPU_EUNSUPPORTED" \
+  err "(System API 1.1.0) has no QnnSystemProfile serialization" err "nothing was run or written"
+expect_empty "qnn log refused: no table" out
+check "qnn log refused: no log, trace or page written" \
+  bash -c '[ ! -e q2.log ] && [ ! -e q2.json ] && [ ! -e q2.html ]'
 # per-op samples are bounded (ops x runs <= 16777216): 168 ops x 100000 runs is refused after
 # the first run, not run out of memory (the timeout bounds a build that would try)
 { echo "graph wide"; echo "  input x f32 [1,4]"; for i in $(seq 1 167); do echo "  native t$i f32 [1,4]"; done

@@ -426,6 +426,25 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
   return cli_json_finish(&j);
 }
 
+/* --qnn-log needs the system library's QnnSystemProfile slots (System API 1.5 on): refused
+ * before the first run, so a long profile does not end in that error with its trace and page
+ * already written. */
+static int check_qnn_log(const cli_args *a, const cli_session *s) {
+  if (!cli_get(a, "qnn-log")) return CLI_EXIT_OK;
+  htpu_profile_caps caps;
+  htpu_runtime_info ri;
+  int e = htpu_runtime_profile_caps(s->rt, &caps);
+  if (!e) e = htpu_runtime_get_info(s->rt, &ri);
+  if (e) return cli_fail_htpu(a->cmd, e, "--qnn-log");
+  if (caps.system_serialization) return CLI_EXIT_OK;
+  return cli_fail(a->cmd,
+                  "--qnn-log: HTPU_EUNSUPPORTED: the system library %s (System API %u.%u.%u) has "
+                  "no QnnSystemProfile serialization (it came with System API 1.5); nothing was "
+                  "run or written",
+                  ri.system_lib, ri.system_api_version.major, ri.system_api_version.minor,
+                  ri.system_api_version.patch);
+}
+
 static int run_profile(const cli_args *a) {
   prof_state st;
   memset(&st, 0, sizeof st);
@@ -444,6 +463,7 @@ static int run_profile(const cli_args *a) {
   rc = cli_inputs_bind(a, st.s.meta_info, 1, &st.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &st.in);
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &st.s);
+  if (rc == CLI_EXIT_OK) rc = check_qnn_log(a, &st.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&st.in, st.s.info);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &st.in, PROFILE_SEED);
   const htpu_graph_info *gi = st.s.info;
