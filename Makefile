@@ -162,7 +162,7 @@ test:
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
-	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
+	$(Q)bash test/run_exunit.sh
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.
