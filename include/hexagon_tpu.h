@@ -809,7 +809,12 @@ HTPU_API int htpu_profile_level_from_name(const char *name, htpu_profile_level *
 
 /* One event. type/unit/value are QNN's (QnnProfile.h, HTP/QnnHtpProfile.h); `name` is ours
  * for the type ("accelerator time", "host RPC", "VTCM acquire", ...), "event <type>" when we
- * do not know it. Values without a unit are microseconds. */
+ * do not know it. Values without a unit are microseconds. An event of unit 5 (object) carries
+ * no number (value 0) but the backend's opaque object (QnnProfile_BackendOpaqueObject_t, in the
+ * extended event data only: without extended events it cannot be read, and the profile's note
+ * counts it among the events that could not be read): its bytes and the file name it gives,
+ * copied into the profile, at most HTPU_PROFILE_MAX_OBJECT_BYTES of them per profile (an
+ * object past that is not copied: object NULL, object_size 0, and the note says so). */
 typedef struct htpu_profile_event {
   uint32_t type;
   uint32_t unit;             /* 1 us, 2 bytes, 3 cycles, 4 count, 5 object, 6 none */
@@ -820,7 +825,13 @@ typedef struct htpu_profile_event {
   int has_timestamp;
   uint32_t num_children;
   const struct htpu_profile_event *children;
+  const void *object;        /* unit 5: the object's bytes (NULL when none or not copied) */
+  uint64_t object_size;      /* ... and their count */
+  const char *object_file;   /* unit 5: the object's file name; "" when none (and otherwise) */
 } htpu_profile_event;
+
+/* The most object bytes (htpu_profile_event.object) one profile copies: 64 MiB. */
+#define HTPU_PROFILE_MAX_OBJECT_BYTES (64ull << 20)
 
 /* One op of a detailed or linting profile, in execution order. */
 typedef struct htpu_profile_op {

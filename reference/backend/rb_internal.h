@@ -84,6 +84,10 @@ typedef struct rb_backend {
                           notified (backendFree waits for these instead of refusing) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
+  /* HTPU_REF_PROFILE_OBJECT at backendCreate: the payload of an OBJECT event its execute
+   * profiles carry (profile.c); "" and has_profile_object 0 when unset */
+  char profile_object[256];
+  bool has_profile_object;
 } rb_backend;
 
 typedef struct rb_device {

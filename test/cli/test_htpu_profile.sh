@@ -74,6 +74,15 @@ json_check_file trace.json "trace: the host spans tile the call, no unlabelled h
 check "page: 100 bars, self-contained" \
   bash -c "[ \$(grep -oF '<rect class=\"bar\"' page.html | wc -l) = 100 ] && ! grep -q 'https\\?://' page.html"
 check "qnn log: every op through QnnSystemProfile" [ "$(count 'id=relu_' qnn.log)" = 100 ]
+# an event of unit object carries the backend's opaque object: its size and file in --json, its
+# bytes through QnnSystemProfile as an object (hex of "trace-blob"), not as a number
+HTPU_REF_PROFILE_OBJECT=trace-blob run profile chain100.bin "${LIBS[@]}" -n 1 --json --qnn-log obj.log
+json_check "json: the object event's size and file" \
+  'const o = j.events[0].children.find(c => c.type === 61441);
+   o.unit === "object" && o.value === 0 && o.object_bytes === 10 &&
+   o.object_file === "htpu-reference-object.bin"'
+check "qnn log: the object's bytes" \
+  grep -q '61441 5 object=10 file=htpu-reference-object.bin data=74726163652d626c6f62 ts=' obj.log
 
 # bad inputs
 run profile chain100.bin "${LIBS[@]}" --level verbose
