@@ -168,6 +168,12 @@ typedef struct htpu_tensor_info {
   size_t num_elements;
   size_t byte_size;
   htpu_quant quant;
+  /* Bit d set: dims[d] is dynamic (the binary's isDynamicDimensions, tensor version 2): dims[d]
+   * is then its maximum, and num_elements and byte_size are the maximum's. An output's actual
+   * dims are what each execute writes (htpu_exec_options.output_dims): its buffer is still sized
+   * for the maximum and holds that many elements from its start. An input is run at its
+   * maximum. 0: every dimension is fixed. */
+  uint32_t dynamic_dims;
 } htpu_tensor_info;
 
 typedef struct htpu_graph_info {
@@ -626,6 +632,18 @@ typedef struct htpu_exec_options {
   /* An htpu_priority: its place among the calls waiting for the graph. HTPU_PRIORITY_DEFAULT:
    * the context's. Out of range: HTPU_EINVAL. */
   int priority;
+  /* NULL, or where a call that succeeds writes the shape each output came out in: num_outputs
+   * rows of HTPU_MAX_RANK entries, output i's dims at output_dims[i * HTPU_MAX_RANK ..] (its
+   * rank entries, then zeros). The backend writes an output's dims back after an execute
+   * (QnnGraph.h): an output with dynamic dimensions (htpu_tensor_info.dynamic_dims) gets what
+   * it produced (a NonZero's row count, say), any other its declared dims unless the backend
+   * shrank them; each is at most the declared one (larger is HTPU_EQNN naming the output). The
+   * output's buffer holds that many elements from its start (an f32 output: that many
+   * dequantized), the rest left as it was. With batch_multiple k: the declared dims with
+   * dims[0] x k (a graph with dynamic outputs takes no batch multiple: HTPU_EINVAL). Untouched
+   * when the call fails. Submitted calls: borrowed until done runs, as the outputs are (after a
+   * host-side deadline or cancel without signals the call worked on its own copy). */
+  uint32_t *output_dims;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context

@@ -39,7 +39,8 @@ struct htpu_call {
   uint32_t n_in, n_out;
   htpu_io *io;       /* n_in + n_out: what the execute uses */
   htpu_io *user_io;  /* the caller's (copy of the arrays) */
-  void *copy;        /* copy mode: the inputs' and outputs' bytes */
+  void *copy;        /* copy mode: the inputs' and outputs' bytes, and the output dims */
+  uint32_t *user_dims; /* copy mode: the caller's opts.output_dims (the call writes its own) */
   int copy_mode;
   exec_staged *stage; /* its pipeline, prepared at submit; NULL once finished or discarded */
   int exec_rc;        /* the execute's answer, and its message (made on the executing worker) */
@@ -90,9 +91,13 @@ static void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, in
     pthread_mutex_unlock(&call->m);
     return;
   }
-  if (from_worker && call->copy_mode && rc == 0)
+  if (from_worker && call->copy_mode && rc == 0) {
     for (uint32_t i = call->n_in; i < call->n_in + call->n_out; i++)
       memcpy(call->user_io[i].data, call->io[i].data, call->io[i].size);
+    if (call->user_dims)
+      memcpy(call->user_dims, call->opts.output_dims,
+             (size_t)call->n_out * HTPU_MAX_RANK * sizeof *call->user_dims);
+  }
   call->completed = 1;
   call->rc = rc;
   /* Counted here, where its rc is decided once: a call stopped on the host (ended early) may
@@ -417,15 +422,20 @@ static int call_take_io(htpu_call *call, const htpu_io *inputs, const htpu_io *o
   for (uint32_t i = 0; i < n; i++)
     call->user_io[i] = call->io[i] = i < call->n_in ? inputs[i] : outputs[i - call->n_in];
   if (!call->copy_mode) return 0;
-  size_t total = 0;
+  size_t total = 0, dims = 0;
+  if (call->opts.output_dims) dims = (size_t)call->n_out * HTPU_MAX_RANK * sizeof(uint32_t);
   for (uint32_t i = 0; i < n; i++) total += (call->io[i].size + 63) & ~(size_t)63;
-  call->copy = aligned_alloc(64, total ? total : 64);
+  call->copy = aligned_alloc(64, total + dims ? ((total + dims + 63) & ~(size_t)63) : 64);
   if (!call->copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", total);
   size_t at = 0;
   for (uint32_t i = 0; i < n; i++) {
     call->io[i].data = (char *)call->copy + at;
     if (i < call->n_in) memcpy(call->io[i].data, call->user_io[i].data, call->io[i].size);
     at += (call->io[i].size + 63) & ~(size_t)63;
+  }
+  if (dims) { /* the output dims too: written by the execute, copied back as the outputs are */
+    call->user_dims = call->opts.output_dims;
+    call->opts.output_dims = (uint32_t *)(void *)((char *)call->copy + at);
   }
   return 0;
 }

@@ -30,6 +30,7 @@
 #include "profile.h"
 #include "timer.h"
 #include "qnn_log.h"
+#include "shape/shape.h"
 #include "stats.h"
 
 typedef enum io_mode { IO_DIRECT, IO_CONVERT } io_mode;
@@ -133,6 +134,7 @@ typedef struct exec_call {
   uint64_t enqueued_ns, generation;
   uint32_t restarts;
   int recover_due;
+  shape_call shape; /* one row group: each output's dims for this call (shape.h) */
 } exec_call;
 
 static void call_init(exec_call *x, graph_obj *g, const htpu_io *inputs, uint32_t n_in,
@@ -269,6 +271,7 @@ static int plan_call(exec_call *x) {
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
   if (x->rows > 1) {
     int rc = batch_check_call(gi, x->rows, x->policy == POLICY_TRY);
+    if (!rc) rc = shape_check_rows(gi, x->rows);
     if (rc) return rc;
   }
   if (x->policy == POLICY_TRY) {
@@ -343,7 +346,8 @@ static int convert_inputs(exec_call *x) {
   }
   if (x->rows > 1 && !(x->dims = batch_dims_make(x->tensors, x->n_in + x->n_out, x->rows)))
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  return 0;
+  /* one row group: the outputs' dims arrays are the call's, for the backend to write */
+  return x->rows > 1 ? 0 : shape_begin(&x->shape, x->gi, x->tensors + x->n_in);
 }
 
 /* A running call stopped through the graph's abort signal (or just before graphExecute), by
@@ -557,18 +561,24 @@ static int execute_voted(exec_call *x) {
   return rc;
 }
 
-/* Stage 4: outputs the caller asked for as f32, dequantized out of their slots. */
+/* Stage 4: the shapes the outputs came out in (shape.h), and outputs the caller asked for as
+ * f32 dequantized out of their slots, as many elements as were produced. */
 static int convert_outputs(exec_call *x) {
+  int rc = x->shape.n_out ? shape_read(&x->shape, x->gi) : 0;
+  if (rc) return rc;
   for (uint32_t i = x->n_in; i < x->n_in + x->n_out; i++) {
     if (x->modes[i] != IO_CONVERT) continue;
     uint64_t d0 = htpu_now_ns();
     uint32_t bad = 0;
-    int rc = batch_dequantize_rows(call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data,
-                                   x->rows, &bad);
+    htpu_tensor_info produced;
+    const htpu_tensor_info *t = shape_output_info(&x->shape, i - x->n_in, call_tensor(x, i),
+                                                  &produced);
+    rc = batch_dequantize_rows(t, x->bufs[i], x->outputs[i - x->n_in].data, x->rows, &bad);
     x->dequant_ns += htpu_now_ns() - d0;
     if (rc && x->rows > 1) x->failed_chunk = bad + 1;
     if (rc) return rc;
   }
+  shape_report(&x->shape, x->gi, x->rows, x->opts ? x->opts->output_dims : NULL);
   return 0;
 }
 
@@ -577,6 +587,7 @@ static void finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) 
   free(x->tensors); /* with bufs and modes */
   free(x->rows_block);
   free(x->dims);
+  shape_end(&x->shape);
   if (x->exec_ns) {
     STAT_ADD(execute_ns_total, x->exec_ns);
     STAT_SET(execute_ns_last, x->exec_ns);
