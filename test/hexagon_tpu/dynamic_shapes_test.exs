@@ -129,6 +129,14 @@ defmodule HexagonTpu.DynamicShapesTest do
 
       assert {:ok, [<<>>, _], %{output_shapes: [{0, 2}, {2, 3}]}} =
                HexagonTpu.predict(m, [zeros], output: :binary, stats: true)
+
+      # vectorized inputs: one execute per entry, each of its own shape, cannot be joined
+      v = Nx.vectorize(Nx.broadcast(Nx.tensor(1.0, type: :f32), {2, 2, 3}), :entry)
+
+      assert {:error, %Error{reason: :invalid_argument, message: msg}} =
+               HexagonTpu.predict(m, [v])
+
+      assert msg =~ "output 'idx' has dynamic dimensions"
     end
   end
 end
