@@ -6,6 +6,8 @@
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
 #   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   check-rooms    no room of the core calls a room above it, no circle of files
+#                  (tools/check-rooms.py over the objects; `make test` runs it)
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
@@ -60,13 +62,20 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c src/*/*.c common/*.c))
+# The core: the top (runtime, context, graph: src/*.c) over its rooms, each a folder whose
+# door header says what lives there and what the others may use (docs/architecture.md, "The
+# core's rooms"). A room calls only rooms below it:
+#   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
+#   headers only); board (the board's readings, the cross-process NPU lock) -> base, called by
+#   the top and exec
+CORE_ROOMS := base board loader device model quant shape profile exec
+CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
-QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
-             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c
+QUANT_SRC := $(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c \
+             common/file_open.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
@@ -87,7 +96,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind test-tsan check-abi clean demo
+.PHONY: all test valgrind test-tsan check-abi check-rooms clean demo
 ifeq ($(wildcard tools/htpu),)
 # The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
 # the htpu command or the tests: say so instead of failing on a missing source.
@@ -158,6 +167,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  all build/asan/test_runner build/asan/digits_demo build/asan/hello
+	$(Q)python3 tools/check-rooms.py build/asan src
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -172,7 +182,7 @@ test:
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	$(Q)bash test/cli/test_htpu_board.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
-	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
+	$(Q)bash test/run_exunit.sh
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.
@@ -194,12 +204,15 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/tsan TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  build/tsan/test_runner $(TSAN_TESTS)
+
+check-rooms: all
+	$(Q)python3 tools/check-rooms.py $(BUILD) src
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 static int wanted(const char *only, const char *section) {
   if (!only) return 1;

@@ -277,7 +277,8 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
 }
 
 /* The load options map of context_open_file/3 and context_open_binary/3:
- * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...}.
+ * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
+ * queue_limit: 0..2^32-1 (0: the runtime's)}.
  * 0, or -1 for a bad map (the public modules check the values first). */
 static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo) {
   memset(lo, 0, sizeof *lo);
@@ -298,6 +299,11 @@ static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options 
   if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
     if (!enif_get_uint64(env, v, &ns)) return -1;
     lo->exec_timeout_ns = ns;
+  }
+  unsigned limit;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "queue_limit"), &v)) {
+    if (!enif_get_uint(env, v, &limit)) return -1;
+    lo->queue_limit = limit;
   }
   return 0;
 }

@@ -82,6 +82,10 @@ defmodule HexagonTpu do
       `:high`: given to QNN as the context's priority where the backend announces priority
       control (every HTP release does; `HexagonTpu.Runtime.info/1`'s `:priority_control`),
       and its calls' default place in the model's queue (`predict/3`)
+    * `:queue_limit` - how many calls may wait for the model at once (a positive integer);
+      one more gets a `:busy` error naming this option. `nil` (default): no limit but memory,
+      so any number of concurrent `predict/3` callers (and `stream/3`'s `:in_flight`) wait
+      their turn; each waiting call holds its inputs
 
   ## Examples
 
@@ -128,13 +132,16 @@ defmodule HexagonTpu do
       profile_level:
         {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed},
       timeout: {&Graph.check_timeout/1, "", nil},
-      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
+      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
+      queue_limit:
+        {&Context.valid_queue_limit?/1,
+         "a positive integer up to 4294967295 (calls) or nil (no limit)", nil}
     }
 
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
-        load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+        load_opts = for k <- [:timeout, :priority, :queue_limit], v = Map.get(o, k), do: {k, v}
         where = "HexagonTpu.load_model/2"
 
         with :ok <-
@@ -264,6 +271,11 @@ defmodule HexagonTpu do
   A call that is not short (see `HexagonTpu.Graph.execute/3`'s `:scheduler`) is submitted to
   the model's worker thread and its answer awaited as a message, as `predict_async/3` and
   `await/2` do: no scheduler waits while the NPU computes.
+
+  Any number of concurrent callers wait their turn (the model's queue has no limit but memory,
+  unless `load_model/2`'s `:queue_limit` sets one: then one call more is a `:busy` error naming
+  it). The deadline holds at every wait: the model's queue, the execute gate while another
+  model loads (or the DSP recovers) and a recovery this call runs.
 
   ## Examples
 

@@ -6,7 +6,9 @@
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
 #        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
 #        throughput, read-back time, resident memory), 64 digits rows as one execute with a
-#        batch multiple vs 64 chunks; then the table as ratios.
+#        batch multiple vs 64 chunks; then the table as ratios. Then the Elixir rows:
+#        answers as messages (bench/async_bench.exs), deadlines at every wait and many
+#        callers (bench/waits_bench.exs).
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
 #   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
 #        the kernels section alone.
@@ -46,6 +48,7 @@ bench: bench-build
 	env -u MAKEFLAGS -u MFLAGS $(BENCH_BUILD)/bench --build $(BENCH_BUILD) \
 	  --python "$(BENCH_PYTHON)" --elixir "mix run" $(BENCH_ARGS)
 	elixir --erl "+SDio 1" -S mix run bench/async_bench.exs
+	mix run bench/waits_bench.exs
 
 quant-bench: bench-build
 	$(BENCH_BUILD)/bench --only kernels $(QUANT_BENCH_ARGS)

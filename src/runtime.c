@@ -4,13 +4,11 @@
 #include <string.h>
 
 #include "internal.h"
-#include "batch_multiple.h"
-#include "timer.h"
-#include "platform_info.h"
+#include "exec/exec.h"
+#include "base/base.h"
+#include "device/device.h"
 #include "qnn/qnn_device_abi.h"
-#include "qnn_log.h"
-#include "retry.h"
-#include "stats.h"
+#include "loader/loader.h"
 
 void htpu_runtime_options_init(htpu_runtime_options *o) {
   if (!o) return;
@@ -45,7 +43,7 @@ typedef enum runtime_stage {
  * last. Freeing the device and backend tears down the DSP session: like a context free it
  * waits for every in-flight execute in the process (the DSP process domain is shared). */
 static void runtime_teardown(runtime_obj *rt, runtime_stage stage) {
-  gate_enter_exclusive(&htpu_exec_gate);
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   if (stage >= STAGE_PERF) perf_release(&rt->perf);
   free_qnn_objects(rt);
   gate_leave_exclusive(&htpu_exec_gate);
@@ -87,7 +85,7 @@ static void runtime_destroy(htpu_object *o) {
 }
 
 void runtime_free_region(runtime_obj *rt, void *p, int fd) {
-  gate_enter_exclusive(&htpu_exec_gate);
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   runtime_release_registrations(rt, fd);
   shared_region_remove(&rt->shared, p);
   gate_leave_exclusive(&htpu_exec_gate);
@@ -157,10 +155,10 @@ static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
   /* Creating a backend and device opens a DSP session: not while anything executes, nor while
    * another process creates one (the NPU lock, taken before the gate: src/board/). */
   npu_lock_hold hold;
-  int rc = npu_lock_enter(&t->rt->npu_lock, 0, "creating the QNN backend and device", &hold);
+  int rc = npu_lock_enter(&t->rt->npu_lock, 0, NULL, "creating the QNN backend and device", &hold);
   *qnn_code = 0;
   if (rc) return rc;
-  gate_enter_exclusive(&htpu_exec_gate);
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   rc = create_qnn_objects(t->rt, t->o);
   uint32_t code = htpu_last_qnn_code();
   if (rc) free_qnn_objects(t->rt);
@@ -173,7 +171,7 @@ static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
 /* Log, backend and device, retried with backoff while the failure looks transient. */
 static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
   retry_policy p = {o->startup_retries, o->startup_retry_delay_ms,
-                    &htpu_g_counters.startup_retries};
+                    &htpu_g_counters.startup_retries, NULL, NULL};
   startup_try t = {rt, o};
   int rc = retry_run(&p, startup_try_once, &t);
   /* where the real HTP library cannot create its log it has no DSP either: the note says why no

@@ -32,6 +32,7 @@ defmodule HexagonTpu.Context do
   # A path is short printable text; a context binary starts with a binary header (QNN's and the
   # reference format's both contain NUL bytes within the first 16 bytes).
   @max_path 4096
+  @queue_limit_expected "a positive integer up to 4294967295 (calls) or nil (no limit)"
 
   @doc """
   Loads a context binary from a file or from memory.
@@ -54,6 +55,9 @@ defmodule HexagonTpu.Context do
       where the backend announces loads with signals (`:load_signals`: a load past it returns
       a `:timeout` error naming the binary and the limit; elsewhere it runs to its end), and
       is the default deadline of the context's executes
+    * `:queue_limit` - how many calls may wait for one of the context's graphs (a positive
+      integer); one more is refused with a `:busy` error naming this option. `nil` (default):
+      no limit but memory, so callers wait their turn (each waiting call holds its inputs)
 
   An unknown option is an `:invalid_option` error.
 
@@ -77,7 +81,8 @@ defmodule HexagonTpu.Context do
     spec = %{
       timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
       priority:
-        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil}
+        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
+      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil}
     }
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Context.load/3"),
@@ -194,12 +199,21 @@ defmodule HexagonTpu.Context do
     end
   end
 
+  @doc false
+  def valid_queue_limit?(v), do: v == nil or (is_integer(v) and v > 0 and v <= 0xFFFF_FFFF)
+
   # The NIF's load options: none (the 2-argument NIFs) when no option is given.
-  defp load_options(%{timeout: nil, priority: nil}), do: nil
+  defp load_options(%{timeout: nil, priority: nil, queue_limit: nil}), do: nil
 
   defp load_options(o) do
     ns = HexagonTpu.Graph.timeout_ns(o.timeout)
-    %{priority: o.priority || :default, timeout_ns: ns, exec_timeout_ns: ns}
+
+    %{
+      priority: o.priority || :default,
+      timeout_ns: ns,
+      exec_timeout_ns: ns,
+      queue_limit: o.queue_limit || 0
+    }
   end
 
   defp open_nif(rt, {:file, path}, nil), do: NIF.context_open_file(rt, path)

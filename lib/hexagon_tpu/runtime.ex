@@ -240,10 +240,13 @@ defmodule HexagonTpu.Runtime do
     end
   end
 
+  # A bad :shared_runtime_idle_ms (a string from System.get_env/1, a negative number) would
+  # keep shared runtimes forever without a word: every use of a shared runtime says so instead.
   defp shared_key(opts) do
     spec = Map.delete(@spec_opts, :env)
 
-    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
+    with {:ok, _} <- configured_idle_ms(),
+         {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
          do: {:ok, {__MODULE__, :shared, o}}
   end
 

@@ -75,6 +75,11 @@ defmodule HexagonTpu.Stats do
       over 64 KiB, a per-call profile vote or a DSP-restart recovery
     * `:executes_declined` - the C core's no-wait executes that declined rather than wait
       (the sum of the four above but the size bound, which the NIF checks itself)
+    * `:gate_writers` - context loads, frees and DSP recoveries holding the process-wide
+      execute gate or waiting for it now: executes wait behind them (at most 100 ms behind a
+      waiting one, or until their deadline behind one that holds it)
+    * `:worker_threads` - the models' worker threads alive now (two per model with submitted
+      calls; they exit about a second after its last, so idle models hold none)
     * `:batch_multiple_executes`, `:batch_multiple_refusals` - batches run as one execute with
       a batch multiple (`HexagonTpu.predict_batch/3`, `HexagonTpu.Serving`), and single
       executes a graph refused (its batches then run as one execute per chunk)

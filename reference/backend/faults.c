@@ -200,6 +200,7 @@ RB_EXPORT void htpu_ref_disarm(void) {
   g_env_faults = g_env_latency = NULL;
   g_env_parsed = g_env_bad = false;
   pthread_mutex_unlock(&g_fault_lock);
+  rb_graph_latency_clear();
   rb_caps_reset();
 }
 

@@ -6,19 +6,22 @@
  *   thermal.c     /sys/class/thermal: zones, temperatures, trip points
  *   cpufreq.c     /sys/devices/system/cpu/cpufreq: governors and frequencies
  *   reading.c     htpu_board_read / htpu_board_load_between: one reading, and the NPU's load
- *                 between two from the execute counters (stats.h)
+ *                 between two from the execute counters (base/stats.h)
  *   npu_users.c   htpu_npu_users_read: processes holding /dev/fastrpc-cdsp* open
- *   npu_lock.c    the cross-process NPU lock (flock) that runtime.c and context.c take around
- *                 backend/device and context creation, before the execute gate
+ *   npu_lock.c    the cross-process NPU lock (flock) that the top (runtime.c, context.c) and
+ *                 exec/recover.c take around backend/device and context creation, before the
+ *                 execute gate
  *   lock_holder.c who holds that lock (/proc/locks and the holder's note in the file)
  *
- * Calls only common/ and the core's stats (stats.h, errors.h); nothing here calls QNN.
+ * The room just above base/: it calls only base/ (errors, counters) and common/; the top and
+ * exec/ call it. Nothing here calls QNN.
  */
 #ifndef HTPU_BOARD_H
 #define HTPU_BOARD_H
 
 #include <dirent.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,19 +79,20 @@ typedef struct npu_lock_hold {
 } npu_lock_hold;
 
 /* Takes the lock for a creation (`what`: "creating the QNN backend and device", "loading file
- * 'm.bin'"), waiting at most timeout_ns (0: cfg->timeout_ns) for another process that holds
- * it; never waits for the process's own threads longer than their creation. Writes who holds
- * it into the file for others' messages. A cfg with no path holds nothing. Returns 0 (*h to
- * give to npu_lock_leave), or HTPU_ETIMEDOUT naming the holder, HTPU_EIO naming the path (it
- * cannot be opened or locked), with the thread's error set. Call it before
- * gate_enter_exclusive: a thread waiting for another process never holds the gate. */
-int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t timeout_ns, const char *what,
-                   npu_lock_hold *h);
+ * 'm.bin'"), waiting for a process (or another thread) that holds it until deadline_ns
+ * (CLOCK_MONOTONIC; 0: cfg->timeout_ns from now) or until *stop becomes non-zero (NULL:
+ * never). Writes who holds it into the file for others' messages. A cfg with no path holds
+ * nothing. Returns 0 (*h to give to npu_lock_leave; h->fd -1 on every failure), or, with the
+ * thread's error set, HTPU_ETIMEDOUT naming the holder, HTPU_ECANCELLED (stopped), HTPU_EIO
+ * naming the path (it cannot be opened or locked). Call it before gate_enter_exclusive: a
+ * thread waiting for another process never holds the gate. */
+int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t deadline_ns, const atomic_int *stop,
+                   const char *what, npu_lock_hold *h);
+/* The same for a load of `origin` ("file 'm.bin'"): "loading file 'm.bin'". */
+int npu_lock_enter_load(const npu_lock_cfg *cfg, uint64_t deadline_ns, const char *origin,
+                        npu_lock_hold *h);
 /* Releases what npu_lock_enter took (nothing for an empty hold). */
 void npu_lock_leave(npu_lock_hold *h);
-
-/* The lock's counters for htpu_stats_get. */
-void npu_lock_stats_get(htpu_stats *out);
 
 /* ---- lock_holder.c ------------------------------------------------------------------------- */
 

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "board.h"
-#include "errors.h"
 #include "file_open.h"
 #include "root_path.h"
 

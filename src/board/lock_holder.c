@@ -11,8 +11,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "board.h"
-#include "errors.h"
 #include "file_open.h"
 
 #define NOTE_MAX 480

@@ -18,21 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "board.h"
-#include "errors.h"
 #include "file_open.h"
 
 #define NAP_FIRST_NS 1000000ull   /* 1 ms */
 #define NAP_MAX_NS 50000000ull    /* 50 ms */
-
-static atomic_uint_fast64_t g_waits, g_waiting, g_wait_ns, g_timeouts;
-
-void npu_lock_stats_get(htpu_stats *out) {
-  out->npu_lock_waits = atomic_load(&g_waits);
-  out->npu_lock_waiting = atomic_load(&g_waiting);
-  out->npu_lock_wait_ns_total = atomic_load(&g_wait_ns);
-  out->npu_lock_timeouts = atomic_load(&g_timeouts);
-}
 
 int npu_lock_configure(npu_lock_cfg *cfg, const htpu_runtime_options *o) {
   memset(cfg, 0, sizeof *cfg);
@@ -94,32 +85,27 @@ static int open_lock_file(const char *path, char *err, size_t len) {
   return fd;
 }
 
-/* CLOCK_MONOTONIC ns. Its own: stats.c reads this file's counters, so this file calls none
- * of stats.c's functions (no circle). */
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void nap(uint64_t ns) {
   struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
-/* Polls until the lock is ours (0) or the deadline passes (HTPU_ETIMEDOUT, error set). */
-static int wait_for_lock(const npu_lock_cfg *cfg, int fd, uint64_t limit_ns, const char *what) {
+/* Polls until the lock is ours (0), the deadline passes (HTPU_ETIMEDOUT) or *stop is set
+ * (HTPU_ECANCELLED), the error set. The wait is counted from `start`, when the lock was first
+ * found taken. */
+static int wait_for_lock(const npu_lock_cfg *cfg, int fd, uint64_t start, uint64_t deadline,
+                         const atomic_int *stop, const char *what) {
   char holder[512];
   npu_lock_describe_holder(fd, holder, sizeof holder);
-  atomic_fetch_add(&g_waits, 1);
-  atomic_fetch_add(&g_waiting, 1);
+  STAT_ADD(npu_lock_waits, 1);
+  STAT_ADD(npu_lock_waiting, 1);
   if (cfg->wait_fn) cfg->wait_fn(holder, cfg->wait_arg);
-  uint64_t start = mono_ns(), delay = NAP_FIRST_NS;
-  int got = 0, err = 0;
+  uint64_t delay = NAP_FIRST_NS;
+  int got = 0, err = 0, stopped = 0;
   for (;;) {
-    uint64_t now = mono_ns(), spent = now - start;
-    if (spent >= limit_ns) break;
-    nap(delay < limit_ns - spent ? delay : limit_ns - spent);
+    uint64_t now = htpu_now_ns();
+    if (now >= deadline || (stopped = stop && atomic_load(stop))) break;
+    nap(delay < deadline - now ? delay : deadline - now);
     if (delay < NAP_MAX_NS) delay *= 2;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
       got = 1;
@@ -130,14 +116,17 @@ static int wait_for_lock(const npu_lock_cfg *cfg, int fd, uint64_t limit_ns, con
       break;
     }
   }
-  uint64_t waited = mono_ns() - start;
-  atomic_fetch_sub(&g_waiting, 1);
-  atomic_fetch_add(&g_wait_ns, waited);
+  uint64_t waited = htpu_now_ns() - start;
+  STAT_SUB(npu_lock_waiting, 1);
+  STAT_ADD(npu_lock_wait_ns_total, waited);
   if (got) return 0;
   if (err)
     return htpu_set_error(HTPU_EIO, 0, "%s: locking the NPU lock '%s' failed: %s", what,
                           cfg->path, strerror(err));
-  atomic_fetch_add(&g_timeouts, 1);
+  if (stopped)
+    return htpu_set_error(HTPU_ECANCELLED, 0, "%s: stopped while it waited for the NPU lock "
+                          "'%s'", what, cfg->path);
+  STAT_ADD(npu_lock_timeouts, 1);
   npu_lock_describe_holder(fd, holder, sizeof holder); /* who holds it now, at the end */
   return htpu_set_error(HTPU_ETIMEDOUT, 0,
                         "%s: waited %llu ms for the NPU lock '%s', held by %s: another program "
@@ -146,8 +135,8 @@ static int wait_for_lock(const npu_lock_cfg *cfg, int fd, uint64_t limit_ns, con
                         what, (unsigned long long)(waited / 1000000u), cfg->path, holder);
 }
 
-int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t timeout_ns, const char *what,
-                   npu_lock_hold *h) {
+int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t deadline_ns, const atomic_int *stop,
+                   const char *what, npu_lock_hold *h) {
   h->fd = -1;
   if (!cfg->path[0]) return 0;
   char err[256];
@@ -157,10 +146,13 @@ int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t timeout_ns, const char *wha
                           "npu_lock_path, or HTPU_NPU_LOCK; \"\" for no lock)",
                           what, cfg->path, err);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int rc = errno == EWOULDBLOCK
-                 ? wait_for_lock(cfg, fd, timeout_ns ? timeout_ns : cfg->timeout_ns, what)
+    int e = errno;
+    uint64_t start = htpu_now_ns();
+    uint64_t deadline = deadline_ns ? deadline_ns : start + cfg->timeout_ns;
+    int rc = e == EWOULDBLOCK
+                 ? wait_for_lock(cfg, fd, start, deadline, stop, what)
                  : htpu_set_error(HTPU_EIO, 0, "%s: locking the NPU lock '%s' failed: %s", what,
-                                  cfg->path, strerror(errno));
+                                  cfg->path, strerror(e));
     if (rc) {
       close(fd);
       return rc;
@@ -169,6 +161,13 @@ int npu_lock_enter(const npu_lock_cfg *cfg, uint64_t timeout_ns, const char *wha
   npu_lock_write_note(fd, what);
   h->fd = fd;
   return 0;
+}
+
+int npu_lock_enter_load(const npu_lock_cfg *cfg, uint64_t deadline_ns, const char *origin,
+                        npu_lock_hold *h) {
+  char what[640];
+  snprintf(what, sizeof what, "loading %s", origin);
+  return npu_lock_enter(cfg, deadline_ns, NULL, what, h);
 }
 
 void npu_lock_leave(npu_lock_hold *h) {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "board.h"
-#include "errors.h"
 
 #define DEVICE_PREFIX "/dev/fastrpc-cdsp"
 /* /proc/PID/maps of a big process is long; the libraries come early (after the executable) */

@@ -2,9 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "board.h"
-#include "errors.h"
-#include "stats.h"
 
 const char *htpu_reading_state_name(int state) {
   switch (state) {

@@ -114,20 +114,30 @@ defmodule HexagonTpu.MonitorBoardTest do
     root = dragon!("hot_start", 96_000)
     mon = start!(board_root: root, slowdown: 0.5)
     run(model, 5)
-    first = Monitor.tick(mon)
-    assert [%{kind: :nsp_hot}] = board_warnings(first)
+    log = capture_log(fn -> assert [%{kind: :nsp_hot}] = board_warnings(Monitor.tick(mon)) end)
+    assert log =~ "the NSP (nspss0-thermal) is at 96.0 °C"
     stall(@stall_us)
     run(model, 3)
 
-    assert [%{kind: :nsp_hot}, %{kind: :throttling, graph: ^graph, cool_baseline: false}] =
-             board_warnings(Monitor.tick(mon))
+    log =
+      capture_log(fn ->
+        assert [%{kind: :nsp_hot}, %{kind: :throttling, graph: ^graph, cool_baseline: false}] =
+                 board_warnings(Monitor.tick(mon))
+      end)
+
+    assert log =~ "its first measured interval"
   end
 
   test ":hot_c overrides the NSP's trip point; a root that went away is said" do
     root = dragon!("threshold", 85_000)
 
-    assert [%{kind: :nsp_hot, hot_c: 80}] =
-             board_warnings(Monitor.tick(start!(board_root: root, hot_c: 80)))
+    log =
+      capture_log(fn ->
+        assert [%{kind: :nsp_hot, hot_c: 80}] =
+                 board_warnings(Monitor.tick(start!(board_root: root, hot_c: 80)))
+      end)
+
+    assert log =~ "at or above its hot trip point 80.0 °C"
 
     assert board_warnings(Monitor.tick(start!(board_root: root))) == []
 
