@@ -45,7 +45,11 @@ static void describe_user(const htpu_npu_user *u) {
 int cli_guard_npu(const cli_command *cmd, const char *root, int force) {
   htpu_npu_users *u = NULL;
   int rc = htpu_npu_users_read(root, (int32_t)getpid(), &u);
-  if (rc) return cli_fail(cmd, "looking for other NPU users: %s", htpu_last_error());
+  if (rc) {
+    /* as cli_fail words it, without calling back into the command table (no circle) */
+    fprintf(stderr, "htpu %s: looking for other NPU users: %s\n", cmd->name, htpu_last_error());
+    return CLI_EXIT_FAIL;
+  }
   if (u->count == 0) {
     htpu_npu_users_free(u);
     return CLI_EXIT_OK;
