@@ -112,6 +112,13 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
     }
     o->npu_lock_timeout_ns = u64;
   }
+  if (map_get(env, map, enif_make_atom(env, "open_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &u64)) {
+      *ret = bad_runtime_option(env, "open_timeout_ns", "a non-negative integer");
+      return -1;
+    }
+    o->open_timeout_ns = u64;
+  }
   if (a->backend_lib) o->backend_lib = a->backend_lib;
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;

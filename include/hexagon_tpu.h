@@ -349,6 +349,11 @@ typedef struct htpu_runtime_options {
    * tool's "waiting for ..." line: it must return promptly and not call the library. */
   void (*npu_lock_wait)(const char *holder, void *arg);
   void *npu_lock_wait_arg;
+  /* Bounds the open where it waits: for the NPU lock (above) and for the executes in flight in
+   * this process (a backend and device are a QNN session: none is created beside an execute,
+   * the execute gate). 0: none (the lock's own limit still applies). Past it the open fails
+   * with HTPU_ETIMEDOUT naming what it waited for; at most HTPU_MAX_TIMEOUT_NS. */
+  uint64_t open_timeout_ns;
 } htpu_runtime_options;
 
 /* Where the NPU lock lives unless the options or HTPU_NPU_LOCK say otherwise: /tmp is
@@ -1165,6 +1170,9 @@ typedef struct htpu_stats {
                                   submitted calls; they exit about a second after its last) */
   uint64_t gate_writers;       /* context loads, frees and DSP recoveries holding the execute
                                   gate or waiting for it now: executes wait behind them */
+  uint64_t frees_deferred;     /* context, runtime and FastRPC buffer frees that could not have
+                                  the gate at once (an execute in flight was stuck) and were
+                                  done later on a thread of the core's, so their close returned */
   uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
                                   creation, or another thread's) */
   uint64_t npu_lock_waiting;   /* ... waiting now */

@@ -11,12 +11,11 @@
 #include "loader/loader.h"
 #include "base/base.h"
 
-static void context_destroy(htpu_object *o) {
-  context_obj *c = (context_obj *)o;
+/* The free, with the gate held exclusively (it leaves it): no execute may be in flight while
+ * QNN frees a context; registered buffers must be deregistered before it is freed. */
+static void context_free_gated(void *arg) {
+  context_obj *c = arg;
   runtime_obj *rt = c->rt;
-  /* No execute may be in flight while QNN frees a context; registered buffers must be
-   * deregistered before it is freed. */
-  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   runtime_remove_context(rt, c);
   mem_cache_release(&c->mem, &rt->backend_lib, -1);
   if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
@@ -30,6 +29,10 @@ static void context_destroy(htpu_object *o) {
   STAT_SUB(live_contexts, 1);
   obj_release(&rt->base); /* may tear the runtime down: after the context, as QNN requires */
 }
+
+/* The last reference went: freed here, or (behind a stuck execute) by the janitor, so the
+ * closing thread is not held for a hang (janitor.h). */
+static void context_destroy(htpu_object *o) { janitor_run_gated(context_free_gated, o); }
 
 
 /* The load options' values (the profile fields are checked where they are used). */

@@ -8,9 +8,9 @@
 
 /* contextCreateFromBinary of the context's retained binary, with the load's profile handle
  * (NULL: none). Under the gate, exclusively. */
-static qnn_error_t create_from_binary_signalled(context_obj *c, qnn_context_handle_t *out,
-                                                qnn_profile_handle_t profile,
-                                                qnn_signal_handle_t signal) {
+qnn_error_t create_from_binary_signalled(context_obj *c, qnn_context_handle_t *out,
+                                         qnn_profile_handle_t profile,
+                                         qnn_signal_handle_t signal) {
   runtime_obj *rt = c->rt;
   *out = NULL;
   /* The context's priority reaches QNN as its PRIORITY config (the default of the graphs
