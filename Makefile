@@ -59,7 +59,8 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c common/*.c))
+# src/vision/: frames into inputs, detector outputs into detections (its vision.h says more)
+CORE_SRC := $(sort $(wildcard src/*.c src/vision/*.c common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
@@ -148,7 +149,7 @@ else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all build/asan/test_runner build/asan/digits_demo build/asan/hello
+	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -161,6 +162,8 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	@echo "vision: frames and detector heads against OpenCV and NumPy (test/vision/oracle.py)"
+	$(Q)bash test/vision/run.sh build/asan "$(VISION_PYTHON)"
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 
