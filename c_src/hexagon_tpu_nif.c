@@ -563,7 +563,10 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
  *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
- *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
+ *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO.
+ *  - vision_preprocess / vision_decode: a pass over a frame or a head: normal scheduler up to
+ *    64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
+ *  - vision_detect: preprocess, execute, decode in one call: dirty IO, as graph_execute. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -606,6 +609,11 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
+    /* vision (vision.c): preprocess and decode move to dirty CPU above 64 KiB themselves;
+     * detect waits for the graph and the DSP like graph_execute */
+    {"vision_preprocess", 3, nif_vision_preprocess, 0},
+    {"vision_decode", 6, nif_vision_decode, 0},
+    {"vision_detect", 8, nif_vision_detect, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)
