@@ -162,6 +162,7 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	$(Q)bash test/cli/test_htpu_detect.sh build/asan
 	@echo "vision: frames and detector heads against OpenCV and NumPy (test/vision/oracle.py)"
 	$(Q)bash test/vision/run.sh build/asan "$(VISION_PYTHON)"
 	@echo "ExUnit: the Elixir package against the reference backend"

@@ -1,4 +1,5 @@
 """The protocol of test/vision/driver.c: one process, many requests (driver.c's header)."""
+import os
 import subprocess
 
 import numpy as np
@@ -40,7 +41,9 @@ class Tensor:
 
 class Driver:
     def __init__(self, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # HTPU_TEST_EMU: a command in front of the driver (qemu-user for a cross build)
+        emu = os.environ.get("HTPU_TEST_EMU", "").split()
+        self.p = subprocess.Popen(emu + [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def close(self):
         self.p.stdin.write(b"quit\n")

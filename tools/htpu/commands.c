@@ -10,6 +10,7 @@ const cli_command *const cli_commands[] = {
     &cmd_info,
     &cmd_doctor,
     &cmd_run,
+    &cmd_detect,
     &cmd_bench,
     &cmd_profile,
     NULL,
