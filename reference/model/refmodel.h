@@ -53,8 +53,17 @@ typedef enum ref_op_type {
   REF_OP_CONV2D = 4,          /* NHWC in, weights [KH,KW,Cin,Cout] (QNN HWIO), bias [Cout] */
   REF_OP_RELU = 5,
   REF_OP_RESHAPE = 6,
-  REF_OP_SOFTMAX = 7          /* over the last axis, param beta (default 1) */
+  REF_OP_SOFTMAX = 7,         /* over the last axis, param beta (default 1) */
+  /* format version 2 (docs/reference-format.md): */
+  REF_OP_SIGMOID = 8,         /* 1 / (1 + exp(-x)) */
+  REF_OP_CONCAT = 9,          /* 1..4 inputs joined along `axis` */
+  REF_OP_POOL_MAX_2D = 10,    /* NHWC; filter, stride, pad; floor or ceil output sizes */
+  REF_OP_RESIZE_NEAREST = 11, /* NHWC ResizeNearestNeighbor to the output's H and W */
+  REF_OP_TRANSPOSE = 12       /* output dim i is input dim perm[i] */
 } ref_op_type;
+
+/* The last op type of format version 1: files holding a later one are written as version 2. */
+#define REF_OP_LAST_V1 REF_OP_SOFTMAX
 
 typedef struct ref_op {
   ref_op_type type;
@@ -63,9 +72,15 @@ typedef struct ref_op {
   uint32_t inputs[REF_MAX_OP_IO];  /* tensor indices into ref_model.tensors */
   uint32_t num_outputs;
   uint32_t outputs[REF_MAX_OP_IO];
-  uint32_t stride[2];              /* CONV2D: h, w */
-  uint32_t pad[4];                 /* CONV2D: top, left, bottom, right */
+  uint32_t stride[2];              /* CONV2D, POOL_MAX_2D: h, w */
+  uint32_t pad[4];                 /* CONV2D, POOL_MAX_2D: top, left, bottom, right */
   float beta;                      /* SOFTMAX */
+  uint32_t axis;                   /* CONCAT */
+  uint32_t filter[2];              /* POOL_MAX_2D: h, w */
+  uint32_t ceil_mode;              /* POOL_MAX_2D: QNN's rounding_mode CEIL (1) or FLOOR (0) */
+  uint32_t align_corners;          /* RESIZE_NEAREST: 0 or 1 */
+  uint32_t half_pixel_centers;     /* RESIZE_NEAREST: 0 or 1 */
+  uint32_t perm[REF_MAX_RANK];     /* TRANSPOSE: perm[0..rank) */
 } ref_op;
 
 /* ref_graph.flags */

@@ -70,10 +70,6 @@ static int read_labels(const cli_args *a, cli_detect *d) {
   return bad ? cli_fail(a->cmd, "--labels %s: could not read it whole", path) : CLI_EXIT_OK;
 }
 
-const char *cli_detect_label(const cli_detect *d, uint32_t cls) {
-  return cls < d->num_labels ? d->labels[cls] : NULL;
-}
-
 /* The frame: --image F.ppm or --frame F (exactly one). */
 static int read_frame(const cli_args *a, cli_frame *f) {
   size_t ni = cli_count(a, "image"), nf = cli_count(a, "frame");
@@ -140,6 +136,12 @@ static void detect_free(cli_detect *d) {
   cli_session_close(&d->s);
 }
 
+static int draw(const cli_args *a, const cli_detect *d) {
+  char err[256];
+  if (!cli_detect_draw(d, cli_get(a, "draw"), err, sizeof err)) return CLI_EXIT_OK;
+  return cli_fail(a->cmd, "--draw %s: %s", cli_get(a, "draw"), err);
+}
+
 static int run_detect(const cli_args *a) {
   cli_detect d;
   memset(&d, 0, sizeof d);
@@ -152,7 +154,7 @@ static int run_detect(const cli_args *a) {
   if (!rc) rc = cli_session_open(a, &d.s);
   if (!rc) rc = alloc_io(a, &d);
   if (!rc) rc = run_pipeline(a, &d, &po, &dopt);
-  if (!rc && cli_get(a, "draw")) rc = cli_detect_draw(a, &d, cli_get(a, "draw"));
+  if (!rc && cli_get(a, "draw")) rc = draw(a, &d);
   if (!rc && (cli_has(a, "json") ? cli_detect_json(&d) : cli_detect_table(a, &d)) != 0)
     rc = cli_fail(a->cmd, "could not write the report");
   detect_free(&d);

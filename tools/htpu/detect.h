@@ -27,13 +27,14 @@ typedef struct cli_detect {
   uint64_t preprocess_ns, decode_ns;
 } cli_detect;
 
-/* The label of a class, NULL without one. */
+/* The label of a class, NULL without one (detect_report.c). */
 const char *cli_detect_label(const cli_detect *d, uint32_t cls);
 /* The human report on stdout. 0, or -1 when it could not be written. */
 int cli_detect_table(const cli_args *a, const cli_detect *d);
 /* The JSON array on stdout. 0, or -1. */
 int cli_detect_json(const cli_detect *d);
-/* The frame (converted to RGB) with the detections drawn, as a PNG at `path`. A CLI_EXIT_*. */
-int cli_detect_draw(const cli_args *a, const cli_detect *d, const char *path);
+/* The frame (converted to RGB) with the detections drawn, as a PNG at `path`. 0, or -1 with
+ * the reason in err. */
+int cli_detect_draw(const cli_detect *d, const char *path, char *err, size_t errlen);
 
 #endif

@@ -9,7 +9,7 @@
 #include "draw.h"
 #include "png.h"
 
-static int frame_rgb(const cli_args *a, const cli_detect *d, cli_image *im) {
+static int frame_rgb(const cli_detect *d, cli_image *im, char *err, size_t errlen) {
   htpu_frame f = d->frame.frame;
   f.crop = (htpu_rect){0, 0, 0, 0}; /* the whole frame: boxes are in its pixels */
   htpu_tensor_info t;
@@ -22,13 +22,13 @@ static int frame_rgb(const cli_args *a, const cli_detect *d, cli_image *im) {
   t.byte_size = t.num_elements;
   im->width = f.width, im->height = f.height;
   im->rgb = malloc(t.byte_size);
-  if (!im->rgb) return cli_fail(a->cmd, "--draw: out of memory");
+  if (!im->rgb) return snprintf(err, errlen, "out of memory"), -1;
   htpu_preprocess_options o;
   htpu_preprocess_options_init(&o);
   o.resize = HTPU_RESIZE_STRETCH;
   o.normalize = HTPU_NORMALIZE_RAW;
   int e = htpu_preprocess(&f, &t, &o, im->rgb, t.byte_size, NULL);
-  return e ? cli_fail(a->cmd, "--draw: %s", htpu_last_error()) : CLI_EXIT_OK;
+  return e ? snprintf(err, errlen, "%s", htpu_last_error()), -1 : 0;
 }
 
 /* Labels at a size that reads on the frame: 1 font pixel per 360 frame rows, at least 1. */
@@ -58,14 +58,14 @@ static void draw_one(cli_image *im, const cli_detect *d, uint32_t i, int scale) 
   }
 }
 
-int cli_detect_draw(const cli_args *a, const cli_detect *d, const char *path) {
+int cli_detect_draw(const cli_detect *d, const char *path, char *err, size_t errlen) {
   cli_image im = {0};
-  int rc = frame_rgb(a, d, &im);
+  int rc = frame_rgb(d, &im, err, errlen);
   if (!rc) {
     int scale = text_scale(&im);
     for (uint32_t i = d->info.count; i-- > 0;) draw_one(&im, d, i, scale); /* best on top */
     if (cli_png_write(path, im.rgb, im.width, im.height))
-      rc = cli_fail(a->cmd, "--draw %s: cannot write it", path);
+      rc = -1, snprintf(err, errlen, "cannot write it");
   }
   free(im.rgb);
   return rc;

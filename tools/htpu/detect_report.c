@@ -9,6 +9,10 @@
 
 static void fmt(char *buf, size_t len, double v) { snprintf(buf, len, "%.1f", v); }
 
+const char *cli_detect_label(const cli_detect *d, uint32_t cls) {
+  return cls < d->num_labels ? d->labels[cls] : NULL;
+}
+
 static int header(const cli_detect *d) {
   const htpu_geometry *g = &d->geometry;
   const htpu_frame *f = &d->frame.frame;
