@@ -239,11 +239,10 @@ defmodule HexagonTpu.Vision do
           | {:error, Error.t()}
   def detect(model, frame, opts \\ []) do
     where = "HexagonTpu.Vision.detect/3"
-    specs = [Options.pre_spec(), Options.dec_spec(), Options.call_spec()]
 
     with :ok <- model?(model, where),
          :ok <- Frame.check(frame, where),
-         {:ok, o} <- Options.validate(opts, specs, where),
+         {:ok, o} <- Options.validate_detect(opts, where),
          {:ok, kind} <- Options.kind(o, where),
          {:ok, pre} <- Options.pre_map(model, o, where),
          :ok <- io_of(model, o.io, where) do

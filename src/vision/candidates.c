@@ -198,7 +198,7 @@ static int read_box(const vis_head *h, uint32_t a, float *box) {
 static int class_id(const vis_head *h, uint32_t a, uint32_t *cls) {
   float v = vis_read(&h->class_ids, a);
   float r = nearbyintf(v);
-  if (!(r >= 0.0f) || r > 4294967295.0f || (h->classes && r >= (float)h->classes))
+  if (!(r >= 0.0f) || r >= 4294967296.0f || (h->classes && r >= (float)h->classes))
     return htpu_set_error(HTPU_EINVAL, 0,
                           "output '%s': anchor %u has class %g; expected a class id 0..%u",
                           h->class_ids.info->name ? h->class_ids.info->name : "", a, (double)v,
@@ -222,6 +222,21 @@ static uint32_t key_at(const vis_reader *r, size_t i) {
   }
 }
 
+/* The first class of anchor a whose key is `best` (8-bit scores compared as they are stored). */
+static uint32_t first_class(const scan *sc, uint32_t a, uint32_t best) {
+  htpu_dtype t = sc->r.info->dtype;
+  if (t == HTPU_U8 || t == HTPU_I8) {
+    const uint8_t *p = (const uint8_t *)sc->r.data + score_index(sc, a, 0);
+    uint8_t want = (uint8_t)(t == HTPU_U8 ? best : best ^ 0x80u);
+    for (uint32_t k = 0; k < sc->classes; k++)
+      if (p[(size_t)k * sc->c_step] == want) return k;
+    return 0;
+  }
+  for (uint32_t k = 0; k < sc->classes; k++)
+    if (key_at(&sc->r, score_index(sc, a, k)) == best) return k;
+  return 0;
+}
+
 /* Anchor a is above the threshold with best key `best`: its class (the first holding that key,
  * as argmax takes the first), score, box. Scores quantized per class are compared as floats. */
 static int take(const vis_head *h, const scan *sc, uint32_t a, uint32_t best, vis_cands *c) {
@@ -234,11 +249,7 @@ static int take(const vis_head *h, const scan *sc, uint32_t a, uint32_t best, vi
       if (v > x.score) x.score = v, x.cls = k;
     }
   } else {
-    for (uint32_t k = 0; k < sc->classes; k++)
-      if (key_at(&sc->r, score_index(sc, a, k)) == best) {
-        x.cls = k;
-        break;
-      }
+    x.cls = first_class(sc, a, best);
     x.score = key_value(sc->r.info, best);
   }
   int rc = 0;

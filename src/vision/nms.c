@@ -7,6 +7,7 @@
  * coordinates far from the origin); a box with no area overlaps nothing.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "vision.h"
 
@@ -28,9 +29,54 @@ static float iou(const vis_cand *a, const vis_cand *b, float area_a) {
   return inter / (area_a + area(b->box) - inter); /* 0 / 0 is NaN: never > the threshold */
 }
 
+/* Descending scores as ascending keys: the IEEE order trick, inverted; 0 and -0 alike. */
+static uint32_t desc_key(float f) {
+  uint32_t b;
+  if (f == 0.0f) f = 0.0f;
+  memcpy(&b, &f, 4);
+  b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return ~b;
+}
+
+/* The candidates in by_score's order with a stable LSD radix sort of the score keys (four
+ * byte passes): ties keep the scan's order, which is the anchors'. 0, or -1 without memory. */
+static int radix_sort(vis_cands *c) {
+  size_t n = c->count;
+  uint32_t *buf = malloc(n * 4 * sizeof *buf);
+  vis_cand *out = malloc(n * sizeof *out);
+  if (!buf || !out) {
+    free(buf), free(out);
+    return -1;
+  }
+  uint32_t *key = buf, *idx = buf + n, *key2 = buf + 2 * n, *idx2 = buf + 3 * n;
+  for (size_t i = 0; i < n; i++) key[i] = desc_key(c->items[i].score), idx[i] = (uint32_t)i;
+  for (unsigned shift = 0; shift < 32; shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[((key[i] >> shift) & 0xffu) + 1]++;
+    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++) {
+      size_t at = count[(key[i] >> shift) & 0xffu]++;
+      key2[at] = key[i], idx2[at] = idx[i];
+    }
+    uint32_t *t = key; key = key2, key2 = t;
+    t = idx, idx = idx2, idx2 = t;
+  }
+  for (size_t i = 0; i < n; i++) out[i] = c->items[idx[i]];
+  memcpy(c->items, out, n * sizeof *out);
+  free(buf), free(out);
+  return 0;
+}
+
+static int anchors_ascending(const vis_cands *c) {
+  for (size_t i = 1; i < c->count; i++)
+    if (c->items[i].anchor <= c->items[i - 1].anchor) return 0;
+  return 1;
+}
+
 uint32_t vis_nms(vis_cands *c, uint32_t max_candidates, float thr, int agnostic, uint32_t *keep,
                  uint32_t max_keep) {
-  if (c->count > 1) qsort(c->items, c->count, sizeof *c->items, by_score);
+  if (c->count > 1 && (!anchors_ascending(c) || radix_sort(c) != 0))
+    qsort(c->items, c->count, sizeof *c->items, by_score);
   size_t n = c->count < max_candidates ? c->count : max_candidates;
   uint32_t kept = 0;
   for (size_t i = 0; i < n && kept < max_keep; i++) {

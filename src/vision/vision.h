@@ -89,8 +89,8 @@ void vis_axis_fill_rows(vis_axis *ax, uint32_t src_len, uint32_t dst_len);
 /* ---- fetch.c ------------------------------------------------------------------------------ */
 
 /* OpenCV's YUV -> RGB products by code value: y already holds max(0, Y - 16) 1220542 + 2^19. */
-#define VIS_YUV_CLAMP 768      /* (sum >> 20) lies in -205..482 */
-#define VIS_YUV_CLAMP_ZERO 256
+#define VIS_YUV_CLAMP 896      /* (sum >> 20) lies in -258..534 (B of Y, U 0; of Y, U 255) */
+#define VIS_YUV_CLAMP_ZERO 320
 typedef struct vis_yuv_tab {
   int32_t y[256], rv[256], gv[256], gu[256], bu[256];
   uint8_t clamp[VIS_YUV_CLAMP]; /* (sum >> 20) + VIS_YUV_CLAMP_ZERO -> 0..255 */

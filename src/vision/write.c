@@ -44,6 +44,22 @@ static void write_nhwc(const vis_dst *d, const uint8_t *row, uint32_t y, uint32_
     }
     return;
   }
+  if (C == 3 && l->elem == 2) { /* u16 / f16 inputs */
+    uint16_t *o = (uint16_t *)(void *)d->base + at;
+    const uint16_t *h0 = l->h[0], *h1 = l->h[1], *h2 = l->h[2];
+    unsigned s0 = d->src_of[0], s1 = d->src_of[1], s2 = d->src_of[2];
+    for (uint32_t i = 0; i < n; i++, o += 3, row += fcn)
+      o[0] = h0[row[s0]], o[1] = h1[row[s1]], o[2] = h2[row[s2]];
+    return;
+  }
+  if (C == 3 && l->elem == 4) { /* f32 / 32-bit inputs */
+    uint32_t *o = (uint32_t *)(void *)d->base + at;
+    const uint32_t *w0 = l->w[0], *w1 = l->w[1], *w2 = l->w[2];
+    unsigned s0 = d->src_of[0], s1 = d->src_of[1], s2 = d->src_of[2];
+    for (uint32_t i = 0; i < n; i++, o += 3, row += fcn)
+      o[0] = w0[row[s0]], o[1] = w1[row[s1]], o[2] = w2[row[s2]];
+    return;
+  }
   for (uint32_t i = 0; i < n; i++)
     for (unsigned k = 0; k < C; k++)
       put(d, d->base, at + (size_t)i * C + k, k, row[(size_t)i * fcn + d->src_of[k]]);
@@ -77,26 +93,39 @@ void vis_write_row(const vis_dst *d, const uint8_t *row, uint32_t y, uint32_t x,
     write_nhwc(d, row, y, x, n);
 }
 
+/* count units of `unit` bytes at p, the first already written: copies of what is there,
+ * doubling. */
+static void replicate(uint8_t *p, size_t unit, size_t count) {
+  size_t done = 1;
+  while (done < count) {
+    size_t k = done < count - done ? done : count - done;
+    memcpy(p + done * unit, p, k * unit);
+    done += k;
+  }
+}
+
 /* n pixels of the border at (y, x): the pad value's element in every channel. */
 static void fill(const vis_dst *d, uint32_t y, uint32_t x, uint32_t n, uint8_t pad) {
   if (!n) return;
-  unsigned C = d->channels;
+  unsigned C = d->channels, e = d->lut->elem;
   size_t at = pix_index(d, y, x);
   if (d->nchw) {
     size_t plane = (size_t)d->width * d->height;
-    for (unsigned k = 0; k < C; k++)
-      for (uint32_t i = 0; i < n; i++) put(d, d->base, k * plane + at + i, k, pad);
+    for (unsigned k = 0; k < C; k++) {
+      put(d, d->base, k * plane + at, k, pad);
+      replicate(d->base + (k * plane + at) * e, e, n);
+    }
     return;
   }
   const vis_lut *l = d->lut;
-  int same = l->elem == 1;
+  int same = e == 1;
   for (unsigned k = 1; same && k < C; k++) same = l->b[k][pad] == l->b[0][pad];
   if (same) {
     memset(d->base + at * C, l->b[0][pad], (size_t)n * C);
     return;
   }
-  for (uint32_t i = 0; i < n; i++)
-    for (unsigned k = 0; k < C; k++) put(d, d->base, (at + i) * C + k, k, pad);
+  for (unsigned k = 0; k < C; k++) put(d, d->base, at * C + k, k, pad);
+  replicate(d->base + at * C * e, (size_t)C * e, n);
 }
 
 void vis_write_border(const vis_dst *d, const htpu_geometry *g, uint8_t pad) {

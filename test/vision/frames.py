@@ -65,6 +65,8 @@ def make(rgb, fmt, extra=0, uv_gap_rows=0, seed=1):
         arr = np.zeros((h, w, 2), np.uint8)
         arr[:, :, 0] = yuv[:, :, 0]
         arr[:, 0::2, 1], arr[:, 1::2, 1] = u, v
+        if w >= 4:  # the sums' extremes: Y, U, V all 255, then all 0
+            arr[0, 0:2], arr[0, 2:4] = 255, 0
         stride = 2 * w + extra
         return arr, _rows(arr.reshape(h, 2 * w), stride, rng).tobytes(), stride, 0
     # nv12 from I420: Y, then U and V interleaved
@@ -75,6 +77,9 @@ def make(rgb, fmt, extra=0, uv_gap_rows=0, seed=1):
     n = (h // 2) * (w // 2)
     u, v = chroma[:n].reshape(h // 2, w // 2), chroma[n:].reshape(h // 2, w // 2)
     uv = np.dstack([u, v]).reshape(h // 2, w)
+    uv[::5, ::4] = rng.integers(0, 256, size=uv[::5, ::4].shape, dtype=np.uint8)
+    if w >= 4 and h >= 2:  # the sums' extremes: Y, U, V all 255, then all 0
+        yp[0:2, 0:2], uv[0, 0:2], yp[0:2, 2:4], uv[0, 2:4] = 255, 255, 0, 0
     arr = np.vstack([yp, uv])
     stride = w + extra
     y_buf = _rows(yp, stride, rng)

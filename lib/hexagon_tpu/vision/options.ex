@@ -76,6 +76,35 @@ defmodule HexagonTpu.Vision.Options do
   defp triple?([_, _, _] = l, ok), do: Enum.all?(l, &(is_number(&1) and ok.(&1)))
   defp triple?(_, _), do: false
 
+  @detect_spec @pre_spec |> Map.merge(@dec_spec) |> Map.merge(@call_spec)
+  @detect_defaults Map.new(@detect_spec, fn {k, {_, _, default}} -> {k, default} end)
+
+  @doc """
+  `validate/3` for detect/3's options (preprocess, decode and call), with the union of their
+  specs and its defaults made once: only the options given are checked, on the path every
+  frame takes. An unknown option or a non-keyword goes through `validate/3` for its message.
+  """
+  @spec validate_detect(keyword(), String.t()) :: {:ok, map()} | {:error, Error.t()}
+  def validate_detect([], _where), do: {:ok, @detect_defaults}
+
+  def validate_detect(opts, where) when is_list(opts) do
+    known? = fn
+      {k, _} when is_atom(k) -> Map.has_key?(@detect_spec, k)
+      _ -> false
+    end
+
+    if Enum.all?(opts, known?) do
+      keys = Keyword.keys(opts)
+
+      with {:ok, given} <- Options.validate(opts, Map.take(@detect_spec, keys), where),
+           do: {:ok, Map.merge(@detect_defaults, given)}
+    else
+      Options.validate(opts, @detect_spec, where)
+    end
+  end
+
+  def validate_detect(opts, where), do: Options.validate(opts, @detect_spec, where)
+
   @doc "Checks `opts` against the union of `specs`; one map of every option's value."
   @spec validate(keyword(), [map()], String.t()) :: {:ok, map()} | {:error, Error.t()}
   def validate(opts, specs, where),
