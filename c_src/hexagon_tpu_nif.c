@@ -383,6 +383,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  atomic_init(&res->vision_block, NULL);
   nif_live_init(&res->live);
   res->num_inputs = res->num_outputs = 0;
   res->tensors = NULL;

@@ -248,6 +248,7 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
     enif_free(g->tensors);
   }
   g->tensors = NULL;
+  nif_vision_graph_free(g);
   nif_link_release(g->link);
   g->link = NULL;
   if (g->parent) enif_release_resource(g->parent);

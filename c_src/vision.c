@@ -432,19 +432,49 @@ ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
 
 /* ---- vision_detect ---------------------------------------------------------------------------------- */
 
-/* One detect's buffers: the graph's input and outputs in their own types, in memory of the
- * call's own or in a shared IO buffer (held for the call). */
+/* One detect's buffers: the graph's input and outputs in their own types, in a shared IO
+ * buffer (held for the call) or in one block, the graph's kept one when no other call has it
+ * (so a frame's megabytes are not mapped and faulted in again on every call). */
 typedef struct detect_io {
   htpu_io io[1 + VISION_MAX_OUTPUTS];
-  void *own[1 + VISION_MAX_OUTPUTS];
+  void *block;
+  nif_graph *g;
   nif_shared *sh;
 } detect_io;
 
+#define BLOCK_ALIGN 64u
+
+static size_t aligned(size_t n) { return (n + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN; }
+
+void nif_vision_graph_free(nif_graph *g) {
+  void *b = atomic_exchange(&g->vision_block, NULL);
+  if (b) enif_free(b);
+}
+
 static void io_free(detect_io *x) {
-  for (int i = 0; i < 1 + VISION_MAX_OUTPUTS; i++)
-    if (x->own[i]) enif_free(x->own[i]);
+  if (x->block) {
+    void *none = NULL;
+    if (!atomic_compare_exchange_strong(&x->g->vision_block, &none, x->block))
+      enif_free(x->block);
+  }
   if (x->sh) nif_shared_unref(x->sh, 1);
   memset(x, 0, sizeof *x);
+}
+
+/* x->io[0..n) placed in the graph's kept block, or a new one. 0, or -1 out of memory. */
+static int io_block(nif_graph *g, uint32_t n, detect_io *x) {
+  size_t total = 0;
+  for (uint32_t i = 0; i < n; i++) total += aligned(g->tensors[i].info.byte_size + 1);
+  x->block = atomic_exchange(&g->vision_block, NULL);
+  if (!x->block) x->block = enif_alloc(total);
+  if (!x->block) return -1;
+  x->g = g;
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    x->io[i].data = (uint8_t *)x->block + at;
+    at += aligned(g->tensors[i].info.byte_size + 1);
+  }
+  return 0;
 }
 
 static int io_take(ErlNifEnv *env, nif_graph *g, ERL_NIF_TERM shared, detect_io *x,
@@ -474,17 +504,15 @@ static int io_take(ErlNifEnv *env, nif_graph *g, ERL_NIF_TERM shared, detect_io 
     }
     x->sh = sh;
   }
+  if (!sh && io_block(g, n, x)) {
+    *err = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (the graph's inputs and outputs)");
+    return -1;
+  }
   for (uint32_t i = 0; i < n; i++) {
     const htpu_tensor_info *t = &g->tensors[i].info;
     x->io[i].dtype = t->dtype;
     x->io[i].size = t->byte_size;
-    x->io[i].data = sh ? sh->base + sh->slots[i].offset
-                       : (x->own[i] = enif_alloc(t->byte_size ? t->byte_size : 1));
-    if (!x->io[i].data) {
-      *err = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (%zu bytes for '%s')",
-                                t->byte_size, t->name);
-      return -1;
-    }
+    if (sh) x->io[i].data = sh->base + sh->slots[i].offset;
   }
   return 0;
 }

@@ -166,6 +166,17 @@ defmodule HexagonTpu.VisionTest do
     assert e.message =~ "output 'output0': expected 112 bytes (f32, its own type), got 4"
     assert {:error, e} = Vision.preprocess(m, f, input: "pixels")
     assert e.message =~ "the graph has no input 'pixels' (its inputs: 'images')"
+    assert {:error, e} = Vision.detect(m, f, zoom: 2)
+    assert e.message =~ "unknown option :zoom (known options: :agnostic, "
+    assert {:error, e} = Vision.detect(m, f, [{"score", 0.5}])
+    assert e.message =~ "expected options to be a keyword list"
+    assert {:error, e} = Vision.detect(m, f, :fast)
+    assert e.message =~ "expected options to be a keyword list, got :fast"
+    # the options given are checked, the rest take their defaults
+    assert {:ok, _} = Vision.detect(m, f, score: 0.9, iou: 0.5, head_layout: :channels_first)
+
+    assert {:ok, [], _} =
+             Vision.detect(m, f, score: 1.0e9, stats: true, head_layout: :channels_first)
   end
 
   test "Frame.from_ppm reads binary PPM and PGM" do
