@@ -102,13 +102,10 @@ typedef struct nif_graph {
   nif_rt_link *link;
   void *parent; /* the context resource it was opened from (kept): as nif_context.parent */
   /* vision_detect's input and output buffers when the call brings none (c_src/vision.c): one
-   * block kept between calls, taken by exchange (a concurrent call allocates its own), freed
-   * by the destructor (nif_vision_graph_free). */
+   * enif_alloc'ed block kept between calls, taken by exchange (a concurrent call allocates its
+   * own), freed by the destructor. */
   _Atomic(void *) vision_block;
 } nif_graph;
-
-/* The graph destructor's part of c_src/vision.c: frees the kept vision_block. */
-void nif_vision_graph_free(nif_graph *g);
 
 /* A graph's inputs and outputs in one htpu_shared buffer (htpu_graph_alloc_io).
  * Lifetime: `refs` counts 1 for "open" (dropped by close/1 or the destructor) + 1 per live

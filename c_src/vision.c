@@ -294,11 +294,11 @@ static int decode_into(ErlNifEnv *env, const nif_graph *g, const void *const *da
   memset(d, 0, sizeof *d);
   uint32_t cap = o->max_detections;
   d->items = enif_alloc((cap ? cap : 1) * sizeof *d->items);
-  /* keypoints: a pose head's values per anchor fit its smaller axis, so that many per
-   * detection is room enough */
+  /* keypoints (a pose head's, named: auto never picks it): its values per anchor fit its
+   * smaller axis, so that many per detection is room enough */
   const htpu_tensor_info *o0 = n ? &outs[0] : NULL;
   uint32_t per = 0;
-  if (o0 && o0->rank >= 2) {
+  if (o0 && o0->rank >= 2 && o->head == HTPU_HEAD_ULTRALYTICS_POSE) { /* only pose has any */
     uint32_t a = o0->dims[o0->rank - 2], b = o0->dims[o0->rank - 1];
     per = a < b ? a : b;
   }
@@ -445,11 +445,6 @@ typedef struct detect_io {
 #define BLOCK_ALIGN 64u
 
 static size_t aligned(size_t n) { return (n + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN; }
-
-void nif_vision_graph_free(nif_graph *g) {
-  void *b = atomic_exchange(&g->vision_block, NULL);
-  if (b) enif_free(b);
-}
 
 static void io_free(detect_io *x) {
   if (x->block) {

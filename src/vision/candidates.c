@@ -25,6 +25,7 @@ typedef struct scan {
   vis_reader r;
   size_t base, a_step, c_step;
   uint32_t classes;
+  const float *byte_value; /* 8-bit scores per tensor: the value of each stored byte, else NULL */
 } scan;
 
 /* ---- keys ------------------------------------------------------------------------------------ */
@@ -179,12 +180,16 @@ static int push(vis_cands *c, const vis_cand *x) {
   return HTPU_OK;
 }
 
-static int read_box(const vis_head *h, uint32_t a, float *box) {
+static int read_box(const vis_head *h, const float *byte_value, uint32_t a, float *box) {
   if (h->kind == HTPU_HEAD_AIHUB) {
     for (int k = 0; k < 4; k++) box[k] = vis_read(&h->boxes, (size_t)a * 4 + k);
   } else {
     float v[4];
-    for (int k = 0; k < 4; k++) v[k] = vis_read(&h->main, (size_t)a * h->a_step + k * h->c_step);
+    const uint8_t *bytes = h->main.data;
+    for (int k = 0; k < 4; k++) {
+      size_t i = (size_t)a * h->a_step + k * h->c_step;
+      v[k] = byte_value ? byte_value[bytes[i]] : vis_read(&h->main, i);
+    }
     float hw = v[2] / 2.0f, hh = v[3] / 2.0f; /* xywh2xyxy in f32, as Ultralytics */
     box[0] = v[0] - hw, box[1] = v[1] - hh, box[2] = v[0] + hw, box[3] = v[1] + hh;
   }
@@ -222,6 +227,11 @@ static uint32_t key_at(const vis_reader *r, size_t i) {
   }
 }
 
+/* The stored byte of an 8-bit key. */
+static uint8_t key_raw8(const htpu_tensor_info *t, uint32_t k) {
+  return (uint8_t)(t->dtype == HTPU_I8 ? k ^ 0x80u : k);
+}
+
 /* The first class of anchor a whose key is `best` (8-bit scores compared as they are stored). */
 static uint32_t first_class(const scan *sc, uint32_t a, uint32_t best) {
   htpu_dtype t = sc->r.info->dtype;
@@ -250,11 +260,14 @@ static int take(const vis_head *h, const scan *sc, uint32_t a, uint32_t best, vi
     }
   } else {
     x.cls = first_class(sc, a, best);
-    x.score = key_value(sc->r.info, best);
+    x.score = sc->byte_value ? sc->byte_value[key_raw8(sc->r.info, best)]
+                             : key_value(sc->r.info, best);
   }
   int rc = 0;
   if (h->has_class_ids) rc = class_id(h, a, &x.cls);
-  if (rc || (rc = read_box(h, a, x.box))) return rc;
+  /* the scores' table serves the boxes of a one-tensor head (the same tensor) */
+  const float *bv = h->kind == HTPU_HEAD_AIHUB ? NULL : sc->byte_value;
+  if (rc || (rc = read_box(h, bv, a, x.box))) return rc;
   return push(c, &x);
 }
 
@@ -277,14 +290,23 @@ static int scan_floats(const vis_head *h, const scan *sc, float T, vis_cands *c)
 static scan scan_of(const vis_head *h) {
   if (h->kind == HTPU_HEAD_AIHUB) {
     uint32_t nc = h->has_class_ids ? 1 : (h->scores.info->num_elements / h->anchors);
-    return (scan){h->scores, 0, nc, 1, nc};
+    return (scan){h->scores, 0, nc, 1, nc, NULL};
   }
-  return (scan){h->main, 4 * h->c_step, h->a_step, h->c_step, h->classes};
+  return (scan){h->main, 4 * h->c_step, h->a_step, h->c_step, h->classes, NULL};
 }
 
 int vis_candidates(const vis_head *h, float threshold, vis_cands *c) {
   scan sc = scan_of(h);
   if (sc.r.info->quant.kind == HTPU_QUANT_PER_AXIS) return scan_floats(h, &sc, threshold, c);
+  float byte_value[256]; /* each stored byte's value, as vis_read gives it */
+  if (htpu_dtype_size(sc.r.info->dtype) == 1) {
+    for (unsigned b = 0; b < 256; b++) {
+      uint8_t one = (uint8_t)b;
+      vis_reader r = {sc.r.info, &one};
+      byte_value[b] = vis_read(&r, 0);
+    }
+    sc.byte_value = byte_value;
+  }
   uint32_t kt = 0, best[BLOCK];
   int none = threshold_key(sc.r.info, threshold, &kt); /* no stored value is above it */
   for (size_t a0 = 0; a0 < h->anchors; a0 += BLOCK) {

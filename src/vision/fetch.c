@@ -56,9 +56,20 @@ static void gather_yuv(const vis_fetch *fx, const uint8_t *yrow, const uint8_t *
     for (uint32_t d = 0; d < fx->dst_w; d++) tap[d] = ybase[(size_t)src[d] * ystep];
     return;
   }
+  if (!yuyv) { /* NV12, its own loop (-O2 does not unswitch the format out of it) */
+    for (uint32_t d = 0; d < fx->dst_w; d++) {
+      uint32_t x = f->crop.x + (uint32_t)src[d];
+      int32_t y = t->y[yrow[x]];
+      uint8_t U = crow[x & ~1u], V = crow[(x & ~1u) + 1];
+      tap[3 * d] = sat20(t, y + t->rv[V]);
+      tap[3 * d + 1] = sat20(t, y + t->gu[U] + t->gv[V]);
+      tap[3 * d + 2] = sat20(t, y + t->bu[U]);
+    }
+    return;
+  }
   for (uint32_t d = 0; d < fx->dst_w; d++) {
     uint32_t x = f->crop.x + (uint32_t)src[d];
-    uint32_t c = yuyv ? 4 * (x / 2) + 1 : (x & ~1u);
+    uint32_t c = 4 * (x / 2) + 1;
     int32_t y = t->y[yrow[ystep * x]];
     uint8_t U = crow[c], V = crow[c + vdelta];
     tap[3 * d] = sat20(t, y + t->rv[V]);

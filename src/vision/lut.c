@@ -125,5 +125,10 @@ int vis_lut_build(const htpu_tensor_info *in, int chan_axis, unsigned channels,
   for (unsigned k = 0; lut->identity && k < channels; k++)
     for (int p = 0; p < 256; p++)
       if (lut->b[k][p] != p) lut->identity = 0;
+  /* 16-bit elements that are p x m in every channel (an A16 input of scale 1/65535: m = 257) */
+  lut->mul16 = lut->elem == 2 ? lut->h[0][1] : 0;
+  for (unsigned k = 0; lut->mul16 && k < channels; k++)
+    for (uint32_t p = 0; p < 256; p++)
+      if (lut->h[k][p] != (uint16_t)(p * lut->mul16) || p * lut->mul16 > 0xffffu) lut->mul16 = 0;
   return HTPU_OK;
 }

@@ -145,6 +145,7 @@ typedef struct vis_lut {
   unsigned elem;           /* bytes per element */
   unsigned channels;       /* model channels: 1 or 3 */
   int identity;            /* u8 and every entry equals its index: a plain copy will do */
+  uint32_t mul16;          /* 16-bit elements equal to p x mul16 in every channel, else 0 */
   uint8_t b[3][256];
   uint16_t h[3][256];
   uint32_t w[3][256];

@@ -19,6 +19,14 @@ static void put(const vis_dst *d, void *dst, size_t i, unsigned k, uint8_t p) {
   else ((uint32_t *)dst)[i] = l->w[k][p];
 }
 
+/* o[i] = s[i] x m, in fixed chunks so that GCC vectorizes it at -O2. */
+static void mul16(uint16_t *restrict o, const uint8_t *restrict s, size_t n, uint16_t m) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (size_t j = 0; j < 16; j++) o[i + j] = (uint16_t)(s[i + j] * m);
+  for (; i < n; i++) o[i] = (uint16_t)(s[i] * m);
+}
+
 static int plain_copy(const vis_dst *d) {
   if (!d->lut->identity || d->nchw || d->channels != d->fetch_cn) return 0;
   for (unsigned k = 0; k < d->channels; k++)
@@ -42,6 +50,11 @@ static void write_nhwc(const vis_dst *d, const uint8_t *row, uint32_t y, uint32_
       o[1] = l->b[1][row[s1]];
       o[2] = l->b[2][row[s2]];
     }
+    return;
+  }
+  if (C == 3 && l->mul16 && fcn == 3 && d->src_of[0] == 0 && d->src_of[1] == 1 &&
+      d->src_of[2] == 2) { /* a linear 16-bit table in the frame's order: vectorized */
+    mul16((uint16_t *)(void *)d->base + at, row, (size_t)n * 3, (uint16_t)l->mul16);
     return;
   }
   if (C == 3 && l->elem == 2) { /* u16 / f16 inputs */
