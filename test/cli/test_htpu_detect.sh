@@ -8,6 +8,7 @@
 # by test/vision/oracle.py; here: the command line, the reports, the drawn PNG, the errors.
 set -u
 
+SHAPES=$(cd "$(dirname "$0")/../../models/shapes" && pwd)
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_detect
 
 LIBS=(--backend reference --system-lib reference)
@@ -111,6 +112,18 @@ assert bytes([255, 10, 20]) in px  # the frame
 assert bytes([255, 157, 151]) in px  # the box of class 1 (dog) in its color
 ' "$TMP/out.png"
 fi
+
+# The shapes demo (models/shapes/) on one of its held-out frames and on an NV12 one: the
+# detections docs/htpu.md shows, and the truth's objects (models/shapes/truth.txt).
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5
+expect "detect, shapes demo: two triangles, a square and a disc" 0 \
+  out "1  2      triangle  0.992  133.6  27.3  174.6  68.2" \
+  out "3  0      square    0.596  87.8   67.7  124.9  103.8" out "4 detections"
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320x180.nv12" \
+  --size 320x180 --format nv12 --labels "$SHAPES/labels.txt" --iou 0.5 --json
+json_check "detect, shapes demo, NV12: two squares and a disc" \
+  'j.length == 3 && j.filter(d => d.label == "square").length == 2 && j[1].label == "disc"'
 
 # ---------------------------------------------------------------------------------------------
 # run: frames as inputs
