@@ -825,7 +825,7 @@ static int op_params(builder *b, const refm_lexer *lx, attrs *as, ref_op *op, ui
     op->beta = 1.0f;
     allowed = "name, beta";
   }
-  if (op->type > REF_OP_LAST_V1 && op_params_v2(b, lx, as, op, &allowed)) return -1;
+  if (op->type >= REF_OP_FIRST_V2 && op_params_v2(b, lx, as, op, &allowed)) return -1;
   if (no_unused(b, as, refm_op_name(op->type), allowed)) return -1;
   if (stride && attr_u32_list(b, lx, stride, 2, op->stride)) return -1;
   if (pad && attr_u32_list(b, lx, pad, 4, op->pad)) return -1;

@@ -300,7 +300,7 @@ static int read_op(reader *r, const uint8_t *rec, ref_op *op) {
   for (int i = 0; i < 4; i++) op->pad[i] = rd32(rec + REFF_O_PAD + 4 * i);
   op->beta = rdf32(rec + REFF_O_BETA);
   if (r->version == REFF_VERSION) {
-    if (type > REF_OP_LAST_V1)
+    if (type >= REF_OP_FIRST_V2)
       return refm_err(r->err, r->errlen, "op type %u (%s) needs format version 2", type,
                       refm_op_name(type));
     if (rd32(rec + REFF_O_RESERVED) != 0)

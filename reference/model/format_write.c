@@ -118,7 +118,7 @@ static void put_op_v2(uint8_t *r, const ref_op *op) {
 static uint32_t format_version(const ref_model *m) {
   for (uint32_t g = 0; g < m->num_graphs; g++)
     for (uint32_t o = 0; o < m->graphs[g].num_ops; o++)
-      if (m->graphs[g].ops[o].type > REF_OP_LAST_V1) return REFF_VERSION_2;
+      if (m->graphs[g].ops[o].type >= REF_OP_FIRST_V2) return REFF_VERSION_2;
   return REFF_VERSION;
 }
 

@@ -54,16 +54,18 @@ typedef enum ref_op_type {
   REF_OP_RELU = 5,
   REF_OP_RESHAPE = 6,
   REF_OP_SOFTMAX = 7,         /* over the last axis, param beta (default 1) */
+  /* 8 is kept for an op of format version 1 */
   /* format version 2 (docs/reference-format.md): */
-  REF_OP_SIGMOID = 8,         /* 1 / (1 + exp(-x)) */
-  REF_OP_CONCAT = 9,          /* 1..4 inputs joined along `axis` */
-  REF_OP_POOL_MAX_2D = 10,    /* NHWC; filter, stride, pad; floor or ceil output sizes */
-  REF_OP_RESIZE_NEAREST = 11, /* NHWC ResizeNearestNeighbor to the output's H and W */
-  REF_OP_TRANSPOSE = 12       /* output dim i is input dim perm[i] */
+  REF_OP_SIGMOID = 9,         /* 1 / (1 + exp(-x)) */
+  REF_OP_CONCAT = 10,         /* 1..4 inputs joined along `axis` */
+  REF_OP_POOL_MAX_2D = 11,    /* NHWC; filter, stride, pad; floor or ceil output sizes */
+  REF_OP_RESIZE_NEAREST = 12, /* NHWC ResizeNearestNeighbor to the output's H and W */
+  REF_OP_TRANSPOSE = 13       /* output dim i is input dim perm[i] */
 } ref_op_type;
 
-/* The last op type of format version 1: files holding a later one are written as version 2. */
-#define REF_OP_LAST_V1 REF_OP_SOFTMAX
+/* The first op type of format version 2: files holding one are written as version 2, the
+ * types below it are version 1's. */
+#define REF_OP_FIRST_V2 REF_OP_SIGMOID
 
 typedef struct ref_op {
   ref_op_type type;

@@ -28,7 +28,7 @@
 #define REFF_VERSION 1u
 /* Version 2: the same sections; op records of REFF_OP_SIZE_V2 bytes, whose word at
  * REFF_O_RESERVED (reserved in version 1) holds an op parameter and REFF_O_VALUES 8 more words.
- * Written only for models with an op of version 2 (type > REF_OP_LAST_V1). */
+ * Written only for models with an op of version 2 (type >= REF_OP_FIRST_V2). */
 #define REFF_VERSION_2 2u
 #define REFF_ALIGN 8u
 

@@ -335,7 +335,7 @@ static int check_op_shapes(const ref_op *op, const ref_tensor *const *in, const 
                       dims_str(d1, sizeof d1, y->rank, y->dims));
     return 0;
   default:
-    if (op->type > REF_OP_LAST_V1) return refm_check_op_v2(op, in, y, err, errlen);
+    if (op->type >= REF_OP_FIRST_V2) return refm_check_op_v2(op, in, y, err, errlen);
   }
   return refm_err(err, errlen, "unknown op type %u", (unsigned)op->type);
 }

@@ -184,7 +184,7 @@ TEST(refops_format_version_2) {
   ref_model *m = NULL;
   memcpy((char *)v2 + 8, &ver1, 4);
   CHECK(ref_model_parse(v2, n2, &m, g_err, sizeof g_err) != 0);
-  CHECK_STR_CONTAINS(g_err, "op type 8 (Sigmoid) needs format version 2");
+  CHECK_STR_CONTAINS(g_err, "op type 9 (Sigmoid) needs format version 2");
   /* parse -> write gives the same bytes */
   memcpy((char *)v2 + 8, &ver2, 4);
   CHECK_MSG(ref_model_parse(v2, n2, &m, g_err, sizeof g_err) == 0, "%s", g_err);
