@@ -5,6 +5,7 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
+ *   vision.c                       HexagonTpu.Vision's NIFs                (nif.h)
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
  *   board.c                        and the board reading NIF
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
@@ -60,6 +61,14 @@ ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- vision (vision.c) -------------------------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
+ * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
+ * the input and outputs never crossing into Erlang terms. */
+ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
