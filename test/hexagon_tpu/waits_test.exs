@@ -117,7 +117,11 @@ defmodule HexagonTpu.WaitsTest do
 
     assert HexagonTpu.stats().frees_deferred == base.frees_deferred + 1
     assert {:ok, _} = Task.await(hung, 10_000)
-    assert wait_until(fn -> HexagonTpu.stats().live_contexts == base.live_contexts - 1 end)
+    # (other tests' garbage may be reaped meanwhile: at most, not exactly, one fewer)
+    assert wait_until(
+             fn -> HexagonTpu.stats().live_contexts <= base.live_contexts - 1 end,
+             15_000
+           )
   end
 
   test "load_model's :timeout bounds opening a new shared runtime behind a hung model",
