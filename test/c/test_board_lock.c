@@ -4,9 +4,11 @@
  * on an event (a pipe, a counter), never on time. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -264,4 +266,84 @@ TEST(npu_lock_paths_are_checked) {
   CHECK_EQ(htpu_npu_lock_holder(test_tmp_path("never_made.lock"), who, sizeof who), 0);
   CHECK_EQ(htpu_npu_lock_holder(fifo, who, sizeof who), HTPU_EIO);
   CHECK_EQ(htpu_npu_lock_holder(held, NULL, 0), HTPU_EINVAL);
+}
+
+/* The child's side of npu_lock_a_missing_file_in_a_read_only_directory: a runtime whose lock
+ * file was made, then removed, loads as a user who cannot write the lock's directory. Writes ""
+ * when every check held, "skip: why" or the failed check into msg. */
+static void load_without_lock_rights(const char *dir, char *msg, size_t cap) {
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/npu.lock", dir);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.npu_lock_path = lock;
+  htpu_runtime *rt = NULL;
+  size_t len = 0;
+  void *model = fx_build_model(FX_ADD_F32, &len);
+  if (!model || htpu_runtime_open(&o, &rt) != 0 || unlink(lock) != 0) {
+    snprintf(msg, cap, "cannot set up: %s", htpu_last_error());
+    return;
+  }
+  if (geteuid() == 0 ? setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0
+                     : chmod(dir, 0555) != 0) {
+    snprintf(msg, cap, "skip: cannot take away the right to write %s: %s", dir, strerror(errno));
+    return;
+  }
+  if (access(dir, W_OK) == 0) {
+    snprintf(msg, cap, "skip: uid %d can write a directory it should not", (int)geteuid());
+    return;
+  }
+  htpu_context *ctx = NULL;
+  int rc = htpu_context_open_buffer(rt, model, len, &ctx);
+  const char *e = htpu_last_error();
+  if (rc != HTPU_EIO || !strstr(e, "cannot open the NPU lock") || !strstr(e, lock) ||
+      !strstr(e, "Permission denied (the file is not there and cannot be created in its "
+                 "directory") ||
+      strstr(e, "No such file") || strstr(e, "must exist"))
+    snprintf(msg, cap, "the load gave %d: %s", rc, e);
+  else
+    msg[0] = '\0';
+}
+
+/* A lock file that is not there, in a directory this user cannot write: the error names the
+ * create's refusal (EACCES), not the read-only retry's "No such file" (the directory exists).
+ * As root the child runs as uid 65534 in a root-owned directory of mode 755. */
+TEST(npu_lock_a_missing_file_in_a_read_only_directory) {
+  const char *base = getenv("TMPDIR");
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/htpu_rolock.XXXXXX", base && base[0] ? base : "/tmp");
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK_EQ(chmod(dir, 0755), 0);
+  int pipefd[2];
+  CHECK_EQ(pipe(pipefd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static char msg[2048];
+    close(pipefd[0]);
+    load_without_lock_rights(dir, msg, sizeof msg);
+    ssize_t w = write(pipefd[1], msg, strlen(msg));
+    _exit(w == (ssize_t)strlen(msg) ? 0 : 1);
+  }
+  close(pipefd[1]);
+  CHECK(pid > 0);
+  char msg[2048] = {0};
+  size_t len = 0;
+  for (ssize_t n; len < sizeof msg - 1 &&
+                  (n = read(pipefd[0], msg + len, sizeof msg - 1 - len)) > 0;)
+    len += (size_t)n;
+  close(pipefd[0]);
+  int status = 0;
+  CHECK_EQ(waitpid(pid, &status, 0), pid);
+  chmod(dir, 0755);
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/npu.lock", dir);
+  unlink(lock);
+  rmdir(dir);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  if (strncmp(msg, "skip: ", 6) == 0) {
+    printf("    (skipped: %s)\n", msg + 6);
+    return;
+  }
+  CHECK_MSG(msg[0] == 0, "%s", msg);
 }

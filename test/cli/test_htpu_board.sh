@@ -181,4 +181,22 @@ expect_not "lock: --npu-lock none says no wait" err "waiting for the NPU lock"
 echo go >"$TMP/gate"
 wait $A
 
+# --timeout bounds the runtime's open and the load together: an open that used it all (held
+# inside its device creation until well past it: the pause is a floor, never a ceiling) leaves
+# no load behind, and says why
+HTPU_REF_SESSION_LOG=$TMP/budget.log HTPU_REF_HOLD=deviceCreate:$TMP/gate \
+  $EMU "$HTPU" bench "$MODEL" "${LIBS[@]}" -n 1 --npu-lock none --timeout 200 \
+  >"$TMP/out" 2>"$TMP/err" &
+B=$!
+wait_for "budget: the open is inside its device creation" grep -qs "^$B deviceCreate held" \
+  "$TMP/budget.log"
+sleep 0.3
+echo go >"$TMP/gate"
+wait $B
+RC=$?
+expect "budget: an open that took the whole --timeout leaves no time to load" 1 \
+  err "htpu bench: HTPU_ETIMEDOUT: opening the runtime took" \
+  err "of --timeout 200 ms, which bounds the open and the model's load together: no time left to load $MODEL"
+check "budget: no context was created" bash -c "! grep -q '^$B contextCreateFromBinary' '$TMP/budget.log'"
+
 harness_summary

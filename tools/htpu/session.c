@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "guard.h"
 #include "session.h"
@@ -149,6 +150,26 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   return ex;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --timeout bounds the runtime's open and the model's load together (each may wait for the
+ * NPU lock): the load gets what the open left. Its executes keep the whole --timeout each. */
+static int spend_on_open(const cli_args *a, cli_session *s, uint64_t spent) {
+  uint64_t budget = s->load.timeout_ns;
+  if (!budget) return CLI_EXIT_OK;
+  if (spent >= budget)
+    return cli_fail(a->cmd, "HTPU_ETIMEDOUT: opening the runtime took %" PRIu64 " ms of "
+                    "--timeout %" PRIu64 " ms, which bounds the open and the model's load "
+                    "together: no time left to load %s", spent / 1000000u, budget / 1000000u,
+                    s->model);
+  s->load.timeout_ns = budget - spent;
+  return CLI_EXIT_OK;
+}
+
 int cli_session_open(const cli_args *a, cli_session *s) {
   if (!s->meta) {
     int ex = cli_session_inspect(a, s);
@@ -160,11 +181,17 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return guard;
   }
+  uint64_t opened_at = now_ns();
   int rc = htpu_runtime_open(&s->options, &s->rt);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "opening the runtime");
     cli_session_close(s);
     return failed_rc;
+  }
+  int ex = spend_on_open(a, s, now_ns() - opened_at);
+  if (ex != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return ex;
   }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
   rc = htpu_context_open_file_ex(s->rt, s->model, &s->load, &s->ctx);

@@ -55,8 +55,9 @@ typedef struct cli_session {
       {"startup-retries", "N",                                                                   \
        "retry a transient failure to open the NPU session up to N times (default 3)", 0},        \
       {"timeout", "MS",                                                                          \
-       "bound the model load and every execute to MS milliseconds (1 to 86400000; default: "     \
-       "the library's 60 s for executes, none for the load)",                                   \
+       "bound the runtime's open and the model's load together (waits for the NPU lock "       \
+       "included), and every execute, to MS milliseconds (1 to 86400000; default: the "          \
+       "library's 60 s for executes and for each lock wait, none for the load)",                 \
        0},                                                                                       \
       {"priority", "P",                                                                          \
        "the model's priority: low, normal, normal_high or high (passed to QNN where the backend "\
@@ -68,8 +69,8 @@ typedef struct cli_session {
        0},                                                                                       \
       {"npu-lock", "PATH",                                                                       \
        "the NPU lock shared with other programs creating QNN sessions (an absolute path; "       \
-       "default $HTPU_NPU_LOCK, else " HTPU_DEFAULT_NPU_LOCK "; 'none' = no lock); a wait for "   \
-       "it is bounded by --timeout, else 60 s",                                                   \
+       "default $HTPU_NPU_LOCK, else " HTPU_DEFAULT_NPU_LOCK "; 'none' = no lock); waits for "   \
+       "it are bounded by --timeout, else 60 s each",                                             \
        0},                                                                                       \
       {"root", "DIR",                                                                            \
        "read the board's /proc, /dev and /sys under DIR instead of / (a copy of a board's tree, " \
