@@ -1095,7 +1095,8 @@ HTPU_API int htpu_board_load_between(const htpu_board *earlier, const htpu_board
                                      htpu_board_load *out);
 
 /* A process that holds the CDSP's FastRPC device open (/dev/fastrpc-cdsp*): on the board,
- * another program using the NPU. */
+ * another program using the NPU, or one of FastRPC's own daemons (docs/board.md, "One NPU user
+ * at a time": who counts as a user). */
 typedef struct htpu_npu_user {
   int32_t pid;
   char comm[32];              /* /proc/PID/comm ("" when unreadable) */
@@ -1107,15 +1108,22 @@ typedef struct htpu_npu_user {
 } htpu_npu_user;
 
 typedef struct htpu_npu_users {
-  uint32_t count;
+  uint32_t count;             /* the other NPU users: every holder but the daemons below */
   htpu_npu_user *users;       /* in pid order */
   uint32_t unexamined;        /* processes whose descriptors could not be listed (another
                                  user's, without privileges): a user may hide among them */
   char note[256];             /* why no process could be examined (no /proc); "" */
+  uint32_t num_daemons;       /* FastRPC's daemons holding the device (cdsprpcd, adsprpcd,
+                                 sdsprpcd, gdsprpcd: started at boot, they attach to the DSP's
+                                 root process domain and keep the device open for good): */
+  htpu_npu_user *daemons;     /* expected on a board, not users; in pid order */
 } htpu_npu_users;
 
 /* Scans /proc/PID/fd under `root` for descriptors on /dev/fastrpc-cdsp* (their link targets;
- * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). Errors (*out NULL):
+ * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). A holder is a
+ * FastRPC daemon (in `daemons`, not counted) when its name (/proc/PID/comm) is one of the
+ * daemons', its executable (/proc/PID/exe, when readable) has that name too, and it maps no
+ * QNN library; every other holder is a user, whatever it maps. Errors (*out NULL):
  * HTPU_EINVAL, HTPU_ENOMEM. Free with htpu_npu_users_free (NULL is a no-op). Thread-safe. */
 HTPU_API int htpu_npu_users_read(const char *root, int32_t exclude_pid, htpu_npu_users **out);
 HTPU_API void htpu_npu_users_free(htpu_npu_users *u);

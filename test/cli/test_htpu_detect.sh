@@ -139,6 +139,32 @@ expect "run --frame raw with a stride" 0 out "frame"
 check "run --frame: the same outputs as the PPM" cmp "$TMP/o1/output0.npy" "$TMP/o3/output0.npy"
 
 # ---------------------------------------------------------------------------------------------
+# one NPU user at a time: detect refuses beside another program holding the NPU (not beside
+# FastRPC's daemon), unless --force
+
+BOARD=$TMP/board
+mkdir -p "$BOARD/proc/612/fd" "$BOARD/proc/4242/fd"
+printf 'cdsprpcd\n' >"$BOARD/proc/612/comm"
+ln -s /dev/fastrpc-cdsp-secure "$BOARD/proc/612/fd/3"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --root "$BOARD"
+expect "detect: only cdsprpcd holds the NPU -> runs" 0 out "3 detections"
+expect_not "detect: the daemon is no user" err "cdsprpcd"
+printf 'frigate\n' >"$BOARD/proc/4242/comm"
+printf '7f00-7f01 r-xp 0 b3:02 1 /usr/lib/onnxruntime-qnn/libQnnHtp.so\n' >"$BOARD/proc/4242/maps"
+ln -s /dev/fastrpc-cdsp "$BOARD/proc/4242/fd/40"
+HTPU_REF_SESSION_LOG=$TMP/detect-guard.log run detect "${DET[@]}" --image "$TMP/red.ppm" \
+  --root "$BOARD"
+expect "detect: another program holds the NPU -> refused, naming it" 1 \
+  err "htpu detect: 1 other process holds the NPU's FastRPC device open:" \
+  err "pid 4242 (frigate): /dev/fastrpc-cdsp; maps /usr/lib/onnxruntime-qnn/libQnnHtp.so" \
+  err "or pass --force"
+expect_not "detect: refused -> no detections" out "detections"
+check "detect: refused before any QNN session" test ! -e "$TMP/detect-guard.log"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --root "$BOARD" --force
+expect "detect --force: runs beside it, saying so" 0 out "3 detections" \
+  err "htpu detect: --force: creating a QNN session beside it anyway"
+
+# ---------------------------------------------------------------------------------------------
 # errors: usage (exit 2) and bad frames (exit 1), each naming what was wrong
 
 run detect "${DET[@]}"

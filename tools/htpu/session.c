@@ -103,9 +103,15 @@ static int parse_board_options(const cli_args *a, cli_session *s) {
   ro->npu_lock_wait_arg = (void *)a->cmd;
   s->root = cli_get(a, "root");
   if (!s->root) {
-    /* a whole script's board, e.g. the tests' fake one: never the machine's own */
+    /* a whole script's board, e.g. the tests' fake one. Said every time: left over in a
+     * shell on the board, it would point the guard at a stand-in and let it pass unseen. */
     const char *env = getenv("HTPU_BOARD_ROOT");
     s->root = env && env[0] ? env : NULL;
+    if (s->root)
+      fprintf(stderr, "htpu %s: HTPU_BOARD_ROOT=%s: the other-NPU-users check and the board's "
+                      "figures read /proc, /dev and /sys under it, not this machine's (unset it "
+                      "to watch the real board)\n",
+              a->cmd->name, s->root);
   }
   return cli_check_root(a->cmd, s->root);
 }

@@ -74,8 +74,8 @@ typedef struct cli_session {
        0},                                                                                       \
       {"root", "DIR",                                                                            \
        "read the board's /proc, /dev and /sys under DIR instead of / (a copy of a board's tree, " \
-       "or a test's fake one; default $HTPU_BOARD_ROOT when set): the other-NPU-users check and " \
-       "bench's board record",                                                                   \
+       "or a test's fake one; default $HTPU_BOARD_ROOT when set, which is then said on "        \
+       "stderr): the other-NPU-users check and bench's board record",                            \
        0}
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
