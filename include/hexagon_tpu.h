@@ -1022,11 +1022,14 @@ typedef struct htpu_thermal_zone {
   int state;                  /* an htpu_reading_state, of temp_mc */
   int64_t temp_mc;            /* millidegrees C; HTPU_BOARD_NO_TEMP unless state is ok */
   char note[256];             /* why state is not ok: the path and the cause; "" when ok */
-  uint32_t num_trips;         /* trip points read (at most HTPU_BOARD_MAX_TRIPS) */
+  uint32_t num_trips;         /* trip points listed (at most HTPU_BOARD_MAX_TRIPS) */
   htpu_trip_point trips[HTPU_BOARD_MAX_TRIPS];
   int64_t hot_mc;             /* the lowest trustworthy trip of type "hot", else of type
-                                 "passive"; HTPU_BOARD_NO_TEMP when none */
+                                 "passive", among all the zone's trip points (listed or not);
+                                 HTPU_BOARD_NO_TEMP when none */
   int64_t critical_mc;        /* the lowest trustworthy "critical" trip, or HTPU_BOARD_NO_TEMP */
+  uint32_t trips_skipped;     /* trip points past the first HTPU_BOARD_MAX_TRIPS: read for
+                                 hot_mc and critical_mc, not listed in trips */
 } htpu_thermal_zone;
 
 typedef struct htpu_cpu_policy {

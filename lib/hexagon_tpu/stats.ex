@@ -251,12 +251,15 @@ defmodule HexagonTpu.Stats do
       above it (where the NPU throttles itself, unseen by Linux's cooling devices)
     * `:cpu` - `%{state:, temp_c:}`: the hottest CPU zone
     * `:zones` - every thermal zone in zone order: `%{zone:, type:, kind: :nsp | :cpu |
-      :other, state:, temp_c:, note:, hot_c:, critical_c:, trips: [%{type:, temp_c:, state:}]}`
+      :other, state:, temp_c:, note:, hot_c:, critical_c:, trips: [%{type:, temp_c:, state:}],
+      trips_skipped:}` (the first 12 trip points are listed; `trips_skipped` counts the rest,
+      which `hot_c` and `critical_c` still take into account, and `:notes` says so)
     * `:cpufreq` - every policy: `%{policy:, cpus: [integer], governor:, governor_state:,
       cur_mhz:, cur_state:, min_mhz:, max_mhz:, hw_min_mhz:, hw_max_mhz:, note:}`
     * `:npu_busy` (0.0..1.0), `:executes_per_s`, `:interval_ms` - since `:since`, else since
       the previous `board/1` on this node; `nil` for the first
-    * `:notes` - what could not be read at all (no thermal zones, no cpufreq)
+    * `:notes` - what could not be read at all (no thermal zones, no cpufreq), or not all
+      (zones, policies or trip points past what a reading holds)
     * `:counters` - the execute counters and time of this reading (what `:since` takes)
 
   Every value is checked before it is trusted: `state` is `:ok`, `:missing` (no such file),

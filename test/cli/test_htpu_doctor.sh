@@ -416,6 +416,18 @@ expect "doctor (board path): cool NSP, performance governor, nobody else on the 
   out "nspss0-thermal (thermal_zone12): 61.0 C, hot trip 90.0 C, critical 110.0 C" \
   out "hottest CPU zone  52.0 C" out "[ ok ] runtime: HTPU_REFERENCE"
 
+# more trip points than a reading lists: the hot and critical ones past them still count, and
+# the row says how many were left out
+rm -rf "$TMP/board/sys/class/thermal/thermal_zone12"
+PASSIVE=()
+for i in $(seq 12); do PASSIVE+=(passive "$((95000 + i))"); done
+zone "$TMP/board" 12 nspss0-thermal 61000 "${PASSIVE[@]}" hot 90000 critical 110000
+board_up
+expect "doctor (board path): trip points past the first 12 -> counted, and still the hot trip" 0 \
+  out "nspss0-thermal (thermal_zone12): 61.0 C, hot trip 90.0 C, critical 110.0 C (2 trip points past the first 12 not listed)"
+rm -rf "$TMP/board/sys/class/thermal/thermal_zone12"
+zone "$TMP/board" 12 nspss0-thermal 61000 hot 90000 critical 110000
+
 policy "$TMP/board" 4 schedutil 691200 "4 5 6"
 zone "$TMP/board" 13 nspss1-thermal 94200 hot 90000 critical 110000
 board_up
