@@ -147,9 +147,35 @@ defmodule HexagonTpu.BoardTest do
         Stats.board(root: 1)
       end
 
-      assert_raise ArgumentError, ~r"expected :since to be an earlier board/1 reading", fn ->
-        Stats.board(since: %{})
+      # not a reading at all: a string, a float, a negative number, a map without counters
+      for since <- ["0", 1.5, -1, %{}, %{counters: "x"}, [counters: %{}]] do
+        error =
+          assert_raise ArgumentError, fn ->
+            Stats.board(root: dragon!("since_bad"), since: since)
+          end
+
+        assert error.message =~
+                 "HexagonTpu.Stats.board/1: expected :since to be an earlier board/1 reading " <>
+                   "(its :counters :at_ns, :executes and :execute_ns_total non-negative " <>
+                   "integers) or nil, got #{inspect(since)}"
       end
+
+      # counters of the right keys but not the right values: the option, not the arithmetic
+      root = dragon!("since")
+
+      for counters <- [
+            %{at_ns: 0, executes: :a, execute_ns_total: 0},
+            %{at_ns: 0, executes: 1, execute_ns_total: 2.5},
+            %{at_ns: "0", executes: 1, execute_ns_total: 2},
+            %{at_ns: 0, executes: -1, execute_ns_total: 2}
+          ] do
+        assert_raise ArgumentError, ~r"expected :since to be an earlier board/1 reading", fn ->
+          Stats.board(root: root, since: %{counters: counters})
+        end
+      end
+
+      zero = %{counters: %{at_ns: 0, executes: 0, execute_ns_total: 0}}
+      assert is_float(Stats.board(root: root, since: zero).npu_busy)
 
       assert_raise ArgumentError, ~r"unknown option :rot", fn -> Stats.board(rot: "/") end
     end
