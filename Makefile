@@ -59,7 +59,7 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c common/*.c))
+CORE_SRC := $(sort $(wildcard src/*.c src/model/*.c common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core

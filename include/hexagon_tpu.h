@@ -187,6 +187,62 @@ typedef struct htpu_version3 {
   uint32_t major, minor, patch;
 } htpu_version3;
 
+/* ---- models wrapped in ONNX (EPContext) ---------------------------------------------------
+ * Wherever a model is read (htpu_inspect_*, htpu_context_open_*), an ONNX file whose EPContext
+ * nodes (domain com.microsoft) carry QNN context binaries is taken as well as a raw binary,
+ * recognised by its content, not its name: what ONNX Runtime's QNN execution provider writes
+ * (ep.context_enable) and Ultralytics' format="qnn" export. A node with embed_mode 1 holds the
+ * binary in its ep_cache_context attribute; with 0 the attribute names a file in the model's
+ * folder (relative, never absolute, never through "..", never resolving through a symlink to
+ * outside that folder; a model opened from a buffer has no folder and cannot name one). As in
+ * ONNX Runtime, main_context (default 1) marks the nodes that carry a binary; a node with 0
+ * names a graph of another node's binary. Each binary is one context (nodes naming the same
+ * file share it); its graphs are named as QNN names them. An ONNX model without an EPContext
+ * node (a QDQ model) is HTPU_EUNSUPPORTED saying how to make one (docs/context-binaries.md);
+ * a malformed file is HTPU_EMODEL naming what and where (the reader is bounded: at most
+ * HTPU_MAX_EPCONTEXT_NODES EPContext nodes and 1024 metadata entries, strings UTF-8). */
+#define HTPU_MAX_EPCONTEXT_NODES 256u
+
+typedef struct htpu_model_prop {
+  const char *key;
+  const char *value;
+} htpu_model_prop;
+
+/* One EPContext node, its attributes as written (absent strings are ""). */
+typedef struct htpu_epcontext_node {
+  const char *name;
+  int main_context;           /* 1 (also when absent): it carries or names a context binary */
+  int embed_mode;             /* 1 (also when absent): the binary is in ep_cache_context */
+  const char *cache_file;     /* embed_mode 0: the file name ep_cache_context holds; else "" */
+  uint64_t cache_bytes;       /* the binary's size (embedded, or the file's); 0 for main 0 */
+  const char *partition_name;
+  const char *ep_sdk_version; /* the QAIRT build id that made the binary, e.g. "v2.22.0.2404..." */
+  const char *source;         /* "QNNExecutionProvider", "QNN", ... */
+  int64_t max_size;           /* ONNX Runtime's spill-fill maximum (max_size), 0 when absent */
+  int32_t context;            /* index of the context holding its graph (see below); -1: none */
+} htpu_epcontext_node;
+
+/* Where a model came from when it was not a raw binary (htpu_model_info.source). */
+typedef struct htpu_model_source {
+  const char *format;          /* "onnx-epcontext" */
+  int64_t ir_version;
+  int64_t opset;               /* of the default ONNX domain, 0 when not imported */
+  const char *producer_name;   /* "" when absent */
+  const char *producer_version;
+  uint32_t num_props;          /* the model's metadata_props, in file order */
+  const htpu_model_prop *props;
+  /* The class names of Ultralytics' "names" entry ({0: 'person', 1: 'bicycle', ...}), the
+   * index being the class id; 0 and NULL when the model has none or it is not that form. */
+  uint32_t num_class_names;
+  const char *const *class_names;
+  uint32_t num_nodes;          /* the EPContext nodes, in file order */
+  const htpu_epcontext_node *nodes;
+  uint32_t num_contexts;       /* distinct context binaries in the model */
+  uint32_t context;            /* the one this model info describes */
+  const char *origin;          /* where its bytes came from: "embedded in node 'x'" or
+                                  "file 'dir/x.bin'" */
+} htpu_model_source;
+
 /* What a context binary says about itself (copied out of the system library). */
 typedef struct htpu_model_info {
   uint32_t binary_info_version; /* 1..3 */
@@ -201,6 +257,8 @@ typedef struct htpu_model_info {
   uint64_t context_blob_size;
   uint32_t num_graphs;
   const htpu_graph_info *graphs;
+  const htpu_model_source *source; /* NULL for a raw context binary; else the ONNX model's
+                                      facts (owned by the same info) */
 } htpu_model_info;
 
 /* Reads a context binary's metadata through the QNN system library alone (no backend, no
@@ -213,6 +271,11 @@ typedef struct htpu_model_info {
 HTPU_API int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out);
 HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
                                  htpu_model_info **out);
+/* htpu_inspect_file of one context of an ONNX model holding several (htpu_inspect_file gives
+ * the first: source->num_contexts says how many). index must be below num_contexts
+ * (HTPU_EINVAL naming the count); for a raw binary only 0 is valid. */
+HTPU_API int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
+                                       htpu_model_info **out);
 HTPU_API void htpu_model_info_free(htpu_model_info *info);
 
 /* The largest file htpu_inspect_file and htpu_context_open_file read. A larger file is refused
@@ -436,8 +499,11 @@ HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len)
  * through the system library. The context keeps its own copy of the binary (it is needed to
  * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
  * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
+ * An ONNX EPContext model is taken too ("models wrapped in ONNX" above): its binary is loaded
+ * (one of several: htpu_load_options.graph), and the model info's `source` describes the file.
  * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EIO, HTPU_EMODEL, HTPU_ESYSTEM_LAYOUT (as for
- * htpu_inspect_file), HTPU_EQNN, HTPU_ENOMEM. */
+ * htpu_inspect_file), HTPU_EUNSUPPORTED (an ONNX model without EPContext node), HTPU_EQNN,
+ * HTPU_ENOMEM. */
 HTPU_API int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **out);
 HTPU_API int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len,
                                      htpu_context **out);
@@ -892,6 +958,10 @@ typedef struct htpu_load_options {
                                      binary and the limit */
   uint64_t exec_timeout_ns;       /* default timeout of executes on this context; 0: the
                                      runtime's default_timeout_ns */
+  const char *graph;              /* an ONNX model holding several context binaries: load the
+                                     one that holds this graph (HTPU_ENOT_FOUND listing each
+                                     context's graphs when none does). NULL: the model's only
+                                     context; with several, HTPU_EINVAL listing them */
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,

@@ -5,6 +5,7 @@
 
 #include "binary_file.h"
 #include "internal.h"
+#include "model/model.h"
 #include "profile.h"
 #include "qnn/qnn_signal_abi.h"
 #include "qnn_log.h"
@@ -106,10 +107,11 @@ static qnn_error_t create_bounded(context_obj *c, const htpu_load_options *lo,
   return e;
 }
 
-/* Takes ownership of binary (freed on failure too). */
-static int context_create(htpu_runtime *h, void *binary, size_t len, const char *origin,
-                          const htpu_load_options *lo, htpu_context **out) {
-  int bad = check_load_options(lo, origin);
+/* Takes ownership of binary (freed on failure too). path: the file it was read from, or NULL
+ * (an ONNX model's external binaries are looked for beside it). */
+static int context_create(htpu_runtime *h, void *binary, size_t len, const char *model_origin,
+                          const char *path, const htpu_load_options *lo, htpu_context **out) {
+  int bad = check_load_options(lo, model_origin);
   if (bad) {
     free(binary);
     return bad;
@@ -120,13 +122,16 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
     return htpu_set_error(HTPU_ECLOSED, 0, "opening a context: the runtime is closed");
   }
   uint64_t t0 = htpu_now_ns();
+  /* A raw binary, or an ONNX EPContext model's chosen binary (src/model/) */
+  char origin[5000];
+  snprintf(origin, sizeof origin, "%s", model_origin);
+  model_pick pick = {lo ? lo->graph : NULL, 0, 1};
   model_info *info = NULL;
-  int rc = introspect_binary(&rt->system_lib, binary, len, &info);
+  int rc = model_read_info(&rt->system_lib, path, &pick, &binary, &len, origin, sizeof origin,
+                           &info);
   if (rc) {
-    htpu_append_error(" (%s)", origin);
     obj_keep_error(&rt->base);
     obj_release(&rt->base);
-    free(binary);
     return rc;
   }
   context_obj *c = calloc(1, sizeof *c);
@@ -231,7 +236,7 @@ int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **ou
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, buf, len, origin, NULL, out);
+  return context_create(rt, buf, len, origin, path, NULL, out);
 }
 
 int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu_context **out) {
@@ -246,7 +251,7 @@ int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu
   memcpy(copy, buf, len);
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, copy, len, origin, NULL, out);
+  return context_create(rt, copy, len, origin, NULL, NULL, out);
 }
 
 int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_load_options *opts,
@@ -262,7 +267,7 @@ int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_loa
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, buf, len, origin, opts, out);
+  return context_create(rt, buf, len, origin, path, opts, out);
 }
 
 int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
@@ -279,7 +284,7 @@ int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
   memcpy(copy, buf, len);
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, copy, len, origin, opts, out);
+  return context_create(rt, copy, len, origin, NULL, opts, out);
 }
 
 int htpu_context_close(htpu_context **cp) {
