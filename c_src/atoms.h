@@ -38,6 +38,26 @@
   X(system_provider_name, "system_provider_name") \
   X(system_api_version, "system_api_version")     \
   X(has_device, "has_device")                     \
+  /* a model's source (ONNX EPContext) */         \
+  X(source, "source")                             \
+  X(format, "format")                             \
+  X(ir_version, "ir_version")                     \
+  X(opset, "opset")                               \
+  X(producer_name, "producer_name")               \
+  X(producer_version, "producer_version")         \
+  X(metadata, "metadata")                         \
+  X(class_names, "class_names")                   \
+  X(nodes, "nodes")                               \
+  X(contexts, "contexts")                         \
+  X(context, "context")                           \
+  X(origin, "origin")                             \
+  X(main_context, "main_context")                 \
+  X(embed_mode, "embed_mode")                     \
+  X(cache_file, "cache_file")                     \
+  X(cache_bytes, "cache_bytes")                   \
+  X(partition_name, "partition_name")             \
+  X(ep_sdk_version, "ep_sdk_version")             \
+  X(max_size, "max_size")                         \
   X(device_arch, "device_arch")                   \
   X(device_soc_model, "device_soc_model")         \
   X(device_vtcm_bytes, "device_vtcm_bytes")       \

@@ -197,7 +197,7 @@ ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
   ERL_NIF_TERM k[] = {ATOMS.binary_info_version, ATOMS.backend_id,          ATOMS.build_id,
                       ATOMS.core_api_version,    ATOMS.backend_api_version, ATOMS.context_blob_version,
                       ATOMS.soc_version,         ATOMS.soc_model,           ATOMS.dsp_arch,
-                      ATOMS.context_blob_size,   ATOMS.graphs};
+                      ATOMS.context_blob_size,   ATOMS.graphs,              ATOMS.source};
   ERL_NIF_TERM v[] = {enif_make_uint(env, m->binary_info_version),
                       enif_make_uint(env, m->backend_id),
                       nif_make_string(env, m->build_id),
@@ -208,7 +208,8 @@ ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
                       enif_make_uint(env, m->soc_model),
                       enif_make_uint(env, m->dsp_arch),
                       enif_make_uint64(env, m->context_blob_size),
-                      graphs};
+                      graphs,
+                      nif_make_model_source(env, m->source)};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 

@@ -266,9 +266,11 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
 }
 
 /* The load options map of context_open_file/3 and context_open_binary/3:
- * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...}.
+ * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
+ * graph: nil | binary} (graph: of a model holding several context binaries, into `graph`).
  * 0, or -1 for a bad map (the public modules check the values first). */
-static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo) {
+static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo,
+                            char *graph, size_t graph_len) {
   memset(lo, 0, sizeof *lo);
   ERL_NIF_TERM v;
   ErlNifUInt64 ns;
@@ -288,6 +290,14 @@ static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options 
     if (!enif_get_uint64(env, v, &ns)) return -1;
     lo->exec_timeout_ns = ns;
   }
+  ErlNifBinary g;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) && v != ATOMS.nil) {
+    if (!enif_inspect_binary(env, v, &g) || g.size >= graph_len || memchr(g.data, 0, g.size))
+      return -1;
+    memcpy(graph, g.data, g.size);
+    graph[g.size] = 0;
+    lo->graph = graph;
+  }
   return 0;
 }
 
@@ -301,7 +311,8 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
     return enif_make_badarg(env);
   }
   htpu_load_options lo;
-  if (argc > 2 && get_load_options(env, argv[2], &lo)) {
+  char graph[4096];
+  if (argc > 2 && get_load_options(env, argv[2], &lo, graph, sizeof graph)) {
     enif_free(path);
     return enif_make_badarg(env);
   }
@@ -322,7 +333,9 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_load_options lo;
-  if (argc > 2 && get_load_options(env, argv[2], &lo)) return enif_make_badarg(env);
+  char graph[4096];
+  if (argc > 2 && get_load_options(env, argv[2], &lo, graph, sizeof graph))
+    return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
   htpu_context *ctx = NULL;

@@ -8,7 +8,7 @@
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
- *   env.c  convert.c               env option; terms                       (env.h, terms.h)
+ *   env.c  convert.c  model_source.c   env option; terms                   (env.h, terms.h)
  *   kinds.h  atoms.h               the lists everything is derived from
  */
 #ifndef HTPU_NIF_H

@@ -276,6 +276,14 @@ HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t
  * (HTPU_EINVAL naming the count); for a raw binary only 0 is valid. */
 HTPU_API int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
                                        htpu_model_info **out);
+/* The raw QNN context binary a model file holds: the file's own bytes for a raw binary; for an
+ * ONNX EPContext model, the binary of the context holding `graph` (non-NULL), else of context
+ * `index`, embedded or read from beside the model. With `graph`, a binary without that graph
+ * is HTPU_ENOT_FOUND listing the graphs. The system library reads the binaries' graphs (NULL:
+ * HTPU_DEFAULT_SYSTEM_LIB). On success *out (malloc'd: release it with free()) holds *len
+ * bytes. Errors as htpu_inspect_file_context. Thread-safe. */
+HTPU_API int htpu_model_binary(const char *system_lib, const char *path, const char *graph,
+                               uint32_t index, void **out, size_t *len);
 HTPU_API void htpu_model_info_free(htpu_model_info *info);
 
 /* The largest file htpu_inspect_file and htpu_context_open_file read. A larger file is refused

@@ -133,7 +133,7 @@ defmodule HexagonTpu do
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       with_runtime(o.runtime, rt_opts, fn runtime ->
-        load_opts = for k <- [:timeout, :priority], v = Map.get(o, k), do: {k, v}
+        load_opts = for k <- [:timeout, :priority, :graph], v = Map.get(o, k), do: {k, v}
         where = "HexagonTpu.load_model/2"
 
         with :ok <-

@@ -54,6 +54,16 @@ defmodule HexagonTpu.Context do
       where the backend announces loads with signals (`:load_signals`: a load past it returns
       a `:timeout` error naming the binary and the limit; elsewhere it runs to its end), and
       is the default deadline of the context's executes
+    * `:graph` - for an ONNX EPContext model holding several context binaries: load the one
+      holding this graph (a `:not_found` error listing each context's graphs when none does;
+      without it such a model is an `:invalid_argument` error listing them)
+
+  Besides a raw context binary, `source` may be an ONNX model whose EPContext nodes carry the
+  binary (what Ultralytics' `format="qnn"` export and ONNX Runtime's QNN execution provider
+  write), recognised by its content: `info/1`'s `:source` then describes the ONNX file. An
+  external binary (`embed_mode` 0) is read from the model's folder, so such a model loads from
+  a path only. An ONNX model without an EPContext node (a QDQ model) is an `:unsupported`
+  error saying how to compile one ([docs/context-binaries.md](docs/context-binaries.md)).
 
   An unknown option is an `:invalid_option` error.
 
@@ -77,7 +87,8 @@ defmodule HexagonTpu.Context do
     spec = %{
       timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
       priority:
-        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil}
+        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil}
     }
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Context.load/3"),
@@ -140,6 +151,15 @@ defmodule HexagonTpu.Context do
   What the binary says about itself: `:build_id`, `:soc_version`, `:dsp_arch`,
   `:core_api_version`, `:backend_api_version`, `:context_blob_size`, ... (read at load).
 
+  `:source` is `nil` for a raw context binary; for an ONNX EPContext model a map of the file's
+  facts: `:format` (`"onnx-epcontext"`), `:ir_version`, `:opset`, `:producer_name`,
+  `:producer_version`, `:metadata` (its `metadata_props` as a map of strings),
+  `:class_names` (Ultralytics' `names` entry `{0: 'person', ...}` as a list, the index being
+  the class id; `nil` when absent or in another form), `:nodes` (each EPContext node:
+  `:name`, `:main_context`, `:embed_mode`, `:cache_file`, `:cache_bytes`, `:partition_name`,
+  `:ep_sdk_version`, `:source`, `:max_size`, `:context`), `:contexts` (how many binaries the
+  model holds), `:context` (the one loaded) and `:origin` (where its bytes came from).
+
   ## Examples
 
       iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
@@ -195,11 +215,11 @@ defmodule HexagonTpu.Context do
   end
 
   # The NIF's load options: none (the 2-argument NIFs) when no option is given.
-  defp load_options(%{timeout: nil, priority: nil}), do: nil
+  defp load_options(%{timeout: nil, priority: nil, graph: nil}), do: nil
 
   defp load_options(o) do
     ns = HexagonTpu.Graph.timeout_ns(o.timeout)
-    %{priority: o.priority || :default, timeout_ns: ns, exec_timeout_ns: ns}
+    %{priority: o.priority || :default, timeout_ns: ns, exec_timeout_ns: ns, graph: o.graph}
   end
 
   defp open_nif(rt, {:file, path}, nil), do: NIF.context_open_file(rt, path)

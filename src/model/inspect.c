@@ -92,3 +92,41 @@ int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t
                               htpu_model_info **out) {
   return inspect_path("htpu_inspect_file_context", system_lib, path, index, out);
 }
+
+int htpu_model_binary(const char *system_lib, const char *path, const char *graph,
+                      uint32_t index, void **out, size_t *len) {
+  htpu_clear_error();
+  if (!out || !len) return htpu_set_error(HTPU_EINVAL, 0, "htpu_model_binary: out or len is NULL");
+  *out = NULL;
+  *len = 0;
+  if (!path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_model_binary: path is NULL");
+  void *buf = NULL;
+  size_t n = 0;
+  int rc = read_whole_file(path, &buf, &n);
+  if (rc) return rc;
+  qnn_system_lib sys;
+  rc = loader_open_system(system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB, &sys);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  char origin[5000];
+  snprintf(origin, sizeof origin, "file '%s'", path);
+  model_pick pick = {graph, index, 0};
+  model_info *m = NULL;
+  rc = model_read_info(&sys, path, &pick, &buf, &n, origin, sizeof origin, &m);
+  loader_close_system(&sys);
+  int found = !rc && !graph;
+  for (uint32_t g = 0; !rc && graph && g < m->pub.num_graphs; g++)
+    found = found || strcmp(m->pub.graphs[g].name, graph) == 0;
+  if (!rc && !found)
+    rc = htpu_set_error(HTPU_ENOT_FOUND, 0, "%s holds no graph '%s'", origin, graph);
+  model_info_free(m);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  *len = n;
+  return 0;
+}

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "hexagon_tpu.h"
+#include "info_source.h"
 #include "json.h"
 #include "util.h"
 
@@ -185,14 +186,9 @@ static void json_tensors(cli_json *j, const char *key, const htpu_tensor_info *t
   cli_json_array_end(j);
 }
 
-static int print_json(const char *path, const char *system_lib, const htpu_model_info *m) {
-  cli_json j;
-  cli_json_init(&j, stdout);
-  cli_json_object_begin(&j, NULL);
-  cli_json_string(&j, "schema", "htpu.info/2");
-  cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
-  cli_json_string(&j, "file", path);
-  cli_json_string(&j, "system_lib", system_lib);
+/* The binary's facts and graphs, as members of the object being written. */
+static void json_binary(cli_json *jp, const htpu_model_info *m) {
+  cli_json j = *jp;
   cli_json_uint(&j, "binary_info_version", m->binary_info_version);
   cli_json_uint(&j, "backend_id", m->backend_id);
   cli_json_string(&j, "backend_name", cli_backend_name(m->backend_id));
@@ -216,6 +212,34 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
+  *jp = j;
+}
+
+/* others: the model's other contexts (an ONNX model holding several), NULL or num_others. */
+static int print_json(const char *path, const char *system_lib, const htpu_model_info *m,
+                      htpu_model_info *const *others, uint32_t num_others) {
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_object_begin(&j, NULL);
+  cli_json_string(&j, "schema", "htpu.info/2");
+  cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
+  cli_json_string(&j, "file", path);
+  cli_json_string(&j, "system_lib", system_lib);
+  json_binary(&j, m);
+  if (m->source) {
+    info_source_json(&j, m->source);
+    cli_json_array_begin(&j, "other_contexts", 0);
+    for (uint32_t i = 0; i < num_others; i++) {
+      cli_json_object_begin(&j, NULL);
+      cli_json_uint(&j, "context", others[i]->source->context);
+      cli_json_string(&j, "origin", others[i]->source->origin);
+      json_binary(&j, others[i]);
+      cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+  } else {
+    cli_json_null(&j, "source");
+  }
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -231,12 +255,32 @@ static int run_info(const cli_args *a) {
 
   htpu_model_info *m = NULL;
   int rc = htpu_inspect_file(system_lib, path, &m);
+  /* an ONNX model holding several context binaries: each is reported */
+  uint32_t n = m && m->source ? m->source->num_contexts : 1;
+  htpu_model_info *others[HTPU_MAX_EPCONTEXT_NODES] = {0};
+  for (uint32_t i = 1; rc == 0 && i < n && i <= HTPU_MAX_EPCONTEXT_NODES; i++)
+    rc = htpu_inspect_file_context(system_lib, path, i, &others[i - 1]);
   if (rc != 0) {
     const char *msg = htpu_last_error();
-    return cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
+    int failed = cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
+    for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
+    htpu_model_info_free(m);
+    return failed;
   }
   const char *shown_lib = system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB;
-  int out = cli_has(a, "json") ? print_json(path, shown_lib, m) : print_human(path, shown_lib, m);
+  int out = 0;
+  if (cli_has(a, "json")) {
+    out = print_json(path, shown_lib, m, others, n - 1);
+  } else {
+    out = print_human(path, shown_lib, m);
+    if (m->source && info_source_print(m->source) != 0) out = -1;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      printf("\n---- context %" PRIu32 " of the model's %" PRIu32 " (%s) ----\n", i + 1, n,
+             others[i]->source->origin);
+      if (print_human(path, shown_lib, others[i]) != 0) out = -1;
+    }
+  }
+  for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
   htpu_model_info_free(m);
   if (out != 0) return cli_fail(a->cmd, "could not write the report");
   return CLI_EXIT_OK;
@@ -254,7 +298,8 @@ static const cli_option info_options[] = {
 const cli_command cmd_info = {
     .name = "info",
     .synopsis = "MODEL [--system-lib PATH|reference] [--json]",
-    .summary = "show what a context binary holds: versions, SoC, graphs, tensors, quantization",
+    .summary = "show what a context binary (or an ONNX EPContext model) holds: versions, SoC, "
+               "graphs, tensors, quantization",
     .description =
         "Reads MODEL's metadata through the QNN system library alone: no backend, no device,\n"
         "so it works on any machine that has libQnnSystem.so. Prints the binary-level facts\n"
@@ -265,7 +310,11 @@ const cli_command cmd_info = {
         "first scales/zero points). zero_point is the negated QNN offset.\n"
         "Backend id, DSP arch, SoC model, API versions and each graph's VTCM are what the\n"
         "library compares with the device before loading (htpu doctor shows the device's side;\n"
-        "docs/board.md).\n",
+        "docs/board.md).\n"
+        "An ONNX model whose EPContext nodes carry the binary (Ultralytics' format=\"qnn\", ONNX\n"
+        "Runtime's ep.context_enable) is read too: its identity, metadata_props, class names and\n"
+        "EPContext nodes follow, and each context binary it holds gets its own report\n"
+        "(docs/context-binaries.md).\n",
     .options = info_options,
     .positional_name = "MODEL",
     .min_positional = 1,

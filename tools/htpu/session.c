@@ -47,6 +47,46 @@ static void graph_names(const htpu_model_info *m, char *buf, size_t len) {
   }
 }
 
+static int has_graph(const htpu_model_info *m, const char *want) {
+  for (uint32_t g = 0; g < m->num_graphs; g++)
+    if (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0) return 1;
+  return 0;
+}
+
+/* An ONNX model holding several context binaries: the one holding --graph becomes s->meta
+ * (and the load's choice); without --graph, a usage error listing each context's graphs. */
+static int select_context(const cli_args *a, cli_session *s) {
+  const char *want = cli_get(a, "graph");
+  uint32_t n = s->meta->source->num_contexts;
+  char list[2048];
+  size_t pos = 0;
+  list[0] = '\0';
+  for (uint32_t i = 0; i < n; i++) {
+    htpu_model_info *m = NULL;
+    int rc = i ? htpu_inspect_file_context(s->system_lib, s->model, i, &m) : 0;
+    if (rc != 0) return cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
+    const htpu_model_info *cur = i ? m : s->meta;
+    if (want && has_graph(cur, want)) {
+      if (i) {
+        htpu_model_info_free(s->meta);
+        s->meta = m;
+      }
+      s->load.graph = want;
+      return CLI_EXIT_OK;
+    }
+    char names[1024];
+    graph_names(cur, names, sizeof names);
+    if (pos < sizeof list)
+      pos += (size_t)snprintf(list + pos, sizeof list - pos, "%scontext %" PRIu32 ": %s",
+                              i ? "; " : "", i, names);
+    htpu_model_info_free(m);
+  }
+  if (!want)
+    return cli_usage_error(a->cmd, "%s holds %" PRIu32 " context binaries (%s): choose a graph "
+                           "with --graph", s->model, n, list);
+  return cli_usage_error(a->cmd, "%s has no graph '%s' (%s)", s->model, want, list);
+}
+
 /* The name check happens here rather than in htpu_graph_open so a wrong --graph is a usage
  * error (exit 2) with the same wording in both commands. */
 static int select_graph(const cli_args *a, cli_session *s) {
@@ -120,7 +160,9 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return failed_rc;
   }
-  int ex = select_graph(a, s);
+  int ex = s->meta->source && s->meta->source->num_contexts > 1 ? select_context(a, s)
+                                                                 : CLI_EXIT_OK;
+  if (ex == CLI_EXIT_OK) ex = select_graph(a, s);
   if (ex != CLI_EXIT_OK) cli_session_close(s);
   return ex;
 }
