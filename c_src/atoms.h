@@ -58,6 +58,23 @@
   X(partition_name, "partition_name")             \
   X(ep_sdk_version, "ep_sdk_version")             \
   X(max_size, "max_size")                         \
+  /* memory figures */                            \
+  X(graph_memory, "graph_memory")                 \
+  X(binary_bytes, "binary_bytes")                 \
+  X(load_estimate_bytes, "load_estimate_bytes")   \
+  X(blob_info_version, "blob_info_version")       \
+  X(spill_fill_bytes, "spill_fill_bytes")         \
+  X(optimization_level, "optimization_level")     \
+  X(hvx_threads, "hvx_threads")                   \
+  X(io_tensor_bytes, "io_tensor_bytes")           \
+  X(op_data_bytes, "op_data_bytes")               \
+  X(const_bytes, "const_bytes")                   \
+  X(ddr_tensor_bytes, "ddr_tensor_bytes")         \
+  X(shared_weights_bytes, "shared_weights_bytes") \
+  X(safe_share_io, "safe_share_io")               \
+  X(reported, "reported")                         \
+  X(weights_bytes, "weights_bytes")               \
+  X(buffer_alignment, "buffer_alignment")         \
   X(device_arch, "device_arch")                   \
   X(device_soc_model, "device_soc_model")         \
   X(device_vtcm_bytes, "device_vtcm_bytes")       \

@@ -265,41 +265,6 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   return ret;
 }
 
-/* The load options map of context_open_file/3 and context_open_binary/3:
- * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
- * graph: nil | binary} (graph: of a model holding several context binaries, into `graph`).
- * 0, or -1 for a bad map (the public modules check the values first). */
-static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo,
-                            char *graph, size_t graph_len) {
-  memset(lo, 0, sizeof *lo);
-  ERL_NIF_TERM v;
-  ErlNifUInt64 ns;
-  char name[32];
-  if (!enif_is_map(env, map)) return -1;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
-    htpu_priority p = HTPU_PRIORITY_DEFAULT;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
-    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
-    lo->priority = (int)p;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->timeout_ns = ns;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->exec_timeout_ns = ns;
-  }
-  ErlNifBinary g;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) && v != ATOMS.nil) {
-    if (!enif_inspect_binary(env, v, &g) || g.size >= graph_len || memchr(g.data, 0, g.size))
-      return -1;
-    memcpy(graph, g.data, g.size);
-    graph[g.size] = 0;
-    lo->graph = graph;
-  }
-  return 0;
-}
 
 static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   nif_runtime *rt;
@@ -312,7 +277,7 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
   }
   htpu_load_options lo;
   char graph[4096];
-  if (argc > 2 && get_load_options(env, argv[2], &lo, graph, sizeof graph)) {
+  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph)) {
     enif_free(path);
     return enif_make_badarg(env);
   }
@@ -334,7 +299,7 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_load_options lo;
   char graph[4096];
-  if (argc > 2 && get_load_options(env, argv[2], &lo, graph, sizeof graph))
+  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph))
     return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
@@ -586,6 +551,7 @@ static ErlNifFunc nif_funcs[] = {
     {"context_open_file", 3, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_binary", 3, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_memory", 1, nif_context_memory, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},

@@ -61,6 +61,8 @@ ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TE
 
 /* ---- stats (stats.c) ---------------------------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* context_memory(ref): the loaded context's memory figures (htpu_context_get_memory). */
+ERL_NIF_TERM nif_context_memory(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* profile.c: profiled executes and the profile writers; the profile resource type, opened at
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

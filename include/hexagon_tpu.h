@@ -243,6 +243,24 @@ typedef struct htpu_model_source {
                                   "file 'dir/x.bin'" */
 } htpu_model_source;
 
+/* ---- what a model costs in memory -----------------------------------------------------------
+ * Per graph, the HTP graph blob info a binary carries with graph info V3 (QAIRT 2.28 on):
+ * version 1 the spill-fill buffer, version 2 the I/O, op data, constant, DDR-tensor and
+ * shared-weight sizes (each version has only its own fields). 0 = not reported. */
+typedef struct htpu_graph_memory {
+  uint32_t blob_info_version;   /* 0: none (graph info below V3, or no HTP blob), 1 or 2 */
+  uint64_t spill_fill_bytes;    /* V1: the graph's spill-fill buffer */
+  uint32_t optimization_level;  /* V1 */
+  uint64_t hvx_threads;         /* V1: HVX threads the graph reserves */
+  uint64_t io_tensor_bytes;     /* V2: graph inputs and outputs */
+  uint64_t op_data_bytes;       /* V2: op data and run lists */
+  uint64_t const_bytes;         /* V2: constants (weights) of this graph */
+  uint64_t ddr_tensor_bytes;    /* V2: tensors kept in DDR */
+  uint64_t shared_weights_bytes; /* V2: weights shared with the context's other graphs */
+  uint64_t native_k_channel_bytes, native_v_channel_bytes; /* V2 (LLM caches; 0 for vision) */
+  int safe_share_io;            /* V2: inputs and outputs may share one buffer */
+} htpu_graph_memory;
+
 /* What a context binary says about itself (copied out of the system library). */
 typedef struct htpu_model_info {
   uint32_t binary_info_version; /* 1..3 */
@@ -259,6 +277,13 @@ typedef struct htpu_model_info {
   const htpu_graph_info *graphs;
   const htpu_model_source *source; /* NULL for a raw context binary; else the ONNX model's
                                       facts (owned by the same info) */
+  const htpu_graph_memory *graph_memory; /* num_graphs entries, in the order of graphs */
+  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps a copy) */
+  /* What loading it is expected to cost the host, in bytes: the binary the context keeps, the
+   * largest spill-fill buffer (one per context), and per graph its I/O, op data, constants and
+   * DDR tensors, shared weights once (docs/board.md, "Memory"). A floor when a graph reports
+   * no blob info, or only version 1 (no sizes but the spill-fill). */
+  uint64_t load_estimate_bytes;
 } htpu_model_info;
 
 /* Reads a context binary's metadata through the QNN system library alone (no backend, no
@@ -522,6 +547,22 @@ HTPU_API int htpu_context_close(htpu_context **ctx);
 
 /* The binary's metadata, owned by the context (valid while the context handle is open). */
 HTPU_API const htpu_model_info *htpu_context_model_info(htpu_context *ctx);
+
+/* What a loaded context holds in memory, as the backend answers it (HTP's context custom
+ * properties, QnnHtpContext.h) where it announces them (capability 215, and
+ * contextGetProperty in its table); every HTP release observed so far does not. */
+typedef struct htpu_context_memory {
+  int reported;                /* the backend answered the properties below */
+  uint64_t weights_bytes;      /* the persistent weights buffer */
+  uint64_t spill_fill_bytes;   /* the largest spill-fill buffer of the context's graphs */
+  uint64_t buffer_alignment;   /* the alignment its persistent buffers need */
+  uint64_t binary_bytes;       /* the binary copy the context keeps for recovery (always) */
+  char note[256];              /* why not reported ("" when reported) */
+} htpu_context_memory;
+/* Asks the backend (no call at all where it does not announce the properties). Safe while
+ * the context's graphs execute. Errors: HTPU_EINVAL (out NULL), HTPU_ECLOSED, HTPU_EQNN (the
+ * backend announced the properties and then failed the call; message with the QNN code). */
+HTPU_API int htpu_context_get_memory(htpu_context *ctx, htpu_context_memory *out);
 HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len);
 
 /* ---- graph -------------------------------------------------------------------------------- */

@@ -13,12 +13,12 @@
 #include "dtype_map.h"
 #include "errors.h"
 #include "introspect_validate.h"
+#include "model/memory.h"
 #include "model_info.h"
 #include "platform_info.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_versions.h"
 #include "qnn_log.h"
-#include "vtcm.h"
 
 /* Sanity bound: far above any real model, low enough to refuse garbage before allocating. */
 #define MAX_AXIS_CHANNELS (1u << 24)
@@ -255,8 +255,9 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
   uint32_t n = f->num_graphs;
   uint32_t stride = qnn_graph_info_stride(sys->api);
   htpu_graph_info *graphs = model_info_alloc(m, n * sizeof *graphs);
+  htpu_graph_memory *mem = model_info_alloc(m, n * sizeof *mem);
   m->templates = model_info_alloc(m, n * sizeof *m->templates);
-  if (!graphs || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if (!graphs || !mem || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t i = 0; i < n; i++) {
     const qnn_system_context_graph_info_t *g =
         (const qnn_system_context_graph_info_t *)((const char *)f->graphs + (size_t)i * stride);
@@ -276,15 +277,14 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
     if (rc) return rc;
     gi->num_inputs = p->num_graph_inputs;
     gi->num_outputs = p->num_graph_outputs;
-    if (g->version == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && g->u.v3.graph_blob_info &&
-        g->u.v3.graph_blob_info_size >= offsetof(qnn_htp_graph_blob_info_t, u.v1.optimization_level)) {
-      const qnn_htp_graph_blob_info_t *b = g->u.v3.graph_blob_info;
-      /* Only V1 has this layout: a V2 blob starts with 64-bit sizes instead. */
-      if (b->version == 1) gi->vtcm_bytes = vtcm_reported_to_bytes(b->u.v1.vtcm_size);
-    }
+    /* the HTP blob: memory figures, and V1's VTCM (src/model/memory.c) */
+    if (g->version == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3)
+      memory_read_blob(g->u.v3.graph_blob_info, g->u.v3.graph_blob_info_size, &mem[i],
+                       &gi->vtcm_bytes);
   }
   m->pub.graphs = graphs;
   m->pub.num_graphs = n;
+  m->pub.graph_memory = mem;
   return 0;
 }
 
@@ -334,6 +334,10 @@ int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_in
         rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
       else
         rc = copy_graphs(m, sys, &f);
+      m->pub.binary_bytes = len;
+      if (!rc)
+        m->pub.load_estimate_bytes =
+            memory_load_estimate(m->pub.graph_memory, m->pub.num_graphs, len);
     }
   }
   /* Everything is copied: the system context's memory can go. */

@@ -18,12 +18,16 @@ defmodule HexagonTpu.Context do
 
   defstruct [:ref, :info, :graphs]
 
-  @typedoc "A graph the context holds, with its tensors."
+  @typedoc """
+  A graph the context holds, with its tensors and its memory figures (`:memory`: the HTP graph
+  blob info's, see `info/1`).
+  """
   @type graph_summary :: %{
           name: String.t(),
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
-          vtcm_bytes: non_neg_integer()
+          vtcm_bytes: non_neg_integer(),
+          memory: map()
         }
 
   @type source :: String.t() | {:file, Path.t()} | {:binary, binary()}
@@ -151,6 +155,12 @@ defmodule HexagonTpu.Context do
   What the binary says about itself: `:build_id`, `:soc_version`, `:dsp_arch`,
   `:core_api_version`, `:backend_api_version`, `:context_blob_size`, ... (read at load).
 
+  `:binary_bytes` is the binary's size and `:load_estimate_bytes` what loading it is expected
+  to cost the host: the binary kept for recovery, the largest spill-fill buffer, each graph's
+  I/O, op data, constants and DDR tensors, from the HTP graph blob info each graph carries
+  (`graphs/1`'s `:memory`: `:blob_info_version` 1 gives `:spill_fill_bytes`, 2 the sizes;
+  [docs/board.md](docs/board.md), "Memory").
+
   `:source` is `nil` for a raw context binary; for an ONNX EPContext model a map of the file's
   facts: `:format` (`"onnx-epcontext"`), `:ir_version`, `:opset`, `:producer_name`,
   `:producer_version`, `:metadata` (its `metadata_props` as a map of strings),
@@ -169,6 +179,25 @@ defmodule HexagonTpu.Context do
   """
   @spec info(t()) :: map()
   def info(%__MODULE__{info: info}), do: info
+
+  @doc """
+  What the loaded context holds in memory, as the backend answers it: `:reported` (whether the
+  backend announces HTP's context properties; no HTP release observed so far does), then
+  `:weights_bytes` (the persistent weights buffer), `:spill_fill_bytes` (the largest spill-fill
+  buffer of its graphs) and `:buffer_alignment` (each `nil` when not reported, with the reason
+  in `:note`), and `:binary_bytes` (the copy of the binary the context keeps for recovery).
+  What the binary itself says is in `info/1`: `:load_estimate_bytes`, and each graph's
+  `:memory` in `graphs/1` ([docs/board.md](docs/board.md), "Memory").
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> {:ok, memory} = HexagonTpu.Context.memory(HexagonTpu.Context.load!(rt, "add.bin"))
+      iex> {memory.reported, memory.weights_bytes, memory.binary_bytes > 0}
+      {false, nil, true}
+  """
+  @spec memory(t()) :: {:ok, map()} | {:error, Error.t()}
+  def memory(%__MODULE__{ref: ref}), do: Error.wrap(NIF.context_memory(ref))
 
   @doc """
   Drops this handle's reference; the QNN context is freed when its last graph is closed too.
@@ -260,15 +289,17 @@ defmodule HexagonTpu.Context do
 
   defp from_nif(ref, info) do
     graphs =
-      Enum.map(info.graphs, fn g ->
+      Enum.zip_with(info.graphs, info.graph_memory, fn g, memory ->
         %{
           name: g.name,
           inputs: Enum.map(g.inputs, &TensorInfo.from_nif/1),
           outputs: Enum.map(g.outputs, &TensorInfo.from_nif/1),
-          vtcm_bytes: g.vtcm_bytes
+          vtcm_bytes: g.vtcm_bytes,
+          memory: memory
         }
       end)
 
-    %__MODULE__{ref: ref, info: Map.put(info, :graphs, graphs), graphs: graphs}
+    info = info |> Map.delete(:graph_memory) |> Map.put(:graphs, graphs)
+    %__MODULE__{ref: ref, info: info, graphs: graphs}
   end
 end

@@ -83,6 +83,7 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->graph_set_config = rb_graph_set_config;
   t->graph_execute_async = rb_graph_execute_async;
   t->context_free = rb_context_free;
+  t->context_get_property = rb_context_get_property;
   t->graph_retrieve = rb_graph_retrieve;
   t->graph_execute = rb_graph_execute;
   t->log_create = rb_log_create;

@@ -385,6 +385,7 @@ qnn_error_t rb_context_create_from_binary_with_signal(
     qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
     qnn_signal_handle_t);
 qnn_error_t rb_context_free(qnn_context_handle_t, qnn_profile_handle_t);
+qnn_error_t rb_context_get_property(qnn_context_handle_t, qnn_context_property_t **);
 qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t,
                                        const qnn_context_config_t **, const void *,
                                        qnn_context_binary_size_t);

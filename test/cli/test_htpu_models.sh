@@ -117,4 +117,48 @@ expect "import: a symlink out of the model's folder is refused" 1 \
   err "outside the model's folder"
 check "import: nothing written on failure" test ! -e "$TMP/x.bin"
 
+# ---------------------------------------------------------------------------------------------
+# memory figures (docs/board.md, "Memory"): blob info v1 and v2 from the reference format
+
+for v in 1 2; do
+  cat >"$TMP/mem$v.txt" <<TXT
+meta graph_blob=$v
+graph chain
+  input x f32 [1,8]
+  static w f32 [1,8] data=[1,2,3,4,5,6,7,8]
+  native t1 f32 [1,8]
+  native t2 f32 [1,8]
+  output y f32 [1,8]
+  op ElementWiseMultiply x w -> t1
+  op Relu t1 -> t2
+  op ElementWiseAdd t2 t1 -> y
+TXT
+  $EMU "$REFBUILD" "$TMP/mem$v.txt" "$TMP/mem$v.bin" >/dev/null 2>&1
+done
+python3 -c "import struct; open('$TMP/x8.f32','wb').write(struct.pack('<8f',*range(8)))"
+run info "$TMP/mem1.bin" --system-lib reference
+expect "info: blob info v1 figures" 0 \
+  out "memory (blob info v1): spill-fill 64 B, optimization level 2, 4 HVX threads" \
+  out "load estimate"
+run info "$TMP/mem2.bin" --system-lib reference
+expect "info: blob info v2 figures" 0 \
+  out "memory (blob info v2): I/O 64 B, op data 240 B, constants 32 B, DDR tensors 64 B"
+run info "$TMP/mem2.bin" --system-lib reference --json
+json_check "info --json: memory and the estimate" '
+  j.graphs[0].memory.blob_info_version === 2 && j.graphs[0].memory.const_bytes === 32 &&
+  j.graphs[0].memory.ddr_tensor_bytes === 64 &&
+  j.load_estimate_bytes === j.binary_bytes + 64 + 240 + 32 + 64'
+run run "$TMP/mem1.bin" --backend reference --input x="$TMP/x8.f32" --output-dir "$TMP/mo" --stats
+expect "run --stats: the load's memory" 0 out "load estimate" out "load measured" \
+  out "not reported: the backend does not announce context custom properties (capability 215)"
+export HTPU_REF_CAPS=215=0
+run run "$TMP/mem1.bin" --backend reference --input x="$TMP/x8.f32" --output-dir "$TMP/mo" --stats
+expect "run --stats: the context's properties where announced" 0 \
+  out "weights 32 B, largest spill-fill 64 B"
+run run "$TMP/mem1.bin" --backend reference --input x="$TMP/x8.f32" --output-dir "$TMP/mo" --json
+json_check "run --json: memory" '
+  j.memory.context_reported === true && j.memory.context_weights_bytes === 32 &&
+  j.memory.rss_after_load_bytes > 0 && j.memory.load_estimate_bytes > 0'
+unset HTPU_REF_CAPS
+
 harness_summary

@@ -8,6 +8,7 @@
 #include "hexagon_tpu.h"
 #include "info_source.h"
 #include "json.h"
+#include "memory.h"
 #include "util.h"
 
 /* Per-axis parameters shown in the human table; --json lists them all. */
@@ -71,7 +72,12 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
 
   cli_table head;
   cli_table_init(&head, 2);
-  char backend_id[64], blob_size[48], graphs[16];
+  char backend_id[64], blob_size[48], graphs[16], estimate[160];
+  char est_bytes[32], bin_bytes[32];
+  cli_format_bytes(m->load_estimate_bytes, est_bytes, sizeof est_bytes);
+  cli_format_bytes(m->binary_bytes, bin_bytes, sizeof bin_bytes);
+  snprintf(estimate, sizeof estimate, "%s (the %s binary kept, graphs' buffers: docs/board.md)",
+           est_bytes, bin_bytes);
   snprintf(backend_id, sizeof(backend_id), "%" PRIu32 " (%s)", m->backend_id,
            cli_backend_name(m->backend_id));
   snprintf(blob_size, sizeof(blob_size), "%" PRIu64 " bytes", m->context_blob_size);
@@ -90,6 +96,7 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
       {"DSP arch", m->dsp_arch ? dsp : "(unknown)"},
       {"context blob size", blob_size},
       {"graphs", graphs},
+      {"load estimate", estimate},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
   int rc = cli_table_print(&head, stdout, 0);
@@ -121,6 +128,9 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
     add_tensor_rows(&t, "out", gi->outputs, gi->num_outputs);
     if (cli_table_print(&t, stdout, 2) != 0) rc = -1;
     cli_table_free(&t);
+    char mem[400];
+    cli_graph_memory_line(&m->graph_memory[g], mem, sizeof mem);
+    if (mem[0]) printf("  %s\n", mem);
   }
   return rc;
 }
@@ -209,9 +219,12 @@ static void json_binary(cli_json *jp, const htpu_model_info *m) {
     cli_json_uint(&j, "vtcm_bytes", gi->vtcm_bytes);
     json_tensors(&j, "inputs", gi->inputs, gi->num_inputs);
     json_tensors(&j, "outputs", gi->outputs, gi->num_outputs);
+    cli_graph_memory_json(&j, &m->graph_memory[g]);
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
+  cli_json_uint(&j, "binary_bytes", m->binary_bytes);
+  cli_json_uint(&j, "load_estimate_bytes", m->load_estimate_bytes);
   *jp = j;
 }
 

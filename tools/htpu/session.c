@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memory.h"
 #include "session.h"
 #include "util.h"
 
@@ -179,7 +180,9 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     return failed_rc;
   }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
+  s->rss_before_load = cli_rss_bytes();
   rc = htpu_context_open_file_ex(s->rt, s->model, &s->load, &s->ctx);
+  s->rss_after_load = cli_rss_bytes();
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "loading the model");
     cli_session_close(s);

@@ -28,6 +28,7 @@ typedef struct cli_session {
   const char *graph_name;      /* --graph, NULL for the model's only graph */
   htpu_runtime_options options;
   htpu_load_options load; /* --timeout, --priority */
+  uint64_t rss_before_load, rss_after_load; /* resident set around the model's load */
   cli_libs libs; /* --backend and --system-lib, resolved */
   char fastrpc_buf[4096];
 } cli_session;
