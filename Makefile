@@ -59,13 +59,13 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c src/model/*.c common/*.c))
+CORE_SRC := $(sort $(wildcard src/*.c src/model/*.c src/qnnset/*.c common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
 QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
-             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c
+             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c common/build_id_scan.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
@@ -148,7 +148,7 @@ else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all build/asan/test_runner build/asan/digits_demo build/asan/hello
+	  all build/asan/test_runner build/asan/digits_demo build/asan/hello qnnsets
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -162,6 +162,7 @@ test:
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	$(Q)bash test/cli/test_htpu_models.sh build/asan
+	$(Q)bash test/cli/test_htpu_sets.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
 

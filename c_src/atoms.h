@@ -27,6 +27,7 @@
   X(skip_device, "skip_device")                   \
   X(env, "env")                                   \
   X(fastrpc_lib, "fastrpc_lib")                   \
+  X(qnn_set, "qnn_set")                           \
   X(recovery_retries, "recovery_retries")         \
   X(startup_retry_delay_ms, "startup_retry_delay_ms") \
   X(perf_profile, "perf_profile")                 \

@@ -48,7 +48,7 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 /* The runtime options of runtime_open's map, and the strings they point to (owned). */
 typedef struct runtime_args {
   htpu_runtime_options o;
-  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *qnn_set;
 } runtime_args;
 
 static void runtime_args_free(runtime_args *a) {
@@ -56,6 +56,7 @@ static void runtime_args_free(runtime_args *a) {
   if (a->system_lib) enif_free(a->system_lib);
   if (a->dsp_path) enif_free(a->dsp_path);
   if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
+  if (a->qnn_set) enif_free(a->qnn_set);
 }
 
 /* Every option but env into *a (zeroed strings first). 0, or -1 with the error in *ret. */
@@ -71,7 +72,8 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   } strs[] = {{ATOMS.backend_lib, "backend_lib", &a->backend_lib},
               {ATOMS.system_lib, "system_lib", &a->system_lib},
               {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
-              {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib}};
+              {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib},
+              {ATOMS.qnn_set, "qnn_set", &a->qnn_set}};
   struct {
     ERL_NIF_TERM key;
     const char *name;
@@ -106,6 +108,7 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
   if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
+  o->qnn_set = a->qnn_set;
   return 0;
 }
 

@@ -418,6 +418,11 @@ typedef struct htpu_runtime_options {
   uint32_t queue_limit;         /* calls that may wait for one QNN graph (synchronous and
                                    submitted together); one more is refused with HTPU_EBUSY.
                                    0 = HTPU_DEFAULT_QUEUE_LIMIT */
+  const char *qnn_set;          /* a QNN set's folder (see "QNN sets" below): its backend and
+                                   system library (backend_lib and system_lib must then be left
+                                   at their defaults), its stubs opened by full path before the
+                                   backend, DSP_LIBRARY_PATH its skel's folder (unless
+                                   dsp_library_path is given). NULL: the libraries above */
 } htpu_runtime_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -451,6 +456,46 @@ HTPU_API int htpu_backend_probe(const char *backend_lib, uint32_t backend_id,
  * HTPU_EINVAL with *out zeroed for NULL and any other form (the reference backend's
  * "htpu-reference-0.1.0" names no QAIRT release). */
 HTPU_API int htpu_qairt_version_from_build_id(const char *build_id, htpu_version3 *out);
+
+/* ---- QNN sets ------------------------------------------------------------------------------
+ * A QNN set is one QAIRT release's libraries together: backend (libQnnHtp.so), system library
+ * (libQnnSystem.so), stubs (libQnnHtpV<arch>Stub.so) and skel (libQnnHtpV<arch>Skel.so), the
+ * stub and skel of the backend's own release. Two layouts are recognised: "flat" (all four in
+ * one folder, as ONNX Runtime's QNN wheel ships them: /usr/lib/onnxruntime-qnn on the board's
+ * image) and "qairt" (the skel in the folder's dsp/ subfolder: /usr/lib and /usr/lib/dsp). The
+ * release is read from the files' build ids (the text every QAIRT library carries).
+ * One set per OS process: the DSP keeps the first configuration for the life of the process,
+ * so a runtime of another set (named by qnn_set, or a libQnnHtp.so in another folder) is
+ * refused with HTPU_EINVAL before any QNN call (docs/board.md, "QNN sets"). */
+#define HTPU_QNN_SET_PATH_MAX 4096 /* a set in a longer path is not read */
+#define HTPU_QNN_SET_ID_MAX 72
+typedef struct htpu_qnn_set {
+  char dir[HTPU_QNN_SET_PATH_MAX];          /* the folder, resolved */
+  char layout[16];                          /* "flat" or "qairt" */
+  char backend_lib[HTPU_QNN_SET_PATH_MAX];  /* "" when missing */
+  char system_lib[HTPU_QNN_SET_PATH_MAX];
+  char stub[HTPU_QNN_SET_PATH_MAX];         /* the v68 stub, else the first; "" when none */
+  char skel[HTPU_QNN_SET_PATH_MAX];         /* the skel of the same architecture */
+  char skel_dir[HTPU_QNN_SET_PATH_MAX];     /* the DSP search path the set needs */
+  char build_id[HTPU_QNN_SET_ID_MAX];       /* the backend's; "" when none found */
+  char stub_build_id[HTPU_QNN_SET_ID_MAX];
+  char skel_build_id[HTPU_QNN_SET_ID_MAX];
+  htpu_version3 release;                    /* from build_id; 0.0.0 when unknown */
+  int complete;                             /* backend, system library, stub and skel found */
+  int consistent;                           /* stub and skel carry the backend's build id */
+  char note[512];                           /* what is missing or mismatched; "" when none */
+} htpu_qnn_set;
+
+/* Reads the set in `dir` (no library is loaded). Returns 0 with *out filled (complete and
+ * consistent say whether it can be used; note says why not), or HTPU_EINVAL/HTPU_EIO when dir
+ * is not a folder holding libQnnHtp.so. Thread-safe. */
+HTPU_API int htpu_qnn_set_inspect(const char *dir, htpu_qnn_set *out);
+/* The sets installed under `root` (NULL or "": /): root/usr/lib, the folders directly in it,
+ * root/usr/local/lib and root/opt/<x>[/lib], in that order, then the folders in the
+ * environment variable HTPU_QNN_SET_PATH (':'-separated, not under root). Fills sets[0..max)
+ * and *count (how many were found, also past max). Returns 0 or HTPU_EINVAL. */
+HTPU_API int htpu_qnn_sets_find(const char *root, htpu_qnn_set *sets, uint32_t max,
+                                uint32_t *count);
 
 /* Loads the libraries, picks providers, creates QNN log, backend and device.
  * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and

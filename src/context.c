@@ -6,6 +6,7 @@
 #include "binary_file.h"
 #include "internal.h"
 #include "model/model.h"
+#include "qnnset/qnnset.h"
 #include "profile.h"
 #include "qnn/qnn_signal_abi.h"
 #include "qnn_log.h"
@@ -203,6 +204,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   }
   if (rc) {
     if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
+    if (rc == HTPU_EINCOMPATIBLE) qnnset_hint(&info->pub, rc); /* which installed set can */
     obj_keep_error(&rt->base);
     mem_cache_destroy(&c->mem);
     pthread_mutex_destroy(&c->graphs_lock);

@@ -26,7 +26,7 @@ typedef struct cap_entry {
 static const cap_entry k_caps[] = {
     {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION, QNN_SUCCESS},
     {QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS, QNN_SUCCESS},
-    /* contextGetProperty's custom properties (context_props.c): 2.31 to 2.46 answer 1000 */
+    /* contextGetProperty's custom properties (context.c): 2.31 to 2.46 answer 1000 */
     {QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY, QNN_COMMON_ERROR_NOT_SUPPORTED},
     {QNN_PROPERTY_GRAPH_SUPPORT_CONFIG, QNN_SUCCESS},
     {QNN_PROPERTY_GRAPH_SUPPORT_SIGNALS, QNN_COMMON_ERROR_NOT_SUPPORTED},

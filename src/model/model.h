@@ -11,6 +11,8 @@
  *   model_open.c  a file's bytes in, one context binary out, with the model's facts for the
  *                 model info (htpu_model_source)
  *   inspect.c     model_read_info, the core's one call (context.c), and htpu_inspect_*
+ *   memory.c      what a model costs: the HTP graph blob info (V1/V2, read by introspect.c),
+ *                 the load estimate, htpu_context_get_memory (door: memory.h)
  *
  * The core reads every model through model_read_info; nothing else of this folder is used
  * outside it.

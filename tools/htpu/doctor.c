@@ -18,6 +18,7 @@
 #include "doctor/doctor.h"
 #include "file_open.h"
 #include "hexagon_tpu.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 typedef void (*doctor_check)(doctor *d);
@@ -26,8 +27,8 @@ typedef void (*doctor_check)(doctor *d);
 static const doctor_check k_checks[] = {
     check_environment,   check_backend_library, check_provider,     check_system_library,
     check_remoteproc,    check_device_tree,     check_fastrpc,      check_dsp_libraries,
-    check_dsp_release,   check_library_path,    check_firmware,     check_runtime,
-    check_device,        check_shared_memory,
+    check_dsp_release,   check_qnn_sets,        check_library_path, check_firmware,
+    check_runtime,       check_device,          check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -85,6 +86,13 @@ static int run_doctor(const cli_args *a) {
   }
   d->dsp_opt = cli_get(a, "dsp-library-path");
   if (d->dsp_opt) d->ro.dsp_library_path = d->dsp_opt;
+  static htpu_qnn_set set; /* --qnn: the runtime check opens that set */
+  int qx = cli_qnn_option(a, &d->ro, &set);
+  if (qx != CLI_EXIT_OK) {
+    free(d);
+    return qx;
+  }
+  if (!d->dsp_opt && d->ro.qnn_set) d->dsp_opt = d->ro.dsp_library_path; /* the set's skel */
   d->board = doctor_is_board_backend(d->ro.backend_lib);
   d->root = cli_get(a, "root");
   if (!d->root) d->root = "";
@@ -128,6 +136,7 @@ static const cli_option doctor_options[] = {
      "read the board's files (/sys, /proc, /dev) under DIR instead of / (a copy of a board's "
      "tree, or a test's fake one)",
      0},
+    CLI_QNN_OPTION,
     {"json", NULL, "print the report as JSON (schema htpu.doctor/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -135,7 +144,8 @@ static const cli_option doctor_options[] = {
 const cli_command cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--json]",
+                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--qnn DIR] "
+                "[--json]",
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"

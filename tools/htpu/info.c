@@ -9,6 +9,7 @@
 #include "info_source.h"
 #include "json.h"
 #include "memory.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 /* Per-axis parameters shown in the human table; --json lists them all. */
@@ -253,6 +254,7 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
   } else {
     cli_json_null(&j, "source");
   }
+  cli_qnn_verdict_json(&j, m);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -261,10 +263,16 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
 
 static int run_info(const cli_args *a) {
   const char *path = a->positional[0];
-  /* info opens no backend: only --system-lib applies */
+  /* info opens no backend: only --system-lib (or the system library of --qnn's set) applies */
   cli_libs libs;
   if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), &libs) != 0) return CLI_EXIT_FAIL;
   const char *system_lib = libs.system_lib;
+  static htpu_qnn_set set;
+  htpu_runtime_options ro;
+  htpu_runtime_options_init(&ro);
+  int ex = cli_qnn_option(a, &ro, &set);
+  if (ex != CLI_EXIT_OK) return ex;
+  if (ro.qnn_set) system_lib = set.system_lib;
 
   htpu_model_info *m = NULL;
   int rc = htpu_inspect_file(system_lib, path, &m);
@@ -292,6 +300,7 @@ static int run_info(const cli_args *a) {
              others[i]->source->origin);
       if (print_human(path, shown_lib, others[i]) != 0) out = -1;
     }
+    if (cli_qnn_verdict_print(m) != 0) out = -1;
   }
   for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
   htpu_model_info_free(m);
@@ -304,13 +313,14 @@ static const cli_option info_options[] = {
      "QNN system library that parses the binary (default " HTPU_DEFAULT_SYSTEM_LIB
      "; 'reference' = the reference system library)",
      0},
+    CLI_QNN_OPTION,
     {"json", NULL, "print the report as JSON (schema htpu.info/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
 
 const cli_command cmd_info = {
     .name = "info",
-    .synopsis = "MODEL [--system-lib PATH|reference] [--json]",
+    .synopsis = "MODEL [--system-lib PATH|reference | --qnn DIR] [--json]",
     .summary = "show what a context binary (or an ONNX EPContext model) holds: versions, SoC, "
                "graphs, tensors, quantization",
     .description =
@@ -327,7 +337,10 @@ const cli_command cmd_info = {
         "An ONNX model whose EPContext nodes carry the binary (Ultralytics' format=\"qnn\", ONNX\n"
         "Runtime's ep.context_enable) is read too: its identity, metadata_props, class names and\n"
         "EPContext nodes follow, and each context binary it holds gets its own report\n"
-        "(docs/context-binaries.md).\n",
+        "(docs/context-binaries.md).\n"
+        "Last, the QNN sets installed on this machine (htpu doctor lists them), each with\n"
+        "whether it can load the binary: a set loads binaries made by its own QAIRT release or\n"
+        "an older one (the releases are read from the build ids).\n",
     .options = info_options,
     .positional_name = "MODEL",
     .min_positional = 1,

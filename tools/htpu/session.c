@@ -1,6 +1,7 @@
 /* session.c - opening MODEL for `htpu run` and `htpu bench` (see session.h). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memory.h"
@@ -148,7 +149,14 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
     rc = cli_get_u32(a, "startup-retries", ro->startup_retries, 0, UINT32_MAX,
                      &ro->startup_retries);
   if (rc == CLI_EXIT_OK) rc = parse_load_options(a, &s->load);
-  if (rc != CLI_EXIT_OK) return rc;
+  if (rc == CLI_EXIT_OK && cli_get(a, "qnn")) {
+    s->qnn = calloc(1, sizeof *s->qnn);
+    rc = s->qnn ? cli_qnn_option(a, ro, s->qnn) : cli_fail(a->cmd, "out of memory");
+  }
+  if (rc != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return rc;
+  }
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
   s->fastrpc_lib = ro->fastrpc_lib ? ro->fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
@@ -210,6 +218,32 @@ void cli_session_close(cli_session *s) {
   htpu_runtime_close(&s->rt);
   htpu_model_info_free(s->meta);
   s->meta = NULL;
+  free(s->qnn);
+  s->qnn = NULL;
   s->meta_info = NULL;
   s->info = NULL;
+}
+
+/* Whether the command has that option (cli_get of one it does not have is a bug). */
+static const char *given(const cli_args *a, const char *name) {
+  for (const cli_option *o = a->cmd->options; o && o->name; o++)
+    if (strcmp(o->name, name) == 0) return cli_get(a, name);
+  return NULL;
+}
+
+int cli_qnn_option(const cli_args *a, htpu_runtime_options *ro, htpu_qnn_set *set) {
+  const char *dir = cli_get(a, "qnn");
+  if (!dir) return CLI_EXIT_OK;
+  if (given(a, "backend") || given(a, "system-lib"))
+    return cli_usage_error(a->cmd, "--qnn names the backend and system library: give it "
+                           "without --backend and --system-lib");
+  if (htpu_qnn_set_inspect(dir, set) != 0)
+    return cli_fail(a->cmd, "--qnn %s: %s", dir, htpu_last_error());
+  if (!set->complete || !set->consistent)
+    return cli_fail(a->cmd, "--qnn %s: the set cannot be used: %s", dir, set->note);
+  ro->qnn_set = set->dir;
+  ro->backend_lib = set->backend_lib;
+  ro->system_lib = set->system_lib;
+  if (!ro->dsp_library_path) ro->dsp_library_path = set->skel_dir;
+  return CLI_EXIT_OK;
 }

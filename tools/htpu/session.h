@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "hexagon_tpu.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 typedef struct cli_session {
@@ -29,6 +30,7 @@ typedef struct cli_session {
   htpu_runtime_options options;
   htpu_load_options load; /* --timeout, --priority */
   uint64_t rss_before_load, rss_after_load; /* resident set around the model's load */
+  htpu_qnn_set *qnn;      /* --qnn's set (owned), NULL without */
   cli_libs libs; /* --backend and --system-lib, resolved */
   char fastrpc_buf[4096];
 } cli_session;
@@ -61,7 +63,8 @@ typedef struct cli_session {
       {"priority", "P",                                                                          \
        "the model's priority: low, normal, normal_high or high (passed to QNN where the backend "\
        "has priority control; default normal)",                                                  \
-       0}
+       0},                                                                                       \
+      CLI_QNN_OPTION
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
  * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs). Without
