@@ -375,7 +375,7 @@ const cli_command cmd_run = {
     .name = "run",
     .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
                 "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
-                "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
+                "[--system-lib PATH|reference | --qnn DIR] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
                 "[--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",
