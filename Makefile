@@ -6,6 +6,8 @@
 #   valgrind       C tests under valgrind --leak-check=full (build/plain)
 #   test-tsan      the threaded C tests under ThreadSanitizer (build/tsan)
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
+#   check-rooms    no room of the core calls a room above it, no circle of files
+#                  (tools/check-rooms.py over the objects; `make test` runs it)
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
@@ -36,7 +38,8 @@ ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
 # Include paths per layer (a source's first directory), so a layer cannot reach a header it
 # must not use. The core and the reference backend share src/ (the QNN ABI declarations, the
 # quantization kernels); the htpu command, the examples and the NIF are clients of include/
-# only (the command also of common/: the libc-only never-blocking file reads); the tests,
+# only (the command also of common/: the libc-only never-blocking file reads and a root's
+# paths); the tests,
 # benchmarks and fuzzers look inside.
 INC_src := -Iinclude -Isrc -Icommon
 INC_common := -Icommon
@@ -59,13 +62,22 @@ else
 Q := @
 endif
 
-CORE_SRC := $(sort $(wildcard src/*.c src/model/*.c src/qnnset/*.c common/*.c))
+# The core: the top (runtime, context, graph: src/*.c) over its rooms, each a folder whose
+# door header says what lives there and what the others may use (docs/architecture.md, "The
+# core's rooms"). A room calls only rooms below it:
+#   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
+#   headers only); board (the board's readings, the cross-process NPU lock) -> base, called by
+#   the top and exec; vision (frames into inputs, detector outputs into detections: vision.h)
+#   -> quant, base, called by the top; qnnset (QNN sets: one release's libraries together,
+#   one set per process) -> base, called by the top
+CORE_ROOMS := base board loader qnnset device model quant shape vision profile exec
+CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
-QUANT_SRC := src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
-             src/quant_neon.c src/dtype.c src/errors.c common/file_open.c common/build_id_scan.c
+QUANT_SRC := $(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c \
+             common/file_open.c common/build_id_scan.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
@@ -86,7 +98,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind test-tsan check-abi clean demo
+.PHONY: all test valgrind test-tsan check-abi check-rooms clean demo
 ifeq ($(wildcard tools/htpu),)
 # The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
 # the htpu command or the tests: say so instead of failing on a missing source.
@@ -140,7 +152,15 @@ $(TEST_RUNNER): $(TEST_LINK)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_LINK) $(LIBS)
 
-# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR.
+# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR. They create QNN
+# sessions under a cross-process NPU lock of their own (HTPU_NPU_LOCK, docs/board.md), so a run
+# never waits for another checkout's tests creating sessions at the same moment.
+TEST_NPU_LOCK := $(CURDIR)/build/npu-test.lock
+TEST_GOALS := test valgrind test-tsan test-elixir-optional test-elixir-loop soak soak-short
+$(TEST_GOALS): export HTPU_NPU_LOCK := $(TEST_NPU_LOCK)
+ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
+$(shell mkdir -p $(CURDIR)/build)
+endif
 ifeq ($(wildcard tools/htpu),)
 test demo valgrind:
 	$(PACKAGE_ONLY)
@@ -148,7 +168,9 @@ else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all build/asan/test_runner build/asan/digits_demo build/asan/hello qnnsets
+	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver \
+	  qnnsets
+	$(Q)python3 tools/check-rooms.py build/asan src
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -163,8 +185,12 @@ test:
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	$(Q)bash test/cli/test_htpu_models.sh build/asan
 	$(Q)bash test/cli/test_htpu_sets.sh build/asan
+	$(Q)bash test/cli/test_htpu_board.sh build/asan
+	$(Q)bash test/cli/test_htpu_detect.sh build/asan
+	@echo "vision: frames and detector heads against OpenCV and NumPy (test/vision/oracle.py)"
+	$(Q)bash test/vision/run.sh build/asan "$(VISION_PYTHON)"
 	@echo "ExUnit: the Elixir package against the reference backend"
-	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
+	$(Q)bash test/run_exunit.sh
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.
@@ -186,12 +212,15 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/tsan TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  build/tsan/test_runner $(TSAN_TESTS)
+
+check-rooms: all
+	$(Q)python3 tools/check-rooms.py $(BUILD) src
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 #define MAX_CH 64
 

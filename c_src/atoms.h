@@ -31,6 +31,8 @@
   X(recovery_retries, "recovery_retries")         \
   X(startup_retry_delay_ms, "startup_retry_delay_ms") \
   X(perf_profile, "perf_profile")                 \
+  X(npu_lock_path, "npu_lock_path")               \
+  X(npu_lock_timeout_ns, "npu_lock_timeout_ns")   \
   /* runtime info */                              \
   X(provider_name, "provider_name")               \
   X(core_api_version, "core_api_version")         \
@@ -126,6 +128,8 @@
   X(dequantize_ns, "dequantize_ns")               \
   X(total_ns, "total_ns")                         \
   X(nif_ns, "nif_ns")                             \
+  X(output_shapes, "output_shapes")               \
+  X(dynamic_dims, "dynamic_dims")                 \
   X(execute_start_ns, "execute_start_ns")         \
   X(scheduler, "scheduler")                       \
   X(normal, "normal")                             \
@@ -170,7 +174,56 @@
   X(batch_multiple_refusals, "batch_multiple_refusals") \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
-  X(reaper_inline, "reaper_inline")
+  X(reaper_inline, "reaper_inline")               \
+  /* vision (vision.c): frames, options, detections, geometry */ \
+  X(data, "data")                                 \
+  X(width, "width")                               \
+  X(height, "height")                             \
+  X(stride, "stride")                             \
+  X(uv_offset, "uv_offset")                       \
+  X(crop, "crop")                                 \
+  X(input, "input")                               \
+  X(resize, "resize")                             \
+  X(pad_value, "pad_value")                       \
+  X(scaleup, "scaleup")                           \
+  X(bgr, "bgr")                                   \
+  X(layout, "layout")                             \
+  X(normalize, "normalize")                       \
+  X(mean, "mean")                                 \
+  X(std, "std")                                   \
+  X(head, "head")                                 \
+  X(score, "score")                               \
+  X(iou, "iou")                                   \
+  X(max, "max")                                   \
+  X(max_candidates, "max_candidates")             \
+  X(classes, "classes")                           \
+  X(keypoints, "keypoints")                       \
+  X(keypoint_dims, "keypoint_dims")               \
+  X(agnostic, "agnostic")                         \
+  X(class_, "class")                              \
+  X(label, "label")                               \
+  X(box, "box")                                   \
+  X(anchor, "anchor")                             \
+  X(frame_width, "frame_width")                   \
+  X(frame_height, "frame_height")                 \
+  X(region, "region")                             \
+  X(input_width, "input_width")                   \
+  X(input_height, "input_height")                 \
+  X(resized_width, "resized_width")               \
+  X(resized_height, "resized_height")             \
+  X(pad_left, "pad_left")                         \
+  X(pad_top, "pad_top")                           \
+  X(pad_right, "pad_right")                       \
+  X(pad_bottom, "pad_bottom")                     \
+  X(scale_x, "scale_x")                           \
+  X(scale_y, "scale_y")                           \
+  X(geometry, "geometry")                         \
+  X(preprocess_ns, "preprocess_ns")               \
+  X(decode_ns, "decode_ns")                       \
+  X(candidates, "candidates")                     \
+  X(anchors, "anchors")                           \
+  X(maps, "maps")                                 \
+  X(rows, "rows")
 
 typedef struct nif_atoms {
 #define HTPU_NIF_ATOM_FIELD_(c_name, str) ERL_NIF_TERM c_name;

@@ -159,9 +159,15 @@ ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t) {
   ERL_NIF_TERM dims[HTPU_MAX_RANK];
   uint32_t rank = t->rank <= HTPU_MAX_RANK ? t->rank : HTPU_MAX_RANK;
   for (uint32_t i = 0; i < rank; i++) dims[i] = enif_make_uint(env, t->dims[i]);
+  /* the axes whose shape entry is a maximum, set per execute (outputs) */
+  ERL_NIF_TERM dynamic = enif_make_list(env, 0);
+  for (uint32_t i = rank; i-- > 0;)
+    if ((t->dynamic_dims >> i) & 1u)
+      dynamic = enif_make_list_cell(env, enif_make_uint(env, i), dynamic);
   ERL_NIF_TERM k[] = {ATOMS.name,         ATOMS.id,          ATOMS.dtype,
                       ATOMS.qnn_data_type, ATOMS.tensor_version, ATOMS.shape,
-                      ATOMS.num_elements, ATOMS.byte_size,   ATOMS.quantization};
+                      ATOMS.num_elements, ATOMS.byte_size,   ATOMS.quantization,
+                      ATOMS.dynamic_dims};
   ERL_NIF_TERM v[] = {nif_make_string(env, t->name),
                       enif_make_uint(env, t->id),
                       nif_dtype_atom(t->dtype),
@@ -170,7 +176,8 @@ ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t) {
                       enif_make_tuple_from_array(env, dims, rank),
                       enif_make_uint64(env, t->num_elements),
                       enif_make_uint64(env, t->byte_size),
-                      make_quant(env, &t->quant)};
+                      make_quant(env, &t->quant),
+                      dynamic};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
@@ -284,7 +291,8 @@ ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlN
 
 /* The load options map of context_open_file/3 and context_open_binary/3:
  * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
- * graph: nil | binary} (graph: of a model holding several context binaries, into `graph`).
+ * queue_limit: 0..2^32-1 (0: the runtime's), graph: nil | binary} (graph: of a model holding
+ * several context binaries, into `graph`).
  * 0, or -1 for a bad map (the public modules check the values first). */
 int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo,
                          char *graph, size_t graph_len) {
@@ -306,6 +314,11 @@ int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo
   if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
     if (!enif_get_uint64(env, v, &ns)) return -1;
     lo->exec_timeout_ns = ns;
+  }
+  unsigned limit;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "queue_limit"), &v)) {
+    if (!enif_get_uint(env, v, &limit)) return -1;
+    lo->queue_limit = limit;
   }
   ErlNifBinary g;
   if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) && v != ATOMS.nil) {

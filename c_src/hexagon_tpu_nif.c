@@ -48,7 +48,7 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 /* The runtime options of runtime_open's map, and the strings they point to (owned). */
 typedef struct runtime_args {
   htpu_runtime_options o;
-  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *qnn_set;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *qnn_set, *npu_lock;
 } runtime_args;
 
 static void runtime_args_free(runtime_args *a) {
@@ -57,6 +57,7 @@ static void runtime_args_free(runtime_args *a) {
   if (a->dsp_path) enif_free(a->dsp_path);
   if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
   if (a->qnn_set) enif_free(a->qnn_set);
+  if (a->npu_lock) enif_free(a->npu_lock);
 }
 
 /* Every option but env into *a (zeroed strings first). 0, or -1 with the error in *ret. */
@@ -73,7 +74,8 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
               {ATOMS.system_lib, "system_lib", &a->system_lib},
               {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
               {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib},
-              {ATOMS.qnn_set, "qnn_set", &a->qnn_set}};
+              {ATOMS.qnn_set, "qnn_set", &a->qnn_set},
+              {ATOMS.npu_lock_path, "npu_lock_path", &a->npu_lock}};
   struct {
     ERL_NIF_TERM key;
     const char *name;
@@ -104,11 +106,27 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
     return -1;
   }
   if (map_get(env, map, ATOMS.skip_device, &v)) o->skip_device = enif_is_identical(v, ATOMS.true_);
+  ErlNifUInt64 u64;
+  if (map_get(env, map, ATOMS.npu_lock_timeout_ns, &v)) {
+    if (!enif_get_uint64(env, v, &u64)) {
+      *ret = bad_runtime_option(env, "npu_lock_timeout_ns", "a non-negative integer");
+      return -1;
+    }
+    o->npu_lock_timeout_ns = u64;
+  }
+  if (map_get(env, map, enif_make_atom(env, "open_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &u64)) {
+      *ret = bad_runtime_option(env, "open_timeout_ns", "a non-negative integer");
+      return -1;
+    }
+    o->open_timeout_ns = u64;
+  }
   if (a->backend_lib) o->backend_lib = a->backend_lib;
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
   if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
   o->qnn_set = a->qnn_set;
+  o->npu_lock_path = a->npu_lock; /* nil: the library's default; "" (an empty binary): none */
   return 0;
 }
 
@@ -364,6 +382,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  atomic_init(&res->vision_block, NULL);
   nif_live_init(&res->live);
   res->num_inputs = res->num_outputs = 0;
   res->tensors = NULL;
@@ -544,7 +563,12 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
  *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
- *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
+ *  - board_read: a few hundred small sysfs reads, any of which a slow sensor driver can make
+ *    wait: dirty IO.
+ *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO.
+ *  - vision_preprocess / vision_decode: a pass over a frame or a head: normal scheduler up to
+ *    64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
+ *  - vision_detect: preprocess, execute, decode in one call: dirty IO, as graph_execute. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -580,6 +604,7 @@ static ErlNifFunc nif_funcs[] = {
     {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"handle_alive", 1, nif_handle_alive, 0},
     {"stats", 0, nif_stats, 0},
+    {"board_read", 1, nif_board_read, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"set_max_binary_bytes", 1, nif_set_max_binary_bytes, 0},
     {"max_binary_bytes", 0, nif_max_binary_bytes, 0},
     {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -588,6 +613,11 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
+    /* vision (vision.c): preprocess and decode move to dirty CPU above 64 KiB themselves;
+     * detect waits for the graph and the DSP like graph_execute */
+    {"vision_preprocess", 3, nif_vision_preprocess, 0},
+    {"vision_decode", 6, nif_vision_decode, 0},
+    {"vision_detect", 8, nif_vision_detect, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

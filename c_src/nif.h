@@ -5,7 +5,10 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
+ *   vision.c                       HexagonTpu.Vision's NIFs                (nif.h)
+ *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
+ *   board.c                        and the board reading NIF
+ *   shapes.c                       dynamic output shapes in answers        (shapes.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
  *   env.c  convert.c  model_source.c   env option; terms                   (env.h, terms.h)
@@ -59,10 +62,20 @@ ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- stats (stats.c) ---------------------------------------------------------------------- */
+/* ---- vision (vision.c) -------------------------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
+ * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
+ * the input and outputs never crossing into Erlang terms. */
+ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* context_memory(ref): the loaded context's memory figures (htpu_context_get_memory). */
 ERL_NIF_TERM nif_context_memory(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* board_read(root | nil) -> {:ok, map} | {:error, reason}: htpu_board_read as a map. */
+ERL_NIF_TERM nif_board_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* profile.c: profiled executes and the profile writers; the profile resource type, opened at
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

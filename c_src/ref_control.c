@@ -5,7 +5,8 @@
  * "Control API", describes it.
  *
  * ref_control(backend_lib_path, op) with op one of
- *   {:set_latency, api, usec}  {:set_capability, key, answer}  :reset_capabilities  :disarm
+ *   {:set_latency, api, usec}  {:set_graph_latency, graph_name, usec}
+ *   {:set_capability, key, answer}  :reset_capabilities  :disarm
  *   {:graph_state, graph_name} (-> {:ok, map}: the context priority the backend was given, ...)
  * -> :ok | {:error, reason}. The library is opened by path (the same file the runtime loads,
  * so the same instance) and kept open: closing it could unload the settings just made.
@@ -37,13 +38,16 @@ ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
   unsigned a, b;
   if (enif_get_tuple(env, argv[1], &arity, &t) && arity == 3 &&
       enif_get_atom(env, t[0], name, sizeof name, ERL_NIF_LATIN1) > 0) {
-    if (strcmp(name, "set_latency") == 0) {
-      char api[64];
-      int (*fn)(const char *, unsigned) =
-          (int (*)(const char *, unsigned))dlsym(lib, "htpu_ref_set_latency");
-      if (!fn || get_str(env, t[1], api, sizeof api) || !enif_get_uint(env, t[2], &a))
+    if (strcmp(name, "set_latency") == 0 || strcmp(name, "set_graph_latency") == 0) {
+      int graph = name[4] == 'g';
+      char what[128];
+      int (*fn)(const char *, unsigned) = (int (*)(const char *, unsigned))dlsym(
+          lib, graph ? "htpu_ref_set_graph_latency" : "htpu_ref_set_latency");
+      if (!fn || get_str(env, t[1], what, sizeof what) || !enif_get_uint(env, t[2], &a))
         return enif_make_badarg(env);
-      return fn(api, a) ? nif_make_error_msg(env, HTPU_EINVAL, "unknown api %s", api) : ATOMS.ok;
+      if (!fn(what, a)) return ATOMS.ok;
+      return nif_make_error_msg(env, HTPU_EINVAL, graph ? "graph latency table full (%s)"
+                                                        : "unknown api %s", what);
     }
     if (strcmp(name, "set_capability") == 0) {
       int (*fn)(uint32_t, uint32_t) =

@@ -46,7 +46,8 @@
  *    serialized, whatever handle they come through (htpu_graph_open twice on one context and
  *    graph gives two handles of one graph); different graphs run concurrently. Opening or closing a context waits for the
  *    runtime's in-flight executes and holds off new ones, process-wide (on the board, loading while another
- *    graph executes has reset the device).
+ *    graph executes has reset the device). Across processes, every QNN session creation (a runtime's
+ *    backend and device, a load, a recovery) waits for the NPU lock (htpu_runtime_options.npu_lock_path).
  */
 #ifndef HEXAGON_TPU_H
 #define HEXAGON_TPU_H
@@ -168,6 +169,12 @@ typedef struct htpu_tensor_info {
   size_t num_elements;
   size_t byte_size;
   htpu_quant quant;
+  /* Bit d set: dims[d] is dynamic (the binary's isDynamicDimensions, tensor version 2): dims[d]
+   * is then its maximum, and num_elements and byte_size are the maximum's. An output's actual
+   * dims are what each execute writes (htpu_exec_options.output_dims): its buffer is still sized
+   * for the maximum and holds that many elements from its start. An input is run at its
+   * maximum. 0: every dimension is fixed. */
+  uint32_t dynamic_dims;
 } htpu_tensor_info;
 
 typedef struct htpu_graph_info {
@@ -361,7 +368,8 @@ HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *ou
  * end in the background (outputs discarded): docs/board.md, "Deadlines, aborts and priorities". */
 #define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
 #define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
-#define HTPU_DEFAULT_QUEUE_LIMIT 256u
+/* No limit on the calls waiting for a graph but memory: a caller waits rather than fails. */
+#define HTPU_DEFAULT_QUEUE_LIMIT 0u
 
 /* Priorities: the QNN context priority of a load (where the backend announces priority
  * control, htpu_runtime_info.priority_control), and the host order of calls waiting for one
@@ -417,13 +425,42 @@ typedef struct htpu_runtime_options {
                                    0 = HTPU_DEFAULT_TIMEOUT_NS; at most HTPU_MAX_TIMEOUT_NS */
   uint32_t queue_limit;         /* calls that may wait for one QNN graph (synchronous and
                                    submitted together); one more is refused with HTPU_EBUSY.
-                                   0 = HTPU_DEFAULT_QUEUE_LIMIT */
+                                   0 = HTPU_DEFAULT_QUEUE_LIMIT: none (memory bounds it; each
+                                   waiting submitted call holds its converted inputs) */
+  /* The cross-process NPU lock (docs/board.md, "One NPU user at a time"): backend/device
+   * creation and every context creation (a load, a recovery) hold an advisory flock on this
+   * file, taken before the process's own execute gate, so two programs using hexagon_tpu never
+   * create QNN sessions at the same moment. NULL: $HTPU_NPU_LOCK when set and not empty, else
+   * HTPU_DEFAULT_NPU_LOCK; "": no lock. The file is created (mode 0666 before the umask) when
+   * missing; its directory must exist. Copied at open. */
+  const char *npu_lock_path;
+  uint64_t npu_lock_timeout_ns; /* the longest wait for another process's creation, for the
+                                   runtime's own and for loads that name no timeout_ns (a
+                                   load's timeout_ns bounds its wait): 0 =
+                                   HTPU_DEFAULT_TIMEOUT_NS; at most HTPU_MAX_TIMEOUT_NS. Past
+                                   it the open or load fails with HTPU_ETIMEDOUT naming the
+                                   holder */
+  /* Called on the waiting thread whenever a creation has to wait for the lock, with who holds
+   * it (as htpu_npu_lock_holder words it) and npu_lock_wait_arg; NULL: not called. For a
+   * tool's "waiting for ..." line: it must return promptly and not call the library. */
+  void (*npu_lock_wait)(const char *holder, void *arg);
+  void *npu_lock_wait_arg;
+  /* Bounds the open where it waits: for the NPU lock (above) and for the executes in flight in
+   * this process (a backend and device are a QNN session: none is created beside an execute,
+   * the execute gate). 0: none (the lock's own limit still applies). Past it the open fails
+   * with HTPU_ETIMEDOUT naming what it waited for; at most HTPU_MAX_TIMEOUT_NS. */
+  uint64_t open_timeout_ns;
   const char *qnn_set;          /* a QNN set's folder (see "QNN sets" below): its backend and
                                    system library (backend_lib and system_lib must then be left
                                    at their defaults), its stubs opened by full path before the
                                    backend, DSP_LIBRARY_PATH its skel's folder (unless
                                    dsp_library_path is given). NULL: the libraries above */
 } htpu_runtime_options;
+
+/* Where the NPU lock lives unless the options or HTPU_NPU_LOCK say otherwise: /tmp is
+ * writable by every user on a desktop Linux and is a tmpfs on Nerves (whose root is
+ * read-only). */
+#define HTPU_DEFAULT_NPU_LOCK "/tmp/hexagon_tpu-npu.lock"
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
 HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
@@ -555,8 +592,8 @@ typedef struct htpu_runtime_info {
   int priority_control;           /* context priorities reach QNN (306) */
   int execute_async;              /* submitted calls are queued in QNN (graphExecuteAsync, 304;
                                      no HTP release announces it): up to
-                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (a signal
-                                     cannot reach an async call without 309) */
+                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (an async
+                                     call gets no signal: 309 is not asked) */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
@@ -786,6 +823,18 @@ typedef struct htpu_exec_options {
   /* An htpu_priority: its place among the calls waiting for the graph. HTPU_PRIORITY_DEFAULT:
    * the context's. Out of range: HTPU_EINVAL. */
   int priority;
+  /* NULL, or where a call that succeeds writes the shape each output came out in: num_outputs
+   * rows of HTPU_MAX_RANK entries, output i's dims at output_dims[i * HTPU_MAX_RANK ..] (its
+   * rank entries, then zeros). The backend writes an output's dims back after an execute
+   * (QnnGraph.h): an output with dynamic dimensions (htpu_tensor_info.dynamic_dims) gets what
+   * it produced (a NonZero's row count, say), any other its declared dims unless the backend
+   * shrank them; each is at most the declared one (larger is HTPU_EQNN naming the output). The
+   * output's buffer holds that many elements from its start (an f32 output: that many
+   * dequantized), the rest left as it was. With batch_multiple k: the declared dims with
+   * dims[0] x k (a graph with dynamic outputs takes no batch multiple: HTPU_EINVAL). Untouched
+   * when the call fails. Submitted calls: borrowed until done runs, as the outputs are (after a
+   * host-side deadline or cancel without signals the call worked on its own copy). */
+  uint32_t *output_dims;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
@@ -969,7 +1018,12 @@ HTPU_API int htpu_profile_level_from_name(const char *name, htpu_profile_level *
 
 /* One event. type/unit/value are QNN's (QnnProfile.h, HTP/QnnHtpProfile.h); `name` is ours
  * for the type ("accelerator time", "host RPC", "VTCM acquire", ...), "event <type>" when we
- * do not know it. Values without a unit are microseconds. */
+ * do not know it. Values without a unit are microseconds. An event of unit 5 (object) carries
+ * no number (value 0) but the backend's opaque object (QnnProfile_BackendOpaqueObject_t, in the
+ * extended event data only: without extended events it cannot be read, and the profile's note
+ * counts it among the events that could not be read): its bytes and the file name it gives,
+ * copied into the profile, at most HTPU_PROFILE_MAX_OBJECT_BYTES of them per profile (an
+ * object past that is not copied: object NULL, object_size 0, and the note says so). */
 typedef struct htpu_profile_event {
   uint32_t type;
   uint32_t unit;             /* 1 us, 2 bytes, 3 cycles, 4 count, 5 object, 6 none */
@@ -980,7 +1034,13 @@ typedef struct htpu_profile_event {
   int has_timestamp;
   uint32_t num_children;
   const struct htpu_profile_event *children;
+  const void *object;        /* unit 5: the object's bytes (NULL when none or not copied) */
+  uint64_t object_size;      /* ... and their count */
+  const char *object_file;   /* unit 5: the object's file name; "" when none (and otherwise) */
 } htpu_profile_event;
+
+/* The most object bytes (htpu_profile_event.object) one profile copies: 64 MiB. */
+#define HTPU_PROFILE_MAX_OBJECT_BYTES (64ull << 20)
 
 /* One op of a detailed or linting profile, in execution order. */
 typedef struct htpu_profile_op {
@@ -1052,6 +1112,8 @@ typedef struct htpu_load_options {
                                      binary and the limit */
   uint64_t exec_timeout_ns;       /* default timeout of executes on this context; 0: the
                                      runtime's default_timeout_ns */
+  uint32_t queue_limit;           /* calls that may wait for one graph of this context, as the
+                                     runtime option; 0: the runtime's */
   const char *graph;              /* an ONNX model holding several context binaries: load the
                                      one that holds this graph (HTPU_ENOT_FOUND listing each
                                      context's graphs when none does). NULL: the model's only
@@ -1083,6 +1145,151 @@ HTPU_API int htpu_profile_write_trace(const htpu_profile *p, const char *path);
 HTPU_API int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path);
 HTPU_API int htpu_profile_write_qnn_log(htpu_runtime *rt, const htpu_profile *p,
                                         const char *path);
+
+/* ---- the board: heat, clocks, NPU load, other NPU users --------------------------------------
+ * Readings of the board's files, every one through a root: a directory standing in for / (a
+ * copy of a board's tree, or a test's fake one); NULL or "" reads this machine's. A path is
+ * resolved inside the root as after chroot (symbolic links from the root, `..` never above
+ * it). Files are opened without ever blocking (a FIFO is refused, not waited on) and every
+ * value is checked before it is trusted: a missing, unreadable or absurd value is reported as
+ * such, never as a number. Thread-safe; nothing is cached between calls. */
+
+/* What became of one value. */
+typedef enum htpu_reading_state {
+  HTPU_READING_OK = 0,
+  HTPU_READING_MISSING = 1,    /* the file (or its directory) is not there */
+  HTPU_READING_UNREADABLE = 2, /* there, but not a readable regular file (a FIFO, a directory, a
+                                  link loop, a read error) */
+  HTPU_READING_ABSURD = 3      /* read, but not a plausible value (not a number, a temperature
+                                  outside -40..150 C, a frequency of 0 or above 100 GHz) */
+} htpu_reading_state;
+/* "ok", "missing", "unreadable", "absurd"; NULL for another value. */
+HTPU_API const char *htpu_reading_state_name(int state);
+
+/* Which part of the SoC a thermal zone measures, from its type: "nspss0-thermal" (the NPU's
+ * subsystem, whose trip points matter to throughput), "cpu4-thermal" or "cpuss0-thermal". */
+typedef enum htpu_zone_kind { HTPU_ZONE_OTHER = 0, HTPU_ZONE_NSP = 1, HTPU_ZONE_CPU = 2 } htpu_zone_kind;
+
+#define HTPU_BOARD_MAX_TRIPS 12
+#define HTPU_BOARD_NO_TEMP INT64_MIN /* a temperature field with nothing trustworthy in it */
+
+typedef struct htpu_trip_point {
+  char type[24];              /* trip_point_N_type: "passive", "hot", "critical", ... ("" unread) */
+  int64_t temp_mc;            /* trip_point_N_temp, millidegrees C; HTPU_BOARD_NO_TEMP unless ok */
+  int state;                  /* an htpu_reading_state, of temp_mc */
+} htpu_trip_point;
+
+typedef struct htpu_thermal_zone {
+  char zone[32];              /* "thermal_zone12" */
+  char type[64];              /* "nspss0-thermal" ("" when its type file cannot be read) */
+  int kind;                   /* an htpu_zone_kind */
+  int state;                  /* an htpu_reading_state, of temp_mc */
+  int64_t temp_mc;            /* millidegrees C; HTPU_BOARD_NO_TEMP unless state is ok */
+  char note[256];             /* why state is not ok: the path and the cause; "" when ok */
+  uint32_t num_trips;         /* trip points read (at most HTPU_BOARD_MAX_TRIPS) */
+  htpu_trip_point trips[HTPU_BOARD_MAX_TRIPS];
+  int64_t hot_mc;             /* the lowest trustworthy trip of type "hot", else of type
+                                 "passive"; HTPU_BOARD_NO_TEMP when none */
+  int64_t critical_mc;        /* the lowest trustworthy "critical" trip, or HTPU_BOARD_NO_TEMP */
+} htpu_thermal_zone;
+
+typedef struct htpu_cpu_policy {
+  char policy[32];            /* "policy4" */
+  char cpus[64];              /* related_cpus, as the kernel writes it ("4 5 6"); "" unread */
+  char governor[32];          /* scaling_governor ("schedutil", "performance"); "" unless ok */
+  int governor_state;         /* an htpu_reading_state */
+  uint64_t cur_khz;           /* scaling_cur_freq; 0 unless cur_state is ok */
+  int cur_state;              /* an htpu_reading_state */
+  uint64_t min_khz, max_khz;  /* scaling_min_freq, scaling_max_freq; 0 when not ok */
+  uint64_t hw_min_khz, hw_max_khz; /* cpuinfo_min_freq, cpuinfo_max_freq; 0 when not ok */
+  char note[256];             /* why the governor or current frequency is not ok; "" */
+} htpu_cpu_policy;
+
+#define HTPU_BOARD_MAX_ZONES 128
+#define HTPU_BOARD_MAX_POLICIES 32
+
+/* One reading of the board (htpu_board_read). Plain data in one allocation. */
+typedef struct htpu_board {
+  uint64_t at_ns;             /* CLOCK_MONOTONIC when read */
+  uint64_t executes;          /* htpu_stats.executes and execute_ns_total at that moment: the */
+  uint64_t execute_ns_total;  /* NPU's load over an interval comes from two readings */
+  uint32_t num_zones;         /* /sys/class/thermal/thermal_zone*, in zone number order */
+  uint32_t zones_skipped;     /* zones past HTPU_BOARD_MAX_ZONES, not read */
+  htpu_thermal_zone *zones;
+  char thermal_note[256];     /* why no zone was read (no /sys/class/thermal); "" */
+  uint32_t num_policies;      /* /sys/devices/system/cpu/cpufreq/policy*, in number order */
+  uint32_t policies_skipped;
+  htpu_cpu_policy *policies;
+  char cpufreq_note[256];     /* why no policy was read; "" */
+  /* Summaries. The NSP: the hottest trustworthy NSP zone and the lowest hot trip among the NSP
+   * zones (HTPU_BOARD_NO_TEMP when none); nsp_state is ok when some NSP zone read ok, else the
+   * state of the first NSP zone, HTPU_READING_MISSING when the board has none. */
+  int nsp_state;
+  int64_t nsp_temp_mc;
+  int64_t nsp_hot_mc;
+  char nsp_zone[64];          /* the type of the hottest NSP zone ("" when none read ok) */
+  int nsp_hot;                /* 1: nsp_temp_mc >= nsp_hot_mc (both known); the NPU throttles
+                                 itself there, unseen by Linux's cooling devices */
+  int cpu_state;              /* the same over the CPU zones */
+  int64_t cpu_temp_mc;
+} htpu_board;
+
+/* Reads the board's thermal zones (type, temp, trip points) and cpufreq policies (governor,
+ * frequencies) under `root`, and the library's execute counters, into a new *out (free with
+ * htpu_board_free). A board without these files is not an error: the reading says what is
+ * missing. Errors (*out NULL): HTPU_EINVAL (out NULL; a root that is not a directory, named),
+ * HTPU_ENOMEM. Thread-safe. */
+HTPU_API int htpu_board_read(const char *root, htpu_board **out);
+/* Frees a reading; NULL is a no-op. */
+HTPU_API void htpu_board_free(htpu_board *b);
+
+/* The NPU's load between two readings, from this process's own execute times (the kernel has
+ * no busy counter for the NPU). */
+typedef struct htpu_board_load {
+  uint64_t interval_ns;       /* later->at_ns - earlier->at_ns */
+  uint64_t executes;          /* executes that ended in the interval */
+  uint64_t execute_ns;        /* their graphExecute time */
+  double busy;                /* execute_ns / interval_ns, at most 1.0: the share of the
+                                 interval the NPU spent in this process's graphExecute calls
+                                 (an execute counts in the interval it ends in) */
+  double executes_per_s;
+} htpu_board_load;
+/* Fills *out. Errors: HTPU_EINVAL (a NULL argument, or `later` not read after `earlier`). */
+HTPU_API int htpu_board_load_between(const htpu_board *earlier, const htpu_board *later,
+                                     htpu_board_load *out);
+
+/* A process that holds the CDSP's FastRPC device open (/dev/fastrpc-cdsp*): on the board,
+ * another program using the NPU. */
+typedef struct htpu_npu_user {
+  int32_t pid;
+  char comm[32];              /* /proc/PID/comm ("" when unreadable) */
+  char device[64];            /* the device it holds ("/dev/fastrpc-cdsp") */
+  uint32_t fds;               /* its descriptors open on FastRPC CDSP devices */
+  char libraries[1024];       /* the QNN and FastRPC libraries it has mapped (full paths,
+                                 space-separated, "..." at the end when they do not fit; from
+                                 /proc/PID/maps), "" when none or unreadable */
+} htpu_npu_user;
+
+typedef struct htpu_npu_users {
+  uint32_t count;
+  htpu_npu_user *users;       /* in pid order */
+  uint32_t unexamined;        /* processes whose descriptors could not be listed (another
+                                 user's, without privileges): a user may hide among them */
+  char note[256];             /* why no process could be examined (no /proc); "" */
+} htpu_npu_users;
+
+/* Scans /proc/PID/fd under `root` for descriptors on /dev/fastrpc-cdsp* (their link targets;
+ * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). Errors (*out NULL):
+ * HTPU_EINVAL, HTPU_ENOMEM. Free with htpu_npu_users_free (NULL is a no-op). Thread-safe. */
+HTPU_API int htpu_npu_users_read(const char *root, int32_t exclude_pid, htpu_npu_users **out);
+HTPU_API void htpu_npu_users_free(htpu_npu_users *u);
+
+/* Who holds the NPU lock at `path` (NULL: the default, as htpu_runtime_options.npu_lock_path)
+ * now, found from this machine's /proc/locks and what the holder wrote into the file: "pid
+ * 1234 (htpu), loading file 'm.bin'". Returns 1 (held; buf says by whom), 0 (free, or no lock
+ * file yet; buf "") or a negative HTPU_E* (HTPU_EINVAL, HTPU_EIO naming the path). buf is
+ * always NUL-terminated. Thread-safe. */
+HTPU_API int htpu_npu_lock_holder(const char *path, char *buf, size_t len);
 
 /* ---- counters ----------------------------------------------------------------------------- */
 
@@ -1123,9 +1330,222 @@ typedef struct htpu_stats {
                                   run of back-to-back calls, not one per call */
   uint64_t profiles_dropped;   /* profiled calls that succeeded but whose events could not be
                                   read back: the call's answer stands, the profile is lost */
+  uint64_t worker_threads;     /* the graphs' worker threads alive now (two per graph with
+                                  submitted calls; they exit about a second after its last) */
+  uint64_t gate_writers;       /* context loads, frees and DSP recoveries holding the execute
+                                  gate or waiting for it now: executes wait behind them */
+  uint64_t frees_deferred;     /* context, runtime and FastRPC buffer frees that could not have
+                                  the gate at once (an execute in flight was stuck) and were
+                                  done later on a thread of the core's, so their close returned */
+  uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
+                                  creation, or another thread's) */
+  uint64_t npu_lock_waiting;   /* ... waiting now */
+  uint64_t npu_lock_wait_ns_total; /* time spent waiting for it */
+  uint64_t npu_lock_timeouts;  /* waits that ended at their deadline (HTPU_ETIMEDOUT) */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);
+
+/* ---- vision: camera frames in, detections out -------------------------------------------------
+ * Optional helpers around a detector's graph (docs/vision.md). htpu_preprocess writes a camera
+ * frame straight into a graph input, in one pass, in the input's own layout (NHWC or NCHW),
+ * channel order, type and quantization: letterboxed exactly as Ultralytics' LetterBox, sampled
+ * as OpenCV's cv2.resize INTER_LINEAR (its fixed-point arithmetic, bit for bit where OpenCV is
+ * deterministic, within 1 in every case). htpu_decode reads a detector's outputs in their own
+ * type (the score threshold compared in the quantized domain, only candidates dequantized),
+ * keeps the best, applies class-aware non-maximum suppression and maps the boxes back to frame
+ * pixels through the geometry htpu_preprocess returned. Neither calls QNN nor keeps state: they
+ * read and write the buffers given (ordinary memory, or a shared buffer from htpu_graph_alloc_io
+ * so that nothing is copied again), and any thread may call them at any time. */
+
+typedef enum htpu_pixel_format {
+  HTPU_PIXEL_INVALID = 0,
+  HTPU_PIXEL_RGB24, /* 3 bytes a pixel: R, G, B */
+  HTPU_PIXEL_BGR24, /* B, G, R (OpenCV's order) */
+  HTPU_PIXEL_RGBA,  /* 4 bytes: R, G, B, A (alpha is ignored) */
+  HTPU_PIXEL_BGRA,
+  HTPU_PIXEL_GRAY8, /* 1 byte */
+  HTPU_PIXEL_YUYV,  /* 4:2:2 packed, Y0 U Y1 V for two pixels (V4L2 YUYV); even width */
+  HTPU_PIXEL_NV12,  /* 4:2:0: the Y plane, then one plane of U,V pairs for each 2x2 block (what
+                       the VPU decodes to); even width and height. BT.601 limited range, as
+                       OpenCV's COLOR_YUV2RGB_NV12 */
+  HTPU_PIXEL_FORMAT_COUNT
+} htpu_pixel_format;
+
+/* "rgb24", "bgr24", "rgba", "bgra", "gray8", "yuyv", "nv12"; NULL for an invalid value. */
+HTPU_API const char *htpu_pixel_format_name(htpu_pixel_format f);
+/* Parses a name as above. Returns 0, or HTPU_EINVAL listing the valid names. */
+HTPU_API int htpu_pixel_format_from_name(const char *name, htpu_pixel_format *out);
+
+typedef struct htpu_rect {
+  uint32_t x, y, width, height;
+} htpu_rect;
+
+/* One camera frame, borrowed for the call. Rows are `stride` bytes apart (V4L2's bytesperline:
+ * VPU buffers are padded); the last row need not be padded. `size` is what may be read at
+ * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. */
+typedef struct htpu_frame {
+  const void *data;
+  size_t size;
+  uint32_t width, height;
+  uint32_t stride;          /* bytes from one row to the next; 0: packed (width x bytes a pixel) */
+  htpu_pixel_format format;
+  size_t uv_offset;         /* NV12: where the UV plane starts, in bytes from data (its rows are
+                               `stride` apart too); 0: right after the Y plane, stride x height */
+  htpu_rect crop;           /* the part of the frame to use; width or height 0: the whole frame */
+} htpu_frame;
+
+/* How the frame (or its crop) becomes the input's height x width. */
+typedef enum htpu_resize_mode {
+  HTPU_RESIZE_LETTERBOX = 0, /* aspect kept, centred, the rest padded (Ultralytics' LetterBox
+                                with auto=False: r = min(H / h, W / w), the resized size
+                                round(w r) x round(h r) half to even, padding left/top
+                                round(dw / 2 - 0.1), right/bottom round(dw / 2 + 0.1)) */
+  HTPU_RESIZE_STRETCH,       /* both axes scaled to fit, no padding */
+  HTPU_RESIZE_CROP,          /* the largest centred part with the input's aspect, resized
+                                (classification; for a square input, Ultralytics' CenterCrop) */
+  HTPU_RESIZE_MODE_COUNT
+} htpu_resize_mode;
+/* "letterbox", "stretch", "crop"; NULL for an invalid value. */
+HTPU_API const char *htpu_resize_mode_name(htpu_resize_mode m);
+HTPU_API int htpu_resize_mode_from_name(const char *name, htpu_resize_mode *out);
+
+/* What a pixel value p (0..255) becomes before it is stored in the input's type. */
+typedef enum htpu_normalize {
+  HTPU_NORMALIZE_AUTO = 0, /* UNIT for float and quantized inputs, RAW for plain integers */
+  HTPU_NORMALIZE_UNIT,     /* p / 255 (Ultralytics, AI Hub) */
+  HTPU_NORMALIZE_RAW,      /* p */
+  HTPU_NORMALIZE_MEAN_STD  /* (p / 255 - mean[c]) / std[c], per model channel (torchvision) */
+} htpu_normalize;
+
+typedef enum htpu_image_layout {
+  HTPU_LAYOUT_AUTO = 0, /* from the input's shape: the axis of size 1 or 3 next to the batch
+                           (NCHW) or last (NHWC); HTPU_EINVAL when both could be */
+  HTPU_LAYOUT_NHWC,
+  HTPU_LAYOUT_NCHW
+} htpu_image_layout;
+
+typedef struct htpu_preprocess_options {
+  htpu_resize_mode resize;   /* default HTPU_RESIZE_LETTERBOX */
+  uint32_t pad_value;        /* the letterbox border, 0..255; default 114 (Ultralytics) */
+  int scaleup;               /* letterbox: a frame smaller than the input is enlarged (1,
+                                default); 0: kept at its size (Ultralytics' scaleup=False) */
+  int bgr;                   /* the model takes B, G, R; default 0: R, G, B */
+  htpu_image_layout layout;  /* default HTPU_LAYOUT_AUTO */
+  htpu_normalize normalize;  /* default HTPU_NORMALIZE_AUTO */
+  float mean[3], std[3];     /* HTPU_NORMALIZE_MEAN_STD, in model channel order; std > 0 */
+} htpu_preprocess_options;
+
+/* Fills defaults. Always call it before setting fields, so new fields get defaults. */
+HTPU_API void htpu_preprocess_options_init(htpu_preprocess_options *opts);
+
+/* Where the frame went in the input, to map the model's coordinates back. */
+typedef struct htpu_geometry {
+  uint32_t frame_width, frame_height;   /* the whole frame */
+  htpu_rect region;                     /* the frame pixels that were resized: the crop (the
+                                           whole frame without one), centre-cropped in
+                                           HTPU_RESIZE_CROP */
+  uint32_t input_width, input_height;
+  uint32_t resized_width, resized_height; /* the region's size in the input */
+  uint32_t pad_left, pad_top, pad_right, pad_bottom;
+  double scale_x, scale_y;              /* input pixels per frame pixel: Ultralytics' gain r
+                                           on both axes when letterboxed */
+} htpu_geometry;
+
+/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x + region.x (likewise y),
+ * then clipped to the region ([region.x, region.x + region.width]), as Ultralytics'
+ * scale_boxes and clip_boxes do (the division in float, by (float)scale). n points, xy
+ * interleaved, in place. */
+HTPU_API void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n);
+
+/* Writes `frame` into one graph input: `input` is that input's tensor info (htpu_graph_input;
+ * rank 4 with a batch of 1, or rank 3; 1 or 3 channels: a color frame becomes gray with OpenCV's
+ * RGB2GRAY weights, a YUV one by its Y plane, and a gray frame fills 3 channels alike), `dst`
+ * its buffer of exactly input->byte_size bytes in the input's own type: u8, i8, u16, i16 (with
+ * their quantization, per tensor or per channel), f16 or f32. The resize, normalization and
+ * quantization run in one pass; nothing else is allocated beyond a few tables. `geometry` (may
+ * be NULL) receives where the frame went. Errors (the message names what was wrong and what was
+ * expected): HTPU_EINVAL (a bad frame: a stride smaller than a row, a frame shorter than its
+ * rows, odd sizes for YUV, a crop outside the frame; an input shape that is not an image; a
+ * letterbox that would resize to nothing; bad options), HTPU_EUNSUPPORTED (a type or
+ * quantization the writer does not handle), HTPU_EMISMATCH (dst_size), HTPU_ENOMEM. */
+HTPU_API int htpu_preprocess(const htpu_frame *frame, const htpu_tensor_info *input,
+                             const htpu_preprocess_options *opts, void *dst, size_t dst_size,
+                             htpu_geometry *geometry);
+
+/* Detector output layouts htpu_decode reads. */
+typedef enum htpu_head {
+  HTPU_HEAD_AUTO = 0,         /* three outputs of AI Hub's shapes: HTPU_HEAD_AIHUB; one output of
+                                 rank 3 (or 2): HTPU_HEAD_ULTRALYTICS (name the pose head) */
+  HTPU_HEAD_ULTRALYTICS,      /* [1, 4 + nc, A] (or [1, A, 4 + nc]): cx, cy, w, h in input
+                                 pixels, then nc class scores */
+  HTPU_HEAD_ULTRALYTICS_POSE, /* [1, 4 + nc + K x kd, A]: box, nc scores (1: the person),
+                                 K keypoints of x, y (and visibility when kd = 3) */
+  HTPU_HEAD_AIHUB,            /* boxes [1, A, 4] (x1, y1, x2, y2), scores [1, A], classes [1, A]
+                                 (or scores [1, A, nc] without classes): found by name ("box",
+                                 "score", "class"), else in that order */
+  HTPU_HEAD_COUNT
+} htpu_head;
+/* "auto", "ultralytics", "ultralytics_pose", "aihub"; NULL for an invalid value. */
+HTPU_API const char *htpu_head_name(htpu_head h);
+HTPU_API int htpu_head_from_name(const char *name, htpu_head *out);
+
+typedef enum htpu_head_layout {
+  HTPU_HEAD_LAYOUT_AUTO = 0,    /* the smaller of the two axes holds the channels */
+  HTPU_HEAD_CHANNELS_FIRST,     /* [1, C, A]: Ultralytics' export */
+  HTPU_HEAD_ANCHORS_FIRST       /* [1, A, C] */
+} htpu_head_layout;
+
+typedef struct htpu_decode_options {
+  htpu_head head;            /* default HTPU_HEAD_AUTO */
+  htpu_head_layout layout;   /* default HTPU_HEAD_LAYOUT_AUTO */
+  float score_threshold;     /* a prediction is a candidate when its score is > this (as
+                                Ultralytics); default 0.25 */
+  float iou_threshold;       /* NMS drops a box whose IoU with a kept box of its class is > this;
+                                default 0.7 (Ultralytics' predict) */
+  uint32_t max_detections;   /* default 300 */
+  uint32_t max_candidates;   /* the best this many candidates go to NMS; default 30000 */
+  uint32_t num_classes;      /* 0: from the shape (pose: 1) */
+  uint32_t num_keypoints;    /* pose: 0: from the shape */
+  uint32_t keypoint_dims;    /* pose: 2 or 3; default 3 */
+  int agnostic;              /* one NMS across all classes; default 0: per class */
+} htpu_decode_options;
+
+/* Fills defaults. Always call it before setting fields, so new fields get defaults. */
+HTPU_API void htpu_decode_options_init(htpu_decode_options *opts);
+
+typedef struct htpu_detection {
+  float box[4];       /* x1, y1, x2, y2: frame pixels (input pixels without a geometry) */
+  float score;
+  uint32_t class_id;
+  uint32_t anchor;    /* the prediction it came from (its index along the head's A axis) */
+} htpu_detection;
+
+/* What htpu_decode found, and how it read the head. */
+typedef struct htpu_decode_info {
+  uint32_t count;          /* detections written, best first */
+  uint32_t candidates;     /* predictions above the threshold (before max_candidates) */
+  htpu_head head;          /* as resolved */
+  htpu_head_layout layout;
+  uint32_t num_anchors, num_classes, num_keypoints, keypoint_dims;
+} htpu_decode_info;
+
+/* Decodes a detector's outputs: `outputs` the graph's output tensor infos (e.g.
+ * htpu_graph_get_info(g)->outputs), `data[i]` output i's bytes in its own type (exactly
+ * byte_size). Candidates (score > threshold, compared in the quantized domain: only they are
+ * dequantized) are ordered by score (then by anchor), the best max_candidates kept, greedy NMS
+ * applied per class, and the first max_detections written to `out` (capacity at least
+ * max_detections) with their boxes mapped through `geometry` (NULL: left in input pixels,
+ * unclipped). Pose heads also write each detection's keypoints to `keypoints` (num_keypoints x
+ * keypoint_dims floats each, x and y mapped likewise; keypoints_len at least max_detections
+ * times that); other heads may pass NULL. `info` (may be NULL) says what was found.
+ * Errors: HTPU_EINVAL (bad options, a capacity below max_detections, an output whose shape or
+ * type is not the head's, NaN among the scores or the candidates' boxes: the message names the
+ * output, the anchor and what was expected), HTPU_ENOMEM. */
+HTPU_API int htpu_decode(const htpu_tensor_info *outputs, const void *const *data,
+                         uint32_t num_outputs, const htpu_decode_options *opts,
+                         const htpu_geometry *geometry, htpu_detection *out, uint32_t capacity,
+                         float *keypoints, size_t keypoints_len, htpu_decode_info *info);
 
 #ifdef __cplusplus
 }

@@ -58,7 +58,8 @@ defmodule HexagonTpu do
       models loaded with the same runtime options (`HexagonTpu.Runtime.shared/1`)
     * `:backend`, `:system_library`, `:dsp_library_path`, `:log_level`, `:backend_id`,
       `:skip_device`, `:perf_profile`, `:fastrpc_library`, `:recovery`, `:startup_retries`,
-      `:startup_retry_delay_ms` - runtime options (see `HexagonTpu.Runtime.open/1`), used when
+      `:startup_retry_delay_ms`, `:npu_lock`, `:npu_lock_timeout` - runtime options (see
+      `HexagonTpu.Runtime.open/1`), used when
       `:runtime` is not given; e.g. `backend: :reference` runs the reference backend, and
       `perf_profile: :burst` loads into the shared runtime voting burst (models loaded with
       other options share another runtime). To change the profile of a runtime already open,
@@ -75,12 +76,18 @@ defmodule HexagonTpu do
     * `:timeout` - in milliseconds (a positive integer or `:infinity`): bounds the load (on a
       backend that announces loads with signals, as every HTP release does, a load past it
       is stopped and returns a `:timeout` error naming the binary and the limit; elsewhere
-      the load runs to its end) and is the default deadline of the model's calls
-      (`predict/3`); `nil` (default): the load unbounded, calls 60 s
+      the load runs to its end), bounds its waits for the execute gate and the NPU lock (and,
+      when the shared runtime has to be opened for it, that open's) and is the default
+      deadline of the model's calls (`predict/3`); `nil` (default): the load unbounded, calls
+      60 s
     * `:priority` - the model's priority: `:low`, `:normal` (default), `:normal_high` or
       `:high`: given to QNN as the context's priority where the backend announces priority
       control (every HTP release does; `HexagonTpu.Runtime.info/1`'s `:priority_control`),
       and its calls' default place in the model's queue (`predict/3`)
+    * `:queue_limit` - how many calls may wait for the model at once (a positive integer);
+      one more gets a `:busy` error naming this option. `nil` (default): no limit but memory,
+      so any number of concurrent `predict/3` callers (and `stream/3`'s `:in_flight`) wait
+      their turn; each waiting call holds its inputs
 
   ## Examples
 
@@ -127,13 +134,19 @@ defmodule HexagonTpu do
       profile_level:
         {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed},
       timeout: {&Graph.check_timeout/1, "", nil},
-      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
+      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
+      queue_limit:
+        {&Context.valid_queue_limit?/1,
+         "a positive integer up to 4294967295 (calls) or nil (no limit)", nil}
     }
 
     with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
-      with_runtime(o.runtime, rt_opts, fn runtime ->
-        load_opts = for k <- [:timeout, :priority, :graph], v = Map.get(o, k), do: {k, v}
+      # the load's :timeout bounds the shared runtime's open too, when it has to be opened
+      with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
+        load_opts =
+          for k <- [:timeout, :priority, :queue_limit, :graph], v = Map.get(o, k), do: {k, v}
+
         where = "HexagonTpu.load_model/2"
 
         with :ok <-
@@ -263,6 +276,11 @@ defmodule HexagonTpu do
   A call that is not short (see `HexagonTpu.Graph.execute/3`'s `:scheduler`) is submitted to
   the model's worker thread and its answer awaited as a message, as `predict_async/3` and
   `await/2` do: no scheduler waits while the NPU computes.
+
+  Any number of concurrent callers wait their turn (the model's queue has no limit but memory,
+  unless `load_model/2`'s `:queue_limit` sets one: then one call more is a `:busy` error naming
+  it). The deadline holds at every wait: the model's queue, the execute gate while another
+  model loads (or the DSP recovers) and a recovery this call runs.
 
   ## Examples
 
@@ -578,10 +596,10 @@ defmodule HexagonTpu do
   def unwrap!({:ok, value}), do: value
   def unwrap!({:error, %Error{} = error}), do: raise(error)
 
-  defp with_runtime(nil, rt_opts, fun), do: Runtime.with_shared(rt_opts, fun)
-  defp with_runtime(%Runtime{} = rt, [], fun), do: fun.(rt)
+  defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
+  defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)
 
-  defp with_runtime(%Runtime{}, rt_opts, _fun) do
+  defp with_runtime(%Runtime{}, rt_opts, _timeout, _fun) do
     {:error,
      Error.new(
        :invalid_option,

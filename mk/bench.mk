@@ -6,7 +6,10 @@
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
 #        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
 #        throughput, read-back time, resident memory), 64 digits rows as one execute with a
-#        batch multiple vs 64 chunks; then the table as ratios.
+#        batch multiple vs 64 chunks; 1920x1080 frames into a 640x640 input and a YOLO head's
+#        decode next to OpenCV (BENCH_CV2_PYTHON: a python3 with cv2); then the tables as ratios.
+#        Then the Elixir rows: answers as messages (bench/async_bench.exs), deadlines at every
+#        wait and many callers (bench/waits_bench.exs).
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
 #   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
 #        the kernels section alone.
@@ -18,6 +21,9 @@ BENCH_BUILD := build/plain
 # the first python3 that imports numpy (pyenv shims may hide Debian's python3-numpy)
 BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
   $$p -c 'import numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
+# the first python3 that imports cv2 (Debian's python3-opencv): the vision rows' peer
+BENCH_CV2_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
+  $$p -c 'import cv2, numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
 BENCH_ARGS ?=
 QUANT_BENCH_ARGS ?=
 BENCH_OBJ = $(call obj,$(sort $(wildcard bench/*.c)))
@@ -44,8 +50,10 @@ bench-build:
 bench: bench-build
 	@[ -n "$(BENCH_PYTHON)" ] || echo "bench: no python3 with numpy found: the numpy row stays empty (Debian: apt-get install python3-numpy)"
 	env -u MAKEFLAGS -u MFLAGS $(BENCH_BUILD)/bench --build $(BENCH_BUILD) \
-	  --python "$(BENCH_PYTHON)" --elixir "mix run" $(BENCH_ARGS)
+	  --python "$(BENCH_PYTHON)" --cv2-python "$(BENCH_CV2_PYTHON)" --elixir "mix run" \
+	  $(BENCH_ARGS)
 	elixir --erl "+SDio 1" -S mix run bench/async_bench.exs
+	mix run bench/waits_bench.exs
 
 quant-bench: bench-build
 	$(BENCH_BUILD)/bench --only kernels $(QUANT_BENCH_ARGS)

@@ -16,8 +16,7 @@
 QUANT_STEP ?= 1
 QUANT_THREADS ?= 2
 QUANT_AARCH64_STEP ?= 61
-QUANT_TOOL_OBJ = $(call obj,src/quant.c src/quant_exact.c src/quant_simd.c src/quant_sse2.c src/quant_avx2.c \
-                   src/quant_neon.c src/dtype.c src/errors.c)
+QUANT_TOOL_OBJ = $(call obj,$(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c)
 
 .PHONY: test-quant-exhaustive test-quant-exhaustive-aarch64
 

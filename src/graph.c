@@ -4,10 +4,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/exec.h"
 #include "internal.h"
 #include "qnn/qnn_signal_abi.h"
-#include "qnn_log.h"
-#include "stats.h"
+#include "loader/loader.h"
+#include "base/base.h"
 
 /* The graph's abort signal, where the runtime has execute signals. A signal the backend
  * refuses leaves the graph in no-signal mode (host-side deadlines), noted in signal_note. */
@@ -42,11 +43,11 @@ static graph_state *state_new(context_obj *c, uint32_t index) {
   pthread_cond_init(&s->calls_cv, NULL);
   pthread_cond_init(&s->async_cv, NULL);
   s->async = rt->execute_async;
-  s->queue_limit = rt->queue_limit;
+  s->queue_limit = c->queue_limit ? c->queue_limit : rt->queue_limit; /* 0: none */
   s->name = c->info->pub.graphs[index].name;
   s->lib = &rt->backend_lib;
   atomic_init(&s->contenders, 0);
-  scratch_pool_init(&s->scratch);
+  scratch_pool_init(&s->scratch, runtime_free_region);
   state_make_signal(s, rt);
   return s;
 }
@@ -118,9 +119,10 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     uint64_t mark = qnn_log_mark();
     /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
      * graphs'); the graph joins the context's list before one can run. */
-    gate_enter_shared(&htpu_exec_gate);
+    gate_reader node;
+    gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0);
     if (c->dead) {
-      gate_leave_shared(&htpu_exec_gate);
+      gate_leave_shared(&htpu_exec_gate, &node);
       return htpu_set_error(HTPU_EDEVICE_RESET, 0,
                             "opening graph '%s': the DSP restarted and this model could not be "
                             "recovered; close it and load it again",
@@ -128,18 +130,21 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     }
     uint64_t generation = c->generation;
     qnn_graph_handle_t q = NULL;
-    qnn_error_t e = rt->backend_lib.graph_retrieve(c->qnn, gname, &q);
+    /* A context left stale by a recovery its call stopped has no QNN handle: recovered here. */
+    qnn_error_t e = atomic_load(&c->stale)
+                        ? QNN_COMMON_ERROR_SYSTEM_COMMUNICATION
+                        : rt->backend_lib.graph_retrieve(c->qnn, gname, &q);
     /* A graph already open on this context keeps its state (and its QNN handle, the same
      * graph): every handle of it executes under one lock. */
     if (e == QNN_SUCCESS && q) g->state = context_attach_graph(c, g->index, q, fresh);
-    gate_leave_shared(&htpu_exec_gate);
+    gate_leave_shared(&htpu_exec_gate, &node);
     if (g->state) return 0;
     if (e == QNN_SUCCESS && q) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     /* The context went stale in a DSP restart (with no graph executing to notice): recover it
      * as an execute would, then retrieve again. */
     uint32_t code = QNN_ERROR_CODE(e);
     if (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && attempt < rt->recovery_retries) {
-      int rc = context_recover(c, generation);
+      int rc = context_recover(c, generation, NULL, 0);
       if (rc) {
         htpu_append_error(" (opening graph '%s')", gname);
         return rc;

@@ -18,21 +18,23 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "gate.h"
+#include "base/base.h"
+#include "board/board.h"
+#include "device/device.h"
+#include "exec/scratch.h"
+#include "exec/timing.h"
+#include "exec/turn.h"
 #include "hexagon_tpu.h"
-#include "loader.h"
-#include "mem_cache.h"
-#include "model_info.h"
-#include "object.h"
-#include "perf.h"
-#include "scratch.h"
-#include "shared_regions.h"
-#include "timing.h"
-#include "turn.h"
+#include "model/model.h"
+#include "loader/loader.h"
 
 /* Worker threads per QNN graph with submitted calls (call.c): one executes while the other
- * finishes the previous call. */
+ * finishes the previous call. They exit once the graph has had no submitted call for
+ * CALL_WORKER_LINGER_NS, so idle models hold no threads (thousands of models may be loaded). */
 #define CALL_WORKERS 2
+#define CALL_WORKER_LINGER_NS 1000000000ull /* 1 s */
+/* A worker slot: free, running, or exited and not yet joined (the next start joins it). */
+enum { WORKER_FREE, WORKER_LIVE, WORKER_GONE };
 
 typedef struct context_obj context_obj;
 typedef struct graph_obj graph_obj;
@@ -75,6 +77,7 @@ typedef struct runtime_obj {
   /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
    * the runtime until then (CLOCK_MONOTONIC ns). */
   _Atomic uint64_t short_demoted_until;
+  npu_lock_cfg npu_lock; /* the cross-process lock around creations (src/board/) */
 } runtime_obj;
 
 struct context_obj {
@@ -84,12 +87,15 @@ struct context_obj {
   uint64_t generation;        /* bumped by each recovery */
   atomic_int dead;            /* recovery failed or 1011: every call gives HTPU_EDEVICE_RESET;
                                  set by executes outside the gate, hence atomic */
+  atomic_int stale;           /* a recovery stopped at its call's deadline, cancel or close: no
+                                 QNN context; the next call (or graph open) recovers first */
   void *binary; /* our copy, retained to recreate the context after a DSP restart */
   size_t binary_len;
   model_info *info;
   int priority;               /* htpu_priority of its load (never DEFAULT: NORMAL then) */
   int priority_explicit;      /* the load named one: passed to QNN as a context config */
   uint64_t exec_timeout_ns;   /* default of its executes; 0: the runtime's */
+  uint32_t queue_limit;       /* of its graphs' waiting lists; 0: the runtime's */
   mem_cache mem;              /* registered shared buffers of this context */
   /* The states of the graphs open on this context (one per QNN graph, however many handles),
    * not owned: the handles own them. A recovery re-retrieves their QNN handles; an open of a
@@ -132,7 +138,8 @@ struct graph_state {
   pthread_cond_t worker_cv;   /* under q_lock: a call was granted or executed, or stop */
   exec_ctl *worker_ctl;
   pthread_t workers[CALL_WORKERS];
-  int workers_started, worker_stop;
+  int worker_slot[CALL_WORKERS]; /* WORKER_*; under q_lock */
+  int worker_stop;
   unsigned workers_idle;
   /* Idle workers spinning before they sleep (under q_lock), and the flag an executing worker
    * raises instead of a wake-up when one spins: on a loaded host a futex wake costs the waker
@@ -172,51 +179,6 @@ struct graph_obj {
   atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
 
-/* A close (call.c): stops every call of s made through g (NULL: all), submitted or
- * synchronous, waiting or running (HTPU_ECANCELLED: waiting ones leave the list, a running one
- * is aborted through the graph's signal where it has one) and, when wait, waits until g's
- * submitted calls have ended. */
-void calls_cancel(graph_state *s, graph_obj *g, int wait);
-/* The timer thread ends a submitted call: removed while waiting (done runs, the core lets
- * go), or (copy mode) at a host-side deadline or cancel while its execute runs on. */
-void calls_end_waiting(struct htpu_call *call, int rc);
-void calls_end_early(struct htpu_call *call, int rc);
-int calls_copy_mode(const struct htpu_call *call);
-/* 1 on a worker thread of s (it takes a call granted to the workers without being woken). */
-int calls_on_worker(const graph_state *s);
-/* The graph's workers: stops and joins them (state_free). */
-void calls_stop_worker(graph_state *s);
-/* A submitted call's pipeline in stages (execute.c), so its conversions never run while it
- * holds the graph's turn: prepare (plan, inputs converted; at submit, before it queues),
- * execute (its turn granted: graphExecute, then the turn goes to the next call), finish
- * (outputs converted, stats; frees the stage) or discard (it never ran). The buffers and
- * options given to prepare must live until finish or discard. */
-typedef struct exec_staged exec_staged;
-int exec_stage_prepare(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                       uint32_t n_out, const htpu_exec_options *opts, exec_ctl *ctl,
-                       uint64_t t_start, exec_staged **out);
-int exec_stage_execute(exec_staged *st);
-/* Positive answers of the execute steps (errors are negative): the DSP restarted (1007) and
- * the runtime allows a recovery; the call is in QNN's async queue (its notification comes). */
-#define EXEC_RESTARTED 1
-#define EXEC_PENDING 3
-/* A worker with the call's turn: where the graph takes graphExecuteAsync, hands the call to
- * QNN's queue and lets go of the turn (EXEC_PENDING: notify(param, status) comes on a backend
- * thread, which calls exec_stage_notified); else as exec_stage_execute. */
-int exec_stage_run(exec_staged *st, qnn_notify_fn_t notify, void *param);
-/* In the notification: the call lets go of what it held while queued. Its rc, or
- * EXEC_RESTARTED: queue it again (turn_requeue), its next run recovers the context first. */
-int exec_stage_notified(exec_staged *st, qnn_error_t e);
-/* rc: the execute's. Returns the call's. A profiled call's events are read here (before its
- * done): *profile gets them (NULL when the call failed or the read did), *profile_rc the
- * read's result (its message the last error; the call's rc does not change). */
-int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_profile **profile,
-                      int *profile_rc);
-void exec_stage_discard(exec_staged *st);
-int exec_check_options(const htpu_exec_options *o);
-int exec_check_io(graph_obj *g, const htpu_io *inputs, uint32_t n_in, const htpu_io *outputs,
-                  uint32_t n_out, uint32_t rows); /* rows: batch_multiple (0, 1: none) */
-
 /* Cancels every submitted call of every graph open on c (context and runtime close). */
 void context_cancel_calls(context_obj *c);
 
@@ -229,7 +191,8 @@ void runtime_release_registrations(runtime_obj *rt, int fd);
 
 /* Frees FastRPC memory from shared_region_alloc on rt (runtime.c): deregistered from every
  * context and taken off rt's list under the execute gate (no execute may be using a handle
- * meanwhile), then given back. Takes the gate exclusively: the caller holds no gate. */
+ * meanwhile), then given back. Takes the gate exclusively (the caller holds no gate); behind a
+ * stuck execute the free is done later by the janitor (base/janitor.h) and this returns. */
 void runtime_free_region(runtime_obj *rt, void *p, int fd);
 /* Joins the state of graph `index` already open on c (one more handle on it), else adds
  * *fresh to c's list with `qnn` as its handle and one handle, and takes it (*fresh = NULL).
@@ -240,18 +203,5 @@ graph_state *context_attach_graph(context_obj *c, uint32_t index, qnn_graph_hand
 /* Drops one handle's hold on s; returns 1 when it was the last: s has then left c's list and
  * is the caller's to free. */
 int context_detach_graph(context_obj *c, graph_state *s);
-
-/* Recreates a context after a DSP restart seen at `seen_generation` (nothing to do if another
- * call recovered it since): deregisters and frees the stale QNN context, creates it again from
- * the retained binary and re-retrieves its graphs. A transient failure (the DSP still coming
- * back) is retried up to rt->recovery_retries times with the start-up backoff. Takes the
- * execute gate exclusively: the caller holds no gate (a graph's execute lock is fine: nothing
- * waits for one while holding the gate). Returns 0 or HTPU_EDEVICE_RESET (error set;
- * c->dead = 1). */
-int context_recover(context_obj *c, uint64_t seen_generation);
-
-/* Compatibility preflight of a binary against this runtime's device and backend: returns 0
- * or HTPU_EINCOMPATIBLE with one message naming both sides. */
-int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len);
 
 #endif

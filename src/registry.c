@@ -1,8 +1,9 @@
 /* registry.c - the non-owning lists a runtime keeps of its contexts (for shared-buffer
  * deregistration) and a context of its open graphs' states (for DSP-restart recovery, and so
  * that every handle of one graph shares one). */
+#include "exec/exec.h"
 #include "internal.h"
-#include "vec.h"
+#include "base/base.h"
 
 static void list_remove(void **items, size_t *n, const void *item) {
   for (size_t i = 0; i < *n; i++) {

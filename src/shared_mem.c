@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "errors.h"
+#include "base/base.h"
+#include "exec/exec.h"
 #include "internal.h"
-#include "stats.h"
 
 #define SHARED_ALIGN 64u
 

@@ -9,13 +9,14 @@ defmodule HexagonTpu.Batching do
   # per chunk. Only rows that need padding are copied.
   @moduledoc false
 
+  require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, InputCheck, NxTensors, Results, TensorInfo}
 
   @where "HexagonTpu.predict_batch/3"
 
   @spec predict_batch(Graph.t(), list(), keyword()) ::
           {:ok, list()} | {:ok, list(), map()} | {:error, Error.t()}
-  def predict_batch(%Graph{} = g, inputs, opts) do
+  def predict_batch(g, inputs, opts) when Graph.is_graph(g) do
     with {:ok, o} <- Graph.validate_execute_options(opts, @where),
          {:ok, kind} <- NxTensors.output_kind(o.output, @where),
          {:ok, batch} <- graph_batch(g),

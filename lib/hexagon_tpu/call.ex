@@ -22,6 +22,7 @@ defmodule HexagonTpu.Call do
       :ok
   """
 
+  require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF}
 
   @enforce_keys [:ref, :tag, :owner, :graph]
@@ -42,7 +43,7 @@ defmodule HexagonTpu.Call do
 
   @doc false
   @spec submit(Graph.t(), term(), keyword()) :: {:ok, t()} | {:error, Error.t()}
-  def submit(%Graph{} = g, inputs, opts) do
+  def submit(g, inputs, opts) when Graph.is_graph(g) do
     with :ok <- plain_inputs(inputs),
          {:ok, o, kind, nif_inputs, out_types} <-
            Graph.prepare_call(g, inputs, opts, @submit_where) do
@@ -116,15 +117,12 @@ defmodule HexagonTpu.Call do
              "(milliseconds) or :infinity, got #{inspect(timeout)}"
          )}
 
-      NIF.call_claim(call.ref) == :claimed ->
-        {:error,
-         Error.new(
-           :invalid_argument,
-           "#{@await_where}: the call was already awaited (a call's answer is received once)"
-         )}
-
       true ->
-        HexagonTpu.Telemetry.execute_span(call.graph.name, fn -> receive_answer(call, timeout) end)
+        with :ok <- claim(call) do
+          HexagonTpu.Telemetry.execute_span(call.graph.name, fn ->
+            receive_answer(call, timeout)
+          end)
+        end
     end
   end
 
@@ -136,7 +134,48 @@ defmodule HexagonTpu.Call do
          "#{@await_where}: expected a %HexagonTpu.Call{}, got #{inspect(other)}"
        )}
 
+  # The call's answer is this caller's from here (a second await is refused). A struct that
+  # predict_async/3 did not make (its ref no call of the NIF's) is an error, not a raise.
+  defp claim(%__MODULE__{ref: ref, graph: %Graph{name: name}}) when is_binary(name) do
+    case NIF.call_claim(ref) do
+      :claimed ->
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "#{@await_where}: the call was already awaited (a call's answer is received once)"
+         )}
+
+      :ok ->
+        :ok
+    end
+  rescue
+    ArgumentError -> not_a_call()
+  end
+
+  defp claim(_call), do: not_a_call()
+
+  defp not_a_call,
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "#{@await_where}: expected a %HexagonTpu.Call{} returned by " <>
+           "HexagonTpu.predict_async/3, got a struct it did not make"
+       )}
+
+  # A receive waits at most 2^32-1 ms at once: a longer timeout is waited in parts.
+  @max_after 0xFFFF_FFFF
+
   # {result, stats for the telemetry :stop event}
+  defp receive_answer(%{tag: tag} = call, timeout)
+       when is_integer(timeout) and timeout > @max_after do
+    receive do
+      {:hexagon_tpu, ^tag, answer} -> finish(call, answer)
+    after
+      @max_after -> receive_answer(call, timeout - @max_after)
+    end
+  end
+
   defp receive_answer(%{tag: tag} = call, timeout) do
     receive do
       {:hexagon_tpu, ^tag, answer} -> finish(call, answer)
@@ -198,26 +237,20 @@ defmodule HexagonTpu.Call do
   # HexagonTpu.stream/3: up to `in_flight` calls submitted ahead of the one awaited; results
   # in input order; calls still in flight when the consumer stops are cancelled.
   @spec stream(Graph.t(), Enumerable.t(), keyword()) :: Enumerable.t()
-  def stream(%Graph{} = g, enumerable, opts) do
-    {in_flight, call_opts} = Keyword.pop(opts, :in_flight, 2)
-
-    unless is_integer(in_flight) and in_flight > 0 do
-      raise ArgumentError,
-            "#{@stream_where}: expected :in_flight to be a positive integer, got " <>
-              inspect(in_flight)
-    end
+  def stream(g, enumerable, opts) when Graph.is_graph(g) do
+    {in_flight, call_opts} = stream_options(opts)
 
     Stream.transform(
       enumerable,
       fn -> :queue.new() end,
       fn inputs, q ->
-        q = :queue.in(submit_entry(g, inputs, call_opts), q)
+        {ready, q} = submit_with_room(g, inputs, call_opts, q, [])
 
         if :queue.len(q) > in_flight do
           {{:value, first}, q} = :queue.out(q)
-          {[await_entry(first)], q}
+          {Enum.reverse([await_entry(first) | ready]), q}
         else
-          {[], q}
+          {Enum.reverse(ready), q}
         end
       end,
       fn q -> {Enum.map(:queue.to_list(q), &await_entry/1), :queue.new()} end,
@@ -232,10 +265,48 @@ defmodule HexagonTpu.Call do
         "#{@stream_where}: expected a %HexagonTpu.Graph{}, got #{inspect(other)}"
       )
 
-  defp submit_entry(g, inputs, opts) do
+  # The options checked once, before the first element (every element would fail alike, and
+  # an endless input forever): a bad one raises, as a bad :in_flight does.
+  defp stream_options(opts) do
+    unless is_list(opts) and Keyword.keyword?(opts) do
+      raise ArgumentError,
+            "#{@stream_where}: expected the options to be a keyword list, got #{inspect(opts)}"
+    end
+
+    {in_flight, call_opts} = Keyword.pop(opts, :in_flight, 2)
+
+    unless is_integer(in_flight) and in_flight > 0 do
+      raise ArgumentError,
+            "#{@stream_where}: expected :in_flight to be a positive integer, got " <>
+              inspect(in_flight)
+    end
+
+    case Graph.validate_call_options(call_opts, @stream_where) do
+      {:ok, _} -> {in_flight, call_opts}
+      {:error, error} -> raise ArgumentError, error.message
+    end
+  end
+
+  # Submits one element's call; where the model's queue is full (its :queue_limit), the
+  # stream's own oldest call is awaited first (its result is ready, in order, before this
+  # element's) and the submit tried again: a stream never fails its own elements because of
+  # its own :in_flight. With none of its own in flight the :busy error is the element's.
+  defp submit_with_room(g, inputs, opts, q, ready) do
     case submit(g, inputs, opts) do
-      {:ok, call} -> call
-      {:error, _} = error -> {:done, error}
+      {:ok, call} ->
+        {ready, :queue.in(call, q)}
+
+      {:error, %Error{reason: :busy}} = error ->
+        case :queue.out(q) do
+          {{:value, first}, rest} ->
+            submit_with_room(g, inputs, opts, rest, [await_entry(first) | ready])
+
+          {:empty, q} ->
+            {ready, :queue.in({:done, error}, q)}
+        end
+
+      {:error, _} = error ->
+        {ready, :queue.in({:done, error}, q)}
     end
   end
 

@@ -36,6 +36,7 @@ defmodule HexagonTpu.Context do
   # A path is short printable text; a context binary starts with a binary header (QNN's and the
   # reference format's both contain NUL bytes within the first 16 bytes).
   @max_path 4096
+  @queue_limit_expected "a positive integer up to 4294967295 (calls) or nil (no limit)"
 
   @doc """
   Loads a context binary from a file or from memory.
@@ -58,6 +59,9 @@ defmodule HexagonTpu.Context do
       where the backend announces loads with signals (`:load_signals`: a load past it returns
       a `:timeout` error naming the binary and the limit; elsewhere it runs to its end), and
       is the default deadline of the context's executes
+    * `:queue_limit` - how many calls may wait for one of the context's graphs (a positive
+      integer); one more is refused with a `:busy` error naming this option. `nil` (default):
+      no limit but memory, so callers wait their turn (each waiting call holds its inputs)
     * `:graph` - for an ONNX EPContext model holding several context binaries: load the one
       holding this graph (a `:not_found` error listing each context's graphs when none does;
       without it such a model is an `:invalid_argument` error listing them)
@@ -92,6 +96,7 @@ defmodule HexagonTpu.Context do
       timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
       priority:
         {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
+      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil},
       graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil}
     }
 
@@ -243,12 +248,22 @@ defmodule HexagonTpu.Context do
     end
   end
 
+  @doc false
+  def valid_queue_limit?(v), do: v == nil or (is_integer(v) and v > 0 and v <= 0xFFFF_FFFF)
+
   # The NIF's load options: none (the 2-argument NIFs) when no option is given.
-  defp load_options(%{timeout: nil, priority: nil, graph: nil}), do: nil
+  defp load_options(%{timeout: nil, priority: nil, queue_limit: nil, graph: nil}), do: nil
 
   defp load_options(o) do
     ns = HexagonTpu.Graph.timeout_ns(o.timeout)
-    %{priority: o.priority || :default, timeout_ns: ns, exec_timeout_ns: ns, graph: o.graph}
+
+    %{
+      priority: o.priority || :default,
+      timeout_ns: ns,
+      exec_timeout_ns: ns,
+      queue_limit: o.queue_limit || 0,
+      graph: o.graph
+    }
   end
 
   defp open_nif(rt, {:file, path}, nil), do: NIF.context_open_file(rt, path)

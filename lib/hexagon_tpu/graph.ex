@@ -62,6 +62,16 @@ defmodule HexagonTpu.Graph do
           priority: priority() | nil
         }
 
+  @doc false
+  # A %Graph{} with every field: a map made by hand with only some of them (e.g. without
+  # :name) is refused as "not a graph" instead of raising KeyError on the way.
+  defguard is_graph(g)
+           when is_struct(g, __MODULE__) and is_map_key(g, :ref) and is_map_key(g, :name) and
+                  is_map_key(g, :inputs) and is_map_key(g, :outputs) and
+                  is_map_key(g, :scheduler) and is_map_key(g, :profile_every) and
+                  is_map_key(g, :timeout) and is_map_key(g, :priority) and
+                  is_map_key(g, :model_info) and is_map_key(g, :vtcm_bytes)
+
   @typedoc "Where executes run: see `execute/3`'s `:scheduler`."
   @type scheduler :: :auto | :async | :normal | :dirty_io
 
@@ -542,7 +552,7 @@ defmodule HexagonTpu.Graph do
   @spec alloc_io(t(), keyword()) :: {:ok, SharedIO.t()} | {:error, Error.t()}
   def alloc_io(graph, opts \\ [])
 
-  def alloc_io(%__MODULE__{} = g, opts) do
+  def alloc_io(g, opts) when is_graph(g) do
     # `env:` as for Runtime.open/1 (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
     spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
 
@@ -698,7 +708,7 @@ defmodule HexagonTpu.Graph do
           | {:error, Error.t()}
   def execute(graph, inputs, opts \\ [])
 
-  def execute(%__MODULE__{} = g, %SharedIO{} = io, opts) do
+  def execute(g, %SharedIO{} = io, opts) when is_graph(g) do
     HexagonTpu.Telemetry.execute_span(g.name, fn ->
       # one execute in N of a sampled model carries a profile, as on every other path
       prof = HexagonTpu.Profile.next(g)
@@ -717,7 +727,7 @@ defmodule HexagonTpu.Graph do
     end)
   end
 
-  def execute(%__MODULE__{} = g, inputs, opts) do
+  def execute(g, inputs, opts) when is_graph(g) do
     if is_list(inputs) and not List.improper?(inputs) and Vectorized.any?(inputs),
       do: Vectorized.execute(g, inputs, opts, &execute/3),
       else: execute_once(g, inputs, opts)
@@ -737,7 +747,7 @@ defmodule HexagonTpu.Graph do
            out_types = output_types(g, o.dequantize),
            scheduler = o.scheduler || g.scheduler,
            {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o, scheduler),
-           {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+           {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
         {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
       else
         error -> {error, nil}
@@ -901,6 +911,12 @@ defmodule HexagonTpu.Graph do
   end
 
   @doc false
+  # The options of a submitted call (predict_async/3, stream/3): execute/3's but :scheduler.
+  @spec validate_call_options(term(), String.t()) :: {:ok, map()} | {:error, Error.t()}
+  def validate_call_options(opts, where),
+    do: Options.validate(opts, Map.delete(@exec_spec, :scheduler), where)
+
+  @doc false
   def tensor_names(g), do: Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
 
   @doc false
@@ -909,7 +925,7 @@ defmodule HexagonTpu.Graph do
   @spec prepare_call(t(), term(), keyword(), String.t()) ::
           {:ok, map(), atom(), [{binary(), atom()}], [atom()]} | {:error, Error.t()}
   def prepare_call(%__MODULE__{} = g, inputs, opts, where) do
-    with {:ok, o} <- Options.validate(opts, Map.delete(@exec_spec, :scheduler), where),
+    with {:ok, o} <- validate_call_options(opts, where),
          {:ok, kind} <- NxTensors.output_kind(o.output, where),
          {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize) do
       {:ok, o, kind, nif_inputs, output_types(g, o.dequantize)}
@@ -921,7 +937,7 @@ defmodule HexagonTpu.Graph do
   @spec finish_call(t(), term(), [atom()], atom(), boolean()) :: term()
   def finish_call(g, answer, out_types, kind, with_stats) do
     with {:ok, bins, stats} <- answer |> Error.wrap() |> Error.put_tensor(tensor_names(g)),
-         {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+         {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
       if with_stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
     end
   end
@@ -961,13 +977,22 @@ defmodule HexagonTpu.Graph do
     end
   end
 
-  defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
+  defp build_outputs(_g, bins, _types, :binary, _stats), do: {:ok, bins}
 
   # Nx failing on an output (its application stopped meanwhile, say) is an error, never a raise
-  # after an execute that succeeded.
-  defp build_outputs(g, bins, types, :nx) do
-    [g.outputs, bins, types]
+  # after an execute that succeeded. An output with dynamic dimensions has the shape the execute
+  # wrote (the NIF's :output_shapes, in the stats of a graph that has them).
+  defp build_outputs(g, bins, types, :nx, stats) do
+    shapes =
+      case stats do
+        %{output_shapes: shapes} -> shapes
+        _ -> Enum.map(g.outputs, & &1.shape)
+      end
+
+    [g.outputs, bins, types, shapes]
     |> Enum.zip()
-    |> Results.map_ok(fn {info, bin, dtype} -> NxTensors.output(bin, info, dtype, g.name) end)
+    |> Results.map_ok(fn {info, bin, dtype, shape} ->
+      NxTensors.output(bin, %{info | shape: shape}, dtype, g.name)
+    end)
   end
 end

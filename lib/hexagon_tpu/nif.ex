@@ -158,6 +158,8 @@ defmodule HexagonTpu.NIF do
   def shared_close(_shared), do: :erlang.nif_error(not_loaded())
   def handle_alive(_ref), do: :erlang.nif_error(not_loaded())
   def stats, do: :erlang.nif_error(not_loaded())
+  # the board's thermal zones and cpufreq policies (c_src/board.c)
+  def board_read(_root), do: :erlang.nif_error(not_loaded())
   def set_max_binary_bytes(_bytes), do: :erlang.nif_error(not_loaded())
   def max_binary_bytes, do: :erlang.nif_error(not_loaded())
   def close_all(_wait_ms), do: :erlang.nif_error(not_loaded())
@@ -170,4 +172,13 @@ defmodule HexagonTpu.NIF do
 
   def profile_write(_profile_ref, _kind, _path, _title), do: :erlang.nif_error(not_loaded())
   def profile_events(_profile_ref), do: :erlang.nif_error(not_loaded())
+
+  # vision (c_src/vision.c)
+  def vision_preprocess(_graph, _frame, _opts), do: :erlang.nif_error(not_loaded())
+
+  def vision_decode(_graph, _outputs, _opts, _geometry, _labels, _kind),
+    do: :erlang.nif_error(not_loaded())
+
+  def vision_detect(_graph, _frame, _pre, _dec, _call, _shared, _labels, _kind),
+    do: :erlang.nif_error(not_loaded())
 end

@@ -24,7 +24,9 @@ defmodule HexagonTpu.Profile do
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
       carries no op names ..."`, `"no optrace data ..."`)
     * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
-      `:value`, `:identifier`, `:timestamp` and `:children`. Per-op figures are kept for every
+      `:value`, `:identifier`, `:timestamp` and `:children` (`:value` of an event of unit
+      `:object` is the backend's opaque object, `%{data: binary, file: String.t() | nil}`,
+      docs/profiling.md). Per-op figures are kept for every
       run, event trees for 8 runs chosen at random (the one closest to the median accelerator
       time is this one); runs x ops is capped at 16,777,216 samples, past which
       `HexagonTpu.profile/3` is an `:invalid_argument` error after the first run. `nil` in a
@@ -36,6 +38,7 @@ defmodule HexagonTpu.Profile do
   chrome://tracing) or as one self-contained HTML page.
   """
 
+  require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF, Options}
 
   defstruct [
@@ -99,7 +102,7 @@ defmodule HexagonTpu.Profile do
   # HexagonTpu.profile/3 (whose doc holds the options): `:runs` executes of `graph` with a
   # profile of `:level` on `inputs`, summarized.
   @spec run(Graph.t(), [Graph.input()], keyword()) :: {:ok, t()} | {:error, Error.t()}
-  def run(%Graph{} = graph, inputs, opts) do
+  def run(graph, inputs, opts) when Graph.is_graph(graph) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
       Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
         with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events, o),

@@ -81,6 +81,13 @@ defmodule HexagonTpu.Runtime do
     # nil: the C core's default (htpu_runtime_options_init)
     startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
     startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
+    npu_lock:
+      {&__MODULE__.valid_npu_lock?/1,
+       "an absolute path (a string without NUL bytes), false (no lock) or nil (the default)",
+       nil},
+    npu_lock_timeout:
+      {{:integer_in, 1, 24 * 3600 * 1000}, "a positive integer (milliseconds, at most 24 h)", nil},
+    open_timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -138,6 +145,26 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
+    * `:npu_lock` - the NPU lock: a file every program using hexagon_tpu locks (`flock`)
+      around QNN session creation (this open's backend and device, every load and recovery on
+      the runtime), so two programs never create sessions at the same moment; on the board a
+      session created beside another program's has coincided with hard resets
+      ([docs/board.md](docs/board.md), "One NPU user at a time"). An absolute path; `false` for
+      no lock; `nil` (default): the application environment's `:npu_lock`, else the C
+      library's default (`HTPU_NPU_LOCK` from the VM's start environment, else
+      `/tmp/hexagon_tpu-npu.lock`). `System.put_env/2` does not reach the library: set it here
+    * `:npu_lock_timeout` - how long, in milliseconds, this open and the loads that name no
+      `:timeout` of their own wait for another program's creation (a load's `:timeout` bounds
+      its wait); default 60 s. Past it the call fails with a `:timeout` error naming the
+      holder ("held by pid 1234 (htpu), loading file 'm.bin'").
+      `HexagonTpu.stats/0` counts the waits (`:npu_lock_waits`, `:npu_lock_waiting`,
+      `:npu_lock_wait_ns_total`, `:npu_lock_timeouts`)
+    * `:open_timeout` - milliseconds (a positive integer, or `:infinity`: 24 h): bounds this
+      open where it waits: for the NPU lock and for executes in flight in this VM (a backend
+      and device are a QNN session, never created beside an execute). Past it the open fails
+      with a `:timeout` error. `nil` (default): no bound but the lock's. Not one of the options
+      a shared runtime is keyed by: `HexagonTpu.load_model/2` passes its `:timeout` here when
+      it opens one
     * `:env` - OS environment variables for the libraries this open loads and creates:
       `[{"NAME", "value"}]` (`nil` unsets) is set around the open only, then restored. The QNN
       backend and FastRPC libraries read their settings with `getenv` when they are created,
@@ -220,18 +247,25 @@ defmodule HexagonTpu.Runtime do
   @doc false
   # load_model/2: `fun.(runtime)` with the shared runtime for `opts`, which cannot be retired
   # meanwhile (a load must not get a runtime closed under it). Returns what `fun` returns.
-  def with_shared(opts, fun) do
+  # open_timeout (ms, nil: none) bounds the open when the runtime has to be opened (the load's
+  # :timeout); it is not one of the options the runtime is shared by.
+  def with_shared(opts, fun, open_timeout \\ nil) do
     with {:ok, key} <- shared_key(opts) do
+      open_opts = if open_timeout, do: [{:open_timeout, open_timeout} | opts], else: opts
+
       using_key(key, fn ->
-        with {:ok, rt} <- lookup_or_open(key, opts), do: fun.(rt)
+        with {:ok, rt} <- lookup_or_open(key, open_opts), do: fun.(rt)
       end)
     end
   end
 
+  # A bad :shared_runtime_idle_ms (a string from System.get_env/1, a negative number) would
+  # keep shared runtimes forever without a word: every use of a shared runtime says so instead.
   defp shared_key(opts) do
-    spec = Map.delete(@spec_opts, :env)
+    spec = Map.drop(@spec_opts, [:env, :open_timeout])
 
-    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
+    with {:ok, _} <- configured_idle_ms(),
+         {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
          do: {:ok, {__MODULE__, :shared, o}}
   end
 
@@ -640,15 +674,37 @@ defmodule HexagonTpu.Runtime do
         recovery_retries: recovery_retries(o.recovery),
         startup_retries: o.startup_retries,
         startup_retry_delay_ms: o.startup_retry_delay_ms,
+        npu_lock_path: npu_lock_path(o.npu_lock),
+        npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
+        open_timeout_ns: o.open_timeout && HexagonTpu.Graph.timeout_ns(o.open_timeout),
         env: o.env
       }
       # nil integers: keep the core's defaults
       |> Map.reject(fn {k, v} ->
-        is_nil(v) and k in [:startup_retries, :startup_retry_delay_ms]
+        is_nil(v) and
+          k in [:startup_retries, :startup_retry_delay_ms, :npu_lock_timeout_ns, :open_timeout_ns]
       end)
 
     {:ok, nif_opts}
   end
+
+  # nil: the application environment's, else the C library's default (nil to the NIF); false:
+  # no lock ("" to the library)
+  defp npu_lock_path(nil) do
+    case Application.get_env(:hexagon_tpu, :npu_lock) do
+      nil -> nil
+      other -> npu_lock_path(other)
+    end
+  end
+
+  defp npu_lock_path(false), do: ""
+  defp npu_lock_path(path), do: path
+
+  @doc false
+  def valid_npu_lock?(v),
+    do:
+      is_nil(v) or v == false or
+        (is_binary(v) and String.starts_with?(v, "/") and not String.contains?(v, <<0>>))
 
   defp recovery_retries(true), do: 1
   defp recovery_retries(false), do: 0

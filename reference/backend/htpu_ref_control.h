@@ -51,6 +51,13 @@ int htpu_ref_arm(const char *rules);
 typedef int (*htpu_ref_set_latency_fn)(const char *api, unsigned usec);
 int htpu_ref_set_latency(const char *api, unsigned usec);
 
+/* Sleeps usec microseconds in every graphExecute of the graph called `graph` (in any context),
+ * after the call's other latencies; interruptible by the call's signal as those are. 0 removes
+ * it; htpu_ref_disarm clears all. At most 8 graphs at once. Returns 0, or -1 (a NULL, empty or
+ * over-long name, or a full table). */
+typedef int (*htpu_ref_set_graph_latency_fn)(const char *graph, unsigned usec);
+int htpu_ref_set_graph_latency(const char *graph, unsigned usec);
+
 /* What the library's exit-time destructor does, now (tests): releases every handle the
  * callers left alive and says how many on stderr. */
 typedef void (*htpu_ref_unload_handles_fn)(void);

@@ -82,6 +82,13 @@ typedef struct rb_power {
   uint32_t rpc_latency_us, rpc_polling_us;
 } rb_power;
 
+/* HTPU_REF_SESSION_LOG and HTPU_REF_HOLD (session.c). */
+typedef struct rb_session {
+  char log[512];       /* "" = none */
+  uint32_t hold_api;   /* FR_API_COUNT = none */
+  char hold_fifo[512];
+} rb_session;
+
 typedef struct rb_backend {
   struct rb_backend *next;
   uintptr_t handle;
@@ -97,6 +104,11 @@ typedef struct rb_backend {
                           notified (backendFree waits for these instead of refusing) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
+  /* HTPU_REF_PROFILE_OBJECT at backendCreate: the payload of an OBJECT event its execute
+   * profiles carry (profile.c); "" and has_profile_object 0 when unset */
+  char profile_object[256];
+  bool has_profile_object;
+  rb_session session;  /* HTPU_REF_SESSION_LOG / HTPU_REF_HOLD at backendCreate */
 } rb_backend;
 
 typedef struct rb_device {
@@ -242,6 +254,12 @@ void rb_logf(rb_log *log, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint64_t rb_now_us(void);
 
+/* ---- session.c ---- */
+void rb_session_from_env(rb_session *s);
+/* Logs (and holds) a session creation of `api` made through b (NULL: backendCreate, with the
+ * environment as it is now). Every other api is ignored. */
+void rb_session_event(const rb_backend *b, uint32_t api);
+
 /* ---- faults.c ---- */
 /* Records a rule violation: counter, last message, and an ERROR line through log. */
 void rb_violation(rb_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -253,6 +271,9 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log);
 /* The same for a watched call: its latency ends early when w says stop (then *stopped is set
  * and 0 returned, no rule applied). Without latency nothing is checked here. */
+/* The latency set for the executes of the graph called `graph` (graph_latency.c), in us. */
+uint32_t rb_graph_latency(const char *graph);
+void rb_graph_latency_clear(void);
 uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
                           rb_stop *stopped);
 void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
@@ -437,7 +458,24 @@ typedef struct rb_bufs {
   void **outp;
   rb_mem **pins;
   uint32_t multiple; /* batch multiple: k row groups of the graph's batch */
+  /* per output: the caller's dimensions array, where an output with dynamic dimensions gets
+   * the dims its execute produced (QnnGraph.h); NULL for the others */
+  uint32_t **out_dims;
 } rb_bufs;
+/* How a MEMHANDLE tensor's handle becomes its bytes (rb_mem_resolve), passed in so that the
+ * checks below stay outside the registries they would otherwise call into. */
+typedef void *(*rb_handle_resolver)(rb_context *c, const void *handle, const ref_tensor *want,
+                                    rb_mem **pin, char *why, size_t whylen);
+/* Checks tensor t against graph input/output i of context c (tensor_check.c), logging why it
+ * is refused. *data: where its bytes are; a MEMHANDLE tensor's handle is resolved with
+ * `resolve` and pinned in *pin until the execute ends. *multiple: the batch multiple its dims
+ * give (1 when they are the graph's or NULL). *out_dims: an output with dynamic dimensions'
+ * dimensions array (which it must have, QnnGraph.h), where the execute writes the dims it
+ * produced; else NULL. */
+qnn_error_t rb_check_tensor(rb_log *log, const char *api, rb_context *c, const ref_graph *rg,
+                            int is_input, uint32_t i, const qnn_tensor_t *t,
+                            rb_handle_resolver resolve, const void **data, rb_mem **pin,
+                            uint32_t *multiple, uint32_t **out_dims);
 /* Checks the tensors of an execute of graph gi of c (logging why one is refused, `api` naming
  * the call) and resolves their buffers into *x. */
 qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_t gi,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "binary_file.h"
-#include "errors.h"
+#include "base/base.h"
 #include "hexagon_tpu.h"
 
 /* The folder of a path ("." when it has none). */

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "binary_file.h"
-#include "errors.h"
-#include "model.h"
+#include "base/base.h"
+#include "onnx_model.h"
 
 int model_read_info(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                     void **buf, size_t *len, char *origin, size_t origin_len, model_info **out) {

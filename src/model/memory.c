@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errors.h"
+#include "base/base.h"
+#include "device/device.h"
 #include "internal.h"
+#include "loader/loader.h"
 #include "qnn/qnn_device_abi.h"
 #include "qnn/qnn_htp_abi.h"
-#include "qnn_log.h"
-#include "vtcm.h"
 
 void memory_read_blob(const void *blob, uint32_t size, htpu_graph_memory *out, uint64_t *vtcm) {
   memset(out, 0, sizeof *out);
@@ -73,10 +73,17 @@ static int ask_backend(context_obj *c, htpu_context_memory *out) {
     props[i] = (qnn_context_property_t){.option = QNN_CONTEXT_PROPERTY_OPTION_CUSTOM,
                                         .u.custom_property = &htp[i]};
   uint64_t mark = qnn_log_mark();
-  gate_enter_shared(&htpu_exec_gate);
-  qnn_error_t e = c->qnn ? rt->backend_lib.context_get_property(c->qnn, list)
-                         : QNN_CONTEXT_ERROR_INVALID_HANDLE;
-  gate_leave_shared(&htpu_exec_gate);
+  gate_reader node;
+  gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0);
+  /* dead, or stale (a recovery stopped by its call's bound): no QNN context to ask now */
+  int gone = c->dead || atomic_load(&c->stale) || !c->qnn;
+  qnn_error_t e = gone ? QNN_SUCCESS : rt->backend_lib.context_get_property(c->qnn, list);
+  gate_leave_shared(&htpu_exec_gate, &node);
+  if (gone)
+    return htpu_set_error(HTPU_EDEVICE_RESET, 0, "reading the context's memory properties: the "
+                          "DSP restarted and the model %s", c->dead ? "could not be recovered; "
+                          "close it and load it again" : "is not recovered yet; its next call "
+                          "or graph open recovers it");
   if (e != QNN_SUCCESS) return qnn_fail(e, mark, "reading the context's memory properties");
   out->reported = 1;
   out->weights_bytes = htp[0].u.weights_buffer_size;

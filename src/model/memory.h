@@ -12,7 +12,7 @@
 
 /* Reads the blob graph info V3 points to (`blob`, `size` bytes as the library reported) into
  * *out, each version through its own declaration and only when `size` covers it; *vtcm gets
- * version 1's VTCM (normalized to bytes: vtcm.h), untouched otherwise. A blob of another
+ * version 1's VTCM (normalized to bytes: device/vtcm.h), untouched otherwise. A blob of another
  * version, or too short, leaves *out zeroed (blob_info_version 0). */
 void memory_read_blob(const void *blob, uint32_t size, htpu_graph_memory *out, uint64_t *vtcm);
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "epcontext.h"
-#include "errors.h"
+#include "base/base.h"
 #include "external.h"
-#include "model.h"
+#include "onnx_model.h"
 #include "names.h"
 #include "onnx.h"
 

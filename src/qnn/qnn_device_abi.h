@@ -6,7 +6,7 @@
 #ifndef HTPU_QNN_DEVICE_ABI_H
 #define HTPU_QNN_DEVICE_ABI_H
 
-#include "qnn/qnn_abi.h"
+#include "qnn_abi.h"
 
 #define QNN_DEVICE_PLATFORM_INFO_VERSION_1 1u
 #define QNN_DEVICE_HARDWARE_DEVICE_INFO_VERSION_1 1u

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "qnn/qnn_abi.h"
+#include "qnn_abi.h"
 
 /* ---- capability keys (propertyHasCapability: QNN_SUCCESS = supported) ---------------------- */
 

@@ -17,7 +17,7 @@
 #ifndef HTPU_QNN_PROFILE_ABI_H
 #define HTPU_QNN_PROFILE_ABI_H
 
-#include "qnn/qnn_abi.h"
+#include "qnn_abi.h"
 
 /* ---- capability keys (propertyHasCapability: QNN_SUCCESS = supported) ---------------------- */
 

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "qnn/qnn_abi.h"
+#include "qnn_abi.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,7 +8,7 @@
 #ifndef HTPU_QNN_VERSIONS_H
 #define HTPU_QNN_VERSIONS_H
 
-#include "qnn/qnn_abi.h"
+#include "qnn_abi.h"
 
 /* Core API 2.18 (QAIRT 2.25) is the oldest table layout verified to be a prefix of 2.32's;
  * 2.7's differs mid-table. */

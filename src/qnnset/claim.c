@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "base/base.h"
 #include "qnnset.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "base/base.h"
 #include "qnnset.h"
 
 typedef struct finder {

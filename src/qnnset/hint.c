@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "errors.h"
+#include "base/base.h"
 #include "qnnset.h"
 
 #define HINT_SETS 16

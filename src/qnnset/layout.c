@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "build_id_scan.h"
-#include "errors.h"
+#include "base/base.h"
 #include "qnnset.h"
 
 static int is_file(const char *path) {

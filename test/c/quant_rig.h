@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "hexagon_tpu.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 /* The quantized integer types: u8, i8, u16, i16, u32, i32. */
 extern const htpu_dtype k_int_types[6];

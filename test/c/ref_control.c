@@ -31,6 +31,7 @@ static int resolve_backend(ref_ctl *c) {
   SYM(arm, dl, "htpu_ref_arm");
   SYM(disarm, dl, "htpu_ref_disarm");
   SYM(set_latency, dl, "htpu_ref_set_latency");
+  SYM(set_graph_latency, dl, "htpu_ref_set_graph_latency");
   SYM(stats, dl, "htpu_ref_get_stats");
   SYM(reset_stats, dl, "htpu_ref_reset_stats");
   SYM(last_violation, dl, "htpu_ref_last_violation");
@@ -87,7 +88,8 @@ void ref_reset_env(void) {
       "HTPU_REF_SYSTEM_GETPROVIDERS_ERROR", "HTPU_REF_FAULTS",
       "HTPU_REF_LATENCY",           "HTPU_REF_DEVICE",
       "HTPU_REF_RPCMEM_FAIL",       "HTPU_REF_BUILD_ID",
-      "HTPU_REF_SKIP_OUTPUTS",      "HTPU_REF_CAPS"};
+      "HTPU_REF_SKIP_OUTPUTS",      "HTPU_REF_CAPS",
+      "HTPU_REF_PROFILE_OBJECT"};
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
 }
 
@@ -150,6 +152,11 @@ const char *fx_ref_last_violation(void) {
 int fx_ref_set_latency(const char *api, unsigned usec) {
   const ref_ctl *c = backend_ctl();
   return c ? c->set_latency(api, usec) : -1;
+}
+
+int fx_ref_set_graph_latency(const char *graph, unsigned usec) {
+  const ref_ctl *c = backend_ctl();
+  return c ? c->set_graph_latency(graph, usec) : -1;
 }
 
 uint32_t fx_ref_trigger_ssr(void) {

@@ -24,6 +24,7 @@ typedef struct ref_ctl {
   htpu_ref_arm_fn arm;
   htpu_ref_disarm_fn disarm;
   htpu_ref_set_latency_fn set_latency;
+  htpu_ref_set_graph_latency_fn set_graph_latency;
   htpu_ref_get_stats_fn stats;
   htpu_ref_reset_stats_fn reset_stats;
   htpu_ref_last_violation_fn last_violation;
@@ -74,6 +75,8 @@ void fx_ref_disarm(void);
 unsigned long fx_ref_violations(void);    /* 0 */
 const char *fx_ref_last_violation(void);  /* "" */
 int fx_ref_set_latency(const char *api, unsigned usec); /* -1 */
+/* Latency of the executes of one named graph alone (0 removes it). */
+int fx_ref_set_graph_latency(const char *graph, unsigned usec); /* -1 */
 /* A DSP subsystem restart now (every live context goes stale); returns how many went stale. */
 uint32_t fx_ref_trigger_ssr(void);
 /* Cumulative counts (compare before and after): graphExecute calls the backend ran to success;

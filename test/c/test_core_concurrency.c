@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "gate.h"
+#include "base/gate.h"
 #include "hexagon_tpu.h"
 #include "test.h"
 

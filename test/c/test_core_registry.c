@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "object.h"
+#include "base/object.h"
 #include "test.h"
 
 static int destroyed;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "gate.h"
+#include "base/gate.h"
 #include "hexagon_tpu.h"
 #include "test.h"
 
@@ -198,7 +198,7 @@ TEST(short_no_wait_declines_the_gate_perf_votes_and_recovery) {
   htpu_exec_stats st;
   uint64_t backend0 = fx_ref_executes();
   /* A context load or free holds the gate (here: the test itself). */
-  gate_enter_exclusive(&htpu_exec_gate);
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
   int rc = add(&r, &o, &st);
   gate_leave_exclusive(&htpu_exec_gate);
   CHECK_EQ(rc, HTPU_EBUSY);

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "hexagon_tpu.h"
-#include "stats.h"
+#include "base/stats.h"
 #include "test.h"
-#include "timer.h"
+#include "base/timer.h"
 
 static void never(htimer *t) { (void)t; }
 

@@ -9,7 +9,7 @@
 #include "fixture.h"
 #include "hexagon_tpu.h"
 #include "test.h"
-#include "vtcm.h"
+#include "device/vtcm.h"
 
 #define MIB 1048576ull
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "hexagon_tpu.h"
-#include "quant.h"
+#include "quant/quant.h"
 #include "quant_rig.h"
 #include "test.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "hexagon_tpu.h"
-#include "quant.h"
+#include "quant/quant.h"
 #include "test.h"
 
 static const htpu_dtype k_types[] = {HTPU_U8, HTPU_I8, HTPU_U16, HTPU_I16, HTPU_U32, HTPU_I32};

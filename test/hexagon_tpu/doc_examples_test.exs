@@ -58,6 +58,8 @@ defmodule HexagonTpu.DocExamplesTest do
   doctest HexagonTpu.Context
   doctest HexagonTpu.Error
   doctest HexagonTpu.Graph
+  doctest HexagonTpu.Vision
+  doctest HexagonTpu.Vision.Frame
   doctest HexagonTpu.Monitor
   doctest HexagonTpu.Profile
   doctest HexagonTpu.Runtime
@@ -89,7 +91,9 @@ defmodule HexagonTpu.DocExamplesTest do
       HexagonTpu.SharedIO,
       HexagonTpu.Stats,
       HexagonTpu.Telemetry,
-      HexagonTpu.TensorInfo
+      HexagonTpu.TensorInfo,
+      HexagonTpu.Vision,
+      HexagonTpu.Vision.Frame
     ]
 
     assert DocExamples.public_modules() -- run == [HexagonTpu.Serving]
@@ -108,19 +112,22 @@ defmodule HexagonTpu.DocExamplesTest do
   end
 end
 
-defmodule HexagonTpu.DocExamplesNxTest do
-  # The examples of HexagonTpu.Serving need Nx: they run in the suite that has it.
-  use ExUnit.Case, async: false
+# Compiled only where Nx is loadable (`make test` runs without it), so no code here calls a
+# missing Nx: `make test-elixir-optional` runs these tests.
+if Code.ensure_loaded?(Nx) do
+  defmodule HexagonTpu.DocExamplesNxTest do
+    # The examples of HexagonTpu.Serving need Nx: they run in the suite that has it.
+    use ExUnit.Case, async: false
 
-  @moduletag :nx
-  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
-  # The doctests call Nx, which the suite without it does not have.
-  @compile {:no_warn_undefined, [Nx, Nx.Batch, Nx.Serving]}
+    @moduletag :nx
+    @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
+    # The doctests call Nx, which the suite without it does not have.
 
-  setup_all do
-    previous = HexagonTpu.DocExamples.enter_model_dir()
-    on_exit(fn -> File.cd!(previous) end)
+    setup_all do
+      previous = HexagonTpu.DocExamples.enter_model_dir()
+      on_exit(fn -> File.cd!(previous) end)
+    end
+
+    doctest HexagonTpu.Serving
   end
-
-  doctest HexagonTpu.Serving
 end

@@ -161,15 +161,16 @@ defmodule HexagonTpu.FaultsAsyncTest do
     refute_received {:hexagon_tpu, _, _}
   end
 
-  test "a full queue is a :busy error", %{bin: bin} do
-    m = model(bin)
+  test "a queue full at the model's :queue_limit is a :busy error naming the option", %{bin: bin} do
+    m = model(bin, queue_limit: 256)
     stall(5_000_000)
 
     results = for _ <- 1..300, do: HexagonTpu.predict_async(m, add_inputs())
     busy = for {:error, %Error{reason: :busy} = e} <- results, do: e
     accepted = for {:ok, c} <- results, do: c
     assert length(busy) >= 1
-    assert hd(busy).message =~ "full"
+    assert hd(busy).message =~ "queue of 256 calls is full"
+    assert hd(busy).message =~ ":queue_limit"
     assert length(accepted) >= 200
     :ok = Graph.close(m)
     for c <- accepted, do: assert({:error, %Error{}} = HexagonTpu.await(c, 5_000))

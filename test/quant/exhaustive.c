@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "quant.h"
+#include "quant/quant.h"
 
 #define CHUNK_BITS 16
 #define CHUNK ((size_t)1 << CHUNK_BITS)

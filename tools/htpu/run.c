@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "frame_input.h"
 #include "inputs.h"
 #include "json.h"
 #include "memory.h"
@@ -17,7 +18,8 @@
 #include "util.h"
 
 typedef struct run_output {
-  const htpu_tensor_info *tensor;
+  const htpu_tensor_info *tensor; /* the graph's, or `produced` (dynamic dims, below) */
+  htpu_tensor_info produced;      /* its info with the dims the execute wrote */
   htpu_dtype dtype; /* as written: HTPU_F32 (dequantized) or the tensor's own */
   void *data;
   size_t size;
@@ -68,6 +70,29 @@ static int alloc_outputs(run_state *r, int native) {
   return CLI_EXIT_OK;
 }
 
+/* The shape each output came out in (htpu_exec_options.output_dims): an output with dynamic
+ * dimensions holds fewer elements than its maximum, and is summarized and written as such. */
+static void take_dims(run_state *r, const uint32_t *dims) {
+  for (uint32_t i = 0; i < r->num_out; i++) {
+    run_output *o = &r->out[i];
+    const uint32_t *d = dims + (size_t)i * HTPU_MAX_RANK;
+    o->produced = *o->tensor;
+    size_t n = 1;
+    for (uint32_t k = 0; k < o->produced.rank; k++) n *= (o->produced.dims[k] = d[k]);
+    o->produced.num_elements = n;
+    o->produced.byte_size = n * htpu_dtype_size(o->produced.dtype);
+    o->tensor = &o->produced;
+    o->size = n * htpu_dtype_size(o->dtype);
+  }
+}
+
+static int execute_ex(run_state *r, const htpu_io *io, uint32_t n_in, uint32_t *dims) {
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.output_dims = dims;
+  return htpu_graph_execute_ex(r->s.graph, io, n_in, io + n_in, r->num_out, &o, &r->st);
+}
+
 /* --shared-buffers: inputs converted into the registered buffer, executed there, outputs read
  * back from it in the requested type. */
 static int execute_shared(run_state *r) {
@@ -76,13 +101,16 @@ static int execute_shared(run_state *r) {
   int rc = cli_shared_io_open(cmd, r->s.graph, gi, &r->sio);
   if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(cmd, &r->sio, &r->in);
   if (rc != CLI_EXIT_OK) return rc;
-  int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,
-                             gi->num_outputs, &r->st);
+  uint32_t *dims = calloc((size_t)r->num_out * HTPU_MAX_RANK + 1, sizeof *dims);
+  if (!dims) return cli_fail(cmd, "out of memory");
+  int e = execute_ex(r, r->sio.io, gi->num_inputs, dims);
+  if (e == 0) take_dims(r, dims);
+  free(dims);
   if (e != 0) return cli_fail_htpu(cmd, e, "executing the graph");
   r->registrations = cli_shared_io_finish(&r->sio, r->s.rt);
   for (uint32_t i = 0; i < r->num_out && rc == CLI_EXIT_OK; i++)
-    rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].dtype, r->out[i].data,
-                                   r->out[i].size);
+    rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].tensor, r->out[i].dtype,
+                                   r->out[i].data, r->out[i].size);
   return rc;
 }
 
@@ -90,15 +118,22 @@ static int execute(run_state *r) {
   if (r->shared) return execute_shared(r);
   uint32_t n_in = r->in.count, n_out = r->num_out;
   htpu_io *io = calloc((size_t)n_in + n_out + 1, sizeof(*io));
-  if (!io) return cli_fail(r->args->cmd, "out of memory");
+  uint32_t *dims = calloc((size_t)n_out * HTPU_MAX_RANK + 1, sizeof *dims);
+  if (!io || !dims) {
+    free(io);
+    free(dims);
+    return cli_fail(r->args->cmd, "out of memory");
+  }
   cli_inputs_fill_io(&r->in, io);
   for (uint32_t i = 0; i < n_out; i++) {
     io[n_in + i].data = r->out[i].data;
     io[n_in + i].size = r->out[i].size;
     io[n_in + i].dtype = r->out[i].dtype;
   }
-  int rc = htpu_graph_execute(r->s.graph, io, n_in, io + n_in, n_out, &r->st);
+  int rc = execute_ex(r, io, n_in, dims);
+  if (rc == 0) take_dims(r, dims);
   free(io);
+  free(dims);
   if (rc != 0) return cli_fail_htpu(r->args->cmd, rc, "executing the graph");
   return CLI_EXIT_OK;
 }
@@ -315,7 +350,8 @@ static int run_run(const cli_args *a) {
   if (rc == CLI_EXIT_OK) rc = cli_session_inspect(a, &r.s);
   if (rc != CLI_EXIT_OK) return rc;
   /* the inputs against the metadata, before a backend is created and the model loaded */
-  rc = cli_inputs_bind(a, r.s.meta_info, 0, &r.in);
+  rc = cli_inputs_bind(a, r.s.meta_info, 1, &r.in);
+  if (rc == CLI_EXIT_OK) rc = cli_frames_bind(a, r.s.meta_info, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
@@ -352,6 +388,15 @@ static const cli_option run_options[] = {
      "file (f32 if it has num_elements*4 bytes, else the tensor's own type); a bare FILE takes "
      "the next input in graph order when all inputs are given that way",
      1},
+    {"image", "NAME=F.ppm",
+     "a camera frame for input NAME from a binary PPM (P6) or PGM (P5) file, letterboxed into "
+     "the input's layout and type (docs/vision.md); a bare F.ppm for a graph of one input",
+     1},
+    {"frame", "NAME=FILE",
+     "a raw camera frame for input NAME, described by --size, --format (and --stride, "
+     "--uv-offset), into the input as --image",
+     1},
+    CLI_FRAME_OPTIONS,
     {"output-dir", "DIR",
      "write each output to DIR/NAME.npy (default ./output; created if missing; names "
      "sanitized)", 0},
@@ -373,18 +418,22 @@ static const cli_option run_options[] = {
 
 const cli_command cmd_run = {
     .name = "run",
-    .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
+    .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--image NAME=F.ppm] "
+                "[--frame NAME=F --size WxH --format FMT [--stride N]] "
+                "[--resize letterbox|stretch|crop] [--output-dir DIR] "
                 "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
                 "[--system-lib PATH|reference | --qnn DIR] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
-                "[--json]",
+                "[--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",
     .description =
         "Loads MODEL, runs one graph once and prints, for each output, its type, shape,\n"
         "min/max/mean, argmax (for vector-shaped outputs) and first values. f32 input data is\n"
         "quantized to the tensor's type by the library; outputs are dequantized to f32 unless\n"
         "--native-output. Each output is also saved as a .npy file named after the tensor, in\n"
-        "--output-dir (default ./output). Every graph input needs one --input.\n",
+        "--output-dir (default ./output). Every graph input needs one --input, or a camera\n"
+        "frame with --image or --frame, letterboxed (or --resize stretch|crop) straight into\n"
+        "the input's own layout, type and quantization (docs/vision.md).\n",
     .options = run_options,
     .positional_name = "MODEL",
     .min_positional = 1,
