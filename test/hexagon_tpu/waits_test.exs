@@ -117,9 +117,14 @@ defmodule HexagonTpu.WaitsTest do
 
     assert HexagonTpu.stats().frees_deferred == base.frees_deferred + 1
     assert {:ok, _} = Task.await(hung, 10_000)
-    assert wait_until(fn -> HexagonTpu.stats().live_contexts == base.live_contexts - 1 end)
+    # (other tests' garbage may be reaped meanwhile: at most, not exactly, one fewer)
+    assert wait_until(
+             fn -> HexagonTpu.stats().live_contexts <= base.live_contexts - 1 end,
+             15_000
+           )
+
     # a is used up to here: unreferenced, a garbage collection during the wait could free its
-    # context too, and the count would pass base - 1
+    # context instead of other's and meet the count above
     HexagonTpu.close(a)
   end
 
