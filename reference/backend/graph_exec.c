@@ -442,6 +442,9 @@ void rb_async_complete(rb_job *j, qnn_error_t rc) {
   pthread_mutex_lock(&g_sched.lock);
   c->notifying++;
   b->notifying++;
+  /* notified from here on (the control API's count): a client woken by the notification reads
+   * 0 for its call, not a count the rest of this function has yet to lower */
+  g->async_pending--;
   pthread_mutex_unlock(&g_sched.lock);
   if (j->notify) {
     qnn_notify_status_t status = {rc};
@@ -457,7 +460,6 @@ void rb_async_complete(rb_job *j, qnn_error_t rc) {
    * of it under g_sched.lock, where a waiting free reads the counts, so the last touch of c
    * and b is before the free can go on. */
   pthread_mutex_lock(&g_sched.lock);
-  g->async_pending--;
   atomic_fetch_sub(&c->executing, 1);
   c->notifying--;
   atomic_fetch_sub(&b->busy, 1);
