@@ -8,7 +8,7 @@
  * SharedIO (shared.c). graph_execute_profiled is the synchronous one, on a dirty IO scheduler:
  * HexagonTpu.profile/3 (a deliberate measurement) and a sampled call or batch whose caller
  * asked for scheduler: :dirty_io. It takes the same call options as a submitted call
- * (nif_get_call_options), decodes its arguments as graph_execute does (inputs by pointer, an
+ * (call_options.h), decodes its arguments as graph_execute does (inputs by pointer, an
  * aligned copy only for a misaligned sub-binary; a fresh binary per output), runs `chunks`
  * executes of which the first carries the profile, and answers with the outputs, the stats
  * and the profile as terms. The C profile itself stays in a resource (the term's :ref) for the
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "atoms.h"
+#include "call_options.h"
 #include "handles.h"
 #include "nif.h"
 #include "terms.h"

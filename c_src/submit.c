@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "atoms.h"
+#include "call_options.h"
 #include "handles.h"
 #include "nif.h"
 #include "shapes.h"
@@ -65,9 +66,8 @@ static uint64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
-    atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked,
-    atom_profile_level, atom_profile_max_events;
+static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed,
+    atom_untried, atom_one_execute, atom_chunked;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
     calls_finish_dirty, submits_dirty_cpu;
 
@@ -154,14 +154,11 @@ int nif_submit_open_type(ErlNifEnv *env) {
   atom_pending = enif_make_atom(env, "pending");
   atom_sent = enif_make_atom(env, "sent");
   atom_claimed = enif_make_atom(env, "claimed");
-  atom_priority = enif_make_atom(env, "priority");
-  atom_timeout_ns = enif_make_atom(env, "timeout_ns");
-  atom_batch_multiple = enif_make_atom(env, "batch_multiple");
   atom_untried = enif_make_atom(env, "untried");
   atom_one_execute = enif_make_atom(env, "one_execute");
   atom_chunked = enif_make_atom(env, "chunked");
-  atom_profile_level = enif_make_atom(env, "profile_level");
-  atom_profile_max_events = enif_make_atom(env, "profile_max_events");
+  /* the options' atoms too (call_options.c): at load and upgrade, before any NIF runs */
+  nif_call_options_open(env);
   return call_type ? 0 : -1;
 }
 
@@ -242,47 +239,6 @@ static ERL_NIF_TERM bad(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_EINVAL, "graph_submit: %s", what);
 }
 
-/* %{timeout_ns: non_neg_integer, priority: :default | :low | ..., perf_profile:,
- * batch_multiple:, profile_level: :basic | ..., profile_max_events:} -> *xo. 0, or -1. */
-int nif_get_call_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_options *xo) {
-  ERL_NIF_TERM v;
-  if (!enif_is_map(env, map)) return -1;
-  if (enif_get_map_value(env, map, atom_timeout_ns, &v)) {
-    ErlNifUInt64 ns;
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    xo->timeout_ns = ns;
-  }
-  if (enif_get_map_value(env, map, atom_priority, &v)) {
-    char name[32];
-    htpu_priority p;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
-    if (htpu_priority_from_name(name, &p)) return -1;
-    xo->priority = (int)p;
-  }
-  if (enif_get_map_value(env, map, atom_batch_multiple, &v)) {
-    unsigned k;
-    if (!enif_get_uint(env, v, &k) || k == 0) return -1;
-    xo->batch_multiple = k > 1 ? k : 0;
-  }
-  if (enif_get_map_value(env, map, ATOMS.perf_profile, &v) &&
-      nif_get_perf_profile(env, v, &xo->perf_profile))
-    return -1;
-  if (enif_get_map_value(env, map, atom_profile_level, &v) && !enif_is_identical(v, ATOMS.nil)) {
-    char name[16];
-    htpu_profile_level l;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0 ||
-        htpu_profile_level_from_name(name, &l) != 0)
-      return -1;
-    xo->profile_level = (int)l;
-  }
-  if (enif_get_map_value(env, map, atom_profile_max_events, &v)) {
-    unsigned n;
-    if (!enif_get_uint(env, v, &n)) return -1;
-    xo->profile_max_events = n;
-  }
-  return 0;
-}
-
 /* Inputs ([{binary, dtype}], held in c->env) and outputs ([dtype], fresh binaries) of c. */
 static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_NIF_TERM outs) {
   ERL_NIF_TERM head, tail = ins;
@@ -333,9 +289,9 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
 
 /* graph_submit(graph_ref, [{binary, dtype}], [dtype], opts_map, tag)
  *   -> {:ok, call_ref} | {:error, reason}
- * opts_map: nif_get_call_options. With a profile_level the call carries a profile (the core
- * reads it on its worker) and its answer is {:ok, outputs, stats, profile} (nif_profile_answer:
- * the profile's map, or {:dropped, error} when it could not be read).
+ * opts_map: nif_get_call_options (call_options.h). With a profile_level the call carries a
+ * profile (the core reads it on its worker) and its answer is {:ok, outputs, stats, profile}
+ * (nif_profile_answer: the profile's map, or {:dropped, error} when it could not be read).
  * Normal scheduler: decoding, a memcpy at most (alignment, or the core's copy mode), the
  * core's checks and a queue insert; the execute and its conversions run on the core's worker. */
 ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
