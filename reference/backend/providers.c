@@ -76,6 +76,7 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->backend_free = rb_backend_free;
   t->context_create_from_binary = rb_context_create_from_binary;
   t->context_create_from_binary_with_signal = rb_context_create_from_binary_with_signal;
+  t->context_create_from_binary_list_async = rb_context_create_from_binary_list_async;
   t->signal_create = rb_signal_create;
   t->signal_set_config = rb_signal_set_config;
   t->signal_trigger = rb_signal_trigger;

@@ -139,6 +139,7 @@ typedef struct rb_graph {
   uintptr_t handle;
   struct rb_context *ctx;
   uint32_t index;
+  bool enabled;               /* deserialized (ENABLE_GRAPHS lists it, or lists none) */
   atomic_int in_flight;       /* blocking executes between handle check and return */
   /* g_sched: one FIFO per graph shared by graphExecute and graphExecuteAsync, as in QNN */
   struct rb_job *q_head, *q_tail;
@@ -156,6 +157,29 @@ typedef struct rb_graph {
   _Atomic uint32_t last_batch_multiple;  /* of the last successful execute */
 } rb_graph;
 
+/* A group of contexts sharing one spill-fill buffer (the HTP custom context config
+ * REGISTER_MULTI_CONTEXTS; spill_fill.c). Registry lock, but `executing`. */
+typedef struct rb_sf_group {
+  struct rb_sf_group *next;
+  uintptr_t id;          /* the handle of its first context */
+  struct rb_backend *backend;
+  uint64_t bytes;        /* the first context's maxSpillFillBuffer: the buffer allocated */
+  uint32_t members;      /* live contexts in it; the group goes with the last */
+  atomic_int executing;  /* executes of its contexts' graphs running now */
+} rb_sf_group;
+
+/* What createFromBinary's configs asked for (config.c). */
+typedef struct rb_ctx_cfg {
+  uint32_t priority;                 /* QNN_CONTEXT_CONFIG_OPTION_PRIORITY, default NORMAL */
+  uint32_t async_depth;              /* QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH */
+  const char *const *enable_graphs;  /* QNN_CONTEXT_CONFIG_ENABLE_GRAPHS; NULL: all */
+  uint64_t memory_limit_mb;          /* QNN_CONTEXT_CONFIG_MEMORY_LIMIT_HINT; 0: none */
+  bool persistent;                   /* QNN_CONTEXT_CONFIG_PERSISTENT_BINARY */
+  bool group;                        /* REGISTER_MULTI_CONTEXTS was given */
+  const void *group_first;           /* its first group handle (NULL: a new group) */
+  uint64_t group_max;                /* its maxSpillFillBuffer */
+} rb_ctx_cfg;
+
 typedef struct rb_context {
   struct rb_context *next;
   uintptr_t handle;
@@ -171,6 +195,17 @@ typedef struct rb_context {
                            notification told the client the call is over, so contextFree waits
                            for their last steps instead of refusing */
   atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
+  /* What the load's configs made of it (persist.c, spill_fill.c) */
+  bool persistent;           /* PERSISTENT_BINARY: the model points into the caller's binary */
+  const unsigned char *bin;  /* that binary (persistent only), checked at every use */
+  size_t bin_len;
+  uint64_t bin_hash;         /* of all of it, at creation */
+  uint64_t *graph_hash;      /* per graph: of the static data its ops read, at creation */
+  uint64_t copied_bytes;     /* the backend's own copy of the binary (0 when persistent) */
+  uint32_t num_enabled;      /* graphs deserialized */
+  uint64_t memory_limit_mb;  /* MEMORY_LIMIT_HINT; 0: none */
+  uint64_t spill_fill;       /* the largest spill-fill buffer of its deserialized graphs */
+  rb_sf_group *group;        /* NULL: its spill-fill buffer is its own */
 } rb_context;
 
 /* Default and largest async queue depth per graph. */
@@ -205,6 +240,7 @@ typedef struct rb_registry {
   rb_context *contexts;
   rb_mem *mems;
   rb_signal *signals;
+  rb_sf_group *groups;
 } rb_registry;
 
 extern rb_registry g_rb;
@@ -253,6 +289,8 @@ bool rb_op_faults_armed(const rb_backend *b);
 void rb_count_batch_multiple(void);
 void rb_count_async_notified(void);
 void rb_count_leak(void);
+void rb_count_graphs_deserialized(uint32_t n);
+void rb_count_list_async(void);
 void rb_count_execute(void);
 void rb_exec_in_flight_add(int delta);
 /* graphExecute calls in flight in this process, on any backend. */
@@ -359,10 +397,39 @@ void rb_signal_release_all(rb_backend *b);
 uint32_t rb_signal_live_count(void); /* g_rb.lock held */
 
 /* ---- config.c ---- */
-/* Reads createFromBinary's configs into *priority and *async_depth (defaults first); logs
- * and returns the code of the first one refused. */
+/* Reads createFromBinary's configs into *out (defaults first; a repeated option: the last
+ * wins), each checked against its capability; logs and returns the code of the first one
+ * refused. */
 qnn_error_t rb_context_configs(rb_backend *b, const char *api, const qnn_context_config_t **cfg,
-                               uint32_t *priority, uint32_t *async_depth);
+                               rb_ctx_cfg *out);
+/* ENABLE_GRAPHS against the model: marks c's graphs deserialized (all when the config named
+ * none); an unknown name 5010 (logged). */
+qnn_error_t rb_enable_graphs(rb_backend *b, const char *api, rb_context *c,
+                             const char *const *names);
+
+/* ---- persist.c: a persistent binary (PERSISTENT_BINARY) ---- */
+/* Parses buf for c: in place when the config says the binary persists (and it is aligned), the
+ * hashes of what it will read taken; else a copy (c->copied_bytes). 0, or -1 with err set. */
+int rb_persist_parse(rb_context *c, bool persistent, const void *buf, size_t len, char *err,
+                     size_t errlen);
+/* Whether c's persistent binary is still mapped and unchanged (graph < 0: all of it; else the
+ * static data graph `graph` reads): QNN_SUCCESS, else a violation (logged) and 1100. A copy
+ * always passes. */
+qnn_error_t rb_persist_check(rb_context *c, int graph, const char *api);
+
+/* ---- spill_fill.c: spill-fill buffers, own or shared by a group ---- */
+/* c's spill-fill (its deserialized graphs') and its group from cfg: a new group or the first
+ * context's. Registry lock held. Logs and returns the code of a refusal. */
+qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg);
+/* c leaves its group (freed with its last member). Registry lock held. */
+void rb_sf_detach(rb_context *c);
+/* An execute of a graph of c starts / ends: graphs sharing a spill-fill buffer run one at a
+ * time (a violation otherwise). */
+void rb_sf_enter(rb_context *c, const char *api, const char *graph);
+void rb_sf_leave(rb_context *c);
+/* The live spill-fill bytes (groups once, other contexts each) and binary copies. Registry
+ * lock held. */
+void rb_sf_gauges(uint64_t *spill_fill, uint64_t *binary_copies);
 qnn_error_t rb_graph_set_config(qnn_graph_handle_t, const qnn_graph_config_t **);
 const char *rb_priority_name(uint32_t p); /* NULL: not a QNN priority */
 
@@ -392,6 +459,26 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t
                                        const qnn_context_config_t **, const void *,
                                        qnn_context_binary_size_t);
 qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
+/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
+ * takes the call's signal (NULL: none) for a call that started at start_ns, into *w. */
+qnn_error_t rb_pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
+                           rb_device **d, const void *signal, const char *api,
+                           uint64_t start_ns, rb_watch *w);
+void rb_unpin_backend(rb_backend *b);
+/* One context from a binary, for contextCreateFromBinary(WithSignal) and each context of a
+ * list (context_list.c): the call's backend b is pinned and its signal taken (w). Runs the
+ * injected latency and fault rules, the configs, the parse and checks, and registers the
+ * context (*out). `list` only changes the messages. */
+qnn_error_t rb_create_one(rb_backend *b, rb_device *d, qnn_device_handle_t dh, const char *api,
+                          const qnn_context_config_t **cfg, const void *buf,
+                          qnn_context_binary_size_t size, qnn_profile_handle_t profile,
+                          const rb_watch *w, rb_context **out);
+
+/* ---- context_list.c ---- */
+qnn_error_t rb_context_create_from_binary_list_async(qnn_backend_handle_t, qnn_device_handle_t,
+                                                     const qnn_context_params_t **,
+                                                     const qnn_context_config_t **,
+                                                     qnn_signal_handle_t);
 
 /* ---- profile.c: one call's recording (the functions: rb_profile.h) ---- */
 struct rb_profile;

@@ -6,7 +6,7 @@
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
-rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL, NULL};
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
 
@@ -40,7 +40,9 @@ void rb_context_destroy(rb_context *c) {
   RB_UNLINK(rb_context, contexts, c);
   rb_mem_drop_context(c);
   for (uint32_t i = 0; i < c->num_graphs; i++) rb_queue_stop_worker(&c->graphs[i]);
+  rb_sf_detach(c);
   free(c->graphs);
+  free(c->graph_hash);
   ref_model_free(c->model);
   free(c);
 }

@@ -116,6 +116,12 @@ typedef struct ref_model {
  * "truncated: tensor table needs 4096 bytes at offset 64, file has 100",
  * "bad magic", "unknown format version 9 (supported: 1)", "tensor 'x': rank 12 > 8". */
 int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, size_t errlen);
+/* The same without the copy: names, static data and per-axis parameters point into `buf`,
+ * which must stay valid and unchanged until ref_model_free (a persistent binary, QNN's
+ * PERSISTENT_BINARY context config). A buffer that is not 8-byte aligned is refused (-1): parse
+ * a copy then. */
+int ref_model_parse_in_place(const void *buf, size_t len, ref_model **out, char *err,
+                             size_t errlen);
 void ref_model_free(ref_model *m);
 
 /* Serializes a model (parsed, or assembled in memory with the tensor indices of ref_op and
@@ -131,6 +137,11 @@ int ref_model_has_magic(const void *buf, size_t len);
 int ref_model_find_graph(const ref_model *m, const char *name);
 /* Index of the tensor with this id, or -1. */
 int ref_model_find_tensor(const ref_model *m, uint32_t id);
+
+/* Graph g's spill-fill buffer, as HTP's graph blob info reports it (spill_fill.c): the
+ * largest sum of intermediates (native tensors) alive at once, each from the op that makes it
+ * to the last op that reads it. */
+uint64_t ref_graph_spill_fill_bytes(const ref_model *m, uint32_t g);
 
 /* Bytes of one element of a QNN data type (0 for unsupported types). */
 size_t ref_dtype_size(uint32_t data_type);

@@ -180,6 +180,7 @@ static void *fill_graphs(rs_context *c, const ref_model *m, rs_layout layout) {
       rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
       if (!blob) return NULL;
       blob->version = 1;
+      blob->spill_fill_buffer_size = ref_graph_spill_fill_bytes(m, i);
       blob->vtcm_size = m->meta.vtcm_blob; /* as the model says: bytes, or MB to test readers */
       v->graph_blob_info_size = (uint32_t)sizeof(*blob);
       v->graph_blob_info = blob;

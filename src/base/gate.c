@@ -45,9 +45,9 @@ static int readers_may_enter(const exec_gate *g) {
 }
 
 int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns,
-                      unsigned *round) {
+                      unsigned *round, gate_lane *lane) {
   pthread_mutex_lock(&g->lock);
-  while (!readers_may_enter(g)) {
+  while (!readers_may_enter(g) || (lane && lane->busy)) {
     if (stopped(stop, deadline_ns)) {
       pthread_mutex_unlock(&g->lock);
       return 0;
@@ -56,24 +56,29 @@ int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns
   }
   *round = g->round & 1u;
   g->readers[*round]++;
+  if (lane) lane->busy = 1;
   pthread_mutex_unlock(&g->lock);
   return 1;
 }
 
-int gate_try_enter_shared(exec_gate *g, unsigned *round) {
+int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane) {
   pthread_mutex_lock(&g->lock);
-  int ok = readers_may_enter(g);
+  int ok = readers_may_enter(g) && !(lane && lane->busy);
   if (ok) {
     *round = g->round & 1u;
     g->readers[*round]++;
+    if (lane) lane->busy = 1;
   }
   pthread_mutex_unlock(&g->lock);
   return ok;
 }
 
-void gate_leave_shared(exec_gate *g, unsigned round) {
+void gate_leave_shared(exec_gate *g, unsigned round, gate_lane *lane) {
   pthread_mutex_lock(&g->lock);
-  if (--g->readers[round] == 0 && g->writers_waiting) pthread_cond_broadcast(&g->cond);
+  /* a reader waiting for the lane waits on the gate's condition variable too */
+  int wake = (--g->readers[round] == 0 && g->writers_waiting) || lane;
+  if (lane) lane->busy = 0;
+  if (wake) pthread_cond_broadcast(&g->cond);
   pthread_mutex_unlock(&g->lock);
 }
 

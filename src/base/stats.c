@@ -47,4 +47,7 @@ void htpu_stats_get(htpu_stats *out) {
   out->profiles_dropped = LOAD(profiles_dropped);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);
+  out->binary_bytes_copied = LOAD(binary_bytes_copied);
+  out->binary_bytes_mapped = LOAD(binary_bytes_mapped);
+  out->list_loads = LOAD(list_loads);
 }

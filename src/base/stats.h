@@ -17,6 +17,7 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t live_calls, executes_timed_out, timer_wakeups, worker_threads;
   atomic_uint_fast64_t gate_writers;
   atomic_uint_fast64_t live_profiles, profiled_calls, profiles_dropped;
+  atomic_uint_fast64_t binary_bytes_copied, binary_bytes_mapped, list_loads;
 } htpu_counters;
 
 extern htpu_counters htpu_g_counters;

@@ -71,11 +71,17 @@ void exec_unlock_graph(exec_call *x) { turn_release(x->ctl); }
 /* The execute gate, shared: 1 entered, 0 not (POLICY_TRY: it would wait; else the call was
  * stopped while it waited: its deadline, a cancel or a close, which poke the gate). */
 int exec_enter_gate(exec_call *x) {
-  if (x->policy == POLICY_TRY) return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round);
-  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round);
+  /* Graphs sharing a spill-fill buffer run one at a time: their group's lane. */
+  gate_lane *lane = x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL;
+  if (x->policy == POLICY_TRY)
+    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round, lane);
+  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round, lane);
 }
 
-void exec_leave_gate(exec_call *x) { gate_leave_shared(&htpu_exec_gate, x->gate_round); }
+void exec_leave_gate(exec_call *x) {
+  gate_leave_shared(&htpu_exec_gate, x->gate_round,
+                    x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL);
+}
 
 
 /* A running call stopped through the graph's abort signal (or just before graphExecute, or at

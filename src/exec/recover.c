@@ -18,6 +18,33 @@ typedef struct recovery {
   int stopped; /* a try or the backoff was cut short by the call's bound */
 } recovery;
 
+static int recover_locked(recovery *r, uint64_t seen_generation);
+
+/* A new QNN context for r's context, back in its spill-fill group: the group's first context
+ * names a new group; another joins the first's QNN handle, and when that fails for a handle
+ * lost in the same restart (1007, 5002), the first context is recovered here (its own calls
+ * would do it later) and joined again. A first context that cannot be recovered leaves this
+ * one on a buffer of its own (sf_joined 0). */
+static qnn_error_t recreate_grouped(recovery *r, qnn_context_handle_t *q, int *timed_out) {
+  context_obj *c = r->c, *a = c->sf_anchor;
+  qnn_error_t e = create_bounded(c, q, r->deadline_ns, NULL, a != NULL, timed_out);
+  uint32_t code = QNN_ERROR_CODE(e);
+  if (e == QNN_SUCCESS || *timed_out || !a || a == c ||
+      (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && code != QNN_CONTEXT_ERROR_INVALID_HANDLE)) {
+    if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, a != NULL);
+    return e;
+  }
+  recovery ra = {a, r->stop, r->deadline_ns, 0};
+  int joined = recover_locked(&ra, a->generation) == 0;
+  if (ra.stopped) { /* the call's bound ran out in the first context's recovery */
+    *timed_out = 1;
+    return QNN_CONTEXT_ERROR_TIMED_OUT;
+  }
+  e = create_bounded(c, q, r->deadline_ns, NULL, joined, timed_out);
+  if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, joined);
+  return e;
+}
+
 /* One try (retry_try_fn on a recovery): a new QNN context from the retained binary, and every
  * open graph's handle in it. On failure frees what it made, sets the error and *code (the QNN
  * code, 0 if none). */
@@ -30,7 +57,7 @@ static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
   int timed_out = 0;
-  qnn_error_t e = create_bounded(c, &q, r->deadline_ns, NULL, &timed_out);
+  qnn_error_t e = recreate_grouped(r, &q, &timed_out);
   if (timed_out) { /* the call's deadline: not worth a retry, not the model's death */
     r->stopped = 1;
     *code = 0;

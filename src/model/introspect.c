@@ -254,7 +254,9 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
   uint32_t stride = qnn_graph_info_stride(sys->api);
   htpu_graph_info *graphs = model_info_alloc(m, n * sizeof *graphs);
   m->templates = model_info_alloc(m, n * sizeof *m->templates);
-  if (!graphs || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  m->spill_fill = model_info_alloc(m, n * sizeof *m->spill_fill);
+  if (!graphs || !m->templates || !m->spill_fill)
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t i = 0; i < n; i++) {
     const qnn_system_context_graph_info_t *g =
         (const qnn_system_context_graph_info_t *)((const char *)f->graphs + (size_t)i * stride);
@@ -278,7 +280,10 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
         g->u.v3.graph_blob_info_size >= offsetof(qnn_htp_graph_blob_info_t, u.v1.optimization_level)) {
       const qnn_htp_graph_blob_info_t *b = g->u.v3.graph_blob_info;
       /* Only V1 has this layout: a V2 blob starts with 64-bit sizes instead. */
-      if (b->version == 1) gi->vtcm_bytes = vtcm_reported_to_bytes(b->u.v1.vtcm_size);
+      if (b->version == 1) {
+        gi->vtcm_bytes = vtcm_reported_to_bytes(b->u.v1.vtcm_size);
+        m->spill_fill[i] = b->u.v1.spill_fill_buffer_size;
+      }
     }
   }
   m->pub.graphs = graphs;

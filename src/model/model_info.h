@@ -21,6 +21,9 @@ typedef struct graph_templates {
 typedef struct model_info {
   htpu_model_info pub; /* first member: htpu_model_info_free casts back */
   graph_templates *templates; /* pub.num_graphs entries */
+  /* Per graph: the spill-fill buffer its HTP graph blob info (V1) reports, in bytes; 0 when
+   * unknown (graph info V1/V2, another blob version, or a binary that reports 0). */
+  uint64_t *spill_fill;
   struct alloc_node *allocations;
 } model_info;
 
@@ -28,6 +31,11 @@ typedef struct model_info {
 void *model_info_alloc(model_info *m, size_t size);
 char *model_info_strdup(model_info *m, const char *s);
 void model_info_free(model_info *m);
+
+/* "'a', 'b'": the names of info's graphs (those marked in `only`; NULL: all), for messages;
+ * truncated at len. */
+void model_info_graph_names(const htpu_model_info *info, const uint8_t *only, char *buf,
+                            size_t len);
 
 /* Reads the metadata of the binary in buf through the system library. buf is not modified but
  * the QNN call takes a non-const pointer. Returns 0 or an HTPU_E* code with the error set. */

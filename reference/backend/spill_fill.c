@@ -1,0 +1,147 @@
+/*
+ * spill_fill.c - what a context's activations cost: its spill-fill buffer, its own or shared
+ * by a group of contexts (the HTP custom context config REGISTER_MULTI_CONTEXTS).
+ *
+ * A context's need is the largest spill-fill of its deserialized graphs (ref_graph_spill_fill_
+ * bytes, the figure the system library reports in the graph blob info). Outside a group each
+ * context holds a buffer of that size; a group holds one buffer of the size its first context
+ * registered (maxSpillFillBuffer, > 0; later members' values are disregarded: HTP/QnnHtpContext.h),
+ * from its first context's creation until its last member is freed. The accounting is what
+ * htpu_ref_stats.spill_fill_bytes reports: sum against largest.
+ *
+ * Rules (docs/reference-backend.md): a new group needs a size > 0; a member joins through the
+ * handle of a live context of this backend that is in a group (unknown 5002, lost in a DSP
+ * restart 1007, in no group 5010); a context whose own need exceeds its group's buffer is
+ * refused (5010). Graphs of one group run one at a time: their activations share the buffer
+ * (Qualcomm's shared spill-fill buffers are "supported only with sequential execution"), so
+ * two executes of one group at once are a rule violation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "htpu_ref_control.h"
+#include "rb_internal.h"
+
+static uint64_t context_need(const rb_context *c) {
+  uint64_t need = 0;
+  for (uint32_t g = 0; g < c->num_graphs; g++) {
+    if (!c->graphs[g].enabled) continue;
+    uint64_t n = ref_graph_spill_fill_bytes(c->model, g);
+    if (n > need) need = n;
+  }
+  return need;
+}
+
+/* The group of the context behind handle h, for a member joining it; logs why not. */
+static qnn_error_t find_group(rb_backend *b, const char *api, const void *h, rb_sf_group **out) {
+  rb_context *first = rb_find_context(h);
+  if (!first || first->backend != b) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: firstGroupHandle 0x%lx "
+            "is not a live context of this backend", api, (unsigned long)(uintptr_t)h);
+    return QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  }
+  if (atomic_load(&first->stale)) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: firstGroupHandle 0x%lx "
+            "was lost in a DSP subsystem restart (its group's buffer with it)", api,
+            (unsigned long)first->handle);
+    return QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
+  }
+  if (!first->group) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: context 0x%lx "
+            "(firstGroupHandle) registered no spill-fill group", api,
+            (unsigned long)first->handle);
+    return QNN_CONTEXT_ERROR_INVALID_CONFIG;
+  }
+  *out = first->group;
+  return QNN_SUCCESS;
+}
+
+qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg) {
+  c->spill_fill = context_need(c);
+  if (!cfg->group) return QNN_SUCCESS;
+  rb_sf_group *g = NULL;
+  if (cfg->group_first) {
+    qnn_error_t rc = find_group(b, api, cfg->group_first, &g);
+    if (rc != QNN_SUCCESS) return rc;
+  } else if (cfg->group_max == 0) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: a new group needs a "
+            "maxSpillFillBuffer > 0", api);
+    return QNN_CONTEXT_ERROR_INVALID_CONFIG;
+  }
+  uint64_t size = g ? g->bytes : cfg->group_max;
+  if (c->spill_fill > size) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: the binary's graphs need "
+            "a %llu-byte spill-fill buffer, more than the group's %llu bytes", api,
+            (unsigned long long)c->spill_fill, (unsigned long long)size);
+    return QNN_CONTEXT_ERROR_INVALID_CONFIG;
+  }
+  if (!g) {
+    g = calloc(1, sizeof(*g));
+    if (!g) return QNN_COMMON_ERROR_MEM_ALLOC;
+    g->id = c->handle;
+    g->backend = b;
+    g->bytes = cfg->group_max;
+    g->next = g_rb.groups;
+    g_rb.groups = g;
+  }
+  g->members++;
+  c->group = g;
+  return QNN_SUCCESS;
+}
+
+void rb_sf_detach(rb_context *c) {
+  rb_sf_group *g = c->group;
+  c->group = NULL;
+  if (!g || --g->members > 0) return;
+  for (rb_sf_group **pp = &g_rb.groups; *pp; pp = &(*pp)->next)
+    if (*pp == g) {
+      *pp = g->next;
+      break;
+    }
+  free(g);
+}
+
+void rb_sf_enter(rb_context *c, const char *api, const char *graph) {
+  if (!c->group) return;
+  int running = atomic_fetch_add(&c->group->executing, 1);
+  if (running > 0)
+    rb_violation(c->backend->log, "%s: graph '%s' executes while %d other execute(s) of its "
+                 "spill-fill group (first context 0x%lx) run: graphs sharing a spill-fill "
+                 "buffer must run one at a time", api, graph, running,
+                 (unsigned long)c->group->id);
+}
+
+void rb_sf_leave(rb_context *c) {
+  if (c->group) atomic_fetch_sub(&c->group->executing, 1);
+}
+
+void rb_sf_gauges(uint64_t *spill_fill, uint64_t *binary_copies) {
+  *spill_fill = *binary_copies = 0;
+  for (rb_sf_group *g = g_rb.groups; g; g = g->next) *spill_fill += g->bytes;
+  for (rb_context *c = g_rb.contexts; c; c = c->next) {
+    if (!c->group) *spill_fill += c->spill_fill;
+    *binary_copies += c->copied_bytes;
+  }
+}
+
+RB_EXPORT int htpu_ref_get_context_state(uint64_t handle, htpu_ref_context_state *out) {
+  if (!out) return -1;
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&g_rb.lock);
+  rb_context *c = rb_find_context((const void *)(uintptr_t)handle);
+  if (c) {
+    out->persistent = c->persistent;
+    out->graphs_deserialized = c->num_enabled;
+    out->num_graphs = c->num_graphs;
+    out->priority = c->priority;
+    out->binary_copy_bytes = c->copied_bytes;
+    out->spill_fill_bytes = c->spill_fill;
+    out->group_id = c->group ? c->group->id : 0;
+    out->group_bytes = c->group ? c->group->bytes : 0;
+    out->group_members = c->group ? c->group->members : 0;
+    out->memory_limit_mb = c->memory_limit_mb;
+    out->stale = atomic_load(&c->stale);
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  return c ? 0 : -1;
+}
