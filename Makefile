@@ -64,8 +64,9 @@ endif
 # The core: the top (runtime, context, graph: src/*.c) over its rooms, each a folder whose
 # door header says what lives there and what the others may use (docs/architecture.md, "The
 # core's rooms"). A room calls only rooms below it:
-#   top -> exec -> profile, quant, model -> device -> loader -> base (qnn/: the ABI, headers only)
-CORE_ROOMS := base loader device model quant profile exec
+#   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
+#   headers only)
+CORE_ROOMS := base loader device model quant shape profile exec
 CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
@@ -170,7 +171,7 @@ test:
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
-	$(Q)env -u MAKEFLAGS -u MFLAGS mix test
+	$(Q)bash test/run_exunit.sh
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.

@@ -88,6 +88,8 @@
   X(dequantize_ns, "dequantize_ns")               \
   X(total_ns, "total_ns")                         \
   X(nif_ns, "nif_ns")                             \
+  X(output_shapes, "output_shapes")               \
+  X(dynamic_dims, "dynamic_dims")                 \
   X(execute_start_ns, "execute_start_ns")         \
   X(scheduler, "scheduler")                       \
   X(normal, "normal")                             \

@@ -159,9 +159,15 @@ ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t) {
   ERL_NIF_TERM dims[HTPU_MAX_RANK];
   uint32_t rank = t->rank <= HTPU_MAX_RANK ? t->rank : HTPU_MAX_RANK;
   for (uint32_t i = 0; i < rank; i++) dims[i] = enif_make_uint(env, t->dims[i]);
+  /* the axes whose shape entry is a maximum, set per execute (outputs) */
+  ERL_NIF_TERM dynamic = enif_make_list(env, 0);
+  for (uint32_t i = rank; i-- > 0;)
+    if ((t->dynamic_dims >> i) & 1u)
+      dynamic = enif_make_list_cell(env, enif_make_uint(env, i), dynamic);
   ERL_NIF_TERM k[] = {ATOMS.name,         ATOMS.id,          ATOMS.dtype,
                       ATOMS.qnn_data_type, ATOMS.tensor_version, ATOMS.shape,
-                      ATOMS.num_elements, ATOMS.byte_size,   ATOMS.quantization};
+                      ATOMS.num_elements, ATOMS.byte_size,   ATOMS.quantization,
+                      ATOMS.dynamic_dims};
   ERL_NIF_TERM v[] = {nif_make_string(env, t->name),
                       enif_make_uint(env, t->id),
                       nif_dtype_atom(t->dtype),
@@ -170,7 +176,8 @@ ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t) {
                       enif_make_tuple_from_array(env, dims, rank),
                       enif_make_uint64(env, t->num_elements),
                       enif_make_uint64(env, t->byte_size),
-                      make_quant(env, &t->quant)};
+                      make_quant(env, &t->quant),
+                      dynamic};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 

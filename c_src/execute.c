@@ -39,6 +39,7 @@
 #include "atoms.h"
 #include "handles.h"
 #include "nif.h"
+#include "shapes.h"
 #include "terms.h"
 
 /* The BEAM asks NIFs on normal schedulers to return within about 1 ms; a short call must be
@@ -103,6 +104,7 @@ typedef struct exec_call {
   ErlNifBinary *outs;
   htpu_profile_level prof_level; /* a sampled short call (graph_execute_normal/6): its profile */
   unsigned prof_max_events;
+  uint32_t *dims; /* outputs with dynamic dimensions: the shapes the execute wrote (shapes.h) */
 } exec_call;
 
 static void call_close(exec_call *c) {
@@ -114,7 +116,9 @@ static void call_close(exec_call *c) {
   if (c->outs) enif_free(c->outs);
   if (c->copies) enif_free(c->copies);
   if (c->io) enif_free(c->io);
+  if (c->dims) enif_free(c->dims);
   c->io = NULL;
+  c->dims = NULL;
   c->copies = NULL;
   c->outs = NULL;
 }
@@ -149,6 +153,12 @@ static step open_call(ErlNifEnv *env, const ERL_NIF_TERM argv[], exec_call *c, E
     return STEP_ANSWERED;
   }
   memset(c->copies, 0, (c->n_in ? c->n_in : 1) * sizeof *c->copies);
+  int oom = 0;
+  c->dims = nif_shapes_alloc(c->graph, &oom);
+  if (oom) {
+    *ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
+    return STEP_ANSWERED;
+  }
   return STEP_OK;
 }
 
@@ -230,12 +240,16 @@ static step make_outputs(ErlNifEnv *env, ERL_NIF_TERM list, exec_call *c, ERL_NI
  * binaries move to the terms. */
 static ERL_NIF_TERM answer(ErlNifEnv *env, exec_call *c, const htpu_exec_stats *st,
                            ErlNifTime t0, htpu_profile *p) {
+  ERL_NIF_TERM sched = c->mode == RUN_DIRTY ? ATOMS.dirty_io : ATOMS.normal;
+  ERL_NIF_TERM stats = nif_make_exec_stats(env, st, t0, sched);
+  if (nif_shapes_apply(env, c->graph, c->dims, c->io + c->n_in, c->outs, &stats)) {
+    htpu_profile_free(p);
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (output shapes)");
+  }
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = c->n_out; i-- > 0;)
     list = enif_make_list_cell(env, enif_make_binary(env, &c->outs[i]), list);
   c->made = 0; /* ownership moved to the terms */
-  ERL_NIF_TERM sched = c->mode == RUN_DIRTY ? ATOMS.dirty_io : ATOMS.normal;
-  ERL_NIF_TERM stats = nif_make_exec_stats(env, st, t0, sched);
   /* a read that failed after a good execute: its reason is this call's last error */
   if (c->prof_level) return enif_make_tuple4(env, ATOMS.ok, list, stats, nif_profile_answer(env, p, 0));
   return enif_make_tuple3(env, ATOMS.ok, list, stats);
@@ -270,6 +284,8 @@ static step execute_and_answer(ErlNifEnv *env, ERL_NIF_TERM profile, exec_call *
   }
   xo.no_wait = c->mode != RUN_DIRTY;
   xo.short_ns = c->mode == RUN_AUTO ? NIF_SHORT_CALL_NS : 0;
+  if (!nif_shapes_rows_ok(env, c->graph, c->chunks, ret)) return STEP_ANSWERED;
+  xo.output_dims = c->dims;
   htpu_exec_stats st = {0};
   if (use_batch_multiple(c, batch_call)) {
     xo.batch_multiple = c->chunks;

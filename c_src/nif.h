@@ -6,6 +6,7 @@
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
+ *   shapes.c                       dynamic output shapes in answers        (shapes.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
  *   env.c  convert.c               env option; terms                       (env.h, terms.h)

@@ -73,6 +73,17 @@ static ERL_NIF_TERM map_of(ErlNifEnv *env, const char *const *keys, ERL_NIF_TERM
   return map_with(env, k, v, n);
 }
 
+/* An object event's value: %{data: its bytes, file: its file name or nil}. */
+static ERL_NIF_TERM object_term(ErlNifEnv *env, const htpu_profile_event *e) {
+  ERL_NIF_TERM data;
+  unsigned char *d = enif_make_new_binary(env, (size_t)e->object_size, &data);
+  if (!d) return enif_make_badarg(env);
+  if (e->object_size) memcpy(d, e->object, (size_t)e->object_size);
+  static const char *const keys[] = {"data", "file"};
+  ERL_NIF_TERM v[] = {data, e->object_file[0] ? str(env, e->object_file) : nil_atom};
+  return map_of(env, keys, v, 2);
+}
+
 /* Depth-bounded by the core (profile_read.c), so recursion here is bounded too. */
 static ERL_NIF_TERM event_term(ErlNifEnv *env, const htpu_profile_event *e) {
   ERL_NIF_TERM kids = enif_make_list(env, 0);
@@ -82,7 +93,7 @@ static ERL_NIF_TERM event_term(ErlNifEnv *env, const htpu_profile_event *e) {
   ERL_NIF_TERM v[] = {enif_make_uint(env, e->type),
                       str(env, e->name),
                       unit[0] ? atom(env, unit) : enif_make_uint(env, e->unit),
-                      enif_make_uint64(env, e->value),
+                      e->unit == 5 ? object_term(env, e) : enif_make_uint64(env, e->value),
                       str(env, e->identifier),
                       e->has_timestamp ? enif_make_uint64(env, e->timestamp) : nil_atom,
                       kids};

@@ -17,6 +17,7 @@
 #include "env.h"
 #include "handles.h"
 #include "nif.h"
+#include "shapes.h"
 #include "terms.h"
 
 /* Above this many bytes a copy or (de)quantization pass goes to a dirty CPU scheduler: a
@@ -137,6 +138,15 @@ ERL_NIF_TERM nif_graph_alloc_io(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_make_error_msg(env, HTPU_ECLOSED, "the graph is closed");
+  /* SharedIO.read_outputs reads whole buffers; an output with dynamic dimensions holds only
+   * what each execute produced (predict/3 answers it in that shape) */
+  int dyn = nif_shapes_dynamic_output(g);
+  if (dyn >= 0)
+    return nif_make_error_msg(env, HTPU_EUNSUPPORTED,
+                              "output '%s' has dynamic dimensions, whose size each execute sets: "
+                              "shared IO buffers are read whole; use predict/3, which answers "
+                              "in the shape the execute wrote",
+                              g->tensors[g->num_inputs + (unsigned)dyn].info.name);
   uint32_t n = g->num_inputs + g->num_outputs;
   htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
   if (!io) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (alloc_io)");

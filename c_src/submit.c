@@ -31,6 +31,7 @@
 #include "atoms.h"
 #include "handles.h"
 #include "nif.h"
+#include "shapes.h"
 #include "terms.h"
 
 typedef struct nif_call {
@@ -52,6 +53,7 @@ typedef struct nif_call {
   htpu_io *io;
   void **copies;
   ErlNifBinary *outs;
+  uint32_t *dims; /* outputs with dynamic dimensions: the shapes the execute wrote (shapes.h) */
   uint64_t t0, done_ns; /* CLOCK_MONOTONIC ns at submit and at done: :nif_ns between */
 } nif_call;
 
@@ -100,9 +102,11 @@ static void call_free_io(nif_call *c) {
   if (c->copies) enif_free(c->copies);
   if (c->outs) enif_free(c->outs);
   if (c->io) enif_free(c->io);
+  if (c->dims) enif_free(c->dims);
   c->copies = NULL;
   c->outs = NULL;
   c->io = NULL;
+  c->dims = NULL;
   if (c->env) enif_free_env(c->env);
   c->env = NULL;
 }
@@ -192,11 +196,16 @@ static void on_done(htpu_call *call, int rc, void *arg) {
     ErlNifEnv *e = c->env;
     ERL_NIF_TERM result;
     if (rc == 0) {
+      /* outputs with dynamic dimensions: cut to what was produced, their shapes in the stats
+       * (which a graph with them always carries) */
+      if (!have_stats) memset(&st, 0, sizeof st);
+      ERL_NIF_TERM stats = have_stats || c->dims ? stats_term(e, c, &st) : atom_pending;
+      if (nif_shapes_apply(e, c->graph, c->dims, c->io + c->n_in, c->outs, &stats))
+        stats = atom_pending; /* out of memory: the outputs whole, as declared */
       ERL_NIF_TERM list = enif_make_list(e, 0);
       for (unsigned i = c->n_out; i-- > 0;)
         list = enif_make_list_cell(e, enif_make_binary(e, &c->outs[i]), list);
       c->made = 0; /* the terms own them now */
-      ERL_NIF_TERM stats = have_stats ? stats_term(e, c, &st) : atom_pending;
       if (c->profiled) {
         /* Read on the worker before this done (htpu_call_take_profile); made into terms here,
          * before the reply: {:ok, outputs, stats, profile | {:dropped, error}}. */
@@ -313,6 +322,12 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
     o->data = c->outs[i].data;
     o->size = size;
   }
+  /* outputs with dynamic dimensions: where the execute writes their shapes (shapes.h) */
+  ERL_NIF_TERM refused;
+  if (!nif_shapes_rows_ok(env, c->graph, c->rows, &refused)) return refused;
+  int oom = 0;
+  if (!(c->dims = nif_shapes_alloc(c->graph, &oom)) && oom)
+    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (submit)");
   return 0;
 }
 
@@ -375,6 +390,7 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   enif_keep_resource(g);
   c->tag = enif_make_copy(c->env, argv[4]);
   if ((ret = take_io(env, c, argv[1], argv[2]))) goto out;
+  xo.output_dims = c->dims;
   if (!enif_self(env, &c->pid)) {
     ret = bad(env, "not called from a process");
     goto out;

@@ -168,6 +168,12 @@ typedef struct htpu_tensor_info {
   size_t num_elements;
   size_t byte_size;
   htpu_quant quant;
+  /* Bit d set: dims[d] is dynamic (the binary's isDynamicDimensions, tensor version 2): dims[d]
+   * is then its maximum, and num_elements and byte_size are the maximum's. An output's actual
+   * dims are what each execute writes (htpu_exec_options.output_dims): its buffer is still sized
+   * for the maximum and holds that many elements from its start. An input is run at its
+   * maximum. 0: every dimension is fixed. */
+  uint32_t dynamic_dims;
 } htpu_tensor_info;
 
 typedef struct htpu_graph_info {
@@ -421,8 +427,8 @@ typedef struct htpu_runtime_info {
   int priority_control;           /* context priorities reach QNN (306) */
   int execute_async;              /* submitted calls are queued in QNN (graphExecuteAsync, 304;
                                      no HTP release announces it): up to
-                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (a signal
-                                     cannot reach an async call without 309) */
+                                     HTPU_ASYNC_DEPTH per graph, bounded on the host (an async
+                                     call gets no signal: 309 is not asked) */
   /* loading (htpu_load_options, htpu_context_open_many) */
   int persistent_binary;          /* 208: QNN is told the binary stays (no copy of its own) */
   int enable_graphs;              /* 206: htpu_load_options.graphs reaches QNN */
@@ -644,6 +650,18 @@ typedef struct htpu_exec_options {
   /* An htpu_priority: its place among the calls waiting for the graph. HTPU_PRIORITY_DEFAULT:
    * the context's. Out of range: HTPU_EINVAL. */
   int priority;
+  /* NULL, or where a call that succeeds writes the shape each output came out in: num_outputs
+   * rows of HTPU_MAX_RANK entries, output i's dims at output_dims[i * HTPU_MAX_RANK ..] (its
+   * rank entries, then zeros). The backend writes an output's dims back after an execute
+   * (QnnGraph.h): an output with dynamic dimensions (htpu_tensor_info.dynamic_dims) gets what
+   * it produced (a NonZero's row count, say), any other its declared dims unless the backend
+   * shrank them; each is at most the declared one (larger is HTPU_EQNN naming the output). The
+   * output's buffer holds that many elements from its start (an f32 output: that many
+   * dequantized), the rest left as it was. With batch_multiple k: the declared dims with
+   * dims[0] x k (a graph with dynamic outputs takes no batch multiple: HTPU_EINVAL). Untouched
+   * when the call fails. Submitted calls: borrowed until done runs, as the outputs are (after a
+   * host-side deadline or cancel without signals the call worked on its own copy). */
+  uint32_t *output_dims;
 } htpu_exec_options;
 
 /* htpu_graph_execute with options (NULL = none). After a DSP restart (QNN 1007) the context
@@ -827,7 +845,12 @@ HTPU_API int htpu_profile_level_from_name(const char *name, htpu_profile_level *
 
 /* One event. type/unit/value are QNN's (QnnProfile.h, HTP/QnnHtpProfile.h); `name` is ours
  * for the type ("accelerator time", "host RPC", "VTCM acquire", ...), "event <type>" when we
- * do not know it. Values without a unit are microseconds. */
+ * do not know it. Values without a unit are microseconds. An event of unit 5 (object) carries
+ * no number (value 0) but the backend's opaque object (QnnProfile_BackendOpaqueObject_t, in the
+ * extended event data only: without extended events it cannot be read, and the profile's note
+ * counts it among the events that could not be read): its bytes and the file name it gives,
+ * copied into the profile, at most HTPU_PROFILE_MAX_OBJECT_BYTES of them per profile (an
+ * object past that is not copied: object NULL, object_size 0, and the note says so). */
 typedef struct htpu_profile_event {
   uint32_t type;
   uint32_t unit;             /* 1 us, 2 bytes, 3 cycles, 4 count, 5 object, 6 none */
@@ -838,7 +861,13 @@ typedef struct htpu_profile_event {
   int has_timestamp;
   uint32_t num_children;
   const struct htpu_profile_event *children;
+  const void *object;        /* unit 5: the object's bytes (NULL when none or not copied) */
+  uint64_t object_size;      /* ... and their count */
+  const char *object_file;   /* unit 5: the object's file name; "" when none (and otherwise) */
 } htpu_profile_event;
+
+/* The most object bytes (htpu_profile_event.object) one profile copies: 64 MiB. */
+#define HTPU_PROFILE_MAX_OBJECT_BYTES (64ull << 20)
 
 /* One op of a detailed or linting profile, in execution order. */
 typedef struct htpu_profile_op {

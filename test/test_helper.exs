@@ -1,6 +1,7 @@
 # Optional-dependency tests (tagged :nx and :telemetry) run only when the dependency is
-# present, and then hexagon_tpu has started it (its optional applications); otherwise their
-# modules tag them skip: <reason>, so they are reported as skipped. With HTPU_REQUIRE_OPTIONAL=1
+# present, and then hexagon_tpu has started it (its optional applications). Otherwise the
+# modules that call Nx are not compiled at all (`if Code.ensure_loaded?(Nx)`: no warning about
+# a missing Nx), and the others tag their tests skip: <reason>. With HTPU_REQUIRE_OPTIONAL=1
 # (test/optional/run.sh, where the real libraries are on ERL_LIBS) a missing one fails the run
 # before any test, so the real path can never silently stop running.
 require_optional = System.get_env("HTPU_REQUIRE_OPTIONAL") in ["1", "true"]
@@ -8,7 +9,7 @@ require_optional = System.get_env("HTPU_REQUIRE_OPTIONAL") in ["1", "true"]
 for app <- [:nx, :telemetry], reason = HexagonTpu.TestModels.optional_skip(app) do
   if require_optional,
     do: raise("HTPU_REQUIRE_OPTIONAL=1: #{reason}; the tests that need it would be skipped"),
-    else: IO.puts("#{reason}: the tests that need it are skipped")
+    else: IO.puts("#{reason}: the tests that need it do not run")
 end
 
 # The suite runs on shared, sometimes heavily loaded machines where every dirty NIF call can

@@ -747,7 +747,7 @@ defmodule HexagonTpu.Graph do
            out_types = output_types(g, o.dequantize),
            scheduler = o.scheduler || g.scheduler,
            {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o, scheduler),
-           {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+           {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
         {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
       else
         error -> {error, nil}
@@ -937,7 +937,7 @@ defmodule HexagonTpu.Graph do
   @spec finish_call(t(), term(), [atom()], atom(), boolean()) :: term()
   def finish_call(g, answer, out_types, kind, with_stats) do
     with {:ok, bins, stats} <- answer |> Error.wrap() |> Error.put_tensor(tensor_names(g)),
-         {:ok, outputs} <- build_outputs(g, bins, out_types, kind) do
+         {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
       if with_stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
     end
   end
@@ -977,13 +977,22 @@ defmodule HexagonTpu.Graph do
     end
   end
 
-  defp build_outputs(_g, bins, _types, :binary), do: {:ok, bins}
+  defp build_outputs(_g, bins, _types, :binary, _stats), do: {:ok, bins}
 
   # Nx failing on an output (its application stopped meanwhile, say) is an error, never a raise
-  # after an execute that succeeded.
-  defp build_outputs(g, bins, types, :nx) do
-    [g.outputs, bins, types]
+  # after an execute that succeeded. An output with dynamic dimensions has the shape the execute
+  # wrote (the NIF's :output_shapes, in the stats of a graph that has them).
+  defp build_outputs(g, bins, types, :nx, stats) do
+    shapes =
+      case stats do
+        %{output_shapes: shapes} -> shapes
+        _ -> Enum.map(g.outputs, & &1.shape)
+      end
+
+    [g.outputs, bins, types, shapes]
     |> Enum.zip()
-    |> Results.map_ok(fn {info, bin, dtype} -> NxTensors.output(bin, info, dtype, g.name) end)
+    |> Results.map_ok(fn {info, bin, dtype, shape} ->
+      NxTensors.output(bin, %{info | shape: shape}, dtype, g.name)
+    end)
   end
 end

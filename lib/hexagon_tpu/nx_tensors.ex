@@ -64,7 +64,19 @@ defmodule HexagonTpu.NxTensors do
   @spec output(binary(), TensorInfo.t(), TensorInfo.dtype(), String.t()) ::
           {:ok, struct()} | {:error, Error.t()}
   def output(bin, info, dtype, graph) do
-    {:ok, bin |> Nx.from_binary(TensorInfo.nx_type(dtype)) |> Nx.reshape(info.shape)}
+    if 0 in Tuple.to_list(info.shape) do
+      # an output with dynamic dimensions that came out empty: Nx has no empty tensors
+      {:error,
+       Error.new(
+         :nx_error,
+         "graph '#{graph}' output '#{info.name}' came out empty (shape " <>
+           "#{inspect(info.shape)}), and Nx has no empty tensors; output: :binary returns it " <>
+           "(an empty binary, its shape in the stats' :output_shapes)",
+         tensor: info.name
+       )}
+    else
+      {:ok, bin |> Nx.from_binary(TensorInfo.nx_type(dtype)) |> Nx.reshape(info.shape)}
+    end
   rescue
     e ->
       {:error,

@@ -24,7 +24,9 @@ defmodule HexagonTpu.Profile do
     * `:note` - `""`, or what the figures lack (`"truncated at 4096 events ..."`, `"the binary
       carries no op names ..."`, `"no optrace data ..."`)
     * `:events` - the raw event tree of the median run: maps with `:type`, `:name`, `:unit`,
-      `:value`, `:identifier`, `:timestamp` and `:children`. Per-op figures are kept for every
+      `:value`, `:identifier`, `:timestamp` and `:children` (`:value` of an event of unit
+      `:object` is the backend's opaque object, `%{data: binary, file: String.t() | nil}`,
+      docs/profiling.md). Per-op figures are kept for every
       run, event trees for 8 runs chosen at random (the one closest to the median accelerator
       time is this one); runs x ops is capped at 16,777,216 samples, past which
       `HexagonTpu.profile/3` is an `:invalid_argument` error after the first run. `nil` in a

@@ -156,10 +156,14 @@ defmodule HexagonTpu.Telemetry do
         _ -> {%{duration: call}, {:error, :unknown}}
       end
 
-    # Where the call ran is metadata, not a measurement.
+    # Where the call ran, and the shapes of outputs with dynamic dimensions, are metadata, not
+    # measurements.
     {scheduler, measurements} = Map.pop(measurements, :scheduler)
+    {shapes, measurements} = Map.pop(measurements, :output_shapes)
+    meta = %{status: status, scheduler: scheduler}
+    meta = if shapes, do: Map.put(meta, :output_shapes, shapes), else: meta
 
-    {Map.put(measurements, :call_duration, call), %{status: status, scheduler: scheduler}}
+    {Map.put(measurements, :call_duration, call), meta}
   end
 
   defp exec_measurements(%{execute_ns: ns} = stats, _call) when is_integer(ns),

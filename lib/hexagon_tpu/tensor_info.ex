@@ -12,6 +12,12 @@ defmodule HexagonTpu.TensorInfo do
     * `:quantization` - `nil`, `%{scale: float, zero_point: integer}` (per tensor:
       `float = (q - zero_point) * scale`) or `%{axis: integer, scales: [float],
       zero_points: [integer]}` (per axis)
+    * `:dynamic_dims` - the axes whose size is dynamic (the binary's `isDynamicDimensions`),
+      `[]` when the shape is fixed. There `:shape` holds the maximum (and `:num_elements`,
+      `:byte_size` are the maximum's); each execute sets an output's actual size, and
+      `predict/3` answers in it: the output's binary holds just the elements produced, an Nx
+      output has the shape the execute wrote, and with `stats: true` the stats'
+      `:output_shapes` list every output's shape. An input is run at its maximum.
 
   ## Example
 
@@ -31,7 +37,8 @@ defmodule HexagonTpu.TensorInfo do
     :num_elements,
     :byte_size,
     :quantization,
-    :qnn_data_type
+    :qnn_data_type,
+    dynamic_dims: []
   ]
 
   @type nx_type :: {:f | :u | :s, pos_integer()}
@@ -50,7 +57,8 @@ defmodule HexagonTpu.TensorInfo do
           num_elements: non_neg_integer(),
           byte_size: non_neg_integer(),
           quantization: quantization(),
-          qnn_data_type: non_neg_integer()
+          qnn_data_type: non_neg_integer(),
+          dynamic_dims: [non_neg_integer()]
         }
 
   @nx_types %{
@@ -95,7 +103,8 @@ defmodule HexagonTpu.TensorInfo do
       num_elements: map.num_elements,
       byte_size: map.byte_size,
       quantization: map.quantization,
-      qnn_data_type: map.qnn_data_type
+      qnn_data_type: map.qnn_data_type,
+      dynamic_dims: Map.get(map, :dynamic_dims, [])
     }
   end
 end

@@ -24,7 +24,8 @@ defmodule HexagonTpu.Vectorized do
   """
   @spec execute(HexagonTpu.Graph.t(), list(), keyword(), run()) :: tuple()
   def execute(g, inputs, opts, run) do
-    with {:ok, axes, entries} <- split(g, inputs) do
+    with :ok <- fixed_outputs(g),
+         {:ok, axes, entries} <- split(g, inputs) do
       count = length(entries)
 
       entries
@@ -47,6 +48,25 @@ defmodule HexagonTpu.Vectorized do
         {:ok, {outputs, stats}} -> {:ok, outputs, stats}
         error -> error
       end
+    end
+  end
+
+  # Each entry's output with dynamic dimensions has a shape of its own: entries cannot be
+  # joined into one vectorized tensor (or one binary whose parts could be told apart).
+  defp fixed_outputs(g) do
+    case Enum.find(g.outputs, &(&1.dynamic_dims != [])) do
+      nil ->
+        :ok
+
+      out ->
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "graph '#{g.name}' output '#{out.name}' has dynamic dimensions: each execute sets " <>
+             "its shape, so vectorized inputs (one execute per entry) cannot be joined; " <>
+             "predict each entry on its own",
+           tensor: out.name
+         )}
     end
   end
 

@@ -1,4 +1,5 @@
 /* backend.c - log, backend and device lifecycles and the free-order rules between them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,15 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
   if (rc == QNN_SUCCESS && rb_caps_check_env(err, sizeof(err)) != 0) {
     rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: %s", err);
     rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
+  }
+  const char *obj = rc == QNN_SUCCESS ? getenv("HTPU_REF_PROFILE_OBJECT") : NULL;
+  if (obj && strlen(obj) >= sizeof b->profile_object) {
+    rb_logf(l, QNN_LOG_LEVEL_ERROR, "backendCreate: HTPU_REF_PROFILE_OBJECT: %zu bytes; expected "
+            "at most %zu", strlen(obj), sizeof b->profile_object - 1);
+    rc = QNN_BACKEND_ERROR_CANNOT_INITIALIZE;
+  } else if (obj) {
+    snprintf(b->profile_object, sizeof b->profile_object, "%s", obj);
+    b->has_profile_object = true;
   }
   if (rc == QNN_SUCCESS) b->op_faults = rb_fault_set_has(&b->faults, FR_GRAPH_OP);
   if (rc == QNN_SUCCESS) rc = rb_fault(NULL, FR_BACKEND_CREATE, l);

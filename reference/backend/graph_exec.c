@@ -11,131 +11,13 @@
 #include "rb_internal.h"
 #include "rb_profile.h"
 
-/* The fields graphExecute looks at, read through the member the version selects. */
-typedef struct tview {
-  uint32_t id, type, data_type, rank, mem_type, data_size;
-  const uint32_t *dims;
-  const void *data;
-} tview;
-
-static int view(const qnn_tensor_t *t, tview *v) {
-#define RB_VIEW(m)                              \
-  v->id = t->u.m.id;                            \
-  v->type = t->u.m.type;                        \
-  v->data_type = t->u.m.data_type;              \
-  v->rank = t->u.m.rank;                        \
-  v->dims = t->u.m.dimensions;                  \
-  v->mem_type = t->u.m.mem_type;                \
-  v->data = t->u.m.u.client_buf.data;           \
-  v->data_size = t->u.m.u.client_buf.data_size
-  if (t->version == QNN_TENSOR_VERSION_1) {
-    RB_VIEW(v1);
-  } else if (t->version == QNN_TENSOR_VERSION_2) {
-    RB_VIEW(v2);
-  } else {
-    return -1;
-  }
-#undef RB_VIEW
-  return 0;
-}
-
-static void shape_str(char *buf, size_t len, uint32_t rank, const uint32_t *dims) {
-  size_t used = (size_t)snprintf(buf, len, "[");
-  for (uint32_t i = 0; i < rank && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", dims[i]);
-  if (used < len) snprintf(buf + used, len - used, "]");
-}
-
-/* Index of id among list[0..n) (tensor indices into m), or -1. */
-static int position_of(const ref_model *m, const uint32_t *list, uint32_t n, uint32_t id) {
-  for (uint32_t i = 0; i < n; i++)
-    if (m->tensors[list[i]].id == id) return (int)i;
-  return -1;
-}
-
-/* Checks tensor t against graph input/output i of context c. Logs why it is rejected. A
- * MEMHANDLE tensor's handle is pinned in *pin until the execute ends. *multiple is the batch
- * multiple its dimensions give (1 when they are the graph's or NULL). */
-static qnn_error_t check_tensor(rb_log *log, const char *api, rb_context *c, const ref_graph *rg,
-                                int is_input, uint32_t i, const qnn_tensor_t *t,
-                                const void **data, rb_mem **pin, uint32_t *multiple) {
-  const ref_model *m = c->model;
-  const char *role = is_input ? "input" : "output";
-  const ref_tensor *want = &m->tensors[is_input ? rg->inputs[i] : rg->outputs[i]];
-  tview v;
-  *multiple = 1;
-#define REJECT(...)                                                                         \
-  do {                                                                                      \
-    char why_[384];                                                                         \
-    snprintf(why_, sizeof(why_), __VA_ARGS__);                                              \
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' %s %u ('%s', id %u): %s", api,        \
-            rg->name, role, i, want->name, want->id, why_);                                 \
-    return QNN_GRAPH_ERROR_INVALID_TENSOR;                                                  \
-  } while (0)
-  if (view(t, &v) != 0) REJECT("tensor version %u (expected 1 or 2)", t->version);
-  if (v.id != want->id) {
-    int in_pos = position_of(m, rg->inputs, rg->num_inputs, v.id);
-    int out_pos = position_of(m, rg->outputs, rg->num_outputs, v.id);
-    if ((is_input ? in_pos : out_pos) >= 0)
-      REJECT("got id %u, which is %s %d: tensors must be passed in graph order", v.id, role,
-             is_input ? in_pos : out_pos);
-    if ((is_input ? out_pos : in_pos) >= 0)
-      REJECT("got id %u, which is a graph %s", v.id, is_input ? "output" : "input");
-    REJECT("got id %u, which is not a graph %s", v.id, role);
-  }
-  uint32_t want_type = is_input ? QNN_TENSOR_TYPE_APP_WRITE : QNN_TENSOR_TYPE_APP_READ;
-  if (v.type != want_type)
-    REJECT("tensor type %u, expected %u (%s)", v.type, want_type,
-           is_input ? "APP_WRITE" : "APP_READ");
-  if (v.data_type != want->data_type)
-    REJECT("data type 0x%04x, the graph has 0x%04x", v.data_type, want->data_type);
-  if (v.rank != want->rank) REJECT("rank %u, the graph has %u", v.rank, want->rank);
-  /* QnnGraph.h: dimensions may be NULL; when given they must match, except that the batch
-   * dimension (dims[0] here) may be an integer multiple of the graph's (batch multiple). */
-  if (v.dims && memcmp(v.dims, want->dims, want->rank * sizeof(uint32_t)) != 0) {
-    char got[128], exp[128];
-    shape_str(got, sizeof(got), v.rank, v.dims);
-    shape_str(exp, sizeof(exp), want->rank, want->dims);
-    int rest_same = memcmp(v.dims + 1, want->dims + 1, (want->rank - 1) * sizeof(uint32_t)) == 0;
-    if (!rest_same || v.dims[0] < want->dims[0] || v.dims[0] % want->dims[0] != 0)
-      REJECT("dimensions %s, the graph has %s (only the batch dimension, dims[0], may differ: "
-             "an integer multiple of %u)", got, exp, want->dims[0]);
-    *multiple = v.dims[0] / want->dims[0];
-  }
-  if (v.mem_type == QNN_TENSORMEMTYPE_MEMHANDLE) {
-    if (*multiple > 1)
-      REJECT("batch multiple %u with a MEMHANDLE tensor: a registered buffer holds one batch "
-             "of the graph here; pass RAW buffers for batch multiples", *multiple);
-    /* The handle shares the union's first word with clientBuf.data. */
-    char why[320];
-    void *p = rb_mem_resolve(c, v.data, want, pin, why, sizeof(why));
-    if (!p) REJECT("%s", why);
-    *data = p;
-    return QNN_SUCCESS;
-  }
-  if (v.mem_type != QNN_TENSORMEMTYPE_RAW)
-    REJECT("memType %u: expected RAW (0) or MEMHANDLE (1)", v.mem_type);
-  if (!v.data) REJECT("clientBuf.data is NULL");
-  size_t esize = ref_dtype_size(want->data_type), n = ref_tensor_elements(want);
-  uint64_t need = (uint64_t)n * esize * *multiple;
-  if ((uint64_t)v.data_size != need) {
-    if (*multiple > 1)
-      REJECT("clientBuf.dataSize %u, expected %llu (batch multiple %u x %zu elements x %zu "
-             "bytes)", v.data_size, (unsigned long long)need, *multiple, n, esize);
-    REJECT("clientBuf.dataSize %u, expected %zu (%zu elements x %zu bytes)", v.data_size,
-           n * esize, n, esize);
-  }
-#undef REJECT
-  *data = v.data;
-  return QNN_SUCCESS;
-}
-
 void rb_bufs_release(rb_bufs *x) {
   if (x->pins)
     for (uint32_t i = 0; i < x->nin + x->nout; i++) rb_mem_unpin(x->pins[i]);
   free(x->pins);
   free(x->inp);
   free(x->outp);
+  free(x->out_dims);
   memset(x, 0, sizeof(*x));
 }
 
@@ -159,10 +41,14 @@ static qnn_error_t check_multiple(rb_log *log, const char *api, const ref_model 
             "not support batch multiples (capability 312 off)", api, rg->name, *out);
     return QNN_COMMON_ERROR_NOT_SUPPORTED;
   }
-  if (rg->flags & REF_GRAPH_NO_BATCH_MULTIPLE) {
+  int dynamic = 0;
+  for (uint32_t i = 0; i < rg->num_outputs; i++)
+    dynamic |= m->tensors[rg->outputs[i]].dynamic_mask != 0;
+  if ((rg->flags & REF_GRAPH_NO_BATCH_MULTIPLE) || dynamic) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': batch multiple %u: this graph does not "
-            "accept batch multiples (its ops fix the batch dimension); execute one batch at a "
-            "time", api, rg->name, *out);
+            "accept batch multiples (%s); execute one batch at a time", api, rg->name, *out,
+            dynamic ? "an output's dims[0] is dynamic, not a batch" : "its ops fix the batch "
+            "dimension");
     return QNN_COMMON_ERROR_NOT_SUPPORTED;
   }
   return QNN_SUCCESS;
@@ -189,13 +75,18 @@ qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_
   x->inp = calloc(nin + 1, sizeof(*x->inp));
   x->outp = calloc(nout + 1, sizeof(*x->outp));
   x->pins = calloc(nin + nout + 1, sizeof(*x->pins));
+  x->out_dims = calloc(nout + 1, sizeof(*x->out_dims));
   uint32_t *mult = calloc(nin + nout + 1, sizeof(*mult));
-  qnn_error_t rc = x->inp && x->outp && x->pins && mult ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  qnn_error_t rc = x->inp && x->outp && x->pins && x->out_dims && mult ? QNN_SUCCESS
+                                                                       : QNN_COMMON_ERROR_MEM_ALLOC;
+  uint32_t *no_dims = NULL; /* inputs: never written */
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nin; i++)
-    rc = check_tensor(log, api, c, rg, 1, i, &in[i], &x->inp[i], &x->pins[i], &mult[i]);
+    rc = rb_check_tensor(log, api, c, rg, 1, i, &in[i], rb_mem_resolve, &x->inp[i], &x->pins[i],
+                         &mult[i], &no_dims);
   for (uint32_t i = 0; rc == QNN_SUCCESS && i < nout; i++) {
     const void *p = NULL;
-    rc = check_tensor(log, api, c, rg, 0, i, &out[i], &p, &x->pins[nin + i], &mult[nin + i]);
+    rc = rb_check_tensor(log, api, c, rg, 0, i, &out[i], rb_mem_resolve, &p, &x->pins[nin + i],
+                         &mult[nin + i], &x->out_dims[i]);
     x->outp[i] = (void *)(uintptr_t)p; /* output buffers are the caller's writable memory */
   }
   if (rc == QNN_SUCCESS) rc = check_multiple(log, api, m, rg, mult, nin + nout, &x->multiple);
@@ -228,7 +119,8 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
   /* one row group: the buffers as they are; k: each group's place in them */
   const void **in = x->multiple > 1 ? calloc(x->nin + 1, sizeof(*in)) : x->inp;
   void **out = x->multiple > 1 ? calloc(x->nout + 1, sizeof(*out)) : x->outp;
-  qnn_error_t rc = in && out ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
+  uint32_t(*dims)[REF_MAX_RANK] = calloc(x->nout + 1, sizeof(*dims));
+  qnn_error_t rc = in && out && dims ? QNN_SUCCESS : QNN_COMMON_ERROR_MEM_ALLOC;
   bool hook_needed = (w && w->sig) || rb_op_faults_armed(c->backend);
   uint64_t *op_t0 = pc && pc->num_ops ? pc->op_t0 : NULL, *op_t1 = op_t0 ? pc->op_t1 : NULL;
   if (pc) pc->t_checked = pc->t_run0 = rb_mono_ns();
@@ -242,9 +134,13 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
     char err[256];
     op_hook_ctx hook = {c->backend, w, RB_STOP_NONE, 0};
     uint64_t group_t0 = op_t0 ? rb_mono_ns() : 0;
-    int run = ref_graph_run_ex(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, op_t0, op_t1,
-                               err, sizeof(err));
+    int run = ref_graph_run_dims(m, gi, in, out, hook_needed ? op_hook : NULL, &hook, op_t0,
+                                 op_t1, dims, err, sizeof(err));
     if (run == 0 && op_t0) rb_profile_row_group(pc, group_t0);
+    /* the dims each output came out in, where the caller's tensor takes them (dynamic) */
+    for (uint32_t i = 0; run == 0 && dims && i < x->nout; i++)
+      if (x->out_dims[i])
+        memcpy(x->out_dims[i], dims[i], m->tensors[rg->outputs[i]].rank * sizeof(uint32_t));
     if (run == REF_RUN_STOPPED && hook.stopped != RB_STOP_NONE) {
       *stopped = hook.stopped;
       rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's rb_graph_stopped gives the code */
@@ -258,6 +154,7 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
     }
   }
   if (pc) pc->t_run1 = rb_mono_ns();
+  free(dims);
   if (x->multiple > 1) {
     free(in);
     free(out);

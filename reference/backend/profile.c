@@ -18,6 +18,8 @@ typedef struct rb_pevent {
   int32_t parent;     /* index, -1 for a top-level event */
   uint32_t ident;     /* offset into the string pool, UINT32_MAX for none */
   uint32_t child_off, child_n; /* the event's sub-event ids: ids[child_off ..] */
+  /* unit OBJECT: the opaque object's bytes and file name in the string pool */
+  uint32_t obj_off, obj_len, obj_file;
 } rb_pevent;
 
 /* One recording: events, their identifiers, and the id lists handed out. */
@@ -249,7 +251,10 @@ qnn_error_t rb_profile_get_event_data(uint64_t id, struct qnn_profile_event_data
   rb_profile *p = NULL;
   const rb_pevent *e = find_event(id, &p);
   qnn_error_t rc = QNN_PROFILE_ERROR_INVALID_HANDLE;
-  if (e) {
+  if (e && e->unit == QNN_PROFILE_EVENTUNIT_OBJECT) {
+    /* an object has no number: only the extended data can carry it (QnnProfile.h) */
+    rc = QNN_PROFILE_ERROR_INCOMPATIBLE_EVENT;
+  } else if (e) {
     out->type = e->type;
     out->unit = e->unit;
     out->value = e->value;
@@ -273,8 +278,15 @@ qnn_error_t rb_profile_get_extended_event_data(uint64_t id,
     out->version = QNN_PROFILE_DATA_VERSION_1;
     out->u.v1.type = e->type;
     out->u.v1.unit = e->unit;
-    out->u.v1.u.value.data_type = QNN_DATATYPE_UINT_64;
-    out->u.v1.u.value.u.uint64_value = e->value;
+    if (e->unit == QNN_PROFILE_EVENTUNIT_OBJECT) {
+      qnn_profile_backend_opaque_object_t *o = &out->u.v1.u.backend_opaque_object;
+      o->opaque_object.data = p->rec.str + e->obj_off;
+      o->opaque_object.len = e->obj_len;
+      o->file_name = p->rec.str + e->obj_file;
+    } else {
+      out->u.v1.u.value.data_type = QNN_DATATYPE_UINT_64;
+      out->u.v1.u.value.u.uint64_value = e->value;
+    }
     out->u.v1.timestamp = e->timestamp;
     out->u.v1.identifier = ident_of(p, e);
     rc = QNN_SUCCESS;
@@ -333,6 +345,30 @@ void rb_profile_row_group(rb_prof_call *pc, uint64_t group_t0) {
   pc->row_groups++;
 }
 
+/* Appends len bytes to the recording's string pool: their offset, or UINT32_MAX (then the
+ * recording is full). */
+static uint32_t pool_put(rb_precord *r, const void *data, size_t len) {
+  if (len > UINT32_MAX - r->slen) {
+    r->full = 1;
+    return UINT32_MAX;
+  }
+  if (r->slen + len > r->scap) {
+    size_t cap = r->scap ? r->scap * 2 : 256;
+    while (cap < r->slen + len) cap *= 2;
+    char *s = realloc(r->str, cap);
+    if (!s) {
+      r->full = 1;
+      return UINT32_MAX;
+    }
+    r->str = s;
+    r->scap = cap;
+  }
+  memcpy(r->str + r->slen, data, len);
+  uint32_t off = (uint32_t)r->slen;
+  r->slen += len;
+  return off;
+}
+
 /* Adds an event; its index, or -1 once the recording is full. */
 static int add(rb_precord *r, uint64_t max_events, int parent, uint32_t type, uint32_t unit,
                uint64_t value, uint64_t t_ns, const char *ident) {
@@ -351,23 +387,7 @@ static int add(rb_precord *r, uint64_t max_events, int parent, uint32_t type, ui
     r->cap = cap;
   }
   uint32_t off = UINT32_MAX;
-  if (ident) {
-    size_t len = strlen(ident) + 1;
-    if (r->slen + len > r->scap) {
-      size_t cap = r->scap ? r->scap * 2 : 256;
-      while (cap < r->slen + len) cap *= 2;
-      char *s = realloc(r->str, cap);
-      if (!s) {
-        r->full = 1;
-        return -1;
-      }
-      r->str = s;
-      r->scap = cap;
-    }
-    memcpy(r->str + r->slen, ident, len);
-    off = (uint32_t)r->slen;
-    r->slen += len;
-  }
+  if (ident && (off = pool_put(r, ident, strlen(ident) + 1)) == UINT32_MAX) return -1;
   rb_pevent *e = &r->ev[r->n];
   memset(e, 0, sizeof *e);
   e->type = type;
@@ -427,6 +447,31 @@ void rb_profile_abandon(rb_prof_call *pc) {
 
 static uint64_t us(uint64_t ns) { return ns / 1000u; }
 
+/* A test's opaque object (HTPU_REF_PROFILE_OBJECT=<bytes> at backendCreate): an OBJECT event
+ * under `parent` whose payload is those bytes and whose file name is RB_PROFILE_OBJECT_FILE,
+ * so a client's handling of objects (read with the extended data only; passed on as an
+ * object, never a number) can be checked. No HTP event of this unit is known. */
+#define RB_PROFILE_EVENTTYPE_OBJECT 0xF001u
+#define RB_PROFILE_OBJECT_FILE "htpu-reference-object.bin"
+static void add_object(rb_precord *r, const rb_backend *b, uint64_t max_events, int parent,
+                       uint64_t t_ns) {
+  if (!b->has_profile_object || parent < 0) return;
+  const char *payload = b->profile_object;
+  int i = add(r, max_events, parent, RB_PROFILE_EVENTTYPE_OBJECT, QNN_PROFILE_EVENTUNIT_OBJECT,
+              0, t_ns, NULL);
+  if (i < 0) return;
+  size_t len = strlen(payload);
+  uint32_t off = pool_put(r, payload, len + 1); /* NUL kept for the pool, not in the object */
+  uint32_t file = pool_put(r, RB_PROFILE_OBJECT_FILE, sizeof RB_PROFILE_OBJECT_FILE);
+  if (off == UINT32_MAX || file == UINT32_MAX) {
+    r->n--; /* not recorded: the recording is full */
+    return;
+  }
+  r->ev[i].obj_off = off;
+  r->ev[i].obj_len = (uint32_t)len;
+  r->ev[i].obj_file = file;
+}
+
 void rb_profile_end_execute(rb_prof_call *pc, const ref_model *m, uint32_t gi, qnn_error_t rc) {
   rb_profile *p = pc->p;
   if (!p) return;
@@ -452,6 +497,7 @@ void rb_profile_end_execute(rb_prof_call *pc, const ref_model *m, uint32_t gi, q
       QNN_PROFILE_EVENTUNIT_MICROSEC, us(run), pc->t_run0, NULL);
   add(&r, mx, top, QNN_HTP_PROFILE_EVENTTYPE_GRAPH_EXECUTE_YIELD_COUNT,
       QNN_PROFILE_EVENTUNIT_COUNT, 0, pc->t_run0, NULL); /* the reference never yields */
+  add_object(&r, p->backend, mx, top, pc->t_run0);
   int detailed = p->level == QNN_PROFILE_LEVEL_DETAILED, linting = p->level ==
       QNN_HTP_PROFILE_LEVEL_LINTING;
   if (p->optrace)

@@ -84,6 +84,10 @@ typedef struct rb_backend {
                           notified (backendFree waits for these instead of refusing) */
   rb_pinfo *pinfos;    /* deviceGetPlatformInfo answers not yet freed (registry lock) */
   rb_power *powers;    /* live power config ids it created (registry lock) */
+  /* HTPU_REF_PROFILE_OBJECT at backendCreate: the payload of an OBJECT event its execute
+   * profiles carry (profile.c); "" and has_profile_object 0 when unset */
+  char profile_object[256];
+  bool has_profile_object;
 } rb_backend;
 
 typedef struct rb_device {
@@ -511,7 +515,24 @@ typedef struct rb_bufs {
   void **outp;
   rb_mem **pins;
   uint32_t multiple; /* batch multiple: k row groups of the graph's batch */
+  /* per output: the caller's dimensions array, where an output with dynamic dimensions gets
+   * the dims its execute produced (QnnGraph.h); NULL for the others */
+  uint32_t **out_dims;
 } rb_bufs;
+/* How a MEMHANDLE tensor's handle becomes its bytes (rb_mem_resolve), passed in so that the
+ * checks below stay outside the registries they would otherwise call into. */
+typedef void *(*rb_handle_resolver)(rb_context *c, const void *handle, const ref_tensor *want,
+                                    rb_mem **pin, char *why, size_t whylen);
+/* Checks tensor t against graph input/output i of context c (tensor_check.c), logging why it
+ * is refused. *data: where its bytes are; a MEMHANDLE tensor's handle is resolved with
+ * `resolve` and pinned in *pin until the execute ends. *multiple: the batch multiple its dims
+ * give (1 when they are the graph's or NULL). *out_dims: an output with dynamic dimensions'
+ * dimensions array (which it must have, QnnGraph.h), where the execute writes the dims it
+ * produced; else NULL. */
+qnn_error_t rb_check_tensor(rb_log *log, const char *api, rb_context *c, const ref_graph *rg,
+                            int is_input, uint32_t i, const qnn_tensor_t *t,
+                            rb_handle_resolver resolve, const void **data, rb_mem **pin,
+                            uint32_t *multiple, uint32_t **out_dims);
 /* Checks the tensors of an execute of graph gi of c (logging why one is refused, `api` naming
  * the call) and resolves their buffers into *x. */
 qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_t gi,

@@ -684,6 +684,32 @@ static int tensor_data(builder *b, const refm_lexer *lx, attrs *as, ref_tensor *
   return 0;
 }
 
+/* `format=dense|sparse` and `dynamic=[axes]` (docs/reference-format.md). */
+static int tensor_layout(builder *b, const refm_lexer *lx, attrs *as, ref_tensor *t) {
+  attr *format = take(as, "format"), *dynamic = take(as, "dynamic");
+  if (format) {
+    if (scalar(b, format)) return -1;
+    if (strcmp(format->scalar->text, "sparse") == 0)
+      t->data_format = QNN_TENSOR_DATA_FORMAT_SPARSE;
+    else if (strcmp(format->scalar->text, "dense") != 0)
+      return line_err(b, format->scalar->line, "format: '%s' (expected dense or sparse)",
+                      format->scalar->text);
+  }
+  if (!dynamic) return 0;
+  uint32_t axes[REF_MAX_RANK];
+  if (dynamic->scalar || dynamic->count == 0 || dynamic->count > t->rank)
+    return line_err(b, dynamic->key->line, "dynamic: expected a list of 1 to %u axes like [0]",
+                    t->rank);
+  if (list_u32(b, lx, dynamic->first, dynamic->end, "dynamic", axes) == SIZE_MAX) return -1;
+  for (size_t k = 0; k < dynamic->count; k++) {
+    if (axes[k] >= t->rank || (t->dynamic_mask & (1u << axes[k])))
+      return line_err(b, dynamic->key->line, "dynamic: axis %u is %s", axes[k],
+                      axes[k] >= t->rank ? "beyond the tensor's rank" : "given twice");
+    t->dynamic_mask |= 1u << axes[k];
+  }
+  return 0;
+}
+
 static int stmt_tensor(builder *b, const refm_lexer *lx, ref_tensor_kind kind) {
   const refm_tok *t = lx->toks;
   int line = t[0].line;
@@ -726,8 +752,12 @@ static int stmt_tensor(builder *b, const refm_lexer *lx, ref_tensor_kind kind) {
   if (tensor_data(b, lx, &as, &rt, line)) return -1;
   if (refm_check_tensor(&rt, msg, sizeof msg))
     return line_err(b, line, "tensor '%s': %s", rt.name, msg);
+  if (tensor_layout(b, lx, &as, &rt)) return -1;
+  if (refm_check_tensor(&rt, msg, sizeof msg))
+    return line_err(b, line, "tensor '%s': %s", rt.name, msg);
   if (no_unused(b, &as, "a tensor",
-                "scale, zero_point, axis, scales, zero_points, data, data_f32, data_file"))
+                "scale, zero_point, axis, scales, zero_points, data, data_f32, data_file, "
+                "format, dynamic"))
     return -1;
 
   btensor *nt = room_for(b->tensors, b->nt, &b->cap_t, sizeof *nt);
@@ -803,7 +833,7 @@ static int stmt_op(builder *b, const refm_lexer *lx) {
   op.type = (ref_op_type)refm_op_from_name(t[1].text);
   if (!op.type)
     return line_err(b, t[1].line, "unknown op '%s' (ElementWiseAdd, ElementWiseMultiply, "
-                    "FullyConnected, Conv2d, Relu, Reshape, Softmax)", t[1].text);
+                    "FullyConnected, Conv2d, Relu, Reshape, Softmax, NonZero)", t[1].text);
   size_t i = 2;
   if (op_names(b, lx, &i, 0, op.inputs, &op.num_inputs)) return -1;
   if (i >= lx->ntoks || strcmp(t[i].text, "->") != 0)

@@ -105,6 +105,7 @@ static const char *const k_op_names[] = {
     [REF_OP_RELU] = "Relu",
     [REF_OP_RESHAPE] = "Reshape",
     [REF_OP_SOFTMAX] = "Softmax",
+    [REF_OP_NON_ZERO] = "NonZero",
 };
 #define NUM_OP_NAMES (sizeof k_op_names / sizeof k_op_names[0])
 

@@ -171,8 +171,11 @@ static int read_tensor(reader *r, const uint8_t *rec, ref_tensor *t) {
   t->num_axis = rd32(rec + REFF_T_NUM_AXIS);
   uint32_t axis_off = rd32(rec + REFF_T_AXIS_PARAMS);
   uint32_t data_off = rd32(rec + REFF_T_DATA_OFF), data_size = rd32(rec + REFF_T_DATA_SIZE);
-  if (rd32(rec + REFF_T_RESERVED) != 0)
-    return refm_err(r->err, r->errlen, "reserved field is not 0");
+  uint32_t flags = rd32(rec + REFF_T_FLAGS);
+  if (flags & REFF_T_FLAGS_UNUSED)
+    return refm_err(r->err, r->errlen, "flags 0x%x: unused bits set", flags);
+  t->data_format = REFF_T_FLAGS_FORMAT(flags);
+  t->dynamic_mask = REFF_T_FLAGS_DYNAMIC(flags);
 
   /* fields an encoding does not use must be 0, so a corrupted record is caught early */
   if (t->quant != REF_QUANT_SCALE_OFFSET && (rd32(rec + REFF_T_SCALE) != 0 || t->offset != 0))

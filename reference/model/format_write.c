@@ -82,6 +82,7 @@ static void put_tensor(bytes *tab, bytes *strings, bytes *data, const ref_tensor
   wr32(r + REFF_T_DATA_TYPE, t->data_type);
   wr32(r + REFF_T_RANK, t->rank);
   for (uint32_t i = 0; i < t->rank; i++) wr32(r + REFF_T_DIMS + 4 * i, t->dims[i]);
+  wr32(r + REFF_T_FLAGS, REFF_T_FLAGS_MAKE(t->data_format, t->dynamic_mask));
   wr32(r + REFF_T_QUANT, (uint32_t)t->quant);
   if (t->quant == REF_QUANT_SCALE_OFFSET) {
     wrf32(r + REFF_T_SCALE, t->scale);

@@ -14,9 +14,10 @@
 #include "refmodel_priv.h"
 
 typedef struct run_state {
-  const void **rd; /* per tensor index: where its current value is read from */
-  void **wr;       /* per tensor index: graph output buffers */
-  void **owned;    /* per op: the native buffer it produced */
+  const void **rd;    /* per tensor index: where its current value is read from */
+  void **wr;          /* per tensor index: graph output buffers */
+  void **owned;       /* per op: the native buffer it produced */
+  uint32_t *produced; /* per tensor index: a dynamic dims[0]'s value this run (NonZero's k) */
 } run_state;
 
 /* Dequantizes tensor t (its bytes at src) into a new f32 array. */
@@ -66,21 +67,22 @@ static int run_op(const ref_model *m, const ref_op *op, uint32_t op_index, run_s
   }
   uint32_t yi = op->outputs[0];
   const ref_tensor *ty = &m->tensors[yi];
-  if (!(y = malloc(ref_tensor_elements(ty) * sizeof *y))) {
+  /* an output tensor that is not in this graph's output list is kept like a native one */
+  void *dst = rs->wr[yi];
+  if (!dst && !(dst = rs->owned[op_index] = malloc(ty->nbytes))) {
     refm_err(err, errlen, "out of memory");
     goto out;
   }
-  refm_op_compute(m, op, (const float *const *)in, y);
-
-  /* an output tensor that is not in this graph's output list is kept like a native one */
-  void *dst = rs->wr[yi];
-  if (!dst) {
-    if (!(dst = rs->owned[op_index] = malloc(ty->nbytes))) {
+  if (op->type == REF_OP_NON_ZERO) { /* integer indices, written as they are */
+    rs->produced[yi] = refm_op_non_zero(&m->tensors[op->inputs[0]], in[0], ty, dst);
+  } else {
+    if (!(y = malloc(ref_tensor_elements(ty) * sizeof *y))) {
       refm_err(err, errlen, "out of memory");
       goto out;
     }
+    refm_op_compute(m, op, (const float *const *)in, y);
+    if (store(ty, y, dst, err, errlen)) goto out;
   }
-  if (store(ty, y, dst, err, errlen)) goto out;
   rs->rd[yi] = dst;
   rc = 0;
 out:
@@ -103,6 +105,25 @@ int ref_graph_run(const ref_model *m, uint32_t graph_index, const void *const *i
 int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
                      void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
                      uint64_t *op_end, char *err, size_t errlen) {
+  return ref_graph_run_dims(m, graph_index, in, out, stop, stop_arg, op_start, op_end, NULL, err,
+                            errlen);
+}
+
+/* Each output's dims as this run produced them (ref_graph_run_dims). */
+static void produced_dims(const ref_model *m, const ref_graph *g, const run_state *rs,
+                          uint32_t (*out_dims)[REF_MAX_RANK]) {
+  for (uint32_t i = 0; i < g->num_outputs; i++) {
+    const ref_tensor *t = &m->tensors[g->outputs[i]];
+    memset(out_dims[i], 0, sizeof out_dims[i]);
+    memcpy(out_dims[i], t->dims, t->rank * sizeof t->dims[0]);
+    if (t->dynamic_mask & 1u) out_dims[i][0] = rs->produced[g->outputs[i]];
+  }
+}
+
+int ref_graph_run_dims(const ref_model *m, uint32_t graph_index, const void *const *in,
+                       void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                       uint64_t *op_end, uint32_t (*out_dims)[REF_MAX_RANK], char *err,
+                       size_t errlen) {
   if (!m) return refm_err(err, errlen, "no model");
   if (graph_index >= m->num_graphs)
     return refm_err(err, errlen, "graph index %u out of range (model has %u)", graph_index,
@@ -122,8 +143,9 @@ int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const
   rs.rd = calloc((size_t)m->num_tensors + 1, sizeof *rs.rd);
   rs.wr = calloc((size_t)m->num_tensors + 1, sizeof *rs.wr);
   rs.owned = calloc((size_t)g->num_ops + 1, sizeof *rs.owned);
+  rs.produced = calloc((size_t)m->num_tensors + 1, sizeof *rs.produced);
   int rc = -1;
-  if (!rs.rd || !rs.wr || !rs.owned) {
+  if (!rs.rd || !rs.wr || !rs.owned || !rs.produced) {
     refm_err(err, errlen, "out of memory");
     goto out;
   }
@@ -145,9 +167,11 @@ int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const
       refm_err_prefix(err, errlen, "graph '%s' op %u (%s): ", g->name, o, tn ? tn : "?");
     }
   }
+  if (rc == 0 && out_dims) produced_dims(m, g, &rs, out_dims);
 out:
   if (rs.owned)
     for (uint32_t o = 0; o < g->num_ops; o++) free(rs.owned[o]);
+  free(rs.produced);
   free(rs.rd);
   free(rs.wr);
   free(rs.owned);

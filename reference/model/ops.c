@@ -137,5 +137,24 @@ void refm_op_compute(const ref_model *m, const ref_op *op, const float *const *i
   case REF_OP_SOFTMAX:
     op_softmax(op, t0, in[0], out);
     break;
+  case REF_OP_NON_ZERO: /* integer output: refm_op_non_zero */
+    break;
   }
+}
+
+uint32_t refm_op_non_zero(const ref_tensor *tx, const float *x, const ref_tensor *ty, void *y) {
+  (void)ty; /* i32 or u32: indices are never negative, so both take the same bits */
+  uint32_t *out = y, idx[REF_MAX_RANK] = {0}, k = 0, r = tx->rank;
+  size_t n = ref_tensor_elements(tx);
+  for (size_t e = 0; e < n; e++) {
+    if (x[e] != 0.0f) { /* NaN is nonzero, -0 is zero, as numpy.nonzero has them */
+      memcpy(out + (size_t)k * r, idx, r * sizeof *idx);
+      k++;
+    }
+    for (uint32_t d = r; d-- > 0;) { /* the next index, last dimension fastest */
+      if (++idx[d] < tx->dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return k;
 }

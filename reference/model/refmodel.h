@@ -44,6 +44,15 @@ typedef struct ref_tensor {
   const int32_t *offsets;
   const void *data;     /* STATIC only */
   size_t nbytes;        /* element count * element size */
+  /* QNN_TENSOR_DATA_FORMAT_DENSE or _SPARSE, as the system library reports it. The
+   * interpreter keeps every tensor dense; sparse is metadata, and a graph input or output
+   * declared sparse is a binary QnnTypes.h forbids ("sparse tensors may only be NATIVE"),
+   * which the builder writes so that clients can be tested on it and the backend refuses. */
+  uint32_t data_format;
+  /* Bit d: dims[d] is dynamic (QNN's isDynamicDimensions); dims[d] is then its maximum. Only
+   * a graph output produced by NonZero has one (its dims[0]); an execute writes the value it
+   * produced into the output tensor's dimensions. */
+  uint32_t dynamic_mask;
 } ref_tensor;
 
 typedef enum ref_op_type {
@@ -53,7 +62,10 @@ typedef enum ref_op_type {
   REF_OP_CONV2D = 4,          /* NHWC in, weights [KH,KW,Cin,Cout] (QNN HWIO), bias [Cout] */
   REF_OP_RELU = 5,
   REF_OP_RESHAPE = 6,
-  REF_OP_SOFTMAX = 7          /* over the last axis, param beta (default 1) */
+  REF_OP_SOFTMAX = 7,         /* over the last axis, param beta (default 1) */
+  REF_OP_NON_ZERO = 8         /* in any shape -> [N, rank(in)] i32/u32 indices of its nonzero
+                                 elements in row-major order, dims[0] dynamic: N the input's
+                                 element count, the execute's count k written back */
 } ref_op_type;
 
 typedef struct ref_op {
@@ -166,6 +178,15 @@ typedef int (*ref_stop_fn)(void *arg);
 int ref_graph_run_ex(const ref_model *m, uint32_t graph_index, const void *const *in,
                      void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
                      uint64_t *op_end, char *err, size_t errlen);
+/* ref_graph_run_ex that also says what shape each graph output came out in: out_dims (NULL, or
+ * the graph's num_outputs rows of REF_MAX_RANK) gets output i's dims in row i, its declared
+ * dims with each dynamic dimension (ref_tensor.dynamic_mask) set to what this run produced.
+ * An output with a dynamic dimension holds that many elements from its start; the rest of its
+ * buffer is left as it was. */
+int ref_graph_run_dims(const ref_model *m, uint32_t graph_index, const void *const *in,
+                       void *const *out, ref_stop_fn stop, void *stop_arg, uint64_t *op_start,
+                       uint64_t *op_end, uint32_t (*out_dims)[REF_MAX_RANK], char *err,
+                       size_t errlen);
 
 /* ---- builder: text description -> binary ---------------------------------------------------
  * The text format is documented in docs/reference-format.md. On success *out is malloc'ed

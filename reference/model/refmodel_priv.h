@@ -75,8 +75,14 @@ enum {
   REFF_T_AXIS_PARAMS = 72,   /* data-section offset: num_axis f32 scales, then num_axis i32 */
   REFF_T_DATA_OFF = 76,      /* data-section offset */
   REFF_T_DATA_SIZE = 80,
-  REFF_T_RESERVED = 84
+  REFF_T_FLAGS = 84          /* data format and dynamic dims (below); was reserved: 0 */
 };
+/* The tensor record's flags: bits 0..7 the data format (QNN_TENSOR_DATA_FORMAT_*), bits
+ * 8..15 the dynamic-dimension mask (bit 8 + d: dims[d]), bits 16..31 zero. */
+#define REFF_T_FLAGS_FORMAT(f) ((f) & 0xFFu)
+#define REFF_T_FLAGS_DYNAMIC(f) (((f) >> 8) & 0xFFu)
+#define REFF_T_FLAGS_MAKE(format, mask) ((format) | ((mask) << 8))
+#define REFF_T_FLAGS_UNUSED 0xFFFF0000u
 
 #define REFF_GRAPH_SIZE 32u
 enum {
@@ -201,5 +207,9 @@ void refm_lex_free(refm_lexer *lx);
  * Inputs and output are dense f32 arrays in the shapes of the op's tensors, which the checks
  * above guarantee to be consistent. Kernels never fail. */
 void refm_op_compute(const ref_model *m, const ref_op *op, const float *const *in, float *out);
+/* NonZero (written straight into its i32/u32 output, whose indices an f32 pass could round):
+ * the row-major indices of x's nonzero elements, one row of rank(x) per element; returns
+ * their count. */
+uint32_t refm_op_non_zero(const ref_tensor *tx, const float *x, const ref_tensor *ty, void *y);
 
 #endif /* HTPU_REFMODEL_PRIV_H */

@@ -75,6 +75,23 @@ static int check_scale_offset(const ref_tensor *t, float scale, int32_t offset, 
   return 0;
 }
 
+/* The data format and the dynamic dimensions (refmodel.h). */
+static int check_layout(const ref_tensor *t, char *err, size_t errlen) {
+  if (t->data_format != QNN_TENSOR_DATA_FORMAT_DENSE &&
+      t->data_format != QNN_TENSOR_DATA_FORMAT_SPARSE)
+    return refm_err(err, errlen, "data format %u (known: %u dense, %u sparse)", t->data_format,
+                    QNN_TENSOR_DATA_FORMAT_DENSE, QNN_TENSOR_DATA_FORMAT_SPARSE);
+  if (t->data_format == QNN_TENSOR_DATA_FORMAT_SPARSE && t->kind == REF_TENSOR_STATIC)
+    return refm_err(err, errlen, "a static tensor cannot be sparse (its data is dense)");
+  if (t->dynamic_mask >> t->rank)
+    return refm_err(err, errlen, "dynamic dimensions 0x%x beyond rank %u", t->dynamic_mask,
+                    t->rank);
+  if (t->dynamic_mask && t->kind != REF_TENSOR_OUTPUT)
+    return refm_err(err, errlen, "dynamic dimensions on a tensor of kind %s (only a graph "
+                    "output produced by NonZero has one)", kind_name(t->kind));
+  return 0;
+}
+
 int refm_check_tensor(const ref_tensor *t, char *err, size_t errlen) {
   if (!t->name || !t->name[0]) return refm_err(err, errlen, "empty tensor name");
   if ((uint32_t)t->kind > REF_TENSOR_STATIC)
@@ -93,6 +110,7 @@ int refm_check_tensor(const ref_tensor *t, char *err, size_t errlen) {
                     dims_str(d, sizeof d, t->rank, t->dims), esize);
   }
   uint64_t bytes = n * esize;
+  if (check_layout(t, err, errlen)) return -1;
   if (t->kind == REF_TENSOR_STATIC) {
     if (!t->data) return refm_err(err, errlen, "static tensor without data");
     if (t->nbytes != bytes) {
@@ -299,6 +317,25 @@ static int check_conv2d(const ref_op *op, const ref_tensor *const *in, uint32_t 
   return 0;
 }
 
+/* NonZero: y [N, rank(x)] of plain i32 or u32, N = x's element count, dims[0] dynamic. */
+static int check_non_zero(const ref_tensor *x, const ref_tensor *y, char *err, size_t errlen) {
+  char d[128];
+  uint64_t n = ref_tensor_elements(x);
+  if ((y->data_type != QNN_DATATYPE_INT_32 && y->data_type != QNN_DATATYPE_UINT_32) ||
+      y->quant != REF_QUANT_NONE)
+    return refm_err(err, errlen, "output '%s' is %s; expected plain i32 or u32 (indices)",
+                    y->name, refm_dtype_name(y->data_type));
+  if (y->rank != 2 || y->dims[0] != n || y->dims[1] != x->rank)
+    return refm_err(err, errlen, "output shape %s, expected [%llu,%u] (every element of '%s' "
+                    "may be nonzero)", dims_str(d, sizeof d, y->rank, y->dims),
+                    (unsigned long long)n, x->rank, x->name);
+  if (y->dynamic_mask != 1u)
+    return refm_err(err, errlen, "output '%s' must have exactly its dims[0] dynamic "
+                    "(dynamic=[0]): how many elements are nonzero is known only when it runs",
+                    y->name);
+  return 0;
+}
+
 /* Arity was checked by the caller; in[] and y are valid tensors. */
 static int check_op_shapes(const ref_op *op, const ref_tensor *const *in, const ref_tensor *y,
                            char *err, size_t errlen) {
@@ -332,6 +369,8 @@ static int check_op_shapes(const ref_op *op, const ref_tensor *const *in, const 
                       dims_str(d2, sizeof d2, in[0]->rank, in[0]->dims),
                       dims_str(d1, sizeof d1, y->rank, y->dims));
     return 0;
+  case REF_OP_NON_ZERO:
+    return check_non_zero(in[0], y, err, errlen);
   }
   return refm_err(err, errlen, "unknown op type %u", (unsigned)op->type);
 }
@@ -361,6 +400,9 @@ static int check_op(const ref_model *m, uint32_t g, const ref_op *op, walk_state
     uint32_t ti = op->inputs[i];
     if (ti >= m->num_tensors) return refm_err(err, errlen, "input %u: no tensor index %u", i, ti);
     in[i] = &m->tensors[ti];
+    if (in[i]->dynamic_mask)
+      return refm_err(err, errlen, "'%s' has dynamic dimensions: no op can read it (it is a "
+                      "graph output only)", in[i]->name);
     if (in[i]->kind == REF_TENSOR_STATIC) continue;
     if (ws->produced[ti] != stamp) {
       if (in[i]->kind == REF_TENSOR_INPUT)
@@ -376,6 +418,9 @@ static int check_op(const ref_model *m, uint32_t g, const ref_op *op, walk_state
     return refm_err(err, errlen, "output '%s' has kind %s, not output or native", y->name,
                     kind_name(y->kind));
   if (ws->produced[yi] == stamp) return refm_err(err, errlen, "'%s' is produced twice", y->name);
+  if (op->type != REF_OP_NON_ZERO && y->dynamic_mask)
+    return refm_err(err, errlen, "output '%s' has dynamic dimensions, which only NonZero "
+                    "produces", y->name);
   if (check_op_shapes(op, in, y, err, errlen)) return -1;
   ws->produced[yi] = stamp;
   return 0;

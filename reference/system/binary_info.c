@@ -97,6 +97,26 @@ static int fill_quant(rs_context *c, const ref_tensor *t, qnn_quantize_params_t 
   }
 }
 
+/* What V2 appends: isDynamicDimensions (NULL when every dimension is static, as QnnTypes.h
+ * allows), the sparse parameters a sparse tensor "must fully specify" (hybrid COO over all its
+ * elements and dimensions; UNDEFINED, the V2 initializer's value, for a dense one), and
+ * isProduced 0. */
+static int fill_v2_extras(rs_context *c, const ref_tensor *t, qnn_tensor_v2_t *v2) {
+  if (t->dynamic_mask) {
+    uint8_t *dyn = rs_alloc(c, t->rank);
+    if (!dyn) return -1;
+    for (uint32_t d = 0; d < t->rank; d++) dyn[d] = (t->dynamic_mask >> d) & 1u;
+    v2->is_dynamic_dimensions = dyn;
+  }
+  v2->sparse_params.type = QNN_SPARSE_LAYOUT_UNDEFINED;
+  if (t->data_format == QNN_TENSOR_DATA_FORMAT_SPARSE) {
+    v2->sparse_params.type = QNN_SPARSE_LAYOUT_HYBRID_COO;
+    v2->sparse_params.u.hybrid_coo.num_specified_elements = (uint32_t)ref_tensor_elements(t);
+    v2->sparse_params.u.hybrid_coo.num_sparse_dimensions = t->rank;
+  }
+  return 0;
+}
+
 /* One graph input/output as the version-`version` tensor QNN would report. */
 static int fill_tensor(rs_context *c, const ref_tensor *t, uint32_t version, uint32_t type,
                        qnn_tensor_t *out) {
@@ -107,12 +127,11 @@ static int fill_tensor(rs_context *c, const ref_tensor *t, uint32_t version, uin
   memcpy(dims, t->dims, t->rank * sizeof(uint32_t));
   memset(out, 0, sizeof(*out));
   out->version = version;
-  /* V2 only appends fields (left zero: static dims, dense, not produced). */
 #define RS_FILL(m)                                        \
   out->u.m.id = t->id;                                    \
   out->u.m.name = name;                                   \
   out->u.m.type = type;                                   \
-  out->u.m.data_format = QNN_TENSOR_DATA_FORMAT_DENSE;    \
+  out->u.m.data_format = t->data_format;                  \
   out->u.m.data_type = t->data_type;                      \
   out->u.m.quantize_params = q;                           \
   out->u.m.rank = t->rank;                                \
@@ -120,9 +139,9 @@ static int fill_tensor(rs_context *c, const ref_tensor *t, uint32_t version, uin
   out->u.m.mem_type = QNN_TENSORMEMTYPE_RAW
   if (version == QNN_TENSOR_VERSION_2) {
     RS_FILL(v2);
-  } else {
-    RS_FILL(v1);
+    return fill_v2_extras(c, t, &out->u.v2);
   }
+  RS_FILL(v1); /* V1 has no field for dynamic dimensions or sparsity: they are not reported */
 #undef RS_FILL
   return 0;
 }

@@ -6,7 +6,10 @@
  *   htpu-reference-profile-log 1 app=<name> version=<v> backend=<v>
  *   data method=<n> graph=<name> start_us=<t> stop_us=<t> events=<n>
  *     <type> <unit> <value> [ts=<t>] id=<identifier>      (two more spaces per level)
- * so tests can check every event reached the file through the slots the core calls.
+ * where an extended event of unit OBJECT (5) has, instead of <value>, its opaque object:
+ *     object=<len> file=<file name> data=<the bytes in hex>
+ * (the union holds the object for that unit, never a number: QnnProfile.h), so tests can check
+ * every event reached the file through the slots the core calls.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -85,12 +88,33 @@ static rs_target *find(void *h) {
   return NULL;
 }
 
+/* An extended event of unit OBJECT: its object. A length without bytes is refused (-1); the
+ * bytes are read, as Qualcomm's library would read them to serialize them. */
+static int write_object(FILE *f, const qnn_profile_extended_event_data_v1_t *x) {
+  const qnn_profile_backend_opaque_object_t *o = &x->u.backend_opaque_object;
+  if (o->opaque_object.len && !o->opaque_object.data) {
+    rs_log("systemProfileSerializeEventData: event type %u: an object of %llu bytes with no data",
+           x->type, (unsigned long long)o->opaque_object.len);
+    return -1;
+  }
+  fprintf(f, "%u %u object=%llu file=%s data=", x->type, x->unit,
+          (unsigned long long)o->opaque_object.len, o->file_name ? o->file_name : "");
+  const unsigned char *b = o->opaque_object.data;
+  for (uint64_t k = 0; k < o->opaque_object.len; k++) fprintf(f, "%02x", b[k]);
+  fprintf(f, " ts=%llu id=%s\n", (unsigned long long)x->timestamp,
+          x->identifier ? x->identifier : "");
+  return 0;
+}
+
 static int write_events(FILE *f, const qnn_system_profile_event_v1_t *ev, uint32_t n, int depth) {
   if (depth > MAX_DEPTH || (n && !ev)) return -1;
   for (uint32_t i = 0; i < n; i++) {
     const qnn_system_profile_event_v1_t *e = &ev[i];
     fprintf(f, "%*s", 2 * (depth + 1), "");
-    if (e->type == QNN_SYSTEM_PROFILE_EXTENDED_EVENT_DATA) {
+    if (e->type == QNN_SYSTEM_PROFILE_EXTENDED_EVENT_DATA &&
+        e->u.extended_event_data.u.v1.unit == QNN_PROFILE_EVENTUNIT_OBJECT) {
+      if (write_object(f, &e->u.extended_event_data.u.v1)) return -1;
+    } else if (e->type == QNN_SYSTEM_PROFILE_EXTENDED_EVENT_DATA) {
       const qnn_profile_extended_event_data_v1_t *x = &e->u.extended_event_data.u.v1;
       fprintf(f, "%u %u %llu ts=%llu id=%s\n", x->type, x->unit,
               (unsigned long long)x->u.value.u.uint64_value, (unsigned long long)x->timestamp,

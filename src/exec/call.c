@@ -51,15 +51,20 @@ static int call_take_io(htpu_call *call, const htpu_io *inputs, const htpu_io *o
   for (uint32_t i = 0; i < n; i++)
     call->user_io[i] = call->io[i] = i < call->n_in ? inputs[i] : outputs[i - call->n_in];
   if (!call->copy_mode) return 0;
-  size_t total = 0;
+  size_t total = 0, dims = 0;
+  if (call->opts.output_dims) dims = (size_t)call->n_out * HTPU_MAX_RANK * sizeof(uint32_t);
   for (uint32_t i = 0; i < n; i++) total += (call->io[i].size + 63) & ~(size_t)63;
-  call->copy = aligned_alloc(64, total ? total : 64);
+  call->copy = aligned_alloc(64, total + dims ? ((total + dims + 63) & ~(size_t)63) : 64);
   if (!call->copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", total);
   size_t at = 0;
   for (uint32_t i = 0; i < n; i++) {
     call->io[i].data = (char *)call->copy + at;
     if (i < call->n_in) memcpy(call->io[i].data, call->user_io[i].data, call->io[i].size);
     at += (call->io[i].size + 63) & ~(size_t)63;
+  }
+  if (dims) { /* the output dims too: written by the execute, copied back as the outputs are */
+    call->user_dims = call->opts.output_dims;
+    call->opts.output_dims = (uint32_t *)(void *)((char *)call->copy + at);
   }
   return 0;
 }

@@ -19,7 +19,8 @@ struct htpu_call {
   uint32_t n_in, n_out;
   htpu_io *io;       /* n_in + n_out: what the execute uses */
   htpu_io *user_io;  /* the caller's (copy of the arrays) */
-  void *copy;        /* copy mode: the inputs' and outputs' bytes */
+  void *copy;        /* copy mode: the inputs' and outputs' bytes, and the output dims */
+  uint32_t *user_dims; /* copy mode: the caller's opts.output_dims (the call writes its own) */
   int copy_mode;
   exec_staged *stage; /* its pipeline, prepared at submit; NULL once finished or discarded */
   int exec_rc;        /* the execute's answer, and its message (made on the executing worker) */

@@ -38,9 +38,13 @@ void call_complete(htpu_call *call, int rc, const htpu_exec_stats *st, int from_
     pthread_mutex_unlock(&call->m);
     return;
   }
-  if (from_worker && call->copy_mode && rc == 0)
+  if (from_worker && call->copy_mode && rc == 0) {
     for (uint32_t i = call->n_in; i < call->n_in + call->n_out; i++)
       memcpy(call->user_io[i].data, call->io[i].data, call->io[i].size);
+    if (call->user_dims)
+      memcpy(call->user_dims, call->opts.output_dims,
+             (size_t)call->n_out * HTPU_MAX_RANK * sizeof *call->user_dims);
+  }
   call->completed = 1;
   call->rc = rc;
   /* Counted here, where its rc is decided once: a call stopped on the host (ended early) may

@@ -12,6 +12,7 @@
 #include "exec.h"
 #include "internal.h"
 #include "profile/profile.h"
+#include "shape/shape.h"
 
 typedef enum io_mode { IO_DIRECT, IO_CONVERT } io_mode;
 
@@ -60,6 +61,7 @@ typedef struct exec_call {
   uint64_t enqueued_ns, generation;
   uint32_t restarts;
   int recover_due;
+  shape_call shape; /* one row group: each output's dims for this call (shape.h) */
 } exec_call;
 
 /* Where a call was when it was stopped, for its message (NULL: running, or about to). */

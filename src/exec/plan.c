@@ -156,6 +156,7 @@ int exec_plan(exec_call *x) {
     return htpu_set_error(HTPU_EINVAL, 0, "graph '%s': inputs/outputs array is NULL", gi->name);
   if (x->rows > 1) {
     int rc = batch_check_call(gi, x->rows, x->policy == POLICY_TRY);
+    if (!rc) rc = shape_check_rows(gi, x->rows);
     if (rc) return rc;
   }
   if (x->policy == POLICY_TRY) {
@@ -230,21 +231,28 @@ int exec_convert_inputs(exec_call *x) {
   }
   if (x->rows > 1 && !(x->dims = batch_dims_make(x->tensors, x->n_in + x->n_out, x->rows)))
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  return 0;
+  /* one row group: the outputs' dims arrays are the call's, for the backend to write */
+  return x->rows > 1 ? 0 : shape_begin(&x->shape, x->gi, x->tensors + x->n_in);
 }
 
-/* Stage 4: outputs the caller asked for as f32, dequantized out of their slots. */
+/* Stage 4: the shapes the outputs came out in (shape.h), and outputs the caller asked for as
+ * f32 dequantized out of their slots, as many elements as were produced. */
 int exec_convert_outputs(exec_call *x) {
+  int rc = x->shape.n_out ? shape_read(&x->shape, x->gi) : 0;
+  if (rc) return rc;
   for (uint32_t i = x->n_in; i < x->n_in + x->n_out; i++) {
     if (x->modes[i] != IO_CONVERT) continue;
     uint64_t d0 = htpu_now_ns();
     uint32_t bad = 0;
-    int rc = batch_dequantize_rows(exec_call_tensor(x, i), x->bufs[i], x->outputs[i - x->n_in].data,
-                                   x->rows, &bad);
+    htpu_tensor_info produced;
+    const htpu_tensor_info *t = shape_output_info(&x->shape, i - x->n_in,
+                                                  exec_call_tensor(x, i), &produced);
+    rc = batch_dequantize_rows(t, x->bufs[i], x->outputs[i - x->n_in].data, x->rows, &bad);
     x->dequant_ns += htpu_now_ns() - d0;
     if (rc && x->rows > 1) x->failed_chunk = bad + 1;
     if (rc) return rc;
   }
+  shape_report(&x->shape, x->gi, x->rows, x->opts ? x->opts->output_dims : NULL);
   return 0;
 }
 
@@ -253,6 +261,7 @@ void exec_finish_call(exec_call *x, htpu_exec_stats *stats, uint64_t t_start) {
   free(x->tensors); /* with bufs and modes */
   free(x->rows_block);
   free(x->dims);
+  shape_end(&x->shape);
   if (x->exec_ns) {
     STAT_ADD(execute_ns_total, x->exec_ns);
     STAT_SET(execute_ns_last, x->exec_ns);

@@ -57,8 +57,9 @@ int exec_stage_execute(exec_staged *st) { return exec_voted(&st->x); }
  * shared with graphExecute). Until its notification the call holds the gate (shared: no load,
  * free or recovery meanwhile), its perf vote and its buffers. At most HTPU_ASYNC_DEPTH calls
  * of a graph are in QNN's queue; the others wait in the graph's own list, where priorities,
- * deadlines and cancels act. No signal reaches an async call unless 309 is announced, so calls
- * on this path are in copy mode (call.c): a deadline or cancel ends them on the host.
+ * deadlines and cancels act. graphExecuteAsync always gets a NULL signal (309, which would allow
+ * one, is never asked), so calls on this path are in copy mode (call.c): a deadline or cancel
+ * ends them on the host while QNN's execute runs on into the call's copies.
  * Anything else (k row groups) runs synchronously on the worker, and a graph whose
  * graphExecuteAsync refuses (1000, 6004) gets graphExecute from then on. */
 

@@ -188,6 +188,8 @@ static int copy_tensor(model_info *m, const char *graph, const char *role,
   const qnn_tensor_v1_t *t = &src->u.v1; /* V2 shares V1's fields at the same offsets */
   const char *name = t->name;
   snprintf(where, sizeof where, "graph '%s' %s '%s'", graph, role, name);
+  int rc = sysinfo_check_io_format(where, t->data_format);
+  if (rc) return rc;
   info->dtype = dtype_from_qnn(t->data_type);
   if (info->dtype == HTPU_DTYPE_INVALID)
     return htpu_set_error(HTPU_EUNSUPPORTED, 0, "%s: QNN data type 0x%04x is not supported", where,
@@ -207,6 +209,7 @@ static int copy_tensor(model_info *m, const char *graph, const char *role,
   }
   info->num_elements = elems;
   info->byte_size = elems * htpu_dtype_size(info->dtype);
+  info->dynamic_dims = sysinfo_dynamic_mask(src);
 
   /* The execute template: same version, id, type, format, data type, quantization and dims as
    * the binary declares ("tensors must carry the id assigned at creation"). */
@@ -227,6 +230,14 @@ static int copy_tensor(model_info *m, const char *graph, const char *role,
    * initializer and the system library's own tensors do. */
   if (tmpl->version == QNN_TENSOR_VERSION_2)
     tmpl->u.v2.sparse_params.type = QNN_SPARSE_LAYOUT_UNDEFINED;
+  /* ... and its dynamic dimensions as declared (read only: the backend writes dims, never
+   * these flags) */
+  if (info->dynamic_dims) {
+    uint8_t *dyn = model_info_alloc(m, t->rank);
+    if (!dyn) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+    for (uint32_t k = 0; k < t->rank; k++) dyn[k] = (info->dynamic_dims >> k) & 1u;
+    tmpl->u.v2.is_dynamic_dimensions = dyn;
+  }
   return copy_quant(m, where, t, info, &d->quantize_params);
 }
 

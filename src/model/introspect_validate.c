@@ -188,3 +188,35 @@ int sysinfo_validate(const sysinfo_answer *a) {
   }
   return 0;
 }
+
+int sysinfo_check_io_format(const char *where, uint32_t data_format) {
+  static const char *const names[] = {
+      "DENSE", "SPARSE", "CODEBOOK", "MX", "UBWC_RGBA8888", "UBWC_NV12", "UBWC_NV12_Y",
+      "UBWC_NV12_UV", "HMX_WEIGHT_LAYOUT", "UBWC_NV124R", "UBWC_NV124R_Y", "UBWC_NV124R_UV"};
+  _Static_assert(sizeof names / sizeof names[0] == QNN_TENSOR_DATA_FORMAT_UBWC_NV124R_UV + 1,
+                 "a name per declared format");
+  if (data_format == QNN_TENSOR_DATA_FORMAT_DENSE) return 0;
+  if (data_format == QNN_TENSOR_DATA_FORMAT_SPARSE)
+    return htpu_set_error(HTPU_EMODEL, 0,
+                          "%s: data format SPARSE (%u), but sparse tensors may only be NATIVE "
+                          "(QnnTypes.h), never a graph input or output: the binary is malformed "
+                          "(expected DENSE, %u)",
+                          where, data_format, QNN_TENSOR_DATA_FORMAT_DENSE);
+  if (data_format < sizeof names / sizeof names[0])
+    return htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                          "%s: data format %s (%u) is not supported at graph inputs and outputs "
+                          "(only DENSE, %u, whose bytes are laid out as its dims say)",
+                          where, names[data_format], data_format, QNN_TENSOR_DATA_FORMAT_DENSE);
+  return htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                        "%s: data format %u, which QNN (up to QAIRT 2.43) does not declare "
+                        "(expected DENSE, %u)",
+                        where, data_format, QNN_TENSOR_DATA_FORMAT_DENSE);
+}
+
+uint32_t sysinfo_dynamic_mask(const qnn_tensor_t *t) {
+  if (t->version != QNN_TENSOR_VERSION_2 || !t->u.v2.is_dynamic_dimensions) return 0;
+  uint32_t mask = 0;
+  for (uint32_t d = 0; d < t->u.v2.rank; d++) /* rank <= HTPU_MAX_RANK: validated */
+    if (t->u.v2.is_dynamic_dimensions[d]) mask |= 1u << d;
+  return mask;
+}

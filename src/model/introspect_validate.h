@@ -48,4 +48,14 @@ typedef struct sysinfo_answer {
  * HTPU_EUNSUPPORTED, a property of the model, not of the library. */
 int sysinfo_validate(const sysinfo_answer *a);
 
+/* A graph input or output's data format, a property of the model: 0 for DENSE, the only
+ * format laid out as its dims say. SPARSE is HTPU_EMODEL (QnnTypes.h: "sparse tensors may only
+ * be QNN_TENSOR_TYPE_NATIVE"), any other HTPU_EUNSUPPORTED; the message starts with `where`
+ * ("graph 'g' input 'x'") and names the format. */
+int sysinfo_check_io_format(const char *where, uint32_t data_format);
+
+/* A validated tensor's dynamic dimensions as a mask (bit d: isDynamicDimensions[d] nonzero);
+ * 0 for a V1 tensor or a NULL array. */
+uint32_t sysinfo_dynamic_mask(const qnn_tensor_t *t);
+
 #endif

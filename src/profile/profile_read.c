@@ -8,6 +8,7 @@
  * backend's answer, whatever its size or shape, costs bounded memory and time. Everything the
  * backend handed out is copied before the handle is freed.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,12 @@ typedef struct raw_event {
   int has_ts;
   const char *ident; /* the backend's, valid until the handle is freed */
   uint32_t parent, depth, first, nchild;
+  /* unit OBJECT (extended data): the backend's opaque object, valid until the handle is freed;
+   * obj_copy: within the profile's object budget (plan_objects) */
+  const void *obj;
+  uint64_t obj_len;
+  const char *obj_file;
+  int obj_copy;
 } raw_event;
 
 typedef struct reader {
@@ -92,7 +99,15 @@ static void read_one(reader *r, raw_event *e) {
     if (rc == QNN_SUCCESS && x.version == QNN_PROFILE_DATA_VERSION_1) {
       e->type = x.u.v1.type;
       e->unit = x.u.v1.unit;
-      e->value = x.u.v1.unit == QNN_PROFILE_EVENTUNIT_OBJECT ? 0 : scalar_u64(&x.u.v1.u.value);
+      if (x.u.v1.unit == QNN_PROFILE_EVENTUNIT_OBJECT) {
+        /* the union holds the object, not a number (QnnProfile.h) */
+        const qnn_profile_backend_opaque_object_t *o = &x.u.v1.u.backend_opaque_object;
+        e->obj = o->opaque_object.len ? o->opaque_object.data : NULL;
+        e->obj_len = e->obj ? o->opaque_object.len : 0;
+        e->obj_file = o->file_name;
+      } else {
+        e->value = scalar_u64(&x.u.v1.u.value);
+      }
       e->timestamp = x.u.v1.timestamp;
       e->has_ts = 1;
       e->ident = x.u.v1.identifier;
@@ -158,7 +173,6 @@ static int child_of_type(const reader *r, uint32_t i, const uint32_t *types, int
 typedef struct digest {
   int top, cyc, us, host, htp;
   uint32_t nops;
-  int nameless;
 } digest;
 
 static uint32_t count_nodes(const reader *r, int i) {
@@ -209,6 +223,201 @@ static uint32_t nodes_of(const reader *r, int holder, uint32_t *out, uint32_t ma
   return n;
 }
 
+/* Which objects are copied: in event order, as long as they fit HTPU_PROFILE_MAX_OBJECT_BYTES
+ * together. Returns the bytes to copy; *skipped / *skipped_bytes: what does not fit. */
+static uint64_t plan_objects(reader *r, uint32_t *skipped, uint64_t *skipped_bytes) {
+  uint64_t total = 0;
+  *skipped = 0;
+  *skipped_bytes = 0;
+  for (uint32_t i = 0; i < r->n; i++) {
+    raw_event *e = &r->ev[i];
+    if (!e->obj_len) continue;
+    if (e->obj_len <= HTPU_PROFILE_MAX_OBJECT_BYTES - total) {
+      e->obj_copy = 1;
+      total += e->obj_len;
+    } else {
+      (*skipped)++;
+      *skipped_bytes += e->obj_len;
+    }
+  }
+  return total;
+}
+
+/* An event's object into the block at *s (its bytes, then its file name). */
+static void copy_object(const raw_event *e, htpu_profile_event *o, char **s) {
+  if (e->obj_copy) {
+    memcpy(*s, e->obj, (size_t)e->obj_len);
+    o->object = *s;
+    o->object_size = e->obj_len;
+    *s += e->obj_len;
+  }
+  size_t l = e->obj_file ? strlen(e->obj_file) + 1 : 1;
+  if (e->obj_file) memcpy(*s, e->obj_file, l);
+  else **s = 0;
+  o->object_file = *s;
+  *s += l;
+}
+
+/* The ops: ci their events, ui the same ops' events under the other holder (cycles or time). */
+typedef struct op_index {
+  uint32_t *ci, *ui;
+  uint32_t nops, nother;
+} op_index;
+
+typedef struct note_buf {
+  char text[512];
+  size_t len;
+} note_buf;
+
+__attribute__((format(printf, 2, 3))) static void note_add(note_buf *n, const char *fmt, ...) {
+  if (n->len < sizeof n->text)
+    n->len += (size_t)snprintf(n->text + n->len, sizeof n->text - n->len, "%s", n->len ? "; " : "");
+  if (n->len >= sizeof n->text) return;
+  va_list ap;
+  va_start(ap, fmt);
+  n->len += (size_t)vsnprintf(n->text + n->len, sizeof n->text - n->len, fmt, ap);
+  va_end(ap);
+}
+
+/* The note: what the figures lack. Also decides which objects are copied (*obj_bytes). */
+static void make_note(reader *r, const digest *d, const op_index *oi, htpu_profile_level level,
+                      const char *graph, note_buf *n, uint64_t *obj_bytes) {
+  if (r->dropped)
+    note_add(n, "truncated at %u event%s (at least %llu more not read)", r->limit,
+             r->limit == 1 ? "" : "s", (unsigned long long)r->dropped);
+  /* A load's events (graph "") have no ops at any level: the per-op notes are an execute's. */
+  int per_op = graph && graph[0] && level != HTPU_PROFILE_BASIC;
+  if (r->dropped && per_op)
+    note_add(n, "per-op figures partial: %u op%s read", oi->nops, oi->nops == 1 ? "" : "s");
+  if (r->ext_error)
+    note_add(n, "no timestamps: profileGetExtendedEventData gave QNN error %u", r->ext_error);
+  if (r->unreadable)
+    note_add(n, "%u event%s could not be read", r->unreadable, r->unreadable == 1 ? "" : "s");
+  uint32_t obj_skipped = 0;
+  uint64_t obj_skipped_bytes = 0;
+  *obj_bytes = plan_objects(r, &obj_skipped, &obj_skipped_bytes);
+  if (obj_skipped)
+    note_add(n, "%u event object%s (%llu bytes) past the limit of %llu bytes per profile not "
+             "copied", obj_skipped, obj_skipped == 1 ? "" : "s",
+             (unsigned long long)obj_skipped_bytes,
+             (unsigned long long)HTPU_PROFILE_MAX_OBJECT_BYTES);
+  int nameless = 0;
+  for (uint32_t k = 0; k < oi->nops; k++)
+    if (!r->ev[oi->ci[k]].ident || !r->ev[oi->ci[k]].ident[0]) nameless = 1;
+  if (nameless) note_add(n, "the binary carries no op names: ops are numbered (#0, #1, ...)");
+  /* optrace data come as trace events (600) beside the detailed ones; a binary not built
+   * with optrace has none, and the backend gives the detailed events alone (HTP and the
+   * reference only log a warning) */
+  if (per_op && level == HTPU_PROFILE_OPTRACE && d->top >= 0 && !r->dropped) {
+    int traced = 0;
+    for (uint32_t i = 0; i < r->n && !traced; i++)
+      traced = r->ev[i].type == QNN_PROFILE_EVENTTYPE_TRACE;
+    if (!traced)
+      note_add(n, "no optrace data: the binary was not built with optrace, so the detailed "
+               "events are shown");
+  }
+  if (per_op && d->top >= 0 && !oi->nops && !r->dropped)
+    note_add(n, "the backend gave no per-op events at this level");
+}
+
+static char *copy_str(char **s, const char *src) {
+  size_t l = strlen(src) + 1;
+  char *d = memcpy(*s, src, l);
+  *s += l;
+  return d;
+}
+
+/* The events, copied side by side as read (children contiguous). */
+static void fill_events(const reader *r, htpu_profile *p, htpu_profile_event *ev, char **s) {
+  for (uint32_t i = 0; i < r->n; i++) {
+    const raw_event *e = &r->ev[i];
+    htpu_profile_event *o = &ev[i];
+    o->type = e->type;
+    o->unit = e->unit;
+    o->value = e->value;
+    o->name = htpu_profile_event_name(e->type);
+    o->identifier = copy_str(s, e->ident ? e->ident : "");
+    o->timestamp = e->timestamp;
+    o->has_timestamp = e->has_ts;
+    o->num_children = e->nchild;
+    o->children = e->nchild ? &ev[e->first] : NULL;
+    copy_object(e, o, s);
+    if (e->parent == UINT32_MAX) p->num_events++;
+  }
+  p->events = r->n ? ev : NULL;
+}
+
+/* The per-op digest: each op's name, cycles and time, from its events under both holders. */
+static void fill_ops(const op_index *oi, htpu_profile *p, const htpu_profile_event *ev,
+                     htpu_profile_op *ops, char **s) {
+  for (uint32_t k = 0; k < oi->nops; k++) {
+    const htpu_profile_event *e = &ev[oi->ci[k]];
+    htpu_profile_op *o = &ops[k];
+    if (e->identifier[0]) {
+      o->name = e->identifier;
+    } else {
+      int w = snprintf(*s, 16, "#%u", k);
+      o->name = *s;
+      *s += w + 1;
+    }
+    o->start = e->timestamp;
+    int has_cyc = 0, has_us = 0;
+    for (int side = 0; side < 2; side++) {
+      const htpu_profile_event *x = side == 0 ? e : k < oi->nother ? &ev[oi->ui[k]] : NULL;
+      if (!x) continue;
+      if (x->unit == QNN_PROFILE_EVENTUNIT_CYCLES) {
+        o->cycles = x->value;
+        has_cyc = 1;
+      } else {
+        o->us = x->value;
+        has_us = 1;
+      }
+    }
+    if (has_cyc && p->ops_with_cycles == k) p->ops_with_cycles++;
+    if (has_us && p->ops_with_us == k) p->ops_with_us++;
+  }
+  p->num_ops = oi->nops;
+  p->ops = oi->nops ? ops : NULL;
+}
+
+/* One block: header, events, ops, strings (and the objects' bytes). NULL when out of memory. */
+static htpu_profile *build_block(const reader *r, const digest *d, const op_index *oi,
+                                 htpu_profile_level level, int extended, const char *graph,
+                                 const char *note, uint64_t obj_bytes) {
+  size_t strings = strlen(graph) + 1 + strlen(note) + 1;
+  for (uint32_t i = 0; i < r->n; i++) {
+    strings += (r->ev[i].ident ? strlen(r->ev[i].ident) : 0) + 1;
+    strings += (r->ev[i].obj_file ? strlen(r->ev[i].obj_file) : 0) + 1;
+  }
+  strings += (size_t)obj_bytes;
+  strings += (size_t)oi->nops * 16; /* "#<index>" names */
+  size_t size = sizeof(htpu_profile) + (size_t)r->n * sizeof(htpu_profile_event) +
+                (size_t)oi->nops * sizeof(htpu_profile_op) + strings;
+  unsigned char *blk = calloc(1, size);
+  if (!blk) {
+    htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", size);
+    return NULL;
+  }
+  htpu_profile *p = (htpu_profile *)blk;
+  htpu_profile_event *ev = (htpu_profile_event *)(p + 1);
+  htpu_profile_op *ops = (htpu_profile_op *)(ev + r->n);
+  char *s = (char *)(ops + oi->nops);
+  p->level = level;
+  p->graph = copy_str(&s, graph);
+  p->note = copy_str(&s, note);
+  p->max_events = r->limit;
+  p->total_events = r->n;
+  p->dropped_events = r->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)r->dropped;
+  p->extended = extended && !r->ext_error;
+  fill_events(r, p, ev, &s);
+  if (d->us >= 0) p->accel_us = r->ev[d->us].value;
+  if (d->cyc >= 0) p->accel_cycles = r->ev[d->cyc].value;
+  if (d->host >= 0) p->host_rpc_us = r->ev[d->host].value;
+  if (d->htp >= 0) p->htp_rpc_us = r->ev[d->htp].value;
+  fill_ops(oi, p, ev, ops, &s);
+  return p;
+}
+
 int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_level level,
                  uint32_t max_events, int extended, const char *graph, htpu_profile **out) {
   *out = NULL;
@@ -228,138 +437,22 @@ int profile_read(const qnn_backend_lib *b, qnn_profile_handle_t h, htpu_profile_
   }
   digest d;
   find_digest(&r, &d);
-  uint32_t *ci = calloc(d.nops + 1, sizeof *ci), *ui = calloc(d.nops + 1, sizeof *ui);
-  if (!ci || !ui) {
-    free(ci);
-    free(ui);
-    free(r.ev);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  op_index oi = {calloc(d.nops + 1, sizeof(uint32_t)), calloc(d.nops + 1, sizeof(uint32_t)), 0,
+                 0};
+  if (!oi.ci || !oi.ui) {
+    rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  } else {
+    int holder = ops_holder(&r, &d);
+    oi.nops = nodes_of(&r, holder, oi.ci, d.nops);
+    oi.nother = nodes_of(&r, holder == d.cyc ? d.us : d.cyc, oi.ui, d.nops);
+    note_buf note = {"", 0};
+    uint64_t obj_bytes = 0;
+    make_note(&r, &d, &oi, level, graph, &note, &obj_bytes);
+    *out = build_block(&r, &d, &oi, level, extended, graph ? graph : "", note.text, obj_bytes);
+    if (!*out) rc = HTPU_ENOMEM;
   }
-  /* ci: the ops' events; ui: the same ops' events under the other event (cycles or time) */
-  int holder = ops_holder(&r, &d);
-  uint32_t nops = nodes_of(&r, holder, ci, d.nops);
-  uint32_t nother = nodes_of(&r, holder == d.cyc ? d.us : d.cyc, ui, d.nops);
-
-  /* the note: what the figures lack */
-  char note[512] = "";
-  size_t nl = 0;
-#define NOTE(...)                                                                        \
-  do {                                                                                   \
-    if (nl < sizeof note)                                                                \
-      nl += (size_t)snprintf(note + nl, sizeof note - nl, "%s", nl ? "; " : "");         \
-    if (nl < sizeof note) nl += (size_t)snprintf(note + nl, sizeof note - nl, __VA_ARGS__); \
-  } while (0)
-  if (r.dropped)
-    NOTE("truncated at %u event%s (at least %llu more not read)", r.limit,
-         r.limit == 1 ? "" : "s", (unsigned long long)r.dropped);
-  if (r.dropped && level != HTPU_PROFILE_BASIC)
-    NOTE("per-op figures partial: %u op%s read", nops, nops == 1 ? "" : "s");
-  if (r.ext_error)
-    NOTE("no timestamps: profileGetExtendedEventData gave QNN error %u", r.ext_error);
-  if (r.unreadable)
-    NOTE("%u event%s could not be read", r.unreadable, r.unreadable == 1 ? "" : "s");
-  for (uint32_t k = 0; k < nops; k++)
-    if (!r.ev[ci[k]].ident || !r.ev[ci[k]].ident[0]) d.nameless = 1;
-  if (d.nameless) NOTE("the binary carries no op names: ops are numbered (#0, #1, ...)");
-  /* optrace data come as trace events (600) beside the detailed ones; a binary not built
-   * with optrace has none, and the backend gives the detailed events alone (HTP and the
-   * reference only log a warning) */
-  if (level == HTPU_PROFILE_OPTRACE && d.top >= 0 && !r.dropped) {
-    int traced = 0;
-    for (uint32_t i = 0; i < r.n && !traced; i++)
-      traced = r.ev[i].type == QNN_PROFILE_EVENTTYPE_TRACE;
-    if (!traced)
-      NOTE("no optrace data: the binary was not built with optrace, so the detailed events are "
-           "shown");
-  }
-  if ((level == HTPU_PROFILE_DETAILED || level == HTPU_PROFILE_LINTING ||
-       level == HTPU_PROFILE_OPTRACE) && d.top >= 0 && !nops && !r.dropped)
-    NOTE("the backend gave no per-op events at this level");
-#undef NOTE
-
-  /* one block: header, events, ops, strings */
-  if (!graph) graph = "";
-  size_t strings = strlen(graph) + 1 + strlen(note) + 1;
-  for (uint32_t i = 0; i < r.n; i++) strings += (r.ev[i].ident ? strlen(r.ev[i].ident) : 0) + 1;
-  strings += (size_t)nops * 16; /* "#<index>" names */
-  size_t size = sizeof(htpu_profile) + (size_t)r.n * sizeof(htpu_profile_event) +
-                (size_t)nops * sizeof(htpu_profile_op) + strings;
-  unsigned char *blk = calloc(1, size);
-  if (!blk) {
-    free(ci);
-    free(ui);
-    free(r.ev);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", size);
-  }
-  htpu_profile *p = (htpu_profile *)blk;
-  htpu_profile_event *ev = (htpu_profile_event *)(p + 1);
-  htpu_profile_op *ops = (htpu_profile_op *)(ev + r.n);
-  char *s = (char *)(ops + nops);
-#define COPY_STR(dst, src)              \
-  do {                                  \
-    size_t l_ = strlen(src) + 1;        \
-    memcpy(s, (src), l_);               \
-    (dst) = s;                          \
-    s += l_;                            \
-  } while (0)
-  p->level = level;
-  COPY_STR(p->graph, graph);
-  COPY_STR(p->note, note);
-  p->max_events = r.limit;
-  p->total_events = r.n;
-  p->dropped_events = r.dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)r.dropped;
-  p->extended = extended && !r.ext_error;
-  for (uint32_t i = 0; i < r.n; i++) {
-    const raw_event *e = &r.ev[i];
-    htpu_profile_event *o = &ev[i];
-    o->type = e->type;
-    o->unit = e->unit;
-    o->value = e->value;
-    o->name = htpu_profile_event_name(e->type);
-    COPY_STR(o->identifier, e->ident ? e->ident : "");
-    o->timestamp = e->timestamp;
-    o->has_timestamp = e->has_ts;
-    o->num_children = e->nchild;
-    o->children = e->nchild ? &ev[e->first] : NULL;
-    if (e->parent == UINT32_MAX) p->num_events++;
-  }
-  p->events = r.n ? ev : NULL;
-  if (d.us >= 0) p->accel_us = r.ev[d.us].value;
-  if (d.cyc >= 0) p->accel_cycles = r.ev[d.cyc].value;
-  if (d.host >= 0) p->host_rpc_us = r.ev[d.host].value;
-  if (d.htp >= 0) p->htp_rpc_us = r.ev[d.htp].value;
-  for (uint32_t k = 0; k < nops; k++) {
-    const htpu_profile_event *e = &ev[ci[k]];
-    htpu_profile_op *o = &ops[k];
-    if (e->identifier[0]) {
-      o->name = e->identifier;
-    } else {
-      int w = snprintf(s, 16, "#%u", k);
-      o->name = s;
-      s += w + 1;
-    }
-    o->start = e->timestamp;
-    int has_cyc = 0, has_us = 0;
-    for (int side = 0; side < 2; side++) {
-      const htpu_profile_event *x = side == 0 ? e : k < nother ? &ev[ui[k]] : NULL;
-      if (!x) continue;
-      if (x->unit == QNN_PROFILE_EVENTUNIT_CYCLES) {
-        o->cycles = x->value;
-        has_cyc = 1;
-      } else {
-        o->us = x->value;
-        has_us = 1;
-      }
-    }
-    if (has_cyc && p->ops_with_cycles == k) p->ops_with_cycles++;
-    if (has_us && p->ops_with_us == k) p->ops_with_us++;
-  }
-#undef COPY_STR
-  p->num_ops = nops;
-  p->ops = nops ? ops : NULL;
-  free(ci);
-  free(ui);
+  free(oi.ci);
+  free(oi.ui);
   free(r.ev);
-  *out = p;
-  return 0;
+  return rc;
 }

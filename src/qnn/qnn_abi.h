@@ -258,7 +258,20 @@ typedef struct qnn_quantize_params {
 #define QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE 13u
 #define QNN_TENSOR_TYPE_UNDEFINED 0x7FFFFFFFu
 
+/* Qnn_TensorDataFormat_t. Only DENSE is laid out as its dims say; SPARSE "may only be
+ * QNN_TENSOR_TYPE_NATIVE" (QnnTypes.h); the others are compressed or packed layouts. */
 #define QNN_TENSOR_DATA_FORMAT_DENSE 0u
+#define QNN_TENSOR_DATA_FORMAT_SPARSE 1u
+#define QNN_TENSOR_DATA_FORMAT_CODEBOOK 2u
+#define QNN_TENSOR_DATA_FORMAT_MX 3u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_RGBA8888 4u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV12 5u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV12_Y 6u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV12_UV 7u
+#define QNN_TENSOR_DATA_FORMAT_HMX_WEIGHT_LAYOUT 8u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV124R 9u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV124R_Y 10u
+#define QNN_TENSOR_DATA_FORMAT_UBWC_NV124R_UV 11u
 
 #define QNN_TENSORMEMTYPE_RAW 0u
 #define QNN_TENSORMEMTYPE_MEMHANDLE 1u
@@ -388,8 +401,12 @@ typedef struct qnn_context_config {
   } u;
 } qnn_context_config_t;
 
-/* graphSetConfig's configs. PRIORITY is the one this project sets: on a graph retrieved from a
- * binary it is the only way to give one graph another priority than its context's default. */
+/* graphSetConfig's configs, declared for the ABI check and the reference backend: the core never
+ * calls graphSetConfig. A graph runs at its context's priority (QNN_CONTEXT_CONFIG_OPTION_PRIORITY
+ * at load, where priority control is announced: context.c); a call's own priority only orders it
+ * among the host's calls waiting for that graph (turn.c). PRIORITY here would be the only way to
+ * give one retrieved graph another QNN priority than its context's, and a finalized graph may
+ * refuse it (6024, 1000: docs/abi.md). */
 #define QNN_GRAPH_CONFIG_OPTION_CUSTOM 0u
 #define QNN_GRAPH_CONFIG_OPTION_PRIORITY 3u
 typedef struct qnn_graph_config {

@@ -88,7 +88,8 @@ void ref_reset_env(void) {
       "HTPU_REF_SYSTEM_GETPROVIDERS_ERROR", "HTPU_REF_FAULTS",
       "HTPU_REF_LATENCY",           "HTPU_REF_DEVICE",
       "HTPU_REF_RPCMEM_FAIL",       "HTPU_REF_BUILD_ID",
-      "HTPU_REF_SKIP_OUTPUTS",      "HTPU_REF_CAPS"};
+      "HTPU_REF_SKIP_OUTPUTS",      "HTPU_REF_CAPS",
+      "HTPU_REF_PROFILE_OBJECT"};
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
 }
 

@@ -314,3 +314,46 @@ TEST(introspect_v2_templates_are_not_sparse) {
     htpu_model_info_free(pub);
   }
 }
+
+/* A graph input or output's data format is checked: only DENSE is laid out as its dims say,
+ * and QnnTypes.h allows SPARSE only for NATIVE tensors, so a binary declaring a sparse graph
+ * input or output is refused, at inspection and at load, naming the graph, the tensor and the
+ * format (it was run as dense). Both tensor versions carry the field. */
+TEST(introspect_refuses_sparse_graph_io) {
+  fx_reset_env();
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"meta tensor=2\ngraph g\n  input a f32 [4] format=sparse\n  output b f32 [4]\n"
+       "  op Relu a -> b\n",
+       "graph 'g' input 'a': data format SPARSE (1), but sparse tensors may only be NATIVE"},
+      {"meta tensor=1\ngraph g\n  input a f32 [4]\n  output b f32 [4] format=sparse\n"
+       "  op Relu a -> b\n",
+       "graph 'g' output 'b': data format SPARSE (1), but sparse tensors may only be NATIVE"},
+  };
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    htpu_model_info *pub = NULL;
+    CHECK_EQ(inspect_text(cases[i].text, &pub), HTPU_EMODEL);
+    CHECK(pub == NULL);
+    CHECK_STR_CONTAINS(htpu_last_error(), cases[i].want);
+    size_t len = 0;
+    void *bin = fx_build_model(cases[i].text, &len);
+    CHECK(bin);
+    htpu_context *ctx = NULL;
+    int rc = htpu_context_open_buffer(rt, bin, len, &ctx);
+    free(bin);
+    CHECK_EQ(rc, HTPU_EMODEL);
+    CHECK(ctx == NULL);
+    CHECK_STR_CONTAINS(htpu_last_error(), cases[i].want);
+  }
+  /* a sparse tensor inside the graph is not the client's business */
+  htpu_model_info *pub = NULL;
+  CHECK_EQ(inspect_text("graph g\n  input a f32 [4]\n  native h f32 [4] format=sparse\n"
+                        "  output b f32 [4]\n  op Relu a -> h\n  op Relu h -> b\n",
+                        &pub),
+           HTPU_OK);
+  htpu_model_info_free(pub);
+  htpu_runtime_close(&rt);
+}

@@ -309,6 +309,27 @@ TEST(profile_load_init_events) {
   htpu_runtime_close(&rt);
 }
 
+/* A load has no ops: none of the per-op notes of an execute's profile applies to it, at any
+ * level. */
+TEST(profile_load_notes_are_not_an_executes) {
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  const char *path = prof_chain100_path();
+  CHECK(path);
+  static const int levels[] = {HTPU_PROFILE_DETAILED, HTPU_PROFILE_LINTING, HTPU_PROFILE_OPTRACE};
+  for (unsigned i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+    htpu_profile *p = NULL;
+    htpu_load_options lo = {.profile_level = levels[i], .profile = &p};
+    htpu_context *ctx = NULL;
+    CHECK_EQ(htpu_context_open_file_ex(rt, path, &lo, &ctx), 0);
+    CHECK(p && p->num_events == 1 && p->events[0].type == 100 && p->num_ops == 0);
+    CHECK_MSG(p->note[0] == 0, "level %d: load note '%s'", levels[i], p->note);
+    htpu_profile_free(p);
+    htpu_context_close(&ctx);
+  }
+  htpu_runtime_close(&rt);
+}
+
 static unsigned count(const char *hay, const char *needle) {
   unsigned n = 0;
   for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
@@ -351,6 +372,52 @@ TEST(profile_writers_trace_html_qnn_log) {
   CHECK_STR_CONTAINS(htpu_last_error(), "cannot write '/nonexistent-dir/t.json'");
   CHECK_EQ(htpu_profile_write_html(p, NULL, "/nonexistent-dir/t.html"), HTPU_EIO);
   CHECK_EQ(htpu_profile_write_trace(NULL, trace), HTPU_EINVAL);
+  htpu_profile_free(p);
+  chain_close(&c);
+}
+
+/* An event of unit OBJECT carries the backend's opaque object, not a number (QnnProfile.h):
+ * read with the extended data, copied into the profile, and handed to the system library's
+ * serialization as an object (its bytes and file name), never as a value. */
+TEST(profile_object_events_pass_their_payload) {
+  static const char payload[] = "optrace:\x01\x7f|end";
+  setenv("HTPU_REF_PROFILE_OBJECT", payload, 1);
+  chain c;
+  CHECK_EQ(chain_open(&c), 0);
+  htpu_profile *p = NULL;
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
+  CHECK(p && p->extended);
+  const htpu_profile_event *o = child(&p->events[0], 0xF001);
+  CHECK(o != NULL);
+  CHECK_EQ(o->unit, 5);
+  CHECK(strcmp(htpu_profile_unit_name(o->unit), "object") == 0);
+  CHECK_EQ(o->value, 0);
+  CHECK_EQ(o->object_size, strlen(payload));
+  CHECK(o->object && memcmp(o->object, payload, strlen(payload)) == 0);
+  CHECK(strcmp(o->object_file, "htpu-reference-object.bin") == 0);
+  CHECK_MSG(p->note[0] == 0, "note: %s", p->note);
+  /* every other event has no object */
+  CHECK(p->events[0].object == NULL && p->events[0].object_size == 0 &&
+        strcmp(p->events[0].object_file, "") == 0);
+  const char *log = test_tmp_path("object.log");
+  CHECK_EQ(htpu_profile_write_qnn_log(c.rt, p, log), 0);
+  char hex[2 * sizeof payload + 1];
+  for (size_t i = 0; i < strlen(payload); i++)
+    snprintf(hex + 2 * i, 3, "%02x", (unsigned char)payload[i]);
+  char want[256];
+  snprintf(want, sizeof want, "61441 5 object=%zu file=htpu-reference-object.bin data=%s ts=",
+           strlen(payload), hex);
+  char *l = test_read_file(log);
+  CHECK(l);
+  CHECK_STR_CONTAINS(l, want);
+  htpu_profile_free(p);
+  /* without extended events the object cannot be read (12002 from the plain call): counted in
+   * the note, never shown as a number */
+  CHECK_EQ(fx_ref_set_capability(1404, 1000), 0);
+  CHECK_EQ(chain_run(&c, HTPU_PROFILE_DETAILED, 0, &p), 0);
+  CHECK(p && !p->extended);
+  CHECK(child(&p->events[0], 0xF001) == NULL);
+  CHECK_STR_CONTAINS(p->note, "1 event could not be read");
   htpu_profile_free(p);
   chain_close(&c);
 }

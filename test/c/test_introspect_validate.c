@@ -275,3 +275,17 @@ TEST(validate_follows_no_pointer_of_a_bad_entry) {
   t->u.v1.dimensions = UNREADABLE;
   REFUSED(&x, "graph 1 ('g1') input 1 has rank 1431655765; expected 0..8");
 }
+
+TEST(validate_io_data_formats) {
+  CHECK_EQ(sysinfo_check_io_format("graph 'g' input 'x'", QNN_TENSOR_DATA_FORMAT_DENSE), 0);
+  CHECK_EQ(sysinfo_check_io_format("graph 'g' input 'x'", QNN_TENSOR_DATA_FORMAT_SPARSE),
+           HTPU_EMODEL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "graph 'g' input 'x': data format SPARSE (1)");
+  CHECK_EQ(sysinfo_check_io_format("graph 'g' output 'y'", QNN_TENSOR_DATA_FORMAT_UBWC_NV12),
+           HTPU_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(htpu_last_error(), "graph 'g' output 'y': data format UBWC_NV12 (5) is not "
+                                        "supported at graph inputs and outputs");
+  CHECK_EQ(sysinfo_check_io_format("graph 'g' output 'y'", 99), HTPU_EUNSUPPORTED);
+  CHECK_STR_CONTAINS(htpu_last_error(), "data format 99, which QNN (up to QAIRT 2.43) does not "
+                                        "declare");
+}

@@ -95,6 +95,27 @@ TEST(refmodel_bad_text_names_the_line) {
       {"frobnicate\n", "line 1: unknown statement 'frobnicate'"},
       {"", "no graph defined"},
       {"graph g\n  input x f32 [1] scale\n", "line 2: expected key=value, got 'scale'"},
+      /* data formats and dynamic dimensions (NonZero) */
+      {"graph g\n  input x f32 [1] format=ubwc\n", "line 2: format: 'ubwc' (expected dense or sparse)"},
+      {"graph g\n  static w f32 [1] data=[1] format=sparse\n",
+       "line 2: tensor 'w': a static tensor cannot be sparse"},
+      {"graph g\n  input x f32 [2,3] dynamic=[0]\n",
+       "line 2: tensor 'x': dynamic dimensions on a tensor of kind input"},
+      {"graph g\n  input x f32 [2,3]\n  output y i32 [6,2] dynamic=[2]\n",
+       "line 3: dynamic: axis 2 is beyond the tensor's rank"},
+      {"graph g\n  input x f32 [2,3]\n  output y i32 [6,2] dynamic=[0,0]\n",
+       "line 3: dynamic: axis 0 is given twice"},
+      {"graph g\n  input x f32 [2,3]\n  output y i32 [6,2]\n  op NonZero x -> y\n",
+       "line 4: graph 'g' op 0 (NonZero): output 'y' must have exactly its dims[0] dynamic"},
+      {"graph g\n  input x f32 [2,3]\n  output y i32 [5,2] dynamic=[0]\n  op NonZero x -> y\n",
+       "line 4: graph 'g' op 0 (NonZero): output shape [5,2], expected [6,2]"},
+      {"graph g\n  input x f32 [2,3]\n  output y f32 [6,2] dynamic=[0]\n  op NonZero x -> y\n",
+       "line 4: graph 'g' op 0 (NonZero): output 'y' is f32; expected plain i32 or u32"},
+      {"graph g\n  input x f32 [2]\n  output y f32 [2] dynamic=[0]\n  op Relu x -> y\n",
+       "line 4: graph 'g' op 0 (Relu): output 'y' has dynamic dimensions, which only NonZero"},
+      {"graph g\n  input x f32 [3]\n  output y i32 [3,1] dynamic=[0]\n  output z f32 [3,1]\n"
+       "  op NonZero x -> y\n  op Relu y -> z\n",
+       "line 6: graph 'g' op 1 (Relu): 'y' has dynamic dimensions: no op can read it"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     size_t len;

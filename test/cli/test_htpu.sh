@@ -129,6 +129,25 @@ run info "$TMP/v1.bin" --system-lib reference
 expect "info: binary info v1, absent strings" 0 out "binary info version   1" \
   out "2 (SAVER)" out "(none)" out "(unknown)" out "graph info v1"
 
+# a dynamic dimension (NonZero's dims[0]) is shown as its maximum with "<=", and listed in JSON
+printf 'graph nz\n  input x f32 [2,3]\n  output idx i32 [6,2] dynamic=[0]\n  op NonZero x -> idx\n' \
+  >"$TMP/nz.txt"
+$EMU "$REFBUILD" "$TMP/nz.txt" "$TMP/nz.bin" >/dev/null
+run info "$TMP/nz.bin" --system-lib reference
+expect "info: a dynamic dimension" 0 out "[<=6,2]" out "<=N: a dynamic dimension, at most N"
+if grep -qE '^  in +0 +x .*\[2,3\] ' "$TMP/out"; then pass "info: a fixed shape unmarked"
+else fail "info: a fixed shape unmarked" "expected x [2,3]"; fi
+run info "$TMP/nz.bin" --system-lib reference --json
+json_check "info --json: dynamic_dims" '
+  j.graphs[0].outputs[0].dynamic_dims.join() === "0" &&
+  j.graphs[0].outputs[0].shape.join() === "6,2" && j.graphs[0].inputs[0].dynamic_dims.length === 0'
+# a sparse graph input (QnnTypes.h: sparse tensors may only be NATIVE): refused, named
+printf 'graph g\n  input a f32 [4] format=sparse\n  output b f32 [4]\n  op Relu a -> b\n' >"$TMP/sp.txt"
+$EMU "$REFBUILD" "$TMP/sp.txt" "$TMP/sp.bin" >/dev/null
+run info "$TMP/sp.bin" --system-lib reference
+expect "info: a sparse graph input is refused" 1 err "HTPU_EMODEL" \
+  err "graph 'g' input 'a': data format SPARSE (1), but sparse tensors may only be NATIVE"
+
 # JSON string escaping, through the "file" member: quote, backslash, tab, invalid UTF-8
 WEIRD="$TMP/we\"ird\\na	me$(printf '\377').bin"
 cp "$TMP/add.bin" "$WEIRD"

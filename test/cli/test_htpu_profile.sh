@@ -74,6 +74,15 @@ json_check_file trace.json "trace: the host spans tile the call, no unlabelled h
 check "page: 100 bars, self-contained" \
   bash -c "[ \$(grep -oF '<rect class=\"bar\"' page.html | wc -l) = 100 ] && ! grep -q 'https\\?://' page.html"
 check "qnn log: every op through QnnSystemProfile" [ "$(count 'id=relu_' qnn.log)" = 100 ]
+# an event of unit object carries the backend's opaque object: its size and file in --json, its
+# bytes through QnnSystemProfile as an object (hex of "trace-blob"), not as a number
+HTPU_REF_PROFILE_OBJECT=trace-blob run profile chain100.bin "${LIBS[@]}" -n 1 --json --qnn-log obj.log
+json_check "json: the object event's size and file" \
+  'const o = j.events[0].children.find(c => c.type === 61441);
+   o.unit === "object" && o.value === 0 && o.object_bytes === 10 &&
+   o.object_file === "htpu-reference-object.bin"'
+check "qnn log: the object's bytes" \
+  grep -q '61441 5 object=10 file=htpu-reference-object.bin data=74726163652d626c6f62 ts=' obj.log
 
 # bad inputs
 run profile chain100.bin "${LIBS[@]}" --level verbose
@@ -168,10 +177,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$EMU" ]; then
   fi
 fi
 
-HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 1 --qnn-log q2.log
-expect "qnn log with System API 1.1: unsupported" 1 err "HTPU_EUNSUPPORTED" \
-  err "has no QnnSystemProfile serialization"
-check "qnn log: nothing left behind" [ ! -e q2.log ]
+HTPU_REF_SYSTEM_PROVIDERS=OLD:1.1.0 run profile chain100.bin "${LIBS[@]}" -n 3 --trace q2.json \
+  --html q2.html --qnn-log q2.log
+expect "qnn log with System API 1.1: refused before the runs" 1 err "HTPU_EUNSUPPORTED" \
+  err "(System API 1.1.0) has no QnnSystemProfile serialization" err "nothing was run or written"
+expect_empty "qnn log refused: no table" out
+check "qnn log refused: no log, trace or page written" \
+  bash -c '[ ! -e q2.log ] && [ ! -e q2.json ] && [ ! -e q2.html ]'
 # per-op samples are bounded (ops x runs <= 16777216): 168 ops x 100000 runs is refused after
 # the first run, not run out of memory (the timeout bounds a build that would try)
 { echo "graph wide"; echo "  input x f32 [1,4]"; for i in $(seq 1 167); do echo "  native t$i f32 [1,4]"; done

@@ -785,4 +785,21 @@ run bench "$TMP/add.bin" "${LIBS[@]}" --in-flight 2 --shared-buffers
 expect "bench --in-flight with --shared-buffers -> exit 2" 2 \
   err "does not combine with --shared-buffers"
 
+# ---------------------------------------------------------------------------------------------
+# an output with dynamic dimensions (NonZero's dims[0]): summarized and written in the shape the
+# execute wrote, not its maximum ([6,2]), with its own and with shared buffers
+printf 'graph nz\n  input x f32 [2,3]\n  output idx i32 [6,2] dynamic=[0]\n  op NonZero x -> idx\n' \
+  >"$TMP/nz.txt"
+$EMU "$REFBUILD" "$TMP/nz.txt" "$TMP/nz.bin" >/dev/null
+f32 0 3 0 -2 0 1 >"$TMP/nz_x.raw"
+for shared in "" --shared-buffers; do
+  rm -rf "$TMP/o_nz"
+  run run "$TMP/nz.bin" "${LIBS[@]}" --input x="$TMP/nz_x.raw" --output-dir "$TMP/o_nz" \
+    --native-output $shared
+  expect "run, dynamic output ${shared:-(own buffers)}: its produced shape" 0 out "[3,2]" \
+    out "idx: [0, 1, 1, 0, 1, 2]"
+  expect_npy "run, dynamic output ${shared:-(own buffers)}: idx.npy is [3,2]" "$TMP/o_nz/idx.npy" \
+    "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }" d4 "0 1 1 0 1 2"
+done
+
 harness_summary

@@ -156,67 +156,70 @@ defmodule HexagonTpu.BatchTest do
   end
 end
 
-defmodule HexagonTpu.BatchNxTest do
-  use ExUnit.Case, async: true
+# Compiled only where Nx is loadable (`make test` runs without it), so no code here calls a
+# missing Nx: `make test-elixir-optional` runs these tests.
+if Code.ensure_loaded?(Nx) do
+  defmodule HexagonTpu.BatchNxTest do
+    use ExUnit.Case, async: true
 
-  @moduletag :nx
-  @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
-  @compile {:no_warn_undefined, [Nx]}
+    @moduletag :nx
+    @moduletag skip: HexagonTpu.TestModels.optional_skip(:nx)
 
-  import HexagonTpu.TestModels
-  alias HexagonTpu.Error
+    import HexagonTpu.TestModels
+    alias HexagonTpu.Error
 
-  setup_all do
-    %{
-      add1: HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference),
-      add4:
-        HexagonTpu.load_model!({:binary, build!(batch_models())},
-          backend: :reference,
-          graph: "add_b4"
-        )
-    }
-  end
+    setup_all do
+      %{
+        add1: HexagonTpu.load_model!({:binary, build!(add_f32())}, backend: :reference),
+        add4:
+          HexagonTpu.load_model!({:binary, build!(batch_models())},
+            backend: :reference,
+            graph: "add_b4"
+          )
+      }
+    end
 
-  test "tensors of N rows in, tensors of N rows out", %{add1: m, add4: m4} do
-    a = Nx.iota({7, 4}, type: {:f, 32})
-    b = Nx.broadcast(Nx.tensor(0.5, type: {:f, 32}), {7, 4})
-    assert {:ok, [y]} = HexagonTpu.predict_batch(m, [a, b])
-    assert Nx.shape(y) == {7, 4}
-    assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.add(a, b))
+    test "tensors of N rows in, tensors of N rows out", %{add1: m, add4: m4} do
+      a = Nx.iota({7, 4}, type: {:f, 32})
+      b = Nx.broadcast(Nx.tensor(0.5, type: {:f, 32}), {7, 4})
+      assert {:ok, [y]} = HexagonTpu.predict_batch(m, [a, b])
+      assert Nx.shape(y) == {7, 4}
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.add(a, b))
 
-    a4 = Nx.iota({5, 3}, type: {:f, 32})
-    assert {:ok, [y4]} = HexagonTpu.predict_batch(m4, [a4, a4])
-    assert Nx.shape(y4) == {5, 3}
-    assert Nx.to_flat_list(y4) == Nx.to_flat_list(Nx.multiply(a4, 2))
-  end
+      a4 = Nx.iota({5, 3}, type: {:f, 32})
+      assert {:ok, [y4]} = HexagonTpu.predict_batch(m4, [a4, a4])
+      assert Nx.shape(y4) == {5, 3}
+      assert Nx.to_flat_list(y4) == Nx.to_flat_list(Nx.multiply(a4, 2))
+    end
 
-  test "other float types are converted once for the whole batch", %{add1: m} do
-    a = Nx.iota({3, 4}, type: {:f, 64})
-    h = Nx.iota({3, 4}, type: {:bf, 16})
-    assert {:ok, [y]} = HexagonTpu.predict_batch(m, [a, h])
-    assert Nx.type(y) == {:f, 32}
-    assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(Nx.iota({3, 4}), 2))
-  end
+    test "other float types are converted once for the whole batch", %{add1: m} do
+      a = Nx.iota({3, 4}, type: {:f, 64})
+      h = Nx.iota({3, 4}, type: {:bf, 16})
+      assert {:ok, [y]} = HexagonTpu.predict_batch(m, [a, h])
+      assert Nx.type(y) == {:f, 32}
+      assert Nx.to_flat_list(y) == Nx.to_flat_list(Nx.multiply(Nx.iota({3, 4}), 2))
+    end
 
-  test "shape errors name both shapes; vectorized tensors are refused", %{add1: m} do
-    ok = Nx.iota({3, 4}, type: {:f, 32})
+    test "shape errors name both shapes; vectorized tensors are refused", %{add1: m} do
+      ok = Nx.iota({3, 4}, type: {:f, 32})
 
-    assert {:error, %Error{reason: :mismatch, tensor: "a", message: msg}} =
-             HexagonTpu.predict_batch(m, [Nx.iota({3, 5}, type: {:f, 32}), ok])
+      assert {:error, %Error{reason: :mismatch, tensor: "a", message: msg}} =
+               HexagonTpu.predict_batch(m, [Nx.iota({3, 5}, type: {:f, 32}), ok])
 
-    assert msg =~ "expected shape {n, 4} (n >= 1 rows of the graph's {1, 4}), got {3, 5}"
+      assert msg =~ "expected shape {n, 4} (n >= 1 rows of the graph's {1, 4}), got {3, 5}"
 
-    assert {:error, %Error{message: msg}} = HexagonTpu.predict_batch(m, [Nx.iota({12}), ok])
-    assert msg =~ "got {12}"
+      assert {:error, %Error{message: msg}} = HexagonTpu.predict_batch(m, [Nx.iota({12}), ok])
+      assert msg =~ "got {12}"
 
-    assert {:error, %Error{message: msg}} =
-             HexagonTpu.predict_batch(m, [Nx.vectorize(ok, :v), ok])
+      assert {:error, %Error{message: msg}} =
+               HexagonTpu.predict_batch(m, [Nx.vectorize(ok, :v), ok])
 
-    assert msg =~ "vectorized"
+      assert msg =~ "vectorized"
 
-    assert {:error, %Error{message: msg}} =
-             HexagonTpu.predict_batch(m, [Nx.iota({3, 4}, type: {:s, 64}), ok])
+      assert {:error, %Error{message: msg}} =
+               HexagonTpu.predict_batch(m, [Nx.iota({3, 4}, type: {:s, 64}), ok])
 
-    assert msg =~ "expected a float type"
+      assert msg =~ "expected a float type"
+    end
   end
 end

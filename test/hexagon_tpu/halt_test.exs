@@ -13,7 +13,8 @@ defmodule HexagonTpu.HaltTest do
   @otp String.to_integer(System.otp_release())
   if @otp < 26 do
     @skip "the NIF halt callback (ERL_NIF_OPT_ON_HALT) needs OTP 26+; this VM is OTP #{@otp}"
-    IO.puts("htpu-vm-skip: HexagonTpu.HaltTest: #{@skip}")
+    # (on a line of its own: ExUnit's progress dots may be running)
+    IO.puts("\nhtpu-vm-skip: HexagonTpu.HaltTest: #{@skip}")
     @moduletag skip: @skip
   end
 

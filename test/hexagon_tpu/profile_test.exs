@@ -53,6 +53,20 @@ defmodule HexagonTpu.ProfileTest do
     assert p.note =~ "no optrace data: the binary was not built with optrace"
   end
 
+  test "an event of unit object carries the backend's opaque object", %{path: path, input: x} do
+    # the reference backend adds one to its execute profiles (HTPU_REF_PROFILE_OBJECT, read
+    # when its backend is created)
+    rt = HexagonTpu.Runtime.open!(backend: :reference, env: [{"HTPU_REF_PROFILE_OBJECT", "blob"}])
+    m = HexagonTpu.load_model!(path, runtime: rt)
+    p = HexagonTpu.profile!(m, [x], runs: 1)
+    assert [%{children: kids}] = p.events
+    obj = Enum.find(kids, &(&1.unit == :object))
+    assert %{type: 0xF001, value: %{data: "blob", file: "htpu-reference-object.bin"}} = obj
+    assert p.note == ""
+    HexagonTpu.close(m)
+    HexagonTpu.Runtime.close(rt)
+  end
+
   test "an event cap truncates and says so", %{model: m, input: x} do
     p = HexagonTpu.profile!(m, [x], runs: 1, max_events: 40)
     assert p.total_events == 40

@@ -3,6 +3,7 @@ defmodule HexagonTpu.TestModels do
   # Reference models for the tests, built on the fly with priv/htpu-refbuild
   # (docs/reference-format.md), and small helpers shared by the test modules.
 
+  import ExUnit.Assertions, only: [assert_receive: 3, flunk: 1]
   alias HexagonTpu.Runtime
 
   @add_f32 """
@@ -272,6 +273,50 @@ defmodule HexagonTpu.TestModels do
     s = HexagonTpu.stats()
     Map.take(s, [:live_runtimes, :live_contexts, :live_graphs, :live_shared_buffers])
   end
+
+  @doc """
+  Runs `fun` and waits for a log event whose text matches `pattern`, from whatever process
+  logs it and however late (the code server logs a failed on_load from a process of its own,
+  after the load has returned, so ExUnit.CaptureLog could miss it): a primary :logger filter
+  takes the event before any handler prints it and hands it to this process. Returns
+  `{fun's result, the event's text}`. Events that do not match pass through untouched.
+  """
+  def with_awaited_log(pattern, fun) do
+    id = :"htpu_await_log_#{System.unique_integer([:positive])}"
+    :ok = :logger.add_primary_filter(id, {&__MODULE__.take_log/2, {self(), id, pattern}})
+
+    try do
+      result = fun.()
+      assert_receive {^id, text}, 5_000, "no log event matching #{inspect(pattern)}"
+      {result, text}
+    after
+      :logger.remove_primary_filter(id)
+    end
+  end
+
+  @doc false
+  # The filter of with_awaited_log/2, run in the logging process.
+  def take_log(%{msg: msg, meta: meta}, {pid, id, pattern}) do
+    text = log_text(msg, meta)
+
+    if text =~ pattern do
+      send(pid, {id, text})
+      :stop
+    else
+      :ignore
+    end
+  end
+
+  # error_logger's messages (the code server's among them) are reports of a format and its
+  # arguments; other reports say how to print themselves (report_cb/1).
+  defp log_text({:string, chardata}, _), do: IO.chardata_to_string(chardata)
+  defp log_text({:report, %{format: f, args: a}}, _), do: log_text({f, a}, nil)
+
+  defp log_text({:report, report}, %{report_cb: cb}) when is_function(cb, 1),
+    do: log_text(cb.(report), nil)
+
+  defp log_text({:report, report}, _), do: inspect(report)
+  defp log_text({format, args}, _), do: IO.chardata_to_string(:io_lib.format(format, args))
 
   @doc """
   `false` when the optional application `app` (`:nx`, `:telemetry`) is started, as

@@ -14,12 +14,20 @@
 
 /* ---- human-readable report ---- */
 
+/* "[1,3]"; a dynamic dimension as "<=N" (N its maximum): "[<=100,4]". */
 static void shape_string(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t pos = 0;
   pos += (size_t)snprintf(buf, len, "[");
   for (uint32_t d = 0; d < t->rank && d < HTPU_MAX_RANK && pos < len; d++)
-    pos += (size_t)snprintf(buf + pos, len - pos, "%s%" PRIu32, d ? "," : "", t->dims[d]);
+    pos += (size_t)snprintf(buf + pos, len - pos, "%s%s%" PRIu32, d ? "," : "",
+                            (t->dynamic_dims >> d) & 1u ? "<=" : "", t->dims[d]);
   if (pos < len) snprintf(buf + pos, len - pos, "]");
+}
+
+static int any_dynamic(const htpu_tensor_info *ts, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (ts[i].dynamic_dims) return 1;
+  return 0;
 }
 
 static void quant_string(const htpu_quant *q, char *buf, size_t len) {
@@ -120,6 +128,9 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
     add_tensor_rows(&t, "out", gi->outputs, gi->num_outputs);
     if (cli_table_print(&t, stdout, 2) != 0) rc = -1;
     cli_table_free(&t);
+    if (any_dynamic(gi->inputs, gi->num_inputs) || any_dynamic(gi->outputs, gi->num_outputs))
+      printf("  <=N: a dynamic dimension, at most N (elements and bytes: the maximum); each "
+             "execute sets an output's\n");
   }
   return rc;
 }
@@ -176,6 +187,11 @@ static void json_tensors(cli_json *j, const char *key, const htpu_tensor_info *t
     cli_json_uint(j, "tensor_version", x->tensor_version);
     cli_json_array_begin(j, "shape", 1);
     for (uint32_t d = 0; d < x->rank && d < HTPU_MAX_RANK; d++) cli_json_uint(j, NULL, x->dims[d]);
+    cli_json_array_end(j);
+    /* the axes whose shape entry is a maximum, set per execute (outputs) */
+    cli_json_array_begin(j, "dynamic_dims", 1);
+    for (uint32_t d = 0; d < x->rank && d < HTPU_MAX_RANK; d++)
+      if ((x->dynamic_dims >> d) & 1u) cli_json_uint(j, NULL, d);
     cli_json_array_end(j);
     cli_json_uint(j, "num_elements", x->num_elements);
     cli_json_uint(j, "byte_size", x->byte_size);
@@ -262,7 +278,8 @@ const cli_command cmd_info = {
         "DSP arch, blob size) and, for each graph, one row per input and output tensor: index,\n"
         "name, id, element type (with the raw QNN data type in hex), shape, element count, byte\n"
         "size and quantization (scale/zero_point, or per-axis axis, channel count and the\n"
-        "first scales/zero points). zero_point is the negated QNN offset.\n"
+        "first scales/zero points). zero_point is the negated QNN offset. A dynamic dimension\n"
+        "shows as <=N, N its maximum (an output's actual value is what each execute writes).\n"
         "Backend id, DSP arch, SoC model, API versions and each graph's VTCM are what the\n"
         "library compares with the device before loading (htpu doctor shows the device's side;\n"
         "docs/board.md).\n",

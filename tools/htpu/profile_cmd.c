@@ -341,6 +341,10 @@ static void json_event(cli_json *j, const htpu_profile_event *e) {
   cli_json_string(j, "name", e->name);
   cli_json_string(j, "unit", htpu_profile_unit_name(e->unit));
   cli_json_uint(j, "value", e->value);
+  if (e->unit == 5) { /* an object: its size and file name (its bytes go to --qnn-log) */
+    cli_json_uint(j, "object_bytes", e->object_size);
+    cli_json_string(j, "object_file", e->object_file);
+  }
   if (e->identifier[0]) cli_json_string(j, "identifier", e->identifier);
   if (e->has_timestamp) cli_json_uint(j, "timestamp", e->timestamp);
   if (e->num_children) {
@@ -426,6 +430,41 @@ static int print_json(const prof_state *st, const op_row *rows, uint32_t n) {
   return cli_json_finish(&j);
 }
 
+/* --qnn-log needs the system library's QnnSystemProfile slots (System API 1.5 on): refused
+ * before the first run, so a long profile does not end in that error with its trace and page
+ * already written. */
+static int check_qnn_log(const cli_args *a, const cli_session *s) {
+  if (!cli_get(a, "qnn-log")) return CLI_EXIT_OK;
+  htpu_profile_caps caps;
+  htpu_runtime_info ri;
+  int e = htpu_runtime_profile_caps(s->rt, &caps);
+  if (!e) e = htpu_runtime_get_info(s->rt, &ri);
+  if (e) return cli_fail_htpu(a->cmd, e, "--qnn-log");
+  if (caps.system_serialization) return CLI_EXIT_OK;
+  return cli_fail(a->cmd,
+                  "--qnn-log: HTPU_EUNSUPPORTED: the system library %s (System API %u.%u.%u) has "
+                  "no QnnSystemProfile serialization (it came with System API 1.5); nothing was "
+                  "run or written",
+                  ri.system_lib, ri.system_api_version.major, ri.system_api_version.minor,
+                  ri.system_api_version.patch);
+}
+
+/* --trace, --html and --qnn-log: the median run. */
+static int write_reports(const cli_args *a, const prof_state *st) {
+  const htpu_profile *m = median_run(st);
+  const char *path;
+  char title[512];
+  snprintf(title, sizeof title, "%s (%s)", m->graph, htpu_profile_level_name(st->level));
+  int e = 0;
+  if ((path = cli_get(a, "trace")) && (e = htpu_profile_write_trace(m, path)) != 0)
+    return cli_fail_htpu(a->cmd, e, "writing the trace");
+  if ((path = cli_get(a, "html")) && (e = htpu_profile_write_html(m, title, path)) != 0)
+    return cli_fail_htpu(a->cmd, e, "writing the page");
+  if ((path = cli_get(a, "qnn-log")) && (e = htpu_profile_write_qnn_log(st->s.rt, m, path)) != 0)
+    return cli_fail_htpu(a->cmd, e, "writing the QNN profile log");
+  return CLI_EXIT_OK;
+}
+
 static int run_profile(const cli_args *a) {
   prof_state st;
   memset(&st, 0, sizeof st);
@@ -444,6 +483,7 @@ static int run_profile(const cli_args *a) {
   rc = cli_inputs_bind(a, st.s.meta_info, 1, &st.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &st.in);
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &st.s);
+  if (rc == CLI_EXIT_OK) rc = check_qnn_log(a, &st.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&st.in, st.s.info);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_generate(a->cmd, &st.in, PROFILE_SEED);
   const htpu_graph_info *gi = st.s.info;
@@ -480,21 +520,7 @@ static int run_profile(const cli_args *a) {
   op_row *rows = NULL;
   uint32_t n = 0;
   if (rc == CLI_EXIT_OK && !(rows = rows_of(&st, &n))) rc = cli_fail(a->cmd, "out of memory");
-  if (rc == CLI_EXIT_OK) {
-    const htpu_profile *m = median_run(&st);
-    const char *path;
-    char title[512];
-    snprintf(title, sizeof title, "%s (%s)", m->graph, htpu_profile_level_name(st.level));
-    int e = 0;
-    if ((path = cli_get(a, "trace")) && (e = htpu_profile_write_trace(m, path)) != 0)
-      rc = cli_fail_htpu(a->cmd, e, "writing the trace");
-    if (rc == CLI_EXIT_OK && (path = cli_get(a, "html")) &&
-        (e = htpu_profile_write_html(m, title, path)) != 0)
-      rc = cli_fail_htpu(a->cmd, e, "writing the page");
-    if (rc == CLI_EXIT_OK && (path = cli_get(a, "qnn-log")) &&
-        (e = htpu_profile_write_qnn_log(st.s.rt, m, path)) != 0)
-      rc = cli_fail_htpu(a->cmd, e, "writing the QNN profile log");
-  }
+  if (rc == CLI_EXIT_OK) rc = write_reports(a, &st);
   if (rc == CLI_EXIT_OK) {
     int w = cli_has(a, "json") ? print_json(&st, rows, n) : (print_table(&st, rows, n), 0);
     if (w != 0 || fflush(stdout) != 0) rc = cli_fail(a->cmd, "could not write the report");

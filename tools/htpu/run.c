@@ -16,7 +16,8 @@
 #include "util.h"
 
 typedef struct run_output {
-  const htpu_tensor_info *tensor;
+  const htpu_tensor_info *tensor; /* the graph's, or `produced` (dynamic dims, below) */
+  htpu_tensor_info produced;      /* its info with the dims the execute wrote */
   htpu_dtype dtype; /* as written: HTPU_F32 (dequantized) or the tensor's own */
   void *data;
   size_t size;
@@ -66,6 +67,29 @@ static int alloc_outputs(run_state *r, int native) {
   return CLI_EXIT_OK;
 }
 
+/* The shape each output came out in (htpu_exec_options.output_dims): an output with dynamic
+ * dimensions holds fewer elements than its maximum, and is summarized and written as such. */
+static void take_dims(run_state *r, const uint32_t *dims) {
+  for (uint32_t i = 0; i < r->num_out; i++) {
+    run_output *o = &r->out[i];
+    const uint32_t *d = dims + (size_t)i * HTPU_MAX_RANK;
+    o->produced = *o->tensor;
+    size_t n = 1;
+    for (uint32_t k = 0; k < o->produced.rank; k++) n *= (o->produced.dims[k] = d[k]);
+    o->produced.num_elements = n;
+    o->produced.byte_size = n * htpu_dtype_size(o->produced.dtype);
+    o->tensor = &o->produced;
+    o->size = n * htpu_dtype_size(o->dtype);
+  }
+}
+
+static int execute_ex(run_state *r, const htpu_io *io, uint32_t n_in, uint32_t *dims) {
+  htpu_exec_options o;
+  memset(&o, 0, sizeof o);
+  o.output_dims = dims;
+  return htpu_graph_execute_ex(r->s.graph, io, n_in, io + n_in, r->num_out, &o, &r->st);
+}
+
 /* --shared-buffers: inputs converted into the registered buffer, executed there, outputs read
  * back from it in the requested type. */
 static int execute_shared(run_state *r) {
@@ -74,13 +98,16 @@ static int execute_shared(run_state *r) {
   int rc = cli_shared_io_open(cmd, r->s.graph, gi, &r->sio);
   if (rc == CLI_EXIT_OK) rc = cli_shared_io_fill_inputs(cmd, &r->sio, &r->in);
   if (rc != CLI_EXIT_OK) return rc;
-  int e = htpu_graph_execute(r->s.graph, r->sio.io, gi->num_inputs, r->sio.io + gi->num_inputs,
-                             gi->num_outputs, &r->st);
+  uint32_t *dims = calloc((size_t)r->num_out * HTPU_MAX_RANK + 1, sizeof *dims);
+  if (!dims) return cli_fail(cmd, "out of memory");
+  int e = execute_ex(r, r->sio.io, gi->num_inputs, dims);
+  if (e == 0) take_dims(r, dims);
+  free(dims);
   if (e != 0) return cli_fail_htpu(cmd, e, "executing the graph");
   r->registrations = cli_shared_io_finish(&r->sio, r->s.rt);
   for (uint32_t i = 0; i < r->num_out && rc == CLI_EXIT_OK; i++)
-    rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].dtype, r->out[i].data,
-                                   r->out[i].size);
+    rc = cli_shared_io_read_output(cmd, &r->sio, gi, i, r->out[i].tensor, r->out[i].dtype,
+                                   r->out[i].data, r->out[i].size);
   return rc;
 }
 
@@ -88,15 +115,22 @@ static int execute(run_state *r) {
   if (r->shared) return execute_shared(r);
   uint32_t n_in = r->in.count, n_out = r->num_out;
   htpu_io *io = calloc((size_t)n_in + n_out + 1, sizeof(*io));
-  if (!io) return cli_fail(r->args->cmd, "out of memory");
+  uint32_t *dims = calloc((size_t)n_out * HTPU_MAX_RANK + 1, sizeof *dims);
+  if (!io || !dims) {
+    free(io);
+    free(dims);
+    return cli_fail(r->args->cmd, "out of memory");
+  }
   cli_inputs_fill_io(&r->in, io);
   for (uint32_t i = 0; i < n_out; i++) {
     io[n_in + i].data = r->out[i].data;
     io[n_in + i].size = r->out[i].size;
     io[n_in + i].dtype = r->out[i].dtype;
   }
-  int rc = htpu_graph_execute(r->s.graph, io, n_in, io + n_in, n_out, &r->st);
+  int rc = execute_ex(r, io, n_in, dims);
+  if (rc == 0) take_dims(r, dims);
   free(io);
+  free(dims);
   if (rc != 0) return cli_fail_htpu(r->args->cmd, rc, "executing the graph");
   return CLI_EXIT_OK;
 }

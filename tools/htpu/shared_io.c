@@ -48,14 +48,13 @@ int cli_shared_io_fill_inputs(const cli_command *cmd, cli_shared_io *sio, const 
 }
 
 int cli_shared_io_read_output(const cli_command *cmd, const cli_shared_io *sio,
-                              const htpu_graph_info *gi, uint32_t i, htpu_dtype dtype, void *dst,
-                              size_t size) {
-  const htpu_tensor_info *t = &gi->outputs[i];
+                              const htpu_graph_info *gi, uint32_t i, const htpu_tensor_info *t,
+                              htpu_dtype dtype, void *dst, size_t size) {
   const htpu_io *src = &sio->io[gi->num_inputs + i];
   if (dtype == t->dtype) {
-    if (size != src->size)
+    if (size != t->byte_size || size > src->size)
       return cli_fail(cmd, "output '%s': %zu-byte buffer for %zu bytes", t->name, size,
-                      src->size);
+                      t->byte_size);
     if (size) memcpy(dst, src->data, size);
     return CLI_EXIT_OK;
   }

@@ -33,10 +33,11 @@ int cli_shared_io_open(const cli_command *cmd, htpu_graph *g, const htpu_graph_i
 int cli_shared_io_fill_inputs(const cli_command *cmd, cli_shared_io *sio, const cli_inputs *in);
 
 /* Reads shared output i as `dtype` (HTPU_F32: dequantized; else the tensor's type) into dst
- * of `size` bytes. */
+ * of `size` bytes: the elements `t` says it holds (its info as the execute produced it: an
+ * output with dynamic dimensions holds fewer than its maximum, from the buffer's start). */
 int cli_shared_io_read_output(const cli_command *cmd, const cli_shared_io *sio,
-                              const htpu_graph_info *gi, uint32_t i, htpu_dtype dtype, void *dst,
-                              size_t size);
+                              const htpu_graph_info *gi, uint32_t i, const htpu_tensor_info *t,
+                              htpu_dtype dtype, void *dst, size_t size);
 
 /* memRegister calls that succeeded since cli_shared_io_open (process-wide counter). */
 uint64_t cli_shared_io_registrations(const cli_shared_io *sio);

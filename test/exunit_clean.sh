@@ -1,0 +1,16 @@
+# Sourced by test/run_exunit.sh and test/optional/run.sh. check_clean LOG: a green ExUnit run
+# must read clean. LOG (the run's output) may hold no compile warning (code that calls an
+# optional library is compiled only where it is loadable) and no log line (a test that expects
+# a log captures it with ExUnit.CaptureLog and asserts on it). Prints what it found.
+check_clean() {
+  local bad
+  # "warning: " anywhere (ExUnit's dots may precede a compile warning on its line); a Logger
+  # line starts with its time ("01:20:52.603 [warning] ..."), an OTP report with "=".
+  bad=$(grep -nE 'warning: |^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} .*\[(debug|info|notice|warn|warning|error|critical|alert|emergency)\]|^=[A-Z ]+ REPORT====' "$1" || true)
+  if [ -n "$bad" ]; then
+    echo "ExUnit passed, but its output does not read clean (a compile warning or a log line" \
+      "no test captured):" >&2
+    printf '%s\n' "$bad" | head -20 >&2
+    return 1
+  fi
+}
