@@ -193,7 +193,7 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_ load_ spill_fill refb_load
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner

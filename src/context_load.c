@@ -106,17 +106,13 @@ void load_drop_anchor(context_obj *c) {
   if (a) obj_release(&a->base); /* may run its destroy: never under the gate */
 }
 
+/* The loader's reference: a context that never got published goes with it (members of its
+ * spill-fill group may still hold theirs: then it goes with the last of them). */
 void load_discard(context_obj *c) {
   runtime_obj *rt = c->rt;
   obj_keep_error(&rt->base);
   load_drop_anchor(c);
-  if (c->sf_anchor && c->sf_anchor != c) obj_release(&c->sf_anchor->base);
-  mem_cache_destroy(&c->mem);
-  pthread_mutex_destroy(&c->graphs_lock);
-  model_info_free(c->info);
-  binary_release(&c->bin);
-  free(c);
-  obj_release(&rt->base);
+  obj_release(&c->base);
 }
 
 int load_prepare(htpu_runtime *h, model_binary *bin, const char *origin,
@@ -144,6 +140,9 @@ int load_prepare(htpu_runtime *h, model_binary *bin, const char *origin,
     obj_release(&rt->base);
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
+  /* Counted from here (the loader's reference, the handle's once published): a list's later
+   * models may join its spill-fill group, holding a reference on it, before it is published. */
+  obj_init(&c->base, OBJ_CONTEXT, context_destroy);
   rc = choose_graphs(c, lo, origin);
   if (rc) {
     load_discard(c);
@@ -272,8 +271,8 @@ int load_run(context_obj *c, const char *origin, const htpu_load_options *lo, ui
 }
 
 int load_publish(context_obj *c, uint64_t t0, htpu_context **out) {
-  obj_init(&c->base, OBJ_CONTEXT, context_destroy);
   c->load_ns = htpu_now_ns() - t0;
+  c->published = 1;
   STAT_ADD(live_contexts, 1);
   STAT_ADD(loads, 1);
   STAT_ADD(load_ns_total, c->load_ns);
@@ -293,15 +292,23 @@ void context_destroy(htpu_object *o) {
   context_obj *c = (context_obj *)o;
   runtime_obj *rt = c->rt;
   /* No execute may be in flight while QNN frees a context; registered buffers must be
-   * deregistered before it is freed. */
-  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
-  runtime_remove_context(rt, c);
-  mem_cache_release(&c->mem, &rt->backend_lib, -1);
-  if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
-  context_obj *anchor = sf_leave(c);
-  gate_leave_exclusive(&htpu_exec_gate);
-  if (c->bin.kind == BINARY_COPIED) STAT_SUB(binary_bytes_copied, c->bin.len);
-  if (c->bin.kind == BINARY_MAPPED) STAT_SUB(binary_bytes_mapped, c->bin.len);
+   * deregistered before it is freed. A load that failed made nothing QNN holds (and is
+   * neither listed nor any runtime's current group): it waits for no execute. */
+  context_obj *anchor = c->sf_anchor && c->sf_anchor != c ? c->sf_anchor : NULL;
+  if (c->published || c->qnn) {
+    gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
+    runtime_remove_context(rt, c);
+    mem_cache_release(&c->mem, &rt->backend_lib, -1);
+    if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
+    anchor = sf_leave(c);
+    gate_leave_exclusive(&htpu_exec_gate);
+  }
+  load_drop_anchor(c);
+  if (c->published) {
+    STAT_SUB(live_contexts, 1);
+    if (c->bin.kind == BINARY_COPIED) STAT_SUB(binary_bytes_copied, c->bin.len);
+    if (c->bin.kind == BINARY_MAPPED) STAT_SUB(binary_bytes_mapped, c->bin.len);
+  }
   /* QNN read the binary until contextFree (PERSISTENT_BINARY): only now may it go. */
   binary_release(&c->bin);
   mem_cache_destroy(&c->mem);
@@ -309,7 +316,6 @@ void context_destroy(htpu_object *o) {
   free(c->graphs);
   model_info_free(c->info);
   free(c);
-  STAT_SUB(live_contexts, 1);
   /* After its member: the group's first context is freed after the contexts that share its
    * buffer (its destroy takes the gate itself). */
   if (anchor) obj_release(&anchor->base);

@@ -124,7 +124,7 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
      * graphs'); the graph joins the context's list before one can run. */
     unsigned round = 0;
-    gate_enter_shared(&htpu_exec_gate, NULL, 0, &round, NULL);
+    gate_enter_shared(&htpu_exec_gate, NULL, 0, &round, NULL, NULL);
     if (c->dead) {
       gate_leave_shared(&htpu_exec_gate, round, NULL);
       return htpu_set_error(HTPU_EDEVICE_RESET, 0,

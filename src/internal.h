@@ -123,6 +123,7 @@ struct context_obj {
   context_obj *sf_drop;       /* an anchor its load chose and then left: released after the
                                  gate (its last reference would take the gate) */
   int list_loaded;
+  int published;              /* its load ended with a handle (counted in htpu_stats) */
   uint64_t load_ns;
   int priority;               /* htpu_priority of its load (never DEFAULT: NORMAL then) */
   int priority_explicit;      /* the load named one: passed to QNN as a context config */

@@ -169,7 +169,9 @@ typedef struct rb_sf_group {
   struct rb_backend *backend;
   uint64_t bytes;        /* the first context's maxSpillFillBuffer: the buffer allocated */
   uint32_t members;      /* live contexts in it; the group goes with the last */
-  atomic_int executing;  /* executes of its contexts' graphs running now */
+  /* g_sched: the context whose graphs execute now, and how many of them */
+  const struct rb_context *running;
+  uint32_t executing;
 } rb_sf_group;
 
 /* What createFromBinary's configs asked for (config.c). */
@@ -427,8 +429,9 @@ qnn_error_t rb_persist_check(rb_context *c, int graph, const char *api);
 qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg);
 /* c leaves its group (freed with its last member). Registry lock held. */
 void rb_sf_detach(rb_context *c);
-/* An execute of a graph of c starts / ends: graphs sharing a spill-fill buffer run one at a
- * time (a violation otherwise). */
+/* An execute of a graph of c starts / ends: contexts sharing a spill-fill buffer run one at a
+ * time (a violation otherwise; a context's own graphs may run beside each other, as without
+ * a group). */
 void rb_sf_enter(rb_context *c, const char *api, const char *graph);
 void rb_sf_leave(rb_context *c);
 /* The live spill-fill bytes (groups once, other contexts each) and binary copies. Registry

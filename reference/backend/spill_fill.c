@@ -12,9 +12,10 @@
  * Rules (docs/reference-backend.md): a new group needs a size > 0; a member joins through the
  * handle of a live context of this backend that is in a group (unknown 5002, lost in a DSP
  * restart 1007, in no group 5010); a context whose own need exceeds its group's buffer is
- * refused (5010). Graphs of one group run one at a time: their activations share the buffer
- * (Qualcomm's shared spill-fill buffers are "supported only with sequential execution"), so
- * two executes of one group at once are a rule violation.
+ * refused (5010). The contexts of one group run one at a time: their activations share the
+ * buffer (Qualcomm's shared spill-fill buffers are "supported only with sequential
+ * execution"), so executes of two contexts of one group at once are a rule violation (a
+ * context's own graphs may overlap, as they may without a group).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,17 +103,28 @@ void rb_sf_detach(rb_context *c) {
 }
 
 void rb_sf_enter(rb_context *c, const char *api, const char *graph) {
-  if (!c->group) return;
-  int running = atomic_fetch_add(&c->group->executing, 1);
-  if (running > 0)
-    rb_violation(c->backend->log, "%s: graph '%s' executes while %d other execute(s) of its "
-                 "spill-fill group (first context 0x%lx) run: graphs sharing a spill-fill "
-                 "buffer must run one at a time", api, graph, running,
-                 (unsigned long)c->group->id);
+  rb_sf_group *g = c->group;
+  if (!g) return;
+  pthread_mutex_lock(&g_sched.lock);
+  const rb_context *other = g->executing && g->running != c ? g->running : NULL;
+  uint32_t n = g->executing;
+  g->running = c;
+  g->executing++;
+  pthread_mutex_unlock(&g_sched.lock);
+  if (other)
+    rb_violation(c->backend->log, "%s: graph '%s' of context 0x%lx executes while %u execute(s) "
+                 "of context 0x%lx run, in the same spill-fill group (first context 0x%lx): "
+                 "contexts sharing a spill-fill buffer must run one at a time", api, graph,
+                 (unsigned long)c->handle, n, (unsigned long)other->handle,
+                 (unsigned long)g->id);
 }
 
 void rb_sf_leave(rb_context *c) {
-  if (c->group) atomic_fetch_sub(&c->group->executing, 1);
+  rb_sf_group *g = c->group;
+  if (!g) return;
+  pthread_mutex_lock(&g_sched.lock);
+  if (g->executing && --g->executing == 0) g->running = NULL;
+  pthread_mutex_unlock(&g_sched.lock);
 }
 
 void rb_sf_gauges(uint64_t *spill_fill, uint64_t *binary_copies) {

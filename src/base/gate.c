@@ -44,10 +44,26 @@ static int readers_may_enter(const exec_gate *g) {
   return !g->writer_active && (!g->writers_waiting || g->beside);
 }
 
+/* Whether owner's reader must wait for the lane: another owner is in it (and then wants it
+ * back), or this owner is but another waits for it. */
+static int lane_taken(gate_lane *lane, const void *owner) {
+  if (!lane || !lane->count) return 0;
+  if (lane->owner == owner) return lane->switch_wanted;
+  lane->switch_wanted = 1;
+  return 1;
+}
+
+static void lane_enter(gate_lane *lane, const void *owner) {
+  if (!lane) return;
+  if (lane->owner != owner) lane->switch_wanted = 0;
+  lane->owner = owner;
+  lane->count++;
+}
+
 int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns,
-                      unsigned *round, gate_lane *lane) {
+                      unsigned *round, gate_lane *lane, const void *owner) {
   pthread_mutex_lock(&g->lock);
-  while (!readers_may_enter(g) || (lane && lane->busy)) {
+  while (!readers_may_enter(g) || lane_taken(lane, owner)) {
     if (stopped(stop, deadline_ns)) {
       pthread_mutex_unlock(&g->lock);
       return 0;
@@ -56,18 +72,20 @@ int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns
   }
   *round = g->round & 1u;
   g->readers[*round]++;
-  if (lane) lane->busy = 1;
+  lane_enter(lane, owner);
   pthread_mutex_unlock(&g->lock);
   return 1;
 }
 
-int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane) {
+int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane, const void *owner) {
   pthread_mutex_lock(&g->lock);
-  int ok = readers_may_enter(g) && !(lane && lane->busy);
+  /* a no-wait reader never raises switch_wanted: it does not wait */
+  int ok = readers_may_enter(g) &&
+           !(lane && lane->count && (lane->owner != owner || lane->switch_wanted));
   if (ok) {
     *round = g->round & 1u;
     g->readers[*round]++;
-    if (lane) lane->busy = 1;
+    lane_enter(lane, owner);
   }
   pthread_mutex_unlock(&g->lock);
   return ok;
@@ -76,8 +94,12 @@ int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane) {
 void gate_leave_shared(exec_gate *g, unsigned round, gate_lane *lane) {
   pthread_mutex_lock(&g->lock);
   /* a reader waiting for the lane waits on the gate's condition variable too */
-  int wake = (--g->readers[round] == 0 && g->writers_waiting) || lane;
-  if (lane) lane->busy = 0;
+  int wake = --g->readers[round] == 0 && g->writers_waiting;
+  if (lane && --lane->count == 0) {
+    lane->owner = NULL;
+    lane->switch_wanted = 0; /* a waiter still there says so again */
+    wake = 1;
+  }
   if (wake) pthread_cond_broadcast(&g->cond);
   pthread_mutex_unlock(&g->lock);
 }

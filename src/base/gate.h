@@ -57,21 +57,25 @@ typedef struct exec_gate {
 /* The process-wide gate. */
 extern exec_gate htpu_exec_gate;
 
-/* A lane of the gate: readers that enter through the same lane run one at a time (the graphs
- * of contexts sharing one spill-fill buffer). Guarded by the gate's mutex; zeroed is idle. */
+/* A lane of the gate: readers that enter through one lane for different owners run one owner
+ * at a time (the contexts sharing one spill-fill buffer: each context's graphs may run beside
+ * each other, as without a group, but not beside another context's). Guarded by the gate's
+ * mutex; zeroed is idle. */
 typedef struct gate_lane {
-  int busy;
+  const void *owner; /* whose readers are in it */
+  unsigned count;    /* how many */
+  int switch_wanted; /* another owner waits: the owner's new readers wait too (no starving) */
 } gate_lane;
 
 /* Enters shared (an execute): 1 entered, *round set for the leave; 0 when *stop became
  * non-zero (NULL: never) or deadline_ns (CLOCK_MONOTONIC, 0: none) passed while it waited.
- * With a lane (NULL: none) it also waits for the lane to be free and holds it until it
- * leaves. */
+ * With a lane (NULL: none) it also waits until the lane is idle or `owner`'s, and stays in it
+ * until it leaves. */
 int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns,
-                      unsigned *round, gate_lane *lane);
+                      unsigned *round, gate_lane *lane, const void *owner);
 /* Enters shared only if that needs no wait (nor for its lane): 1 entered, 0 not. For no-wait
  * executes; the gate's own mutex is held only for bookkeeping. */
-int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane);
+int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane, const void *owner);
 void gate_leave_shared(exec_gate *g, unsigned round, gate_lane *lane);
 /* Enters exclusive (a load, free or recovery): 1 entered; 0 when *stop became non-zero (NULL:
  * never) or deadline_ns (0: none) passed while it waited. */

@@ -71,11 +71,12 @@ void exec_unlock_graph(exec_call *x) { turn_release(x->ctl); }
 /* The execute gate, shared: 1 entered, 0 not (POLICY_TRY: it would wait; else the call was
  * stopped while it waited: its deadline, a cancel or a close, which poke the gate). */
 int exec_enter_gate(exec_call *x) {
-  /* Graphs sharing a spill-fill buffer run one at a time: their group's lane. */
+  /* Contexts sharing a spill-fill buffer run one at a time: their group's lane, which a
+   * context's own graphs share (as without a group). */
   gate_lane *lane = x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL;
   if (x->policy == POLICY_TRY)
-    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round, lane);
-  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round, lane);
+    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round, lane, x->c);
+  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round, lane, x->c);
 }
 
 void exec_leave_gate(exec_call *x) {
