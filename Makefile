@@ -170,6 +170,7 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	$(Q)bash test/cli/test_htpu_load.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)bash test/run_exunit.sh
 

@@ -264,10 +264,21 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
   } caps[] = {{"execute_signals", ri->execute_signals},
               {"load_signals", ri->load_signals},
               {"priority_control", ri->priority_control},
-              {"execute_async", ri->execute_async}};
+              {"execute_async", ri->execute_async},
+              /* loading (docs/elixir.md, "Loading") */
+              {"persistent_binary", ri->persistent_binary},
+              {"enable_graphs", ri->enable_graphs},
+              {"memory_limit_hint", ri->memory_limit_hint},
+              {"list_load", ri->list_load},
+              {"spill_fill_sharing", ri->spill_fill_sharing}};
   for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
     enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
                       caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);
+  enif_make_map_put(env, map, enif_make_atom(env, "spill_fill_note"),
+                    ri->spill_fill_note && ri->spill_fill_note[0]
+                        ? nif_make_string(env, ri->spill_fill_note)
+                        : ATOMS.nil,
+                    &map);
   return map;
 }
 

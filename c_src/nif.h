@@ -6,6 +6,7 @@
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
+ *   load.c                         context loads: one, several, their info (nif.h)
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
@@ -59,6 +60,14 @@ ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- context loads (load.c) ----------------------------------------------------------------
+ * context_open_file/2,3 and context_open_binary/2,3 (the binary lent to the core),
+ * context_open_many/2, context_load_info/1. */
+ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* ---- stats (stats.c) ---------------------------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

@@ -8,6 +8,8 @@
  *   {:set_latency, api, usec}  {:set_graph_latency, graph_name, usec}
  *   {:set_capability, key, answer}  :reset_capabilities  :disarm
  *   {:graph_state, graph_name} (-> {:ok, map}: the context priority the backend was given, ...)
+ *   :stats (-> {:ok, map}: violations, live contexts, graphs deserialized, spill-fill and
+ *   binary copies held, list loads)
  * -> :ok | {:error, reason}. The library is opened by path (the same file the runtime loads,
  * so the same instance) and kept open: closing it could unload the settings just made.
  */
@@ -76,6 +78,27 @@ ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
               {"graph_priority_set", st.graph_priority_set},
               {"last_batch_multiple", st.last_batch_multiple},
               {"executes_done", st.executes_done}};
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+      enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),
+                        &map);
+    return enif_make_tuple2(env, ATOMS.ok, map);
+  } else if (enif_get_atom(env, argv[1], name, sizeof name, ERL_NIF_LATIN1) > 0 &&
+             strcmp(name, "stats") == 0) {
+    /* :stats -> {:ok, %{violations:, graphs_deserialized:, spill_fill_bytes:, ...}} */
+    htpu_ref_stats st;
+    htpu_ref_get_stats_fn fn = (htpu_ref_get_stats_fn)dlsym(lib, "htpu_ref_get_stats");
+    if (!fn) return enif_make_badarg(env);
+    fn(&st);
+    const struct {
+      const char *k;
+      uint64_t v;
+    } kv[] = {{"violations", st.violations},
+              {"live_contexts", st.live_contexts},
+              {"graphs_deserialized", st.graphs_deserialized},
+              {"spill_fill_bytes", st.spill_fill_bytes},
+              {"binary_copy_bytes", st.binary_copy_bytes},
+              {"list_async_calls", st.list_async_calls}};
+    ERL_NIF_TERM map = enif_make_new_map(env);
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
       enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),
                         &map);

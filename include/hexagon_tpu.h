@@ -979,6 +979,7 @@ typedef struct htpu_load_request {
   const htpu_load_options *opts;
   htpu_context *ctx;             /* out: the context (the caller's to close); NULL on failure */
   int rc;                        /* out: 0 or the HTPU_E* code of this model's failure */
+  uint32_t qnn_code;             /* out: the QNN code involved in it (0: none) */
   char *error;                   /* optional: this model's failure message is copied here */
   size_t error_len;              /* (truncated with "..." to error_len - 1 bytes) */
 } htpu_load_request;

@@ -53,8 +53,10 @@ static int choose_graphs(context_obj *c, const htpu_load_options *lo, const char
     if (g == m->num_graphs) {
       char names[1024];
       model_info_graph_names(m, NULL, names, sizeof names);
-      return htpu_set_error(HTPU_ENOT_FOUND, 0, "loading %s: graphs names '%s', which the "
-                            "binary does not hold; it holds %s", origin, lo->graphs[i], names);
+      return htpu_set_error(HTPU_ENOT_FOUND, 0,
+                            "loading %s: the graphs asked for name '%s', which the binary does "
+                            "not hold; it holds %s",
+                            origin, lo->graphs[i], names);
     }
     c->graph_on[g] = 1;
   }

@@ -38,6 +38,7 @@ typedef struct many_item {
  * context, if any, is discarded after the gate (many_finish). */
 static int note_fail(many_item *m, int rc) {
   m->r->rc = rc;
+  m->r->qnn_code = htpu_last_qnn_code();
   if (m->r->error && m->r->error_len)
     htpu_copy_message(htpu_last_error(), m->r->error, m->r->error_len);
   return rc;
@@ -258,6 +259,7 @@ int htpu_context_open_many(htpu_runtime *h, htpu_load_request *reqs, size_t n) {
     items[i].r = &reqs[i];
     reqs[i].ctx = NULL;
     reqs[i].rc = 0;
+    reqs[i].qnn_code = 0;
     if (reqs[i].opts && reqs[i].opts->profile) *reqs[i].opts->profile = NULL;
     int rc = prepare(h, &items[i], t0);
     if (rc) note_fail(&items[i], rc);

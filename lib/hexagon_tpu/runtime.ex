@@ -80,6 +80,7 @@ defmodule HexagonTpu.Runtime do
     # nil: the C core's default (htpu_runtime_options_init)
     startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
     startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
+    spill_fill_sharing: {:boolean, "a boolean", true},
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -130,6 +131,11 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
+    * `:spill_fill_sharing` - `true` (default): the runtime's contexts share one spill-fill
+      buffer (HTP's `REGISTER_MULTI_CONTEXTS`; one buffer instead of one per model) where the
+      backend takes it, and their executes then run one context at a time; `false`: each
+      context its own ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
+      `:spill_fill_sharing` and `:spill_fill_note` say what the backend made of it
     * `:env` - OS environment variables for the libraries this open loads and creates:
       `[{"NAME", "value"}]` (`nil` unsets) is set around the open only, then restored. The QNN
       backend and FastRPC libraries read their settings with `getenv` when they are created,
@@ -634,6 +640,7 @@ defmodule HexagonTpu.Runtime do
         recovery_retries: recovery_retries(o.recovery),
         startup_retries: o.startup_retries,
         startup_retry_delay_ms: o.startup_retry_delay_ms,
+        spill_fill_sharing: o.spill_fill_sharing,
         env: o.env
       }
       # nil integers: keep the core's defaults

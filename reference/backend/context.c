@@ -112,7 +112,8 @@ static qnn_error_t publish(rb_backend *b, const char *api, rb_context *c, rb_dev
                            const rb_ctx_cfg *cfg) {
   c->device = d;
   c->handle = rb_new_handle();
-  qnn_error_t rc = rb_sf_attach(b, api, c, cfg);
+  const rb_context *first = cfg->group_first ? rb_find_context(cfg->group_first) : NULL;
+  qnn_error_t rc = rb_sf_attach(b, api, c, cfg, first);
   if (rc != QNN_SUCCESS) return rc;
   for (uint32_t i = 0; i < c->num_graphs; i++) {
     c->graphs[i].handle = rb_new_handle();

@@ -226,7 +226,11 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
   for (rb_backend *b = g_rb.backends; b; b = b->next)
     for (rb_pinfo *p = b->pinfos; p; p = p->next) out->live_platform_infos++;
   out->live_power_config_ids = rb_power_live_count();
-  rb_sf_gauges(&out->spill_fill_bytes, &out->binary_copy_bytes);
+  out->spill_fill_bytes = rb_sf_group_bytes(); /* each group's buffer once, */
+  for (rb_context *c = g_rb.contexts; c; c = c->next) {
+    if (!c->group) out->spill_fill_bytes += c->spill_fill; /* each other context's own */
+    out->binary_copy_bytes += c->copied_bytes;
+  }
   pthread_mutex_unlock(&g_rb.lock);
   out->executes_in_flight = (uint32_t)atomic_load(&g_in_flight);
   out->total_executes = atomic_load(&g_total_executes);

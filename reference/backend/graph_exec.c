@@ -198,7 +198,9 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
   /* The weights it is about to read, where they are the caller's (a persistent binary). */
   qnn_error_t rc = rb_persist_check(c, (int)g->index, api);
   if (rc != QNN_SUCCESS) return rc;
-  rb_sf_enter(c, api, name); /* from here to the end it uses its spill-fill buffer */
+  char why[320];
+  if (rb_sf_enter(c, why, sizeof why)) /* from here to the end it uses its spill-fill buffer */
+    rb_violation(b->log, "%s: graph '%s' of %s", api, name, why);
   rc = run_turn(g, api, in, nin, out, nout, pre, w, pc);
   rb_sf_leave(c);
   return rc;

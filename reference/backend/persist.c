@@ -10,6 +10,8 @@
  * graphRetrieve and contextFree, of the static data a graph reads at each of its executes).
  * A broken promise is an API violation and the call fails (1100) without reading the
  * buffer; on the board the same client would read freed or rewritten weights, or fault.
+ * This file only tells (rb_persist_broken); the caller reports the violation
+ * (rb_persist_check in rb_internal.h), so the check needs nothing of the registry.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,24 +84,23 @@ static bool still_mapped(const void *p, size_t n) {
   return msync((void *)start, end - start, MS_ASYNC) == 0 || errno != ENOMEM;
 }
 
-qnn_error_t rb_persist_check(rb_context *c, int graph, const char *api) {
-  if (!c->persistent) return QNN_SUCCESS;
-  rb_log *log = c->backend->log;
+int rb_persist_broken(const rb_context *c, int graph, const char *api, char *msg, size_t len) {
+  if (!c->persistent) return 0;
   if (!still_mapped(c->bin, c->bin_len)) {
-    rb_violation(log, "%s: the persistent binary of context 0x%lx (%zu bytes at %p) is no "
-                 "longer mapped: PERSISTENT_BINARY promises it until contextFree", api,
-                 (unsigned long)c->handle, c->bin_len, (const void *)c->bin);
-    return QNN_COMMON_ERROR_GENERAL;
+    snprintf(msg, len, "%s: the persistent binary of context 0x%lx (%zu bytes at %p) is no "
+             "longer mapped: PERSISTENT_BINARY promises it until contextFree", api,
+             (unsigned long)c->handle, c->bin_len, (const void *)c->bin);
+    return 1;
   }
   uint64_t now = graph < 0 ? hash_bytes(HASH_SEED, c->bin, c->bin_len)
                            : graph_statics_hash(c->model, (uint32_t)graph);
   uint64_t then = graph < 0 ? c->bin_hash : c->graph_hash[graph];
-  if (now == then) return QNN_SUCCESS;
+  if (now == then) return 0;
   /* no name from the model here: names live in the buffer that changed */
   char what[48] = "";
   if (graph >= 0) snprintf(what, sizeof what, " (the weights of graph %d)", graph);
-  rb_violation(log, "%s: the persistent binary of context 0x%lx changed after "
-               "createFromBinary%s: PERSISTENT_BINARY promises it unchanged until contextFree",
-               api, (unsigned long)c->handle, what);
-  return QNN_COMMON_ERROR_GENERAL;
+  snprintf(msg, len, "%s: the persistent binary of context 0x%lx changed after "
+           "createFromBinary%s: PERSISTENT_BINARY promises it unchanged until contextFree",
+           api, (unsigned long)c->handle, what);
+  return 1;
 }

@@ -162,14 +162,15 @@ typedef struct rb_graph {
 } rb_graph;
 
 /* A group of contexts sharing one spill-fill buffer (the HTP custom context config
- * REGISTER_MULTI_CONTEXTS; spill_fill.c). Registry lock, but `executing`. */
+ * REGISTER_MULTI_CONTEXTS; spill_fill.c). `members`: the registry lock; the rest: spill_fill.c's
+ * own. */
 typedef struct rb_sf_group {
   struct rb_sf_group *next;
   uintptr_t id;          /* the handle of its first context */
   struct rb_backend *backend;
   uint64_t bytes;        /* the first context's maxSpillFillBuffer: the buffer allocated */
   uint32_t members;      /* live contexts in it; the group goes with the last */
-  /* g_sched: the context whose graphs execute now, and how many of them */
+  /* the context whose graphs execute now, and how many of them */
   const struct rb_context *running;
   uint32_t executing;
 } rb_sf_group;
@@ -246,7 +247,6 @@ typedef struct rb_registry {
   rb_context *contexts;
   rb_mem *mems;
   rb_signal *signals;
-  rb_sf_group *groups;
 } rb_registry;
 
 extern rb_registry g_rb;
@@ -418,30 +418,43 @@ qnn_error_t rb_enable_graphs(rb_backend *b, const char *api, rb_context *c,
  * hashes of what it will read taken; else a copy (c->copied_bytes). 0, or -1 with err set. */
 int rb_persist_parse(rb_context *c, bool persistent, const void *buf, size_t len, char *err,
                      size_t errlen);
-/* Whether c's persistent binary is still mapped and unchanged (graph < 0: all of it; else the
- * static data graph `graph` reads): QNN_SUCCESS, else a violation (logged) and 1100. A copy
+/* Whether c's persistent binary is no longer mapped or has changed (graph < 0: all of it; else
+ * the static data graph `graph` reads): 1 with the violation's words in msg, else 0. A copy
  * always passes. */
-qnn_error_t rb_persist_check(rb_context *c, int graph, const char *api);
+int rb_persist_broken(const rb_context *c, int graph, const char *api, char *msg, size_t len);
+/* rb_persist_broken for a call on c: QNN_SUCCESS, else the violation logged and 1100. */
+static inline qnn_error_t rb_persist_check(rb_context *c, int graph, const char *api) {
+  char msg[384];
+  if (!rb_persist_broken(c, graph, api, msg, sizeof msg)) return QNN_SUCCESS;
+  rb_violation(c->backend->log, "%s", msg);
+  return QNN_COMMON_ERROR_GENERAL;
+}
 
 /* ---- spill_fill.c: spill-fill buffers, own or shared by a group ---- */
-/* c's spill-fill (its deserialized graphs') and its group from cfg: a new group or the first
- * context's. Registry lock held. Logs and returns the code of a refusal. */
-qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg);
+/* c's spill-fill (its deserialized graphs') and its group from cfg: a new group or the group of
+ * `first`, the live context behind cfg->group_first (NULL when there is none). Registry lock
+ * held. Logs and returns the code of a refusal. */
+qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg,
+                         const rb_context *first);
 /* c leaves its group (freed with its last member). Registry lock held. */
 void rb_sf_detach(rb_context *c);
 /* An execute of a graph of c starts / ends: contexts sharing a spill-fill buffer run one at a
- * time (a violation otherwise; a context's own graphs may run beside each other, as without
- * a group). */
-void rb_sf_enter(rb_context *c, const char *api, const char *graph);
+ * time. rb_sf_enter returns 1 with the words of the violation in msg when another context of
+ * c's group is executing (the caller reports it), else 0; a context's own graphs may run
+ * beside each other, as without a group. */
+int rb_sf_enter(rb_context *c, char *msg, size_t len);
 void rb_sf_leave(rb_context *c);
-/* The live spill-fill bytes (groups once, other contexts each) and binary copies. Registry
- * lock held. */
-void rb_sf_gauges(uint64_t *spill_fill, uint64_t *binary_copies);
+/* The bytes of the live groups' buffers (each once). */
+uint64_t rb_sf_group_bytes(void);
 qnn_error_t rb_graph_set_config(qnn_graph_handle_t, const qnn_graph_config_t **);
 const char *rb_priority_name(uint32_t p); /* NULL: not a QNN priority */
 
 /* ---- providers.c ---- */
 RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
+
+/* ---- api_versions.c ---- */
+/* getProviders handed out list[0, n) (valid until the library is unloaded). */
+void rb_api_versions_handed_out(const qnn_interface_t *const *list, uint32_t n);
 /* API version reported by backendGetApiVersion: that of the first provider last handed out. */
 qnn_api_version_t rb_current_api_version(void);
 /* API versions of the first provider with this backend id in the set last handed out (else

@@ -1,12 +1,13 @@
 /* registry.c - the live objects of the reference backend, looked up by handle value. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "htpu_ref_control.h"
 #include "rb_internal.h"
 
 /* Handles start well above any page a loader could dereference by accident. */
-rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+rb_registry g_rb = {PTHREAD_MUTEX_INITIALIZER, 0x1000, 1, NULL, NULL, NULL, NULL, NULL, NULL};
 
 uintptr_t rb_new_handle(void) { return g_rb.next_handle++; }
 
@@ -108,3 +109,25 @@ RB_EXPORT void htpu_ref_unload_handles(void) {
 }
 
 __attribute__((destructor)) static void rb_registry_unload(void) { htpu_ref_unload_handles(); }
+
+RB_EXPORT int htpu_ref_get_context_state(uint64_t handle, htpu_ref_context_state *out) {
+  if (!out) return -1;
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&g_rb.lock);
+  rb_context *c = rb_find_context((const void *)(uintptr_t)handle);
+  if (c) {
+    out->persistent = c->persistent;
+    out->graphs_deserialized = c->num_enabled;
+    out->num_graphs = c->num_graphs;
+    out->priority = c->priority;
+    out->binary_copy_bytes = c->copied_bytes;
+    out->spill_fill_bytes = c->spill_fill;
+    out->group_id = c->group ? c->group->id : 0;
+    out->group_bytes = c->group ? c->group->bytes : 0;
+    out->group_members = c->group ? c->group->members : 0;
+    out->memory_limit_mb = c->memory_limit_mb;
+    out->stale = atomic_load(&c->stale);
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  return c ? 0 : -1;
+}

@@ -16,12 +16,20 @@
  * buffer (Qualcomm's shared spill-fill buffers are "supported only with sequential
  * execution"), so executes of two contexts of one group at once are a rule violation (a
  * context's own graphs may overlap, as they may without a group).
+ *
+ * The groups are this file's own (their list and lock): it needs nothing of the registry, and
+ * its callers resolve handles and report violations.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "htpu_ref_control.h"
 #include "rb_internal.h"
+
+/* g_groups: attach/detach (under the registry lock too); `running` and `executing`: enter and
+ * leave. */
+static pthread_mutex_t g_sf_lock = PTHREAD_MUTEX_INITIALIZER;
+static rb_sf_group *g_groups;
 
 static uint64_t context_need(const rb_context *c) {
   uint64_t need = 0;
@@ -33,9 +41,10 @@ static uint64_t context_need(const rb_context *c) {
   return need;
 }
 
-/* The group of the context behind handle h, for a member joining it; logs why not. */
-static qnn_error_t find_group(rb_backend *b, const char *api, const void *h, rb_sf_group **out) {
-  rb_context *first = rb_find_context(h);
+/* The group of `first` (the context behind handle h, NULL when none is live), for a member
+ * joining it; logs why not. */
+static qnn_error_t find_group(rb_backend *b, const char *api, const void *h,
+                              const rb_context *first, rb_sf_group **out) {
   if (!first || first->backend != b) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: firstGroupHandle 0x%lx "
             "is not a live context of this backend", api, (unsigned long)(uintptr_t)h);
@@ -57,12 +66,13 @@ static qnn_error_t find_group(rb_backend *b, const char *api, const void *h, rb_
   return QNN_SUCCESS;
 }
 
-qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg) {
+qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb_ctx_cfg *cfg,
+                         const rb_context *first) {
   c->spill_fill = context_need(c);
   if (!cfg->group) return QNN_SUCCESS;
   rb_sf_group *g = NULL;
   if (cfg->group_first) {
-    qnn_error_t rc = find_group(b, api, cfg->group_first, &g);
+    qnn_error_t rc = find_group(b, api, cfg->group_first, first, &g);
     if (rc != QNN_SUCCESS) return rc;
   } else if (cfg->group_max == 0) {
     rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: REGISTER_MULTI_CONTEXTS: a new group needs a "
@@ -82,8 +92,10 @@ qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb
     g->id = c->handle;
     g->backend = b;
     g->bytes = cfg->group_max;
-    g->next = g_rb.groups;
-    g_rb.groups = g;
+    pthread_mutex_lock(&g_sf_lock);
+    g->next = g_groups;
+    g_groups = g;
+    pthread_mutex_unlock(&g_sf_lock);
   }
   g->members++;
   c->group = g;
@@ -94,66 +106,45 @@ void rb_sf_detach(rb_context *c) {
   rb_sf_group *g = c->group;
   c->group = NULL;
   if (!g || --g->members > 0) return;
-  for (rb_sf_group **pp = &g_rb.groups; *pp; pp = &(*pp)->next)
+  pthread_mutex_lock(&g_sf_lock);
+  for (rb_sf_group **pp = &g_groups; *pp; pp = &(*pp)->next)
     if (*pp == g) {
       *pp = g->next;
       break;
     }
+  pthread_mutex_unlock(&g_sf_lock);
   free(g);
 }
 
-void rb_sf_enter(rb_context *c, const char *api, const char *graph) {
+int rb_sf_enter(rb_context *c, char *msg, size_t len) {
   rb_sf_group *g = c->group;
-  if (!g) return;
-  pthread_mutex_lock(&g_sched.lock);
+  if (!g) return 0;
+  pthread_mutex_lock(&g_sf_lock);
   const rb_context *other = g->executing && g->running != c ? g->running : NULL;
   uint32_t n = g->executing;
   g->running = c;
   g->executing++;
-  pthread_mutex_unlock(&g_sched.lock);
+  pthread_mutex_unlock(&g_sf_lock);
   if (other)
-    rb_violation(c->backend->log, "%s: graph '%s' of context 0x%lx executes while %u execute(s) "
-                 "of context 0x%lx run, in the same spill-fill group (first context 0x%lx): "
-                 "contexts sharing a spill-fill buffer must run one at a time", api, graph,
-                 (unsigned long)c->handle, n, (unsigned long)other->handle,
-                 (unsigned long)g->id);
+    snprintf(msg, len, "context 0x%lx executes while %u execute(s) of context 0x%lx run, in "
+             "the same spill-fill group (first context 0x%lx): contexts sharing a spill-fill "
+             "buffer must run one at a time", (unsigned long)c->handle, n,
+             (unsigned long)other->handle, (unsigned long)g->id);
+  return other != NULL;
 }
 
 void rb_sf_leave(rb_context *c) {
   rb_sf_group *g = c->group;
   if (!g) return;
-  pthread_mutex_lock(&g_sched.lock);
+  pthread_mutex_lock(&g_sf_lock);
   if (g->executing && --g->executing == 0) g->running = NULL;
-  pthread_mutex_unlock(&g_sched.lock);
+  pthread_mutex_unlock(&g_sf_lock);
 }
 
-void rb_sf_gauges(uint64_t *spill_fill, uint64_t *binary_copies) {
-  *spill_fill = *binary_copies = 0;
-  for (rb_sf_group *g = g_rb.groups; g; g = g->next) *spill_fill += g->bytes;
-  for (rb_context *c = g_rb.contexts; c; c = c->next) {
-    if (!c->group) *spill_fill += c->spill_fill;
-    *binary_copies += c->copied_bytes;
-  }
-}
-
-RB_EXPORT int htpu_ref_get_context_state(uint64_t handle, htpu_ref_context_state *out) {
-  if (!out) return -1;
-  memset(out, 0, sizeof(*out));
-  pthread_mutex_lock(&g_rb.lock);
-  rb_context *c = rb_find_context((const void *)(uintptr_t)handle);
-  if (c) {
-    out->persistent = c->persistent;
-    out->graphs_deserialized = c->num_enabled;
-    out->num_graphs = c->num_graphs;
-    out->priority = c->priority;
-    out->binary_copy_bytes = c->copied_bytes;
-    out->spill_fill_bytes = c->spill_fill;
-    out->group_id = c->group ? c->group->id : 0;
-    out->group_bytes = c->group ? c->group->bytes : 0;
-    out->group_members = c->group ? c->group->members : 0;
-    out->memory_limit_mb = c->memory_limit_mb;
-    out->stale = atomic_load(&c->stale);
-  }
-  pthread_mutex_unlock(&g_rb.lock);
-  return c ? 0 : -1;
+uint64_t rb_sf_group_bytes(void) {
+  uint64_t sum = 0;
+  pthread_mutex_lock(&g_sf_lock);
+  for (rb_sf_group *g = g_groups; g; g = g->next) sum += g->bytes;
+  pthread_mutex_unlock(&g_sf_lock);
+  return sum;
 }

@@ -8,8 +8,6 @@
 
 #include "cli.h"
 
-const char *cli_dashes(const char *name) { return strlen(name) == 1 ? "-" : "--"; }
-
 static int find_option(const cli_command *cmd, const char *name, size_t name_len) {
   if (!cmd->options) return -1;
   for (int i = 0; cmd->options[i].name; i++) {

@@ -1,8 +1,12 @@
-/* help.c - usage lines, per-command help and the command overview, all from the tables. */
+/* help.c - usage lines and per-command help, from the command's own table (the overview of
+ * all commands is commands.c's: help.c knows no command table, so every command can word its
+ * usage errors through it without a circle back to the table). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+
+const char *cli_dashes(const char *name) { return strlen(name) == 1 ? "-" : "--"; }
 
 void cli_print_usage_line(const cli_command *cmd, FILE *f) {
   fprintf(f, "usage: htpu %s %s\n", cmd->name, cmd->synopsis ? cmd->synopsis : "");
@@ -58,25 +62,4 @@ void cli_print_command_help(const cli_command *cmd, FILE *f) {
     print_wrapped(f, text, width + 4, width + 4);
   }
   fprintf(f, "  %-*s  %s\n", (int)width, "-h, --help", "show this help");
-}
-
-void cli_print_overview(FILE *f) {
-  fprintf(f, "usage: htpu [--help] [--version] COMMAND [ARGS]\n"
-             "\n"
-             "Run pre-compiled QNN context binaries on the Hexagon NPU.\n"
-             "\n"
-             "commands:\n");
-  size_t width = strlen("help");
-  for (size_t i = 0; cli_commands[i]; i++) {
-    size_t w = strlen(cli_commands[i]->name);
-    if (w > width) width = w;
-  }
-  for (size_t i = 0; cli_commands[i]; i++)
-    fprintf(f, "  %-*s  %s\n", (int)width, cli_commands[i]->name, cli_commands[i]->summary);
-  fprintf(f, "  %-*s  %s\n", (int)width, "help", "show the help of a command");
-  fprintf(f, "\n"
-             "Library paths given as 'reference' mean the reference libraries next to this\n"
-             "executable (or in $HTPU_REFERENCE_DIR).\n"
-             "Exit codes: 0 success, 1 the operation failed, 2 usage error.\n"
-             "Run 'htpu help COMMAND' for a command's options.\n");
 }

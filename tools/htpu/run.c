@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "inputs.h"
 #include "json.h"
+#include "load_report.h"
 #include "outputs.h"
 #include "session.h"
 #include "shared_io.h"
@@ -35,6 +36,7 @@ typedef struct run_state {
   int shared;        /* --shared-buffers */
   cli_shared_io sio; /* with --shared-buffers */
   uint64_t registrations;
+  htpu_context_load_info load; /* the load: shown with --stats, always in the JSON */
 } run_state;
 
 static void free_outputs(run_state *r) {
@@ -326,6 +328,7 @@ static int print_json(const run_state *r) {
   cli_json_uint(&j, "registrations", r->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
+  cli_load_info_json(&j, "load", &r->load);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -351,6 +354,7 @@ static int run_run(const cli_args *a) {
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
   if (rc == CLI_EXIT_OK) rc = alloc_outputs(&r, cli_has(a, "native-output"));
+  if (rc == CLI_EXIT_OK) htpu_context_get_load_info(r.s.ctx, &r.load);
   if (rc == CLI_EXIT_OK) rc = execute(&r);
   if (rc == CLI_EXIT_OK && dir) rc = write_outputs(&r, dir);
   if (rc == CLI_EXIT_OK) {
@@ -360,6 +364,10 @@ static int run_run(const cli_args *a) {
                     &o->summary);
     }
     int w = cli_has(a, "json") ? print_json(&r) : print_human(&r);
+    if (w == 0 && !cli_has(a, "json") && cli_has(a, "stats")) {
+      printf("\nload:\n");
+      cli_load_info_print(&r.load, "  ");
+    }
     if (w != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free_outputs(&r);
@@ -386,6 +394,10 @@ static const cli_option run_options[] = {
      "(htpu_graph_alloc_io); the outputs are the same",
      0},
     {"zero-copy", NULL, "same as --shared-buffers", 0},
+    {"stats", NULL,
+     "also print what the load cost: the binary mapped or copied, the graphs deserialized, "
+     "the spill-fill buffer and the load time (docs/board.md, \"What a model costs\")",
+     0},
     CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.run/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
@@ -394,7 +406,7 @@ static const cli_option run_options[] = {
 const cli_command cmd_run = {
     .name = "run",
     .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
-                "[--native-output] [--shared-buffers] [--backend PATH|reference] "
+                "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
                 "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
                 "[--json]",
