@@ -38,7 +38,8 @@ ALL_CFLAGS := $(BASE_CFLAGS) $(SAN) $(CFLAGS)
 # Include paths per layer (a source's first directory), so a layer cannot reach a header it
 # must not use. The core and the reference backend share src/ (the QNN ABI declarations, the
 # quantization kernels); the htpu command, the examples and the NIF are clients of include/
-# only (the command also of common/: the libc-only never-blocking file reads); the tests,
+# only (the command also of common/: the libc-only never-blocking file reads and a root's
+# paths); the tests,
 # benchmarks and fuzzers look inside.
 INC_src := -Iinclude -Isrc -Icommon
 INC_common := -Icommon
@@ -65,8 +66,9 @@ endif
 # door header says what lives there and what the others may use (docs/architecture.md, "The
 # core's rooms"). A room calls only rooms below it:
 #   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
-#   headers only)
-CORE_ROOMS := base loader device model quant shape profile exec
+#   headers only); board (the board's readings, the cross-process NPU lock) -> base, called by
+#   the top and exec
+CORE_ROOMS := base board loader device model quant shape profile exec
 CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
@@ -148,7 +150,15 @@ $(TEST_RUNNER): $(TEST_LINK)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_LINK) $(LIBS)
 
-# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR.
+# Tests find the libraries and tools they load through HTPU_TEST_BUILD_DIR. They create QNN
+# sessions under a cross-process NPU lock of their own (HTPU_NPU_LOCK, docs/board.md), so a run
+# never waits for another checkout's tests creating sessions at the same moment.
+TEST_NPU_LOCK := $(CURDIR)/build/npu-test.lock
+TEST_GOALS := test valgrind test-tsan test-elixir-optional test-elixir-loop soak soak-short
+$(TEST_GOALS): export HTPU_NPU_LOCK := $(TEST_NPU_LOCK)
+ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
+$(shell mkdir -p $(CURDIR)/build)
+endif
 ifeq ($(wildcard tools/htpu),)
 test demo valgrind:
 	$(PACKAGE_ONLY)
@@ -171,6 +181,7 @@ test:
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	$(Q)bash test/cli/test_htpu_load.sh build/asan
+	$(Q)bash test/cli/test_htpu_board.sh build/asan
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)bash test/run_exunit.sh
 

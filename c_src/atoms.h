@@ -30,6 +30,8 @@
   X(recovery_retries, "recovery_retries")         \
   X(startup_retry_delay_ms, "startup_retry_delay_ms") \
   X(perf_profile, "perf_profile")                 \
+  X(npu_lock_path, "npu_lock_path")               \
+  X(npu_lock_timeout_ns, "npu_lock_timeout_ns")   \
   /* runtime info */                              \
   X(provider_name, "provider_name")               \
   X(core_api_version, "core_api_version")         \

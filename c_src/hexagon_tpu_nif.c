@@ -48,7 +48,7 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 /* The runtime options of runtime_open's map, and the strings they point to (owned). */
 typedef struct runtime_args {
   htpu_runtime_options o;
-  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *npu_lock;
 } runtime_args;
 
 static void runtime_args_free(runtime_args *a) {
@@ -56,6 +56,7 @@ static void runtime_args_free(runtime_args *a) {
   if (a->system_lib) enif_free(a->system_lib);
   if (a->dsp_path) enif_free(a->dsp_path);
   if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
+  if (a->npu_lock) enif_free(a->npu_lock);
 }
 
 /* Every option but env into *a (zeroed strings first). 0, or -1 with the error in *ret. */
@@ -71,7 +72,8 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   } strs[] = {{ATOMS.backend_lib, "backend_lib", &a->backend_lib},
               {ATOMS.system_lib, "system_lib", &a->system_lib},
               {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
-              {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib}};
+              {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib},
+              {ATOMS.npu_lock_path, "npu_lock_path", &a->npu_lock}};
   struct {
     ERL_NIF_TERM key;
     const char *name;
@@ -104,10 +106,19 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   if (map_get(env, map, ATOMS.skip_device, &v)) o->skip_device = enif_is_identical(v, ATOMS.true_);
   if (map_get(env, map, enif_make_atom(env, "spill_fill_sharing"), &v))
     o->spill_fill_sharing = !enif_is_identical(v, ATOMS.false_);
+  ErlNifUInt64 u64;
+  if (map_get(env, map, ATOMS.npu_lock_timeout_ns, &v)) {
+    if (!enif_get_uint64(env, v, &u64)) {
+      *ret = bad_runtime_option(env, "npu_lock_timeout_ns", "a non-negative integer");
+      return -1;
+    }
+    o->npu_lock_timeout_ns = u64;
+  }
   if (a->backend_lib) o->backend_lib = a->backend_lib;
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
   if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
+  o->npu_lock_path = a->npu_lock; /* nil: the library's default; "" (an empty binary): none */
   return 0;
 }
 
@@ -470,6 +481,8 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - runtime_info: copies a few strings under the runtime link's lock, which a close holds only
  *    for a pointer swap: normal scheduler.
  *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
+ *  - board_read: a few hundred small sysfs reads, any of which a slow sensor driver can make
+ *    wait: dirty IO.
  *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -507,6 +520,7 @@ static ErlNifFunc nif_funcs[] = {
     {"shared_close", 1, nif_shared_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"handle_alive", 1, nif_handle_alive, 0},
     {"stats", 0, nif_stats, 0},
+    {"board_read", 1, nif_board_read, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"set_max_binary_bytes", 1, nif_set_max_binary_bytes, 0},
     {"max_binary_bytes", 0, nif_max_binary_bytes, 0},
     {"close_all", 1, nif_close_all, ERL_NIF_DIRTY_JOB_IO_BOUND},

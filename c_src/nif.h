@@ -5,7 +5,8 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs       (nif.h)
+ *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
+ *   board.c                        and the board reading NIF
  *   load.c                         context loads: one, several, their info (nif.h)
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
@@ -69,8 +70,10 @@ ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TER
 ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- stats (stats.c) ---------------------------------------------------------------------- */
+/* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* board_read(root | nil) -> {:ok, map} | {:error, reason}: htpu_board_read as a map. */
+ERL_NIF_TERM nif_board_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* profile.c: profiled executes and the profile writers; the profile resource type, opened at
  * load/upgrade. */
 ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

@@ -68,6 +68,17 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                     enif_make_uint64(env, s.profiled_calls), &map);
   enif_make_map_put(env, map, enif_make_atom(env, "profiles_dropped"),
                     enif_make_uint64(env, s.profiles_dropped), &map);
+  /* the cross-process NPU lock (htpu_stats.npu_lock_*) */
+  const struct {
+    const char *key;
+    uint64_t value;
+  } lock[] = {{"npu_lock_waits", s.npu_lock_waits},
+              {"npu_lock_waiting", s.npu_lock_waiting},
+              {"npu_lock_wait_ns_total", s.npu_lock_wait_ns_total},
+              {"npu_lock_timeouts", s.npu_lock_timeouts}};
+  for (size_t i = 0; i < sizeof lock / sizeof lock[0]; i++)
+    enif_make_map_put(env, map, enif_make_atom(env, lock[i].key),
+                      enif_make_uint64(env, lock[i].value), &map);
   nif_submit_stats_put(env, &map);
   return map;
 }

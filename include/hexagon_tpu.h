@@ -46,7 +46,8 @@
  *    serialized, whatever handle they come through (htpu_graph_open twice on one context and
  *    graph gives two handles of one graph); different graphs run concurrently. Opening or closing a context waits for the
  *    runtime's in-flight executes and holds off new ones, process-wide (on the board, loading while another
- *    graph executes has reset the device).
+ *    graph executes has reset the device). Across processes, every QNN session creation (a runtime's
+ *    backend and device, a load, a recovery) waits for the NPU lock (htpu_runtime_options.npu_lock_path).
  */
 #ifndef HEXAGON_TPU_H
 #define HEXAGON_TPU_H
@@ -335,7 +336,30 @@ typedef struct htpu_runtime_options {
                                    context of the group (the largest of a htpu_context_open_many
                                    call), where the backend takes it; their graphs' executes
                                    then run one at a time (docs/board.md). 0: each its own */
+  /* The cross-process NPU lock (docs/board.md, "One NPU user at a time"): backend/device
+   * creation and every context creation (a load, a recovery) hold an advisory flock on this
+   * file, taken before the process's own execute gate, so two programs using hexagon_tpu never
+   * create QNN sessions at the same moment. NULL: $HTPU_NPU_LOCK when set and not empty, else
+   * HTPU_DEFAULT_NPU_LOCK; "": no lock. The file is created (mode 0666 before the umask) when
+   * missing; its directory must exist. Copied at open. */
+  const char *npu_lock_path;
+  uint64_t npu_lock_timeout_ns; /* the longest wait for another process's creation, for the
+                                   runtime's own and for loads that name no timeout_ns (a
+                                   load's timeout_ns bounds its wait): 0 =
+                                   HTPU_DEFAULT_TIMEOUT_NS; at most HTPU_MAX_TIMEOUT_NS. Past
+                                   it the open or load fails with HTPU_ETIMEDOUT naming the
+                                   holder */
+  /* Called on the waiting thread whenever a creation has to wait for the lock, with who holds
+   * it (as htpu_npu_lock_holder words it) and npu_lock_wait_arg; NULL: not called. For a
+   * tool's "waiting for ..." line: it must return promptly and not call the library. */
+  void (*npu_lock_wait)(const char *holder, void *arg);
+  void *npu_lock_wait_arg;
 } htpu_runtime_options;
+
+/* Where the NPU lock lives unless the options or HTPU_NPU_LOCK say otherwise: /tmp is
+ * writable by every user on a desktop Linux and is a tmpfs on Nerves (whose root is
+ * read-only). */
+#define HTPU_DEFAULT_NPU_LOCK "/tmp/hexagon_tpu-npu.lock"
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
 HTPU_API void htpu_runtime_options_init(htpu_runtime_options *opts);
@@ -1041,6 +1065,151 @@ HTPU_API int htpu_profile_write_html(const htpu_profile *p, const char *title, c
 HTPU_API int htpu_profile_write_qnn_log(htpu_runtime *rt, const htpu_profile *p,
                                         const char *path);
 
+/* ---- the board: heat, clocks, NPU load, other NPU users --------------------------------------
+ * Readings of the board's files, every one through a root: a directory standing in for / (a
+ * copy of a board's tree, or a test's fake one); NULL or "" reads this machine's. A path is
+ * resolved inside the root as after chroot (symbolic links from the root, `..` never above
+ * it). Files are opened without ever blocking (a FIFO is refused, not waited on) and every
+ * value is checked before it is trusted: a missing, unreadable or absurd value is reported as
+ * such, never as a number. Thread-safe; nothing is cached between calls. */
+
+/* What became of one value. */
+typedef enum htpu_reading_state {
+  HTPU_READING_OK = 0,
+  HTPU_READING_MISSING = 1,    /* the file (or its directory) is not there */
+  HTPU_READING_UNREADABLE = 2, /* there, but not a readable regular file (a FIFO, a directory, a
+                                  link loop, a read error) */
+  HTPU_READING_ABSURD = 3      /* read, but not a plausible value (not a number, a temperature
+                                  outside -40..150 C, a frequency of 0 or above 100 GHz) */
+} htpu_reading_state;
+/* "ok", "missing", "unreadable", "absurd"; NULL for another value. */
+HTPU_API const char *htpu_reading_state_name(int state);
+
+/* Which part of the SoC a thermal zone measures, from its type: "nspss0-thermal" (the NPU's
+ * subsystem, whose trip points matter to throughput), "cpu4-thermal" or "cpuss0-thermal". */
+typedef enum htpu_zone_kind { HTPU_ZONE_OTHER = 0, HTPU_ZONE_NSP = 1, HTPU_ZONE_CPU = 2 } htpu_zone_kind;
+
+#define HTPU_BOARD_MAX_TRIPS 12
+#define HTPU_BOARD_NO_TEMP INT64_MIN /* a temperature field with nothing trustworthy in it */
+
+typedef struct htpu_trip_point {
+  char type[24];              /* trip_point_N_type: "passive", "hot", "critical", ... ("" unread) */
+  int64_t temp_mc;            /* trip_point_N_temp, millidegrees C; HTPU_BOARD_NO_TEMP unless ok */
+  int state;                  /* an htpu_reading_state, of temp_mc */
+} htpu_trip_point;
+
+typedef struct htpu_thermal_zone {
+  char zone[32];              /* "thermal_zone12" */
+  char type[64];              /* "nspss0-thermal" ("" when its type file cannot be read) */
+  int kind;                   /* an htpu_zone_kind */
+  int state;                  /* an htpu_reading_state, of temp_mc */
+  int64_t temp_mc;            /* millidegrees C; HTPU_BOARD_NO_TEMP unless state is ok */
+  char note[256];             /* why state is not ok: the path and the cause; "" when ok */
+  uint32_t num_trips;         /* trip points read (at most HTPU_BOARD_MAX_TRIPS) */
+  htpu_trip_point trips[HTPU_BOARD_MAX_TRIPS];
+  int64_t hot_mc;             /* the lowest trustworthy trip of type "hot", else of type
+                                 "passive"; HTPU_BOARD_NO_TEMP when none */
+  int64_t critical_mc;        /* the lowest trustworthy "critical" trip, or HTPU_BOARD_NO_TEMP */
+} htpu_thermal_zone;
+
+typedef struct htpu_cpu_policy {
+  char policy[32];            /* "policy4" */
+  char cpus[64];              /* related_cpus, as the kernel writes it ("4 5 6"); "" unread */
+  char governor[32];          /* scaling_governor ("schedutil", "performance"); "" unless ok */
+  int governor_state;         /* an htpu_reading_state */
+  uint64_t cur_khz;           /* scaling_cur_freq; 0 unless cur_state is ok */
+  int cur_state;              /* an htpu_reading_state */
+  uint64_t min_khz, max_khz;  /* scaling_min_freq, scaling_max_freq; 0 when not ok */
+  uint64_t hw_min_khz, hw_max_khz; /* cpuinfo_min_freq, cpuinfo_max_freq; 0 when not ok */
+  char note[256];             /* why the governor or current frequency is not ok; "" */
+} htpu_cpu_policy;
+
+#define HTPU_BOARD_MAX_ZONES 128
+#define HTPU_BOARD_MAX_POLICIES 32
+
+/* One reading of the board (htpu_board_read). Plain data in one allocation. */
+typedef struct htpu_board {
+  uint64_t at_ns;             /* CLOCK_MONOTONIC when read */
+  uint64_t executes;          /* htpu_stats.executes and execute_ns_total at that moment: the */
+  uint64_t execute_ns_total;  /* NPU's load over an interval comes from two readings */
+  uint32_t num_zones;         /* /sys/class/thermal/thermal_zone*, in zone number order */
+  uint32_t zones_skipped;     /* zones past HTPU_BOARD_MAX_ZONES, not read */
+  htpu_thermal_zone *zones;
+  char thermal_note[256];     /* why no zone was read (no /sys/class/thermal); "" */
+  uint32_t num_policies;      /* /sys/devices/system/cpu/cpufreq/policy*, in number order */
+  uint32_t policies_skipped;
+  htpu_cpu_policy *policies;
+  char cpufreq_note[256];     /* why no policy was read; "" */
+  /* Summaries. The NSP: the hottest trustworthy NSP zone and the lowest hot trip among the NSP
+   * zones (HTPU_BOARD_NO_TEMP when none); nsp_state is ok when some NSP zone read ok, else the
+   * state of the first NSP zone, HTPU_READING_MISSING when the board has none. */
+  int nsp_state;
+  int64_t nsp_temp_mc;
+  int64_t nsp_hot_mc;
+  char nsp_zone[64];          /* the type of the hottest NSP zone ("" when none read ok) */
+  int nsp_hot;                /* 1: nsp_temp_mc >= nsp_hot_mc (both known); the NPU throttles
+                                 itself there, unseen by Linux's cooling devices */
+  int cpu_state;              /* the same over the CPU zones */
+  int64_t cpu_temp_mc;
+} htpu_board;
+
+/* Reads the board's thermal zones (type, temp, trip points) and cpufreq policies (governor,
+ * frequencies) under `root`, and the library's execute counters, into a new *out (free with
+ * htpu_board_free). A board without these files is not an error: the reading says what is
+ * missing. Errors (*out NULL): HTPU_EINVAL (out NULL; a root that is not a directory, named),
+ * HTPU_ENOMEM. Thread-safe. */
+HTPU_API int htpu_board_read(const char *root, htpu_board **out);
+/* Frees a reading; NULL is a no-op. */
+HTPU_API void htpu_board_free(htpu_board *b);
+
+/* The NPU's load between two readings, from this process's own execute times (the kernel has
+ * no busy counter for the NPU). */
+typedef struct htpu_board_load {
+  uint64_t interval_ns;       /* later->at_ns - earlier->at_ns */
+  uint64_t executes;          /* executes that ended in the interval */
+  uint64_t execute_ns;        /* their graphExecute time */
+  double busy;                /* execute_ns / interval_ns, at most 1.0: the share of the
+                                 interval the NPU spent in this process's graphExecute calls
+                                 (an execute counts in the interval it ends in) */
+  double executes_per_s;
+} htpu_board_load;
+/* Fills *out. Errors: HTPU_EINVAL (a NULL argument, or `later` not read after `earlier`). */
+HTPU_API int htpu_board_load_between(const htpu_board *earlier, const htpu_board *later,
+                                     htpu_board_load *out);
+
+/* A process that holds the CDSP's FastRPC device open (/dev/fastrpc-cdsp*): on the board,
+ * another program using the NPU. */
+typedef struct htpu_npu_user {
+  int32_t pid;
+  char comm[32];              /* /proc/PID/comm ("" when unreadable) */
+  char device[64];            /* the device it holds ("/dev/fastrpc-cdsp") */
+  uint32_t fds;               /* its descriptors open on FastRPC CDSP devices */
+  char libraries[1024];       /* the QNN and FastRPC libraries it has mapped (full paths,
+                                 space-separated, "..." at the end when they do not fit; from
+                                 /proc/PID/maps), "" when none or unreadable */
+} htpu_npu_user;
+
+typedef struct htpu_npu_users {
+  uint32_t count;
+  htpu_npu_user *users;       /* in pid order */
+  uint32_t unexamined;        /* processes whose descriptors could not be listed (another
+                                 user's, without privileges): a user may hide among them */
+  char note[256];             /* why no process could be examined (no /proc); "" */
+} htpu_npu_users;
+
+/* Scans /proc/PID/fd under `root` for descriptors on /dev/fastrpc-cdsp* (their link targets;
+ * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). Errors (*out NULL):
+ * HTPU_EINVAL, HTPU_ENOMEM. Free with htpu_npu_users_free (NULL is a no-op). Thread-safe. */
+HTPU_API int htpu_npu_users_read(const char *root, int32_t exclude_pid, htpu_npu_users **out);
+HTPU_API void htpu_npu_users_free(htpu_npu_users *u);
+
+/* Who holds the NPU lock at `path` (NULL: the default, as htpu_runtime_options.npu_lock_path)
+ * now, found from this machine's /proc/locks and what the holder wrote into the file: "pid
+ * 1234 (htpu), loading file 'm.bin'". Returns 1 (held; buf says by whom), 0 (free, or no lock
+ * file yet; buf "") or a negative HTPU_E* (HTPU_EINVAL, HTPU_EIO naming the path). buf is
+ * always NUL-terminated. Thread-safe. */
+HTPU_API int htpu_npu_lock_holder(const char *path, char *buf, size_t len);
+
 /* ---- counters ----------------------------------------------------------------------------- */
 
 /* Process-wide, atomically updated, readable at any time from any thread. */
@@ -1087,6 +1256,11 @@ typedef struct htpu_stats {
   uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
   uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
   uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
+  uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
+                                  creation, or another thread's) */
+  uint64_t npu_lock_waiting;   /* ... waiting now */
+  uint64_t npu_lock_wait_ns_total; /* time spent waiting for it */
+  uint64_t npu_lock_timeouts;  /* waits that ended at their deadline (HTPU_ETIMEDOUT) */
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);

@@ -60,7 +60,8 @@ defmodule HexagonTpu do
       models loaded with the same runtime options (`HexagonTpu.Runtime.shared/1`)
     * `:backend`, `:system_library`, `:dsp_library_path`, `:log_level`, `:backend_id`,
       `:skip_device`, `:perf_profile`, `:fastrpc_library`, `:recovery`, `:startup_retries`,
-      `:startup_retry_delay_ms` - runtime options (see `HexagonTpu.Runtime.open/1`), used when
+      `:startup_retry_delay_ms`, `:npu_lock`, `:npu_lock_timeout` - runtime options (see
+      `HexagonTpu.Runtime.open/1`), used when
       `:runtime` is not given; e.g. `backend: :reference` runs the reference backend, and
       `perf_profile: :burst` loads into the shared runtime voting burst (models loaded with
       other options share another runtime). To change the profile of a runtime already open,

@@ -80,6 +80,7 @@ test-aarch64:
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_run.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_device.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_doctor.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_board.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_profile.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_load.sh $(AARCH64_BUILD)
 	@echo "  DEMO    $(AARCH64_BUILD)/digits_demo under $(AARCH64_EMU)"

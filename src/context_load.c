@@ -221,9 +221,11 @@ static int load_gated(context_obj *c, const char *origin, const htpu_load_option
                       uint64_t deadline, profile_call *prof, htpu_profile **lp) {
   runtime_obj *rt = c->rt;
   uint64_t mark = qnn_log_mark();
-  int rc = 0;
-  int gated = gate_enter_exclusive(&htpu_exec_gate, NULL, deadline);
-  if (!gated)
+  /* Another process's creation first (the NPU lock, src/board/), then this process's gate. */
+  npu_lock_hold hold;
+  int rc = npu_lock_enter_load(&rt->npu_lock, deadline, origin, &hold);
+  int gated = !rc && gate_enter_exclusive(&htpu_exec_gate, NULL, deadline);
+  if (!rc && !gated)
     rc = htpu_set_error(HTPU_ETIMEDOUT, 0,
                         "loading %s: the load passed its %llu ms deadline (timeout_ns) while it "
                         "waited for the executes in flight to end (no load runs beside an "
@@ -240,6 +242,7 @@ static int load_gated(context_obj *c, const char *origin, const htpu_load_option
   }
   if (rc && rt->sf_anchor == c) rt->sf_anchor = NULL; /* it never became a context */
   if (gated) gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
   load_drop_anchor(c);
   if (rc) {
     htpu_profile_free(*lp);

@@ -208,24 +208,40 @@ static void end_profiles(runtime_obj *rt, many_item *items, size_t n) {
   }
 }
 
-/* The list load: one hold of the gate for all of them. */
+/* Every model still in fails with rc (the thread's error, or a timeout `when`). */
+static void fail_all(many_item *items, size_t n, int rc, const char *when) {
+  char msg[1024];
+  htpu_copy_message(htpu_last_error(), msg, sizeof msg);
+  for (size_t i = 0; i < n; i++)
+    if (items[i].c && !items[i].r->rc) {
+      if (when) timed_out(&items[i], when);
+      else htpu_set_error(rc, 0, "loading %s: %s", items[i].origin, msg);
+      note_fail(&items[i], rc);
+    }
+}
+
+/* The list load: one hold of the NPU lock (another process's creations: src/board/) and of
+ * the gate for all of them. */
 static void many_list(runtime_obj *rt, many_item *items, size_t n) {
   begin_profiles(rt, items, n);
   uint64_t deadline = list_deadline(items, n), mark = qnn_log_mark();
-  if (!gate_enter_exclusive(&htpu_exec_gate, NULL, deadline)) {
-    for (size_t i = 0; i < n; i++)
-      if (items[i].c && !items[i].r->rc) {
-        timed_out(&items[i], "while it waited for the executes in flight to end (the execute "
-                             "gate)");
-        note_fail(&items[i], HTPU_ETIMEDOUT);
-      }
-    end_profiles(rt, items, n);
-    return;
+  char what[64];
+  snprintf(what, sizeof what, "loading %zu models in one list call", n);
+  npu_lock_hold hold;
+  int rc = npu_lock_enter(&rt->npu_lock, deadline, NULL, what, &hold);
+  int gated = !rc && gate_enter_exclusive(&htpu_exec_gate, NULL, deadline);
+  if (rc)
+    fail_all(items, n, rc, NULL);
+  else if (!gated)
+    fail_all(items, n, HTPU_ETIMEDOUT,
+             "while it waited for the executes in flight to end (the execute gate)");
+  if (gated) {
+    before_list(items, n, mark);
+    run_list(rt, items, n, list_deadline(items, n), mark);
   }
-  before_list(items, n, mark);
-  run_list(rt, items, n, list_deadline(items, n), mark);
   end_profiles(rt, items, n);
-  gate_leave_exclusive(&htpu_exec_gate);
+  if (gated) gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
 }
 
 /* After the loads, off the gate: profiles handed out, contexts published or discarded. */

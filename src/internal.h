@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 
 #include "base/base.h"
+#include "board/board.h"
 #include "device/device.h"
 #include "exec/scratch.h"
 #include "exec/timing.h"
@@ -88,6 +89,7 @@ typedef struct runtime_obj {
   /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
    * the runtime until then (CLOCK_MONOTONIC ns). */
   _Atomic uint64_t short_demoted_until;
+  npu_lock_cfg npu_lock; /* the cross-process lock around creations (src/board/) */
 } runtime_obj;
 
 struct context_obj {

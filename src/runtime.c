@@ -163,12 +163,18 @@ typedef struct startup_try {
 static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
   startup_try *t = arg;
   t->rt->startup_attempts = attempt + 1;
-  /* Creating a backend and device opens a DSP session: not while anything executes. */
+  /* Creating a backend and device opens a DSP session: not while anything executes, nor while
+   * another process creates one (the NPU lock, taken before the gate: src/board/). */
+  npu_lock_hold hold;
+  int rc = npu_lock_enter(&t->rt->npu_lock, 0, NULL, "creating the QNN backend and device", &hold);
+  *qnn_code = 0;
+  if (rc) return rc;
   gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
-  int rc = create_qnn_objects(t->rt, t->o);
+  rc = create_qnn_objects(t->rt, t->o);
   uint32_t code = htpu_last_qnn_code();
   if (rc) free_qnn_objects(t->rt);
   gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
   *qnn_code = rc == HTPU_EQNN ? code : 0; /* only a QNN failure may be transient */
   return rc;
 }
@@ -312,7 +318,8 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   if (!o->spill_fill_sharing)
     snprintf(rt->sf_note, sizeof rt->sf_note,
              "spill-fill sharing is off (htpu_runtime_options.spill_fill_sharing)");
-  rc = runtime_build(rt, o);
+  rc = npu_lock_configure(&rt->npu_lock, o);
+  if (!rc) rc = runtime_build(rt, o);
   if (rc) {
     free(rt->build_id);
     free(rt);

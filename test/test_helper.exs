@@ -23,6 +23,13 @@ ExUnit.start(assert_receive_timeout: 5_000, timeout: 300_000)
 # The retirement has its own tests (shared_runtime_test.exs), which set the period themselves.
 Application.put_env(:hexagon_tpu, :shared_runtime_idle_ms, :infinity)
 
+# The board's files (HexagonTpu.Stats.board/1, the Monitor's board readings) are read under an
+# empty stand-in for /, never this machine's /sys; the tests that need a board build one and
+# pass its root.
+board_root = Path.join(HexagonTpu.TestModels.tmp_dir!(), "empty_board_root")
+File.mkdir_p!(board_root)
+Application.put_env(:hexagon_tpu, :board_root, board_root)
+
 # The package needs only Erlang's :logger (kernel); Elixir's Logger application, which
 # capture_log and @tag :capture_log need, is started here for every test file, so none depends
 # on another module having started it first.

@@ -1,9 +1,9 @@
 defmodule HexagonTpu.Monitor do
   @moduledoc """
   A process for your supervision tree that watches hexagon_tpu in production: every interval
-  it reads `HexagonTpu.Stats` (C counters, memory, dirty scheduler utilization), emits them as
-  the `[:hexagon_tpu, :stats]` telemetry event (when `:telemetry` is running) and logs a
-  warning when
+  it reads `HexagonTpu.Stats` (C counters, memory, dirty scheduler utilization, the board's
+  temperatures, clocks and the NPU's load), emits them as the `[:hexagon_tpu, :stats]`
+  telemetry event (when `:telemetry` is running) and logs a warning when
 
     * a live handle count (`:live_runtimes`, `:live_contexts`, `:live_graphs`,
       `:live_shared_buffers`) or a memory figure (BEAM `:binary`, BEAM `:total`, OS `:rss`)
@@ -12,7 +12,15 @@ defmodule HexagonTpu.Monitor do
       dropped without `close/1` go back after garbage collection, so steady use stays flat;
     * the dirty CPU or dirty IO schedulers were busy at least `:saturation_threshold` of the
       measuring window at each of the last `:intervals` ticks: executes are queueing for a
-      dirty scheduler.
+      dirty scheduler;
+    * the NSP (the NPU's subsystem) is at or above its hot trip point (`:nsp_hot`), where the
+      NPU throttles itself unseen by Linux's cooling devices; and, while it is, a model's mean
+      execute time over the tick is `:slowdown` (15 %) or more above its mean on a cool board
+      (`:throttling`; a model that never ran cool is compared with its first measured tick).
+      Both also emit `[:hexagon_tpu, :board, :throttling]` with the figures: measurements
+      `:temp_c`, `:hot_c` and `:npu_busy`, `:executes_per_s` (NSP) or `:execute_ms`,
+      `:baseline_ms`, `:rise` (a model); metadata `%{reason: :nsp_hot | :execute_slower, zone:,
+      graph:, monitor:, board:}` (`board` the whole `HexagonTpu.Stats.board/1` reading).
 
   A warning is logged when its condition starts to hold and again only after it has cleared;
   the current ones are always in `last_report/1`.
@@ -29,20 +37,27 @@ defmodule HexagonTpu.Monitor do
       #=> %{native: %{live_graphs: 2, executes: 10_523, ...}, live_handles: 4,
       #=>   memory: %{binary: 2_301_992, total: 41_090_112, rss: 96_866_304},
       #=>   dirty_utilization: %{dirty_cpu: 0.0, dirty_io: 0.41, window_ms: 1000},
-      #=>   warnings: [], tick: 42, at: ~U[2025-01-01 12:00:00Z], cost_us: 95}
+      #=>   board: %{nsp: %{temp_c: 71.5, hot_c: 90.0, hot: false, ...}, npu_busy: 0.62,
+      #=>            executes_per_s: 29.8, cpufreq: [...], ...},
+      #=>   warnings: [], tick: 42, at: ~U[2025-01-01 12:00:00Z], cost_us: 2950}
 
   ## Telemetry
 
   `[:hexagon_tpu, :stats]`, once per tick. Measurements (numbers): every counter of
   `HexagonTpu.Stats.native/0`, `:live_handles`, `:memory_binary`, `:memory_total`,
   `:memory_rss` (absent when unknown), `:dirty_cpu` and `:dirty_io` (absent when
-  `utilization_window_ms: 0`) and `:cost_us`. Metadata: `%{monitor: name or pid, warnings:
-  [warning]}`.
+  `utilization_window_ms: 0`), the board's `:nsp_temp_c`, `:cpu_temp_c`, `:npu_busy` (the
+  share of the tick this process spent in graphExecute), `:executes_per_s` and `:cpu_mhz_min`
+  (the slowest cpufreq policy's clock; each absent when unknown, all with `board: false`) and
+  `:cost_us`. Metadata: `%{monitor: name or pid, warnings: [warning], board: reading | nil}`.
 
   ## Cost
 
   A tick reads the counters (a NIF call on a normal scheduler), `/proc/self/statm` and
-  `:erlang.memory/1`: around a hundred microseconds, reported as `:cost_us`. Measuring
+  `:erlang.memory/1`: around a hundred microseconds, and the board (a few hundred small sysfs
+  files on a dirty IO scheduler: a few milliseconds on a board), reported as `:cost_us`. While
+  a monitor with `board: true` runs, each successful execute adds its time to a per-model
+  counter (one ETS update); without one it costs two atomic reads. Measuring
   utilization enables `scheduler_wall_time` for the window only (see
   `HexagonTpu.Stats.dirty_utilization/1`) and sleeps in the monitor process meanwhile; it
   uses no CPU, but `tick/2` and `last_report/2` wait for it.
@@ -70,6 +85,15 @@ defmodule HexagonTpu.Monitor do
               values: [float()],
               threshold: number()
             }
+          | %{kind: :nsp_hot, zone: String.t(), temp_c: float(), hot_c: number()}
+          | %{
+              kind: :throttling,
+              graph: String.t(),
+              execute_ms: float(),
+              baseline_ms: float(),
+              rise: float(),
+              nsp_temp_c: float()
+            }
 
   @typedoc "What one tick measured; see the module doc."
   @type report :: %{
@@ -77,6 +101,7 @@ defmodule HexagonTpu.Monitor do
           live_handles: non_neg_integer(),
           memory: Stats.memory(),
           dirty_utilization: Stats.utilization() | nil,
+          board: Stats.board() | nil,
           warnings: [warning()],
           tick: pos_integer(),
           at: DateTime.t(),
@@ -93,7 +118,11 @@ defmodule HexagonTpu.Monitor do
     min_memory_growth: {:non_neg_integer, "a non-negative integer (bytes)", 8 * 1024 * 1024},
     saturation_threshold: {&__MODULE__.fraction?/1, "a number greater than 0 and at most 1", 0.9},
     # nil: not given, so it adapts to the interval (validate/1)
-    utilization_window_ms: {:non_neg_integer, "a non-negative integer (milliseconds)", nil}
+    utilization_window_ms: {:non_neg_integer, "a non-negative integer (milliseconds)", nil},
+    board: {:boolean, "a boolean", true},
+    board_root: {:string_or_nil, "a directory (a string without NUL bytes) or nil", nil},
+    hot_c: {&__MODULE__.number_or_nil?/1, "a number (degrees C) or nil", nil},
+    slowdown: {&__MODULE__.pos_number?/1, "a positive number (0.15: 15 % slower)", 0.15}
   }
 
   @default_window_ms 1_000
@@ -116,6 +145,14 @@ defmodule HexagonTpu.Monitor do
     * `:utilization_window_ms` - how long each tick measures dirty scheduler utilization,
       at most `:interval_ms` (default `1_000`, or `:interval_ms` when that is shorter); `0`
       turns the measurement and the saturation warning off
+    * `:board` - read the board at every tick and warn about throttling (default `true`)
+    * `:board_root` - a directory standing in for `/` for the board's files (a copy of a
+      board's tree, a test's fake one); default: the application environment's
+      `:board_root`, else `/`
+    * `:hot_c` - the NSP temperature (°C) from which it counts as hot; default `nil`: the NSP
+      zones' own hot trip point (90 °C on QCS6490)
+    * `:slowdown` - how much slower than its cool baseline a model's mean execute time must be,
+      with the NSP hot, to count as throttling (default `0.15`: 15 %)
     * `:name` - registered name (default `HexagonTpu.Monitor`); `nil` for none
 
   ## Examples
@@ -250,6 +287,12 @@ defmodule HexagonTpu.Monitor do
   @spec fraction?(term()) :: boolean()
   def fraction?(v), do: is_number(v) and v > 0 and v <= 1
   @doc false
+  @spec pos_number?(term()) :: boolean()
+  def pos_number?(v), do: is_number(v) and v > 0
+  @doc false
+  @spec number_or_nil?(term()) :: boolean()
+  def number_or_nil?(v), do: is_nil(v) or is_number(v)
+  @doc false
   @spec valid_name?(term()) :: boolean()
   def valid_name?(nil), do: true
   def valid_name?(name) when is_atom(name), do: true
@@ -261,6 +304,9 @@ defmodule HexagonTpu.Monitor do
 
   @impl GenServer
   def init(config) do
+    # terminate/2 gives back the execute-time tracking of board: true, also at a shutdown
+    Process.flag(:trap_exit, true)
+    if config.board, do: HexagonTpu.Ledger.track(1)
     schedule(config)
 
     {:ok,
@@ -271,8 +317,14 @@ defmodule HexagonTpu.Monitor do
        utilization: [],
        active: MapSet.new(),
        ticks: 0,
-       last: nil
+       last: nil,
+       board: HexagonTpu.Monitor.Board.new()
      }}
+  end
+
+  @impl GenServer
+  def terminate(_reason, %{config: config}) do
+    if config.board, do: HexagonTpu.Ledger.track(-1)
   end
 
   @impl GenServer
@@ -290,6 +342,7 @@ defmodule HexagonTpu.Monitor do
     {:noreply, state}
   end
 
+  # trap_exit: a linked process's exit other than the parent's (which stops the server)
   def handle_info(_other, state), do: {:noreply, state}
 
   defp schedule(config), do: Process.send_after(self(), :tick, config.interval_ms)
@@ -306,14 +359,23 @@ defmodule HexagonTpu.Monitor do
 
     t2 = System.monotonic_time()
 
+    {board, board_warnings, board_state} =
+      if config.board,
+        do: HexagonTpu.Monitor.Board.tick(state.board, config),
+        else: {nil, [], state.board}
+
     n = config.intervals
     sample = sample(native, memory)
     history = Enum.take([sample | state.history], n + 1)
     utilization = if util, do: Enum.take([util | state.utilization], n), else: []
 
-    warnings = leaks(history, config) ++ saturation(utilization, config)
+    warnings = leaks(history, config) ++ saturation(utilization, config) ++ board_warnings
     keys = MapSet.new(warnings, &warning_key/1)
-    for w <- warnings, not MapSet.member?(state.active, warning_key(w)), do: log(w)
+
+    for w <- warnings, not MapSet.member?(state.active, warning_key(w)) do
+      log(w)
+      if w.kind in [:nsp_hot, :throttling], do: HexagonTpu.Monitor.Board.event(w, board, state.id)
+    end
 
     # The tick's own cost: the readings and the analysis, not the utilization window (a sleep)
     # and not the user's telemetry handlers.
@@ -325,17 +387,23 @@ defmodule HexagonTpu.Monitor do
       live_handles: Stats.live_handles(native),
       memory: memory,
       dirty_utilization: util,
+      board: board,
       warnings: warnings,
       tick: state.ticks + 1,
       at: DateTime.utc_now(),
       cost_us: cost
     }
 
-    HexagonTpu.Telemetry.stats(measurements(report), %{monitor: state.id, warnings: warnings})
+    HexagonTpu.Telemetry.stats(measurements(report), %{
+      monitor: state.id,
+      warnings: warnings,
+      board: board
+    })
 
     %{
       state
-      | history: history,
+      | board: board_state,
+        history: history,
         utilization: utilization,
         active: keys,
         ticks: state.ticks + 1,
@@ -385,6 +453,8 @@ defmodule HexagonTpu.Monitor do
 
   defp warning_key(%{kind: :leak, metric: m}), do: {:leak, m}
   defp warning_key(%{kind: :saturation, scheduler: s}), do: {:saturation, s}
+  defp warning_key(%{kind: :nsp_hot}), do: :nsp_hot
+  defp warning_key(%{kind: :throttling, graph: g}), do: {:throttling, g}
 
   defp log(%{kind: :leak, metric: metric, from: from, to: to, intervals: n})
        when metric in @handle_metrics do
@@ -412,6 +482,9 @@ defmodule HexagonTpu.Monitor do
     )
   end
 
+  defp log(%{kind: kind} = w) when kind in [:nsp_hot, :throttling],
+    do: warn(HexagonTpu.Monitor.Board.message(w))
+
   # Erlang's :logger (kernel), which Elixir's Logger is built on: Logger itself would need
   # :logger in the application's extra_applications.
   defp warn(message), do: :logger.warning(message, %{mfa: {__MODULE__, :log, 1}})
@@ -436,6 +509,7 @@ defmodule HexagonTpu.Monitor do
     report.native
     |> Map.merge(mem)
     |> Map.merge(util)
+    |> Map.merge(HexagonTpu.Monitor.Board.measurements(report.board))
     |> Map.merge(%{live_handles: report.live_handles, cost_us: report.cost_us})
   end
 end

@@ -159,6 +159,8 @@ defmodule HexagonTpu.NIF do
   def shared_close(_shared), do: :erlang.nif_error(not_loaded())
   def handle_alive(_ref), do: :erlang.nif_error(not_loaded())
   def stats, do: :erlang.nif_error(not_loaded())
+  # the board's thermal zones and cpufreq policies (c_src/board.c)
+  def board_read(_root), do: :erlang.nif_error(not_loaded())
   def set_max_binary_bytes(_bytes), do: :erlang.nif_error(not_loaded())
   def max_binary_bytes, do: :erlang.nif_error(not_loaded())
   def close_all(_wait_ms), do: :erlang.nif_error(not_loaded())

@@ -81,6 +81,12 @@ defmodule HexagonTpu.Runtime do
     startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
     startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
     spill_fill_sharing: {:boolean, "a boolean", true},
+    npu_lock:
+      {&__MODULE__.valid_npu_lock?/1,
+       "an absolute path (a string without NUL bytes), false (no lock) or nil (the default)",
+       nil},
+    npu_lock_timeout:
+      {{:integer_in, 1, 24 * 3600 * 1000}, "a positive integer (milliseconds, at most 24 h)", nil},
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -136,6 +142,20 @@ defmodule HexagonTpu.Runtime do
       backend takes it, and their executes then run one context at a time; `false`: each
       context its own ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
       `:spill_fill_sharing` and `:spill_fill_note` say what the backend made of it
+    * `:npu_lock` - the NPU lock: a file every program using hexagon_tpu locks (`flock`)
+      around QNN session creation (this open's backend and device, every load and recovery on
+      the runtime), so two programs never create sessions at the same moment; on the board a
+      session created beside another program's has coincided with hard resets
+      ([docs/board.md](docs/board.md), "One NPU user at a time"). An absolute path; `false` for
+      no lock; `nil` (default): the application environment's `:npu_lock`, else the C
+      library's default (`HTPU_NPU_LOCK` from the VM's start environment, else
+      `/tmp/hexagon_tpu-npu.lock`). `System.put_env/2` does not reach the library: set it here
+    * `:npu_lock_timeout` - how long, in milliseconds, this open and the loads that name no
+      `:timeout` of their own wait for another program's creation (a load's `:timeout` bounds
+      its wait); default 60 s. Past it the call fails with a `:timeout` error naming the
+      holder ("held by pid 1234 (htpu), loading file 'm.bin'").
+      `HexagonTpu.stats/0` counts the waits (`:npu_lock_waits`, `:npu_lock_waiting`,
+      `:npu_lock_wait_ns_total`, `:npu_lock_timeouts`)
     * `:env` - OS environment variables for the libraries this open loads and creates:
       `[{"NAME", "value"}]` (`nil` unsets) is set around the open only, then restored. The QNN
       backend and FastRPC libraries read their settings with `getenv` when they are created,
@@ -641,15 +661,35 @@ defmodule HexagonTpu.Runtime do
         startup_retries: o.startup_retries,
         startup_retry_delay_ms: o.startup_retry_delay_ms,
         spill_fill_sharing: o.spill_fill_sharing,
+        npu_lock_path: npu_lock_path(o.npu_lock),
+        npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
         env: o.env
       }
       # nil integers: keep the core's defaults
       |> Map.reject(fn {k, v} ->
-        is_nil(v) and k in [:startup_retries, :startup_retry_delay_ms]
+        is_nil(v) and k in [:startup_retries, :startup_retry_delay_ms, :npu_lock_timeout_ns]
       end)
 
     {:ok, nif_opts}
   end
+
+  # nil: the application environment's, else the C library's default (nil to the NIF); false:
+  # no lock ("" to the library)
+  defp npu_lock_path(nil) do
+    case Application.get_env(:hexagon_tpu, :npu_lock) do
+      nil -> nil
+      other -> npu_lock_path(other)
+    end
+  end
+
+  defp npu_lock_path(false), do: ""
+  defp npu_lock_path(path), do: path
+
+  @doc false
+  def valid_npu_lock?(v),
+    do:
+      is_nil(v) or v == false or
+        (is_binary(v) and String.starts_with?(v, "/") and not String.contains?(v, <<0>>))
 
   defp recovery_retries(true), do: 1
   defp recovery_retries(false), do: 0

@@ -217,6 +217,166 @@ defmodule HexagonTpu.Stats do
     %{binary: binary, total: total, rss: rss()}
   end
 
+  @typedoc "A reading of the board; see `board/1`."
+  @type board :: %{
+          nsp: map(),
+          cpu: map(),
+          zones: [map()],
+          cpufreq: [map()],
+          npu_busy: float() | nil,
+          executes_per_s: float() | nil,
+          interval_ms: float() | nil,
+          notes: [String.t()],
+          counters: %{
+            at_ns: non_neg_integer(),
+            executes: non_neg_integer(),
+            execute_ns_total: non_neg_integer()
+          }
+        }
+
+  @doc """
+  The board's state as figures: the NPU subsystem's (NSP) temperature against its hot trip
+  point, the CPU's temperature, every thermal zone with its trip points, every cpufreq
+  policy's governor and frequency, and the NPU's busy share and executes per second since
+  the previous reading (from this process's own execute times: the kernel has no busy counter
+  for the NPU). Reads a few hundred small sysfs files on a dirty IO scheduler: a few
+  milliseconds on a board.
+
+    * `:nsp` - `%{state:, temp_c:, hot_c:, zone:, hot:}`: the hottest NSP zone
+      (`nspss0-thermal`, `nspss1-thermal`) and its type, the lowest hot trip point of the NSP
+      zones (a `hot` trip, else a `passive` one; 90.0 on QCS6490), and whether the NSP is at or
+      above it (where the NPU throttles itself, unseen by Linux's cooling devices)
+    * `:cpu` - `%{state:, temp_c:}`: the hottest CPU zone
+    * `:zones` - every thermal zone in zone order: `%{zone:, type:, kind: :nsp | :cpu |
+      :other, state:, temp_c:, note:, hot_c:, critical_c:, trips: [%{type:, temp_c:, state:}]}`
+    * `:cpufreq` - every policy: `%{policy:, cpus: [integer], governor:, governor_state:,
+      cur_mhz:, cur_state:, min_mhz:, max_mhz:, hw_min_mhz:, hw_max_mhz:, note:}`
+    * `:npu_busy` (0.0..1.0), `:executes_per_s`, `:interval_ms` - since `:since`, else since
+      the previous `board/1` on this node; `nil` for the first
+    * `:notes` - what could not be read at all (no thermal zones, no cpufreq)
+    * `:counters` - the execute counters and time of this reading (what `:since` takes)
+
+  Every value is checked before it is trusted: `state` is `:ok`, `:missing` (no such file),
+  `:unreadable` (there, but not a readable regular file: a FIFO is refused, never waited on)
+  or `:absurd` (not a number, a temperature outside -40..150 °C, a frequency of 0), and the
+  value is then `nil` with a `note` saying which file and why. Temperatures are °C, frequencies
+  MHz.
+
+  ## Options
+
+    * `:root` - a directory standing in for `/` (a copy of a board's tree, a test's fake one);
+      default: the application environment's `:board_root`, else `/`
+    * `:since` - an earlier reading of this process (`board/1`'s result) to measure the
+      NPU's load from
+
+  Raises `ArgumentError` for an invalid option or a root that is not a directory.
+
+  ## Examples
+
+      iex> root = Path.join(System.tmp_dir!(), "hexagon_tpu_board_doc")
+      iex> zone = Path.join(root, "sys/class/thermal/thermal_zone12")
+      iex> File.mkdir_p!(zone)
+      iex> for {f, v} <- [type: "nspss0-thermal", temp: "61500", trip_point_0_type: "hot",
+      ...>                trip_point_0_temp: "90000"], do: File.write!(Path.join(zone, "\#{f}"), v)
+      iex> board = HexagonTpu.Stats.board(root: root)
+      iex> board.nsp
+      %{state: :ok, temp_c: 61.5, hot_c: 90.0, zone: "nspss0-thermal", hot: false}
+      iex> {board.cpu.state, board.cpufreq, hd(board.notes)}
+      {:missing, [], "no cpufreq policies: '\#{root}/sys/devices/system/cpu/cpufreq' cannot be opened: No such file or directory"}
+      iex> later = HexagonTpu.Stats.board(root: root, since: board)
+      iex> later.npu_busy >= 0.0 and later.interval_ms > 0
+      true
+  """
+  @spec board(keyword()) :: board()
+  def board(opts \\ []) do
+    {root, since} = board_options(opts)
+
+    case NIF.board_read(root) do
+      {:ok, raw} ->
+        reading = HexagonTpu.Stats.Board.from_nif(raw)
+        previous = if since, do: since.counters, else: HexagonTpu.Ledger.last_board()
+        HexagonTpu.Ledger.put_last_board(reading.counters)
+        HexagonTpu.Stats.Board.with_load(reading, previous)
+
+      {:error, _} = error ->
+        {:error, e} = HexagonTpu.Error.wrap(error)
+        raise ArgumentError, "HexagonTpu.Stats.board/1: #{e.message}"
+    end
+  end
+
+  defp board_options(opts) do
+    if not Keyword.keyword?(opts),
+      do:
+        raise(
+          ArgumentError,
+          "HexagonTpu.Stats.board/1: expected a keyword list, got #{inspect(opts)}"
+        )
+
+    root = Keyword.get(opts, :root, Application.get_env(:hexagon_tpu, :board_root))
+    since = Keyword.get(opts, :since)
+
+    for {k, _} <- opts,
+        k not in [:root, :since],
+        do:
+          raise(
+            ArgumentError,
+            "HexagonTpu.Stats.board/1: unknown option #{inspect(k)} (known options: :root, :since)"
+          )
+
+    if not (is_nil(root) or (is_binary(root) and root != "" and not String.contains?(root, <<0>>))),
+      do:
+        raise(
+          ArgumentError,
+          "HexagonTpu.Stats.board/1: expected :root to be a directory (a string without NUL bytes) or nil, got #{inspect(root)}"
+        )
+
+    if not (is_nil(since) or
+              match?(%{counters: %{at_ns: _, executes: _, execute_ns_total: _}}, since)),
+       do:
+         raise(
+           ArgumentError,
+           "HexagonTpu.Stats.board/1: expected :since to be an earlier board/1 reading or nil, got #{inspect(since, limit: 5)}"
+         )
+
+    {root, since}
+  end
+
+  @typedoc "Boot to first answer; see `boot/0`."
+  @type boot :: %{
+          started_at: DateTime.t() | nil,
+          vm_uptime_ms_at_start: non_neg_integer() | nil,
+          uptime_ms: float() | nil,
+          models: %{String.t() => map()}
+        }
+
+  @doc """
+  Boot to first answer: when hexagon_tpu started, and for each model (by graph name) how long
+  its load took and how long after the start it gave its first answer. A box that loses power
+  and boots again cares how soon it answers; `[:hexagon_tpu, :model, :first_answer]` carries
+  the same figure as it happens.
+
+    * `:started_at` - when the application started (UTC), `:vm_uptime_ms_at_start` how long the
+      VM had run by then (the VM's own start is that much earlier), `:uptime_ms` how long ago
+      the application started
+    * `:models` - `%{name => %{loads:, load_ms:, first_loaded_ms:, first_answer_ms:,
+      answer_after_load_ms:}}`: loads since the start, the last load's time, when the first
+      load ended, when the first answer came (both in ms since the start; `nil` before it),
+      and the time from the end of the first load to it
+
+  Without the application started (the code merely on the path) nothing is recorded: `nil`
+  and `%{}`.
+
+  ## Examples
+
+      iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
+      iex> {:ok, _} = HexagonTpu.predict(model, [<<0::128>>, <<0::128>>])
+      iex> %{started_at: %DateTime{}, models: %{"add_f32" => m}} = HexagonTpu.Stats.boot()
+      iex> m.first_answer_ms >= m.first_loaded_ms and m.load_ms > 0 and m.loads >= 1
+      true
+  """
+  @spec boot() :: boot()
+  def boot, do: HexagonTpu.Stats.Board.boot()
+
   @doc false
   @spec rss() :: non_neg_integer() | nil
   def rss do

@@ -67,6 +67,17 @@ defmodule HexagonTpu.Telemetry do
 
     * `[:hexagon_tpu, :stats]` - each `HexagonTpu.Monitor` tick; see that module.
 
+    * `[:hexagon_tpu, :board, :throttling]` - `HexagonTpu.Monitor` found the NPU throttling
+      itself: the NSP at or above its hot trip point, or a model's execute time risen while
+      the NSP is hot. Emitted when a condition starts (as its log line), with the figures;
+      see that module.
+
+    * `[:hexagon_tpu, :model, :first_answer]` - a model answered for the first time since
+      hexagon_tpu started (once per graph name). Measurements: `%{since_start: native,
+      since_load: native}`: the time from the application's start, and from the end of the
+      model's load, to that answer. Metadata: `%{graph: name}`. Emitted in the process that
+      got the answer; `HexagonTpu.Stats.boot/0` has the same figures.
+
     * `[:hexagon_tpu, :profile]` - one execute in N of a model loaded with `profile_every: N`
       (`HexagonTpu.load_model/2`, `HexagonTpu.Serving.new/2`) carried a profile. Measurements:
       `%{accel_us:, accel_cycles:, host_rpc_us:, htp_rpc_us:, execute_ns:, total_ns:}` (the
@@ -143,6 +154,8 @@ defmodule HexagonTpu.Telemetry do
   @spec execute_span(String.t(), (() -> {result, map() | nil}), map()) :: result
         when result: term()
   def execute_span(graph, fun, extra_meta \\ %{}) when is_function(fun, 0) do
+    # a model's first answer and, for a monitor, its execute times (HexagonTpu.Ledger)
+    fun = HexagonTpu.Ledger.watch_execute(graph, fun)
     span([:hexagon_tpu, :execute], Map.put(extra_meta, :graph, graph), fun, &execute_stop/3)
   end
 
@@ -179,7 +192,18 @@ defmodule HexagonTpu.Telemetry do
   # returns its result unchanged. `metadata` should hold `:source`.
   @spec load_span(map(), (() -> result)) :: result when result: term()
   def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
-    span([:hexagon_tpu, :load], metadata, fn -> {fun.(), nil} end, fn result, nil, call ->
+    # every load's time, telemetry or not, for HexagonTpu.Stats.boot/0 (HexagonTpu.Ledger)
+    timed = fn ->
+      t0 = System.monotonic_time()
+      result = fun.()
+
+      with {:ok, %{name: name}} <- result,
+           do: HexagonTpu.Ledger.loaded(name, System.monotonic_time() - t0)
+
+      {result, nil}
+    end
+
+    span([:hexagon_tpu, :load], metadata, timed, fn result, nil, call ->
       {graph, status} =
         case result do
           {:ok, %{name: name}} -> {name, :ok}
@@ -272,6 +296,18 @@ defmodule HexagonTpu.Telemetry do
   # [:hexagon_tpu, :stats] from HexagonTpu.Monitor.
   @spec stats(map(), map()) :: :ok
   def stats(measurements, metadata), do: emit([:hexagon_tpu, :stats], measurements, metadata)
+
+  @doc false
+  # [:hexagon_tpu, :board, :throttling] from HexagonTpu.Monitor.
+  @spec board_throttling(map(), map()) :: :ok
+  def board_throttling(measurements, metadata),
+    do: emit([:hexagon_tpu, :board, :throttling], measurements, metadata)
+
+  @doc false
+  # [:hexagon_tpu, :model, :first_answer] from HexagonTpu.Ledger.
+  @spec first_answer(map(), map()) :: :ok
+  def first_answer(measurements, metadata),
+    do: emit([:hexagon_tpu, :model, :first_answer], measurements, metadata)
 
   # :telemetry.execute/3 already isolates handler failures; the catch-all keeps a broken
   # :telemetry (or one stopping at this very moment) from ever failing a caller.

@@ -166,6 +166,7 @@ qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
     b->has_profile_object = true;
   }
   if (rc == QNN_SUCCESS) b->op_faults = rb_fault_set_has(&b->faults, FR_GRAPH_OP);
+  if (rc == QNN_SUCCESS) rb_session_from_env(&b->session);
   if (rc == QNN_SUCCESS) rc = rb_fault(NULL, FR_BACKEND_CREATE, l);
   for (uint32_t i = 0; rc == QNN_SUCCESS && cfg && cfg[i]; i++)
     rb_logf(l, QNN_LOG_LEVEL_VERBOSE, "backendCreate: config option %u accepted and ignored",

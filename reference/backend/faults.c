@@ -113,6 +113,7 @@ uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_wat
   uint32_t code, lat, flags = 0;
   *stopped = RB_STOP_NONE;
   if (api < FR_API_COUNT) t_calls[api]++;
+  rb_session_event(b, api);
   if (b && atomic_load(&b->fatal)) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: the DSP subsystem did not recover from an earlier "
             "failure; free and recreate the backend", fr_api_name(api));

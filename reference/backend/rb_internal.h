@@ -69,6 +69,13 @@ typedef struct rb_power {
   uint32_t rpc_latency_us, rpc_polling_us;
 } rb_power;
 
+/* HTPU_REF_SESSION_LOG and HTPU_REF_HOLD (session.c). */
+typedef struct rb_session {
+  char log[512];       /* "" = none */
+  uint32_t hold_api;   /* FR_API_COUNT = none */
+  char hold_fifo[512];
+} rb_session;
+
 typedef struct rb_backend {
   struct rb_backend *next;
   uintptr_t handle;
@@ -88,6 +95,7 @@ typedef struct rb_backend {
    * profiles carry (profile.c); "" and has_profile_object 0 when unset */
   char profile_object[256];
   bool has_profile_object;
+  rb_session session;  /* HTPU_REF_SESSION_LOG / HTPU_REF_HOLD at backendCreate */
 } rb_backend;
 
 typedef struct rb_device {
@@ -270,6 +278,12 @@ void rb_device_destroy(rb_device *d);
 void rb_logf(rb_log *log, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint64_t rb_now_us(void);
+
+/* ---- session.c ---- */
+void rb_session_from_env(rb_session *s);
+/* Logs (and holds) a session creation of `api` made through b (NULL: backendCreate, with the
+ * environment as it is now). Every other api is ignored. */
+void rb_session_event(const rb_backend *b, uint32_t api);
 
 /* ---- faults.c ---- */
 /* Records a rule violation: counter, last message, and an ERROR line through log. */

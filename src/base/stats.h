@@ -18,6 +18,8 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t gate_writers;
   atomic_uint_fast64_t live_profiles, profiled_calls, profiles_dropped;
   atomic_uint_fast64_t binary_bytes_copied, binary_bytes_mapped, list_loads;
+  atomic_uint_fast64_t npu_lock_waits, npu_lock_waiting, npu_lock_wait_ns_total;
+  atomic_uint_fast64_t npu_lock_timeouts; /* the cross-process NPU lock (board/npu_lock.c) */
 } htpu_counters;
 
 extern htpu_counters htpu_g_counters;

@@ -41,7 +41,9 @@ void calls_stop_worker(struct graph_state *s);
  * non-zero (NULL: never; its deadline, cancel or close) or deadline_ns passes (0: none) while
  * it waits for the gate or between tries, it returns RECOVER_STOPPED (no error set) and leaves
  * the context stale for the next call to recover. Returns 0, RECOVER_STOPPED or
- * HTPU_EDEVICE_RESET (error set; c->dead = 1). */
+ * HTPU_EDEVICE_RESET (error set; c->dead = 1); or, from the NPU lock it takes first (another
+ * process's creation: board/board.h), HTPU_ETIMEDOUT naming the holder or HTPU_EIO (error
+ * set; the context stays stale). */
 #define RECOVER_STOPPED 4
 int context_recover(struct context_obj *c, uint64_t seen_generation, const atomic_int *stop,
                     uint64_t deadline_ns);

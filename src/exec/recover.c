@@ -147,8 +147,17 @@ int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *
    * call it runs for bounds it (its deadline, cancel or close: gate.h), so a close or a timed
    * call never waits out the backoff. */
   recovery r = {c, stop, deadline_ns, 0};
-  if (!gate_enter_exclusive(&htpu_exec_gate, stop, deadline_ns)) return RECOVER_STOPPED;
-  int rc = recover_locked(&r, seen_generation);
+  /* a recreate is a creation: the NPU lock first, as for a load (src/board/) */
+  npu_lock_hold hold;
+  int rc = npu_lock_enter(&c->rt->npu_lock, deadline_ns, stop,
+                          "recreating a context after a DSP restart", &hold);
+  if (rc) return rc == HTPU_ECANCELLED ? RECOVER_STOPPED : rc;
+  if (!gate_enter_exclusive(&htpu_exec_gate, stop, deadline_ns)) {
+    npu_lock_leave(&hold);
+    return RECOVER_STOPPED;
+  }
+  rc = recover_locked(&r, seen_generation);
   gate_leave_exclusive(&htpu_exec_gate);
+  npu_lock_leave(&hold);
   return rc;
 }

@@ -360,6 +360,99 @@ expect "doctor (board path): every step passes but cdsprpcd" 0 \
   out "all checks passed (with warnings)"
 
 # ---------------------------------------------------------------------------------------------
+# the board's heat and clocks, and other users of the NPU (src/board/ under --root)
+
+# zone ROOT N TYPE TEMP [TRIP_TYPE TRIP_TEMP]...: a thermal zone in a fake tree
+zone() {
+  local d="$1/sys/class/thermal/thermal_zone$2" i=0
+  mkdir -p "$d"
+  printf '%s\n' "$3" >"$d/type"
+  printf '%s\n' "$4" >"$d/temp"
+  shift 4
+  while [ $# -ge 2 ]; do
+    printf '%s\n' "$1" >"$d/trip_point_${i}_type"
+    printf '%s\n' "$2" >"$d/trip_point_${i}_temp"
+    i=$((i + 1))
+    shift 2
+  done
+}
+# policy ROOT N GOVERNOR KHZ CPUS: a cpufreq policy in a fake tree
+policy() {
+  local d="$1/sys/devices/system/cpu/cpufreq/policy$2"
+  mkdir -p "$d"
+  printf '%s\n' "$3" >"$d/scaling_governor"
+  printf '%s\n' "$4" >"$d/scaling_cur_freq"
+  printf '%s\n' "$5" >"$d/related_cpus"
+  printf '2400000\n' >"$d/cpuinfo_max_freq"
+}
+
+zone "$TMP/board" 0 cpu0-thermal 52000 passive 95000
+zone "$TMP/board" 12 nspss0-thermal 61000 hot 90000 critical 110000
+zone "$TMP/board" 13 nspss1-thermal 63500 hot 90000 critical 110000
+policy "$TMP/board" 0 performance 1804800 "0 1 2 3"
+policy "$TMP/board" 4 performance 2400000 "4 5 6"
+board_up
+expect "doctor (board path): cool NSP, performance governor, nobody else on the NPU" 0 \
+  out "[ ok ] npu users: no other process holds /dev/fastrpc-cdsp" \
+  out "[ ok ] cpu governor: performance on all 2 policies" \
+  out "policy4 (cpus 4 5 6): performance, 2400 MHz (max 2400)" \
+  out "[ ok ] nsp temperature: the NSP is at 63.5 C (nspss1-thermal), below its hot trip point 90.0 C" \
+  out "nspss0-thermal (thermal_zone12): 61.0 C, hot trip 90.0 C, critical 110.0 C" \
+  out "hottest CPU zone  52.0 C" out "[ ok ] runtime: HTPU_REFERENCE"
+
+policy "$TMP/board" 4 schedutil 691200 "4 5 6"
+zone "$TMP/board" 13 nspss1-thermal 94200 hot 90000 critical 110000
+board_up
+expect "doctor (board path): schedutil and a hot NSP -> warnings with the measured reasons" 0 \
+  out "[warn] cpu governor: not the performance governor: policy4 (schedutil)" \
+  out "the cores sat at 691 MHz and throughput fell from 29 to 21 frames/s" \
+  out "echo performance | tee /sys/devices/system/cpu/cpufreq/policy*/scaling_governor" \
+  out "[warn] nsp temperature: the NSP is at 94.2 C (nspss1-thermal), at or above its hot trip point 90.0 C" \
+  out "22% of throughput"
+
+zone "$TMP/board" 13 nspss1-thermal 87000 hot 90000
+mkfifo "$TMP/board/sys/devices/system/cpu/cpufreq/policy0/scaling_governor.fifo"
+rm "$TMP/board/sys/devices/system/cpu/cpufreq/policy0/scaling_governor"
+mv "$TMP/board/sys/devices/system/cpu/cpufreq/policy0/scaling_governor.fifo" \
+  "$TMP/board/sys/devices/system/cpu/cpufreq/policy0/scaling_governor"
+board_up --json
+json_check "doctor --json: near the hot trip; a FIFO for a governor is unreadable, not waited on" '
+  step("nsp_temperature").status === "warn" &&
+  step("nsp_temperature").message.includes("within 5 C of its hot trip point 90.0 C") &&
+  step("nsp_temperature").details.zones.length === 2 &&
+  step("nsp_temperature").details.zones[1].type === "nspss1-thermal" &&
+  step("cpu_governor").status === "warn" &&
+  step("cpu_governor").details.policies[0].governor === "" &&
+  step("cpu_governor").details.policies[0].cur_mhz === "1804 MHz (max 2400)"'
+
+rm -rf "$TMP/board/sys/class/thermal" "$TMP/board/sys/devices/system/cpu/cpufreq"
+board_up
+expect "doctor (board path): no thermal zones, no cpufreq -> warnings saying so" 0 \
+  out "[warn] cpu governor: no cpufreq policies" \
+  out "[warn] nsp temperature: no NSP thermal zone (nspss0-thermal, nspss1-thermal)"
+
+# another process with the FastRPC device open: listed, and no session of doctor's beside it
+mkdir -p "$TMP/board/proc/4242/fd"
+printf 'beam.smp\n' >"$TMP/board/proc/4242/comm"
+printf '7f00-7f01 r-xp 0 b3:02 1 /usr/lib/libQnnHtp.so\n7f01-7f02 r-xp 0 b3:02 2 /usr/lib/libcdsprpc.so\n' \
+  >"$TMP/board/proc/4242/maps"
+ln -s /dev/fastrpc-cdsp "$TMP/board/proc/4242/fd/31"
+board_up
+expect "doctor (board path): another NPU user -> warn naming it, runtime not attempted" 0 \
+  out "[warn] npu users: 1 other process holds the NPU: pid 4242 (beam.smp)" \
+  out "pid 4242 (beam.smp): /dev/fastrpc-cdsp; /usr/lib/libQnnHtp.so /usr/lib/libcdsprpc.so" \
+  out "NPU lock                (not read under --root)" \
+  out "[skip] runtime: not attempted: another process holds the NPU (npu users); --force"
+expect_not "doctor (board path): no device step without a runtime" out "device: QNN device"
+board_up --force --json
+json_check "doctor --json --force: the runtime is created beside the other user" '
+  step("npu_users").status === "warn" &&
+  step("npu_users").details.processes[0].pid === "4242" &&
+  step("npu_users").details.processes[0].libraries === "/usr/lib/libQnnHtp.so /usr/lib/libcdsprpc.so" &&
+  step("runtime").status === "ok"'
+rm -rf "$TMP/board/proc/4242"
+
+# ---------------------------------------------------------------------------------------------
 # stub and skel of one QAIRT release: their build ids, read from the files (QAIRT links the id
 # into each library as text, the string backendGetBuildId returns); the ids below have the
 # real form but are made up

@@ -81,6 +81,9 @@ if Code.ensure_loaded?(Nx) do
       assert HexagonTpu.stats().executes == here
     end
 
+    # The crash may also be reported a second time, by the peer's Logger ("Process ... raised an
+    # exception"), depending on which of its processes saw it first: captured, not asserted.
+    @tag :capture_log
     test "a bad request raised on the serving node comes back as its error" do
       # The process that raised it on the peer is reported here, where its group leader is
       # (the emulator's "Error in process ... with exit value"), as Nx.Serving lets it crash.

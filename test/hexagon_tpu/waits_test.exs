@@ -90,8 +90,8 @@ defmodule HexagonTpu.WaitsTest do
 
     wait_until(fn -> HexagonTpu.stats().gate_writers >= 1 end)
     x = f32([1.0, 2.0, -1.0, 0.5])
-    assert {:ok, [y]} = HexagonTpu.predict(c, [x])
-    assert {:ok, [y2]} = HexagonTpu.predict(c, [x], timeout: 200)
+    assert {:ok, [y]} = HexagonTpu.predict(c, [x], output: :binary)
+    assert {:ok, [y2]} = HexagonTpu.predict(c, [x], timeout: 200, output: :binary)
     assert Task.yield(hung, 0) == nil and Task.yield(load, 0) == nil
     assert_close(from_f32(y), [1.0, 4.0, -3.0, 2.0], 0.06)
     assert y2 == y
@@ -110,7 +110,7 @@ defmodule HexagonTpu.WaitsTest do
         |> Enum.map(fn i ->
           Task.async(fn ->
             a = [i, i + 1, i + 2, i + 3] |> Enum.map(&(&1 * 1.0))
-            {i, HexagonTpu.predict(m, [f32(a), f32([0.5, 0.25, 0.125, 0.0])])}
+            {i, HexagonTpu.predict(m, [f32(a), f32([0.5, 0.25, 0.125, 0.0])], output: :binary)}
           end)
         end)
         |> Task.await_many(120_000)
@@ -169,7 +169,7 @@ defmodule HexagonTpu.WaitsTest do
   describe "the smaller items" do
     test "await/2 takes a timeout of 2^32 ms and more", %{bin: bin} do
       m = model(bin)
-      {:ok, call} = HexagonTpu.predict_async(m, add_inputs())
+      {:ok, call} = HexagonTpu.predict_async(m, add_inputs(), output: :binary)
       assert {:ok, [y]} = HexagonTpu.await(call, 2 ** 32 + 5)
       assert from_f32(y) == [2.0, 3.0, 4.0, 5.0]
       {:ok, call} = HexagonTpu.predict_async(m, add_inputs())

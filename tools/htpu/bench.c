@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "board_record.h"
 #include "cli.h"
 #include "commands.h"
 #include "histogram.h"
@@ -57,6 +58,7 @@ typedef struct bench {
   int cap_reached;
   int progress; /* stderr is a terminal */
   size_t progress_len;
+  cli_board_record board; /* the board at the timed run's start and end */
 } bench;
 
 static uint64_t now_ns(void) {
@@ -428,6 +430,7 @@ static int print_human(const bench *b, const cli_latency *ex, const cli_latency 
       {"host overhead", host},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
+  cli_board_record_rows(&b->board, &head);
   if (b->o.in_flight) {
     char gap[32], flight[160];
     cli_format_ns(gap_mean_ns(b, ex->count), gap, sizeof(gap));
@@ -542,6 +545,7 @@ static int print_json(const bench *b, const cli_latency *ex, const cli_latency *
   cli_json_uint(&j, "registrations", b->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", b->s.fastrpc_lib);
+  cli_board_record_json(&b->board, &j);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -552,6 +556,7 @@ static int report(bench *b) {
       cli_latency_compute(b->total.v, b->total.n, &tot) != 0)
     return cli_fail(b->args->cmd, "no samples to report (out of memory?)");
   int w = cli_has(b->args, "json") ? print_json(b, &ex, &tot) : print_human(b, &ex, &tot);
+  cli_board_record_warn(&b->board, b->args->cmd->name);
   return w == 0 ? CLI_EXIT_OK : cli_fail(b->args->cmd, "could not write the report");
 }
 
@@ -571,6 +576,7 @@ static void bench_free(bench *b) {
   cli_samples_free(&b->total);
   cli_inputs_free(&b->in);
   cli_session_close(&b->s);
+  cli_board_record_free(&b->board);
 }
 
 static int run_bench(const cli_args *a) {
@@ -593,7 +599,9 @@ static int run_bench(const cli_args *a) {
     rc = cli_perf_profile_apply(a->cmd, b.s.rt, b.o.profile, &b.profile_applied);
   if (rc == CLI_EXIT_OK) rc = warm_up(&b);
   if (rc == CLI_EXIT_OK && b.o.in_flight) rc = setup_slots(&b);
+  if (rc == CLI_EXIT_OK) cli_board_record_start(&b.board, b.s.root);
   if (rc == CLI_EXIT_OK) rc = b.o.in_flight ? timed_in_flight(&b) : timed_loop(&b);
+  if (rc == CLI_EXIT_OK) cli_board_record_end(&b.board, b.s.root);
   if (b.o.shared && b.sio.buf) b.registrations = cli_shared_io_finish(&b.sio, b.s.rt);
   if (rc == CLI_EXIT_OK) rc = report(&b);
   bench_free(&b);
@@ -639,7 +647,7 @@ const cli_command cmd_bench = {
                 "[--timeout MS] [--priority P] "
                 "[--backend PATH|reference] [--system-lib PATH|reference] "
                 "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
-                "[--histogram] [--json]",
+                "[--force] [--npu-lock PATH|none] [--root DIR] [--histogram] [--json]",
     .summary = "time a graph: latency percentiles and throughput, execute vs whole call",
     .description =
         "Executes one graph repeatedly and reports min, p50, p90, p99, max and mean latency and\n"

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "doctor/doctor.h"
 #include "file_open.h"
+#include "guard.h"
 #include "hexagon_tpu.h"
 #include "util.h"
 
@@ -24,10 +25,11 @@ typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment,   check_backend_library, check_provider,     check_system_library,
-    check_remoteproc,    check_device_tree,     check_fastrpc,      check_dsp_libraries,
-    check_dsp_release,   check_library_path,    check_firmware,     check_runtime,
-    check_device,        check_shared_memory,
+    check_environment,  check_backend_library, check_provider,       check_system_library,
+    check_remoteproc,   check_device_tree,     check_fastrpc,        check_npu_users,
+    check_dsp_libraries, check_dsp_release,    check_library_path,   check_firmware,
+    check_governor,     check_nsp_temperature, check_runtime,        check_device,
+    check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -50,31 +52,10 @@ static int resolve_libraries(const cli_args *a, htpu_runtime_options *ro, int *f
 }
 
 /* --root stands in for /: it must be a directory, else every board check would read nothing
- * and report a confident wrong diagnosis (no CDSP, no device tree ...). Returns 0, or
- * CLI_EXIT_USAGE after one line naming the path and what was expected. */
-static int check_root(const cli_command *cmd, const char *root) {
-  if (!root) return 0;
-  struct stat st;
-  const char *expected = "expected a directory standing in for / (holding the board's sys/, "
-                         "proc/ and dev/)";
-  if (!root[0]) {
-    fprintf(stderr, "htpu %s: --root '': an empty path; %s\n", cmd->name, expected);
-    return CLI_EXIT_USAGE;
-  }
-  if (stat(root, &st) != 0) {
-    fprintf(stderr, "htpu %s: --root %s: %s; %s\n", cmd->name, root, strerror(errno), expected);
-    return CLI_EXIT_USAGE;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "htpu %s: --root %s is %s; %s\n", cmd->name, root,
-            file_kind_name((unsigned)st.st_mode), expected);
-    return CLI_EXIT_USAGE;
-  }
-  return 0;
-}
+ * and report a confident wrong diagnosis (no CDSP, no device tree ...): cli_check_root. */
 
 static int run_doctor(const cli_args *a) {
-  int root_rc = check_root(a->cmd, cli_get(a, "root"));
+  int root_rc = cli_check_root(a->cmd, cli_get(a, "root"));
   if (root_rc) return root_rc;
   doctor *d = calloc(1, sizeof(*d));
   if (!d) return cli_fail(a->cmd, "out of memory");
@@ -88,6 +69,9 @@ static int run_doctor(const cli_args *a) {
   d->board = doctor_is_board_backend(d->ro.backend_lib);
   d->root = cli_get(a, "root");
   if (!d->root) d->root = "";
+  d->force = cli_has(a, "force");
+  d->ro.npu_lock_wait = cli_npu_lock_waiting; /* the runtime step may wait for another program */
+  d->ro.npu_lock_wait_arg = (void *)a->cmd;
   d->rep.json = cli_has(a, "json");
   if (!d->rep.json) printf("htpu doctor %s\n", HTPU_VERSION_STRING);
 
@@ -128,6 +112,10 @@ static const cli_option doctor_options[] = {
      "read the board's files (/sys, /proc, /dev) under DIR instead of / (a copy of a board's "
      "tree, or a test's fake one)",
      0},
+    {"force", NULL,
+     "create the runtime step's QNN session even while another process holds the NPU (the "
+     "npu users step); without it that step is skipped",
+     0},
     {"json", NULL, "print the report as JSON (schema htpu.doctor/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -135,7 +123,8 @@ static const cli_option doctor_options[] = {
 const cli_command cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--json]",
+                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--force] "
+                "[--json]",
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"
@@ -151,6 +140,9 @@ const cli_command cmd_doctor = {
         "                    compute banks and memory region (remote heap)\n"
         "  fastrpc           HTP backend: /dev/fastrpc-cdsp read/write, cdsprpcd, the FastRPC\n"
         "                    library (libcdsprpc.so or --fastrpc-lib) with its rpcmem calls\n"
+        "  npu users         HTP backend: other processes holding /dev/fastrpc-cdsp open (pid,\n"
+        "                    name, QNN libraries mapped) and the NPU lock's holder; with one,\n"
+        "                    the runtime step creates no session unless --force\n"
         "  dsp libraries     HTP backend: each directory of the DSP search path, which holds\n"
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
         "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
@@ -160,6 +152,10 @@ const cli_command cmd_doctor = {
         "                    the backend's stub\n"
         "  boot firmware     HTP backend: /sys/class/dmi/id/bios_version is new enough for\n"
         "                    unsigned protection domains\n"
+        "  cpu governor      HTP backend: every cpufreq policy runs the performance governor\n"
+        "                    (schedutil parked idle cores at 691 MHz: 29 -> 21 fps measured)\n"
+        "  nsp temperature   HTP backend: the NSP thermal zones below their hot trip point\n"
+        "                    (above it the NPU throttles itself, unseen by Linux)\n"
         "  runtime           htpu_runtime_open: provider, backend id, API versions, build id,\n"
         "                    system provider and API version, whether QNN's log is captured\n"
         "  device            whether a QNN device was created, and what it reports: arch, SoC\n"

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "guard.h"
 #include "json.h"
 #include "load_report.h"
 #include "session.h"
@@ -145,6 +146,8 @@ static int load_run(const cli_args *a) {
   if (rc != CLI_EXIT_OK) return rc;
   if (cli_has(a, "own-spill-fill")) l.s.options.spill_fill_sharing = 0;
   rc = build_requests(&l);
+  /* one NPU user at a time: not beside another program holding the NPU (guard.h) */
+  if (rc == CLI_EXIT_OK) rc = cli_guard_npu(a->cmd, l.s.root, cli_has(a, "force"));
   if (rc == CLI_EXIT_OK && (rc = htpu_runtime_open(&l.s.options, &l.s.rt)) != 0)
     rc = cli_fail_htpu(a->cmd, rc, "opening the runtime");
   if (rc != CLI_EXIT_OK) {
@@ -188,7 +191,7 @@ const cli_command cmd_load = {
     .name = "load",
     .synopsis = "MODEL... [--graph NAME|'*' ...] [--copy] [--memory-limit MB] "
                 "[--own-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--timeout MS] [--priority P] [--json]",
+                "[--timeout MS] [--priority P] [--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "load models together and say what each costs (binary, graphs, spill-fill, time)",
     .description =
         "Loads every MODEL in one call (htpu_context_open_many: one\n"

@@ -409,7 +409,7 @@ const cli_command cmd_run = {
                 "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
                 "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
-                "[--json]",
+                "[--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",
     .description =
         "Loads MODEL, runs one graph once and prints, for each output, its type, shape,\n"

@@ -1,8 +1,10 @@
 /* session.c - opening MODEL for `htpu run` and `htpu bench` (see session.h). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "session.h"
 #include "util.h"
 
@@ -90,6 +92,27 @@ static int parse_load_options(const cli_args *a, htpu_load_options *lo) {
   return CLI_EXIT_OK;
 }
 
+/* --npu-lock, --root, and the NPU lock's wait: bounded by --timeout like the load, announced
+ * on stderr. Before any backend. */
+static int parse_board_options(const cli_args *a, cli_session *s) {
+  htpu_runtime_options *ro = &s->options;
+  const char *lock = cli_get(a, "npu-lock");
+  if (lock && strcmp(lock, "none") != 0 && lock[0] != '/')
+    return cli_usage_error(a->cmd, "--npu-lock '%s': expected an absolute path (every program "
+                           "must name the same file) or 'none'", lock);
+  if (lock) ro->npu_lock_path = strcmp(lock, "none") == 0 ? "" : lock;
+  ro->npu_lock_timeout_ns = s->load.timeout_ns;
+  ro->npu_lock_wait = cli_npu_lock_waiting;
+  ro->npu_lock_wait_arg = (void *)a->cmd;
+  s->root = cli_get(a, "root");
+  if (!s->root) {
+    /* a whole script's board, e.g. the tests' fake one: never the machine's own */
+    const char *env = getenv("HTPU_BOARD_ROOT");
+    s->root = env && env[0] ? env : NULL;
+  }
+  return cli_check_root(a->cmd, s->root);
+}
+
 int cli_session_options(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
@@ -111,6 +134,7 @@ int cli_session_options(const cli_args *a, cli_session *s) {
     rc = cli_get_u32(a, "startup-retries", ro->startup_retries, 0, UINT32_MAX,
                      &ro->startup_retries);
   if (rc == CLI_EXIT_OK) rc = parse_load_options(a, &s->load);
+  if (rc == CLI_EXIT_OK) rc = parse_board_options(a, s);
   if (rc != CLI_EXIT_OK) return rc;
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
@@ -138,6 +162,12 @@ int cli_session_open(const cli_args *a, cli_session *s) {
   if (!s->meta) {
     int ex = cli_session_inspect(a, s);
     if (ex != CLI_EXIT_OK) return ex;
+  }
+  /* one NPU user at a time: not beside another program holding the NPU (guard.h) */
+  int guard = cli_guard_npu(a->cmd, s->root, cli_has(a, "force"));
+  if (guard != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return guard;
   }
   int rc = htpu_runtime_open(&s->options, &s->rt);
   if (rc != 0) {

@@ -26,6 +26,7 @@ typedef struct cli_session {
   htpu_model_info *meta;       /* the model's metadata, read before any backend (owned) */
   const htpu_graph_info *meta_info; /* the chosen graph in meta */
   const char *graph_name;      /* --graph, NULL for the model's only graph */
+  const char *root;            /* --root, NULL for this machine */
   htpu_runtime_options options;
   htpu_load_options load; /* --timeout, --priority; --graph: only that graph loaded */
   cli_libs libs; /* --backend and --system-lib, resolved */
@@ -60,10 +61,25 @@ typedef struct cli_session {
       {"priority", "P",                                                                          \
        "the model's priority: low, normal, normal_high or high (passed to QNN where the backend "\
        "has priority control; default normal)",                                                  \
+       0},                                                                                       \
+      {"force", NULL,                                                                            \
+       "start even while another process holds the NPU (/dev/fastrpc-cdsp open); without it the "\
+       "command refuses, naming that process",                                                   \
+       0},                                                                                       \
+      {"npu-lock", "PATH",                                                                       \
+       "the NPU lock shared with other programs creating QNN sessions (an absolute path; "       \
+       "default $HTPU_NPU_LOCK, else " HTPU_DEFAULT_NPU_LOCK "; 'none' = no lock); a wait for "   \
+       "it is bounded by --timeout, else 60 s",                                                   \
+       0},                                                                                       \
+      {"root", "DIR",                                                                            \
+       "read the board's /proc, /dev and /sys under DIR instead of / (a copy of a board's tree, " \
+       "or a test's fake one; default $HTPU_BOARD_ROOT when set): the other-NPU-users check and " \
+       "bench's board record",                                                                   \
        0}
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
- * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs). Without
+ * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs), after the NPU
+ * users guard (guard.h: another process holding the NPU stops it unless --force). Without
  * --graph the model must hold one graph; a missing or unknown --graph is a usage error that
  * lists the graph names. Returns CLI_EXIT_OK, or the exit code after printing why; the session
  * is then already closed. */

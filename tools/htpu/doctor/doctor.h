@@ -16,6 +16,7 @@
 
 #include "hexagon_tpu.h"
 #include "report.h"
+#include "root_path.h"
 
 /* QCS6490 is HTP v68: its skel/stub pair. */
 #define BOARD_SKEL "libQnnHtpV68Skel.so"
@@ -29,6 +30,7 @@ typedef struct doctor {
   int fastrpc_given;       /* --fastrpc-lib was given */
   int board;               /* the backend is the board's libQnnHtp.so: board checks apply */
   const char *root;        /* --root: the directory standing in for /, "" for / itself */
+  int force;               /* --force: create a session even beside another NPU user */
   /* ---- learned by the checks, in list order ---- */
   int backend_loads, system_loads;
   htpu_backend_facts facts;   /* the provider check's (zeroed when it could not read them) */
@@ -38,6 +40,7 @@ typedef struct doctor {
   char skel_path[4200];       /* dsp_libraries: the skel fastrpc will load, "" when none */
   char stub_path[4200];       /* dsp_libraries: the stub next to the backend, "" when none */
   int firmware_too_old;       /* the boot firmware rejects unsigned protection domains */
+  uint32_t npu_other_users;   /* npu_users: other processes holding /dev/fastrpc-cdsp */
   /* the runtime check: an open runtime (closed by the command after the last check) */
   htpu_runtime *rt;
   int rt_skip_device;         /* opened only with skip_device, after device creation failed */
@@ -56,10 +59,13 @@ void check_system_library(doctor *d);
 void check_remoteproc(doctor *d);
 void check_device_tree(doctor *d);
 void check_fastrpc(doctor *d);
+void check_npu_users(doctor *d);
 void check_dsp_libraries(doctor *d);
 void check_dsp_release(doctor *d);
 void check_library_path(doctor *d);
 void check_firmware(doctor *d);
+void check_governor(doctor *d);
+void check_nsp_temperature(doctor *d);
 void check_runtime(doctor *d);
 void check_device(doctor *d);
 void check_shared_memory(doctor *d);
@@ -80,14 +86,11 @@ const char *doctor_base_name(const char *path);
  * Every file the board checks read is named by its board path ("/sys/class/remoteproc") and a
  * root: d->root for the board's own files (/sys, /proc, /dev, /etc), DOCTOR_HOST for what this
  * process loads (the backend's directory, the DSP search path, LD_LIBRARY_PATH). Under --root
- * the path is resolved inside the root as after chroot(root): an absolute symbolic link is
- * taken from the root (a copy of a board's tree keeps /proc/device-tree ->
- * /sys/firmware/devicetree/base), `..` never climbs above it, at most DOCTOR_MAX_LINKS links
- * (ELOOP beyond), so nothing of this machine is read in the board's place. Without --root (root
- * "") the path is used as it is, resolved by the kernel. The tree is taken as it is when read:
- * this is for a copy of a board's files, not a boundary against a tree changed meanwhile. */
+ * the path is resolved inside the root as after chroot(root) (common/root_path.h: links taken
+ * from the root, `..` never above it, at most DOCTOR_MAX_LINKS links), so nothing of this
+ * machine is read in the board's place. Without --root (root "") the path is used as it is. */
 #define DOCTOR_HOST ""
-#define DOCTOR_MAX_LINKS 40
+#define DOCTOR_MAX_LINKS ROOT_MAX_LINKS
 struct stat;
 /* Where `path` (a board path) is read on this machine, in out. follow_last: whether a link as
  * the last component is resolved too (else it is left for lstat). Returns 0, or -1 with errno

@@ -20,7 +20,7 @@ typedef enum { ST_OK, ST_WARN, ST_FAIL, ST_SKIP } step_status;
 typedef enum { D_STR, D_NULL, D_UINT, D_BOOL, D_ROWS } detail_kind;
 
 #define REPORT_MAX_DETAILS 16
-#define REPORT_MAX_STEPS 16
+#define REPORT_MAX_STEPS 24
 #define REPORT_ROW_FIELDS 4
 
 /* One fact of a step: `label` is shown to humans, `key` (snake_case) is the JSON member. */

@@ -80,6 +80,13 @@ void check_runtime(doctor *d) {
     report_end(&d->rep, s);
     return;
   }
+  if (d->npu_other_users && !d->force) {
+    /* a session beside another NPU user is what has reset this board (npu users step) */
+    step_set(s, ST_SKIP, "not attempted: another process holds the NPU (npu users); --force "
+                         "creates a session anyway");
+    report_end(&d->rep, s);
+    return;
+  }
   int rc = htpu_runtime_open(&d->ro, &d->rt);
   if (rc != 0) {
     d->first_rc = rc;
