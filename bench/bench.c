@@ -9,8 +9,9 @@
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
  * (bench_peers.c), profiling (bench_profile.c), 64 digits rows with a batch multiple
- * (bench_batch.c); then the summary: issue 11's table, each row a ratio measured in this run,
- * next to its "Done when" threshold and its goal. docs/performance.md reads it.
+ * (bench_batch.c), deadlines (bench_deadline.c), loading (bench_load.c); then the summary:
+ * issue 11's table, each row a ratio measured in this run, next to its "Done when" threshold
+ * and its goal, and issue 31's loading table. docs/performance.md reads it.
  *
  * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin;
  * PY is a python3 with numpy (none: the numpy row says so); CMD runs an Elixir script (make
@@ -167,7 +168,7 @@ void bench_summary(const bench_results *r) {
 static void usage(void) {
   fprintf(stderr, "usage: bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] "
                   "[--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,callers,profile,"
-                  "elixir,batch]\n");
+                  "elixir,batch,deadline,load]\n");
 }
 
 int main(int argc, char **argv) {
@@ -227,6 +228,8 @@ int main(int argc, char **argv) {
   if (wanted(only, "profile")) bench_profile(&cfg, &r);
   if (wanted(only, "batch")) bench_batch(&cfg, &r);
   if (wanted(only, "deadline")) bench_deadline(&cfg, &r);
+  if (wanted(only, "load")) bench_load(&cfg, &r);
   if (!only) bench_summary(&r);
+  if (wanted(only, "load")) bench_load_summary(&r);
   return 0;
 }

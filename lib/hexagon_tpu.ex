@@ -1,3 +1,5 @@
+# Over 600 lines: this is the package's front door, so its public functions and their docs
+# (with doctests) stay here; the work behind them lives in the HexagonTpu.* modules.
 defmodule HexagonTpu do
   @moduledoc """
   Run pre-compiled neural networks (QNN context binaries) on the Qualcomm Hexagon NPU.

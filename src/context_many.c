@@ -99,26 +99,37 @@ static int timed_out(many_item *m, const char *when) {
                         (unsigned long long)(m->r->opts->timeout_ns / 1000000u), when);
 }
 
-/* Inside the gate, before the list: what can fail alone (its deadline, its compatibility)
- * and the spill-fill groups (a model starting a new group is created here, on its own). */
+/* Inside the gate, before the list, for one model: what can fail alone (its deadline, its
+ * compatibility) and its spill-fill group (a model starting a new group is created here, on
+ * its own: the others will name its handle). */
+static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
+  context_obj *c = m->c;
+  int rc = m->deadline && htpu_now_ns() >= m->deadline ? timed_out(m, "before the list load")
+           : compat_check(c->rt, c->info, c->graph_on, c->bin.data, c->bin.len);
+  if (!rc) sf_choose(c, bytes);
+  if (!rc && c->sf_anchor == c) {
+    m->done = 1;
+    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
+  }
+  if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", m->origin);
+  if (rc) note_fail(m, rc);
+}
+
+/* before_one for every model, the group's buffer sized by the largest spill-fill among them.
+ * The model with the smallest binary goes first: if it starts a group, its load alone is the
+ * list's head start, and the quickest one (a load's time grows with its binary). */
 static void before_list(many_item *items, size_t n, uint64_t mark) {
   uint64_t bytes = 0;
-  for (size_t i = 0; i < n; i++)
-    if (items[i].c && items[i].c->spill_fill > bytes) bytes = items[i].c->spill_fill;
+  size_t first = n;
   for (size_t i = 0; i < n; i++) {
-    many_item *m = &items[i];
-    if (!m->c) continue;
-    context_obj *c = m->c;
-    int rc = m->deadline && htpu_now_ns() >= m->deadline ? timed_out(m, "before the list load")
-             : compat_check(c->rt, c->info, c->graph_on, c->bin.data, c->bin.len);
-    if (!rc) sf_choose(c, bytes);
-    if (!rc && c->sf_anchor == c) { /* the others will name its handle */
-      m->done = 1;
-      rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
-    }
-    if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", m->origin);
-    if (rc) note_fail(m, rc);
+    const context_obj *c = items[i].c;
+    if (!c) continue;
+    if (c->spill_fill > bytes) bytes = c->spill_fill;
+    if (c->spill_fill && (first == n || c->bin.len < items[first].c->bin.len)) first = i;
   }
+  if (first < n) before_one(&items[first], bytes, mark);
+  for (size_t i = 0; i < n; i++)
+    if (i != first && items[i].c && !items[i].r->rc) before_one(&items[i], bytes, mark);
 }
 
 /* What the list said of one model: its context, or its failure (a group refusal gets a load

@@ -233,6 +233,43 @@ TEST(load_many_spill_fill_group_sized_by_the_largest) {
   CHECK_EQ(held, 8ull * 4096);
 }
 
+/* A list starting a spill-fill group creates its smallest binary first, alone (a load's time
+ * grows with its binary: the shortest head start); the larger one joins in the list. */
+TEST(load_many_group_starts_with_the_smallest_binary) {
+  fx_reset_env();
+  htpu_runtime *rt = lr_runtime(1);
+  CHECK(rt);
+  char text[4096];
+  int n = snprintf(text, sizeof text,
+                   "graph heavy\n  input x f32 [1,256]\n  native t f32 [1,256]\n"
+                   "  output y f32 [1,256]\n  static w f32 [1,256] data=[");
+  for (int i = 0; i < 256; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "%s1", i ? "," : "");
+  snprintf(text + n, sizeof text - (size_t)n,
+           "]\n  op Relu x -> t\n  op ElementWiseMultiply t w -> y\n");
+  char *light = lr_spill_model("light", 256);
+  const char *p0 = fx_build_model_file("many_heavy.bin", text);
+  char *heavy = p0 ? strdup(p0) : NULL;
+  const char *p1 = light ? fx_build_model_file("many_light.bin", light) : NULL;
+  htpu_load_request req[2];
+  memset(req, 0, sizeof req);
+  req[0].path = heavy;
+  req[1].path = p1;
+  int rc = htpu_context_open_many(rt, req, 2);
+  htpu_context_load_info li[2];
+  for (int i = 0; i < 2; i++) li[i] = lr_info(req[i].ctx);
+  for (int i = 0; i < 2; i++) htpu_context_close(&req[i].ctx);
+  htpu_runtime_close(&rt);
+  free(light);
+  free(heavy);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK(li[1].binary_bytes < li[0].binary_bytes);
+  CHECK(li[0].spill_fill_group != 0);
+  CHECK_EQ(li[0].spill_fill_group, li[1].spill_fill_group);
+  CHECK_EQ(li[1].list_loaded, 0); /* the smaller, created alone: the group's first */
+  CHECK_EQ(li[0].list_loaded, 1);
+}
+
 /* A list load waits for the executes in flight, as a single load does: the backend, which
  * reports a load beside an execute, sees none, though one runs (300 ms in the backend) when
  * the list load starts. */
