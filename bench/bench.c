@@ -4,7 +4,8 @@
  *   bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] [--isa ISA]
  *         [--only LIST]
  *
- * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch picks some): the
+ * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch,deadline,load
+ * picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict

@@ -70,11 +70,8 @@ defmodule HexagonTpu.Models do
     Enum.reduce_while(Enum.with_index(entries), {:ok, []}, fn {{source, o}, i}, {:ok, acc} ->
       here = "#{where}: model #{i}"
 
-      with {:ok, src} <- Context.classify_source(source),
-           :ok <-
-             HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, here) do
-        {:cont, {:ok, [{src, o} | acc]}}
-      else
+      case HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, here) do
+        :ok -> {:cont, {:ok, [{source, o} | acc]}}
         {:error, %Error{} = e} -> {:halt, {:error, %{e | message: "#{here}: #{e.message}"}}}
       end
     end)
@@ -94,17 +91,21 @@ defmodule HexagonTpu.Models do
   defp model_result(_load, {:error, _} = error), do: Error.wrap(error)
 
   @doc false
-  # The entries of load_models/2: each source with its options over the call's. {:ok, [{source,
-  # options map}]} or the first bad one's error.
+  # The entries of load_models/2, before any runtime: each source classified, with its options
+  # over the call's. {:ok, [{source, options map}]} or the first bad one's error.
   def entries(sources, common, where) when is_list(sources) and sources != [] do
     spec = Map.delete(model_spec(), :runtime)
 
     Enum.reduce_while(Enum.with_index(sources), {:ok, []}, fn {entry, i}, {:ok, acc} ->
       {source, own} = split_entry(entry)
 
+      here = "#{where}: model #{i}"
+
       # the model's own options after the call's: its values win
-      case Options.validate(common ++ own, spec, "#{where}: model #{i}") do
-        {:ok, o} -> {:cont, {:ok, [{source, o} | acc]}}
+      with {:ok, o} <- Options.validate(common ++ own, spec, here),
+           {:ok, src} <- source_of(source, here) do
+        {:cont, {:ok, [{src, o} | acc]}}
+      else
         error -> {:halt, error}
       end
     end)
@@ -122,6 +123,13 @@ defmodule HexagonTpu.Models do
          "#{where}: expected a non-empty list of sources (a path, {:file, path}, " <>
            "{:binary, bytes}, or {source, options}), got #{inspect(sources, limit: 5)}"
        )}
+
+  defp source_of(source, here) do
+    case Context.classify_source(source) do
+      {:error, %Error{} = e} -> {:error, %{e | message: "#{here}: #{e.message}"}}
+      ok -> ok
+    end
+  end
 
   defp split_entry({source, opts}) when is_list(opts) and not is_atom(source), do: {source, opts}
 
