@@ -67,8 +67,9 @@ endif
 # core's rooms"). A room calls only rooms below it:
 #   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
 #   headers only); board (the board's readings, the cross-process NPU lock) -> base, called by
-#   the top and exec
-CORE_ROOMS := base board loader device model quant shape profile exec
+#   the top and exec; vision (frames into inputs, detector outputs into detections: vision.h)
+#   -> quant, base, called by the top
+CORE_ROOMS := base board loader device model quant shape vision profile exec
 CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
@@ -166,7 +167,7 @@ else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all build/asan/test_runner build/asan/digits_demo build/asan/hello
+	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver
 	$(Q)python3 tools/check-rooms.py build/asan src
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -182,6 +183,9 @@ test:
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
 	$(Q)bash test/cli/test_htpu_load.sh build/asan
 	$(Q)bash test/cli/test_htpu_board.sh build/asan
+	$(Q)bash test/cli/test_htpu_detect.sh build/asan
+	@echo "vision: frames and detector heads against OpenCV and NumPy (test/vision/oracle.py)"
+	$(Q)bash test/vision/run.sh build/asan "$(VISION_PYTHON)"
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)bash test/run_exunit.sh
 

@@ -138,6 +138,7 @@ defmodule HexagonTpu.MixProject do
     ],
     Nerves: [{"docs/nerves.md", "Nerves (Radxa Dragon Q6A)"}],
     Serving: [{"docs/serving.md", "Batching and serving"}],
+    Vision: [{"docs/vision.md", "From camera frames to detections"}],
     Performance: [
       {"docs/performance.md", "Performance"},
       {"docs/profiling.md", "Profiling: where the time goes"},
@@ -166,6 +167,7 @@ defmodule HexagonTpu.MixProject do
       HexagonTpu.Error
     ],
     Serving: [HexagonTpu.Serving],
+    Vision: [HexagonTpu.Vision, HexagonTpu.Vision.Frame],
     Observability: [
       HexagonTpu.Stats,
       HexagonTpu.Monitor,

@@ -91,6 +91,7 @@ typedef struct bench_config {
   const char *python;     /* with numpy; NULL: none found */
   const char *elixir_cmd; /* runs bench/predict_bench.exs; NULL: skip */
   int quick;              /* fewer repeats (a smoke run) */
+  const char *cv2_python; /* with cv2 and numpy (bench_vision.c's peer); NULL: none found */
 } bench_config;
 
 /* Runs cmd (a child whose output is parsed, e.g. an Elixir script) and hands each output line
@@ -133,5 +134,8 @@ void bench_deadline(const bench_config *cfg, bench_results *r);
 void bench_load(const bench_config *cfg, bench_results *r);
 void bench_load_summary(const bench_results *r);
 void bench_summary(const bench_results *r);
+/* bench_vision.c: issue 33's rows (frames into inputs, heads into detections) and table. */
+void bench_vision(const bench_config *cfg);
+void bench_vision_summary(void);
 
 #endif

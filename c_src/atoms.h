@@ -136,7 +136,57 @@
   X(batch_multiple_refusals, "batch_multiple_refusals") \
   X(reaper_queued, "reaper_queued")               \
   X(reaper_closed, "reaper_closed")               \
-  X(reaper_inline, "reaper_inline")
+  X(reaper_inline, "reaper_inline")               \
+  /* vision (vision.c): frames, options, detections, geometry */ \
+  X(data, "data")                                 \
+  X(width, "width")                               \
+  X(height, "height")                             \
+  X(stride, "stride")                             \
+  X(format, "format")                             \
+  X(uv_offset, "uv_offset")                       \
+  X(crop, "crop")                                 \
+  X(input, "input")                               \
+  X(resize, "resize")                             \
+  X(pad_value, "pad_value")                       \
+  X(scaleup, "scaleup")                           \
+  X(bgr, "bgr")                                   \
+  X(layout, "layout")                             \
+  X(normalize, "normalize")                       \
+  X(mean, "mean")                                 \
+  X(std, "std")                                   \
+  X(head, "head")                                 \
+  X(score, "score")                               \
+  X(iou, "iou")                                   \
+  X(max, "max")                                   \
+  X(max_candidates, "max_candidates")             \
+  X(classes, "classes")                           \
+  X(keypoints, "keypoints")                       \
+  X(keypoint_dims, "keypoint_dims")               \
+  X(agnostic, "agnostic")                         \
+  X(class_, "class")                              \
+  X(label, "label")                               \
+  X(box, "box")                                   \
+  X(anchor, "anchor")                             \
+  X(frame_width, "frame_width")                   \
+  X(frame_height, "frame_height")                 \
+  X(region, "region")                             \
+  X(input_width, "input_width")                   \
+  X(input_height, "input_height")                 \
+  X(resized_width, "resized_width")               \
+  X(resized_height, "resized_height")             \
+  X(pad_left, "pad_left")                         \
+  X(pad_top, "pad_top")                           \
+  X(pad_right, "pad_right")                       \
+  X(pad_bottom, "pad_bottom")                     \
+  X(scale_x, "scale_x")                           \
+  X(scale_y, "scale_y")                           \
+  X(geometry, "geometry")                         \
+  X(preprocess_ns, "preprocess_ns")               \
+  X(decode_ns, "decode_ns")                       \
+  X(candidates, "candidates")                     \
+  X(anchors, "anchors")                           \
+  X(maps, "maps")                                 \
+  X(rows, "rows")
 
 typedef struct nif_atoms {
 #define HTPU_NIF_ATOM_FIELD_(c_name, str) ERL_NIF_TERM c_name;

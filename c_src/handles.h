@@ -101,6 +101,10 @@ typedef struct nif_graph {
   nif_slot *tensors;
   nif_rt_link *link;
   void *parent; /* the context resource it was opened from (kept): as nif_context.parent */
+  /* vision_detect's input and output buffers when the call brings none (c_src/vision.c): one
+   * enif_alloc'ed block kept between calls, taken by exchange (a concurrent call allocates its
+   * own), freed by the destructor. */
+  _Atomic(void *) vision_block;
 } nif_graph;
 
 /* A graph's inputs and outputs in one htpu_shared buffer (htpu_graph_alloc_io).

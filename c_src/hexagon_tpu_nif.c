@@ -114,6 +114,13 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
     }
     o->npu_lock_timeout_ns = u64;
   }
+  if (map_get(env, map, enif_make_atom(env, "open_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &u64)) {
+      *ret = bad_runtime_option(env, "open_timeout_ns", "a non-negative integer");
+      return -1;
+    }
+    o->open_timeout_ns = u64;
+  }
   if (a->backend_lib) o->backend_lib = a->backend_lib;
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
@@ -300,6 +307,7 @@ static ERL_NIF_TERM nif_graph_open(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (graph resource)");
   }
   atomic_init(&res->handle, NULL); /* the destructor may run below: keep it consistent */
+  atomic_init(&res->vision_block, NULL);
   nif_live_init(&res->live);
   res->num_inputs = res->num_outputs = 0;
   res->tensors = NULL;
@@ -483,7 +491,10 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - stats, handle_alive, runtime_usage: atomic loads only: normal scheduler.
  *  - board_read: a few hundred small sysfs reads, any of which a slow sensor driver can make
  *    wait: dirty IO.
- *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO. */
+ *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO.
+ *  - vision_preprocess / vision_decode: a pass over a frame or a head: normal scheduler up to
+ *    64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
+ *  - vision_detect: preprocess, execute, decode in one call: dirty IO, as graph_execute. */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -529,6 +540,11 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
+    /* vision (vision.c): preprocess and decode move to dirty CPU above 64 KiB themselves;
+     * detect waits for the graph and the DSP like graph_execute */
+    {"vision_preprocess", 3, nif_vision_preprocess, 0},
+    {"vision_decode", 6, nif_vision_decode, 0},
+    {"vision_detect", 8, nif_vision_detect, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 ERL_NIF_INIT(Elixir.HexagonTpu.NIF, nif_funcs, nif_load, NULL, nif_upgrade, nif_unload)

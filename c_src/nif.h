@@ -5,6 +5,7 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
+ *   vision.c                       HexagonTpu.Vision's NIFs                (nif.h)
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
  *   board.c                        and the board reading NIF
  *   load.c                         context loads: one, several, their info (nif.h)
@@ -69,6 +70,14 @@ ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
 ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- vision (vision.c) -------------------------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
+ * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
+ * the input and outputs never crossing into Erlang terms. */
+ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

@@ -248,6 +248,8 @@ static void graph_dtor(ErlNifEnv *env, void *obj) {
     enif_free(g->tensors);
   }
   g->tensors = NULL;
+  void *vision_block = atomic_exchange(&g->vision_block, NULL); /* vision_detect's, if kept */
+  if (vision_block) enif_free(vision_block);
   nif_link_release(g->link);
   g->link = NULL;
   if (g->parent) enif_release_resource(g->parent);

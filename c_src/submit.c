@@ -547,6 +547,7 @@ void nif_submit_stats_put(ErlNifEnv *env, ERL_NIF_TERM *map) {
             {"executes_timed_out", s.executes_timed_out},
             {"worker_threads", s.worker_threads},
             {"gate_writers", s.gate_writers},
+            {"frees_deferred", s.frees_deferred},
             {"nif_live_calls", atomic_load(&live_calls)},
             {"calls_submitted", atomic_load(&calls_submitted)},
             {"calls_discarded", atomic_load(&calls_discarded)},

@@ -8,7 +8,8 @@ found_* (inputs a fuzzer found that pin down a boundary of a check); everything 
 here:
 model_read/ and public_api/ get those texts built with the project's own builder plus the
 digits demo model; npy/ gets a few headers (versions 1.0, 2.0, 3.0) as numpy writes them;
-quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents.
+quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents; vision/ frames and
+heads in the layout fuzz/vision.c documents.
 """
 import math
 import os
@@ -107,11 +108,53 @@ def quantize():
                                               [1.0, 2.0], raw_scale=True))
 
 
+def frame_seed(fmt, w, h, data, crop=None, dtype=0, ih=16, iw=16, flags=0x40, pad=114 & 0x3f):
+    """fuzz/vision.c's preprocess layout: the frame and input description, then the data."""
+    hdr = bytes([0, fmt, w & 0xFF, w >> 8, h & 0xFF, h >> 8, 0x80, 1 if crop else 0])
+    hdr += bytes(crop or (0, 0, 0, 0)) + bytes([dtype, ih - 1, iw - 1, flags, pad])
+    return hdr + data
+
+
+def head_seed(head, layout, dtype, nout, rank, dims, score, iou, max_det, opts, values):
+    """fuzz/vision.c's decode layout: the head description, then the bytes of its outputs."""
+    return bytes([1, head, layout, dtype, nout - 1, rank - 1] + [d - 1 for d in dims] +
+                 [score, iou, max_det - 1, opts]) + bytes(values)
+
+
+def vision():
+    # frames: (format index, bytes a pixel) of fuzz/vision.c: 1 rgb24 ... 7 nv12
+    ramp = lambda n: bytes((i * 37 + 11) & 0xFF for i in range(n))
+    write("vision", "rgb24_7x5", frame_seed(1, 7, 5, ramp(7 * 5 * 3)))
+    write("vision", "bgra_6x4_crop", frame_seed(4, 6, 4, ramp(6 * 4 * 4), crop=(1, 1, 4, 2)))
+    write("vision", "gray_9x3_gray_input", frame_seed(5, 9, 3, ramp(27), flags=0x48))
+    write("vision", "yuyv_8x4_f32_nchw", frame_seed(6, 8, 4, ramp(8 * 4 * 2), dtype=5,
+                                                     flags=0x04 | 0x02))
+    write("vision", "nv12_8x6_u16_stretch", frame_seed(7, 8, 6, ramp(8 * 6 * 3 // 2), dtype=2,
+                                                        flags=0x10))
+    write("vision", "rgb24_short", frame_seed(1, 7, 5, ramp(20)))
+    # heads: ultralytics [1, 4 + 2, 8] u8 (dtype index 0), boxes in the 64x64 input
+    boxes = [20, 22, 40, 42, 24, 26, 28, 30, 10, 12, 14, 16, 30, 30, 50, 50]
+    vals = []
+    for c in range(6):
+        for a in range(8):
+            vals.append(boxes[(a * 2 + c) % 16] * 4 if c < 4 else (200 if (a + c) % 3 else 40))
+    write("vision", "ultralytics_u8", head_seed(1, 1, 0, 1, 3, [1, 6, 8, 1], 60, 140, 10, 0,
+                                                 [v & 0xFF for v in vals]))
+    write("vision", "ultralytics_f32_agnostic",
+          head_seed(1, 2, 5, 1, 3, [1, 8, 6, 1], 60, 100, 5, 1,
+                    b"".join(struct.pack("<f", (i % 13) * 3.5 - 2) for i in range(48))))
+    write("vision", "pose_u16", head_seed(2, 1, 2, 1, 3, [1, 11, 4, 1], 40, 140, 4, 0x42,
+                                           bytes((i * 29) & 0xFF for i in range(88))))
+    write("vision", "aihub_i8", head_seed(3, 0, 1, 3, 3, [1, 5, 4, 1], 40, 140, 6, 0x02 | 0x10,
+                                           bytes((i * 53) & 0xFF for i in range(20))))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build/plain"
     models(build)
     npys()
     quantize()
+    vision()
 
 
 if __name__ == "__main__":

@@ -67,9 +67,14 @@ static void same_graph(const ref_graph *a, const ref_graph *b, uint32_t g) {
            x->num_outputs == y->num_outputs &&
            memcmp(x->inputs, y->inputs, x->num_inputs * sizeof *x->inputs) == 0 &&
            memcmp(x->outputs, y->outputs, x->num_outputs * sizeof *x->outputs) == 0;
-    if (same && x->type == REF_OP_CONV2D)
+    /* parameters an op does not take are 0 on both sides */
+    if (same)
       same = memcmp(x->stride, y->stride, sizeof x->stride) == 0 &&
-             memcmp(x->pad, y->pad, sizeof x->pad) == 0;
+             memcmp(x->pad, y->pad, sizeof x->pad) == 0 && x->axis == y->axis &&
+             memcmp(x->filter, y->filter, sizeof x->filter) == 0 &&
+             x->ceil_mode == y->ceil_mode && x->align_corners == y->align_corners &&
+             x->half_pixel_centers == y->half_pixel_centers &&
+             memcmp(x->perm, y->perm, sizeof x->perm) == 0;
     if (same && x->type == REF_OP_SOFTMAX) same = memcmp(&x->beta, &y->beta, sizeof x->beta) == 0;
   }
   FUZZ_CHECK(same, "graph %u ('%s') differs after writing and reading back", g,

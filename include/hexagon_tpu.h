@@ -354,6 +354,11 @@ typedef struct htpu_runtime_options {
    * tool's "waiting for ..." line: it must return promptly and not call the library. */
   void (*npu_lock_wait)(const char *holder, void *arg);
   void *npu_lock_wait_arg;
+  /* Bounds the open where it waits: for the NPU lock (above) and for the executes in flight in
+   * this process (a backend and device are a QNN session: none is created beside an execute,
+   * the execute gate). 0: none (the lock's own limit still applies). Past it the open fails
+   * with HTPU_ETIMEDOUT naming what it waited for; at most HTPU_MAX_TIMEOUT_NS. */
+  uint64_t open_timeout_ns;
 } htpu_runtime_options;
 
 /* Where the NPU lock lives unless the options or HTPU_NPU_LOCK say otherwise: /tmp is
@@ -1253,6 +1258,9 @@ typedef struct htpu_stats {
                                   submitted calls; they exit about a second after its last) */
   uint64_t gate_writers;       /* context loads, frees and DSP recoveries holding the execute
                                   gate or waiting for it now: executes wait behind them */
+  uint64_t frees_deferred;     /* context, runtime and FastRPC buffer frees that could not have
+                                  the gate at once (an execute in flight was stuck) and were
+                                  done later on a thread of the core's, so their close returned */
   uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
   uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
   uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
@@ -1264,6 +1272,207 @@ typedef struct htpu_stats {
 } htpu_stats;
 
 HTPU_API void htpu_stats_get(htpu_stats *out);
+
+/* ---- vision: camera frames in, detections out -------------------------------------------------
+ * Optional helpers around a detector's graph (docs/vision.md). htpu_preprocess writes a camera
+ * frame straight into a graph input, in one pass, in the input's own layout (NHWC or NCHW),
+ * channel order, type and quantization: letterboxed exactly as Ultralytics' LetterBox, sampled
+ * as OpenCV's cv2.resize INTER_LINEAR (its fixed-point arithmetic, bit for bit where OpenCV is
+ * deterministic, within 1 in every case). htpu_decode reads a detector's outputs in their own
+ * type (the score threshold compared in the quantized domain, only candidates dequantized),
+ * keeps the best, applies class-aware non-maximum suppression and maps the boxes back to frame
+ * pixels through the geometry htpu_preprocess returned. Neither calls QNN nor keeps state: they
+ * read and write the buffers given (ordinary memory, or a shared buffer from htpu_graph_alloc_io
+ * so that nothing is copied again), and any thread may call them at any time. */
+
+typedef enum htpu_pixel_format {
+  HTPU_PIXEL_INVALID = 0,
+  HTPU_PIXEL_RGB24, /* 3 bytes a pixel: R, G, B */
+  HTPU_PIXEL_BGR24, /* B, G, R (OpenCV's order) */
+  HTPU_PIXEL_RGBA,  /* 4 bytes: R, G, B, A (alpha is ignored) */
+  HTPU_PIXEL_BGRA,
+  HTPU_PIXEL_GRAY8, /* 1 byte */
+  HTPU_PIXEL_YUYV,  /* 4:2:2 packed, Y0 U Y1 V for two pixels (V4L2 YUYV); even width */
+  HTPU_PIXEL_NV12,  /* 4:2:0: the Y plane, then one plane of U,V pairs for each 2x2 block (what
+                       the VPU decodes to); even width and height. BT.601 limited range, as
+                       OpenCV's COLOR_YUV2RGB_NV12 */
+  HTPU_PIXEL_FORMAT_COUNT
+} htpu_pixel_format;
+
+/* "rgb24", "bgr24", "rgba", "bgra", "gray8", "yuyv", "nv12"; NULL for an invalid value. */
+HTPU_API const char *htpu_pixel_format_name(htpu_pixel_format f);
+/* Parses a name as above. Returns 0, or HTPU_EINVAL listing the valid names. */
+HTPU_API int htpu_pixel_format_from_name(const char *name, htpu_pixel_format *out);
+
+typedef struct htpu_rect {
+  uint32_t x, y, width, height;
+} htpu_rect;
+
+/* One camera frame, borrowed for the call. Rows are `stride` bytes apart (V4L2's bytesperline:
+ * VPU buffers are padded); the last row need not be padded. `size` is what may be read at
+ * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. */
+typedef struct htpu_frame {
+  const void *data;
+  size_t size;
+  uint32_t width, height;
+  uint32_t stride;          /* bytes from one row to the next; 0: packed (width x bytes a pixel) */
+  htpu_pixel_format format;
+  size_t uv_offset;         /* NV12: where the UV plane starts, in bytes from data (its rows are
+                               `stride` apart too); 0: right after the Y plane, stride x height */
+  htpu_rect crop;           /* the part of the frame to use; width or height 0: the whole frame */
+} htpu_frame;
+
+/* How the frame (or its crop) becomes the input's height x width. */
+typedef enum htpu_resize_mode {
+  HTPU_RESIZE_LETTERBOX = 0, /* aspect kept, centred, the rest padded (Ultralytics' LetterBox
+                                with auto=False: r = min(H / h, W / w), the resized size
+                                round(w r) x round(h r) half to even, padding left/top
+                                round(dw / 2 - 0.1), right/bottom round(dw / 2 + 0.1)) */
+  HTPU_RESIZE_STRETCH,       /* both axes scaled to fit, no padding */
+  HTPU_RESIZE_CROP,          /* the largest centred part with the input's aspect, resized
+                                (classification; for a square input, Ultralytics' CenterCrop) */
+  HTPU_RESIZE_MODE_COUNT
+} htpu_resize_mode;
+/* "letterbox", "stretch", "crop"; NULL for an invalid value. */
+HTPU_API const char *htpu_resize_mode_name(htpu_resize_mode m);
+HTPU_API int htpu_resize_mode_from_name(const char *name, htpu_resize_mode *out);
+
+/* What a pixel value p (0..255) becomes before it is stored in the input's type. */
+typedef enum htpu_normalize {
+  HTPU_NORMALIZE_AUTO = 0, /* UNIT for float and quantized inputs, RAW for plain integers */
+  HTPU_NORMALIZE_UNIT,     /* p / 255 (Ultralytics, AI Hub) */
+  HTPU_NORMALIZE_RAW,      /* p */
+  HTPU_NORMALIZE_MEAN_STD  /* (p / 255 - mean[c]) / std[c], per model channel (torchvision) */
+} htpu_normalize;
+
+typedef enum htpu_image_layout {
+  HTPU_LAYOUT_AUTO = 0, /* from the input's shape: the axis of size 1 or 3 next to the batch
+                           (NCHW) or last (NHWC); HTPU_EINVAL when both could be */
+  HTPU_LAYOUT_NHWC,
+  HTPU_LAYOUT_NCHW
+} htpu_image_layout;
+
+typedef struct htpu_preprocess_options {
+  htpu_resize_mode resize;   /* default HTPU_RESIZE_LETTERBOX */
+  uint32_t pad_value;        /* the letterbox border, 0..255; default 114 (Ultralytics) */
+  int scaleup;               /* letterbox: a frame smaller than the input is enlarged (1,
+                                default); 0: kept at its size (Ultralytics' scaleup=False) */
+  int bgr;                   /* the model takes B, G, R; default 0: R, G, B */
+  htpu_image_layout layout;  /* default HTPU_LAYOUT_AUTO */
+  htpu_normalize normalize;  /* default HTPU_NORMALIZE_AUTO */
+  float mean[3], std[3];     /* HTPU_NORMALIZE_MEAN_STD, in model channel order; std > 0 */
+} htpu_preprocess_options;
+
+/* Fills defaults. Always call it before setting fields, so new fields get defaults. */
+HTPU_API void htpu_preprocess_options_init(htpu_preprocess_options *opts);
+
+/* Where the frame went in the input, to map the model's coordinates back. */
+typedef struct htpu_geometry {
+  uint32_t frame_width, frame_height;   /* the whole frame */
+  htpu_rect region;                     /* the frame pixels that were resized: the crop (the
+                                           whole frame without one), centre-cropped in
+                                           HTPU_RESIZE_CROP */
+  uint32_t input_width, input_height;
+  uint32_t resized_width, resized_height; /* the region's size in the input */
+  uint32_t pad_left, pad_top, pad_right, pad_bottom;
+  double scale_x, scale_y;              /* input pixels per frame pixel: Ultralytics' gain r
+                                           on both axes when letterboxed */
+} htpu_geometry;
+
+/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x + region.x (likewise y),
+ * then clipped to the region ([region.x, region.x + region.width]), as Ultralytics'
+ * scale_boxes and clip_boxes do (the division in float, by (float)scale). n points, xy
+ * interleaved, in place. */
+HTPU_API void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n);
+
+/* Writes `frame` into one graph input: `input` is that input's tensor info (htpu_graph_input;
+ * rank 4 with a batch of 1, or rank 3; 1 or 3 channels: a color frame becomes gray with OpenCV's
+ * RGB2GRAY weights, a YUV one by its Y plane, and a gray frame fills 3 channels alike), `dst`
+ * its buffer of exactly input->byte_size bytes in the input's own type: u8, i8, u16, i16 (with
+ * their quantization, per tensor or per channel), f16 or f32. The resize, normalization and
+ * quantization run in one pass; nothing else is allocated beyond a few tables. `geometry` (may
+ * be NULL) receives where the frame went. Errors (the message names what was wrong and what was
+ * expected): HTPU_EINVAL (a bad frame: a stride smaller than a row, a frame shorter than its
+ * rows, odd sizes for YUV, a crop outside the frame; an input shape that is not an image; a
+ * letterbox that would resize to nothing; bad options), HTPU_EUNSUPPORTED (a type or
+ * quantization the writer does not handle), HTPU_EMISMATCH (dst_size), HTPU_ENOMEM. */
+HTPU_API int htpu_preprocess(const htpu_frame *frame, const htpu_tensor_info *input,
+                             const htpu_preprocess_options *opts, void *dst, size_t dst_size,
+                             htpu_geometry *geometry);
+
+/* Detector output layouts htpu_decode reads. */
+typedef enum htpu_head {
+  HTPU_HEAD_AUTO = 0,         /* three outputs of AI Hub's shapes: HTPU_HEAD_AIHUB; one output of
+                                 rank 3 (or 2): HTPU_HEAD_ULTRALYTICS (name the pose head) */
+  HTPU_HEAD_ULTRALYTICS,      /* [1, 4 + nc, A] (or [1, A, 4 + nc]): cx, cy, w, h in input
+                                 pixels, then nc class scores */
+  HTPU_HEAD_ULTRALYTICS_POSE, /* [1, 4 + nc + K x kd, A]: box, nc scores (1: the person),
+                                 K keypoints of x, y (and visibility when kd = 3) */
+  HTPU_HEAD_AIHUB,            /* boxes [1, A, 4] (x1, y1, x2, y2), scores [1, A], classes [1, A]
+                                 (or scores [1, A, nc] without classes): found by name ("box",
+                                 "score", "class"), else in that order */
+  HTPU_HEAD_COUNT
+} htpu_head;
+/* "auto", "ultralytics", "ultralytics_pose", "aihub"; NULL for an invalid value. */
+HTPU_API const char *htpu_head_name(htpu_head h);
+HTPU_API int htpu_head_from_name(const char *name, htpu_head *out);
+
+typedef enum htpu_head_layout {
+  HTPU_HEAD_LAYOUT_AUTO = 0,    /* the smaller of the two axes holds the channels */
+  HTPU_HEAD_CHANNELS_FIRST,     /* [1, C, A]: Ultralytics' export */
+  HTPU_HEAD_ANCHORS_FIRST       /* [1, A, C] */
+} htpu_head_layout;
+
+typedef struct htpu_decode_options {
+  htpu_head head;            /* default HTPU_HEAD_AUTO */
+  htpu_head_layout layout;   /* default HTPU_HEAD_LAYOUT_AUTO */
+  float score_threshold;     /* a prediction is a candidate when its score is > this (as
+                                Ultralytics); default 0.25 */
+  float iou_threshold;       /* NMS drops a box whose IoU with a kept box of its class is > this;
+                                default 0.7 (Ultralytics' predict) */
+  uint32_t max_detections;   /* default 300 */
+  uint32_t max_candidates;   /* the best this many candidates go to NMS; default 30000 */
+  uint32_t num_classes;      /* 0: from the shape (pose: 1) */
+  uint32_t num_keypoints;    /* pose: 0: from the shape */
+  uint32_t keypoint_dims;    /* pose: 2 or 3; default 3 */
+  int agnostic;              /* one NMS across all classes; default 0: per class */
+} htpu_decode_options;
+
+/* Fills defaults. Always call it before setting fields, so new fields get defaults. */
+HTPU_API void htpu_decode_options_init(htpu_decode_options *opts);
+
+typedef struct htpu_detection {
+  float box[4];       /* x1, y1, x2, y2: frame pixels (input pixels without a geometry) */
+  float score;
+  uint32_t class_id;
+  uint32_t anchor;    /* the prediction it came from (its index along the head's A axis) */
+} htpu_detection;
+
+/* What htpu_decode found, and how it read the head. */
+typedef struct htpu_decode_info {
+  uint32_t count;          /* detections written, best first */
+  uint32_t candidates;     /* predictions above the threshold (before max_candidates) */
+  htpu_head head;          /* as resolved */
+  htpu_head_layout layout;
+  uint32_t num_anchors, num_classes, num_keypoints, keypoint_dims;
+} htpu_decode_info;
+
+/* Decodes a detector's outputs: `outputs` the graph's output tensor infos (e.g.
+ * htpu_graph_get_info(g)->outputs), `data[i]` output i's bytes in its own type (exactly
+ * byte_size). Candidates (score > threshold, compared in the quantized domain: only they are
+ * dequantized) are ordered by score (then by anchor), the best max_candidates kept, greedy NMS
+ * applied per class, and the first max_detections written to `out` (capacity at least
+ * max_detections) with their boxes mapped through `geometry` (NULL: left in input pixels,
+ * unclipped). Pose heads also write each detection's keypoints to `keypoints` (num_keypoints x
+ * keypoint_dims floats each, x and y mapped likewise; keypoints_len at least max_detections
+ * times that); other heads may pass NULL. `info` (may be NULL) says what was found.
+ * Errors: HTPU_EINVAL (bad options, a capacity below max_detections, an output whose shape or
+ * type is not the head's, NaN among the scores or the candidates' boxes: the message names the
+ * output, the anchor and what was expected), HTPU_ENOMEM. */
+HTPU_API int htpu_decode(const htpu_tensor_info *outputs, const void *const *data,
+                         uint32_t num_outputs, const htpu_decode_options *opts,
+                         const htpu_geometry *geometry, htpu_detection *out, uint32_t capacity,
+                         float *keypoints, size_t keypoints_len, htpu_decode_info *info);
 
 #ifdef __cplusplus
 }

@@ -80,8 +80,10 @@ defmodule HexagonTpu do
     * `:timeout` - in milliseconds (a positive integer or `:infinity`): bounds the load (on a
       backend that announces loads with signals, as every HTP release does, a load past it
       is stopped and returns a `:timeout` error naming the binary and the limit; elsewhere
-      the load runs to its end) and is the default deadline of the model's calls
-      (`predict/3`); `nil` (default): the load unbounded, calls 60 s
+      the load runs to its end), bounds its waits for the execute gate and the NPU lock (and,
+      when the shared runtime has to be opened for it, that open's) and is the default
+      deadline of the model's calls (`predict/3`); `nil` (default): the load unbounded, calls
+      60 s
     * `:priority` - the model's priority: `:low`, `:normal` (default), `:normal_high` or
       `:high`: given to QNN as the context's priority where the backend announces priority
       control (every HTP release does; `HexagonTpu.Runtime.info/1`'s `:priority_control`),
@@ -129,7 +131,8 @@ defmodule HexagonTpu do
     with {:ok, o} <-
            Options.validate(own, HexagonTpu.Models.model_spec(), "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
-      with_runtime(o.runtime, rt_opts, fn runtime ->
+      # the load's :timeout bounds the shared runtime's open too, when it has to be opened
+      with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
         load_opts = o |> HexagonTpu.Models.context_options() |> Enum.reject(&is_nil(elem(&1, 1)))
         where = "HexagonTpu.load_model/2"
 
@@ -185,7 +188,15 @@ defmodule HexagonTpu do
     HexagonTpu.Telemetry.load_span(%{source: :many}, fn ->
       with {:ok, _} <- Options.validate([runtime: given], runtime_spec, where),
            {:ok, entries} <- HexagonTpu.Models.entries(sources, common, where) do
-        with_runtime(given, rt_opts, &HexagonTpu.Models.load_many(&1, entries, where))
+        # the models' latest :timeout bounds the shared runtime's open (none if one has none)
+        open_timeout = HexagonTpu.Models.latest_timeout(entries)
+
+        with_runtime(
+          given,
+          rt_opts,
+          open_timeout,
+          &HexagonTpu.Models.load_many(&1, entries, where)
+        )
       end
     end)
   end
@@ -648,10 +659,10 @@ defmodule HexagonTpu do
   def unwrap!({:ok, value}), do: value
   def unwrap!({:error, %Error{} = error}), do: raise(error)
 
-  defp with_runtime(nil, rt_opts, fun), do: Runtime.with_shared(rt_opts, fun)
-  defp with_runtime(%Runtime{} = rt, [], fun), do: fun.(rt)
+  defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
+  defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)
 
-  defp with_runtime(%Runtime{}, rt_opts, _fun) do
+  defp with_runtime(%Runtime{}, rt_opts, _timeout, _fun) do
     {:error,
      Error.new(
        :invalid_option,

@@ -6,13 +6,14 @@
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
 #        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
 #        throughput, read-back time, resident memory), 64 digits rows as one execute with a
-#        batch multiple vs 64 chunks; deadlines; loading (bench/bench_load.c: the memory a
-#        50 MiB binary adds mapped vs copied, the spill-fill of 4 contexts shared vs each its
-#        own, 4 loads of 500 ms in one list call vs one after another, the graphs deserialized
-#        when 1 of 4 is asked for, what a shared spill-fill costs two models at once); then
-#        the tables as ratios. Then the Elixir rows:
-#        answers as messages (bench/async_bench.exs), deadlines at every wait and many
-#        callers (bench/waits_bench.exs).
+#        batch multiple vs 64 chunks; deadlines; 1920x1080 frames into a 640x640 input and a
+#        YOLO head's decode next to OpenCV (BENCH_CV2_PYTHON: a python3 with cv2); loading
+#        (bench/bench_load.c: the memory a 50 MiB binary adds mapped vs copied, the spill-fill
+#        of 4 contexts shared vs each its own, 4 loads of 500 ms in one list call vs one after
+#        another, the graphs deserialized when 1 of 4 is asked for, what a shared spill-fill
+#        costs two models at once); then the tables as ratios.
+#        Then the Elixir rows: answers as messages (bench/async_bench.exs), deadlines at every
+#        wait and many callers (bench/waits_bench.exs).
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.
 #   make quant-bench [QUANT_BENCH_ARGS="--isa sse2"]
 #        the kernels section alone.
@@ -24,6 +25,9 @@ BENCH_BUILD := build/plain
 # the first python3 that imports numpy (pyenv shims may hide Debian's python3-numpy)
 BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
   $$p -c 'import numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
+# the first python3 that imports cv2 (Debian's python3-opencv): the vision rows' peer
+BENCH_CV2_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
+  $$p -c 'import cv2, numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
 BENCH_ARGS ?=
 QUANT_BENCH_ARGS ?=
 BENCH_OBJ = $(call obj,$(sort $(wildcard bench/*.c)))
@@ -50,7 +54,8 @@ bench-build:
 bench: bench-build
 	@[ -n "$(BENCH_PYTHON)" ] || echo "bench: no python3 with numpy found: the numpy row stays empty (Debian: apt-get install python3-numpy)"
 	env -u MAKEFLAGS -u MFLAGS $(BENCH_BUILD)/bench --build $(BENCH_BUILD) \
-	  --python "$(BENCH_PYTHON)" --elixir "mix run" $(BENCH_ARGS)
+	  --python "$(BENCH_PYTHON)" --cv2-python "$(BENCH_CV2_PYTHON)" --elixir "mix run" \
+	  $(BENCH_ARGS)
 	elixir --erl "+SDio 1" -S mix run bench/async_bench.exs
 	mix run bench/waits_bench.exs
 

@@ -62,7 +62,8 @@ test-aarch64:
 	  exit 1; \
 	fi
 	$(Q)$(MAKE) --no-print-directory CROSSCOMPILE=$(AARCH64_PREFIX) BUILD=$(AARCH64_BUILD) \
-	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner $(AARCH64_BUILD)/digits_demo
+	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner $(AARCH64_BUILD)/digits_demo \
+	  $(AARCH64_BUILD)/vision_driver
 	$(Q)rm -rf $(AARCH64_EMU_DIR) && mkdir -p $(AARCH64_EMU_DIR)
 	$(Q)for lib in $(AARCH64_BUILD)/*.so; do \
 	  ln -s ../$${lib##*/} $(AARCH64_EMU_DIR)/$${lib##*/} || exit 1; done
@@ -82,6 +83,9 @@ test-aarch64:
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_doctor.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_board.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_profile.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_detect.sh $(AARCH64_BUILD)
+	@echo "  TEST    test/vision/oracle.py: the NEON build against OpenCV, under $(AARCH64_EMU)"
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/vision/run.sh $(AARCH64_BUILD) "$(VISION_PYTHON)"
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_load.sh $(AARCH64_BUILD)
 	@echo "  DEMO    $(AARCH64_BUILD)/digits_demo under $(AARCH64_EMU)"
 	$(Q)$(AARCH64_EMU) $(AARCH64_BUILD)/digits_demo $(AARCH64_BUILD)/libhtpu_refbackend.so \

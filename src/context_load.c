@@ -293,36 +293,48 @@ int load_publish(context_obj *c, uint64_t t0, htpu_context **out) {
   return 0;
 }
 
-void context_destroy(htpu_object *o) {
-  context_obj *c = (context_obj *)o;
+/* What is left of c once QNN no longer holds it (off the gate): its binary (QNN read it until
+ * contextFree: PERSISTENT_BINARY), its memory, then the group's first context it kept (after
+ * its member: its destroy takes the gate itself) and its runtime. */
+static void context_teardown(context_obj *c, context_obj *anchor) {
   runtime_obj *rt = c->rt;
-  /* No execute may be in flight while QNN frees a context; registered buffers must be
-   * deregistered before it is freed. A load that failed made nothing QNN holds (and is
-   * neither listed nor any runtime's current group): it waits for no execute. */
-  context_obj *anchor = c->sf_anchor && c->sf_anchor != c ? c->sf_anchor : NULL;
-  if (c->published || c->qnn) {
-    gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
-    runtime_remove_context(rt, c);
-    mem_cache_release(&c->mem, &rt->backend_lib, -1);
-    if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
-    anchor = sf_leave(c);
-    gate_leave_exclusive(&htpu_exec_gate);
-  }
   load_drop_anchor(c);
   if (c->published) {
     STAT_SUB(live_contexts, 1);
     if (c->bin.kind == BINARY_COPIED) STAT_SUB(binary_bytes_copied, c->bin.len);
     if (c->bin.kind == BINARY_MAPPED) STAT_SUB(binary_bytes_mapped, c->bin.len);
   }
-  /* QNN read the binary until contextFree (PERSISTENT_BINARY): only now may it go. */
   binary_release(&c->bin);
   mem_cache_destroy(&c->mem);
   pthread_mutex_destroy(&c->graphs_lock);
   free(c->graphs);
   model_info_free(c->info);
   free(c);
-  /* After its member: the group's first context is freed after the contexts that share its
-   * buffer (its destroy takes the gate itself). */
   if (anchor) obj_release(&anchor->base);
   obj_release(&rt->base); /* may tear the runtime down: after the context, as QNN requires */
+}
+
+/* The free, with the gate held exclusively (it leaves it): no execute may be in flight while
+ * QNN frees a context; registered buffers must be deregistered before it is freed. */
+static void context_free_gated(void *arg) {
+  context_obj *c = arg;
+  runtime_obj *rt = c->rt;
+  runtime_remove_context(rt, c);
+  mem_cache_release(&c->mem, &rt->backend_lib, -1);
+  if (c->qnn) rt->backend_lib.context_free(c->qnn, NULL);
+  context_obj *anchor = sf_leave(c);
+  gate_leave_exclusive(&htpu_exec_gate);
+  context_teardown(c, anchor);
+}
+
+/* The last reference went: freed here, or (behind a stuck execute) by the janitor, so the
+ * closing thread is not held for a hang (janitor.h). A load that failed made nothing QNN holds
+ * (and is neither listed nor any runtime's current group): it waits for no execute. */
+void context_destroy(htpu_object *o) {
+  context_obj *c = (context_obj *)o;
+  if (c->published || c->qnn) {
+    janitor_run_gated(context_free_gated, c);
+    return;
+  }
+  context_teardown(c, c->sf_anchor && c->sf_anchor != c ? c->sf_anchor : NULL);
 }

@@ -123,10 +123,10 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     uint64_t mark = qnn_log_mark();
     /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
      * graphs'); the graph joins the context's list before one can run. */
-    unsigned round = 0;
-    gate_enter_shared(&htpu_exec_gate, NULL, 0, &round, NULL, NULL);
+    gate_reader node;
+    gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0, NULL, NULL);
     if (c->dead) {
-      gate_leave_shared(&htpu_exec_gate, round, NULL);
+      gate_leave_shared(&htpu_exec_gate, &node);
       return htpu_set_error(HTPU_EDEVICE_RESET, 0,
                             "opening graph '%s': the DSP restarted and this model could not be "
                             "recovered; close it and load it again",
@@ -141,7 +141,7 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     /* A graph already open on this context keeps its state (and its QNN handle, the same
      * graph): every handle of it executes under one lock. */
     if (e == QNN_SUCCESS && q) g->state = context_attach_graph(c, g->index, q, fresh);
-    gate_leave_shared(&htpu_exec_gate, round, NULL);
+    gate_leave_shared(&htpu_exec_gate, &node);
     if (g->state) return 0;
     if (e == QNN_SUCCESS && q) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     /* The context went stale in a DSP restart (with no graph executing to notice): recover it

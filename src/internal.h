@@ -239,7 +239,8 @@ void runtime_release_registrations(runtime_obj *rt, int fd);
 
 /* Frees FastRPC memory from shared_region_alloc on rt (runtime.c): deregistered from every
  * context and taken off rt's list under the execute gate (no execute may be using a handle
- * meanwhile), then given back. Takes the gate exclusively: the caller holds no gate. */
+ * meanwhile), then given back. Takes the gate exclusively (the caller holds no gate); behind a
+ * stuck execute the free is done later by the janitor (base/janitor.h) and this returns. */
 void runtime_free_region(runtime_obj *rt, void *p, int fd);
 /* Joins the state of graph `index` already open on c (one more handle on it), else adds
  * *fresh to c's list with `qnn` as its handle and one handle, and takes it (*fresh = NULL).

@@ -43,14 +43,25 @@ typedef enum runtime_stage {
 /* Everything made up to `stage`, in order: the vote goes before its device, the libraries
  * last. Freeing the device and backend tears down the DSP session: like a context free it
  * waits for every in-flight execute in the process (the DSP process domain is shared). */
-static void runtime_teardown(runtime_obj *rt, runtime_stage stage) {
-  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
+static void runtime_teardown_gated(runtime_obj *rt, runtime_stage stage) {
   if (stage >= STAGE_PERF) perf_release(&rt->perf);
   free_qnn_objects(rt);
   gate_leave_exclusive(&htpu_exec_gate);
   if (stage >= STAGE_ALL) shared_registry_destroy(&rt->shared);
   loader_close_system(&rt->system_lib);
   loader_close_backend(&rt->backend_lib);
+}
+
+static void runtime_teardown(runtime_obj *rt, runtime_stage stage) {
+  /* An open that failed before any QNN object existed (the open timed out at the gate, the
+   * library did not load) has no session to end: it does not wait for the gate. */
+  if (stage == STAGE_QNN && !rt->backend && !rt->device && !rt->log) {
+    loader_close_system(&rt->system_lib);
+    loader_close_backend(&rt->backend_lib);
+    return;
+  }
+  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
+  runtime_teardown_gated(rt, stage);
 }
 
 /* What the backend announces for deadlines and priorities; anything but 0 is "no" (Qualcomm's
@@ -83,9 +94,10 @@ static void read_signal_caps(runtime_obj *rt) {
 #undef HAS
 }
 
-static void runtime_destroy(htpu_object *o) {
-  runtime_obj *rt = (runtime_obj *)o;
-  runtime_teardown(rt, STAGE_ALL);
+/* With the gate held exclusively (the teardown leaves it). */
+static void runtime_destroy_gated(void *arg) {
+  runtime_obj *rt = arg;
+  runtime_teardown_gated(rt, STAGE_ALL);
   timer_release();
   pthread_mutex_destroy(&rt->contexts_lock);
   free(rt->contexts);
@@ -95,12 +107,39 @@ static void runtime_destroy(htpu_object *o) {
   STAT_SUB(live_runtimes, 1);
 }
 
-void runtime_free_region(runtime_obj *rt, void *p, int fd) {
-  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
-  runtime_release_registrations(rt, fd);
-  shared_region_remove(&rt->shared, p);
+/* The last reference went: torn down here, or (behind a stuck execute) by the janitor. */
+static void runtime_destroy(htpu_object *o) { janitor_run_gated(runtime_destroy_gated, o); }
+
+/* A FastRPC region to free everywhere (runtime_free_region), with its runtime held. */
+typedef struct region_free {
+  runtime_obj *rt;
+  void *p;
+  int fd;
+} region_free;
+
+static void region_free_gated(void *arg) {
+  region_free *f = arg;
+  runtime_release_registrations(f->rt, f->fd);
+  shared_region_remove(&f->rt->shared, f->p);
   gate_leave_exclusive(&htpu_exec_gate);
-  shared_region_free(&rt->shared, p);
+  shared_region_free(&f->rt->shared, f->p);
+  obj_release(&f->rt->base);
+  free(f);
+}
+
+void runtime_free_region(runtime_obj *rt, void *p, int fd) {
+  region_free *f = malloc(sizeof *f);
+  if (!f) { /* no room to defer it: as it always was, here */
+    gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
+    runtime_release_registrations(rt, fd);
+    shared_region_remove(&rt->shared, p);
+    gate_leave_exclusive(&htpu_exec_gate);
+    shared_region_free(&rt->shared, p);
+    return;
+  }
+  obj_retain(&rt->base); /* alive until the free ran, here or on the janitor */
+  *f = (region_free){rt, p, fd};
+  janitor_run_gated(region_free_gated, f);
 }
 
 /* QNN allows NULL for every log handle parameter, so a log that cannot be created costs only
@@ -158,6 +197,7 @@ static int create_qnn_objects(runtime_obj *rt, const htpu_runtime_options *o) {
 typedef struct startup_try {
   runtime_obj *rt;
   const htpu_runtime_options *o;
+  uint64_t deadline_ns; /* the open's (open_timeout_ns), 0: none */
 } startup_try;
 
 static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
@@ -166,10 +206,18 @@ static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
   /* Creating a backend and device opens a DSP session: not while anything executes, nor while
    * another process creates one (the NPU lock, taken before the gate: src/board/). */
   npu_lock_hold hold;
-  int rc = npu_lock_enter(&t->rt->npu_lock, 0, NULL, "creating the QNN backend and device", &hold);
+  int rc = npu_lock_enter(&t->rt->npu_lock, t->deadline_ns, NULL,
+                          "creating the QNN backend and device", &hold);
   *qnn_code = 0;
   if (rc) return rc;
-  gate_enter_exclusive(&htpu_exec_gate, NULL, 0);
+  if (!gate_enter_exclusive(&htpu_exec_gate, NULL, t->deadline_ns)) {
+    npu_lock_leave(&hold);
+    return htpu_set_error(HTPU_ETIMEDOUT, 0,
+                          "opening the runtime passed its %llu ms limit (open_timeout_ns) while "
+                          "it waited for the executes in flight in this process to end (no QNN "
+                          "session is created beside an execute: the execute gate)",
+                          (unsigned long long)(t->o->open_timeout_ns / 1000000u));
+  }
   rc = create_qnn_objects(t->rt, t->o);
   uint32_t code = htpu_last_qnn_code();
   if (rc) free_qnn_objects(t->rt);
@@ -183,7 +231,7 @@ static int startup_try_once(void *arg, uint32_t attempt, uint32_t *qnn_code) {
 static int create_with_retries(runtime_obj *rt, const htpu_runtime_options *o) {
   retry_policy p = {o->startup_retries, o->startup_retry_delay_ms,
                     &htpu_g_counters.startup_retries, NULL, NULL};
-  startup_try t = {rt, o};
+  startup_try t = {rt, o, o->open_timeout_ns ? htpu_now_ns() + o->open_timeout_ns : 0};
   int rc = retry_run(&p, startup_try_once, &t);
   /* where the real HTP library cannot create its log it has no DSP either: the note says why no
    * QNN lines are quoted */
@@ -258,12 +306,17 @@ static int check_options(const htpu_runtime_options *o) {
 
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
-  if (o->default_timeout_ns > HTPU_MAX_TIMEOUT_NS)
+  if (o->default_timeout_ns > HTPU_MAX_TIMEOUT_NS || o->open_timeout_ns > HTPU_MAX_TIMEOUT_NS)
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "default_timeout_ns %llu is above the limit of %llu ns (24 h); expected "
-                          "0 (the default, 60 s) up to the limit",
-                          (unsigned long long)o->default_timeout_ns,
-                          (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+                          "%s %llu is above the limit of %llu ns (24 h); expected 0 (the "
+                          "default%s) up to the limit",
+                          o->open_timeout_ns > HTPU_MAX_TIMEOUT_NS ? "open_timeout_ns"
+                                                                   : "default_timeout_ns",
+                          (unsigned long long)(o->open_timeout_ns > HTPU_MAX_TIMEOUT_NS
+                                                   ? o->open_timeout_ns
+                                                   : o->default_timeout_ns),
+                          (unsigned long long)HTPU_MAX_TIMEOUT_NS,
+                          o->open_timeout_ns > HTPU_MAX_TIMEOUT_NS ? ": none" : ", 60 s");
   return 0;
 }
 

@@ -91,6 +91,18 @@ defmodule HexagonTpu.Models do
   defp model_result(_load, {:error, _} = error), do: Error.wrap(error)
 
   @doc false
+  # The latest of the entries' :timeout (ms or :infinity); nil when one has none.
+  def latest_timeout(entries) do
+    timeouts = Enum.map(entries, fn {_source, o} -> o.timeout end)
+
+    cond do
+      Enum.any?(timeouts, &is_nil/1) -> nil
+      :infinity in timeouts -> :infinity
+      true -> Enum.max(timeouts)
+    end
+  end
+
+  @doc false
   # The entries of load_models/2, before any runtime: each source classified, with its options
   # over the call's. {:ok, [{source, options map}]} or the first bad one's error.
   def entries(sources, common, where) when is_list(sources) and sources != [] do

@@ -173,4 +173,13 @@ defmodule HexagonTpu.NIF do
 
   def profile_write(_profile_ref, _kind, _path, _title), do: :erlang.nif_error(not_loaded())
   def profile_events(_profile_ref), do: :erlang.nif_error(not_loaded())
+
+  # vision (c_src/vision.c)
+  def vision_preprocess(_graph, _frame, _opts), do: :erlang.nif_error(not_loaded())
+
+  def vision_decode(_graph, _outputs, _opts, _geometry, _labels, _kind),
+    do: :erlang.nif_error(not_loaded())
+
+  def vision_detect(_graph, _frame, _pre, _dec, _call, _shared, _labels, _kind),
+    do: :erlang.nif_error(not_loaded())
 end

@@ -87,6 +87,7 @@ defmodule HexagonTpu.Runtime do
        nil},
     npu_lock_timeout:
       {{:integer_in, 1, 24 * 3600 * 1000}, "a positive integer (milliseconds, at most 24 h)", nil},
+    open_timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -156,6 +157,12 @@ defmodule HexagonTpu.Runtime do
       holder ("held by pid 1234 (htpu), loading file 'm.bin'").
       `HexagonTpu.stats/0` counts the waits (`:npu_lock_waits`, `:npu_lock_waiting`,
       `:npu_lock_wait_ns_total`, `:npu_lock_timeouts`)
+    * `:open_timeout` - milliseconds (a positive integer, or `:infinity`: 24 h): bounds this
+      open where it waits: for the NPU lock and for executes in flight in this VM (a backend
+      and device are a QNN session, never created beside an execute). Past it the open fails
+      with a `:timeout` error. `nil` (default): no bound but the lock's. Not one of the options
+      a shared runtime is keyed by: `HexagonTpu.load_model/2` passes its `:timeout` here when
+      it opens one
     * `:env` - OS environment variables for the libraries this open loads and creates:
       `[{"NAME", "value"}]` (`nil` unsets) is set around the open only, then restored. The QNN
       backend and FastRPC libraries read their settings with `getenv` when they are created,
@@ -238,10 +245,14 @@ defmodule HexagonTpu.Runtime do
   @doc false
   # load_model/2: `fun.(runtime)` with the shared runtime for `opts`, which cannot be retired
   # meanwhile (a load must not get a runtime closed under it). Returns what `fun` returns.
-  def with_shared(opts, fun) do
+  # open_timeout (ms, nil: none) bounds the open when the runtime has to be opened (the load's
+  # :timeout); it is not one of the options the runtime is shared by.
+  def with_shared(opts, fun, open_timeout \\ nil) do
     with {:ok, key} <- shared_key(opts) do
+      open_opts = if open_timeout, do: [{:open_timeout, open_timeout} | opts], else: opts
+
       using_key(key, fn ->
-        with {:ok, rt} <- lookup_or_open(key, opts), do: fun.(rt)
+        with {:ok, rt} <- lookup_or_open(key, open_opts), do: fun.(rt)
       end)
     end
   end
@@ -249,7 +260,7 @@ defmodule HexagonTpu.Runtime do
   # A bad :shared_runtime_idle_ms (a string from System.get_env/1, a negative number) would
   # keep shared runtimes forever without a word: every use of a shared runtime says so instead.
   defp shared_key(opts) do
-    spec = Map.delete(@spec_opts, :env)
+    spec = Map.drop(@spec_opts, [:env, :open_timeout])
 
     with {:ok, _} <- configured_idle_ms(),
          {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
@@ -663,11 +674,13 @@ defmodule HexagonTpu.Runtime do
         spill_fill_sharing: o.spill_fill_sharing,
         npu_lock_path: npu_lock_path(o.npu_lock),
         npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
+        open_timeout_ns: o.open_timeout && HexagonTpu.Graph.timeout_ns(o.open_timeout),
         env: o.env
       }
       # nil integers: keep the core's defaults
       |> Map.reject(fn {k, v} ->
-        is_nil(v) and k in [:startup_retries, :startup_retry_delay_ms, :npu_lock_timeout_ns]
+        is_nil(v) and
+          k in [:startup_retries, :startup_retry_delay_ms, :npu_lock_timeout_ns, :open_timeout_ns]
       end)
 
     {:ok, nif_opts}

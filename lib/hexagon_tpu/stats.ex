@@ -78,6 +78,9 @@ defmodule HexagonTpu.Stats do
     * `:gate_writers` - context loads, frees and DSP recoveries holding the process-wide
       execute gate or waiting for it now: executes wait behind them (at most 100 ms behind a
       waiting one, or until their deadline behind one that holds it)
+    * `:frees_deferred` - closes of models, contexts, runtimes or shared IO whose free could
+      not have the execute gate at once (an execute in flight was stuck) and was done later on
+      a thread of the core's: the close returned at once
     * `:worker_threads` - the models' worker threads alive now (two per model with submitted
       calls; they exit about a second after its last, so idle models hold none)
     * `:batch_multiple_executes`, `:batch_multiple_refusals` - batches run as one execute with

@@ -797,19 +797,65 @@ static int op_names(builder *b, const refm_lexer *lx, size_t *i, int outputs, ui
   return 0;
 }
 
+/* yes/no flags and floor/ceil: a word of `two` (the second means 1). */
+static int attr_choice(builder *b, const attr *a, const char *zero, const char *one,
+                       uint32_t *out) {
+  if (scalar(b, a)) return -1;
+  if (strcmp(a->scalar->text, zero) && strcmp(a->scalar->text, one))
+    return line_err(b, a->scalar->line, "%s: expected %s or %s, got '%s'", a->key->text, zero, one,
+                    a->scalar->text);
+  *out = strcmp(a->scalar->text, one) == 0;
+  return 0;
+}
+
+/* The parameters of the ops of format version 2 (Concat's axis, PoolMax2d's filter and
+ * rounding, ResizeNearestNeighbor's flags, Transpose's perm); stride and pad are the caller's. */
+static int op_params_v2(builder *b, const refm_lexer *lx, attrs *as, ref_op *op,
+                        const char **allowed) {
+  if (op->type == REF_OP_CONCAT) {
+    attr *axis = take(as, "axis");
+    *allowed = "name, axis";
+    return axis ? attr_u32(b, axis, &op->axis) : 0;
+  }
+  if (op->type == REF_OP_POOL_MAX_2D) {
+    attr *filter = take(as, "filter"), *rounding = take(as, "rounding");
+    *allowed = "name, filter, stride, pad, rounding";
+    if (!filter) return line_err(b, lx->toks[0].line, "PoolMax2d needs filter=[h,w]");
+    if (attr_u32_list(b, lx, filter, 2, op->filter)) return -1;
+    return rounding ? attr_choice(b, rounding, "floor", "ceil", &op->ceil_mode) : 0;
+  }
+  if (op->type == REF_OP_RESIZE_NEAREST) {
+    attr *ac = take(as, "align_corners"), *hp = take(as, "half_pixel_centers");
+    *allowed = "name, align_corners, half_pixel_centers";
+    if (ac && attr_choice(b, ac, "no", "yes", &op->align_corners)) return -1;
+    return hp ? attr_choice(b, hp, "no", "yes", &op->half_pixel_centers) : 0;
+  }
+  if (op->type == REF_OP_TRANSPOSE) {
+    attr *perm = take(as, "perm");
+    *allowed = "name, perm";
+    if (!perm) return line_err(b, lx->toks[0].line, "Transpose needs perm=[...]");
+    if (perm->count < 1 || perm->count > REF_MAX_RANK)
+      return line_err(b, perm->key->line, "perm: 1 to %d entries", REF_MAX_RANK);
+    return attr_u32_list(b, lx, perm, perm->count, op->perm);
+  }
+  return 0;
+}
+
 static int op_params(builder *b, const refm_lexer *lx, attrs *as, ref_op *op, uint32_t index) {
   attr *name = take(as, "name"), *stride = NULL, *pad = NULL, *beta = NULL;
   const char *allowed = "name";
-  if (op->type == REF_OP_CONV2D) {
+  if (refm_op_takes_window(op->type)) {
     stride = take(as, "stride");
     pad = take(as, "pad");
     op->stride[0] = op->stride[1] = 1;
     allowed = "name, stride, pad";
+    /* QNN's defaults for Conv2d and PoolMax2d alike: stride 1, no padding */
   } else if (op->type == REF_OP_SOFTMAX) {
     beta = take(as, "beta");
     op->beta = 1.0f;
     allowed = "name, beta";
   }
+  if (op->type >= REF_OP_FIRST_V2 && op_params_v2(b, lx, as, op, &allowed)) return -1;
   if (no_unused(b, as, refm_op_name(op->type), allowed)) return -1;
   if (stride && attr_u32_list(b, lx, stride, 2, op->stride)) return -1;
   if (pad && attr_u32_list(b, lx, pad, 4, op->pad)) return -1;
@@ -833,7 +879,8 @@ static int stmt_op(builder *b, const refm_lexer *lx) {
   op.type = (ref_op_type)refm_op_from_name(t[1].text);
   if (!op.type)
     return line_err(b, t[1].line, "unknown op '%s' (ElementWiseAdd, ElementWiseMultiply, "
-                    "FullyConnected, Conv2d, Relu, Reshape, Softmax, NonZero)", t[1].text);
+                    "FullyConnected, Conv2d, Relu, Reshape, Softmax, NonZero, Sigmoid, Concat, "
+                    "PoolMax2d, ResizeNearestNeighbor, Transpose)", t[1].text);
   size_t i = 2;
   if (op_names(b, lx, &i, 0, op.inputs, &op.num_inputs)) return -1;
   if (i >= lx->ntoks || strcmp(t[i].text, "->") != 0)

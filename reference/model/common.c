@@ -106,6 +106,11 @@ static const char *const k_op_names[] = {
     [REF_OP_RESHAPE] = "Reshape",
     [REF_OP_SOFTMAX] = "Softmax",
     [REF_OP_NON_ZERO] = "NonZero",
+    [REF_OP_SIGMOID] = "Sigmoid",
+    [REF_OP_CONCAT] = "Concat",
+    [REF_OP_POOL_MAX_2D] = "PoolMax2d",
+    [REF_OP_RESIZE_NEAREST] = "ResizeNearestNeighbor",
+    [REF_OP_TRANSPOSE] = "Transpose",
 };
 #define NUM_OP_NAMES (sizeof k_op_names / sizeof k_op_names[0])
 

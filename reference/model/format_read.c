@@ -30,6 +30,8 @@ typedef struct reader {
   uint32_t data_off, data_size;
   id_index *by_id; /* sorted by id */
   uint32_t num_ids;
+  uint32_t version;  /* 1 or 2 */
+  uint32_t op_size;  /* REFF_OP_SIZE or REFF_OP_SIZE_V2 */
   char *err;
   size_t errlen;
 } reader;
@@ -243,6 +245,41 @@ static int read_id_list(reader *r, const char *graph, const char *what, uint32_t
   return 0;
 }
 
+/* The parameter word and values of a version 2 record, where the op type gives them meaning;
+ * the rest must be 0 (validate.c then checks the values against the shapes). */
+static int read_op_v2(reader *r, const uint8_t *rec, ref_op *op) {
+  uint32_t param = rd32(rec + REFF_O_PARAM), v[8];
+  for (int i = 0; i < 8; i++) v[i] = rd32(rec + REFF_O_VALUES + 4 * i);
+  unsigned used = 0; /* values used */
+  switch (op->type) {
+  case REF_OP_CONCAT:
+    op->axis = param;
+    param = 0;
+    break;
+  case REF_OP_POOL_MAX_2D:
+    op->ceil_mode = param;
+    param = 0;
+    op->filter[0] = v[0], op->filter[1] = v[1];
+    used = 2;
+    break;
+  case REF_OP_RESIZE_NEAREST:
+    op->align_corners = (param & REFF_RESIZE_ALIGN_CORNERS) != 0;
+    op->half_pixel_centers = (param & REFF_RESIZE_HALF_PIXEL) != 0;
+    param &= ~(REFF_RESIZE_ALIGN_CORNERS | REFF_RESIZE_HALF_PIXEL);
+    break;
+  case REF_OP_TRANSPOSE:
+    memcpy(op->perm, v, sizeof op->perm);
+    used = 8; /* entries past the rank are checked to be 0 by validate.c */
+    break;
+  default:
+    break;
+  }
+  if (param) return refm_err(r->err, r->errlen, "parameter word 0x%x is not used by this op", param);
+  for (unsigned i = used; i < 8; i++)
+    if (v[i]) return refm_err(r->err, r->errlen, "value %u is not used by this op and must be 0", i);
+  return 0;
+}
+
 static int read_op(reader *r, const uint8_t *rec, ref_op *op) {
   uint32_t type = rd32(rec + REFF_O_TYPE);
   if (!refm_op_name(type)) return refm_err(r->err, r->errlen, "unknown op type %u", type);
@@ -265,9 +302,15 @@ static int read_op(reader *r, const uint8_t *rec, ref_op *op) {
   for (int i = 0; i < 2; i++) op->stride[i] = rd32(rec + REFF_O_STRIDE + 4 * i);
   for (int i = 0; i < 4; i++) op->pad[i] = rd32(rec + REFF_O_PAD + 4 * i);
   op->beta = rdf32(rec + REFF_O_BETA);
-  if (rd32(rec + REFF_O_RESERVED) != 0)
-    return refm_err(r->err, r->errlen, "reserved field is not 0");
-  return 0;
+  if (r->version == REFF_VERSION) {
+    if (type >= REF_OP_FIRST_V2)
+      return refm_err(r->err, r->errlen, "op type %u (%s) needs format version 2", type,
+                      refm_op_name(type));
+    if (rd32(rec + REFF_O_RESERVED) != 0)
+      return refm_err(r->err, r->errlen, "reserved field is not 0");
+    return 0;
+  }
+  return read_op_v2(r, rec, op);
 }
 
 /* Graph records are read in two passes: the first checks every range and sums the list and op
@@ -286,7 +329,7 @@ static int read_graphs(reader *r, uint32_t off, uint32_t n, ref_model *m, parsed
              (uint64_t)gr->num_inputs * 4, r->lists_size, 4) ||
         need(r, "graph output list", "list section", rd32(rec + REFF_G_OUTPUTS),
              (uint64_t)gr->num_outputs * 4, r->lists_size, 4) ||
-        need(r, "op list", "list section", rd32(rec + REFF_G_OPS), (uint64_t)gr->num_ops * REFF_OP_SIZE,
+        need(r, "op list", "list section", rd32(rec + REFF_G_OPS), (uint64_t)gr->num_ops * r->op_size,
              r->lists_size, 4)) {
       refm_err_prefix(r->err, r->errlen, "graph '%s': ", gr->name);
       return -1;
@@ -298,7 +341,7 @@ static int read_graphs(reader *r, uint32_t off, uint32_t n, ref_model *m, parsed
     total_ids += (uint64_t)gr->num_inputs + gr->num_outputs;
     total_ops += gr->num_ops;
   }
-  if (total_ids * 4 + total_ops * REFF_OP_SIZE > r->lists_size)
+  if (total_ids * 4 + total_ops * r->op_size > r->lists_size)
     return refm_err(r->err, r->errlen, "graph lists overlap: %llu ids and %llu ops need more than "
                     "the %u-byte list section", (unsigned long long)total_ids,
                     (unsigned long long)total_ops, r->lists_size);
@@ -323,7 +366,7 @@ static int read_graphs(reader *r, uint32_t off, uint32_t n, ref_model *m, parsed
       return -1;
     const uint8_t *ops = r->file + r->lists_off + rd32(rec + REFF_G_OPS);
     for (uint32_t o = 0; o < gr->num_ops; o++) {
-      if (read_op(r, ops + (size_t)o * REFF_OP_SIZE, &gr->ops[o])) {
+      if (read_op(r, ops + (size_t)o * r->op_size, &gr->ops[o])) {
         refm_err_prefix(r->err, r->errlen, "graph '%s' op %u: ", gr->name, o);
         return -1;
       }
@@ -360,8 +403,9 @@ static int parse(const void *buf, size_t len, int copy, ref_model **out, char *e
     return refm_err(err, errlen, "truncated: version needs 4 bytes at offset %u, file has %zu",
                     REFF_H_VERSION, len);
   uint32_t version = rd32((const uint8_t *)buf + REFF_H_VERSION);
-  if (version != REFF_VERSION)
-    return refm_err(err, errlen, "unknown format version %u (supported: %u)", version, REFF_VERSION);
+  if (version != REFF_VERSION && version != REFF_VERSION_2)
+    return refm_err(err, errlen, "unknown format version %u (supported: %u, %u)", version,
+                    REFF_VERSION, REFF_VERSION_2);
   if (len < REFF_HEADER_SIZE)
     return refm_err(err, errlen, "truncated: header needs %u bytes at offset 0, file has %zu",
                     REFF_HEADER_SIZE, len);
@@ -369,7 +413,8 @@ static int parse(const void *buf, size_t len, int copy, ref_model **out, char *e
 
   ref_model *m = calloc(1, sizeof *m);
   parsed_storage *st = calloc(1, sizeof *st);
-  reader r = {.len = len, .err = err, .errlen = errlen};
+  reader r = {.len = len, .err = err, .errlen = errlen, .version = version,
+              .op_size = version == REFF_VERSION ? REFF_OP_SIZE : REFF_OP_SIZE_V2};
   uint32_t counts[2] = {0, 0}, offs[2] = {0, 0};
   int rc = -1;
   if (!m || !st || (copy && !(st->file = malloc(len)))) {

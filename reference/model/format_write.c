@@ -98,9 +98,35 @@ static void put_tensor(bytes *tab, bytes *strings, bytes *data, const ref_tensor
   }
 }
 
-static void put_op(bytes *lists, bytes *strings, const ref_model *m, const ref_op *op) {
+/* Version 2's parameter word and values (format_read.c's read_op_v2, the other way). */
+static void put_op_v2(uint8_t *r, const ref_op *op) {
+  uint32_t param = 0;
+  if (op->type == REF_OP_CONCAT) param = op->axis;
+  if (op->type == REF_OP_POOL_MAX_2D) {
+    param = op->ceil_mode;
+    wr32(r + REFF_O_VALUES, op->filter[0]);
+    wr32(r + REFF_O_VALUES + 4, op->filter[1]);
+  }
+  if (op->type == REF_OP_RESIZE_NEAREST)
+    param = (op->align_corners ? REFF_RESIZE_ALIGN_CORNERS : 0) |
+            (op->half_pixel_centers ? REFF_RESIZE_HALF_PIXEL : 0);
+  if (op->type == REF_OP_TRANSPOSE)
+    for (int i = 0; i < REF_MAX_RANK; i++) wr32(r + REFF_O_VALUES + 4 * i, op->perm[i]);
+  wr32(r + REFF_O_PARAM, param);
+}
+
+/* Version 2 only when an op needs it, so version 1 models keep their bytes. */
+static uint32_t format_version(const ref_model *m) {
+  for (uint32_t g = 0; g < m->num_graphs; g++)
+    for (uint32_t o = 0; o < m->graphs[g].num_ops; o++)
+      if (m->graphs[g].ops[o].type >= REF_OP_FIRST_V2) return REFF_VERSION_2;
+  return REFF_VERSION;
+}
+
+static void put_op(bytes *lists, bytes *strings, const ref_model *m, const ref_op *op,
+                   uint32_t version) {
   uint32_t name = put_string(strings, op->name);
-  size_t at = bytes_reserve(lists, REFF_OP_SIZE);
+  size_t at = bytes_reserve(lists, version == REFF_VERSION ? REFF_OP_SIZE : REFF_OP_SIZE_V2);
   if (at == SIZE_MAX) return;
   uint8_t *r = lists->p + at;
   wr32(r + REFF_O_TYPE, (uint32_t)op->type);
@@ -114,6 +140,7 @@ static void put_op(bytes *lists, bytes *strings, const ref_model *m, const ref_o
   for (int i = 0; i < 2; i++) wr32(r + REFF_O_STRIDE + 4 * i, op->stride[i]);
   for (int i = 0; i < 4; i++) wr32(r + REFF_O_PAD + 4 * i, op->pad[i]);
   wrf32(r + REFF_O_BETA, op->beta);
+  if (version != REFF_VERSION) put_op_v2(r, op);
 }
 
 static uint32_t put_id_list(bytes *lists, const ref_model *m, const uint32_t *idx, uint32_t n) {
@@ -127,12 +154,12 @@ static uint32_t put_id_list(bytes *lists, const ref_model *m, const uint32_t *id
 }
 
 static void put_graph(bytes *tab, bytes *strings, bytes *lists, const ref_model *m,
-                      const ref_graph *g) {
+                      const ref_graph *g, uint32_t version) {
   uint32_t name = put_string(strings, g->name);
   uint32_t in_off = put_id_list(lists, m, g->inputs, g->num_inputs);
   uint32_t out_off = put_id_list(lists, m, g->outputs, g->num_outputs);
   uint32_t ops_off = (uint32_t)lists->len;
-  for (uint32_t o = 0; o < g->num_ops; o++) put_op(lists, strings, m, &g->ops[o]);
+  for (uint32_t o = 0; o < g->num_ops; o++) put_op(lists, strings, m, &g->ops[o], version);
   size_t at = bytes_reserve(tab, REFF_GRAPH_SIZE);
   if (at == SIZE_MAX) return;
   uint8_t *r = tab->p + at;
@@ -161,6 +188,7 @@ int ref_model_write(const ref_model *m, void **out, size_t *out_len, char *err, 
   if (refm_check_model(m, err, errlen)) return -1;
 
   bytes file = {0}, strings = {0}, tensors = {0}, graphs = {0}, lists = {0}, data = {0};
+  uint32_t version = format_version(m);
   const ref_model_meta *mt = &m->meta;
   bytes_reserve(&strings, 1); /* offset 0: the empty string */
   uint32_t build_id = put_string(&strings, mt->build_id);
@@ -168,7 +196,7 @@ int ref_model_write(const ref_model *m, void **out, size_t *out_len, char *err, 
   for (uint32_t i = 0; i < m->num_tensors; i++)
     put_tensor(&tensors, &strings, &data, &m->tensors[i]);
   for (uint32_t g = 0; g < m->num_graphs; g++)
-    put_graph(&graphs, &strings, &lists, m, &m->graphs[g]);
+    put_graph(&graphs, &strings, &lists, m, &m->graphs[g], version);
 
   uint32_t sec[5][2] = {{0}};
   size_t hdr = bytes_reserve(&file, REFF_HEADER_SIZE);
@@ -183,7 +211,7 @@ int ref_model_write(const ref_model *m, void **out, size_t *out_len, char *err, 
   if (!failed && hdr != SIZE_MAX) {
     uint8_t *h = file.p;
     memcpy(h + REFF_H_MAGIC, REFF_MAGIC, REFF_MAGIC_LEN);
-    wr32(h + REFF_H_VERSION, REFF_VERSION);
+    wr32(h + REFF_H_VERSION, version);
     wr32(h + REFF_H_HEADER_SIZE, REFF_HEADER_SIZE);
     wr32(h + REFF_H_FILE_SIZE, (uint32_t)file.len);
     wr32(h + REFF_H_BINARY_INFO, mt->binary_info_version);

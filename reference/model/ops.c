@@ -112,6 +112,38 @@ static void op_softmax(const ref_op *op, const ref_tensor *tx, const float *x, f
   }
 }
 
+/* In double, then rounded once: exp's own error stays far below an f32 ulp. */
+static void op_sigmoid(const ref_tensor *tx, const float *x, float *y) {
+  size_t n = ref_tensor_elements(tx);
+  for (size_t i = 0; i < n; i++) y[i] = (float)(1.0 / (1.0 + exp(-(double)x[i])));
+}
+
+/* NHWC max over each window; padded positions are not values (QNN's PoolMax2d), and validate.c
+ * makes sure every window holds at least one real element. NaN propagates. */
+static void op_pool_max(const ref_op *op, const ref_tensor *tx, const ref_tensor *ty,
+                        const float *x, float *y) {
+  size_t nb = tx->dims[0], h = tx->dims[1], w = tx->dims[2], c = tx->dims[3];
+  size_t oh = ty->dims[1], ow = ty->dims[2];
+  for (size_t n = 0; n < nb; n++)
+    for (size_t oy = 0; oy < oh; oy++)
+      for (size_t ox = 0; ox < ow; ox++)
+        for (size_t ch = 0; ch < c; ch++) {
+          float m = -INFINITY;
+          int nan = 0;
+          for (uint32_t ky = 0; ky < op->filter[0]; ky++) {
+            int64_t iy = (int64_t)(oy * op->stride[0] + ky) - op->pad[0];
+            for (uint32_t kx = 0; iy >= 0 && iy < (int64_t)h && kx < op->filter[1]; kx++) {
+              int64_t ix = (int64_t)(ox * op->stride[1] + kx) - op->pad[1];
+              if (ix < 0 || ix >= (int64_t)w) continue;
+              float v = x[((n * h + (size_t)iy) * w + (size_t)ix) * c + ch];
+              nan |= v != v;
+              m = v > m ? v : m;
+            }
+          }
+          y[((n * oh + oy) * ow + ox) * c + ch] = nan ? NAN : m;
+        }
+}
+
 void refm_op_compute(const ref_model *m, const ref_op *op, const float *const *in, float *out) {
   const ref_tensor *t0 = &m->tensors[op->inputs[0]];
   const ref_tensor *t1 = op->num_inputs > 1 ? &m->tensors[op->inputs[1]] : NULL;
@@ -138,6 +170,15 @@ void refm_op_compute(const ref_model *m, const ref_op *op, const float *const *i
     op_softmax(op, t0, in[0], out);
     break;
   case REF_OP_NON_ZERO: /* integer output: refm_op_non_zero */
+    break;
+  case REF_OP_SIGMOID:
+    op_sigmoid(t0, in[0], out);
+    break;
+  case REF_OP_POOL_MAX_2D:
+    op_pool_max(op, t0, ty, in[0], out);
+    break;
+  default:
+    refm_op_layout(m, op, in, out); /* Concat, Transpose, ResizeNearestNeighbor */
     break;
   }
 }

@@ -63,10 +63,20 @@ typedef enum ref_op_type {
   REF_OP_RELU = 5,
   REF_OP_RESHAPE = 6,
   REF_OP_SOFTMAX = 7,         /* over the last axis, param beta (default 1) */
-  REF_OP_NON_ZERO = 8         /* in any shape -> [N, rank(in)] i32/u32 indices of its nonzero
+  REF_OP_NON_ZERO = 8,        /* in any shape -> [N, rank(in)] i32/u32 indices of its nonzero
                                  elements in row-major order, dims[0] dynamic: N the input's
                                  element count, the execute's count k written back */
+  /* format version 2 (docs/reference-format.md): */
+  REF_OP_SIGMOID = 9,         /* 1 / (1 + exp(-x)) */
+  REF_OP_CONCAT = 10,         /* 1..4 inputs joined along `axis` */
+  REF_OP_POOL_MAX_2D = 11,    /* NHWC; filter, stride, pad; floor or ceil output sizes */
+  REF_OP_RESIZE_NEAREST = 12, /* NHWC ResizeNearestNeighbor to the output's H and W */
+  REF_OP_TRANSPOSE = 13       /* output dim i is input dim perm[i] */
 } ref_op_type;
+
+/* The first op type of format version 2: files holding one are written as version 2, the
+ * types below it are version 1's. */
+#define REF_OP_FIRST_V2 REF_OP_SIGMOID
 
 typedef struct ref_op {
   ref_op_type type;
@@ -75,9 +85,15 @@ typedef struct ref_op {
   uint32_t inputs[REF_MAX_OP_IO];  /* tensor indices into ref_model.tensors */
   uint32_t num_outputs;
   uint32_t outputs[REF_MAX_OP_IO];
-  uint32_t stride[2];              /* CONV2D: h, w */
-  uint32_t pad[4];                 /* CONV2D: top, left, bottom, right */
+  uint32_t stride[2];              /* CONV2D, POOL_MAX_2D: h, w */
+  uint32_t pad[4];                 /* CONV2D, POOL_MAX_2D: top, left, bottom, right */
   float beta;                      /* SOFTMAX */
+  uint32_t axis;                   /* CONCAT */
+  uint32_t filter[2];              /* POOL_MAX_2D: h, w */
+  uint32_t ceil_mode;              /* POOL_MAX_2D: QNN's rounding_mode CEIL (1) or FLOOR (0) */
+  uint32_t align_corners;          /* RESIZE_NEAREST: 0 or 1 */
+  uint32_t half_pixel_centers;     /* RESIZE_NEAREST: 0 or 1 */
+  uint32_t perm[REF_MAX_RANK];     /* TRANSPOSE: perm[0..rank) */
 } ref_op;
 
 /* ref_graph.flags */

@@ -26,6 +26,10 @@
 #define REFF_MAGIC "HTPUREFM"
 #define REFF_MAGIC_LEN 8u
 #define REFF_VERSION 1u
+/* Version 2: the same sections; op records of REFF_OP_SIZE_V2 bytes, whose word at
+ * REFF_O_RESERVED (reserved in version 1) holds an op parameter and REFF_O_VALUES 8 more words.
+ * Written only for models with an op of version 2 (type >= REF_OP_FIRST_V2). */
+#define REFF_VERSION_2 2u
 #define REFF_ALIGN 8u
 
 #define REFF_HEADER_SIZE 136u
@@ -107,8 +111,14 @@ enum {
   REFF_O_STRIDE = 48,        /* 2 x u32 */
   REFF_O_PAD = 56,           /* 4 x u32 */
   REFF_O_BETA = 72,          /* f32 */
-  REFF_O_RESERVED = 76
+  REFF_O_RESERVED = 76,      /* version 1: 0. Version 2: the op parameter (REFF_O_PARAM) */
+  REFF_O_PARAM = 76,         /* CONCAT axis; POOL_MAX_2D ceil mode; RESIZE_NEAREST flags */
+  REFF_O_VALUES = 80         /* version 2: 8 x u32: POOL_MAX_2D filter h, w; TRANSPOSE perm */
 };
+#define REFF_OP_SIZE_V2 112u
+/* RESIZE_NEAREST's flags in REFF_O_PARAM */
+#define REFF_RESIZE_ALIGN_CORNERS 1u
+#define REFF_RESIZE_HALF_PIXEL 2u
 
 /* Largest tensor the format accepts (bytes), so sizes always fit int32-based consumers. */
 #define REFM_MAX_TENSOR_BYTES ((uint64_t)1 << 31)
@@ -211,5 +221,15 @@ void refm_op_compute(const ref_model *m, const ref_op *op, const float *const *i
  * the row-major indices of x's nonzero elements, one row of rank(x) per element; returns
  * their count. */
 uint32_t refm_op_non_zero(const ref_tensor *tx, const float *x, const ref_tensor *ty, void *y);
+
+/* The shape ops of format version 2 (ops_layout.c): Concat, Transpose, ResizeNearestNeighbor. */
+void refm_op_layout(const ref_model *m, const ref_op *op, const float *const *in, float *out);
+
+/* The shape rules and parameters of the ops of format version 2 (validate_ops.c), for
+ * check_op_shapes; in[] and y are valid tensors and the arity was checked. */
+int refm_check_op_v2(const ref_op *op, const ref_tensor *const *in, const ref_tensor *y,
+                     char *err, size_t errlen);
+/* Whether the op type takes stride/pad (Conv2d, PoolMax2d). */
+int refm_op_takes_window(uint32_t op_type);
 
 #endif /* HTPU_REFMODEL_PRIV_H */

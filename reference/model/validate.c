@@ -229,6 +229,8 @@ static op_arity arity_of(ref_op_type t) {
   case REF_OP_FULLY_CONNECTED:
   case REF_OP_CONV2D:
     return (op_arity){2, 3}; /* bias optional */
+  case REF_OP_CONCAT:
+    return (op_arity){1, REF_MAX_OP_IO};
   default:
     return (op_arity){1, 1};
   }
@@ -340,9 +342,9 @@ static int check_non_zero(const ref_tensor *x, const ref_tensor *y, char *err, s
 static int check_op_shapes(const ref_op *op, const ref_tensor *const *in, const ref_tensor *y,
                            char *err, size_t errlen) {
   char d1[128], d2[128];
-  int is_conv = op->type == REF_OP_CONV2D, is_softmax = op->type == REF_OP_SOFTMAX;
-  if (!is_conv && (op->stride[0] | op->stride[1] | op->pad[0] | op->pad[1] | op->pad[2] |
-                   op->pad[3]))
+  int is_softmax = op->type == REF_OP_SOFTMAX;
+  if (!refm_op_takes_window(op->type) &&
+      (op->stride[0] | op->stride[1] | op->pad[0] | op->pad[1] | op->pad[2] | op->pad[3]))
     return refm_err(err, errlen, "%s takes no stride/pad", refm_op_name(op->type));
   if (!is_softmax && op->beta != 0.0f)
     return refm_err(err, errlen, "%s takes no beta", refm_op_name(op->type));
@@ -371,6 +373,8 @@ static int check_op_shapes(const ref_op *op, const ref_tensor *const *in, const 
     return 0;
   case REF_OP_NON_ZERO:
     return check_non_zero(in[0], y, err, errlen);
+  default:
+    if (op->type >= REF_OP_FIRST_V2) return refm_check_op_v2(op, in, y, err, errlen);
   }
   return refm_err(err, errlen, "unknown op type %u", (unsigned)op->type);
 }

@@ -12,6 +12,7 @@
 
 #include "errors.h"
 #include "gate.h"
+#include "janitor.h"
 #include "object.h"
 #include "report_file.h"
 #include "retry.h"

@@ -1,4 +1,4 @@
-/* gate.c - the execute gate between executes and context lifecycle (gate.h). */
+/* gate.c - the execute gate between executes and QNN session lifecycle (gate.h). */
 #include "gate.h"
 
 #include <time.h>
@@ -8,9 +8,8 @@
 exec_gate htpu_exec_gate = EXEC_GATE_INITIALIZER;
 
 /* The gate's condition variable on CLOCK_MONOTONIC: a wall-clock step (the board sets its
- * clock over NTP after boot) must not stretch a timed wait. Made once, before any timed wait;
- * untimed waits and broadcasts before that use the statically initialised one, which this
- * replaces only while nobody can be waiting on it (under the lock, no waiter yet). */
+ * clock over NTP after boot) must not stretch a timed wait. Remade under the lock before the
+ * first wait of all, when nobody can be waiting on the statically initialised one. */
 static pthread_once_t mono_once = PTHREAD_ONCE_INIT;
 static pthread_condattr_t mono_attr;
 static void mono_init(void) {
@@ -39,7 +38,7 @@ static int stopped(const atomic_int *stop, uint64_t deadline_ns) {
   return deadline_ns && htpu_now_ns() >= deadline_ns;
 }
 
-/* A reader may enter: no writer active, and no writer holding readers back. */
+/* A reader may enter: no writer active, and none waiting unless a reader in flight is stuck. */
 static int readers_may_enter(const exec_gate *g) {
   return !g->writer_active && (!g->writers_waiting || g->beside);
 }
@@ -53,15 +52,25 @@ static int lane_taken(gate_lane *lane, const void *owner) {
   return 1;
 }
 
-static void lane_enter(gate_lane *lane, const void *owner) {
+/* Under the lock: r joins the readers in flight (and its lane), stuck after twice its usual
+ * time. */
+static void reader_add(exec_gate *g, gate_reader *r, uint64_t usual_ns, gate_lane *lane,
+                       const void *owner) {
+  uint64_t after = usual_ns > GATE_HOLD_NS / 2 ? 2 * usual_ns : GATE_HOLD_NS;
+  r->stuck_at = htpu_now_ns() + after;
+  r->prev = NULL;
+  r->next = g->readers;
+  if (g->readers) g->readers->prev = r;
+  g->readers = r;
+  r->lane = lane;
   if (!lane) return;
   if (lane->owner != owner) lane->switch_wanted = 0;
   lane->owner = owner;
   lane->count++;
 }
 
-int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns,
-                      unsigned *round, gate_lane *lane, const void *owner) {
+int gate_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, const atomic_int *stop,
+                      uint64_t deadline_ns, gate_lane *lane, const void *owner) {
   pthread_mutex_lock(&g->lock);
   while (!readers_may_enter(g) || lane_taken(lane, owner)) {
     if (stopped(stop, deadline_ns)) {
@@ -70,32 +79,30 @@ int gate_enter_shared(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns
     }
     wait_until(g, deadline_ns);
   }
-  *round = g->round & 1u;
-  g->readers[*round]++;
-  lane_enter(lane, owner);
+  reader_add(g, r, usual_ns, lane, owner);
   pthread_mutex_unlock(&g->lock);
   return 1;
 }
 
-int gate_try_enter_shared(exec_gate *g, unsigned *round, gate_lane *lane, const void *owner) {
+int gate_try_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, gate_lane *lane,
+                          const void *owner) {
   pthread_mutex_lock(&g->lock);
   /* a no-wait reader never raises switch_wanted: it does not wait */
   int ok = readers_may_enter(g) &&
            !(lane && lane->count && (lane->owner != owner || lane->switch_wanted));
-  if (ok) {
-    *round = g->round & 1u;
-    g->readers[*round]++;
-    lane_enter(lane, owner);
-  }
+  if (ok) reader_add(g, r, usual_ns, lane, owner);
   pthread_mutex_unlock(&g->lock);
   return ok;
 }
 
-void gate_leave_shared(exec_gate *g, unsigned round, gate_lane *lane) {
+void gate_leave_shared(exec_gate *g, gate_reader *r) {
   pthread_mutex_lock(&g->lock);
-  /* a reader waiting for the lane waits on the gate's condition variable too */
-  int wake = --g->readers[round] == 0 && g->writers_waiting;
-  if (lane && --lane->count == 0) {
+  if (r->prev) r->prev->next = r->next;
+  else g->readers = r->next;
+  if (r->next) r->next->prev = r->prev;
+  int wake = g->writers_waiting != 0; /* it may enter, or hold back again */
+  gate_lane *lane = r->lane;
+  if (lane && --lane->count == 0) { /* readers waiting for the lane wait on the gate's cond */
     lane->owner = NULL;
     lane->switch_wanted = 0; /* a waiter still there says so again */
     wake = 1;
@@ -104,52 +111,42 @@ void gate_leave_shared(exec_gate *g, unsigned round, gate_lane *lane) {
   pthread_mutex_unlock(&g->lock);
 }
 
-/* Under the lock, for a waiting writer with no writer active: moves the hold on. Returns when
- * the writer should look again at once (0) or the time to wake up at (its hold's end), and
- * UINT64_MAX for "until a reader leaves". */
-static uint64_t writer_step(exec_gate *g, uint64_t now) {
-  if (g->beside) {
-    /* The round it waited for has ended: hold new readers back again, now until it enters. */
-    if (g->readers[(g->round + 1u) & 1u] == 0) {
-      g->beside = 0;
-      return 0;
-    }
-    return UINT64_MAX;
+/* Under the lock, for waiting writers with no writer active: whether a reader in flight is
+ * stuck (new readers then enter beside it; they are woken when that changes), and the time
+ * the next one will be (0: none, or one is already). */
+static uint64_t update_beside(exec_gate *g, uint64_t now) {
+  int stuck = 0;
+  uint64_t next = 0;
+  for (gate_reader *r = g->readers; r; r = r->next) {
+    if (now >= r->stuck_at) stuck = 1;
+    else if (!next || r->stuck_at < next) next = r->stuck_at;
   }
-  if (g->opened) return UINT64_MAX;
-  if (now < g->hold_until) return g->hold_until;
-  /* The readers it holds the gate for overran the hold: new ones enter beside them, in the
-   * next round, while it waits for this one. */
-  g->beside = 1;
-  g->opened = 1;
-  g->round++;
-  pthread_cond_broadcast(&g->cond);
-  return UINT64_MAX;
+  if (stuck != g->beside) {
+    g->beside = stuck;
+    pthread_cond_broadcast(&g->cond);
+  }
+  return stuck ? 0 : next;
 }
 
 int gate_enter_exclusive(exec_gate *g, const atomic_int *stop, uint64_t deadline_ns) {
   STAT_ADD(gate_writers, 1);
   pthread_mutex_lock(&g->lock);
-  if (g->writers_waiting++ == 0 && !g->writer_active) {
-    g->hold_until = htpu_now_ns() + GATE_HOLD_NS;
-    g->beside = g->opened = 0;
-  }
-  while (g->writer_active || g->readers[0] + g->readers[1]) {
+  g->writers_waiting++;
+  while (g->writer_active || g->readers) {
     if (stopped(stop, deadline_ns)) {
-      if (--g->writers_waiting == 0) g->beside = g->opened = 0;
+      if (--g->writers_waiting == 0) g->beside = 0;
       pthread_cond_broadcast(&g->cond); /* readers held back for it may enter */
       pthread_mutex_unlock(&g->lock);
       STAT_SUB(gate_writers, 1);
       return 0;
     }
-    uint64_t until = g->writer_active ? UINT64_MAX : writer_step(g, htpu_now_ns());
-    if (until == 0) continue;
-    if (deadline_ns && (until == UINT64_MAX || deadline_ns < until)) until = deadline_ns;
-    wait_until(g, until == UINT64_MAX ? 0 : until);
+    uint64_t until = g->writer_active ? 0 : update_beside(g, htpu_now_ns());
+    if (deadline_ns && (!until || deadline_ns < until)) until = deadline_ns;
+    wait_until(g, until);
   }
   g->writers_waiting--;
   g->writer_active = 1;
-  g->beside = g->opened = 0; /* the next waiting writer gets a hold of its own */
+  g->beside = 0;
   pthread_mutex_unlock(&g->lock);
   return 1;
 }
@@ -157,8 +154,6 @@ int gate_enter_exclusive(exec_gate *g, const atomic_int *stop, uint64_t deadline
 void gate_leave_exclusive(exec_gate *g) {
   pthread_mutex_lock(&g->lock);
   g->writer_active = 0;
-  /* The next writer's hold starts now: the time it waited behind this one was not readers'. */
-  if (g->writers_waiting) g->hold_until = htpu_now_ns() + GATE_HOLD_NS;
   pthread_cond_broadcast(&g->cond);
   pthread_mutex_unlock(&g->lock);
   STAT_SUB(gate_writers, 1);

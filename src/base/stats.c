@@ -42,6 +42,7 @@ void htpu_stats_get(htpu_stats *out) {
   out->timer_wakeups = LOAD(timer_wakeups);
   out->worker_threads = LOAD(worker_threads);
   out->gate_writers = LOAD(gate_writers);
+  out->frees_deferred = LOAD(frees_deferred);
   out->live_profiles = LOAD(live_profiles);
   out->profiled_calls = LOAD(profiled_calls);
   out->profiles_dropped = LOAD(profiles_dropped);

@@ -71,18 +71,20 @@ void exec_unlock_graph(exec_call *x) { turn_release(x->ctl); }
 /* The execute gate, shared: 1 entered, 0 not (POLICY_TRY: it would wait; else the call was
  * stopped while it waited: its deadline, a cancel or a close, which poke the gate). */
 int exec_enter_gate(exec_call *x) {
+  /* how long the graph's calls take: the gate counts an execute stuck past twice that */
+  htpu_graph_timing t;
+  window_read(&x->s->timing, &t);
+  uint64_t usual = t.window ? t.max_ns : atomic_load(&x->s->last_exec_ns);
   /* Contexts sharing a spill-fill buffer run one at a time: their group's lane, which a
    * context's own graphs share (as without a group). */
   gate_lane *lane = x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL;
   if (x->policy == POLICY_TRY)
-    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_round, lane, x->c);
-  return gate_enter_shared(&htpu_exec_gate, &x->ctl->reason, 0, &x->gate_round, lane, x->c);
+    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_node, usual, lane, x->c);
+  return gate_enter_shared(&htpu_exec_gate, &x->gate_node, usual, &x->ctl->reason, 0, lane,
+                           x->c);
 }
 
-void exec_leave_gate(exec_call *x) {
-  gate_leave_shared(&htpu_exec_gate, x->gate_round,
-                    x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL);
-}
+void exec_leave_gate(exec_call *x) { gate_leave_shared(&htpu_exec_gate, &x->gate_node); }
 
 
 /* A running call stopped through the graph's abort signal (or just before graphExecute, or at
@@ -156,6 +158,7 @@ static int execute_once(exec_call *x, uint64_t *generation) {
   }
   STAT_ADD(executes_in_flight, 1);
   x->ran = 1;
+  atomic_store(&x->ctl->reached_qnn, 1);
   x->executes++;
   /* chunked: the profile holds the first row group's execute */
   qnn_profile_handle_t prof = x->row == 0 ? x->prof.handle : NULL;
@@ -200,7 +203,7 @@ int exec_answer(exec_call *x, qnn_error_t e) {
 /* The context recovered after a DSP restart met at `generation` (0), or an error: the call
  * bounded by its deadline, cancel and close while it waits for the gate and between tries. */
 int exec_recover(exec_call *x, uint64_t generation) {
-  int rc = context_recover(x->c, generation, &x->ctl->reason, x->ctl->deadline_ns);
+  int rc = context_recover(x->c, generation, x->ctl, x->ctl->deadline_ns);
   return rc == RECOVER_STOPPED ? exec_stopped_at(x, AT_RECOVERY) : rc;
 }
 

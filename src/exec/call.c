@@ -134,7 +134,10 @@ static int call_prepare(htpu_call *call, const htpu_io *inputs, const htpu_io *o
   }
   if (rc) return rc;
   pthread_mutex_lock(&s->q_lock);
-  rc = start_worker_locked(s);
+  /* One worker for a graph's lone call; the second (which finishes a call while the first
+   * executes the next) once calls overlap: a thousand models with a call each hold a thousand
+   * threads, not two thousand. */
+  rc = start_worker_locked(s, s->calls ? CALL_WORKERS : 1);
   if (!rc) {
     call->next = s->calls;
     if (s->calls) s->calls->prev = call;

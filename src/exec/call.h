@@ -72,8 +72,8 @@ void call_finish(htpu_call *call);
 /* ---- worker.c ---- */
 /* 1 on a worker thread of s (it takes a call granted to the workers without being woken). */
 int calls_on_worker(const graph_state *s);
-/* Under q_lock: the graph's workers running (joined when exited, started when missing). 0, or
- * HTPU_ENOMEM (error set) when not one could start. */
-int start_worker_locked(graph_state *s);
+/* Under q_lock: `want` (1 or CALL_WORKERS) of the graph's workers running (exited ones joined,
+ * missing ones started). 0, or HTPU_ENOMEM (error set) when not one could start. */
+int start_worker_locked(graph_state *s, int want);
 
 #endif

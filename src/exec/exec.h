@@ -37,15 +37,17 @@ void calls_stop_worker(struct graph_state *s);
  * the retained binary and re-retrieves its graphs. A transient failure (the DSP still coming
  * back) is retried up to rt->recovery_retries times with the start-up backoff. Takes the
  * execute gate exclusively: the caller holds no gate (a graph's execute lock is fine: nothing
- * waits for one while holding the gate). The call it runs for bounds it: when *stop becomes
- * non-zero (NULL: never; its deadline, cancel or close) or deadline_ns passes (0: none) while
- * it waits for the gate or between tries, it returns RECOVER_STOPPED (no error set) and leaves
- * the context stale for the next call to recover. Returns 0, RECOVER_STOPPED or
+ * waits for one while holding the gate). The call it runs for (ctl; NULL: a graph open,
+ * unbounded) bounds it: when the call is stopped (its deadline, cancel or close) or
+ * deadline_ns passes (0: none) while it waits for the gate, recreates the context (an abort
+ * signal reaches the recreate where the backend takes load signals) or backs off between
+ * tries, it returns RECOVER_STOPPED (no error set) and leaves the context stale for the next
+ * call to recover. Returns 0, RECOVER_STOPPED or
  * HTPU_EDEVICE_RESET (error set; c->dead = 1); or, from the NPU lock it takes first (another
  * process's creation: board/board.h), HTPU_ETIMEDOUT naming the holder or HTPU_EIO (error
  * set; the context stays stale). */
 #define RECOVER_STOPPED 4
-int context_recover(struct context_obj *c, uint64_t seen_generation, const atomic_int *stop,
+int context_recover(struct context_obj *c, uint64_t seen_generation, struct exec_ctl *ctl,
                     uint64_t deadline_ns);
 
 #endif

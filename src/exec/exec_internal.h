@@ -44,7 +44,7 @@ typedef struct exec_call {
   uint64_t quant_ns, dequant_ns, exec_ns;
   uint64_t exec_start_ns; /* the last graphExecute's (or graphExecuteAsync's) */
   int ran; /* reached graphExecute */
-  unsigned gate_round; /* the execute gate's round it entered in (gate.h), for its leave */
+  gate_reader gate_node; /* its place among the executes in the gate (gate.h) */
   uint64_t mark; /* the QNN log position of the last attempt */
   profile_call prof; /* the call's profile handle, if it asked for one (profile.h) */
   exec_ctl *ctl;     /* its place in the graph's waiting list, deadline and abort (turn.h) */

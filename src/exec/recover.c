@@ -9,10 +9,12 @@
 #include "internal.h"
 #include "model/model.h"
 #include "loader/loader.h"
+#include "qnn/qnn_signal_abi.h"
 
 /* A recovery, for the call it runs for: what stops it (that call's deadline, cancel or close). */
 typedef struct recovery {
   context_obj *c;
+  exec_ctl *ctl; /* the call's (NULL: a graph open, unbounded) */
   const atomic_int *stop;
   uint64_t deadline_ns;
   int stopped; /* a try or the backoff was cut short by the call's bound */
@@ -20,27 +22,54 @@ typedef struct recovery {
 
 static int recover_locked(recovery *r, uint64_t seen_generation);
 
+/* createFromBinary of the recovery's context (use_group: in its spill-fill group), stopped with
+ * its call: an abort signal the call's stop triggers (turn.c) where the backend takes load
+ * signals; else bounded by the deadline alone (a timeout signal where it can; a backend without
+ * load signals runs it to its end). */
+static qnn_error_t recreate_stoppable(recovery *r, qnn_context_handle_t *q, int use_group,
+                                      int *stopped) {
+  context_obj *c = r->c;
+  runtime_obj *rt = c->rt;
+  const qnn_backend_lib *b = &rt->backend_lib;
+  *stopped = 0;
+  if (!r->ctl || !rt->load_signals)
+    return create_bounded(c, q, r->deadline_ns, NULL, use_group, stopped);
+  qnn_signal_config_t abort_cfg = {.option = QNN_SIGNAL_CONFIG_OPTION_ABORT};
+  const qnn_signal_config_t *cfgs[] = {&abort_cfg, NULL};
+  qnn_signal_handle_t sig = NULL;
+  if (b->signal_create(rt->backend, cfgs, &sig) != QNN_SUCCESS || !sig)
+    return create_bounded(c, q, r->deadline_ns, NULL, use_group, stopped);
+  qnn_error_t e = QNN_CONTEXT_ERROR_ABORTED;
+  if (ctl_set_load_signal(r->ctl, sig))
+    e = create_from_binary_signalled(c, q, NULL, sig, use_group);
+  ctl_set_load_signal(r->ctl, NULL); /* under q_lock: no trigger reaches it after this */
+  b->signal_free(sig);
+  uint32_t code = QNN_ERROR_CODE(e);
+  *stopped = code == QNN_CONTEXT_ERROR_ABORTED || code == QNN_CONTEXT_ERROR_TIMED_OUT;
+  return e;
+}
+
 /* A new QNN context for r's context, back in its spill-fill group: the group's first context
  * names a new group; another joins the first's QNN handle, and when that fails for a handle
  * lost in the same restart (1007, 5002), the first context is recovered here (its own calls
  * would do it later) and joined again. A first context that cannot be recovered leaves this
  * one on a buffer of its own (sf_joined 0). */
-static qnn_error_t recreate_grouped(recovery *r, qnn_context_handle_t *q, int *timed_out) {
+static qnn_error_t recreate_grouped(recovery *r, qnn_context_handle_t *q, int *stopped) {
   context_obj *c = r->c, *a = c->sf_anchor;
-  qnn_error_t e = create_bounded(c, q, r->deadline_ns, NULL, a != NULL, timed_out);
+  qnn_error_t e = recreate_stoppable(r, q, a != NULL, stopped);
   uint32_t code = QNN_ERROR_CODE(e);
-  if (e == QNN_SUCCESS || *timed_out || !a || a == c ||
+  if (e == QNN_SUCCESS || *stopped || !a || a == c ||
       (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && code != QNN_CONTEXT_ERROR_INVALID_HANDLE)) {
     if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, a != NULL);
     return e;
   }
-  recovery ra = {a, r->stop, r->deadline_ns, 0};
+  recovery ra = {a, r->ctl, r->stop, r->deadline_ns, 0};
   int joined = recover_locked(&ra, a->generation) == 0;
   if (ra.stopped) { /* the call's bound ran out in the first context's recovery */
-    *timed_out = 1;
+    *stopped = 1;
     return QNN_CONTEXT_ERROR_TIMED_OUT;
   }
-  e = create_bounded(c, q, r->deadline_ns, NULL, joined, timed_out);
+  e = recreate_stoppable(r, q, joined, stopped);
   if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, joined);
   return e;
 }
@@ -56,12 +85,12 @@ static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   const qnn_backend_lib *b = &rt->backend_lib;
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
-  int timed_out = 0;
-  qnn_error_t e = recreate_grouped(r, &q, &timed_out);
-  if (timed_out) { /* the call's deadline: not worth a retry, not the model's death */
+  int stopped = 0;
+  qnn_error_t e = recreate_grouped(r, &q, &stopped);
+  if (stopped) { /* the call's deadline, cancel or close: not worth a retry, nor the model's death */
     r->stopped = 1;
     *code = 0;
-    return htpu_set_error(HTPU_ETIMEDOUT, 0, "recreating the context passed the deadline");
+    return htpu_set_error(HTPU_ETIMEDOUT, 0, "recreating the context was stopped");
   }
   if (e != QNN_SUCCESS || !q) {
     *code = QNN_ERROR_CODE(e);
@@ -139,14 +168,15 @@ static int recover_locked(recovery *r, uint64_t seen_generation) {
   return 0;
 }
 
-int context_recover(context_obj *c, uint64_t seen_generation, const atomic_int *stop,
+int context_recover(context_obj *c, uint64_t seen_generation, exec_ctl *ctl,
                     uint64_t deadline_ns) {
+  const atomic_int *stop = ctl ? &ctl->reason : NULL;
   /* Held through the backoff too: in between, the context has no QNN handle and its graphs'
    * handles are stale, so nothing may execute or open a graph on it; and the restart that
    * made it stale made every context of the process stale, so others would only fail. The
    * call it runs for bounds it (its deadline, cancel or close: gate.h), so a close or a timed
    * call never waits out the backoff. */
-  recovery r = {c, stop, deadline_ns, 0};
+  recovery r = {c, ctl, stop, deadline_ns, 0};
   /* a recreate is a creation: the NPU lock first, as for a load (src/board/) */
   npu_lock_hold hold;
   int rc = npu_lock_enter(&c->rt->npu_lock, deadline_ns, stop,

@@ -94,6 +94,7 @@ static int enqueue_once(exec_call *x, qnn_notify_fn_t notify, void *param) {
   s->async_in_flight++;
   x->ctl->enqueued = 1;
   pthread_mutex_unlock(&s->q_lock);
+  atomic_store(&x->ctl->reached_qnn, 1);
   x->enqueued_ns = x->exec_start_ns = x->prof.exec_start_ns = htpu_now_ns();
   qnn_error_t e = x->rt->backend_lib.graph_execute_async(s->qnn, x->tensors, x->n_in,
                                                          x->tensors + x->n_in, x->n_out,

@@ -36,6 +36,8 @@ void ctl_init(exec_ctl *x, graph_obj *g, int priority, uint64_t timeout_ns, uint
   x->enqueued = 0;
   x->requeued = 0;
   x->gate_poked = 0;
+  x->load_signal = NULL;
+  atomic_init(&x->reached_qnn, 0);
   pthread_cond_init(&x->cv, NULL);
   x->timer.armed = 0;
   x->timer.prev = x->timer.next = NULL;
@@ -207,6 +209,36 @@ int turn_requeue(exec_ctl *x) {
   return turn_acquire(x, 0);
 }
 
+/* The error of a copy-mode call ended on the host: its execute runs on in the background, or
+ * (stopped at the gate or in a recovery) it never ran. */
+static int copy_stop_error(exec_ctl *x, ctl_reason why) {
+  graph_state *s = x->s;
+  int cancelled = why == REASON_CANCEL || why == REASON_CLOSE;
+  if (!atomic_load(&x->reached_qnn))
+    return cancelled ? htpu_set_error(HTPU_ECANCELLED, 0,
+                                      "graph '%s': the call was cancelled before it ran (it "
+                                      "waited for the execute gate or a recovery)",
+                                      s->name)
+                     : htpu_set_error(HTPU_ETIMEDOUT, 0,
+                                      "graph '%s': the call passed its %llu ms deadline "
+                                      "(timeout) before it ran (it waited for the execute gate "
+                                      "or a recovery); the graph stays usable",
+                                      s->name, (unsigned long long)(x->timeout_ns / 1000000u));
+  const char *no_signal = s->signal ? "no signal reaches a call in QNN's async queue"
+                                    : "this backend has no execute signals";
+  return cancelled
+                 ? htpu_set_error(HTPU_ECANCELLED, 0,
+                                  "graph '%s': the call was cancelled while it ran (%s: the "
+                                  "execute finishes in the background, its outputs discarded)",
+                                  s->name, no_signal)
+                 : htpu_set_error(HTPU_ETIMEDOUT, 0,
+                                  "graph '%s': the call passed its %llu ms deadline (timeout; "
+                                  "host-side: %s, the execute finishes in the background, its "
+                                  "outputs discarded)",
+                                  s->name, (unsigned long long)(x->timeout_ns / 1000000u),
+                                  no_signal);
+}
+
 /* The timer thread: a deadline passed, or a stop (cancel, close, bound) was asked. */
 static void ctl_fire(htimer *t) {
   exec_ctl *x = (exec_ctl *)((char *)t - offsetof(exec_ctl, timer));
@@ -246,6 +278,10 @@ static void ctl_fire(htimer *t) {
   x->gate_poked = 1;
   if (poke) gate_poke(&htpu_exec_gate);
   if (call) pthread_cond_broadcast(&s->async_cv); /* a worker waiting for room looks again */
+  /* A recreate in progress stops too (idle: not started yet, or done: asked again shortly). */
+  if (holds && x->load_signal &&
+      QNN_ERROR_CODE(s->lib->signal_trigger(x->load_signal)) == QNN_SIGNAL_ERROR_SIGNAL_IDLE)
+    timer_arm(&x->timer, htpu_now_ns() + RETRY_IDLE_NS, ctl_fire);
   if (s->signal && !copy) {
     /* Under q_lock: the signal is this call's as long as `running` says so. The trigger
      * returns once the call is about to return from graphExecute. */
@@ -258,22 +294,17 @@ static void ctl_fire(htimer *t) {
   /* No signal for it: a submitted call in copy mode ends now; its execute runs on in the
    * background on the call's own copies. A synchronous call cannot be bounded. */
   pthread_mutex_unlock(&s->q_lock);
-  if (copy) {
-    const char *no_signal = s->signal ? "no signal reaches a call in QNN's async queue"
-                                      : "this backend has no execute signals";
-    int rc = why == REASON_CANCEL || why == REASON_CLOSE
-                 ? htpu_set_error(HTPU_ECANCELLED, 0,
-                                  "graph '%s': the call was cancelled while it ran (%s: the "
-                                  "execute finishes in the background, its outputs discarded)",
-                                  s->name, no_signal)
-                 : htpu_set_error(HTPU_ETIMEDOUT, 0,
-                                  "graph '%s': the call passed its %llu ms deadline (timeout; "
-                                  "host-side: %s, the execute finishes in the background, its "
-                                  "outputs discarded)",
-                                  s->name, (unsigned long long)(x->timeout_ns / 1000000u),
-                                  no_signal);
-    x->ops->end_early(call, rc);
-  }
+  if (copy) x->ops->end_early(call, copy_stop_error(x, why));
+}
+
+
+int ctl_set_load_signal(exec_ctl *x, qnn_signal_handle_t signal) {
+  pthread_mutex_lock(&x->s->q_lock);
+  x->load_signal = signal;
+  int go = !signal || ctl_why(x) == REASON_NONE;
+  if (!go) x->load_signal = NULL;
+  pthread_mutex_unlock(&x->s->q_lock);
+  return go;
 }
 
 void ctl_arm(exec_ctl *x) {

@@ -61,6 +61,10 @@ typedef struct exec_ctl {
   int enqueued;            /* in QNN's queue (graphExecuteAsync), not notified; under q_lock */
   int requeued;            /* waits again after a DSP restart: accepted before, never "full" */
   int gate_poked;          /* its stop woke the execute gate's waiters (once); under q_lock */
+  /* The abort signal of a recovery's createFromBinary while the call runs one (recover.c), so
+   * a stop reaches the recreate too; under q_lock. */
+  qnn_signal_handle_t load_signal;
+  atomic_int reached_qnn;  /* it got to graphExecute (or the async hand-over) at least once */
   pthread_cond_t cv;       /* a synchronous waiter sleeps here */
   htimer timer;
   struct exec_ctl *prev, *next; /* the waiting list */
@@ -75,6 +79,9 @@ void ctl_destroy(exec_ctl *x);
 void ctl_arm(exec_ctl *x);
 /* Stops a ctl from another thread: reason, then the timer thread acts as at a deadline. */
 void ctl_stop(exec_ctl *x, ctl_reason why);
+/* While the call runs a recovery's recreate: the signal a stop triggers (NULL: none any more).
+ * Returns 0 when the call was stopped already (the recreate is not to start). */
+int ctl_set_load_signal(exec_ctl *x, qnn_signal_handle_t signal);
 
 #define TURN_TAKEN 0
 #define TURN_BUSY 1 /* try only: the graph is held or awaited */

@@ -168,7 +168,7 @@ static void *worker_main(void *arg) {
 
 /* Under q_lock: every free slot gets a running worker; exited ones are joined first (they
  * have let go of q_lock for good, so the join is short). */
-int start_worker_locked(graph_state *s) {
+int start_worker_locked(graph_state *s, int want) {
   int live = 0, e = 0;
   for (int i = 0; i < CALL_WORKERS; i++) {
     if (s->worker_slot[i] == WORKER_GONE) {
@@ -177,14 +177,14 @@ int start_worker_locked(graph_state *s) {
     }
     live += s->worker_slot[i] == WORKER_LIVE;
   }
-  if (live == CALL_WORKERS) return 0;
+  if (live >= want) return 0;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the host's signal handlers never run on them */
   pthread_attr_t attr;
   int has_attr = pthread_attr_init(&attr) == 0;
   if (has_attr) (void)pthread_attr_setstacksize(&attr, CALL_WORKER_STACK);
-  for (int i = 0; !e && i < CALL_WORKERS; i++) {
+  for (int i = 0; !e && live < want && i < CALL_WORKERS; i++) {
     if (s->worker_slot[i] != WORKER_FREE) continue;
     e = pthread_create(&s->workers[i], has_attr ? &attr : NULL, worker_main, s);
     if (!e) {

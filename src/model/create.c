@@ -62,9 +62,9 @@ const qnn_context_config_t **create_configs_for(const context_obj *c, int use_gr
 
 /* contextCreateFromBinary of the context's retained binary, with the load's profile handle
  * (NULL: none). Under the gate, exclusively. */
-static qnn_error_t create_from_binary_signalled(context_obj *c, qnn_context_handle_t *out,
-                                                qnn_profile_handle_t profile,
-                                                qnn_signal_handle_t signal, int use_group) {
+qnn_error_t create_from_binary_signalled(context_obj *c, qnn_context_handle_t *out,
+                                         qnn_profile_handle_t profile,
+                                         qnn_signal_handle_t signal, int use_group) {
   runtime_obj *rt = c->rt;
   *out = NULL;
   create_configs cc;

@@ -26,11 +26,17 @@ typedef struct create_configs {
 const qnn_context_config_t **create_configs_for(const struct context_obj *c, int use_group,
                                                 create_configs *cc);
 
-/* contextCreateFromBinary(WithSignal) of c's binary with its configs (use_group: with its
- * group's registration), the load's profile handle (NULL: none), under a timeout signal until
- * deadline_ns (CLOCK_MONOTONIC; 0: none) where the backend bounds loads (load_signals; else
- * unbounded). *timed_out: QNN answered 5013/5012, or the deadline had passed (then nothing was
- * asked). Under the execute gate, exclusively. */
+/* contextCreateFromBinary of c's binary with its configs (use_group: with its group's
+ * registration) and the load's profile handle (NULL: none); with `signal`,
+ * createFromBinaryWithSignal (an abort signal its caller triggers to stop it, where the
+ * backend takes load signals: load_signals). Under the execute gate, exclusively. */
+qnn_error_t create_from_binary_signalled(struct context_obj *c, qnn_context_handle_t *out,
+                                         qnn_profile_handle_t profile, qnn_signal_handle_t signal,
+                                         int use_group);
+
+/* The same under a timeout signal until deadline_ns (CLOCK_MONOTONIC; 0: none) where the
+ * backend bounds loads (load_signals; else unbounded: it runs to its end). *timed_out: QNN
+ * answered 5013/5012, or the deadline had passed (then nothing was asked). */
 qnn_error_t create_bounded(struct context_obj *c, qnn_context_handle_t *out, uint64_t deadline_ns,
                            qnn_profile_handle_t profile, int use_group, int *timed_out);
 

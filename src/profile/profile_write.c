@@ -190,25 +190,8 @@ static const char k_css[] =
     "svg text{font:11px system-ui,sans-serif;fill:#222}rect.bar{fill:#3b7dd8}"
     "rect.host{fill:#999}rect.prof{fill:#ccc}rect.npu{fill:#e08a2c}rect.op{fill:#3b7dd8;stroke:#fff;stroke-width:.5}";
 
-int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path) {
-  htpu_clear_error();
-  if (!p || !path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_profile_write_html: %s is NULL",
-                                         !p ? "the profile" : "the path");
-  if (!title) title = p->graph[0] ? p->graph : "load";
-  weighed *order = malloc(((size_t)p->num_ops + 1) * sizeof *order);
-  if (!order) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  for (uint32_t k = 0; k < p->num_ops; k++) {
-    order[k].k = k;
-    order[k].w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
-  }
-  qsort(order, p->num_ops, sizeof *order, heaviest_first);
-  report_file *f = malloc(sizeof *f);
-  int rc = f ? report_open(f, path) : htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
-  if (rc) {
-    free(f);
-    free(order);
-    return rc;
-  }
+/* The page's head and its table of figures. */
+static void html_head(report_file *f, const htpu_profile *p, const char *title) {
   out_puts("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>", f);
@@ -235,8 +218,14 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
     put_html(f, p->note);
     out_puts("</p>\n", f);
   }
-  /* the bars: one per op, heaviest first */
-  const int W = 900, LABEL = 220, ROW = 16;
+}
+
+#define HTML_W 900
+#define HTML_LABEL 220
+#define HTML_ROW 16
+
+/* The bars: one per op, heaviest first (order). */
+static void html_bars(report_file *f, const htpu_profile *p, const weighed *order) {
   int cyc;
   uint64_t total = shares_total(p, &cyc);
   uint64_t max_w = 1;
@@ -248,56 +237,52 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
                    "role=\"img\">\n",
                 by_cycles(p) ? "accelerator cycles" : "time",
                 p->dropped_events ? " (PARTIAL: the events were cut at the cap, see the note)" : "",
-                W, p->num_ops * ROW + 4);
+                HTML_W, p->num_ops * HTML_ROW + 4);
   for (uint32_t r = 0; r < p->num_ops; r++) {
     uint32_t k = order[r].k;
     uint64_t w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
-    double bw = (double)(W - LABEL - 150) * (double)w / (double)max_w;
-    report_printf(f, "<text x=\"0\" y=\"%u\">", r * ROW + 12);
+    double bw = (double)(HTML_W - HTML_LABEL - 150) * (double)w / (double)max_w;
+    report_printf(f, "<text x=\"0\" y=\"%u\">", r * HTML_ROW + 12);
     put_html(f, p->ops[k].name);
     report_printf(f, "</text><rect class=\"bar\" x=\"%d\" y=\"%u\" width=\"%.1f\" height=\"%d\"><title>",
-            LABEL, r * ROW + 2, bw > 0.5 ? bw : 0.5, ROW - 4);
+            HTML_LABEL, r * HTML_ROW + 2, bw > 0.5 ? bw : 0.5, HTML_ROW - 4);
     put_html(f, p->ops[k].name);
     char pct[32] = "";
     if (total) snprintf(pct, sizeof pct, "%.1f%%", share(p, k, total, cyc));
     report_printf(f, ": %llu cycles, %llu us%s%s</title></rect><text x=\"%.1f\" y=\"%u\">%s"
                      "</text>\n",
                   (unsigned long long)p->ops[k].cycles, (unsigned long long)p->ops[k].us,
-                  total ? ", " : "", pct, LABEL + bw + 6, r * ROW + 12, pct);
+                  total ? ", " : "", pct, HTML_LABEL + bw + 6, r * HTML_ROW + 12, pct);
   }
   out_puts("</svg>\n", f);
-  /* the timeline: host row, accelerator row, ops row */
+}
+
+/* One span of the timeline's host row (us from the start, sx px per us). */
+static void host_span(report_file *f, const char *cls, double at, double len, double sx,
+                      const char *what) {
+  report_printf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>%s "
+                   "%.1f us</title></rect>\n",
+                cls, 100 + at * sx, len * sx, what, len);
+}
+
+/* The timeline: host row (conversions, the execute, the profile's own setup and read),
+ * accelerator row, ops row. */
+static void html_timeline(report_file *f, const htpu_profile *p) {
   double end = (double)p->total_ns / 1000.0, cursor = (double)(p->execute_start_ns - p->start_ns) / 1000.0;
   if (end <= 0) end = 1;
-  double sx = (W - 100) / end;
-  double exec0 = cursor;
+  double sx = (HTML_W - 100) / end, exec0 = cursor, q = p->quantize_ns / 1000.0;
   report_printf(f, "<h2>Timeline (%.1f us)</h2>\n<svg id=\"timeline\" width=\"%d\" height=\"90\">\n"
              "<text x=\"0\" y=\"16\">host</text><text x=\"0\" y=\"46\">NPU</text>"
              "<text x=\"0\" y=\"76\">ops</text>\n",
-          end, W);
-  if (p->quantize_ns)
-    report_printf(f, "<rect class=\"host\" x=\"100\" y=\"4\" width=\"%.2f\" height=\"16\"><title>convert "
-               "inputs %.1f us</title></rect>\n",
-            p->quantize_ns / 1000.0 * sx, p->quantize_ns / 1000.0);
-  report_printf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>%s %.1f "
-             "us</title></rect>\n",
-          100 + exec0 * sx, p->execute_ns / 1000.0 * sx, p->graph[0] ? "graphExecute" : "load",
-          p->execute_ns / 1000.0);
-  if (exec0 > p->quantize_ns / 1000.0)
-    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
-                     "profile setup %.1f us</title></rect>\n",
-                  100 + p->quantize_ns / 1000.0 * sx, (exec0 - p->quantize_ns / 1000.0) * sx,
-                  exec0 - p->quantize_ns / 1000.0);
+          end, HTML_W);
+  if (p->quantize_ns) host_span(f, "host", 0, q, sx, "convert inputs");
+  host_span(f, "host", exec0, p->execute_ns / 1000.0, sx, p->graph[0] ? "graphExecute" : "load");
+  if (exec0 > q) host_span(f, "prof", q, exec0 - q, sx, "profile setup");
   double tail0 = exec0 + (p->execute_ns + p->dequantize_ns) / 1000.0;
-  if (end > tail0)
-    report_printf(f, "<rect class=\"prof\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
-                     "profile read %.1f us</title></rect>\n",
-                  100 + tail0 * sx, (end - tail0) * sx, end - tail0);
+  if (end > tail0) host_span(f, "prof", tail0, end - tail0, sx, "profile read");
   if (p->dequantize_ns)
-    report_printf(f, "<rect class=\"host\" x=\"%.2f\" y=\"4\" width=\"%.2f\" height=\"16\"><title>"
-               "convert outputs %.1f us</title></rect>\n",
-            100 + (exec0 + p->execute_ns / 1000.0) * sx, p->dequantize_ns / 1000.0 * sx,
-            p->dequantize_ns / 1000.0);
+    host_span(f, "host", exec0 + p->execute_ns / 1000.0, p->dequantize_ns / 1000.0, sx,
+              "convert outputs");
   if (p->accel_us)
     report_printf(f, "<rect class=\"npu\" x=\"%.2f\" y=\"34\" width=\"%.2f\" height=\"16\"><title>"
                "accelerator %llu us</title></rect>\n",
@@ -311,6 +296,30 @@ int htpu_profile_write_html(const htpu_profile *p, const char *title, const char
     report_printf(f, " %.1f us</title></rect>\n", len);
   }
   out_puts("</svg>\n", f);
+}
+
+int htpu_profile_write_html(const htpu_profile *p, const char *title, const char *path) {
+  htpu_clear_error();
+  if (!p || !path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_profile_write_html: %s is NULL",
+                                         !p ? "the profile" : "the path");
+  if (!title) title = p->graph[0] ? p->graph : "load";
+  weighed *order = malloc(((size_t)p->num_ops + 1) * sizeof *order);
+  if (!order) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  for (uint32_t k = 0; k < p->num_ops; k++) {
+    order[k].k = k;
+    order[k].w = by_cycles(p) ? p->ops[k].cycles : p->ops[k].us;
+  }
+  qsort(order, p->num_ops, sizeof *order, heaviest_first);
+  report_file *f = malloc(sizeof *f);
+  int rc = f ? report_open(f, path) : htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if (rc) {
+    free(f);
+    free(order);
+    return rc;
+  }
+  html_head(f, p, title);
+  html_bars(f, p, order);
+  html_timeline(f, p);
   /* Marks the page as drawn once the browser has it (the headless check reads this). */
   report_printf(f, "<script>document.body.setAttribute('data-rendered', "
              "document.querySelectorAll('#bars rect.bar').length + ' bars, ' + "

@@ -83,7 +83,7 @@ static int patched_fails(patch_fn patch, const char *want, char *msg, size_t msg
 }
 
 static void p_magic(uint8_t *b) { b[0] ^= 0x20; }
-static void p_version(uint8_t *b) { put32(b + REFF_H_VERSION, 2); }
+static void p_version(uint8_t *b) { put32(b + REFF_H_VERSION, 3); }
 static void p_header_size(uint8_t *b) { put32(b + REFF_H_HEADER_SIZE, 64); }
 static void p_trailing(uint8_t *b) { put32(b + REFF_H_FILE_SIZE, get32(b + REFF_H_FILE_SIZE) - 8); }
 static void p_rank(uint8_t *b) { put32(tensor_rec(b, "a") + REFF_T_RANK, 12); }
@@ -185,7 +185,7 @@ TEST(refmodel_rejects_each_kind_of_bad_binary) {
     const char *want;
   } cases[] = {
       {p_magic, "bad magic"},
-      {p_version, "unknown format version 2 (supported: 1)"},
+      {p_version, "unknown format version 3 (supported: 1, 2)"},
       {p_header_size, "header size 64"},
       {p_trailing, "trailing data"},
       {p_rank, "rank 12 > 8"},

@@ -58,6 +58,8 @@ defmodule HexagonTpu.DocExamplesTest do
   doctest HexagonTpu.Context
   doctest HexagonTpu.Error
   doctest HexagonTpu.Graph
+  doctest HexagonTpu.Vision
+  doctest HexagonTpu.Vision.Frame
   doctest HexagonTpu.Monitor
   doctest HexagonTpu.Profile
   doctest HexagonTpu.Runtime
@@ -89,7 +91,9 @@ defmodule HexagonTpu.DocExamplesTest do
       HexagonTpu.SharedIO,
       HexagonTpu.Stats,
       HexagonTpu.Telemetry,
-      HexagonTpu.TensorInfo
+      HexagonTpu.TensorInfo,
+      HexagonTpu.Vision,
+      HexagonTpu.Vision.Frame
     ]
 
     assert DocExamples.public_modules() -- run == [HexagonTpu.Serving]

@@ -79,7 +79,7 @@ defmodule HexagonTpu.WaitsTest do
     rt = Runtime.open!(backend: :reference)
     a = HexagonTpu.load_model!({:binary, two}, runtime: rt, graph: "add_f32")
     c = HexagonTpu.load_model!({:binary, two}, runtime: rt, graph: "scale_u8")
-    graph_latency("add_f32", 3_000_000)
+    graph_latency("add_f32", 5_000_000)
     hung = Task.async(fn -> add(a) end)
     wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end)
 
@@ -91,12 +91,58 @@ defmodule HexagonTpu.WaitsTest do
     wait_until(fn -> HexagonTpu.stats().gate_writers >= 1 end)
     x = f32([1.0, 2.0, -1.0, 0.5])
     assert {:ok, [y]} = HexagonTpu.predict(c, [x], output: :binary)
-    assert {:ok, [y2]} = HexagonTpu.predict(c, [x], timeout: 200, output: :binary)
+    assert {:ok, [y2]} = HexagonTpu.predict(c, [x], timeout: 2_000, output: :binary)
     assert Task.yield(hung, 0) == nil and Task.yield(load, 0) == nil
     assert_close(from_f32(y), [1.0, 4.0, -3.0, 2.0], 0.06)
     assert y2 == y
     assert {:ok, _} = Task.await(hung, 10_000)
     assert {:ok, _} = Task.await(load, 10_000)
+  end
+
+  test "close/1 behind a hung model returns at once; the free comes when the execute ends",
+       %{two: two} do
+    rt = Runtime.open!(backend: :reference)
+    a = HexagonTpu.load_model!({:binary, two}, runtime: rt, graph: "add_f32")
+    other = HexagonTpu.load_model!({:binary, build!(add_f32())}, runtime: rt)
+    base = HexagonTpu.stats()
+    graph_latency("add_f32", 3_000_000)
+    hung = Task.async(fn -> add(a) end)
+    wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end)
+    t0 = System.monotonic_time(:millisecond)
+    :ok = HexagonTpu.close(other)
+    took = System.monotonic_time(:millisecond) - t0
+
+    assert Task.yield(hung, 0) == nil,
+           "the close returned only after the hung execute (#{took} ms)"
+
+    assert HexagonTpu.stats().frees_deferred == base.frees_deferred + 1
+    assert {:ok, _} = Task.await(hung, 10_000)
+    # (other tests' garbage may be reaped meanwhile: at most, not exactly, one fewer)
+    assert wait_until(
+             fn -> HexagonTpu.stats().live_contexts <= base.live_contexts - 1 end,
+             15_000
+           )
+  end
+
+  test "load_model's :timeout bounds opening a new shared runtime behind a hung model",
+       %{two: two, bin: bin} do
+    a =
+      HexagonTpu.load_model!({:binary, two},
+        runtime: Runtime.open!(backend: :reference),
+        graph: "add_f32"
+      )
+
+    graph_latency("add_f32", 3_000_000)
+    hung = Task.async(fn -> add(a) end)
+    wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end)
+    # options no shared runtime has yet: one is opened for this load
+    opts = [backend: :reference, startup_retries: 7, graph: "add_f32", timeout: 300]
+    assert {:error, %Error{reason: :timeout} = e} = HexagonTpu.load_model({:binary, bin}, opts)
+    assert Task.yield(hung, 0) == nil
+    assert e.message =~ "opening the runtime passed its 300 ms limit"
+    assert {:ok, _} = Task.await(hung, 10_000)
+    assert {:ok, m} = HexagonTpu.load_model({:binary, bin}, opts)
+    HexagonTpu.close(m)
   end
 
   describe "many callers wait" do

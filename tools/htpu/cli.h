@@ -83,7 +83,8 @@ const char *cli_nth(const cli_args *args, const char *name, size_t i);
 int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
                 uint32_t max, uint32_t *out);
 
-/* The dashes an option is written with: "-" for a one-letter name (bench's -n), else "--". */
+/* The dashes an option is written with: "-" for a one-letter name (bench's -n), else "--"
+ * (help.c). */
 const char *cli_dashes(const char *name);
 
 /* Prints "htpu NAME: <message>", the usage line and a pointer to the help to stderr. Returns
@@ -94,8 +95,10 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 /* "htpu NAME: <message>" to stderr, for failures of the operation. Returns CLI_EXIT_FAIL. */
 int cli_fail(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* help.c */
 void cli_print_usage_line(const cli_command *cmd, FILE *f);
 void cli_print_command_help(const cli_command *cmd, FILE *f);
+/* commands.c: every command of the table, for `htpu --help` */
 void cli_print_overview(FILE *f);
 
 #endif /* HTPU_CLI_H */

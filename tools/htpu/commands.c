@@ -1,8 +1,6 @@
-/* commands.c - the subcommand table and the overview `htpu --help` prints from it. One line
- * per subcommand, in the order the overview lists them; each cli_command is defined in its own
- * file. */
+/* commands.c - the subcommand table. One line per subcommand, in the order `htpu --help`
+ * lists them; each cli_command is defined in its own file. */
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -12,6 +10,7 @@ const cli_command *const cli_commands[] = {
     &cmd_info,
     &cmd_doctor,
     &cmd_run,
+    &cmd_detect,
     &cmd_load,
     &cmd_bench,
     &cmd_profile,
@@ -24,6 +23,8 @@ const cli_command *cli_find_command(const char *name) {
   return NULL;
 }
 
+/* The overview lists the table, so it lives with it: help.c, which args.c calls for a
+ * command's help, then needs nothing of the table (and no command file is in a circle). */
 void cli_print_overview(FILE *f) {
   fprintf(f, "usage: htpu [--help] [--version] COMMAND [ARGS]\n"
              "\n"

@@ -1,11 +1,11 @@
-/* help.c - usage lines and per-command help, from the command's own table (the overview of
- * all commands is commands.c's: help.c knows no command table, so every command can word its
- * usage errors through it without a circle back to the table). */
+/* help.c - usage lines and per-command help, from a command's tables (the overview of all
+ * commands lives with their table, commands.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
+/* "-" for a one-letter option, "--" for the others (args.c's messages and the help alike). */
 const char *cli_dashes(const char *name) { return strlen(name) == 1 ? "-" : "--"; }
 
 void cli_print_usage_line(const cli_command *cmd, FILE *f) {

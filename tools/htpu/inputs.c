@@ -11,6 +11,7 @@ const char *cli_input_source_name(cli_input_source s) {
   case CLI_INPUT_RAW: return "raw";
   case CLI_INPUT_NPY: return "npy";
   case CLI_INPUT_GENERATED: return "generated";
+  case CLI_INPUT_FRAME: return "frame";
   case CLI_INPUT_UNBOUND: break;
   }
   return "none";
@@ -113,13 +114,20 @@ int cli_inputs_bind(const cli_args *a, const htpu_graph_info *gi, int allow_miss
                          "(inputs: %s)",
                          bare, bare == 1 ? "" : "s", (unsigned)gi->num_inputs, valid);
   }
-  for (uint32_t i = 0; rc == CLI_EXIT_OK && !allow_missing && i < gi->num_inputs; i++) {
-    if (!out->items[i].path)
-      rc = cli_usage_error(a->cmd, "missing input '%s': give --input %s=FILE (inputs: %s)",
-                           gi->inputs[i].name, gi->inputs[i].name, valid);
-  }
+  if (rc == CLI_EXIT_OK && !allow_missing) rc = cli_inputs_check_all(a, gi, out);
   if (rc != CLI_EXIT_OK) cli_inputs_free(out);
   return rc;
+}
+
+int cli_inputs_check_all(const cli_args *a, const htpu_graph_info *gi, const cli_inputs *in) {
+  char valid[1024];
+  for (uint32_t i = 0; i < gi->num_inputs; i++) {
+    if (in->items[i].path) continue;
+    input_list(gi, valid, sizeof(valid));
+    return cli_usage_error(a->cmd, "missing input '%s': give --input %s=FILE (inputs: %s)",
+                           gi->inputs[i].name, gi->inputs[i].name, valid);
+  }
+  return CLI_EXIT_OK;
 }
 
 void cli_inputs_retarget(cli_inputs *in, const htpu_graph_info *gi) {
@@ -128,7 +136,7 @@ void cli_inputs_retarget(cli_inputs *in, const htpu_graph_info *gi) {
 
 int cli_inputs_load(const cli_command *cmd, cli_inputs *in) {
   for (uint32_t i = 0; i < in->count; i++) {
-    if (!in->items[i].path) continue;
+    if (!in->items[i].path || in->items[i].data) continue;
     int rc = cli_input_read_file(cmd, &in->items[i]);
     if (rc != CLI_EXIT_OK) return rc;
   }

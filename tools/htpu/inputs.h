@@ -18,7 +18,8 @@ typedef enum cli_input_source {
   CLI_INPUT_UNBOUND = 0, /* no --input names it (bench generates the data) */
   CLI_INPUT_RAW,
   CLI_INPUT_NPY,
-  CLI_INPUT_GENERATED
+  CLI_INPUT_GENERATED,
+  CLI_INPUT_FRAME /* --image/--frame: preprocessed into the tensor's type (frame_input.c) */
 } cli_input_source;
 
 typedef struct cli_input {
@@ -44,11 +45,16 @@ typedef struct cli_inputs {
 int cli_inputs_bind(const cli_args *a, const htpu_graph_info *gi, int allow_missing,
                     cli_inputs *out);
 
+/* A usage error naming the first input no option gave (and listing the graph's inputs), or
+ * CLI_EXIT_OK when every input is bound. */
+int cli_inputs_check_all(const cli_args *a, const htpu_graph_info *gi, const cli_inputs *in);
+
 /* Points the inputs at the same graph's tensor infos in gi (bound against the model's
  * metadata before the graph was opened). */
 void cli_inputs_retarget(cli_inputs *in, const htpu_graph_info *gi);
 
-/* Reads every bound input's file (input_file.c). Returns a CLI_EXIT_* code. */
+/* Reads every bound input's file (input_file.c), except those already holding their data
+ * (frames). Returns a CLI_EXIT_* code. */
 int cli_inputs_load(const cli_command *cmd, cli_inputs *in);
 
 /* Fills every UNBOUND input with deterministic pseudo-random f32 data in a range the tensor can
@@ -60,7 +66,7 @@ void cli_inputs_fill_io(const cli_inputs *in, htpu_io *io);
 
 void cli_inputs_free(cli_inputs *in);
 
-/* "raw", "npy", "generated" */
+/* "raw", "npy", "generated", "frame" */
 const char *cli_input_source_name(cli_input_source s);
 
 /* Reads one input file for `t` into a fresh buffer (input_file.c): `.npy` by name or by its

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "frame_input.h"
 #include "inputs.h"
 #include "json.h"
 #include "load_report.h"
@@ -349,7 +350,8 @@ static int run_run(const cli_args *a) {
   if (rc == CLI_EXIT_OK) rc = cli_session_inspect(a, &r.s);
   if (rc != CLI_EXIT_OK) return rc;
   /* the inputs against the metadata, before a backend is created and the model loaded */
-  rc = cli_inputs_bind(a, r.s.meta_info, 0, &r.in);
+  rc = cli_inputs_bind(a, r.s.meta_info, 1, &r.in);
+  if (rc == CLI_EXIT_OK) rc = cli_frames_bind(a, r.s.meta_info, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_inputs_load(a->cmd, &r.in);
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
@@ -384,6 +386,15 @@ static const cli_option run_options[] = {
      "file (f32 if it has num_elements*4 bytes, else the tensor's own type); a bare FILE takes "
      "the next input in graph order when all inputs are given that way",
      1},
+    {"image", "NAME=F.ppm",
+     "a camera frame for input NAME from a binary PPM (P6) or PGM (P5) file, letterboxed into "
+     "the input's layout and type (docs/vision.md); a bare F.ppm for a graph of one input",
+     1},
+    {"frame", "NAME=FILE",
+     "a raw camera frame for input NAME, described by --size, --format (and --stride, "
+     "--uv-offset), into the input as --image",
+     1},
+    CLI_FRAME_OPTIONS,
     {"output-dir", "DIR",
      "write each output to DIR/NAME.npy (default ./output; created if missing; names "
      "sanitized)", 0},
@@ -405,7 +416,9 @@ static const cli_option run_options[] = {
 
 const cli_command cmd_run = {
     .name = "run",
-    .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--output-dir DIR] "
+    .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--image NAME=F.ppm] "
+                "[--frame NAME=F --size WxH --format FMT [--stride N]] "
+                "[--resize letterbox|stretch|crop] [--output-dir DIR] "
                 "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
                 "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
@@ -416,7 +429,9 @@ const cli_command cmd_run = {
         "min/max/mean, argmax (for vector-shaped outputs) and first values. f32 input data is\n"
         "quantized to the tensor's type by the library; outputs are dequantized to f32 unless\n"
         "--native-output. Each output is also saved as a .npy file named after the tensor, in\n"
-        "--output-dir (default ./output). Every graph input needs one --input.\n",
+        "--output-dir (default ./output). Every graph input needs one --input, or a camera\n"
+        "frame with --image or --frame, letterboxed (or --resize stretch|crop) straight into\n"
+        "the input's own layout, type and quantization (docs/vision.md).\n",
     .options = run_options,
     .positional_name = "MODEL",
     .min_positional = 1,

@@ -1,0 +1,107 @@
+/*
+ * geometry.c - where a frame goes in the input, and back.
+ *
+ * Letterbox follows Ultralytics' LetterBox (auto=False, center=True) expression by expression,
+ * in double as Python computes it: r = min(H / h, W / w) (min(r, 1) without scaleup), the
+ * resized size round(w r) x round(h r) with Python's round (half to even: nearbyint in the
+ * default rounding mode), dw = (W - new_w) / 2, left = round(dw - 0.1), right = round(dw + 0.1),
+ * likewise top and bottom. Mapping back follows scale_boxes + clip_boxes: (x - pad) / gain with
+ * the gain r itself (not new_w / w), then clipped to the image.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "vision.h"
+
+static uint32_t py_round(double v) { return (uint32_t)nearbyint(v); }
+
+static int letterbox(const htpu_rect *c, uint32_t in_w, uint32_t in_h, int scaleup,
+                     htpu_geometry *g) {
+  double r = fmin((double)in_h / c->height, (double)in_w / c->width);
+  if (!scaleup) r = fmin(r, 1.0);
+  uint32_t new_w = py_round(c->width * r), new_h = py_round(c->height * r);
+  if (!new_w || !new_h)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "letterbox: the %ux%u frame region fits a %ux%u input as %ux%u: "
+                          "nothing left of it (crop it, or use resize mode stretch)",
+                          c->width, c->height, in_w, in_h, new_w, new_h);
+  double dw = (in_w - new_w) / 2.0, dh = (in_h - new_h) / 2.0;
+  g->resized_width = new_w;
+  g->resized_height = new_h;
+  g->pad_left = py_round(dw - 0.1);
+  g->pad_right = py_round(dw + 0.1);
+  g->pad_top = py_round(dh - 0.1);
+  g->pad_bottom = py_round(dh + 0.1);
+  g->scale_x = g->scale_y = r;
+  return HTPU_OK;
+}
+
+/* The largest centred part of the region with the input's aspect (for a square input:
+ * Ultralytics' CenterCrop, min(h, w) square at ((h - m) // 2, (w - m) // 2)). */
+static void centre_crop(htpu_rect *c, uint32_t in_w, uint32_t in_h) {
+  uint32_t cw = c->width, ch = c->height;
+  if ((uint64_t)c->width * in_h >= (uint64_t)c->height * in_w) {
+    cw = py_round((double)c->height * in_w / in_h);
+    if (cw > c->width) cw = c->width;
+    if (!cw) cw = 1;
+  } else {
+    ch = py_round((double)c->width * in_h / in_w);
+    if (ch > c->height) ch = c->height;
+    if (!ch) ch = 1;
+  }
+  c->x += (c->width - cw) / 2;
+  c->y += (c->height - ch) / 2;
+  c->width = cw;
+  c->height = ch;
+}
+
+int vis_geometry(const vis_frame *f, uint32_t in_w, uint32_t in_h, htpu_resize_mode mode,
+                 int scaleup, htpu_geometry *g) {
+  *g = (htpu_geometry){0};
+  g->frame_width = f->width;
+  g->frame_height = f->height;
+  g->region = f->crop;
+  g->input_width = in_w;
+  g->input_height = in_h;
+  if (mode == HTPU_RESIZE_LETTERBOX) return letterbox(&g->region, in_w, in_h, scaleup, g);
+  if (mode == HTPU_RESIZE_CROP) centre_crop(&g->region, in_w, in_h);
+  g->resized_width = in_w;
+  g->resized_height = in_h;
+  g->scale_x = (double)in_w / g->region.width;
+  g->scale_y = (double)in_h / g->region.height;
+  return HTPU_OK;
+}
+
+static float clip(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n) {
+  if (!g || !xy) return;
+  float px = (float)g->pad_left, py = (float)g->pad_top;
+  float sx = (float)g->scale_x, sy = (float)g->scale_y;
+  float w = (float)g->region.width, h = (float)g->region.height;
+  float ox = (float)g->region.x, oy = (float)g->region.y;
+  for (size_t i = 0; i < n; i++) {
+    /* NaN stays NaN through the clip (both compares are false), as clamp_ leaves it */
+    xy[2 * i] = clip((xy[2 * i] - px) / sx, 0.0f, w) + ox;
+    xy[2 * i + 1] = clip((xy[2 * i + 1] - py) / sy, 0.0f, h) + oy;
+  }
+}
+
+static const char *const mode_names[HTPU_RESIZE_MODE_COUNT] = {"letterbox", "stretch", "crop"};
+
+const char *htpu_resize_mode_name(htpu_resize_mode m) {
+  return (unsigned)m < HTPU_RESIZE_MODE_COUNT ? mode_names[m] : NULL;
+}
+
+int htpu_resize_mode_from_name(const char *name, htpu_resize_mode *out) {
+  for (unsigned i = 0; name && i < HTPU_RESIZE_MODE_COUNT; i++) {
+    if (strcmp(name, mode_names[i]) == 0) {
+      if (out) *out = (htpu_resize_mode)i;
+      return 0;
+    }
+  }
+  return htpu_set_error(HTPU_EINVAL, 0,
+                        "unknown resize mode '%s': expected letterbox, stretch or crop",
+                        name ? name : "(null)");
+}

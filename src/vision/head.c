@@ -1,0 +1,228 @@
+/*
+ * head.c - which outputs hold what: the head's kind, its layout and counts from the output
+ * shapes (and the options where the shapes cannot tell), checked before anything is read.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "quant/quant.h"
+#include "vision.h"
+
+static const char *const head_names[HTPU_HEAD_COUNT] = {"auto", "ultralytics", "ultralytics_pose",
+                                                        "aihub"};
+
+const char *htpu_head_name(htpu_head h) {
+  return (unsigned)h < HTPU_HEAD_COUNT ? head_names[h] : NULL;
+}
+
+int htpu_head_from_name(const char *name, htpu_head *out) {
+  for (unsigned i = 0; name && i < HTPU_HEAD_COUNT; i++) {
+    if (strcmp(name, head_names[i]) == 0) {
+      if (out) *out = (htpu_head)i;
+      return 0;
+    }
+  }
+  return htpu_set_error(HTPU_EINVAL, 0,
+                        "unknown head '%s': expected auto, ultralytics, ultralytics_pose or aihub",
+                        name ? name : "(null)");
+}
+
+/* ---- reading one element ---------------------------------------------------------------------- */
+
+static double raw(const htpu_tensor_info *t, const void *data, size_t i) {
+  switch (t->dtype) {
+    case HTPU_U8: return ((const uint8_t *)data)[i];
+    case HTPU_I8: return ((const int8_t *)data)[i];
+    case HTPU_U16: return ((const uint16_t *)data)[i];
+    case HTPU_I16: return ((const int16_t *)data)[i];
+    case HTPU_U32: return ((const uint32_t *)data)[i];
+    case HTPU_I32: return ((const int32_t *)data)[i];
+    case HTPU_F16: return htpu_f16_to_f32(((const uint16_t *)data)[i]);
+    default: return ((const float *)data)[i];
+  }
+}
+
+float vis_read(const vis_reader *r, size_t i) {
+  const htpu_tensor_info *t = r->info;
+  double q = raw(t, r->data, i);
+  const htpu_quant *qp = &t->quant;
+  if (t->dtype == HTPU_F32 || t->dtype == HTPU_F16 || qp->kind == HTPU_QUANT_NONE) return (float)q;
+  if (qp->kind == HTPU_QUANT_PER_TENSOR) return (float)((q - qp->zero_point) * (double)qp->scale);
+  size_t inner = 1;
+  for (uint32_t d = (uint32_t)qp->axis + 1; d < t->rank; d++) inner *= t->dims[d];
+  size_t c = (i / inner) % qp->num_channels;
+  return (float)((q - qp->zero_points[c]) * (double)qp->scales[c]);
+}
+
+/* ---- checks ------------------------------------------------------------------------------------ */
+
+static int readable(const htpu_tensor_info *t, const void *data) {
+  const char *name = t->name ? t->name : "";
+  switch (t->dtype) {
+    case HTPU_U8: case HTPU_I8: case HTPU_U16: case HTPU_I16:
+    case HTPU_U32: case HTPU_I32: case HTPU_F16: case HTPU_F32:
+      break;
+    default:
+      return htpu_set_error(HTPU_EINVAL, 0,
+                            "output '%s' is %s; a detector output is u8, i8, u16, i16, u32, i32, "
+                            "f16 or f32",
+                            name, htpu_dtype_name(t->dtype));
+  }
+  if (!data) return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its data is NULL", name);
+  qc_params p;
+  if (qc_params_from_info(t, &p))
+    return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its quantization does not fit its shape",
+                          name);
+  const htpu_quant *q = &t->quant;
+  for (uint32_t c = 0; q->kind != HTPU_QUANT_NONE && c < (q->kind == HTPU_QUANT_PER_AXIS ? q->num_channels : 1); c++) {
+    float s = q->kind == HTPU_QUANT_PER_AXIS ? q->scales[c] : q->scale;
+    if (!(isfinite(s) && s > 0.0f))
+      return htpu_set_error(HTPU_EINVAL, 0, "output '%s': scale %g is not finite and > 0", name,
+                            (double)s);
+  }
+  return HTPU_OK;
+}
+
+/* The two meaningful dims of a [1, X, Y] or [X, Y] tensor. */
+static int dims2(const htpu_tensor_info *t, uint32_t *x, uint32_t *y) {
+  if (t->rank == 3 && t->dims[0] == 1) {
+    *x = t->dims[1], *y = t->dims[2];
+    return 1;
+  }
+  if (t->rank == 2) {
+    *x = t->dims[0], *y = t->dims[1];
+    return 1;
+  }
+  return 0;
+}
+
+static const char *shape_text(const htpu_tensor_info *t, char *buf, size_t len) {
+  size_t at = 0;
+  at += (size_t)snprintf(buf, len, "[");
+  for (uint32_t d = 0; d < t->rank && d < HTPU_MAX_RANK && at < len; d++)
+    at += (size_t)snprintf(buf + at, len - at, d ? ", %u" : "%u", t->dims[d]);
+  if (at < len) snprintf(buf + at, len - at, "]");
+  return buf;
+}
+
+/* ---- Ultralytics heads ------------------------------------------------------------------------ */
+
+static int counts(const htpu_decode_options *o, uint32_t C, vis_head *h, const char *name,
+                  const char *shape) {
+  if (h->kind == HTPU_HEAD_ULTRALYTICS) {
+    h->classes = o->num_classes ? o->num_classes : (C > 4 ? C - 4 : 0);
+    if (C < 5 || C != 4 + h->classes)
+      return htpu_set_error(HTPU_EINVAL, 0,
+                            "output '%s' %s has %u values per anchor; the ultralytics head needs 4 "
+                            "box values and %s class scores",
+                            name, shape, C, o->num_classes ? "the given" : "at least 1");
+    return HTPU_OK;
+  }
+  h->classes = o->num_classes ? o->num_classes : 1;
+  h->kdims = o->keypoint_dims ? o->keypoint_dims : 3;
+  uint32_t rest = C > 4 + h->classes ? C - 4 - h->classes : 0;
+  h->keypoints = o->num_keypoints ? o->num_keypoints : rest / h->kdims;
+  if ((h->kdims != 2 && h->kdims != 3) || !h->keypoints || rest != h->keypoints * h->kdims)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' %s has %u values per anchor; the pose head needs 4 box "
+                          "values, %u class score(s) and keypoints of %u values (x, y%s)",
+                          name, shape, C, h->classes, h->kdims, h->kdims == 3 ? ", visibility" : "");
+  return HTPU_OK;
+}
+
+static int ultralytics(const htpu_tensor_info *t, const void *data,
+                       const htpu_decode_options *o, vis_head *h) {
+  const char *name = t->name ? t->name : "";
+  char shape[96];
+  uint32_t x, y;
+  int rc = readable(t, data);
+  if (rc) return rc;
+  shape_text(t, shape, sizeof shape);
+  if (!dims2(t, &x, &y))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' %s is not a head of [1, C, A] or [1, A, C] values", name,
+                          shape);
+  h->layout = o->layout ? o->layout : x <= y ? HTPU_HEAD_CHANNELS_FIRST : HTPU_HEAD_ANCHORS_FIRST;
+  int cf = h->layout == HTPU_HEAD_CHANNELS_FIRST;
+  uint32_t C = cf ? x : y;
+  h->anchors = cf ? y : x;
+  h->main = (vis_reader){t, data};
+  h->c_step = cf ? h->anchors : 1;
+  h->a_step = cf ? 1 : C;
+  return counts(o, C, h, name, shape);
+}
+
+/* ---- AI Hub's boxes, scores, classes ------------------------------------------------------------ */
+
+/* The output whose name holds `part`, else -1. */
+static int named(const htpu_tensor_info *outs, uint32_t n, const char *part) {
+  for (uint32_t i = 0; i < n; i++)
+    if (outs[i].name && strstr(outs[i].name, part)) return (int)i;
+  return -1;
+}
+
+static int aihub_pick(const htpu_tensor_info *outs, uint32_t n, int *ib, int *is, int *ic) {
+  *ib = named(outs, n, "box");
+  *is = named(outs, n, "score");
+  *ic = named(outs, n, "class");
+  if (*ib < 0 || *is < 0) { /* AI Hub's order */
+    *ib = 0;
+    *is = 1;
+    *ic = n > 2 ? 2 : -1;
+  }
+  if (n < 2)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "the aihub head needs boxes, scores and class outputs; the graph has %u "
+                          "output(s)",
+                          n);
+  return HTPU_OK;
+}
+
+static int aihub(const htpu_tensor_info *outs, const void *const *data, uint32_t n,
+                 const htpu_decode_options *o, vis_head *h) {
+  int ib, is, ic, rc;
+  char shape[96];
+  if ((rc = aihub_pick(outs, n, &ib, &is, &ic))) return rc;
+  const htpu_tensor_info *b = &outs[ib], *s = &outs[is];
+  uint32_t ba, bc, sa, sc = 1;
+  if ((rc = readable(b, data[ib])) || (rc = readable(s, data[is]))) return rc;
+  if (!dims2(b, &ba, &bc) || bc != 4)
+    return htpu_set_error(HTPU_EINVAL, 0, "output '%s' %s: the aihub boxes are [1, A, 4]",
+                          b->name ? b->name : "", shape_text(b, shape, sizeof shape));
+  int flat = s->rank == 2 && s->dims[0] == 1;
+  if (flat) sa = s->dims[1];
+  if ((!flat && !dims2(s, &sa, &sc)) || sa != ba)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' %s: the aihub scores are [1, %u] or [1, %u, nc], one per box",
+                          s->name ? s->name : "", shape_text(s, shape, sizeof shape), ba, ba);
+  h->anchors = ba;
+  h->layout = HTPU_HEAD_ANCHORS_FIRST;
+  h->boxes = (vis_reader){b, data[ib]};
+  h->scores = (vis_reader){s, data[is]};
+  h->classes = o->num_classes ? o->num_classes : sc;
+  h->has_class_ids = flat && ic >= 0;
+  if (!flat) return HTPU_OK;
+  const htpu_tensor_info *c = ic >= 0 ? &outs[ic] : NULL;
+  if (!c || (rc = readable(c, data[ic])) || c->num_elements != ba)
+    return c && rc ? rc
+                   : htpu_set_error(HTPU_EINVAL, 0,
+                                    "the aihub head with scores [1, %u] needs a class output of %u "
+                                    "values%s",
+                                    ba, ba, c ? ": the one found has another shape" : "");
+  h->class_ids = (vis_reader){c, data[ic]};
+  if (!o->num_classes) h->classes = 0; /* unknown: any class id is accepted */
+  return HTPU_OK;
+}
+
+int vis_head_resolve(const htpu_tensor_info *outs, const void *const *data, uint32_t n,
+                     const htpu_decode_options *o, vis_head *h) {
+  memset(h, 0, sizeof *h);
+  if (!outs || !data || !n)
+    return htpu_set_error(HTPU_EINVAL, 0, "decode: no outputs given");
+  h->kind = o->head;
+  if (h->kind == HTPU_HEAD_AUTO) h->kind = n >= 2 ? HTPU_HEAD_AIHUB : HTPU_HEAD_ULTRALYTICS;
+  if (h->kind == HTPU_HEAD_AIHUB) return aihub(outs, data, n, o, h);
+  return ultralytics(&outs[0], data[0], o, h);
+}

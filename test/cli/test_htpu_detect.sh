@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# test_htpu_detect.sh BUILD_DIR - `htpu detect` and the frame inputs of `htpu run` (--image,
+# --frame) against the reference libraries.
+#
+# The detector is made of the reference backend's ops: its head [1, 7, 4] (4 anchors, 3 classes)
+# is a planted bias, except anchor 0's class-0 score, which is the letterboxed input's mean red
+# (/ 255), so what comes back shows the frame went in. Its arithmetic is checked against OpenCV
+# by test/vision/oracle.py; here: the command line, the reports, the drawn PNG, the errors.
+set -u
+
+SHAPES=$(cd "$(dirname "$0")/../../models/shapes" && pwd)
+. "$(dirname "$0")/harness.sh" "$@" test_htpu_detect
+
+LIBS=(--backend reference --system-lib reference)
+
+# ---------------------------------------------------------------------------------------------
+# the detector and its frames
+
+awk 'BEGIN {
+  printf "graph detector\n"
+  printf "  input  images u8 [1,8,8,3] scale=0.00392156862745098\n"
+  printf "  static w f32 [28,192] data=["
+  for (r = 0; r < 28; r++) for (k = 0; k < 192; k++)
+    printf "%s%s", (r || k) ? "," : "", (r == 16 && k % 3 == 0) ? "0.015625" : "0"
+  printf "]\n"
+  printf "  static b f32 [28] data=[2,4,4,7,2,4,4.5,8,4,4,4,4,4,4,4,4,0,0.1,0.1,0.1,0.1,0.9,0.8,0.1,0.1,0.1,0.1,0.3]\n"
+  printf "  native pixels u8 [1,192] scale=0.00392156862745098\n"
+  printf "  native flat f32 [1,28]\n"
+  printf "  output output0 f32 [1,7,4]\n"
+  printf "  op Reshape images -> pixels\n"
+  printf "  op FullyConnected pixels w b -> flat\n"
+  printf "  op Reshape flat -> output0\n"
+}' >"$TMP/det.txt"
+$EMU "$REFBUILD" "$TMP/det.txt" "$TMP/det.bin" || exit 2
+printf 'cat\ndog\nbird\n' >"$TMP/labels.txt"
+
+# a 16x8 frame of one color (R G B bytes), as a PPM
+ppm() {
+  local r=$1 g=$2 b=$3 out=$4
+  printf 'P6\n# a comment\n16 8\n255\n' >"$out"
+  for _ in $(seq 128); do printf "\\$(printf %03o "$r")\\$(printf %03o "$g")\\$(printf %03o "$b")"; done >>"$out"
+}
+ppm 255 10 20 "$TMP/red.ppm"
+ppm 0 10 20 "$TMP/dark.ppm"
+# the same red frame raw with rows of 52 bytes (4 of padding, 0xEE)
+for _ in $(seq 8); do
+  for _ in $(seq 16); do printf '\377\012\024'; done
+  printf '\356\356\356\356'
+done >"$TMP/red.rgb"
+# a 16x8 NV12 frame: Y 235, U 128, V 128 (white), 128 + 64 bytes
+{ for _ in $(seq 128); do printf '\353'; done; for _ in $(seq 64); do printf '\200'; done; } >"$TMP/white.nv12"
+
+DET=("$TMP/det.bin" "${LIBS[@]}" --head-layout channels_first)
+
+# ---------------------------------------------------------------------------------------------
+# detect: the table, JSON, the drawn frame
+
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/labels.txt"
+expect "detect: table of detections, best first, labels" 0 \
+  out "frame  $TMP/red.ppm (16x8 rgb24)" out "into   8x4 at (0, 2) in 8x8" \
+  out "3 detections (4 candidates above the threshold)" \
+  out "1  1      dog    0.900  4.0   0.0  12.0  8.0" \
+  out "2  0      cat    0.724  0.0   0.0  8.0   4.0" \
+  out "3  2      bird   0.300  10.0  8.0  16.0  8.0"
+
+run detect "${DET[@]}" --image "$TMP/red.ppm" --json --labels "$TMP/labels.txt"
+expect "detect --json: an array of detections" 0 out '"label": "dog"' out '"box": [4, 0, 12, 8]' \
+  out '"keypoints": null'
+json_check "detect --json: 3 objects with class, label, score, box, keypoints" \
+  'j.length == 3 && j[0].class == 1 && j[1].label == "cat" && j[2].box[0] == 10 && "keypoints" in j[0]'
+
+run detect "${DET[@]}" --image "$TMP/dark.ppm" --score 0.2
+expect "detect: the frame reaches the model (dark red: anchor 0 scores 0.224)" 0 \
+  out "3  0      -      0.224" out "3 detections (4 candidates"
+
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format rgb24 --stride 52
+expect "detect --frame raw rgb24 with a stride: the same as the PPM" 0 \
+  out "2  0      -      0.724"
+
+run detect "${DET[@]}" --frame "$TMP/white.nv12" --size 16x8 --format nv12 --channels bgr
+expect "detect --frame nv12: white, (255 * 32 + 114 * 32) / 64 / 255" 0 out "0.724"
+
+run detect "${DET[@]}" --image "$TMP/red.ppm" --crop 8,0,8,8
+expect "detect --crop: boxes in frame pixels, clipped to the crop" 0 \
+  out "region 8x8 at (8, 0)" out "1  0      -      1.000  8.0   0.0  12.0  4.0" \
+  out "2  1      -      0.900  10.0  2.0  14.0  6.0"
+
+run detect "${DET[@]}" --image "$TMP/red.ppm" --draw "$TMP/out.png" --labels "$TMP/labels.txt"
+png_ok() {
+  # signature, then IHDR: width 16, height 8, 8-bit RGB
+  [ "$(od -An -tx1 -N24 "$TMP/out.png" | tr -d ' \n')" = \
+    "89504e470d0a1a0a0000000d494844520000001000000008" ] &&
+    [ "$(od -An -tx1 -j24 -N2 "$TMP/out.png" | tr -d ' \n')" = "0802" ]
+}
+check "detect --draw: a 16x8 RGB PNG" png_ok
+if [ -x /usr/bin/python3 ]; then
+  check "detect --draw: the PNG decodes (zlib, CRCs) to the frame with boxes" /usr/bin/python3 -c '
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+pos, idat = 8, b""
+while pos < len(d):
+    n, kind = struct.unpack(">I4s", d[pos:pos + 8])
+    body = d[pos + 8:pos + 8 + n]
+    assert zlib.crc32(kind + body) == struct.unpack(">I", d[pos + 8 + n:pos + 12 + n])[0], kind
+    idat += body if kind == b"IDAT" else b""
+    pos += 12 + n
+raw = zlib.decompress(idat)
+assert len(raw) == 8 * (16 * 3 + 1), len(raw)
+rows = [raw[r * 49 + 1:(r + 1) * 49] for r in range(8)]
+px = [r[3 * x:3 * x + 3] for r in rows for x in range(16)]
+assert bytes([255, 10, 20]) in px  # the frame
+assert bytes([255, 157, 151]) in px  # the box of class 1 (dog) in its color
+' "$TMP/out.png"
+fi
+
+# The shapes demo (models/shapes/) on one of its held-out frames and on an NV12 one: the
+# detections docs/htpu.md shows, and the truth's objects (models/shapes/truth.txt).
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5
+expect "detect, shapes demo: two triangles, a square and a disc" 0 \
+  out "1  2      triangle  0.992  133.6  27.3  174.6  68.2" \
+  out "3  0      square    0.596  87.8   67.7  124.9  103.8" out "4 detections"
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320x180.nv12" \
+  --size 320x180 --format nv12 --labels "$SHAPES/labels.txt" --iou 0.5 --json
+json_check "detect, shapes demo, NV12: two squares and a disc" \
+  'j.length == 3 && j.filter(d => d.label == "square").length == 2 && j[1].label == "disc"'
+
+# ---------------------------------------------------------------------------------------------
+# run: frames as inputs
+
+run run "$TMP/det.bin" "${LIBS[@]}" --image "images=$TMP/red.ppm" --output-dir "$TMP/o1"
+expect "run --image NAME=F.ppm: the input from a frame" 0 out "images  $TMP/red.ppm  frame   u8 (native)"
+run run "$TMP/det.bin" "${LIBS[@]}" --image "$TMP/red.ppm" --output-dir "$TMP/o2"
+expect "run --image F.ppm: a bare file for a graph of one input" 0 out "frame"
+check "run --image: the same outputs either way" cmp "$TMP/o1/output0.npy" "$TMP/o2/output0.npy"
+run run "$TMP/det.bin" "${LIBS[@]}" --frame "images=$TMP/red.rgb" --size 16x8 --format rgb24 \
+  --stride 52 --output-dir "$TMP/o3"
+expect "run --frame raw with a stride" 0 out "frame"
+check "run --frame: the same outputs as the PPM" cmp "$TMP/o1/output0.npy" "$TMP/o3/output0.npy"
+
+# ---------------------------------------------------------------------------------------------
+# errors: usage (exit 2) and bad frames (exit 1), each naming what was wrong
+
+run detect "${DET[@]}"
+expect "detect: no frame -> exit 2" 2 err "give one frame: --image F.ppm or --frame F"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --frame "$TMP/red.rgb"
+expect "detect: two frames -> exit 2" 2 err "give one frame"
+run detect "${DET[@]}" --frame "$TMP/red.rgb"
+expect "detect --frame without --size -> exit 2" 2 err "--frame needs --size WxH and --format FMT"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16by8 --format rgb24
+expect "detect --size malformed -> exit 2" 2 err "--size 16by8: expected WIDTHxHEIGHT"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format i420
+expect "detect --format unknown -> exit 2" 2 err "unknown pixel format 'i420'"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x9 --format rgb24 --stride 52
+expect "detect: frame shorter than its rows -> exit 1" 1 \
+  err "frame: 16x9 rgb24 with a stride of 52 needs 464 bytes, got 416"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format rgb24 --stride 40
+expect "detect: stride below a row -> exit 1" 1 err "stride 40 is smaller than a row of 16 rgb24 pixels"
+run detect "${DET[@]}" --frame "$TMP/white.nv12" --size 16x9 --format nv12
+expect "detect: odd nv12 height -> exit 1" 1 err "nv12 needs an even width and height"
+run detect "${DET[@]}" --image "$TMP/det.txt"
+expect "detect --image of a text file -> exit 1" 1 err "not a binary PPM (P6) or PGM (P5)"
+head -c 100 "$TMP/red.ppm" >"$TMP/short.ppm"
+run detect "${DET[@]}" --image "$TMP/short.ppm"
+expect "detect --image truncated -> exit 1" 1 err "a 16x8 P6 image has 384 bytes of pixels, got"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --crop 10,0,10,8
+expect "detect --crop outside the frame -> exit 1" 1 err "crop 10x8 at (10, 0) is outside the 16x8 frame"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --resize zoom
+expect "detect --resize unknown -> exit 2" 2 err "unknown resize mode 'zoom'"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --score high
+expect "detect --score not a number -> exit 2" 2 err "--score high: expected a number"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --iou 2
+expect "detect --iou out of range -> exit 2" 2 err "--iou 2: expected a number in 0..1"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --head yolo
+expect "detect --head unknown -> exit 2" 2 err "unknown head 'yolo'"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --head ultralytics_pose
+expect "detect --head pose on a detect head -> exit 1" 1 err "the pose head needs 4 box values"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/no-such.txt"
+expect "detect --labels missing -> exit 1" 1 err "--labels $TMP/no-such.txt: cannot open it"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --draw "$TMP/no-such-dir/out.png"
+expect "detect --draw into a missing directory -> exit 1" 1 err "cannot write it"
+run run "$TMP/det.bin" "${LIBS[@]}" --image "pixels=$TMP/red.ppm"
+expect "run --image for an unknown input -> exit 2" 2 err "name the input as --image NAME=FILE"
+run run "$TMP/det.bin" "${LIBS[@]}" --image "images=$TMP/red.ppm" --input "images=$TMP/red.rgb"
+expect "run: an input given twice -> exit 2" 2 err "input 'images' given twice"
+
+harness_summary
