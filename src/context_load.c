@@ -169,8 +169,9 @@ static qnn_error_t create_once_more(context_obj *c, uint64_t deadline, qnn_profi
  * restart, 1007; an unknown handle, 5002) or the backend refused the config (1000, 5010). */
 static int group_failure(qnn_error_t e) {
   uint32_t code = QNN_ERROR_CODE(e);
-  return code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION || code == QNN_CONTEXT_ERROR_INVALID_HANDLE ||
-         code == QNN_COMMON_ERROR_NOT_SUPPORTED || code == QNN_CONTEXT_ERROR_INVALID_CONFIG;
+  return code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION ||
+         code == QNN_CONTEXT_ERROR_INVALID_HANDLE || code == QNN_COMMON_ERROR_NOT_SUPPORTED ||
+         code == QNN_CONTEXT_ERROR_INVALID_CONFIG;
 }
 
 /* The create with c's spill-fill group: joining the current group; if that fails, as the

@@ -88,8 +88,9 @@ static int parse_caps(const char *text, bool *has, qnn_error_t *value, char *err
         fr_parse_u32(eq + 1, len - (size_t)(eq - p) - 1, 0, 0xFFFF, &answer) != 0 ||
         (idx = cap_index(key)) < 0) {
       snprintf(err, errlen, "HTPU_REF_CAPS: bad entry '%.*s' (expected KEY=ANSWER with a "
-               "switchable key: 205, 206, 207, 208, 211, 212, 302, 303, 304, 306, 308, 309, 310, 312, 315, "
-               "1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, 1501, 1502, and an "
+               "switchable key: 205, 206, 207, 208, 211, 212, 302, 303, 304, 306, 308, 309, 310, "
+               "312, 315, 1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, 1501, "
+               "1502, and an "
                "answer 0..65535)", (int)len, p);
       return -1;
     }

@@ -46,7 +46,8 @@ static int mappable(int fd, char *why, size_t len) {
   for (size_t i = 0; i < sizeof k_fs / sizeof k_fs[0]; i++) {
     if (k_fs[i].magic != magic) continue;
     if (k_fs[i].read_only)
-      snprintf(why, len, "mapped: %s has no write support, so the file cannot change", k_fs[i].name);
+      snprintf(why, len, "mapped: %s has no write support, so the file cannot change",
+               k_fs[i].name);
     else
       snprintf(why, len, "copied: on %s the file can be truncated or rewritten while loaded "
                "(a mapping would then fault)", k_fs[i].name);

@@ -84,7 +84,8 @@ TEST(load_graphs_two_of_four_and_bad_names) {
   uint32_t live = fx_ref_stats().live_contexts;
   static const char *const bad[] = {"g1", "g9"};
   CHECK_EQ(load_four(rt, bad, 2, 0, &ctx), HTPU_ENOT_FOUND);
-  CHECK_STR_CONTAINS(htpu_last_error(), "the graphs asked for name 'g9', which the binary does not hold");
+  CHECK_STR_CONTAINS(htpu_last_error(),
+                     "the graphs asked for name 'g9', which the binary does not hold");
   CHECK_EQ(fx_ref_stats().live_contexts, live);
   static const char *const null_name[] = {NULL};
   CHECK_EQ(load_four(rt, null_name, 1, 0, &ctx), HTPU_EINVAL);

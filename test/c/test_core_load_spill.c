@@ -37,7 +37,8 @@ static void four(int sharing, uint64_t *held, uint64_t *group0, int *same, int *
   htpu_graph *g[4] = {NULL};
   static const char *tags[4] = {"a", "b", "c", "d"};
   *answers = rt ? 0 : -1;
-  for (int i = 0; i < 4 && !*answers; i++) *answers = load_spill(rt, tags[i], FLOATS, &ctx[i], &g[i]);
+  for (int i = 0; i < 4 && !*answers; i++)
+    *answers = load_spill(rt, tags[i], FLOATS, &ctx[i], &g[i]);
   *held = fx_ref_stats().spill_fill_bytes;
   *group0 = lr_info(ctx[0]).spill_fill_group;
   *same = 1;
