@@ -197,27 +197,6 @@ ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g) {
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
-ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
-  ERL_NIF_TERM graphs = enif_make_list(env, 0);
-  for (uint32_t i = m->num_graphs; i-- > 0;)
-    graphs = enif_make_list_cell(env, nif_make_graph_info(env, &m->graphs[i]), graphs);
-  ERL_NIF_TERM k[] = {ATOMS.binary_info_version, ATOMS.backend_id,          ATOMS.build_id,
-                      ATOMS.core_api_version,    ATOMS.backend_api_version, ATOMS.context_blob_version,
-                      ATOMS.soc_version,         ATOMS.soc_model,           ATOMS.dsp_arch,
-                      ATOMS.context_blob_size,   ATOMS.graphs};
-  ERL_NIF_TERM v[] = {enif_make_uint(env, m->binary_info_version),
-                      enif_make_uint(env, m->backend_id),
-                      nif_make_string(env, m->build_id),
-                      nif_make_version(env, m->core_api_version),
-                      nif_make_version(env, m->backend_api_version),
-                      nif_make_version(env, m->context_blob_version),
-                      nif_make_string(env, m->soc_version),
-                      enif_make_uint(env, m->soc_model),
-                      enif_make_uint(env, m->dsp_arch),
-                      enif_make_uint64(env, m->context_blob_size),
-                      graphs};
-  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
-}
 
 static ERL_NIF_TERM perf_profile_atom(ErlNifEnv *env, htpu_perf_profile p) {
   const char *name = htpu_perf_profile_name(p);

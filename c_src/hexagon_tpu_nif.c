@@ -48,7 +48,7 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 /* The runtime options of runtime_open's map, and the strings they point to (owned). */
 typedef struct runtime_args {
   htpu_runtime_options o;
-  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *npu_lock;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *qnn_set, *npu_lock;
 } runtime_args;
 
 static void runtime_args_free(runtime_args *a) {
@@ -56,6 +56,7 @@ static void runtime_args_free(runtime_args *a) {
   if (a->system_lib) enif_free(a->system_lib);
   if (a->dsp_path) enif_free(a->dsp_path);
   if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
+  if (a->qnn_set) enif_free(a->qnn_set);
   if (a->npu_lock) enif_free(a->npu_lock);
 }
 
@@ -73,6 +74,7 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
               {ATOMS.system_lib, "system_lib", &a->system_lib},
               {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
               {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib},
+              {ATOMS.qnn_set, "qnn_set", &a->qnn_set},
               {ATOMS.npu_lock_path, "npu_lock_path", &a->npu_lock}};
   struct {
     ERL_NIF_TERM key;
@@ -125,6 +127,7 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
   if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
+  o->qnn_set = a->qnn_set;
   o->npu_lock_path = a->npu_lock; /* nil: the library's default; "" (an empty binary): none */
   return 0;
 }
@@ -506,6 +509,7 @@ static ErlNifFunc nif_funcs[] = {
     {"context_open_many", 2, nif_context_open_many, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_load_info", 1, nif_context_load_info, 0},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_memory", 1, nif_context_memory, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},

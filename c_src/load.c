@@ -45,11 +45,13 @@ typedef struct nif_load_opts {
   htpu_load_options lo;
   char **names;
   unsigned num_names;
+  char *graph; /* :graph, the context of an ONNX model holding several */
 } nif_load_opts;
 
 static void load_opts_free(nif_load_opts *o) {
   for (unsigned i = 0; i < o->num_names; i++) enif_free(o->names[i]);
   if (o->names) enif_free(o->names);
+  if (o->graph) enif_free(o->graph);
   memset(o, 0, sizeof *o);
 }
 
@@ -80,8 +82,8 @@ static int get_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key, uint64_t *
 }
 
 /* The load options map: %{priority: :default | :low | ..., timeout_ns:, exec_timeout_ns:,
- * queue_limit: 0..2^32-1, graphs: [binary] | nil, memory_limit_mb:, copy_binary: boolean},
- * each optional. 0, or -1 for a bad map (the public modules check the values first; o freed). */
+ * queue_limit: 0..2^32-1, graph: binary | nil, graphs: [binary] | nil, memory_limit_mb:,
+ * copy_binary: boolean}, each optional. 0, or -1 for a bad map (the public modules check the values first; o freed). */
 static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, nif_load_opts *o) {
   memset(o, 0, sizeof *o);
   htpu_load_options *lo = &o->lo;
@@ -108,6 +110,12 @@ static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, nif_load_opts *o) 
     load_opts_free(o);
     return -1;
   }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) &&
+      nif_get_cstring_or_nil(env, v, &o->graph)) {
+    load_opts_free(o);
+    return -1;
+  }
+  lo->graph = o->graph;
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * terms.h - C values <-> Erlang terms (convert.c): errors, dtypes, strings, the info maps, execute
- * options and stats. The bottom of the NIF: it calls only the C core and erl_nif.
+ * terms.h - C values <-> Erlang terms (convert.c; model_source.c: an ONNX model's facts): errors,
+ * dtypes, strings, the info maps, execute options and stats. The bottom of the NIF: it calls only the C core and erl_nif.
  */
 #ifndef HTPU_NIF_TERMS_H
 #define HTPU_NIF_TERMS_H
@@ -24,7 +24,12 @@ ERL_NIF_TERM nif_make_string(ErlNifEnv *env, const char *s);
 ERL_NIF_TERM nif_make_version(ErlNifEnv *env, htpu_version3 v);
 ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t);
 ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g);
+/* The model info map (model_source.c, with the two below). */
 ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m);
+/* An ONNX EPContext model's facts (model_source.c); nil for NULL (a raw context binary). */
+ERL_NIF_TERM nif_make_model_source(ErlNifEnv *env, const htpu_model_source *s);
+/* One graph's memory figures (model_source.c). */
+ERL_NIF_TERM nif_make_graph_memory(ErlNifEnv *env, const htpu_graph_memory *m);
 ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri);
 
 /* dtype atom (:f32, :u8, ...) <-> htpu_dtype. */

@@ -52,7 +52,8 @@ defmodule HexagonTpu do
   ## Options
 
     * `:graph` - the graph's name when the context holds several: only that graph is loaded
-      (the others are never deserialized, where the backend announces it)
+      (the others are never deserialized, where the backend announces it); of an ONNX
+      EPContext model holding several context binaries, the one holding it
     * `:memory_limit_mb`, `:mapping` - see `HexagonTpu.Context.load/3`
     * `:scheduler` - where the model's executes run by default: `:auto` (default: on the
       caller's normal scheduler once the model's calls are known to be short, else on a dirty

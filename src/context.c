@@ -10,12 +10,17 @@
 #include "loader/loader.h"
 #include "model/model.h"
 
-/* Takes ownership of bin (released on failure too). */
-static int context_create(htpu_runtime *h, model_binary *bin, const char *origin,
-                          const htpu_load_options *lo, htpu_context **out) {
+/* Takes ownership of bin (released on failure too). path: the file it was read from, or NULL
+ * (an ONNX model's external binaries are looked for beside it). */
+static int context_create(htpu_runtime *h, model_binary *bin, const char *path,
+                          const char *model_origin, const htpu_load_options *lo,
+                          htpu_context **out) {
   uint64_t t0 = htpu_now_ns();
+  /* where the bytes came from; an ONNX EPContext model's chosen binary is named on (model/) */
+  char origin[LOAD_ORIGIN_LEN];
+  snprintf(origin, sizeof origin, "%s", model_origin);
   context_obj *c = NULL;
-  int rc = load_prepare(h, bin, origin, lo, t0, &c);
+  int rc = load_prepare(h, bin, path, origin, sizeof origin, lo, t0, &c);
   if (rc) return rc;
   rc = load_run(c, origin, lo, t0);
   if (rc) {
@@ -32,7 +37,7 @@ static int open_file(htpu_runtime *rt, const char *path, const htpu_load_options
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, &bin, origin, opts, out);
+  return context_create(rt, &bin, path, origin, opts, out);
 }
 
 static int open_buffer(htpu_runtime *rt, const void *buf, size_t len,
@@ -43,7 +48,7 @@ static int open_buffer(htpu_runtime *rt, const void *buf, size_t len,
   if (rc) return rc;
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, &bin, origin, opts, out);
+  return context_create(rt, &bin, NULL, origin, opts, out);
 }
 
 int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **out) {

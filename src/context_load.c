@@ -11,6 +11,7 @@
 #include "loader/loader.h"
 #include "model/model.h"
 #include "qnn/qnn_signal_abi.h"
+#include "qnnset/qnnset.h"
 
 /* The load options' values that need no binary (the profile fields are checked where they
  * are used; the graph names against the binary, in choose_graphs). */
@@ -63,7 +64,9 @@ static int choose_graphs(context_obj *c, const htpu_load_options *lo, const char
   for (uint32_t g = 0; g < m->num_graphs; g++) {
     if (!c->graph_on[g]) continue;
     c->num_enabled++;
-    if (c->info->spill_fill[g] > c->spill_fill) c->spill_fill = c->info->spill_fill[g];
+    /* the blob info's figure (V1; 0 where not reported), as htpu_model_info shows it */
+    uint64_t need = m->graph_memory[g].spill_fill_bytes;
+    if (need > c->spill_fill) c->spill_fill = need;
   }
   if (!asked) return 0;
   c->enabled = model_info_alloc(c->info, (c->num_enabled + 1) * sizeof *c->enabled);
@@ -117,24 +120,34 @@ void load_discard(context_obj *c) {
   obj_release(&c->base);
 }
 
-int load_prepare(htpu_runtime *h, model_binary *bin, const char *origin,
-                 const htpu_load_options *lo, uint64_t t0, context_obj **out) {
+/* The context chosen in an ONNX model: by the graph option, else by the first graph asked for
+ * (a model of several contexts needs one of them). */
+static model_pick pick_of(const htpu_load_options *lo) {
+  const char *graph = lo ? lo->graph : NULL;
+  if (!graph && lo && lo->num_graphs && lo->graphs) graph = lo->graphs[0];
+  return (model_pick){graph, 0, 1};
+}
+
+int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *origin,
+                 size_t origin_len, const htpu_load_options *lo, uint64_t t0, context_obj **out) {
   (void)t0;
   *out = NULL;
   int rc = check_load_options(lo, origin);
   runtime_obj *rt = rc ? NULL : (runtime_obj *)obj_acquire(h, OBJ_RUNTIME);
   if (!rc && !rt) rc = htpu_set_error(HTPU_ECLOSED, 0, "opening a context: the runtime is closed");
   model_info *info = NULL;
-  /* QNN's getBinaryInfo takes a non-const pointer; nothing of ours writes through it, and a
-   * mapping is private (binary_source.c). */
-  if (!rc) rc = introspect_binary(&rt->system_lib, (void *)bin->data, bin->len, &info);
+  model_pick pick = pick_of(lo);
+  /* a raw binary, or an ONNX EPContext model's chosen binary (released on failure) */
+  if (!rc)
+    rc = model_read_binary_info(&rt->system_lib, path, &pick, bin, !(lo && lo->copy_binary),
+                                origin, origin_len, &info);
+  else
+    binary_release(bin);
   if (rc) {
-    if (rt && rc != HTPU_ECLOSED) htpu_append_error(" (%s)", origin);
     if (rt) {
       obj_keep_error(&rt->base);
       obj_release(&rt->base);
     }
-    binary_release(bin);
     return rc;
   }
   context_obj *c = context_new(rt, bin, info, lo);
@@ -272,7 +285,10 @@ int load_run(context_obj *c, const char *origin, const htpu_load_options *lo, ui
     lp->execute_ns = lp->total_ns = htpu_now_ns() - t_load;
     *lo->profile = lp;
   }
-  if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
+  if (rc == HTPU_EINCOMPATIBLE) {
+    htpu_append_error(" (%s)", origin);
+    qnnset_hint(&c->info->pub, rc); /* which installed QNN set can */
+  }
   return rc;
 }
 

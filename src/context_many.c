@@ -23,11 +23,12 @@
 #include "load.h"
 #include "loader/loader.h"
 #include "model/model.h"
+#include "qnnset/qnnset.h"
 
 typedef struct many_item {
   htpu_load_request *r;
   context_obj *c;
-  char origin[600];
+  char origin[LOAD_ORIGIN_LEN];
   uint64_t deadline; /* 0: none */
   profile_call prof;
   htpu_profile *lp;
@@ -69,7 +70,7 @@ static int prepare(htpu_runtime *h, many_item *m, uint64_t t0) {
                           "to store the events) is NULL", m->origin);
   }
   m->deadline = lo && lo->timeout_ns ? t0 + lo->timeout_ns : 0;
-  return load_prepare(h, &bin, m->origin, lo, t0, &m->c);
+  return load_prepare(h, &bin, r->path, m->origin, sizeof m->origin, lo, t0, &m->c);
 }
 
 /* One after another, each as a single load. */
@@ -111,7 +112,10 @@ static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
     m->done = 1;
     rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
   }
-  if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", m->origin);
+  if (rc == HTPU_EINCOMPATIBLE) {
+    htpu_append_error(" (%s)", m->origin);
+    qnnset_hint(&c->info->pub, rc); /* which installed QNN set can */
+  }
   if (rc) note_fail(m, rc);
 }
 

@@ -186,7 +186,11 @@ struct graph_state {
   _Atomic uint64_t exec_started_ns;
   _Atomic uint64_t last_exec_ns; /* the graph's last graphExecute took (0: none yet) */
   int finisher_busy;          /* a worker is finishing a call (dones stay in order) */
-  struct htpu_call *fin_head, *fin_tail;
+  struct htpu_call *fin_head, *fin_tail; /* ordered by their turns (exec_ctl.fin_seq) */
+  /* The turn number of the next submitted call granted, and of the next to finish: a worker that
+   * executed a call may push it after the next call (executed by the other worker) was pushed,
+   * and the finisher waits for it rather than run the dones out of order. */
+  uint64_t fin_assign, fin_next;
   struct htpu_call *calls;    /* live submitted calls, under q_lock */
   pthread_cond_t calls_cv;    /* a call ended (a close waits for its handle's) */
   scratch_pool scratch;       /* conversion buffers, one per call in progress on the graph */

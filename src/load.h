@@ -17,10 +17,16 @@
 #include "internal.h"
 #include "profile/profile.h"
 
-/* Takes *bin (released on failure too). On success *out holds the runtime reference taken from
- * h. t0: the start of the load (its timeout counts from there). */
-int load_prepare(htpu_runtime *h, model_binary *bin, const char *origin,
-                 const htpu_load_options *lo, uint64_t t0, context_obj **out);
+/* Room for a load's origin: "file 'x.onnx'" and, for an ONNX EPContext model, the context
+ * chosen in it (model_read_binary_info extends it). */
+#define LOAD_ORIGIN_LEN 5000
+
+/* Takes *bin (released on failure too): a raw context binary, or an ONNX EPContext model that
+ * is unwrapped to the binary it carries (path: the file it came from, or NULL for a buffer;
+ * origin, origin_len bytes, is extended to name the context chosen). On success *out holds the
+ * runtime reference taken from h. t0: the start of the load (its timeout counts from there). */
+int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *origin,
+                 size_t origin_len, const htpu_load_options *lo, uint64_t t0, context_obj **out);
 
 /* The whole load of a prepared context: 0, or the error (c is then still the caller's). */
 int load_run(context_obj *c, const char *origin, const htpu_load_options *lo, uint64_t t0);

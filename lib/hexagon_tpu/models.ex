@@ -24,10 +24,11 @@ defmodule HexagonTpu.Models do
   end
 
   @doc false
-  # The context's load options for model options `o`: only the model's graph is loaded.
+  # The context's load options for model options `o`: only the model's graph is loaded (and,
+  # of an ONNX model holding several context binaries, the one holding it).
   def context_options(o) do
     o
-    |> Map.take([:timeout, :priority, :queue_limit, :memory_limit_mb, :mapping])
+    |> Map.take([:timeout, :priority, :queue_limit, :memory_limit_mb, :mapping, :graph])
     |> Map.put(:graphs, o.graph && [o.graph])
   end
 

@@ -8,7 +8,8 @@
 #include "rb_internal.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static qnn_api_version_t g_current = {{2, 32, 0}, {5, 42, 0}};
+/* a fake release (rb_internal.h) reports its own */
+static qnn_api_version_t g_current = {{RB_RELEASE_CORE_API}, {RB_RELEASE_BACKEND_API}};
 static const qnn_interface_t *const *g_list; /* valid until the library is unloaded */
 static uint32_t g_count;
 

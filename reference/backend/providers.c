@@ -13,7 +13,12 @@
 #include "rb_profile.h"
 #include "ref_providers.h"
 
+/* A fake release (rb_internal.h) reports its own API versions. */
+#ifdef RB_RELEASE_SPEC
+#define DEFAULT_SPEC RB_RELEASE_SPEC
+#else
 #define DEFAULT_SPEC "HTPU_REFERENCE:6:2.32.0:5.42.0"
+#endif
 /* Slot count given to versions the project does not support (2.7's table is laid out
  * differently); every slot answers NOT_SUPPORTED. */
 #define UNSUPPORTED_SLOTS 44u
@@ -62,6 +67,7 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->graph_set_config = rb_graph_set_config;
   t->graph_execute_async = rb_graph_execute_async;
   t->context_free = rb_context_free;
+  t->context_get_property = rb_context_get_property;
   t->graph_retrieve = rb_graph_retrieve;
   t->graph_execute = rb_graph_execute;
   t->log_create = rb_log_create;

@@ -114,10 +114,12 @@ static void call_keep_answer(htpu_call *call, int rc) {
  * called from a notification: once it is unlocked the call may be finished and its graph
  * freed. */
 void fin_push_locked(graph_state *s, htpu_call *call, int wake) {
-  call->fin_next = NULL;
-  if (s->fin_tail) s->fin_tail->fin_next = call;
-  else s->fin_head = call;
-  s->fin_tail = call;
+  /* in turn order: almost always at the tail */
+  htpu_call **at = &s->fin_head;
+  while (*at && (*at)->ctl.fin_seq < call->ctl.fin_seq) at = &(*at)->fin_next;
+  call->fin_next = *at;
+  *at = call;
+  if (!call->fin_next) s->fin_tail = call;
   if (!wake || s->finisher_busy) return;
   if (s->workers_spinning)
     atomic_store_explicit(&s->worker_poke, 1, memory_order_release);
@@ -145,6 +147,11 @@ int call_execute(htpu_call *call) {
   int rc = exec_stage_run(call->stage, call_notified, call);
   if (rc == EXEC_PENDING) return 1;
   call_keep_answer(call, rc);
+  /* Stopped before it ran (its deadline or a cancel, e.g. while it waited for room in QNN's
+   * queue): it answers now, not in its turn's place behind executes still in QNN's queue;
+   * its finish, in that place, only lets go. */
+  if ((rc == HTPU_ECANCELLED || rc == HTPU_ETIMEDOUT) && !exec_stage_ran(call->stage))
+    calls_end_early(call, rc);
   return 0;
 }
 

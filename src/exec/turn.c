@@ -81,6 +81,7 @@ static void grant(graph_state *s, exec_ctl *w) {
   s->running = w;
   w->state = CTL_RUNNING;
   if (w->call) {
+    w->fin_seq = s->fin_assign++; /* its done comes after those of the calls granted before */
     s->worker_ctl = w;
     /* A worker of this graph letting go of it takes the next call itself, with no wake-up
      * between the two executes. */

@@ -53,6 +53,7 @@ typedef struct exec_ctl {
   const ctl_call_ops *ops; /* the submitted call's (NULL: a synchronous one) */
   int priority;            /* base, HTPU_PRIORITY_LOW..HIGH */
   uint64_t seq, passes;    /* arrival; times passed over by a later arrival */
+  uint64_t fin_seq;        /* a submitted call's place in its graph's turns: dones in that order */
   uint64_t timeout_ns, deadline_ns; /* 0: no deadline */
   int stall_bound;         /* the deadline is a no-wait call's short-call bound */
   ctl_state state;         /* under s->q_lock */

@@ -35,6 +35,11 @@ int calls_on_worker(const graph_state *s) { return tl_worker_of == s; }
 #define CALL_SPIN_EDGE_MAX_NS 100000ull
 #define CALL_SPIN_MAX_NS 250000ull
 
+/* Under q_lock: the call to finish next has come (its predecessor in turn order is done). */
+static int fin_ready(const graph_state *s) {
+  return s->fin_head && s->fin_head->ctl.fin_seq == s->fin_next;
+}
+
 /* Under q_lock (released while spinning, held again on return): spins until an executing
  * worker pokes this one or `until` (at most CALL_SPIN_MAX_NS from now). 1 when poked: the
  * caller looks for work again. The caller sleeps otherwise, and any work that came meanwhile
@@ -57,7 +62,7 @@ static int spin_for_poke(graph_state *s, uint64_t until) {
   }
   pthread_mutex_lock(&s->q_lock);
   s->workers_spinning--;
-  return poked || s->fin_head || s->worker_ctl || s->worker_stop;
+  return poked || fin_ready(s) || s->worker_ctl || s->worker_stop;
 }
 
 /* Under q_lock, with nothing to do: waits for work. While the graph has no submitted call it
@@ -117,10 +122,11 @@ static void *worker_main(void *arg) {
       }
       continue;
     }
-    if (s->fin_head && !s->finisher_busy) {
+    if (fin_ready(s) && !s->finisher_busy) {
       htpu_call *done = s->fin_head;
       s->fin_head = done->fin_next;
       if (!s->fin_head) s->fin_tail = NULL;
+      s->fin_next = done->ctl.fin_seq + 1;
       s->finisher_busy = 1;
       pthread_mutex_unlock(&s->q_lock);
       call_finish(done);

@@ -21,9 +21,6 @@ typedef struct graph_templates {
 typedef struct model_info {
   htpu_model_info pub; /* first member: htpu_model_info_free casts back */
   graph_templates *templates; /* pub.num_graphs entries */
-  /* Per graph: the spill-fill buffer its HTP graph blob info (V1) reports, in bytes; 0 when
-   * unknown (graph info V1/V2, another blob version, or a binary that reports 0). */
-  uint64_t *spill_fill;
   struct alloc_node *allocations;
 } model_info;
 
@@ -31,6 +28,9 @@ typedef struct model_info {
 void *model_info_alloc(model_info *m, size_t size);
 char *model_info_strdup(model_info *m, const char *s);
 void model_info_free(model_info *m);
+/* Moves every allocation of `from` (a model_info used only as an arena) into m and frees the
+ * empty shell: what from's memory held now lives as long as m. */
+void model_info_adopt(model_info *m, model_info *from);
 
 /* "'a', 'b'": the names of info's graphs (those marked in `only`; NULL: all), for messages;
  * truncated at len. */

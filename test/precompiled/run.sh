@@ -138,12 +138,21 @@ done
 
 proj="$work/project"
 mkdir -p "$proj"
+# The copied project has no C sources: the tests that run the htpu command (two processes and
+# the NPU lock) take the checkout's, built here (HTPU_TEST_BUILD_DIR).
+(cd "$root" && make -s --no-print-directory BUILD=build/plain all)
+htpu_dir="$root/build/plain"
 cp -R mix.exs mix .formatter.exs lib test models examples "$proj/"
+# The QNN-set tests' fake releases (mk/qnnsets.mk) are built here, with the C sources the copy
+# has not; the copy's tests find them through HTPU_TEST_QNN_SETS.
+make -s --no-print-directory qnnsets BUILD=build/plain
+export HTPU_TEST_QNN_SETS="$PWD/build/plain/qnnsets"
 case " $nifs " in *" $host_nif "*) ;; *) echo "FAIL: no NIF $host_nif (the host VM's) in '$nifs'"; exit 1 ;; esac
 step "x86_64-linux-gnu: NIF $host_nif: mix test on the host's VM with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 ts=$(date +%s)
 (cd "$proj" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TARGET_ARCH -u TARGET_OS \
-  HEXAGON_TPU_PRECOMPILED="$dir" MAKE=false MIX_ENV=test mix test ${PRECOMPILED_MIX_TEST_ARGS:-})
+  HEXAGON_TPU_PRECOMPILED="$dir" HTPU_TEST_BUILD_DIR="$htpu_dir" MAKE=false MIX_ENV=test \
+  mix test ${PRECOMPILED_MIX_TEST_ARGS:-})
 for f in $(cd "$work/x86_64-linux-gnu-$host_nif/priv" && ls); do
   cmp "$proj/_build/test/lib/hexagon_tpu/priv/$f" "$work/x86_64-linux-gnu-$host_nif/priv/$f"
 done
@@ -159,7 +168,7 @@ if [ "$host_nif" != 2.17 ] && [[ " $nifs " == *" 2.17 "* ]]; then
   mix17() {
     (cd "$proj17" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TARGET_ARCH -u TARGET_OS \
       -u ERTS_INCLUDE_DIR -u MIX_BUILD_PATH PATH="$bin17:$PATH" HEXAGON_TPU_PRECOMPILED="$dir" \
-      MAKE=false MIX_ENV=test mix test "$@")
+      HTPU_TEST_BUILD_DIR="$htpu_dir" MAKE=false MIX_ENV=test mix test "$@")
   }
   log="$work/mix-test-2.17.log"
   mix17 ${PRECOMPILED_MIX_TEST_ARGS:-} 2>&1 | tee "$log"
