@@ -61,13 +61,9 @@ static int choose_graphs(context_obj *c, const htpu_load_options *lo, const char
     }
     c->graph_on[g] = 1;
   }
-  for (uint32_t g = 0; g < m->num_graphs; g++) {
-    if (!c->graph_on[g]) continue;
-    c->num_enabled++;
-    /* the blob info's figure (V1; 0 where not reported), as htpu_model_info shows it */
-    uint64_t need = m->graph_memory[g].spill_fill_bytes;
-    if (need > c->spill_fill) c->spill_fill = need;
-  }
+  for (uint32_t g = 0; g < m->num_graphs; g++) c->num_enabled += c->graph_on[g];
+  /* the blob info's figures, as htpu_model_info reports them (0: none reported) */
+  c->spill_fill = memory_spill_fill_bytes(m->graph_memory, m->num_graphs, c->graph_on);
   if (!asked) return 0;
   c->enabled = model_info_alloc(c->info, (c->num_enabled + 1) * sizeof *c->enabled);
   if (!c->enabled) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");

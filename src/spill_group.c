@@ -30,8 +30,8 @@ static const char *no_share(const context_obj *c) {
     return "spill-fill groups are an HTP config: the backend is not HTP";
   if (!rt->context_configs) return "the backend takes no context configs (capability 205)";
   if (!c->spill_fill)
-    return "the binary reports no spill-fill size (graph blob info V1; older QAIRT releases "
-           "write 0)";
+    return "the binary reports no spill-fill size for its graphs (graph blob info V1 carries "
+           "it; version 2, and binaries before QAIRT 2.28, carry none)";
   return NULL;
 }
 

@@ -45,11 +45,18 @@ void memory_read_blob(const void *blob, uint32_t size, htpu_graph_memory *out, u
 /* Saturating: figures come from a file. */
 static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
+uint64_t memory_spill_fill_bytes(const htpu_graph_memory *g, uint32_t n, const uint8_t *graph_on) {
+  uint64_t spill = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if ((!graph_on || graph_on[i]) && g[i].spill_fill_bytes > spill) spill = g[i].spill_fill_bytes;
+  return spill;
+}
+
 uint64_t memory_load_estimate(const htpu_graph_memory *g, uint32_t n, uint64_t binary_bytes) {
-  uint64_t total = binary_bytes, spill = 0, shared = 0;
+  uint64_t total = binary_bytes, shared = 0;
+  uint64_t spill = memory_spill_fill_bytes(g, n, NULL); /* one buffer serves them in turn */
   for (uint32_t i = 0; i < n; i++) {
-    /* one spill-fill buffer serves the context's graphs in turn; shared weights exist once */
-    if (g[i].spill_fill_bytes > spill) spill = g[i].spill_fill_bytes;
+    /* shared weights exist once */
     if (g[i].shared_weights_bytes > shared) shared = g[i].shared_weights_bytes;
     total = add(total, g[i].io_tensor_bytes);
     total = add(total, g[i].op_data_bytes);

@@ -20,6 +20,7 @@
 #include "binary_file.h"
 #include "binary_source.h"
 #include "create.h"
+#include "memory.h"
 #include "model_info.h"
 #include "onnx_model.h"
 

@@ -16,7 +16,8 @@ extern const char *const LR_WEIGHTED;
 extern const char *const LR_FOUR;
 
 /* A model whose one graph "spill<tag>" has activations of `floats` f32 elements twice over:
- * its spill-fill buffer (reference/model/spill_fill.c) is 8 x floats bytes. Malloc'ed text. */
+ * its spill-fill buffer (reference/model/memory.c, reported in its graph blob info V1) is
+ * 8 x floats bytes. Malloc'ed text. */
 char *lr_spill_model(const char *tag, uint32_t floats);
 /* Its graph: y = relu(relu(x)) on `floats` elements; 0 when y is right for x = i - n/2. */
 int lr_spill_check(htpu_graph *g, uint32_t floats);

@@ -207,7 +207,13 @@ TEST(load_many_spill_fill_group_sized_by_the_largest) {
   }
   int rc = htpu_context_open_many(rt, req, 3);
   htpu_context_load_info li[3];
-  for (int i = 0; i < 3; i++) li[i] = lr_info(req[i].ctx);
+  uint64_t reported[3] = {0}, largest = 0; /* each binary's figure, as its model info says */
+  for (int i = 0; i < 3; i++) {
+    li[i] = lr_info(req[i].ctx);
+    const htpu_model_info *mi = req[i].ctx ? htpu_context_model_info(req[i].ctx) : NULL;
+    reported[i] = mi ? mi->graph_memory[0].spill_fill_bytes : 0;
+    if (reported[i] > largest) largest = reported[i];
+  }
   uint64_t held = fx_ref_stats().spill_fill_bytes;
   int answers = 0;
   for (int i = 0; i < 3 && !answers; i++) {
@@ -224,9 +230,12 @@ TEST(load_many_spill_fill_group_sized_by_the_largest) {
   CHECK_EQ(rc, HTPU_OK);
   CHECK_EQ(answers, 0);
   CHECK(li[0].spill_fill_group != 0);
+  CHECK_EQ(largest, 8ull * 4096);
   for (int i = 0; i < 3; i++) {
+    CHECK_EQ(reported[i], 8ull * floats[i]);
+    CHECK_EQ(li[i].spill_fill_bytes, reported[i]);
     CHECK_EQ(li[i].spill_fill_group, li[0].spill_fill_group);
-    CHECK_EQ(li[i].spill_fill_group_bytes, 8ull * 4096);
+    CHECK_EQ(li[i].spill_fill_group_bytes, largest);
   }
   CHECK_EQ(li[0].list_loaded, 0); /* the group's first, created alone */
   CHECK_EQ(li[1].list_loaded, 1);

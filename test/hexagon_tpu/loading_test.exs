@@ -170,5 +170,19 @@ defmodule HexagonTpu.LoadingTest do
       Enum.each(models, &HexagonTpu.close/1)
       Runtime.close(rt)
     end
+
+    test "a group's buffer is the spill-fill the binary reports", %{spill: spill} do
+      rt = Runtime.open!(backend: :reference, spill_fill_sharing: true)
+      ctx = Context.load!(rt, {:binary, spill})
+      [%{memory: %{spill_fill_bytes: reported}}] = Context.graphs(ctx)
+      {:ok, load} = Context.load_info(ctx)
+      assert reported == 8 * 256
+      assert load.spill_fill_bytes == reported
+      assert load.spill_fill_group != nil
+      assert load.spill_fill_group_bytes == reported
+      assert ref_stats().spill_fill_bytes == reported
+      Context.close(ctx)
+      Runtime.close(rt)
+    end
   end
 end
