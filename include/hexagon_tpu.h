@@ -429,11 +429,14 @@ typedef struct htpu_runtime_options {
                                    submitted together); one more is refused with HTPU_EBUSY.
                                    0 = HTPU_DEFAULT_QUEUE_LIMIT: none (memory bounds it; each
                                    waiting submitted call holds its converted inputs) */
-  int spill_fill_sharing;       /* default 1: the contexts of the runtime share one spill-fill
-                                   buffer (HTP's REGISTER_MULTI_CONTEXTS), sized by the first
-                                   context of the group (the largest of a htpu_context_open_many
-                                   call), where the backend takes it; their graphs' executes
-                                   then run one at a time (docs/board.md). 0: each its own */
+  int spill_fill_sharing;       /* default 0: each context its own spill-fill buffer. 1: the
+                                   contexts of the runtime share one (HTP's
+                                   REGISTER_MULTI_CONTEXTS), sized by the first context of the
+                                   group (the largest of a htpu_context_open_many call), where
+                                   the backend takes it: one buffer instead of one per model,
+                                   but the group's executes then run one context at a time
+                                   (about half the calls/s of two models executing at once in
+                                   the bench; docs/board.md, "What a model costs") */
   /* The cross-process NPU lock (docs/board.md, "One NPU user at a time"): backend/device
    * creation and every context creation (a load, a recovery) hold an advisory flock on this
    * file, taken before the process's own execute gate, so two programs using hexagon_tpu never
@@ -608,7 +611,8 @@ typedef struct htpu_runtime_info {
   int list_load;                  /* 212 and the slot: htpu_context_open_many loads at once */
   int spill_fill_sharing;         /* contexts share a spill-fill buffer (the option, and the
                                      backend has not refused it) */
-  const char *spill_fill_note;    /* why not, when the option is on; "" otherwise */
+  const char *spill_fill_note;    /* why they do not (the option off, or the backend's
+                                     refusal); "" when they do */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).

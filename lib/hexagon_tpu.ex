@@ -154,8 +154,9 @@ defmodule HexagonTpu do
   `:list_load`; QAIRT 2.25 to 2.33 do), the binaries are deserialized at once, so the call takes
   about as long as the slowest load; elsewhere they load one after another, with the same
   results. No execute runs beside the loads (as for one load). Each model keeps its own load
-  timeout, priority, graph and errors; with spill-fill sharing on, the models share one buffer
-  sized by the largest (its model is created first, alone).
+  timeout, priority, graph and errors; with spill-fill sharing on (the runtime option
+  `spill_fill_sharing: true`; off by default), the models share one buffer sized by the
+  largest (its model is created first, alone).
 
   Each source is what `load_model/2` takes, or `{source, options}` with options of its own.
 

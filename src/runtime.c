@@ -22,7 +22,7 @@ void htpu_runtime_options_init(htpu_runtime_options *o) {
   o->recovery_retries = 1;
   o->startup_retries = 3;
   o->startup_retry_delay_ms = 100;
-  o->spill_fill_sharing = 1;
+  o->spill_fill_sharing = 0; /* a group's contexts execute one at a time: opt in */
 }
 
 /* Frees the QNN objects in QNN's required order; safe on a partly built runtime. */
@@ -381,7 +381,8 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   atomic_init(&rt->sf_sharing, o->spill_fill_sharing != 0);
   if (!o->spill_fill_sharing)
     snprintf(rt->sf_note, sizeof rt->sf_note,
-             "spill-fill sharing is off (htpu_runtime_options.spill_fill_sharing)");
+             "spill-fill sharing is off, the default: htpu_runtime_options.spill_fill_sharing "
+             "turns it on, at the price of a group's contexts executing one at a time");
   rc = npu_lock_configure(&rt->npu_lock, o);
   if (!rc) rc = runtime_build(rt, o);
   free(with_set); /* npu_lock_configure and runtime_build copied what they keep */

@@ -81,7 +81,7 @@ defmodule HexagonTpu.Runtime do
     # nil: the C core's default (htpu_runtime_options_init)
     startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
     startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
-    spill_fill_sharing: {:boolean, "a boolean", true},
+    spill_fill_sharing: {:boolean, "a boolean", false},
     npu_lock:
       {&__MODULE__.valid_npu_lock?/1,
        "an absolute path (a string without NUL bytes), false (no lock) or nil (the default)",
@@ -146,10 +146,12 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
-    * `:spill_fill_sharing` - `true` (default): the runtime's contexts share one spill-fill
-      buffer (HTP's `REGISTER_MULTI_CONTEXTS`; one buffer instead of one per model) where the
-      backend takes it, and their executes then run one context at a time; `false`: each
-      context its own ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
+    * `:spill_fill_sharing` - `false` (default): each context its own spill-fill buffer;
+      `true`: the runtime's contexts share one (HTP's `REGISTER_MULTI_CONTEXTS`; one buffer
+      instead of one per model, 20 MiB instead of 80 for four models of 20 MiB) where the
+      backend takes it, but their executes then run one context at a time: two models
+      called at once get about half the calls per second (0.5x in the bench). Turn it on when
+      memory is short and the models take turns anyway ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
       `:spill_fill_sharing` and `:spill_fill_note` say what the backend made of it
     * `:npu_lock` - the NPU lock: a file every program using hexagon_tpu locks (`flock`)
       around QNN session creation (this open's backend and device, every load and recovery on

@@ -73,6 +73,40 @@ TEST(spill_fill_four_contexts_share_one_buffer) {
   CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
 }
 
+/* Off by default (a group's contexts execute one at a time): a runtime opened with the
+ * default options gives each context its own buffer and says why. */
+TEST(spill_fill_sharing_is_off_by_default) {
+  fx_reset_env();
+  htpu_runtime_options o;
+  htpu_runtime_options_init(&o);
+  CHECK_EQ(o.spill_fill_sharing, 0);
+  htpu_runtime *rt = fx_open_runtime();
+  CHECK(rt);
+  htpu_context *c1 = NULL, *c2 = NULL;
+  htpu_graph *g1 = NULL, *g2 = NULL;
+  int rc = load_spill(rt, "o", FLOATS, &c1, &g1);
+  if (!rc) rc = load_spill(rt, "w", FLOATS, &c2, &g2);
+  htpu_runtime_info ri;
+  memset(&ri, 0, sizeof ri);
+  htpu_runtime_get_info(rt, &ri);
+  int sharing = ri.spill_fill_sharing;
+  int note = ri.spill_fill_note && strstr(ri.spill_fill_note, "off, the default") != NULL;
+  htpu_context_load_info i1 = lr_info(c1), i2 = lr_info(c2);
+  uint64_t held = fx_ref_stats().spill_fill_bytes;
+  htpu_graph_close(&g1);
+  htpu_graph_close(&g2);
+  htpu_context_close(&c1);
+  htpu_context_close(&c2);
+  htpu_runtime_close(&rt);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(sharing, 0);
+  CHECK(note);
+  CHECK_EQ(i1.spill_fill_group, 0);
+  CHECK_EQ(i2.spill_fill_group, 0);
+  CHECK_STR_CONTAINS(i2.spill_fill_note, "htpu_runtime_options.spill_fill_sharing");
+  CHECK_EQ(held, 2 * 8ull * FLOATS);
+}
+
 /* The group's size is its first context's: a bigger model starts a group of its own, a
  * smaller one joins the current group. */
 TEST(spill_fill_bigger_model_starts_a_new_group) {

@@ -68,12 +68,14 @@ expect "hint and persistence not announced" 0 \
   out "memory limit hint: 64 MB (not announced by the backend)"
 expect_not "QNN not told the binary persists" out "QNN told it persists"
 
+run load chain.bin chain.bin --share-spill-fill "${LIBS[@]}"
+expect "--share-spill-fill: a spill-fill group" 0 \
+  out "spill-fill: shared by the runtime's contexts" out "spill-fill: 4096 bytes, shared: group"
 run load chain.bin chain.bin "${LIBS[@]}"
-expect "a spill-fill group" 0 out "spill-fill: shared by the runtime's contexts" \
-  out "spill-fill: 4096 bytes, shared: group"
-run load chain.bin chain.bin --own-spill-fill "${LIBS[@]}"
-expect "--own-spill-fill" 0 out "spill-fill: a buffer per context" \
-  out "spill-fill: 4096 bytes, its own (spill-fill sharing is off"
+expect "by default each context its own spill-fill buffer" 0 \
+  out "spill-fill: a buffer per context" \
+  out "spill-fill: 4096 bytes, its own (spill-fill sharing is off, the default"
+expect_not "no group by default" out "shared: group"
 
 run load add.bin two.bin --graph nope "${LIBS[@]}"
 expect "a graph the binary lacks fails that model alone" 1 \

@@ -150,8 +150,17 @@ defmodule HexagonTpu.LoadingTest do
   end
 
   describe "a shared spill-fill buffer" do
-    test "the models of a runtime share one, by default", %{spill: spill} do
+    test "the models of a runtime share one when asked (off by default)", %{spill: spill} do
       rt = Runtime.open!(backend: :reference)
+      refute Runtime.info(rt).spill_fill_sharing
+      assert Runtime.info(rt).spill_fill_note =~ "off, the default"
+      model = HexagonTpu.load_model!({:binary, spill}, runtime: rt)
+      assert model.model_info.load.spill_fill_group == nil
+      assert model.model_info.load.spill_fill_note =~ "spill_fill_sharing"
+      HexagonTpu.close(model)
+      Runtime.close(rt)
+
+      rt = Runtime.open!(backend: :reference, spill_fill_sharing: true)
       assert Runtime.info(rt).spill_fill_sharing
       models = for _ <- 1..3, do: HexagonTpu.load_model!({:binary, spill}, runtime: rt)
       groups = Enum.map(models, & &1.model_info.load.spill_fill_group)

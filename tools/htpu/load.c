@@ -144,7 +144,7 @@ static int load_run(const cli_args *a) {
   l.n = (size_t)a->num_positional;
   int rc = cli_session_options(a, &l.s);
   if (rc != CLI_EXIT_OK) return rc;
-  if (cli_has(a, "own-spill-fill")) l.s.options.spill_fill_sharing = 0;
+  if (cli_has(a, "share-spill-fill")) l.s.options.spill_fill_sharing = 1;
   rc = build_requests(&l);
   /* one NPU user at a time: not beside another program holding the NPU (guard.h) */
   if (rc == CLI_EXIT_OK) rc = cli_guard_npu(a->cmd, l.s.root, cli_has(a, "force"));
@@ -180,8 +180,10 @@ static const cli_option load_options[] = {
      1},
     {"copy", NULL, "copy each binary even where it could be mapped", 0},
     {"memory-limit", "MB", "QNN's memory-limit hint for each context, where announced", 0},
-    {"own-spill-fill", NULL,
-     "give each context its own spill-fill buffer (runtime option spill_fill_sharing off)", 0},
+    {"share-spill-fill", NULL,
+     "the contexts share one spill-fill buffer (runtime option spill_fill_sharing; default: "
+     "each its own): less memory, but they execute one at a time",
+     0},
     CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.load/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
@@ -190,7 +192,7 @@ static const cli_option load_options[] = {
 const cli_command cmd_load = {
     .name = "load",
     .synopsis = "MODEL... [--graph NAME|'*' ...] [--copy] [--memory-limit MB] "
-                "[--own-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference] "
+                "[--share-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference] "
                 "[--timeout MS] [--priority P] [--force] [--npu-lock PATH|none] [--root DIR] "
                 "[--json]",
     .summary = "load models together and say what each costs (binary, graphs, spill-fill, time)",
