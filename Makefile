@@ -48,7 +48,7 @@ INC_tools := -Iinclude -Icommon
 INC_examples := -Iinclude
 INC_c_src := -Iinclude
 INC_test := -Iinclude -Isrc -Icommon -Ireference/model
-INC_bench := -Iinclude -Isrc
+INC_bench := -Iinclude -Isrc -Ireference/backend
 INC_fuzz := -Iinclude -Isrc -Ireference/model
 layer_includes = $(INC_$(firstword $(subst /, ,$(1))))
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
@@ -183,6 +183,7 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	$(Q)bash test/cli/test_htpu_load.sh build/asan
 	$(Q)bash test/cli/test_htpu_models.sh build/asan
 	$(Q)bash test/cli/test_htpu_sets.sh build/asan
 	$(Q)bash test/cli/test_htpu_board.sh build/asan
@@ -212,7 +213,7 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_ load_ spill_fill refb_load
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner

@@ -4,14 +4,16 @@
  *   bench [--reps N] [--quick] [--build DIR] [--python PY] [--cv2-python PY] [--elixir CMD]
  *         [--isa ISA] [--only LIST]
  *
- * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch picks some): the
+ * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch,deadline,
+ * vision,load picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
  * (bench_peers.c), profiling (bench_profile.c), 64 digits rows with a batch multiple
  * (bench_batch.c), deadlines (bench_deadline.c), vision (bench_vision.c: frames and heads,
- * next to OpenCV); then the summary: issue 11's table, each row a ratio measured in this run,
- * next to its "Done when" threshold and its goal. docs/performance.md reads it.
+ * next to OpenCV), loading (bench_load.c); then the summary: issue 11's table, each row a ratio
+ * measured in this run, next to its "Done when" threshold and its goal, and the vision and
+ * loading tables. docs/performance.md reads it.
  *
  * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin;
  * PY is a python3 with numpy (none: the numpy row says so); CMD runs an Elixir script (make
@@ -168,7 +170,7 @@ void bench_summary(const bench_results *r) {
 static void usage(void) {
   fprintf(stderr, "usage: bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] "
                   "[--cv2-python PY] [--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,"
-                  "callers,profile,elixir,batch,deadline,vision]\n");
+                  "callers,profile,elixir,batch,deadline,vision,load]\n");
 }
 
 int main(int argc, char **argv) {
@@ -231,7 +233,9 @@ int main(int argc, char **argv) {
   if (wanted(only, "batch")) bench_batch(&cfg, &r);
   if (wanted(only, "deadline")) bench_deadline(&cfg, &r);
   if (wanted(only, "vision")) bench_vision(&cfg);
+  if (wanted(only, "load")) bench_load(&cfg, &r);
   if (!only) bench_summary(&r);
   if (wanted(only, "vision")) bench_vision_summary();
+  if (wanted(only, "load")) bench_load_summary(&r);
   return 0;
 }

@@ -7,6 +7,7 @@
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
  *   vision.c  stats.c              HexagonTpu.Vision's NIFs; the stats map (nif.h)
  *   ref_control.c                  the reference backend's control, tests  (nif.h)
+ *   load.c                         context loads: one, several, their info (nif.h)
  *   execute.c  shared.c  board.c   execute, shared IO, board reading NIFs  (nif.h)
  *   submit.c                       submitted calls, answered as messages   (nif.h)
  *   profile.c                      profiles as terms; the profiled execute (nif.h)
@@ -66,6 +67,14 @@ ERL_NIF_TERM nif_shared_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- context loads (load.c) ----------------------------------------------------------------
+ * context_open_file/2,3 and context_open_binary/2,3 (the binary lent to the core),
+ * context_open_many/2, context_load_info/1. */
+ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
 /* ---- vision (vision.c) -------------------------------------------------------------------------
  * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),

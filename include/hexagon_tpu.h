@@ -285,9 +285,11 @@ typedef struct htpu_model_info {
   const htpu_model_source *source; /* NULL for a raw context binary; else the ONNX model's
                                       facts (owned by the same info) */
   const htpu_graph_memory *graph_memory; /* num_graphs entries, in the order of graphs */
-  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps a copy) */
-  /* What loading it is expected to cost the host, in bytes: the binary the context keeps, the
-   * largest spill-fill buffer (one per context), and per graph its I/O, op data, constants and
+  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps it:
+                                   copied, or mapped or lent, htpu_context_load_info) */
+  /* What loading it is expected to cost the host, in bytes: the binary the context keeps (its
+   * pages are the page cache's where it is mapped), the largest spill-fill buffer (one per
+   * context, or per group sharing one), and per graph its I/O, op data, constants and
    * DDR tensors, shared weights once (docs/board.md, "Memory"). A floor when a graph reports
    * no blob info, or only version 1 (no sizes but the spill-fill). */
   uint64_t load_estimate_bytes;
@@ -427,6 +429,14 @@ typedef struct htpu_runtime_options {
                                    submitted together); one more is refused with HTPU_EBUSY.
                                    0 = HTPU_DEFAULT_QUEUE_LIMIT: none (memory bounds it; each
                                    waiting submitted call holds its converted inputs) */
+  int spill_fill_sharing;       /* default 0: each context its own spill-fill buffer. 1: the
+                                   contexts of the runtime share one (HTP's
+                                   REGISTER_MULTI_CONTEXTS), sized by the first context of the
+                                   group (the largest of a htpu_context_open_many call), where
+                                   the backend takes it: one buffer instead of one per model,
+                                   but the group's executes then run one context at a time
+                                   (about half the calls/s of two models executing at once in
+                                   the bench; docs/board.md, "What a model costs") */
   /* The cross-process NPU lock (docs/board.md, "One NPU user at a time"): backend/device
    * creation and every context creation (a load, a recovery) hold an advisory flock on this
    * file, taken before the process's own execute gate, so two programs using hexagon_tpu never
@@ -594,6 +604,15 @@ typedef struct htpu_runtime_info {
                                      no HTP release announces it): up to
                                      HTPU_ASYNC_DEPTH per graph, bounded on the host (an async
                                      call gets no signal: 309 is not asked) */
+  /* loading (htpu_load_options, htpu_context_open_many) */
+  int persistent_binary;          /* 208: QNN is told the binary stays (no copy of its own) */
+  int enable_graphs;              /* 206: htpu_load_options.graphs reaches QNN */
+  int memory_limit_hint;          /* 207: htpu_load_options.memory_limit_mb reaches QNN */
+  int list_load;                  /* 212 and the slot: htpu_context_open_many loads at once */
+  int spill_fill_sharing;         /* contexts share a spill-fill buffer (the option, and the
+                                     backend has not refused it) */
+  const char *spill_fill_note;    /* why they do not (the option off, or the backend's
+                                     refusal); "" when they do */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
@@ -611,8 +630,11 @@ HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len)
 /* ---- context ------------------------------------------------------------------------------ */
 
 /* Deserializes one context binary (QnnContext_createFromBinary) after reading its metadata
- * through the system library. The context keeps its own copy of the binary (it is needed to
- * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
+ * through the system library. The context keeps the binary for its whole life (QNN is told so
+ * where it announces PERSISTENT_BINARY, and a recreate after a DSP restart needs it): a file
+ * is mapped where its content cannot change while it is (a read-only file system such as the
+ * Nerves root file system, a sealed memfd), else copied; a buffer is copied (or lent:
+ * htpu_load_options.buffer_release), so the caller's buffer need NOT outlive the call.
  * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
  * An ONNX EPContext model is taken too ("models wrapped in ONNX" above): its binary is loaded
  * (one of several: htpu_load_options.graph), and the model info's `source` describes the file.
@@ -638,7 +660,8 @@ typedef struct htpu_context_memory {
   uint64_t weights_bytes;      /* the persistent weights buffer */
   uint64_t spill_fill_bytes;   /* the largest spill-fill buffer of the context's graphs */
   uint64_t buffer_alignment;   /* the alignment its persistent buffers need */
-  uint64_t binary_bytes;       /* the binary copy the context keeps for recovery (always) */
+  uint64_t binary_bytes;       /* the binary the context keeps for recovery (always; mapped,
+                                  copied or lent: htpu_context_get_load_info) */
   char note[256];              /* why not reported ("" when reported) */
 } htpu_context_memory;
 /* Asks the backend (no call at all where it does not announce the properties). Safe while
@@ -1116,14 +1139,87 @@ typedef struct htpu_load_options {
                                      runtime option; 0: the runtime's */
   const char *graph;              /* an ONNX model holding several context binaries: load the
                                      one that holds this graph (HTPU_ENOT_FOUND listing each
-                                     context's graphs when none does). NULL: the model's only
-                                     context; with several, HTPU_EINVAL listing them */
+                                     context's graphs when none does). NULL: the one holding
+                                     graphs[0] (below) when graphs are named, else the model's
+                                     only context; with several, HTPU_EINVAL listing them */
+  /* Only these graphs of the binary are deserialized (QNN's ENABLE_GRAPHS config where the
+   * backend announces it, htpu_runtime_info.enable_graphs; elsewhere every graph is, and the
+   * API behaves the same): htpu_graph_open of another is HTPU_ENOT_FOUND naming this option.
+   * A name the binary does not hold is HTPU_ENOT_FOUND listing the names it holds. NULL (or
+   * num_graphs 0): every graph. The names are copied. */
+  const char *const *graphs;
+  uint32_t num_graphs;
+  uint64_t memory_limit_mb;       /* QNN's memory-limit hint for the context (MB) where the
+                                     backend announces it (htpu_runtime_info.memory_limit_hint;
+                                     elsewhere not passed, see htpu_context_load_info); 0: none */
+  int copy_binary;                /* nonzero: a file is copied even where it could be mapped
+                                     (htpu_context_open_file_ex) */
+  /* A buffer load (htpu_context_open_buffer_ex, or a buffer request of
+   * htpu_context_open_many) with a release function lends the buffer instead of having it
+   * copied: it must stay valid and unchanged until buffer_release(buffer_release_arg) is
+   * called, exactly once (also when the load fails), from whichever thread frees the context
+   * (possibly a graph close or a runtime close). NULL: the buffer is copied. */
+  void (*buffer_release)(void *arg);
+  void *buffer_release_arg;
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,
                                        const htpu_load_options *opts, htpu_context **out);
 HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
                                          const htpu_load_options *opts, htpu_context **out);
+
+/* ---- several models at once, and what a load holds ------------------------------------------
+ * docs/board.md, "What a model costs": memory and time, and the options that reduce them. */
+
+/* One model of htpu_context_open_many: a file (path) or a buffer (buf, len), its options
+ * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. */
+typedef struct htpu_load_request {
+  const char *path;              /* a context binary file, or NULL for buf/len */
+  const void *buf;
+  size_t len;
+  const htpu_load_options *opts;
+  htpu_context *ctx;             /* out: the context (the caller's to close); NULL on failure */
+  int rc;                        /* out: 0 or the HTPU_E* code of this model's failure */
+  uint32_t qnn_code;             /* out: the QNN code involved in it (0: none) */
+  char *error;                   /* optional: this model's failure message is copied here */
+  size_t error_len;              /* (truncated with "..." to error_len - 1 bytes) */
+} htpu_load_request;
+
+/* Loads n models in one call. Where the backend announces contextCreateFromBinaryListAsync
+ * (capability 212, htpu_runtime_info.list_load) they are created by one call and
+ * deserialized at once (the backend's threads), so n loads take about as long as the
+ * slowest; elsewhere one after another, with the same results. Each model gets what
+ * htpu_context_open_*_ex would give it: its load timeout (the list's timeout signal runs to
+ * the latest deadline; a model created past its own is freed and gets HTPU_ETIMEDOUT),
+ * priority, graphs, profile and its own error. The execute gate is held exclusively from
+ * before the first load to after the last model's notification: no execute runs beside any
+ * of them (as for a single load), and the models load beside each other only. Returns 0 when
+ * every model loaded, else the code of the first that failed (in request order); the models
+ * that loaded are returned either way. HTPU_EINVAL for a NULL reqs or n 0. */
+HTPU_API int htpu_context_open_many(htpu_runtime *rt, htpu_load_request *reqs, size_t n);
+
+/* How a context's binary is held and what its load passed to QNN (htpu_context_get_load_info).
+ * Strings are owned by the context and valid while it is open. */
+typedef struct htpu_context_load_info {
+  const char *binary;            /* "mapped", "copied" or "lent" */
+  const char *binary_note;       /* why: "mapped: squashfs has no write support, ..." */
+  uint64_t binary_bytes;
+  uint64_t binary_copy_bytes;    /* of them copied by the library (0 when mapped or lent) */
+  int persistent_binary;         /* QNN was told the binary stays (PERSISTENT_BINARY, 208) */
+  uint32_t graphs_enabled;       /* graphs that may be opened (all, unless graphs was given) */
+  int enable_graphs_passed;      /* only those were deserialized (ENABLE_GRAPHS, 206) */
+  uint64_t memory_limit_mb;      /* the hint asked for */
+  int memory_limit_passed;       /* and given to QNN (207) */
+  uint64_t spill_fill_bytes;     /* its graphs' spill-fill buffer (the largest of the enabled
+                                    graphs', from the binary's graph blob info; 0 unknown) */
+  uint64_t spill_fill_group;     /* nonzero: the group of contexts sharing one spill-fill buffer
+                                    it belongs to (htpu_runtime_options.spill_fill_sharing) */
+  uint64_t spill_fill_group_bytes; /* that shared buffer's size */
+  const char *spill_fill_note;   /* why it shares none ("" when it does) */
+  int list_loaded;               /* came up through contextCreateFromBinaryListAsync */
+  uint64_t load_ns;              /* the load's own time (introspection to creation) */
+} htpu_context_load_info;
+HTPU_API int htpu_context_get_load_info(htpu_context *ctx, htpu_context_load_info *out);
 
 /* Writers. Each returns 0, HTPU_EINVAL (NULL profile or path) or HTPU_EIO naming the path and
  * the reason. A path that exists and is not a regular file (a terminal, pipe, FIFO or device;
@@ -1348,6 +1444,9 @@ typedef struct htpu_stats {
   uint64_t frees_deferred;     /* context, runtime and FastRPC buffer frees that could not have
                                   the gate at once (an execute in flight was stuck) and were
                                   done later on a thread of the core's, so their close returned */
+  uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
+  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
+  uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
   uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
                                   creation, or another thread's) */
   uint64_t npu_lock_waiting;   /* ... waiting now */

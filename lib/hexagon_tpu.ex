@@ -1,3 +1,5 @@
+# Over 600 lines: this is the package's front door, so its public functions and their docs
+# (with doctests) stay here; the work behind them lives in the HexagonTpu.* modules.
 defmodule HexagonTpu do
   @moduledoc """
   Run pre-compiled neural networks (QNN context binaries) on the Qualcomm Hexagon NPU.
@@ -49,7 +51,10 @@ defmodule HexagonTpu do
 
   ## Options
 
-    * `:graph` - the graph's name when the context holds several
+    * `:graph` - the graph's name when the context holds several: only that graph is loaded
+      (the others are never deserialized, where the backend announces it); of an ONNX
+      EPContext model holding several context binaries, the one holding it
+    * `:memory_limit_mb`, `:mapping` - see `HexagonTpu.Context.load/3`
     * `:scheduler` - where the model's executes run by default: `:auto` (default: on the
       caller's normal scheduler once the model's calls are known to be short, else on a dirty
       IO scheduler), `:dirty_io` or `:normal`; `predict/3` takes it per call too. See
@@ -124,44 +129,104 @@ defmodule HexagonTpu do
     rt_names = Runtime.option_names() -- [:env]
     {rt_opts, own} = Options.split(opts, rt_names)
 
-    spec = %{
-      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
-      scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
-      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil},
-      profile_every:
-        {&HexagonTpu.Profile.valid_every?/1, "a positive integer (executes per profile) or nil",
-         nil},
-      profile_level:
-        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed},
-      timeout: {&Graph.check_timeout/1, "", nil},
-      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
-      queue_limit:
-        {&Context.valid_queue_limit?/1,
-         "a positive integer up to 4294967295 (calls) or nil (no limit)", nil}
-    }
-
-    with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
+    with {:ok, o} <-
+           Options.validate(own, HexagonTpu.Models.model_spec(), "HexagonTpu.load_model/2") do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       # the load's :timeout bounds the shared runtime's open too, when it has to be opened
       with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
-        load_opts =
-          for k <- [:timeout, :priority, :queue_limit, :graph], v = Map.get(o, k), do: {k, v}
-
+        load_opts = o |> HexagonTpu.Models.context_options() |> Enum.reject(&is_nil(elem(&1, 1)))
         where = "HexagonTpu.load_model/2"
 
         with :ok <-
                HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
              {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
-          # The graph keeps the context alive, so the model needs only the graph's handle.
-          result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
-          Context.close(ctx)
-
-          with {:ok, g} <- result do
-            g = %{g | timeout: o.timeout, priority: o.priority}
-            {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
-          end
+          HexagonTpu.Models.from_context(ctx, o)
         end
       end)
+    end
+  end
+
+  @doc """
+  Loads several context binaries in one call, one model each, as `load_model/2` would one by
+  one, and returns each one's result in order: `{:ok, [{:ok, model} | {:error, error}]}`.
+
+  Where the backend announces `contextCreateFromBinaryListAsync` (`HexagonTpu.Runtime.info/1`'s
+  `:list_load`; QAIRT 2.25 to 2.33 do), the binaries are deserialized at once, so the call takes
+  about as long as the slowest load; elsewhere they load one after another, with the same
+  results. No execute runs beside the loads (as for one load). Each model keeps its own load
+  timeout, priority, graph and errors; with spill-fill sharing on (the runtime option
+  `spill_fill_sharing: true`; off by default), the models share one buffer sized by the
+  largest (its model is created first, alone).
+
+  Each source is what `load_model/2` takes, or `{source, options}` with options of its own.
+
+  ## Options
+
+  `load_model/2`'s: the runtime options or `:runtime` (for all the models), and the model
+  options (`:graph`, `:scheduler`, `:timeout`, `:priority`, `:queue_limit`, `:memory_limit_mb`,
+  `:mapping`, `:profile_every`, `:profile_level`) as defaults each model's own override.
+  A bad option or source is an `{:error, error}` for the whole call, before anything loads.
+
+  ## Examples
+
+      iex> {:ok, [{:ok, add}, {:ok, scale}, {:error, missing}]} =
+      ...>   HexagonTpu.load_models(
+      ...>     ["add.bin", {{:binary, File.read!("add.bin")}, graph: "scale_u8"}, "missing.bin"],
+      ...>     backend: :reference, graph: "add_f32")
+      iex> {add.name, scale.name, missing.reason}
+      {"add_f32", "scale_u8", :io}
+      iex> Enum.each([add, scale], &HexagonTpu.close/1)
+      :ok
+  """
+  @spec load_models([Context.source() | {Context.source(), keyword()}], keyword()) ::
+          {:ok, [{:ok, model()} | {:error, Error.t()}]} | {:error, Error.t()}
+  def load_models(sources, opts \\ []) do
+    where = "HexagonTpu.load_models/2"
+    {rt_opts, own} = Options.split(opts, Runtime.option_names() -- [:env])
+    {given, common} = Keyword.pop(own, :runtime)
+
+    runtime_spec = Map.take(HexagonTpu.Models.model_spec(), [:runtime])
+
+    HexagonTpu.Telemetry.load_span(%{source: :many}, fn ->
+      with {:ok, _} <- Options.validate([runtime: given], runtime_spec, where),
+           {:ok, entries} <- HexagonTpu.Models.entries(sources, common, where) do
+        # the models' latest :timeout bounds the shared runtime's open (none if one has none)
+        open_timeout = HexagonTpu.Models.latest_timeout(entries)
+
+        with_runtime(
+          given,
+          rt_opts,
+          open_timeout,
+          &HexagonTpu.Models.load_many(&1, entries, where)
+        )
+      end
+    end)
+  end
+
+  @doc """
+  Like `load_models/2`, but all or nothing: the models, or the first error raised as
+  `HexagonTpu.Error` (the models that did load are closed first).
+
+  ## Examples
+
+      iex> [add, scale] = HexagonTpu.load_models!([{"add.bin", graph: "add_f32"},
+      ...>   {"add.bin", graph: "scale_u8"}], backend: :reference)
+      iex> {add.name, scale.name}
+      {"add_f32", "scale_u8"}
+      iex> Enum.each([add, scale], &HexagonTpu.close/1)
+      :ok
+  """
+  @spec load_models!([Context.source() | {Context.source(), keyword()}], keyword()) :: [model()]
+  def load_models!(sources, opts \\ []) do
+    results = unwrap!(load_models(sources, opts))
+
+    case Enum.find(results, &match?({:error, _}, &1)) do
+      nil ->
+        Enum.map(results, fn {:ok, model} -> model end)
+
+      {:error, error} ->
+        for {:ok, model} <- results, do: close(model)
+        raise error
     end
   end
 

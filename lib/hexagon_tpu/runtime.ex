@@ -81,6 +81,7 @@ defmodule HexagonTpu.Runtime do
     # nil: the C core's default (htpu_runtime_options_init)
     startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
     startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
+    spill_fill_sharing: {:boolean, "a boolean", false},
     npu_lock:
       {&__MODULE__.valid_npu_lock?/1,
        "an absolute path (a string without NUL bytes), false (no lock) or nil (the default)",
@@ -145,6 +146,13 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
+    * `:spill_fill_sharing` - `false` (default): each context its own spill-fill buffer;
+      `true`: the runtime's contexts share one (HTP's `REGISTER_MULTI_CONTEXTS`; one buffer
+      instead of one per model, 20 MiB instead of 80 for four models of 20 MiB) where the
+      backend takes it, but their executes then run one context at a time: two models
+      called at once get about half the calls per second (0.5x in the bench). Turn it on when
+      memory is short and the models take turns anyway ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
+      `:spill_fill_sharing` and `:spill_fill_note` say what the backend made of it
     * `:npu_lock` - the NPU lock: a file every program using hexagon_tpu locks (`flock`)
       around QNN session creation (this open's backend and device, every load and recovery on
       the runtime), so two programs never create sessions at the same moment; on the board a
@@ -674,6 +682,7 @@ defmodule HexagonTpu.Runtime do
         recovery_retries: recovery_retries(o.recovery),
         startup_retries: o.startup_retries,
         startup_retry_delay_ms: o.startup_retry_delay_ms,
+        spill_fill_sharing: o.spill_fill_sharing,
         npu_lock_path: npu_lock_path(o.npu_lock),
         npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
         open_timeout_ns: o.open_timeout && HexagonTpu.Graph.timeout_ns(o.open_timeout),

@@ -20,6 +20,7 @@ static char g_last_violation[512];
 
 static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
 static atomic_uint_fast64_t g_aborted, g_timed_out, g_batch_executes, g_async_notified;
+static atomic_uint_fast64_t g_graphs_deserialized, g_list_async_calls;
 static atomic_int g_in_flight;
 static atomic_bool g_control_ops; /* g_control has graphOp rules or latency */
 /* Calls of each faultable API made by this thread (htpu_ref_thread_calls). */
@@ -40,6 +41,8 @@ bool rb_op_faults_armed(const rb_backend *b) {
 void rb_count_execute(void) { atomic_fetch_add(&g_total_executes, 1); }
 void rb_count_batch_multiple(void) { atomic_fetch_add(&g_batch_executes, 1); }
 void rb_count_async_notified(void) { atomic_fetch_add(&g_async_notified, 1); }
+void rb_count_graphs_deserialized(uint32_t n) { atomic_fetch_add(&g_graphs_deserialized, n); }
+void rb_count_list_async(void) { atomic_fetch_add(&g_list_async_calls, 1); }
 void rb_count_stop(rb_stop why) {
   if (why == RB_STOP_ABORT) atomic_fetch_add(&g_aborted, 1);
   if (why == RB_STOP_TIMEOUT) atomic_fetch_add(&g_timed_out, 1);
@@ -224,6 +227,11 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
   for (rb_backend *b = g_rb.backends; b; b = b->next)
     for (rb_pinfo *p = b->pinfos; p; p = p->next) out->live_platform_infos++;
   out->live_power_config_ids = rb_power_live_count();
+  out->spill_fill_bytes = rb_sf_group_bytes(); /* each group's buffer once, */
+  for (rb_context *c = g_rb.contexts; c; c = c->next) {
+    if (!c->group) out->spill_fill_bytes += c->spill_fill; /* each other context's own */
+    out->binary_copy_bytes += c->copied_bytes;
+  }
   pthread_mutex_unlock(&g_rb.lock);
   out->executes_in_flight = (uint32_t)atomic_load(&g_in_flight);
   out->total_executes = atomic_load(&g_total_executes);
@@ -235,6 +243,8 @@ RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
   out->timed_out_calls = atomic_load(&g_timed_out);
   out->batch_multiple_executes = atomic_load(&g_batch_executes);
   out->async_notified = atomic_load(&g_async_notified);
+  out->graphs_deserialized = atomic_load(&g_graphs_deserialized);
+  out->list_async_calls = atomic_load(&g_list_async_calls);
 }
 
 RB_EXPORT uint32_t htpu_ref_trigger_ssr(void) {
@@ -257,6 +267,8 @@ RB_EXPORT void htpu_ref_reset_stats(void) {
   atomic_store(&g_timed_out, 0);
   atomic_store(&g_batch_executes, 0);
   atomic_store(&g_async_notified, 0);
+  atomic_store(&g_graphs_deserialized, 0);
+  atomic_store(&g_list_async_calls, 0);
   pthread_mutex_lock(&g_violation_lock);
   g_last_violation[0] = '\0';
   pthread_mutex_unlock(&g_violation_lock);

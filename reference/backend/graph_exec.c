@@ -178,6 +178,10 @@ qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb
   return QNN_GRAPH_ERROR_ABORTED;
 }
 
+static qnn_error_t run_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
+                            const rb_watch *w, rb_prof_call *pc);
+
 qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
                             const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
                             const rb_watch *w, rb_prof_call *pc) {
@@ -191,6 +195,24 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
             (unsigned long)c->handle);
     return QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
   }
+  /* The weights it is about to read, where they are the caller's (a persistent binary). */
+  qnn_error_t rc = rb_persist_check(c, (int)g->index, api);
+  if (rc != QNN_SUCCESS) return rc;
+  char why[320];
+  if (rb_sf_enter(c, why, sizeof why)) /* from here to the end it uses its spill-fill buffer */
+    rb_violation(b->log, "%s: graph '%s' of %s", api, name, why);
+  rc = run_turn(g, api, in, nin, out, nout, pre, w, pc);
+  rb_sf_leave(c);
+  return rc;
+}
+
+/* rb_execute_turn once the graph may run: fault rules and latency, then the graph. */
+static qnn_error_t run_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
+                            const rb_watch *w, rb_prof_call *pc) {
+  rb_context *c = g->ctx;
+  rb_backend *b = c->backend;
+  const char *name = c->model->graphs[g->index].name;
   /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
    * a recovered DSP restart). Its latency ends early for a stop. */
   rb_stop st = RB_STOP_NONE;

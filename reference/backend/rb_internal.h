@@ -164,6 +164,7 @@ typedef struct rb_graph {
   uintptr_t handle;
   struct rb_context *ctx;
   uint32_t index;
+  bool enabled;               /* deserialized (ENABLE_GRAPHS lists it, or lists none) */
   atomic_int in_flight;       /* blocking executes between handle check and return */
   /* g_sched: one FIFO per graph shared by graphExecute and graphExecuteAsync, as in QNN */
   struct rb_job *q_head, *q_tail;
@@ -181,6 +182,32 @@ typedef struct rb_graph {
   _Atomic uint32_t last_batch_multiple;  /* of the last successful execute */
 } rb_graph;
 
+/* A group of contexts sharing one spill-fill buffer (the HTP custom context config
+ * REGISTER_MULTI_CONTEXTS; spill_fill.c). `members`: the registry lock; the rest: spill_fill.c's
+ * own. */
+typedef struct rb_sf_group {
+  struct rb_sf_group *next;
+  uintptr_t id;          /* the handle of its first context */
+  struct rb_backend *backend;
+  uint64_t bytes;        /* the first context's maxSpillFillBuffer: the buffer allocated */
+  uint32_t members;      /* live contexts in it; the group goes with the last */
+  /* the context whose graphs execute now, and how many of them */
+  const struct rb_context *running;
+  uint32_t executing;
+} rb_sf_group;
+
+/* What createFromBinary's configs asked for (config.c). */
+typedef struct rb_ctx_cfg {
+  uint32_t priority;                 /* QNN_CONTEXT_CONFIG_OPTION_PRIORITY, default NORMAL */
+  uint32_t async_depth;              /* QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH */
+  const char *const *enable_graphs;  /* QNN_CONTEXT_CONFIG_ENABLE_GRAPHS; NULL: all */
+  uint64_t memory_limit_mb;          /* QNN_CONTEXT_CONFIG_MEMORY_LIMIT_HINT; 0: none */
+  bool persistent;                   /* QNN_CONTEXT_CONFIG_PERSISTENT_BINARY */
+  bool group;                        /* REGISTER_MULTI_CONTEXTS was given */
+  const void *group_first;           /* its first group handle (NULL: a new group) */
+  uint64_t group_max;                /* its maxSpillFillBuffer */
+} rb_ctx_cfg;
+
 typedef struct rb_context {
   struct rb_context *next;
   uintptr_t handle;
@@ -196,6 +223,17 @@ typedef struct rb_context {
                            notification told the client the call is over, so contextFree waits
                            for their last steps instead of refusing */
   atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
+  /* What the load's configs made of it (persist.c, spill_fill.c) */
+  bool persistent;           /* PERSISTENT_BINARY: the model points into the caller's binary */
+  const unsigned char *bin;  /* that binary (persistent only), checked at every use */
+  size_t bin_len;
+  uint64_t bin_hash;         /* of all of it, at creation */
+  uint64_t *graph_hash;      /* per graph: of the static data its ops read, at creation */
+  uint64_t copied_bytes;     /* the backend's own copy of the binary (0 when persistent) */
+  uint32_t num_enabled;      /* graphs deserialized */
+  uint64_t memory_limit_mb;  /* MEMORY_LIMIT_HINT; 0: none */
+  uint64_t spill_fill;       /* the largest spill-fill buffer of its deserialized graphs */
+  rb_sf_group *group;        /* NULL: its spill-fill buffer is its own */
 } rb_context;
 
 /* Default and largest async queue depth per graph. */
@@ -284,6 +322,8 @@ bool rb_op_faults_armed(const rb_backend *b);
 void rb_count_batch_multiple(void);
 void rb_count_async_notified(void);
 void rb_count_leak(void);
+void rb_count_graphs_deserialized(uint32_t n);
+void rb_count_list_async(void);
 void rb_count_execute(void);
 void rb_exec_in_flight_add(int delta);
 /* graphExecute calls in flight in this process, on any backend. */
@@ -390,15 +430,25 @@ void rb_signal_release_all(rb_backend *b);
 uint32_t rb_signal_live_count(void); /* g_rb.lock held */
 
 /* ---- config.c ---- */
-/* Reads createFromBinary's configs into *priority and *async_depth (defaults first); logs
- * and returns the code of the first one refused. */
+/* Reads createFromBinary's configs into *out (defaults first; a repeated option: the last
+ * wins), each checked against its capability; logs and returns the code of the first one
+ * refused. */
 qnn_error_t rb_context_configs(rb_backend *b, const char *api, const qnn_context_config_t **cfg,
-                               uint32_t *priority, uint32_t *async_depth);
+                               rb_ctx_cfg *out);
+/* ENABLE_GRAPHS against the model: marks c's graphs deserialized (all when the config named
+ * none); an unknown name 5010 (logged). */
+qnn_error_t rb_enable_graphs(rb_backend *b, const char *api, rb_context *c,
+                             const char *const *names);
+
 qnn_error_t rb_graph_set_config(qnn_graph_handle_t, const qnn_graph_config_t **);
 const char *rb_priority_name(uint32_t p); /* NULL: not a QNN priority */
 
 /* ---- providers.c ---- */
 RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
+
+/* ---- api_versions.c ---- */
+/* getProviders handed out list[0, n) (valid until the library is unloaded). */
+void rb_api_versions_handed_out(const qnn_interface_t *const *list, uint32_t n);
 /* API version reported by backendGetApiVersion: that of the first provider last handed out. */
 qnn_api_version_t rb_current_api_version(void);
 /* API versions of the first provider with this backend id in the set last handed out (else
@@ -426,6 +476,20 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t
                                        const qnn_context_config_t **, const void *,
                                        qnn_context_binary_size_t);
 qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
+/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
+ * takes the call's signal (NULL: none) for a call that started at start_ns, into *w. */
+qnn_error_t rb_pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
+                           rb_device **d, const void *signal, const char *api,
+                           uint64_t start_ns, rb_watch *w);
+void rb_unpin_backend(rb_backend *b);
+/* One context from a binary, for contextCreateFromBinary(WithSignal) and each context of a
+ * list (context_list.c): the call's backend b is pinned and its signal taken (w). Runs the
+ * injected latency and fault rules, the configs, the parse and checks, and registers the
+ * context (*out). `list` only changes the messages. */
+qnn_error_t rb_create_one(rb_backend *b, rb_device *d, qnn_device_handle_t dh, const char *api,
+                          const qnn_context_config_t **cfg, const void *buf,
+                          qnn_context_binary_size_t size, qnn_profile_handle_t profile,
+                          const rb_watch *w, rb_context **out);
 
 /* ---- profile.c: one call's recording (the functions: rb_profile.h) ---- */
 struct rb_profile;
@@ -531,5 +595,6 @@ rb_stop rb_queue_async(rb_graph *g, rb_job *j, uint32_t depth, bool *failed);
 /* Stops and joins g's worker (it must be idle: no async execute pending). g_rb.lock held. */
 void rb_queue_stop_worker(rb_graph *g);
 
+#include "rb_loading.h" /* persist.c, spill_fill.c, context_list.c */
 
 #endif /* HTPU_RB_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* registry.c - the live objects of the reference backend, looked up by handle value. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "htpu_ref_control.h"
 #include "rb_internal.h"
@@ -40,7 +41,9 @@ void rb_context_destroy(rb_context *c) {
   RB_UNLINK(rb_context, contexts, c);
   rb_mem_drop_context(c);
   for (uint32_t i = 0; i < c->num_graphs; i++) rb_queue_stop_worker(&c->graphs[i]);
+  rb_sf_detach(c);
   free(c->graphs);
+  free(c->graph_hash);
   ref_model_free(c->model);
   free(c);
 }
@@ -106,3 +109,25 @@ RB_EXPORT void htpu_ref_unload_handles(void) {
 }
 
 __attribute__((destructor)) static void rb_registry_unload(void) { htpu_ref_unload_handles(); }
+
+RB_EXPORT int htpu_ref_get_context_state(uint64_t handle, htpu_ref_context_state *out) {
+  if (!out) return -1;
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&g_rb.lock);
+  rb_context *c = rb_find_context((const void *)(uintptr_t)handle);
+  if (c) {
+    out->persistent = c->persistent;
+    out->graphs_deserialized = c->num_enabled;
+    out->num_graphs = c->num_graphs;
+    out->priority = c->priority;
+    out->binary_copy_bytes = c->copied_bytes;
+    out->spill_fill_bytes = c->spill_fill;
+    out->group_id = c->group ? c->group->id : 0;
+    out->group_bytes = c->group ? c->group->bytes : 0;
+    out->group_members = c->group ? c->group->members : 0;
+    out->memory_limit_mb = c->memory_limit_mb;
+    out->stale = atomic_load(&c->stale);
+  }
+  pthread_mutex_unlock(&g_rb.lock);
+  return c ? 0 : -1;
+}

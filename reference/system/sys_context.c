@@ -140,7 +140,11 @@ qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t
            (unsigned long long)size);
     return QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY;
   }
-  if (ref_model_parse(buf, (size_t)size, &m, err, sizeof(err)) != 0) {
+  /* In place: the answer copies what it keeps before the call returns, so a large binary
+   * costs no second copy here. */
+  int in_place = (uintptr_t)buf % 8u == 0;
+  if ((in_place ? ref_model_parse_in_place : ref_model_parse)(buf, (size_t)size, &m, err,
+                                                              sizeof(err)) != 0) {
     rs_log("%s: malformed binary: %s", fr_api_name(api), err);
     return QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY;
   }

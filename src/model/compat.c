@@ -24,7 +24,8 @@ static int same_soc(uint32_t a, uint32_t b) {
   return 0;
 }
 
-int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len) {
+int compat_check(runtime_obj *rt, const model_info *info, const uint8_t *graph_on,
+                 const void *binary, size_t len) {
   const htpu_model_info *m = &info->pub;
   const device_facts *d = &rt->device_facts;
   const qnn_backend_lib *b = &rt->backend_lib;
@@ -58,7 +59,7 @@ int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t l
                           bb->major, bb->minor, b->backend_api.major, b->backend_api.minor);
   /* Both sides are bytes here (vtcm.h normalized them); people think in MB. */
   for (uint32_t i = 0; d->vtcm_bytes && i < m->num_graphs; i++)
-    if (m->graphs[i].vtcm_bytes > d->vtcm_bytes) {
+    if ((!graph_on || graph_on[i]) && m->graphs[i].vtcm_bytes > d->vtcm_bytes) {
       char need[48], have[48];
       vtcm_format(m->graphs[i].vtcm_bytes, need, sizeof need);
       vtcm_format(d->vtcm_bytes, have, sizeof have);

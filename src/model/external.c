@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binary_file.h"
 #include "base/base.h"
 #include "hexagon_tpu.h"
 
@@ -22,10 +21,9 @@ static void folder_of(const char *path, char *out, size_t len) {
     snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
-int external_read(const char *model_path, const char *name, void **out, size_t *len,
+int external_open(const char *model_path, const char *name, int allow_map, model_binary *out,
                   char *path_out, size_t path_len) {
-  *out = NULL;
-  *len = 0;
+  memset(out, 0, sizeof *out);
   char dir[PATH_MAX], joined[PATH_MAX + 8], rdir[PATH_MAX], rfile[PATH_MAX];
   folder_of(model_path, dir, sizeof dir);
   if ((size_t)snprintf(joined, sizeof joined, "%s/%s", dir, name) >= sizeof joined)
@@ -49,5 +47,5 @@ int external_read(const char *model_path, const char *name, void **out, size_t *
                           "outside the model's folder '%s' (through a symlink); refused",
                           joined, rfile, rdir);
   /* the resolved path: no symlink left to swap between the check and the open */
-  return read_whole_file(rfile, out, len);
+  return binary_open_file(rfile, allow_map, out);
 }

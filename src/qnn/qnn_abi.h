@@ -158,7 +158,11 @@ typedef struct qnn_context_property {
 #define QNN_PROPERTY_ERROR_UNKNOWN_KEY 2000u
 
 #define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION 205u
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_ENABLE_GRAPHS 206u       /* ENABLE_GRAPHS config */
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_MEMORY_LIMIT_HINT 207u   /* MEMORY_LIMIT_HINT */
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_PERSISTENT_BINARY 208u   /* PERSISTENT_BINARY */
 #define QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS 211u /* slot 55 */
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_LIST_ASYNC 212u  /* slot 56 */
 /* contextGetProperty (slot 63) with backend custom properties; every HTP release observed
  * answers 1000 (2.31 to 2.46) or 2000 (2.25), docs/abi.md */
 #define QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY 215u
@@ -378,12 +382,22 @@ typedef struct qnn_device_config {
 #define QNN_PRIORITY_HIGH 200u
 #define QNN_PRIORITY_UNDEFINED 0x7FFFFFFFu
 
+/* A backend's own config (HTP: qnn_htp_context_custom_config_t, qnn_htp_abi.h). */
+#define QNN_CONTEXT_CONFIG_OPTION_CUSTOM 0u
 /* The default priority of the context's graphs (createFromBinary and its WithSignal variant
  * take it; a graph's own QNN_GRAPH_CONFIG_OPTION_PRIORITY overrides it). */
 #define QNN_CONTEXT_CONFIG_OPTION_PRIORITY 1u
 /* The depth of every graph's graphExecuteAsync queue (executeAsync blocks when it is full). */
 #define QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH 4u
 #define QNN_CONTEXT_ASYNC_EXECUTION_QUEUE_DEPTH_TYPE_NUMERIC 0u
+/* A NULL-terminated list of the graph names to deserialize (all by default); a name the binary
+ * does not hold is an error. */
+#define QNN_CONTEXT_CONFIG_ENABLE_GRAPHS 5u
+/* The context's peak memory, as a hint, in MB. */
+#define QNN_CONTEXT_CONFIG_MEMORY_LIMIT_HINT 6u
+/* The binary's buffer stays valid (and unchanged) from createFromBinary until contextFree: the
+ * backend may keep pointers into it instead of a copy. */
+#define QNN_CONTEXT_CONFIG_PERSISTENT_BINARY 7u
 typedef struct qnn_context_async_queue_depth {
   uint32_t type; /* QNN_CONTEXT_ASYNC_EXECUTION_QUEUE_DEPTH_TYPE_NUMERIC */
   uint32_t depth;
@@ -425,6 +439,36 @@ typedef struct qnn_notify_status {
   qnn_error_t error;
 } qnn_notify_status_t;
 typedef void (*qnn_notify_fn_t)(void *notify_param, qnn_notify_status_t status);
+
+/* ---- contextCreateFromBinaryListAsync (slot 56) ---------------------------------------------
+ * Several contexts from binaries in one call, deserialized in the background: the notify
+ * function is called once per graph (GRAPH_INIT) and once per context (CONTEXT_INIT, with the
+ * context's result and handle, NULL when it failed), on backend threads; a context may be used
+ * once its notification came. `config` applies to that context; the call's listConfig applies
+ * to all and overrides them. A signal given is in use until the last context is done. */
+#define QNN_CONTEXT_NOTIFY_TYPE_GRAPH_INIT 0u
+#define QNN_CONTEXT_NOTIFY_TYPE_CONTEXT_INIT 1u
+typedef void (*qnn_context_notify_fn_t)(qnn_context_handle_t context, qnn_graph_handle_t graph,
+                                        const char *graph_name, uint32_t notify_type,
+                                        void *notify_param, qnn_error_t status);
+
+#define QNN_CONTEXT_PARAMS_VERSION_1 1u
+typedef struct qnn_context_params_v1 {
+  const qnn_context_config_t **config; /* NULL: none */
+  const void *binary_buffer;
+  qnn_context_binary_size_t binary_buffer_size;
+  qnn_profile_handle_t profile;        /* NULL: none; the context's init events */
+  qnn_context_notify_fn_t notify_func; /* never NULL */
+  void *notify_param;
+} qnn_context_params_v1_t;
+
+typedef struct qnn_context_params {
+  uint32_t version; /* QNN_CONTEXT_PARAMS_VERSION_1 (version 2 adds data-provider callbacks) */
+  union {
+    qnn_context_params_v1_t v1;
+    void *v2;
+  } u;
+} qnn_context_params_t;
 
 /* ---- log ---------------------------------------------------------------------------------- */
 
@@ -527,7 +571,10 @@ typedef struct qnn_interface_table {
       qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
       qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
       qnn_signal_handle_t);                                                               /* 55 */
-  qnn_unused_fn context_create_from_binary_list_async;                                     /* 56 */
+  /* contexts are created in the background and notified (qnn_context_notify_fn_t) */
+  qnn_error_t (*context_create_from_binary_list_async)(
+      qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_params_t **,
+      const qnn_context_config_t **list_config, qnn_signal_handle_t);                     /* 56 */
   qnn_unused_fn tensor_update_graph_tensors;                                               /* 57 */
   qnn_unused_fn tensor_update_context_tensors;                                             /* 58 */
   qnn_unused_fn context_get_binary_section_size;                                           /* 59 */

@@ -173,6 +173,54 @@ TEST(npu_lock_a_load_honours_its_timeout) {
   htpu_runtime_close(&rt);
 }
 
+/* A list load (htpu_context_open_many) holds the lock once for all its models: a held lock
+ * fails each of them with its own timeout error, and nothing is created. */
+TEST(npu_lock_a_list_load_honours_its_timeout) {
+  const char *path = test_tmp_path("list.lock");
+  const char *model = fx_build_model_file("lock_list.bin", FX_ADD_F32);
+  CHECK(model);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.npu_lock_path = path;
+  htpu_runtime *rt = NULL;
+  CHECK_EQ(htpu_runtime_open(&o, &rt), 0);
+  htpu_runtime_info ri;
+  CHECK_EQ(htpu_runtime_get_info(rt, &ri), 0);
+  CHECK(ri.list_load);
+  holder h;
+  CHECK(holder_start(&h, path, "loading file 'other.bin'") == 0);
+  htpu_stats before, after;
+  htpu_stats_get(&before);
+  htpu_load_options lo = {0};
+  lo.timeout_ns = 25000000;
+  char err[2][1024];
+  htpu_load_request req[2];
+  memset(req, 0, sizeof req);
+  for (int i = 0; i < 2; i++) {
+    req[i].path = model;
+    req[i].opts = &lo;
+    req[i].error = err[i];
+    req[i].error_len = sizeof err[i];
+  }
+  int rc = htpu_context_open_many(rt, req, 2);
+  htpu_stats_get(&after);
+  CHECK_EQ(holder_end(&h), 0);
+  CHECK_EQ(rc, HTPU_ETIMEDOUT);
+  for (int i = 0; i < 2; i++) {
+    CHECK_EQ(req[i].rc, HTPU_ETIMEDOUT);
+    CHECK(req[i].ctx == NULL);
+    CHECK_STR_CONTAINS(err[i], "lock_list.bin': loading 2 models in one list call: waited");
+    CHECK_STR_CONTAINS(err[i], "held by pid");
+  }
+  CHECK_EQ(after.live_contexts, before.live_contexts);
+  CHECK_EQ(after.npu_lock_timeouts - before.npu_lock_timeouts, 1);
+  /* let go: the same list goes through (unbounded: a loaded machine may take 25 ms to load) */
+  lo.timeout_ns = 0;
+  CHECK_EQ(htpu_context_open_many(rt, req, 2), 0);
+  for (int i = 0; i < 2; i++) htpu_context_close(&req[i].ctx);
+  htpu_runtime_close(&rt);
+}
+
 typedef struct loader {
   htpu_runtime *rt;
   const char *model;

@@ -105,6 +105,10 @@ static int select_graph(const cli_args *a, cli_session *s) {
     if (!want || (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0)) {
       s->graph_name = want;
       s->meta_info = &m->graphs[g];
+      if (want) { /* only the graph asked for is loaded (ENABLE_GRAPHS where announced) */
+        s->load.graphs = &s->graph_name;
+        s->load.num_graphs = 1;
+      }
       return CLI_EXIT_OK;
     }
   }
@@ -157,7 +161,7 @@ static int parse_board_options(const cli_args *a, cli_session *s) {
   return cli_check_root(a->cmd, s->root);
 }
 
-int cli_session_inspect(const cli_args *a, cli_session *s) {
+int cli_session_options(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
   if (cli_resolve_libs(cli_get(a, "backend"), cli_get(a, "system-lib"), &s->libs) != 0)
@@ -190,10 +194,15 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
   s->fastrpc_lib = ro->fastrpc_lib ? ro->fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
+  return CLI_EXIT_OK;
+}
 
+int cli_session_inspect(const cli_args *a, cli_session *s) {
+  int rc = cli_session_options(a, s);
+  if (rc != CLI_EXIT_OK) return rc;
   /* the system library reads the metadata without a backend: on the board a typo in --graph
    * or --input then costs no DSP session and no model load */
-  rc = htpu_inspect_file(ro->system_lib, s->model, &s->meta);
+  rc = htpu_inspect_file(s->options.system_lib, s->model, &s->meta);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
     cli_session_close(s);

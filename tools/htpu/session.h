@@ -29,7 +29,7 @@ typedef struct cli_session {
   const char *graph_name;      /* --graph, NULL for the model's only graph */
   const char *root;            /* --root, NULL for this machine */
   htpu_runtime_options options;
-  htpu_load_options load; /* --timeout, --priority */
+  htpu_load_options load; /* --timeout, --priority; --graph: only that graph loaded */
   uint64_t rss_before_load, rss_after_load; /* resident set around the model's load */
   htpu_qnn_set *qnn;      /* --qnn's set (owned), NULL without */
   cli_libs libs; /* --backend and --system-lib, resolved */
@@ -95,6 +95,9 @@ int cli_session_open(const cli_args *a, cli_session *s);
  * (s->meta_info). Commands check their arguments against it (--input names and files) before
  * cli_session_open creates the backend and loads the model. Same return and failure contract. */
 int cli_session_inspect(const cli_args *a, cli_session *s);
+/* The first part of cli_session_inspect: the options and libraries, no model read (for
+ * commands of several models, which use s->options and s->load). */
+int cli_session_options(const cli_args *a, cli_session *s);
 void cli_session_close(cli_session *s);
 
 /* Prints "htpu CMD: HTPU_E...: <htpu_last_error()>" for a failed library call and returns
