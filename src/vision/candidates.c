@@ -296,6 +296,7 @@ static scan scan_of(const vis_head *h) {
 }
 
 int vis_candidates(const vis_head *h, float threshold, vis_cands *c) {
+  if (!h->anchors) return HTPU_OK; /* an output with a dynamic axis that came out empty */
   scan sc = scan_of(h);
   if (sc.r.info->quant.kind == HTPU_QUANT_PER_AXIS) return scan_floats(h, &sc, threshold, c);
   float byte_value[256]; /* each stored byte's value, as vis_read gives it */

@@ -71,6 +71,19 @@ static int readable(const htpu_tensor_info *t, const void *data) {
                             name, htpu_dtype_name(t->dtype));
   }
   if (!data) return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its data is NULL", name);
+  /* the shape is what every index is computed from: it must be the buffer's, without overflow */
+  size_t n = 1;
+  int over = t->rank > HTPU_MAX_RANK;
+  for (uint32_t d = 0; !over && d < t->rank; d++) {
+    over = t->dims[d] && n > SIZE_MAX / t->dims[d];
+    n *= t->dims[d];
+  }
+  if (over || n != t->num_elements ||
+      n > SIZE_MAX / htpu_dtype_size(t->dtype) || n * htpu_dtype_size(t->dtype) != t->byte_size)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' of rank %u: %zu elements and %zu bytes do not match its "
+                          "dims",
+                          name, t->rank, t->num_elements, t->byte_size);
   qc_params p;
   if (qc_params_from_info(t, &p))
     return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its quantization does not fit its shape",

@@ -55,6 +55,10 @@ static int image_shape(const htpu_tensor_info *in, htpu_image_layout want, img_s
   s->c = nchw ? d[0] : d[2];
   s->h = nchw ? d[1] : d[0];
   s->w = nchw ? d[2] : d[1];
+  if (!s->h || !s->w || s->h > HTPU_VISION_MAX_SIDE || s->w > HTPU_VISION_MAX_SIDE)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "input '%s' is an image of %ux%u; expected 1 to %u pixels on a side",
+                          name, s->w, s->h, HTPU_VISION_MAX_SIDE);
   s->chan_axis = nchw ? (int)in->rank - 3 : (int)in->rank - 1;
   return HTPU_OK;
 }
@@ -123,6 +127,7 @@ static void plan_tables(plan *p) {
   vis_axis_fill(&p->x, p->g.region.width, rw);
   vis_axis_fill_rows(&p->y, p->g.region.height, p->g.resized_height);
   unsigned bpp = vis_format_bytes(p->f.format);
+  /* offsets within a row fit 32 bits: at most HTPU_VISION_MAX_SIDE pixels of 4 bytes */
   for (uint32_t d = 0; d < rw; d++) {
     for (uint32_t c = 0; c < cn; c++) {
       p->fx.w0[d * cn + c] = p->x.w0[d];

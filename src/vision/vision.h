@@ -71,6 +71,17 @@ int vis_frame_check(const htpu_frame *f, vis_frame *out);
 int vis_geometry(const vis_frame *f, uint32_t in_w, uint32_t in_h, htpu_resize_mode mode,
                  int scaleup, htpu_geometry *g);
 
+/* The padding subtracted and the scale divided by on the way back to frame pixels. */
+typedef struct vis_pads {
+  float x, y, sx, sy;
+} vis_pads;
+
+/* The pads of boxes and of keypoints under mapping m (HTPU_MAP_ULTRALYTICS: scale_boxes' and
+ * scale_coords', which differ; else the letterbox's, the same for both). */
+void vis_mapping(const htpu_geometry *g, htpu_box_mapping m, vis_pads *box, vis_pads *kp);
+/* n points (xy interleaved, in place) back to frame pixels with pads p, clipped to the region. */
+void vis_map_points(const htpu_geometry *g, const vis_pads *p, float *xy, size_t n);
+
 /* ---- resize_tab.c ------------------------------------------------------------------------- */
 
 /* One axis of OpenCV's INTER_LINEAR: for each destination index, the two source indices

@@ -149,6 +149,11 @@ run detect "${DET[@]}" --frame "$TMP/red.rgb"
 expect "detect --frame without --size -> exit 2" 2 err "--frame needs --size WxH and --format FMT"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16by8 --format rgb24
 expect "detect --size malformed -> exit 2" 2 err "--size 16by8: expected WIDTHxHEIGHT"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 2147483648x1080 --format rgb24
+expect "detect --size past the largest side -> exit 2" 2 err \
+  "--size 2147483648x1080: expected WIDTHxHEIGHT, each 1 to 65535 (e.g. 1920x1080)"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x4294967304 --format rgb24
+expect "detect --size wrapping 32 bits -> exit 2" 2 err "--size 16x4294967304: expected"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format i420
 expect "detect --format unknown -> exit 2" 2 err "unknown pixel format 'i420'"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x9 --format rgb24 --stride 52

@@ -386,6 +386,54 @@ def aihub(drv, chk):
     chk.ok(f"aihub scores [1, {A}, {nc}], named outputs in another order", why is None, why)
 
 
+def box_mapping(drv, chk):
+    """Mapping back to frame pixels: through the letterbox's own padding (the default), or as
+    Ultralytics' predict does (box_mapping ultralytics): scale_boxes recomputes the padding from
+    the gain as round((640 - w * gain) / 2 - 0.1), which for some sizes is one more than the
+    letterbox's round((640 - round(w * gain)) / 2 - 0.1); scale_coords takes it unrounded."""
+    differ = [(w, h) for w in range(1, 641) for h in range(1, 641)
+              if ref.letterbox_geometry(h, w, 640, 640)[2][:2] != ref.scale_boxes_pads(640, 640, h, w)[1]]
+    print(f"     the two paddings differ for {len(differ)} of {640 * 640} frame sizes up to 640x640 "
+          f"({100 * len(differ) / 640 ** 2:.1f}%)")
+    chk.ok("100x62 into 640x640: the letterbox's top 121, scale_boxes' 122",
+           ref.letterbox_geometry(62, 100, 640, 640)[2][1] == 121 and
+           ref.scale_boxes_pads(640, 640, 62, 100)[1][1] == 122 and (100, 62) in differ)
+    rng = np.random.default_rng(62)
+    pose = plant(rng, 400, 1, 640, 640, 9, extra=51)
+    t = Tensor("output0", "f32", [1, 56, 400])
+    for (w, h, crop) in ((100, 62, (0, 0, 0, 0)), (1920, 1080, (0, 0, 0, 0)), (333, 517, (0, 0, 0, 0)),
+                         (640, 480, (20, 10, 100, 62))):
+        geo, _ = drv.pre(bytes(w * h * 3), "rgb24", w, h, image_tensor(640, 640, 3, "u8", None, "nhwc"),
+                         crop=crop)
+        region = (geo["rx"], geo["ry"], geo["rw"], geo["rh"])
+        g = (*region, geo["left"], geo["top"], geo["scale_x"], geo["scale_y"], 640, 640)
+        gain, box_pad, kp_pad = ref.scale_boxes_pads(640, 640, geo["rh"], geo["rw"])
+        for mapping in ("letterbox", "ultralytics"):
+            info, ours = drv.dec([(t, pose[None])], head="ultralytics_pose", nc=1, geometry=g,
+                                 mapping=mapping)
+            if info is None:
+                chk.ok(f"box mapping {mapping} {w}x{h}", False, ours)
+                continue
+            keep = ref.nms(ref.ultralytics_cands(pose, 1, 0.25), 0.7, 30000, 300)
+            want = []
+            for c in keep:
+                if mapping == "letterbox":
+                    to = lambda x, y: ref.map_xy(x, y, g[:8])
+                    kto = to
+                else:
+                    to = lambda x, y: ref.ultralytics_xy(x, y, region, gain, box_pad)
+                    kto = lambda x, y: ref.ultralytics_xy(x, y, region, gain, kp_pad)
+                kps = []
+                for j in range(17):
+                    p = pose[5 + 3 * j:8 + 3 * j, c["anchor"]]
+                    kps += [*kto(p[0], p[1]), p[2]]
+                want.append({"box": [*to(*c["box"][:2]), *to(*c["box"][2:])], "score": c["score"],
+                             "cls": c["cls"], "anchor": c["anchor"], "kp": kps})
+            why = same_dets(ours, want)
+            pads = f"pads {geo['left']},{geo['top']} vs scale_boxes {box_pad}"
+            chk.ok(f"box mapping {mapping}, {w}x{h} crop {crop} ({pads})", why is None, why)
+
+
 def dec_error(drv, chk, label, fragment, outputs, **kw):
     info, msg = drv.dec(outputs, **kw)
     chk.ok(f"error: {label}", info is None and fragment in msg, msg if info is None else "accepted")
@@ -435,6 +483,7 @@ def main():
     frame_errors(drv, chk)
     heads(drv, chk)
     aihub(drv, chk)
+    box_mapping(drv, chk)
     decode_errors(drv, chk)
     drv.close()
     print(f"vision oracle: {chk.exact} of {chk.values} input values equal OpenCV's exactly, "

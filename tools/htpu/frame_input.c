@@ -87,22 +87,39 @@ static int parse_ppm(const cli_command *cmd, const char *path, cli_frame *f, siz
 
 /* ---- raw frames ------------------------------------------------------------------------------ */
 
+/* One side of --size: decimal digits up to `stop`, 1..HTPU_VISION_MAX_SIDE (no sscanf: %u
+ * wraps silently past 2^32). The character after it, or -1. */
+static long size_side(const char **s, char stop) {
+  unsigned long v = 0;
+  const char *p = *s;
+  if (!isdigit((unsigned char)*p)) return -1;
+  while (isdigit((unsigned char)*p)) {
+    v = v * 10 + (unsigned long)(*p++ - '0');
+    if (v > HTPU_VISION_MAX_SIDE) v = HTPU_VISION_MAX_SIDE + 1ul; /* too large: stays so */
+  }
+  if (*p != stop || !v || v > HTPU_VISION_MAX_SIDE) return -1;
+  *s = stop ? p + 1 : p;
+  return (long)v;
+}
+
 static int raw_options(const cli_args *a, htpu_frame *fr) {
   const char *size = cli_get(a, "size"), *fmt = cli_get(a, "format");
-  unsigned w, h;
-  char end;
   if (!size || !fmt)
     return cli_usage_error(a->cmd, "--frame needs --size WxH and --format FMT (rgb24, bgr24, "
                                    "rgba, bgra, gray8, yuyv, nv12)");
-  if (sscanf(size, "%ux%u%c", &w, &h, &end) != 2 || !w || !h || w > 65535 || h > 65535)
-    return cli_usage_error(a->cmd, "--size %s: expected WIDTHxHEIGHT, e.g. 1920x1080", size);
+  const char *at = size;
+  long w = size_side(&at, 'x'), h = w < 0 ? -1 : size_side(&at, '\0');
+  if (w < 0 || h < 0)
+    return cli_usage_error(a->cmd, "--size %s: expected WIDTHxHEIGHT, each 1 to %u (e.g. "
+                                   "1920x1080)",
+                           size, HTPU_VISION_MAX_SIDE);
   if (htpu_pixel_format_from_name(fmt, &fr->format))
     return cli_usage_error(a->cmd, "--format %s: %s", fmt, htpu_last_error());
   uint32_t stride, uv;
   int rc = cli_get_u32(a, "stride", 0, 0, UINT32_MAX, &stride);
   if (!rc) rc = cli_get_u32(a, "uv-offset", 0, 0, UINT32_MAX, &uv);
   if (rc) return rc;
-  fr->width = w, fr->height = h, fr->stride = stride, fr->uv_offset = uv;
+  fr->width = (uint32_t)w, fr->height = (uint32_t)h, fr->stride = stride, fr->uv_offset = uv;
   return CLI_EXIT_OK;
 }
 
