@@ -5,7 +5,8 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   vision.c                       HexagonTpu.Vision's NIFs                (nif.h)
+ *   vision.c  vision_detect.c      HexagonTpu.Vision's NIFs                (nif.h)
+ *   vision_terms.c                 their frames, options, detections       (vision_terms.h)
  *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
  *   board.c                        and the board reading NIF
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
@@ -62,10 +63,10 @@ ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- vision (vision.c) -------------------------------------------------------------------------
- * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
- * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
- * the input and outputs never crossing into Erlang terms. */
+/* ---- vision (vision.c, vision_detect.c) -----------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one when their work
+ * is not small), vision_detect on dirty IO: a frame into the input, the execute and the
+ * detections in one call, the input and outputs never crossing into Erlang terms. */
 ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

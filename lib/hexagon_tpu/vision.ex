@@ -47,10 +47,17 @@ defmodule HexagonTpu.Vision do
     * `:max` - detections at most (default 300); `:max_candidates` - the best this many go to
       NMS (default 30000)
     * `:agnostic` - one NMS across classes (default `false`)
-    * `:classes` - the class count, when the shape cannot tell it (a pose head: 1 by default)
+    * `:classes` - the class count, when the shape cannot tell it (a pose head: 1 by default);
+      with AI Hub's class output, an id at or past it is an error (without it any id is kept)
     * `:keypoints`, `:keypoint_dims` - a pose head's keypoints (default: from the shape) and
       their values, 2 or 3 (default 3: x, y, visibility)
-    * `:labels` - a list of names, one per class, for the detections' `:label`
+    * `:box_mapping` - how boxes and keypoints go back to frame pixels: `:letterbox`
+      (default: through the padding the letterbox applied, its exact inverse) or
+      `:ultralytics` (as Ultralytics' predict: `scale_boxes` recomputes the padding from the
+      gain, `round((640 - w * gain) / 2 - 0.1)`, one pixel off the letterbox's for some frame
+      sizes; keypoints as `scale_coords`, unrounded)
+    * `:labels` - a list of names, one per class, for the detections' `:label` (a class id
+      past the list has a `nil` label)
     * `:output` - `:maps` (default) or `:tensor`: one Nx tensor `{n, 6 + K * kd}` of rows
       `x1, y1, x2, y2, score, class` and the keypoints (needs Nx)
 
@@ -119,7 +126,7 @@ defmodule HexagonTpu.Vision do
          :ok <- Frame.check(frame, where),
          {:ok, o} <- Options.validate(opts, [Options.pre_spec(), out_spec], where),
          {:ok, pre} <- Options.pre_map(model, o, where),
-         {:ok, input, geometry} <-
+         {:ok, input, geometry, _scheduler} <-
            Error.wrap(NIF.vision_preprocess(model.ref, frame_map(frame), pre)) do
       if o.output == :nx do
         info = Enum.at(model.inputs, pre.input)
@@ -179,7 +186,7 @@ defmodule HexagonTpu.Vision do
          {:ok, o} <- Options.validate(opts, [Options.dec_spec(), geo_spec], where),
          {:ok, kind} <- Options.kind(o, where),
          {:ok, bins} <- output_binaries(model, outputs, where),
-         {:ok, dets, _candidates} <-
+         {:ok, dets, _candidates, _scheduler} <-
            Error.wrap(
              NIF.vision_decode(
                model.ref,
@@ -219,7 +226,8 @@ defmodule HexagonTpu.Vision do
 
     * `:io` - a `HexagonTpu.SharedIO` of the model (`HexagonTpu.alloc_io/1`): the input is
       written into it and the outputs decoded from it, FastRPC memory the DSP reads and
-      writes without copies. One call at a time per `SharedIO`
+      writes without copies. One call at a time per `SharedIO`: a second `detect/3` on it
+      while one runs returns `{:error, %HexagonTpu.Error{reason: :busy}}` at once
     * `:timeout`, `:priority`, `:perf_profile` - as `HexagonTpu.predict/3`'s
     * `:stats` - `true` returns the figures above
 
