@@ -68,7 +68,7 @@ def compare_values(ours, model_u8, tensor, norm, mean, std, cq):
 
 def pre_case(drv, chk, label, rgb, fmt, in_w, in_h, c=3, dtype="u8", quant=None, layout="nhwc",
              resize="letterbox", extra=0, crop=(0, 0, 0, 0), norm="auto", bgr=0, scaleup=1,
-             pad=114, uv_gap=0, mean=(0, 0, 0), std=(1, 1, 1)):
+             pad=114, uv_gap=0, mean=(0, 0, 0), std=(1, 1, 1), exact=False):
     arr, buf, stride, uv_off = frames.make(rgb, fmt, extra, uv_gap, seed=len(label))
     h, w = rgb.shape[:2]
     tensor = image_tensor(in_w, in_h, c, dtype, quant, layout)
@@ -90,6 +90,7 @@ def pre_case(drv, chk, label, rgb, fmt, in_w, in_h, c=3, dtype="u8", quant=None,
                                              chan_quant(tensor, layout))
     chk.exact += n_exact
     chk.values += n
+    good = good and (n_exact == n or not exact)
     return chk.ok(f"{label} ({n_exact}/{n} exact)", good and not bad_geo,
                   f"geometry {bad_geo} {geo} vs {rgeo}" if bad_geo else f"off by more than 1 at {where}")
 
@@ -165,6 +166,32 @@ def types_and_options(drv, chk):
                  iw, ih)
         pre_case(drv, chk, f"ratio {w}x{h} -> {iw}x{ih} stretch", frames.synthetic(w, h, w + h),
                  "bgr24", iw, ih, resize="stretch")
+
+
+def fast_rows(drv, chk):
+    """The 1:1 and exact 2x resizes (src/vision/rows.c: the frame's rows as they lie, whole YUV
+    rows converted, the 2x2 box): every format, crops of odd offsets, padded rows, widths that
+    leave tails after the 16-pixel vector steps, NHWC u8 and NCHW f32, both channel orders.
+    OpenCV is deterministic here (one tap, or the 2x2 mean): every value must equal its."""
+    cases = [  # frame w, h, input w, h, resize, crop
+        (64, 48, 64, 64, "letterbox", (0, 0, 0, 0)),
+        (70, 50, 70, 50, "stretch", (0, 0, 0, 0)),
+        (40, 30, 35, 21, "stretch", (1, 3, 35, 21)),
+        (128, 96, 64, 64, "letterbox", (0, 0, 0, 0)),
+        (146, 102, 73, 51, "stretch", (0, 0, 0, 0)),
+        (200, 150, 64, 64, "letterbox", (3, 5, 128, 96)),
+        (100, 80, 37, 29, "stretch", (7, 9, 74, 58)),
+    ]
+    for fmt in frames.BPP:
+        for i, (w, h, iw, ih, resize, crop) in enumerate(cases):
+            rgb = frames.synthetic(w, h, seed=w * 3 + h + i)
+            extra = 13 if i % 2 else 0
+            gap = 5 if fmt == "nv12" and extra else 0
+            label = f"fast rows {fmt} {w}x{h} crop {crop} -> {resize} {iw}x{ih} stride+{extra}"
+            pre_case(drv, chk, f"{label} u8", rgb, fmt, iw, ih, resize=resize, crop=crop,
+                     extra=extra, uv_gap=gap, bgr=i % 2, exact=True)
+            pre_case(drv, chk, f"{label} f32 nchw", rgb, fmt, iw, ih, dtype="f32", layout="nchw",
+                     resize=resize, crop=crop, extra=extra, uv_gap=gap, exact=True)
 
 
 def expect_error(drv, chk, label, fragment, buf, fmt, w, h, tensor, **kw):
@@ -480,6 +507,7 @@ def main():
     formats_matrix(drv, chk)
     photographs(drv, chk)
     types_and_options(drv, chk)
+    fast_rows(drv, chk)
     frame_errors(drv, chk)
     heads(drv, chk)
     aihub(drv, chk)
