@@ -1395,7 +1395,10 @@ typedef struct htpu_decode_info {
 
 /* Decodes a detector's outputs: `outputs` the graph's output tensor infos (e.g.
  * htpu_graph_get_info(g)->outputs), `data[i]` output i's bytes in its own type (exactly
- * byte_size). Candidates (score > threshold, compared in the quantized domain: only they are
+ * byte_size; each info's dims must match its num_elements and byte_size). For an output with
+ * dynamic dimensions pass its info as the execute produced it (dims from
+ * htpu_exec_options.output_dims, num_elements and byte_size to match): the rest of its buffer
+ * is not an answer. Candidates (score > threshold, compared in the quantized domain: only they are
  * dequantized) are ordered by score (then by anchor), the best max_candidates kept, greedy NMS
  * applied per class, and the first max_detections written to `out` (capacity at least
  * max_detections) with their boxes mapped through `geometry` (NULL: left in input pixels,

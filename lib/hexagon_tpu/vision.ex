@@ -160,7 +160,8 @@ defmodule HexagonTpu.Vision do
   @doc """
   Decodes the model's outputs, each in its own type (binaries as `HexagonTpu.predict/3`
   returns them with `dequantize: :none, output: :binary`, or Nx tensors), into detections:
-  `{:ok, detections}`.
+  `{:ok, detections}`. An output with a dynamic dimension is taken as `predict/3` returns it,
+  cut to the rows the execute produced (`detect/3` reads that shape from the execute itself).
 
   ## Options
 

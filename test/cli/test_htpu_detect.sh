@@ -113,6 +113,26 @@ assert bytes([255, 157, 151]) in px  # the box of class 1 (dog) in its color
 ' "$TMP/out.png"
 fi
 
+# A head with a dynamic dimension: NonZero of the [1, 1, 4, 4, 3] input, rows [0, 0, y, x, c]
+# read anchors first (cx 0, cy 0, w y, h x, score c). With a threshold below 0 every row the
+# execute produced is a detection, and only those: one for the frame's one nonzero byte (a
+# decode of the declared 48 rows would count the buffer's 47 others).
+cat >"$TMP/nz.txt" <<'EOF2'
+graph nzdet
+  input images u8 [1,4,4,3] scale=0.00392156862745098
+  native deep u8 [1,1,4,4,3] scale=0.00392156862745098
+  output idx i32 [48,5] dynamic=[0]
+  op Reshape images -> deep
+  op NonZero deep -> idx
+EOF2
+$EMU "$REFBUILD" "$TMP/nz.txt" "$TMP/nz.bin" || exit 2
+{ printf 'P6 4 4 255\n'; for i in $(seq 0 47); do
+    if [ "$i" = 20 ]; then printf '\007'; else printf '\000'; fi; done; } >"$TMP/one.ppm"
+run detect "$TMP/nz.bin" "${LIBS[@]}" --image "$TMP/one.ppm" --head-layout anchors_first \
+  --score -0.5 --iou 1 --json
+json_check "detect, a dynamic head: the rows the execute produced, not the declared 48" \
+  'j.length == 1 && j[0].score == 2 && j[0].box[2] == 0.5 && j[0].box[3] == 1'
+
 # The shapes demo (models/shapes/) on one of its held-out frames and on an NV12 one: the
 # detections docs/htpu.md shows, and the truth's objects (models/shapes/truth.txt).
 run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
