@@ -186,6 +186,7 @@ static uint64_t decode_work(ErlNifEnv *env, const ERL_NIF_TERM argv[]) {
     for (uint32_t k = 0; k < t->rank && k < HTPU_MAX_RANK; k++)
       anchors = t->dims[k] > anchors ? t->dims[k] : anchors;
   }
+  if (anchors > (1u << 20)) return UINT64_MAX; /* dirty, and no product below can wrap */
   uint64_t nms = anchors < o.max_candidates ? anchors : o.max_candidates;
   uint64_t dets = anchors < o.max_detections ? anchors : o.max_detections;
   uint32_t room = g->num_outputs ? vision_keypoint_room(&g->tensors[g->num_inputs].info, &o) : 0;

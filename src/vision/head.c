@@ -137,7 +137,9 @@ static int counts(const htpu_decode_options *o, uint32_t C, vis_head *h, const c
   h->kdims = o->keypoint_dims ? o->keypoint_dims : 3;
   uint32_t rest = C > 4 + h->classes ? C - 4 - h->classes : 0;
   h->keypoints = o->num_keypoints ? o->num_keypoints : rest / h->kdims;
-  if ((h->kdims != 2 && h->kdims != 3) || !h->keypoints || rest != h->keypoints * h->kdims)
+  /* in 64 bits: a keypoint count from the options times 3 could wrap to the rest in 32 */
+  if ((h->kdims != 2 && h->kdims != 3) || !h->keypoints ||
+      rest != (uint64_t)h->keypoints * h->kdims)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "output '%s' %s has %u values per anchor; the pose head needs 4 box "
                           "values, %u class score(s) and keypoints of %u values (x, y%s)",

@@ -137,3 +137,24 @@ TEST(vision_limits_output_shape_against_bytes) {
   CHECK_EQ(info.count, 0);
   CHECK_EQ(info.num_anchors, 0);
 }
+
+/* A keypoint count from the options whose product with the values a keypoint wraps 32 bits to
+ * what the head has: 0x55555556 x 3 = 2 (mod 2^32), a [1, 7, A] pose head's 2 values past the
+ * box and score. Refused as not the head's shape (it read keypoints far past the head). */
+TEST(vision_limits_keypoint_count_wrap) {
+  htpu_tensor_info t = plain("output0", HTPU_F32, 7, 4);
+  float head[28] = {0};
+  head[4 * 4 + 0] = 0.9f; /* anchor 0 scores */
+  const void *data[1] = {head};
+  htpu_detection d[1];
+  static float kp[1 << 16];
+  htpu_decode_options o;
+  htpu_decode_options_init(&o);
+  o.head = HTPU_HEAD_ULTRALYTICS_POSE;
+  o.layout = HTPU_HEAD_CHANNELS_FIRST;
+  o.max_detections = 1;
+  o.num_keypoints = 0x55555556u;
+  CHECK_EQ(htpu_decode(&t, data, 1, &o, NULL, d, 1, kp, 1 << 16, NULL), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(htpu_last_error(), "the pose head needs 4 box values, 1 class score(s) and "
+                                        "keypoints of 3 values");
+}
