@@ -73,11 +73,15 @@ static int io_shared(ErlNifEnv *env, nif_graph *g, ERL_NIF_TERM shared, detect_i
     return -1;
   }
   if (sh->graph != g) {
-    *err = nif_make_error_msg(env, HTPU_EINVAL, "the shared IO buffer was allocated for another graph");
+    *err = nif_make_error_msg(env, HTPU_EINVAL,
+                              "the SharedIO was allocated for another loaded graph (one of the "
+                              "same name from another load?): expected a SharedIO of this model "
+                              "(alloc_io of it)");
     return -1;
   }
   if (!nif_shared_acquire(sh)) {
-    *err = nif_make_error_msg(env, HTPU_ECLOSED, "the shared IO buffer is closed");
+    *err = nif_make_error_msg(env, HTPU_ECLOSED, "the SharedIO is closed: expected an open SharedIO of this "
+                              "model");
     return -1;
   }
   int idle = 0;
@@ -98,8 +102,8 @@ static int io_take(ErlNifEnv *env, nif_graph *g, ERL_NIF_TERM shared, detect_io 
   memset(x, 0, sizeof *x);
   if (g->num_inputs != 1 || g->num_outputs > VISION_MAX_OUTPUTS) {
     *err = nif_make_error_msg(env, HTPU_EINVAL,
-                              "detect runs graphs of one input and at most %d outputs; this one "
-                              "has %u and %u",
+                              "detect runs a graph of one image input and at most %d outputs; "
+                              "this one has %u input(s) and %u output(s)",
                               VISION_MAX_OUTPUTS, g->num_inputs, g->num_outputs);
     return -1;
   }

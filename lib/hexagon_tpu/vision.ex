@@ -175,7 +175,7 @@ defmodule HexagonTpu.Vision do
       iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
       iex> {:error, error} = HexagonTpu.Vision.detections(model, [<<0::size(128)>>], head: :ultralytics)
       iex> error.message
-      "output 'y' [1, 4] has 1 values per anchor; the ultralytics head needs 4 box values and at least 1 class scores"
+      "output 'y' [1, 4] has 1 values per anchor (read channels_first from the smaller axis; name the head layout if the other holds an anchor's values); the ultralytics head needs 4 box values and at least 1 class score"
   """
   @spec detections(Graph.t(), [binary() | struct()], keyword()) ::
           {:ok, [detection()] | struct()} | {:error, Error.t()}
@@ -240,7 +240,7 @@ defmodule HexagonTpu.Vision do
       iex> {:ok, frame} = HexagonTpu.Vision.Frame.new(<<0::size(96)>>, 2, 2, :rgb24)
       iex> {:error, error} = HexagonTpu.Vision.detect(model, frame)
       iex> error.message
-      "detect runs graphs of one input and at most 8 outputs; this one has 2 and 1"
+      "detect runs a graph of one image input and at most 8 outputs; this one has 2 input(s) and 1 output(s)"
   """
   @spec detect(Graph.t(), Frame.t(), keyword()) ::
           {:ok, [detection()] | struct()}
@@ -358,17 +358,24 @@ defmodule HexagonTpu.Vision do
         Enum.map(outputs, fn
           b when is_binary(b) -> b
           %{__struct__: Nx.Tensor} = t -> Nx.to_binary(t)
-          other -> other
+          other -> {:bad, other}
         end)
 
-      if Enum.all?(bins, &is_binary/1),
-        do: {:ok, bins},
-        else:
+      case Enum.find_index(bins, &(not is_binary(&1))) do
+        nil ->
+          {:ok, bins}
+
+        i ->
+          {:bad, other} = Enum.at(bins, i)
+          name = Enum.at(model.outputs, i).name
+
           {:error,
            Error.new(
              :invalid_argument,
-             "#{where}: expected each output to be a binary or an Nx tensor"
+             "#{where}: output #{i} ('#{name}'): expected a binary (the output in its own " <>
+               "type) or an Nx tensor, got #{inspect(other, limit: 5)}"
            )}
+      end
     end
   end
 

@@ -195,7 +195,9 @@ static int read_box(const vis_head *h, const float *byte_value, uint32_t a, floa
   }
   for (int k = 0; k < 4; k++)
     if (isnan(box[k]))
-      return htpu_set_error(HTPU_EINVAL, 0, "output '%s': the box of anchor %u is NaN",
+      return htpu_set_error(HTPU_EINVAL, 0,
+                            "output '%s': the box of anchor %u is NaN; the detector's boxes must "
+                            "be numbers",
                             (h->kind == HTPU_HEAD_AIHUB ? h->boxes : h->main).info->name, a);
   return HTPU_OK;
 }

@@ -22,9 +22,16 @@ void htpu_decode_options_init(htpu_decode_options *o) {
 }
 
 static int check_options(const htpu_decode_options *o, uint32_t capacity, const void *out) {
-  if ((unsigned)o->head >= HTPU_HEAD_COUNT || (unsigned)o->layout > HTPU_HEAD_ANCHORS_FIRST)
-    return htpu_set_error(HTPU_EINVAL, 0, "decode: head %d / layout %d is not one of the known",
-                          (int)o->head, (int)o->layout);
+  if ((unsigned)o->head >= HTPU_HEAD_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "decode: head %d is not one of HTPU_HEAD_AUTO, _ULTRALYTICS, "
+                          "_ULTRALYTICS_POSE or _AIHUB",
+                          (int)o->head);
+  if ((unsigned)o->layout > HTPU_HEAD_ANCHORS_FIRST)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "decode: head layout %d is not one of HTPU_HEAD_LAYOUT_AUTO, "
+                          "HTPU_HEAD_CHANNELS_FIRST or HTPU_HEAD_ANCHORS_FIRST",
+                          (int)o->layout);
   if (!isfinite(o->score_threshold))
     return htpu_set_error(HTPU_EINVAL, 0, "decode: the score threshold %g is not a number",
                           (double)o->score_threshold);

@@ -56,7 +56,9 @@ static uint64_t plane_bytes(uint64_t stride, uint64_t rows, uint64_t row_bytes) 
 
 static int check_sizes(const htpu_frame *f, const char *fmt, uint64_t row_bytes) {
   if (!f->width || !f->height)
-    return htpu_set_error(HTPU_EINVAL, 0, "frame: %ux%u has no pixels", f->width, f->height);
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: %ux%u has no pixels: expected a width and height of at least 1",
+                          f->width, f->height);
   if (f->width > HTPU_VISION_MAX_SIDE || f->height > HTPU_VISION_MAX_SIDE)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: %ux%u is larger than %u pixels on a side (the largest frame "
@@ -73,8 +75,10 @@ static int check_sizes(const htpu_frame *f, const char *fmt, uint64_t row_bytes)
                           f->width, f->height);
   if (f->stride && f->stride < row_bytes)
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "frame: stride %u is smaller than a row of %u %s pixels (%llu bytes)",
-                          f->stride, f->width, fmt, (unsigned long long)row_bytes);
+                          "frame: stride %u is smaller than a row of %u %s pixels (%llu bytes): "
+                          "expected 0 (rows packed) or at least %llu",
+                          f->stride, f->width, fmt, (unsigned long long)row_bytes,
+                          (unsigned long long)row_bytes);
   return HTPU_OK;
 }
 
@@ -92,14 +96,15 @@ static int check_extent(const htpu_frame *f, const char *fmt, uint64_t stride, u
   if (f->uv_offset && f->uv_offset < need)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: the nv12 UV plane at offset %zu overlaps the Y plane, which "
-                          "ends at %llu",
-                          f->uv_offset, (unsigned long long)need);
+                          "ends at %llu: expected 0 (right after the Y plane) or at least %llu",
+                          f->uv_offset, (unsigned long long)need, (unsigned long long)need);
   uint64_t uv_need = plane_bytes(stride, f->height / 2, row_bytes);
   /* uv_offset comes from the caller whole (up to SIZE_MAX): compared before it is added to */
   if (uv_off > f->size)
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "frame: the nv12 UV plane offset %llu is past the frame's %zu bytes",
-                          (unsigned long long)uv_off, f->size);
+                          "frame: the nv12 UV plane offset %llu is past the frame's %zu bytes "
+                          "(the UV plane needs %llu bytes from its offset)",
+                          (unsigned long long)uv_off, f->size, (unsigned long long)uv_need);
   if (uv_need > f->size - uv_off)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: %ux%u nv12 with a stride of %llu needs %llu bytes (Y plane, then "
@@ -122,8 +127,10 @@ static int check_crop(const htpu_frame *f, vis_frame *out) {
     c = (htpu_rect){0, 0, f->width, f->height};
   }
   if ((uint64_t)c.x + c.width > f->width || (uint64_t)c.y + c.height > f->height)
-    return htpu_set_error(HTPU_EINVAL, 0, "frame: crop %ux%u at (%u, %u) is outside the %ux%u frame",
-                          c.width, c.height, c.x, c.y, f->width, f->height);
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: crop %ux%u at (%u, %u) is outside the %ux%u frame: expected x + "
+                          "width <= %u and y + height <= %u",
+                          c.width, c.height, c.x, c.y, f->width, f->height, f->width, f->height);
   out->crop = c;
   return HTPU_OK;
 }

@@ -120,12 +120,15 @@ TEST(vision_limits_output_shape_against_bytes) {
   htpu_detection d[300];
   t.dims[2] = 4000000; /* num_elements and byte_size still say 24 */
   CHECK_EQ(htpu_decode(&t, data, 1, NULL, NULL, d, 300, NULL, 0, NULL), HTPU_EINVAL);
-  CHECK_STR_CONTAINS(htpu_last_error(), "24 elements and 96 bytes do not match its dims");
+  CHECK_STR_CONTAINS(htpu_last_error(), "output 'output0' [1, 6, 4000000] f32 has 24 elements and "
+                                        "96 bytes; its dims make 24000000 elements of 96000000 "
+                                        "bytes: expected the info of the buffer as it is");
   t.rank = 4; /* dims whose product, 2^64, wraps to the 0 elements the info claims */
   t.dims[0] = t.dims[1] = t.dims[2] = t.dims[3] = 0x10000;
   t.num_elements = 0, t.byte_size = 0;
   CHECK_EQ(htpu_decode(&t, data, 1, NULL, NULL, d, 300, NULL, 0, NULL), HTPU_EINVAL);
-  CHECK_STR_CONTAINS(htpu_last_error(), "0 elements and 0 bytes do not match its dims");
+  CHECK_STR_CONTAINS(htpu_last_error(), "output 'output0' of rank 4: its dims make more elements "
+                                        "than fit in memory");
   /* an empty output (a dynamic axis that produced nothing) decodes to nothing */
   htpu_tensor_info e = plain("output0", HTPU_F32, 6, 0);
   e.rank = 3, e.dims[2] = 0, e.num_elements = 0, e.byte_size = 0;
@@ -155,6 +158,8 @@ TEST(vision_limits_keypoint_count_wrap) {
   o.max_detections = 1;
   o.num_keypoints = 0x55555556u;
   CHECK_EQ(htpu_decode(&t, data, 1, &o, NULL, d, 1, kp, 1 << 16, NULL), HTPU_EINVAL);
-  CHECK_STR_CONTAINS(htpu_last_error(), "the pose head needs 4 box values, 1 class score(s) and "
-                                        "keypoints of 3 values");
+  CHECK_STR_CONTAINS(htpu_last_error(), "output 'output0' [1, 7, 4] has 7 values per anchor (read "
+                                        "channels_first, the layout given); the pose head needs "
+                                        "4 box values, 1 class score(s) and 1431655766 keypoints "
+                                        "of 3 values (x, y, visibility): 4294967303 values");
 }

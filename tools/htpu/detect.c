@@ -129,7 +129,12 @@ static int run_pipeline(const cli_args *a, cli_detect *d, const htpu_preprocess_
   int e = htpu_preprocess(&d->frame.frame, &gi->inputs[0], po, d->io[0].data, d->io[0].size,
                           &d->geometry);
   d->preprocess_ns = now_ns() - t0;
-  if (e) return cli_fail_htpu(a->cmd, e, "preprocessing the frame");
+  if (e) {
+    char what[512];
+    snprintf(what, sizeof what, "--%s %s into input '%s'", cli_count(a, "image") ? "image" : "frame",
+             d->frame.path, gi->inputs[0].name);
+    return cli_fail_htpu(a->cmd, e, what);
+  }
   htpu_tensor_info *outs = calloc(gi->num_outputs ? gi->num_outputs : 1, sizeof *outs);
   if (!outs) return cli_fail(a->cmd, "out of memory");
   if ((e = execute(a, d, outs))) {
@@ -151,7 +156,10 @@ static int run_pipeline(const cli_args *a, cli_detect *d, const htpu_preprocess_
                   dopt->max_detections, d->kp, d->kp_len, &d->info);
   d->decode_ns = now_ns() - t0;
   free(data), free(outs);
-  return e ? cli_fail_htpu(a->cmd, e, "decoding the outputs") : CLI_EXIT_OK;
+  if (!e) return CLI_EXIT_OK;
+  char what[512];
+  snprintf(what, sizeof what, "decoding the outputs of graph '%s'", gi->name);
+  return cli_fail_htpu(a->cmd, e, what);
 }
 
 static void detect_free(cli_detect *d) {

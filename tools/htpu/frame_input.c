@@ -123,21 +123,53 @@ static int raw_options(const cli_args *a, htpu_frame *fr) {
   return CLI_EXIT_OK;
 }
 
+/* One number of --crop: decimal digits up to `stop`, at most 2^32 - 1 (sscanf's %u takes "-1"
+ * as 4294967295 and wraps past 2^32 silently). The character after it, or -1. */
+static long long crop_number(const char **s, char stop) {
+  unsigned long long v = 0;
+  const char *p = *s;
+  if (!isdigit((unsigned char)*p)) return -1;
+  while (isdigit((unsigned char)*p)) {
+    v = v * 10 + (unsigned long long)(*p++ - '0');
+    if (v > UINT32_MAX) return -1;
+  }
+  if (*p != stop) return -1;
+  *s = stop ? p + 1 : p;
+  return (long long)v;
+}
+
 static int crop_option(const cli_args *a, htpu_frame *fr) {
-  const char *c = cli_get(a, "crop");
-  unsigned x, y, w, h;
-  char end;
+  const char *c = cli_get(a, "crop"), *at = c;
+  long long v[4] = {-1, -1, -1, -1};
   if (!c) return CLI_EXIT_OK;
-  if (sscanf(c, "%u,%u,%u,%u%c", &x, &y, &w, &h, &end) != 4 || !w || !h)
-    return cli_usage_error(a->cmd, "--crop %s: expected X,Y,WIDTH,HEIGHT in pixels", c);
-  fr->crop = (htpu_rect){x, y, w, h};
+  for (int i = 0; i < 4; i++)
+    if ((v[i] = crop_number(&at, i < 3 ? ',' : '\0')) < 0) break;
+  if (v[3] < 0 || !v[2] || !v[3])
+    return cli_usage_error(a->cmd, "--crop %s: expected X,Y,WIDTH,HEIGHT in pixels (each 0 to "
+                                   "4294967295, WIDTH and HEIGHT at least 1; e.g. 0,0,640,480)",
+                           c);
+  fr->crop = (htpu_rect){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]};
+  return CLI_EXIT_OK;
+}
+
+/* --size, --format, --stride and --uv-offset describe raw bytes: with --image alone (a PPM
+ * has its own size and format) they would be ignored without a word. */
+static int image_only_options(const cli_args *a) {
+  static const char *const raw[] = {"size", "format", "stride", "uv-offset"};
+  if (cli_count(a, "frame")) return CLI_EXIT_OK;
+  for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++)
+    if (cli_get(a, raw[i]))
+      return cli_usage_error(a->cmd, "--%s describes a raw --frame; an --image (PPM or PGM) has "
+                                     "its own size and format: drop --%s, or give the file as "
+                                     "--frame",
+                             raw[i], raw[i]);
   return CLI_EXIT_OK;
 }
 
 int cli_frame_read(const cli_args *a, const char *path, int image, cli_frame *out) {
   memset(out, 0, sizeof *out);
   out->path = path;
-  int rc = image ? CLI_EXIT_OK : raw_options(a, &out->frame);
+  int rc = image ? image_only_options(a) : raw_options(a, &out->frame);
   if (!rc) rc = crop_option(a, &out->frame);
   size_t len = 0;
   if (!rc) rc = read_file(a->cmd, path, &out->bytes, &len);
