@@ -68,15 +68,16 @@ endif
 #   top -> exec -> profile, shape, quant, model -> device -> loader -> base (qnn/: the ABI,
 #   headers only); board (the board's readings, the cross-process NPU lock) -> base, called by
 #   the top and exec; vision (frames into inputs, detector outputs into detections: vision.h)
-#   -> quant, base, called by the top
-CORE_ROOMS := base board loader device model quant shape vision profile exec
+#   -> quant, base, called by the top; qnnset (QNN sets: one release's libraries together,
+#   one set per process) -> base, called by the top
+CORE_ROOMS := base board loader qnnset device model quant shape vision profile exec
 CORE_SRC := $(sort $(wildcard src/*.c $(foreach r,$(CORE_ROOMS),src/$(r)/*.c) common/*.c))
 REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # the quantization kernels (and the error and dtype helpers they use) are shared by the core
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
 QUANT_SRC := $(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c \
-             common/file_open.c
+             common/file_open.c common/build_id_scan.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))
@@ -167,7 +168,8 @@ else
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver
+	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver \
+	  qnnsets
 	$(Q)python3 tools/check-rooms.py build/asan src
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -181,6 +183,8 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	$(Q)bash test/cli/test_htpu_models.sh build/asan
+	$(Q)bash test/cli/test_htpu_sets.sh build/asan
 	$(Q)bash test/cli/test_htpu_board.sh build/asan
 	$(Q)bash test/cli/test_htpu_detect.sh build/asan
 	@echo "vision: frames and detector heads against OpenCV and NumPy (test/vision/oracle.py)"

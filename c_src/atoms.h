@@ -27,6 +27,7 @@
   X(skip_device, "skip_device")                   \
   X(env, "env")                                   \
   X(fastrpc_lib, "fastrpc_lib")                   \
+  X(qnn_set, "qnn_set")                           \
   X(recovery_retries, "recovery_retries")         \
   X(startup_retry_delay_ms, "startup_retry_delay_ms") \
   X(perf_profile, "perf_profile")                 \
@@ -40,6 +41,43 @@
   X(system_provider_name, "system_provider_name") \
   X(system_api_version, "system_api_version")     \
   X(has_device, "has_device")                     \
+  /* a model's source (ONNX EPContext) */         \
+  X(source, "source")                             \
+  X(format, "format")                             \
+  X(ir_version, "ir_version")                     \
+  X(opset, "opset")                               \
+  X(producer_name, "producer_name")               \
+  X(producer_version, "producer_version")         \
+  X(metadata, "metadata")                         \
+  X(class_names, "class_names")                   \
+  X(nodes, "nodes")                               \
+  X(contexts, "contexts")                         \
+  X(context, "context")                           \
+  X(origin, "origin")                             \
+  X(main_context, "main_context")                 \
+  X(embed_mode, "embed_mode")                     \
+  X(cache_file, "cache_file")                     \
+  X(cache_bytes, "cache_bytes")                   \
+  X(partition_name, "partition_name")             \
+  X(ep_sdk_version, "ep_sdk_version")             \
+  X(max_size, "max_size")                         \
+  /* memory figures */                            \
+  X(graph_memory, "graph_memory")                 \
+  X(binary_bytes, "binary_bytes")                 \
+  X(load_estimate_bytes, "load_estimate_bytes")   \
+  X(blob_info_version, "blob_info_version")       \
+  X(spill_fill_bytes, "spill_fill_bytes")         \
+  X(optimization_level, "optimization_level")     \
+  X(hvx_threads, "hvx_threads")                   \
+  X(io_tensor_bytes, "io_tensor_bytes")           \
+  X(op_data_bytes, "op_data_bytes")               \
+  X(const_bytes, "const_bytes")                   \
+  X(ddr_tensor_bytes, "ddr_tensor_bytes")         \
+  X(shared_weights_bytes, "shared_weights_bytes") \
+  X(safe_share_io, "safe_share_io")               \
+  X(reported, "reported")                         \
+  X(weights_bytes, "weights_bytes")               \
+  X(buffer_alignment, "buffer_alignment")         \
   X(device_arch, "device_arch")                   \
   X(device_soc_model, "device_soc_model")         \
   X(device_vtcm_bytes, "device_vtcm_bytes")       \
@@ -142,7 +180,6 @@
   X(width, "width")                               \
   X(height, "height")                             \
   X(stride, "stride")                             \
-  X(format, "format")                             \
   X(uv_offset, "uv_offset")                       \
   X(crop, "crop")                                 \
   X(input, "input")                               \

@@ -197,27 +197,6 @@ ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g) {
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
-ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m) {
-  ERL_NIF_TERM graphs = enif_make_list(env, 0);
-  for (uint32_t i = m->num_graphs; i-- > 0;)
-    graphs = enif_make_list_cell(env, nif_make_graph_info(env, &m->graphs[i]), graphs);
-  ERL_NIF_TERM k[] = {ATOMS.binary_info_version, ATOMS.backend_id,          ATOMS.build_id,
-                      ATOMS.core_api_version,    ATOMS.backend_api_version, ATOMS.context_blob_version,
-                      ATOMS.soc_version,         ATOMS.soc_model,           ATOMS.dsp_arch,
-                      ATOMS.context_blob_size,   ATOMS.graphs};
-  ERL_NIF_TERM v[] = {enif_make_uint(env, m->binary_info_version),
-                      enif_make_uint(env, m->backend_id),
-                      nif_make_string(env, m->build_id),
-                      nif_make_version(env, m->core_api_version),
-                      nif_make_version(env, m->backend_api_version),
-                      nif_make_version(env, m->context_blob_version),
-                      nif_make_string(env, m->soc_version),
-                      enif_make_uint(env, m->soc_model),
-                      enif_make_uint(env, m->dsp_arch),
-                      enif_make_uint64(env, m->context_blob_size),
-                      graphs};
-  return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
-}
 
 static ERL_NIF_TERM perf_profile_atom(ErlNifEnv *env, htpu_perf_profile p) {
   const char *name = htpu_perf_profile_name(p);
@@ -308,4 +287,46 @@ ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlN
                       enif_make_uint(env, st->executes),
                       enif_make_uint64(env, st->execute_start_ns)};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
+}
+
+/* The load options map of context_open_file/3 and context_open_binary/3:
+ * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
+ * queue_limit: 0..2^32-1 (0: the runtime's), graph: nil | binary} (graph: of a model holding
+ * several context binaries, into `graph`).
+ * 0, or -1 for a bad map (the public modules check the values first). */
+int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo,
+                         char *graph, size_t graph_len) {
+  memset(lo, 0, sizeof *lo);
+  ERL_NIF_TERM v;
+  ErlNifUInt64 ns;
+  char name[32];
+  if (!enif_is_map(env, map)) return -1;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
+    htpu_priority p = HTPU_PRIORITY_DEFAULT;
+    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
+    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
+    lo->priority = (int)p;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->timeout_ns = ns;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
+    if (!enif_get_uint64(env, v, &ns)) return -1;
+    lo->exec_timeout_ns = ns;
+  }
+  unsigned limit;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "queue_limit"), &v)) {
+    if (!enif_get_uint(env, v, &limit)) return -1;
+    lo->queue_limit = limit;
+  }
+  ErlNifBinary g;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) && v != ATOMS.nil) {
+    if (!enif_inspect_binary(env, v, &g) || g.size >= graph_len || memchr(g.data, 0, g.size))
+      return -1;
+    memcpy(graph, g.data, g.size);
+    graph[g.size] = 0;
+    lo->graph = graph;
+  }
+  return 0;
 }

@@ -48,7 +48,7 @@ static ERL_NIF_TERM bad_runtime_option(ErlNifEnv *env, const char *name, const c
 /* The runtime options of runtime_open's map, and the strings they point to (owned). */
 typedef struct runtime_args {
   htpu_runtime_options o;
-  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *npu_lock;
+  char *backend_lib, *system_lib, *dsp_path, *fastrpc_lib, *qnn_set, *npu_lock;
 } runtime_args;
 
 static void runtime_args_free(runtime_args *a) {
@@ -56,6 +56,7 @@ static void runtime_args_free(runtime_args *a) {
   if (a->system_lib) enif_free(a->system_lib);
   if (a->dsp_path) enif_free(a->dsp_path);
   if (a->fastrpc_lib) enif_free(a->fastrpc_lib);
+  if (a->qnn_set) enif_free(a->qnn_set);
   if (a->npu_lock) enif_free(a->npu_lock);
 }
 
@@ -73,6 +74,7 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
               {ATOMS.system_lib, "system_lib", &a->system_lib},
               {ATOMS.dsp_library_path, "dsp_library_path", &a->dsp_path},
               {ATOMS.fastrpc_lib, "fastrpc_lib", &a->fastrpc_lib},
+              {ATOMS.qnn_set, "qnn_set", &a->qnn_set},
               {ATOMS.npu_lock_path, "npu_lock_path", &a->npu_lock}};
   struct {
     ERL_NIF_TERM key;
@@ -123,6 +125,7 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
   if (a->system_lib) o->system_lib = a->system_lib;
   o->dsp_library_path = a->dsp_path;
   if (a->fastrpc_lib) o->fastrpc_lib = a->fastrpc_lib;
+  o->qnn_set = a->qnn_set;
   o->npu_lock_path = a->npu_lock; /* nil: the library's default; "" (an empty binary): none */
   return 0;
 }
@@ -283,37 +286,6 @@ static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
   return ret;
 }
 
-/* The load options map of context_open_file/3 and context_open_binary/3:
- * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
- * queue_limit: 0..2^32-1 (0: the runtime's)}.
- * 0, or -1 for a bad map (the public modules check the values first). */
-static int get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo) {
-  memset(lo, 0, sizeof *lo);
-  ERL_NIF_TERM v;
-  ErlNifUInt64 ns;
-  char name[32];
-  if (!enif_is_map(env, map)) return -1;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
-    htpu_priority p = HTPU_PRIORITY_DEFAULT;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
-    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
-    lo->priority = (int)p;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->timeout_ns = ns;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->exec_timeout_ns = ns;
-  }
-  unsigned limit;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "queue_limit"), &v)) {
-    if (!enif_get_uint(env, v, &limit)) return -1;
-    lo->queue_limit = limit;
-  }
-  return 0;
-}
 
 static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   nif_runtime *rt;
@@ -325,7 +297,8 @@ static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NI
     return enif_make_badarg(env);
   }
   htpu_load_options lo;
-  if (argc > 2 && get_load_options(env, argv[2], &lo)) {
+  char graph[4096];
+  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph)) {
     enif_free(path);
     return enif_make_badarg(env);
   }
@@ -346,7 +319,9 @@ static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_
     return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
   if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
   htpu_load_options lo;
-  if (argc > 2 && get_load_options(env, argv[2], &lo)) return enif_make_badarg(env);
+  char graph[4096];
+  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph))
+    return enif_make_badarg(env);
   htpu_runtime *h = atomic_load(&rt->link->handle);
   if (!h) return nif_closed_error(env, "runtime");
   htpu_context *ctx = NULL;
@@ -603,6 +578,7 @@ static ErlNifFunc nif_funcs[] = {
     {"context_open_file", 3, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_binary", 3, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_memory", 1, nif_context_memory, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_close", 1, nif_graph_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_execute", 4, nif_graph_execute, ERL_NIF_DIRTY_JOB_IO_BOUND},

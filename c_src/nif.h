@@ -12,7 +12,7 @@
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
- *   env.c  convert.c               env option; terms                       (env.h, terms.h)
+ *   env.c  convert.c  model_source.c   env option; terms                   (env.h, terms.h)
  *   kinds.h  atoms.h               the lists everything is derived from
  */
 #ifndef HTPU_NIF_H
@@ -73,6 +73,8 @@ ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
 
 /* ---- stats (stats.c), the board (board.c) ------------------------------------------------- */
 ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+/* context_memory(ref): the loaded context's memory figures (htpu_context_get_memory). */
+ERL_NIF_TERM nif_context_memory(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* board_read(root | nil) -> {:ok, map} | {:error, reason}: htpu_board_read as a map. */
 ERL_NIF_TERM nif_board_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 /* profile.c: profiled executes and the profile writers; the profile resource type, opened at

@@ -3,6 +3,7 @@
  * map (HexagonTpu.stats/0). On top with the NIF functions: it reads every layer's counters.
  */
 #include "atoms.h"
+#include "handles.h"
 #include "nif.h"
 #include "reaper.h"
 #include "terms.h"
@@ -81,4 +82,27 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
                       enif_make_uint64(env, lock[i].value), &map);
   nif_submit_stats_put(env, &map);
   return map;
+}
+
+/* context_memory(ref) -> {:ok, map} | {:error, reason}: what the loaded context reports
+ * (htpu_context_get_memory; it may ask the backend, so on a dirty IO scheduler). */
+ERL_NIF_TERM nif_context_memory(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  nif_context *res;
+  if (!enif_get_resource(env, argv[0], NIF_RT(CONTEXT), (void **)&res))
+    return nif_bad_handle(env, argv[0], NIF_KIND_CONTEXT);
+  htpu_context *h = atomic_load(&res->handle);
+  if (!h) return nif_closed_error(env, "context");
+  htpu_context_memory m;
+  int rc = htpu_context_get_memory(h, &m);
+  if (rc) return nif_make_error(env, rc);
+  ERL_NIF_TERM k[] = {ATOMS.reported,         ATOMS.weights_bytes, ATOMS.spill_fill_bytes,
+                      ATOMS.buffer_alignment, ATOMS.binary_bytes,  ATOMS.note};
+  ERL_NIF_TERM v[] = {m.reported ? ATOMS.true_ : ATOMS.false_,
+                      m.reported ? enif_make_uint64(env, m.weights_bytes) : ATOMS.nil,
+                      m.reported ? enif_make_uint64(env, m.spill_fill_bytes) : ATOMS.nil,
+                      m.reported ? enif_make_uint64(env, m.buffer_alignment) : ATOMS.nil,
+                      enif_make_uint64(env, m.binary_bytes),
+                      m.reported ? ATOMS.nil : nif_make_string(env, m.note)};
+  return enif_make_tuple2(env, ATOMS.ok, nif_make_map(env, k, v, sizeof k / sizeof k[0]));
 }

@@ -1,6 +1,6 @@
 /*
- * terms.h - C values <-> Erlang terms (convert.c): errors, dtypes, strings, the info maps, execute
- * options and stats. The bottom of the NIF: it calls only the C core and erl_nif.
+ * terms.h - C values <-> Erlang terms (convert.c; model_source.c: an ONNX model's facts): errors,
+ * dtypes, strings, the info maps, execute options and stats. The bottom of the NIF: it calls only the C core and erl_nif.
  */
 #ifndef HTPU_NIF_TERMS_H
 #define HTPU_NIF_TERMS_H
@@ -24,7 +24,12 @@ ERL_NIF_TERM nif_make_string(ErlNifEnv *env, const char *s);
 ERL_NIF_TERM nif_make_version(ErlNifEnv *env, htpu_version3 v);
 ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t);
 ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g);
+/* The model info map (model_source.c, with the two below). */
 ERL_NIF_TERM nif_make_model_info(ErlNifEnv *env, const htpu_model_info *m);
+/* An ONNX EPContext model's facts (model_source.c); nil for NULL (a raw context binary). */
+ERL_NIF_TERM nif_make_model_source(ErlNifEnv *env, const htpu_model_source *s);
+/* One graph's memory figures (model_source.c). */
+ERL_NIF_TERM nif_make_graph_memory(ErlNifEnv *env, const htpu_graph_memory *m);
 ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri);
 
 /* dtype atom (:f32, :u8, ...) <-> htpu_dtype. */
@@ -43,6 +48,10 @@ int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo
 /* The stats map of one execute: the core's figures, :nif_ns since t0, :scheduler. */
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0,
                                  ERL_NIF_TERM scheduler);
+/* The load options map of context_open_file/3 and context_open_binary/3 (priority,
+ * timeout_ns, exec_timeout_ns, graph: the graph name is copied into `graph`). 0, or -1. */
+int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo, char *graph,
+                         size_t graph_len);
 /* A map from parallel key and value arrays (keys distinct). */
 ERL_NIF_TERM nif_make_map(ErlNifEnv *env, ERL_NIF_TERM *keys, ERL_NIF_TERM *vals, size_t n);
 

@@ -8,8 +8,10 @@ found_* (inputs a fuzzer found that pin down a boundary of a check); everything 
 here:
 model_read/ and public_api/ get those texts built with the project's own builder plus the
 digits demo model; npy/ gets a few headers (versions 1.0, 2.0, 3.0) as numpy writes them;
-quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents; vision/ frames and
-heads in the layout fuzz/vision.c documents.
+quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents; onnx_model/ gets
+ONNX EPContext models (test/support/epcontext.py) around the built add and multi models: one
+embedded context with Ultralytics' metadata, two contexts, a main_context 0 node, an external
+name, a QDQ model; vision/ frames and heads in the layout fuzz/vision.c documents.
 """
 import math
 import os
@@ -21,6 +23,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+sys.path.insert(0, os.path.join(ROOT, "test", "support"))
+import epcontext  # noqa: E402  (the tests' ONNX writer)
 
 
 def write(target, name, data):
@@ -108,6 +112,28 @@ def quantize():
                                               [1.0, 2.0], raw_scale=True))
 
 
+def onnx_models():
+    def model_bytes(name):
+        with open(os.path.join(CORPUS, "model_read", name), "rb") as f:
+            return f.read()
+
+    add, multi = model_bytes("add.bin"), model_bytes("multi.bin")
+    qnn = [("source", "QNNExecutionProvider"), ("ep_sdk_version", "v2.48.40.250101_1")]
+    names = "{0: 'person', 1: \"it's\", 2: 'caf\\xe9'}"
+    write("onnx_model", "embedded.onnx", epcontext.model(
+        [{"name": "ctx", "cache": add, "attrs": qnn + [("partition_name", "add_f32")]}],
+        [("names", names), ("imgsz", "[640, 640]"), ("stride", "32"), ("task", "detect")]))
+    write("onnx_model", "two_contexts.onnx", epcontext.model(
+        [{"name": "a", "cache": add, "attrs": qnn},
+         {"name": "b", "cache": multi, "main_context": 1, "embed_mode": 1, "attrs": qnn}]))
+    write("onnx_model", "not_main.onnx", epcontext.model(
+        [{"name": "c", "cache": add}, {"name": "add_f32", "main_context": 0}]))
+    write("onnx_model", "external.onnx", epcontext.model(
+        [{"name": "e", "cache": "sub/model.bin", "embed_mode": 0, "attrs": qnn}]))
+    write("onnx_model", "qdq.onnx", epcontext.model(
+        [{"name": "q", "op": "QuantizeLinear"}, {"name": "c", "op": "Conv"}]))
+
+
 def frame_seed(fmt, w, h, data, crop=None, dtype=0, ih=16, iw=16, flags=0x40, pad=114 & 0x3f):
     """fuzz/vision.c's preprocess layout: the frame and input description, then the data."""
     hdr = bytes([0, fmt, w & 0xFF, w >> 8, h & 0xFF, h >> 8, 0x80, 1 if crop else 0])
@@ -184,6 +210,7 @@ def vision():
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build/plain"
     models(build)
+    onnx_models()
     npys()
     quantize()
     vision()

@@ -92,7 +92,8 @@ static void same_model(const ref_model *a, const ref_model *b) {
                  memcmp(x->context_blob_version, y->context_blob_version,
                         sizeof x->context_blob_version) == 0 &&
                  same_str(x->soc_version, y->soc_version) && x->soc_model == y->soc_model &&
-                 x->dsp_arch == y->dsp_arch && x->vtcm_blob == y->vtcm_blob,
+                 x->dsp_arch == y->dsp_arch && x->vtcm_blob == y->vtcm_blob &&
+                     (x->graph_blob_version == 2) == (y->graph_blob_version == 2),
              "metadata differs after writing and reading back");
   FUZZ_CHECK(a->num_tensors == b->num_tensors && a->num_graphs == b->num_graphs,
              "%u tensors / %u graphs read back as %u / %u", a->num_tensors, a->num_graphs,

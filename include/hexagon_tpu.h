@@ -194,6 +194,80 @@ typedef struct htpu_version3 {
   uint32_t major, minor, patch;
 } htpu_version3;
 
+/* ---- models wrapped in ONNX (EPContext) ---------------------------------------------------
+ * Wherever a model is read (htpu_inspect_*, htpu_context_open_*), an ONNX file whose EPContext
+ * nodes (domain com.microsoft) carry QNN context binaries is taken as well as a raw binary,
+ * recognised by its content, not its name: what ONNX Runtime's QNN execution provider writes
+ * (ep.context_enable) and Ultralytics' format="qnn" export. A node with embed_mode 1 holds the
+ * binary in its ep_cache_context attribute; with 0 the attribute names a file in the model's
+ * folder (relative, never absolute, never through "..", never resolving through a symlink to
+ * outside that folder; a model opened from a buffer has no folder and cannot name one). As in
+ * ONNX Runtime, main_context (default 1) marks the nodes that carry a binary; a node with 0
+ * names a graph of another node's binary. Each binary is one context (nodes naming the same
+ * file share it); its graphs are named as QNN names them. An ONNX model without an EPContext
+ * node (a QDQ model) is HTPU_EUNSUPPORTED saying how to make one (docs/context-binaries.md);
+ * a malformed file is HTPU_EMODEL naming what and where (the reader is bounded: at most
+ * HTPU_MAX_EPCONTEXT_NODES EPContext nodes and 1024 metadata entries, strings UTF-8). */
+#define HTPU_MAX_EPCONTEXT_NODES 256u
+
+typedef struct htpu_model_prop {
+  const char *key;
+  const char *value;
+} htpu_model_prop;
+
+/* One EPContext node, its attributes as written (absent strings are ""). */
+typedef struct htpu_epcontext_node {
+  const char *name;
+  int main_context;           /* 1 (also when absent): it carries or names a context binary */
+  int embed_mode;             /* 1 (also when absent): the binary is in ep_cache_context */
+  const char *cache_file;     /* embed_mode 0: the file name ep_cache_context holds; else "" */
+  uint64_t cache_bytes;       /* the binary's size (embedded, or the file's); 0 for main 0 */
+  const char *partition_name;
+  const char *ep_sdk_version; /* the QAIRT build id that made the binary, e.g. "v2.22.0.2404..." */
+  const char *source;         /* "QNNExecutionProvider", "QNN", ... */
+  int64_t max_size;           /* ONNX Runtime's spill-fill maximum (max_size), 0 when absent */
+  int32_t context;            /* index of the context holding its graph (see below); -1: none */
+} htpu_epcontext_node;
+
+/* Where a model came from when it was not a raw binary (htpu_model_info.source). */
+typedef struct htpu_model_source {
+  const char *format;          /* "onnx-epcontext" */
+  int64_t ir_version;
+  int64_t opset;               /* of the default ONNX domain, 0 when not imported */
+  const char *producer_name;   /* "" when absent */
+  const char *producer_version;
+  uint32_t num_props;          /* the model's metadata_props, in file order */
+  const htpu_model_prop *props;
+  /* The class names of Ultralytics' "names" entry ({0: 'person', 1: 'bicycle', ...}), the
+   * index being the class id; 0 and NULL when the model has none or it is not that form. */
+  uint32_t num_class_names;
+  const char *const *class_names;
+  uint32_t num_nodes;          /* the EPContext nodes, in file order */
+  const htpu_epcontext_node *nodes;
+  uint32_t num_contexts;       /* distinct context binaries in the model */
+  uint32_t context;            /* the one this model info describes */
+  const char *origin;          /* where its bytes came from: "embedded in node 'x'" or
+                                  "file 'dir/x.bin'" */
+} htpu_model_source;
+
+/* ---- what a model costs in memory -----------------------------------------------------------
+ * Per graph, the HTP graph blob info a binary carries with graph info V3 (QAIRT 2.28 on):
+ * version 1 the spill-fill buffer, version 2 the I/O, op data, constant, DDR-tensor and
+ * shared-weight sizes (each version has only its own fields). 0 = not reported. */
+typedef struct htpu_graph_memory {
+  uint32_t blob_info_version;   /* 0: none (graph info below V3, or no HTP blob), 1 or 2 */
+  uint64_t spill_fill_bytes;    /* V1: the graph's spill-fill buffer */
+  uint32_t optimization_level;  /* V1 */
+  uint64_t hvx_threads;         /* V1: HVX threads the graph reserves */
+  uint64_t io_tensor_bytes;     /* V2: graph inputs and outputs */
+  uint64_t op_data_bytes;       /* V2: op data and run lists */
+  uint64_t const_bytes;         /* V2: constants (weights) of this graph */
+  uint64_t ddr_tensor_bytes;    /* V2: tensors kept in DDR */
+  uint64_t shared_weights_bytes; /* V2: weights shared with the context's other graphs */
+  uint64_t native_k_channel_bytes, native_v_channel_bytes; /* V2 (LLM caches; 0 for vision) */
+  int safe_share_io;            /* V2: inputs and outputs may share one buffer */
+} htpu_graph_memory;
+
 /* What a context binary says about itself (copied out of the system library). */
 typedef struct htpu_model_info {
   uint32_t binary_info_version; /* 1..3 */
@@ -208,6 +282,15 @@ typedef struct htpu_model_info {
   uint64_t context_blob_size;
   uint32_t num_graphs;
   const htpu_graph_info *graphs;
+  const htpu_model_source *source; /* NULL for a raw context binary; else the ONNX model's
+                                      facts (owned by the same info) */
+  const htpu_graph_memory *graph_memory; /* num_graphs entries, in the order of graphs */
+  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps a copy) */
+  /* What loading it is expected to cost the host, in bytes: the binary the context keeps, the
+   * largest spill-fill buffer (one per context), and per graph its I/O, op data, constants and
+   * DDR tensors, shared weights once (docs/board.md, "Memory"). A floor when a graph reports
+   * no blob info, or only version 1 (no sizes but the spill-fill). */
+  uint64_t load_estimate_bytes;
 } htpu_model_info;
 
 /* Reads a context binary's metadata through the QNN system library alone (no backend, no
@@ -220,6 +303,19 @@ typedef struct htpu_model_info {
 HTPU_API int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out);
 HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
                                  htpu_model_info **out);
+/* htpu_inspect_file of one context of an ONNX model holding several (htpu_inspect_file gives
+ * the first: source->num_contexts says how many). index must be below num_contexts
+ * (HTPU_EINVAL naming the count); for a raw binary only 0 is valid. */
+HTPU_API int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
+                                       htpu_model_info **out);
+/* The raw QNN context binary a model file holds: the file's own bytes for a raw binary; for an
+ * ONNX EPContext model, the binary of the context holding `graph` (non-NULL), else of context
+ * `index`, embedded or read from beside the model. With `graph`, a binary without that graph
+ * is HTPU_ENOT_FOUND listing the graphs. The system library reads the binaries' graphs (NULL:
+ * HTPU_DEFAULT_SYSTEM_LIB). On success *out (malloc'd: release it with free()) holds *len
+ * bytes. Errors as htpu_inspect_file_context. Thread-safe. */
+HTPU_API int htpu_model_binary(const char *system_lib, const char *path, const char *graph,
+                               uint32_t index, void **out, size_t *len);
 HTPU_API void htpu_model_info_free(htpu_model_info *info);
 
 /* The largest file htpu_inspect_file and htpu_context_open_file read. A larger file is refused
@@ -354,6 +450,11 @@ typedef struct htpu_runtime_options {
    * the execute gate). 0: none (the lock's own limit still applies). Past it the open fails
    * with HTPU_ETIMEDOUT naming what it waited for; at most HTPU_MAX_TIMEOUT_NS. */
   uint64_t open_timeout_ns;
+  const char *qnn_set;          /* a QNN set's folder (see "QNN sets" below): its backend and
+                                   system library (backend_lib and system_lib must then be left
+                                   at their defaults), its stubs opened by full path before the
+                                   backend, DSP_LIBRARY_PATH its skel's folder (unless
+                                   dsp_library_path is given). NULL: the libraries above */
 } htpu_runtime_options;
 
 /* Where the NPU lock lives unless the options or HTPU_NPU_LOCK say otherwise: /tmp is
@@ -392,6 +493,46 @@ HTPU_API int htpu_backend_probe(const char *backend_lib, uint32_t backend_id,
  * HTPU_EINVAL with *out zeroed for NULL and any other form (the reference backend's
  * "htpu-reference-0.1.0" names no QAIRT release). */
 HTPU_API int htpu_qairt_version_from_build_id(const char *build_id, htpu_version3 *out);
+
+/* ---- QNN sets ------------------------------------------------------------------------------
+ * A QNN set is one QAIRT release's libraries together: backend (libQnnHtp.so), system library
+ * (libQnnSystem.so), stubs (libQnnHtpV<arch>Stub.so) and skel (libQnnHtpV<arch>Skel.so), the
+ * stub and skel of the backend's own release. Two layouts are recognised: "flat" (all four in
+ * one folder, as ONNX Runtime's QNN wheel ships them: /usr/lib/onnxruntime-qnn on the board's
+ * image) and "qairt" (the skel in the folder's dsp/ subfolder: /usr/lib and /usr/lib/dsp). The
+ * release is read from the files' build ids (the text every QAIRT library carries).
+ * One set per OS process: the DSP keeps the first configuration for the life of the process,
+ * so a runtime of another set (named by qnn_set, or a libQnnHtp.so in another folder) is
+ * refused with HTPU_EINVAL before any QNN call (docs/board.md, "QNN sets"). */
+#define HTPU_QNN_SET_PATH_MAX 4096 /* a set in a longer path is not read */
+#define HTPU_QNN_SET_ID_MAX 72
+typedef struct htpu_qnn_set {
+  char dir[HTPU_QNN_SET_PATH_MAX];          /* the folder, resolved */
+  char layout[16];                          /* "flat" or "qairt" */
+  char backend_lib[HTPU_QNN_SET_PATH_MAX];  /* "" when missing */
+  char system_lib[HTPU_QNN_SET_PATH_MAX];
+  char stub[HTPU_QNN_SET_PATH_MAX];         /* the v68 stub, else the first; "" when none */
+  char skel[HTPU_QNN_SET_PATH_MAX];         /* the skel of the same architecture */
+  char skel_dir[HTPU_QNN_SET_PATH_MAX];     /* the DSP search path the set needs */
+  char build_id[HTPU_QNN_SET_ID_MAX];       /* the backend's; "" when none found */
+  char stub_build_id[HTPU_QNN_SET_ID_MAX];
+  char skel_build_id[HTPU_QNN_SET_ID_MAX];
+  htpu_version3 release;                    /* from build_id; 0.0.0 when unknown */
+  int complete;                             /* backend, system library, stub and skel found */
+  int consistent;                           /* stub and skel carry the backend's build id */
+  char note[512];                           /* what is missing or mismatched; "" when none */
+} htpu_qnn_set;
+
+/* Reads the set in `dir` (no library is loaded). Returns 0 with *out filled (complete and
+ * consistent say whether it can be used; note says why not), or HTPU_EINVAL/HTPU_EIO when dir
+ * is not a folder holding libQnnHtp.so. Thread-safe. */
+HTPU_API int htpu_qnn_set_inspect(const char *dir, htpu_qnn_set *out);
+/* The sets installed under `root` (NULL or "": /): root/usr/lib, the folders directly in it,
+ * root/usr/local/lib and root/opt/<x>[/lib], in that order, then the folders in the
+ * environment variable HTPU_QNN_SET_PATH (':'-separated, not under root). Fills sets[0..max)
+ * and *count (how many were found, also past max). Returns 0 or HTPU_EINVAL. */
+HTPU_API int htpu_qnn_sets_find(const char *root, htpu_qnn_set *sets, uint32_t max,
+                                uint32_t *count);
 
 /* Loads the libraries, picks providers, creates QNN log, backend and device.
  * `opts` NULL = defaults. Strings in opts are copied. On failure *out is NULL and
@@ -473,8 +614,11 @@ HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len)
  * through the system library. The context keeps its own copy of the binary (it is needed to
  * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
  * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
+ * An ONNX EPContext model is taken too ("models wrapped in ONNX" above): its binary is loaded
+ * (one of several: htpu_load_options.graph), and the model info's `source` describes the file.
  * Errors: HTPU_ECLOSED, HTPU_EINVAL, HTPU_EIO, HTPU_EMODEL, HTPU_ESYSTEM_LAYOUT (as for
- * htpu_inspect_file), HTPU_EQNN, HTPU_ENOMEM. */
+ * htpu_inspect_file), HTPU_EUNSUPPORTED (an ONNX model without EPContext node), HTPU_EQNN,
+ * HTPU_ENOMEM. */
 HTPU_API int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **out);
 HTPU_API int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len,
                                      htpu_context **out);
@@ -485,6 +629,22 @@ HTPU_API int htpu_context_close(htpu_context **ctx);
 
 /* The binary's metadata, owned by the context (valid while the context handle is open). */
 HTPU_API const htpu_model_info *htpu_context_model_info(htpu_context *ctx);
+
+/* What a loaded context holds in memory, as the backend answers it (HTP's context custom
+ * properties, QnnHtpContext.h) where it announces them (capability 215, and
+ * contextGetProperty in its table); every HTP release observed so far does not. */
+typedef struct htpu_context_memory {
+  int reported;                /* the backend answered the properties below */
+  uint64_t weights_bytes;      /* the persistent weights buffer */
+  uint64_t spill_fill_bytes;   /* the largest spill-fill buffer of the context's graphs */
+  uint64_t buffer_alignment;   /* the alignment its persistent buffers need */
+  uint64_t binary_bytes;       /* the binary copy the context keeps for recovery (always) */
+  char note[256];              /* why not reported ("" when reported) */
+} htpu_context_memory;
+/* Asks the backend (no call at all where it does not announce the properties). Safe while
+ * the context's graphs execute. Errors: HTPU_EINVAL (out NULL), HTPU_ECLOSED, HTPU_EQNN (the
+ * backend announced the properties and then failed the call; message with the QNN code). */
+HTPU_API int htpu_context_get_memory(htpu_context *ctx, htpu_context_memory *out);
 HTPU_API size_t htpu_context_last_error(htpu_context *ctx, char *buf, size_t len);
 
 /* ---- graph -------------------------------------------------------------------------------- */
@@ -954,6 +1114,10 @@ typedef struct htpu_load_options {
                                      runtime's default_timeout_ns */
   uint32_t queue_limit;           /* calls that may wait for one graph of this context, as the
                                      runtime option; 0: the runtime's */
+  const char *graph;              /* an ONNX model holding several context binaries: load the
+                                     one that holds this graph (HTPU_ENOT_FOUND listing each
+                                     context's graphs when none does). NULL: the model's only
+                                     context; with several, HTPU_EINVAL listing them */
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,

@@ -144,7 +144,9 @@ defmodule HexagonTpu do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       # the load's :timeout bounds the shared runtime's open too, when it has to be opened
       with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
-        load_opts = for k <- [:timeout, :priority, :queue_limit], v = Map.get(o, k), do: {k, v}
+        load_opts =
+          for k <- [:timeout, :priority, :queue_limit, :graph], v = Map.get(o, k), do: {k, v}
+
         where = "HexagonTpu.load_model/2"
 
         with :ok <-

@@ -63,10 +63,11 @@ test-aarch64:
 	fi
 	$(Q)$(MAKE) --no-print-directory CROSSCOMPILE=$(AARCH64_PREFIX) BUILD=$(AARCH64_BUILD) \
 	  DEBUG=0 SAN= all $(AARCH64_BUILD)/test_runner $(AARCH64_BUILD)/digits_demo \
-	  $(AARCH64_BUILD)/vision_driver
+	  $(AARCH64_BUILD)/vision_driver qnnsets
 	$(Q)rm -rf $(AARCH64_EMU_DIR) && mkdir -p $(AARCH64_EMU_DIR)
 	$(Q)for lib in $(AARCH64_BUILD)/*.so; do \
 	  ln -s ../$${lib##*/} $(AARCH64_EMU_DIR)/$${lib##*/} || exit 1; done
+	$(Q)ln -s ../qnnsets $(AARCH64_EMU_DIR)/qnnsets
 	$(Q)for prog in htpu htpu-refbuild; do \
 	  printf '#!/bin/sh\n# made by make test-aarch64: run the aarch64 %s under qemu-user\n' \
 	    $$prog >$(AARCH64_EMU_DIR)/$$prog && \
@@ -83,6 +84,8 @@ test-aarch64:
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_doctor.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_board.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_profile.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_models.sh $(AARCH64_BUILD)
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_sets.sh $(AARCH64_BUILD)
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_detect.sh $(AARCH64_BUILD)
 	@echo "  TEST    test/vision/oracle.py: the NEON build against OpenCV, under $(AARCH64_EMU)"
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/vision/run.sh $(AARCH64_BUILD) "$(VISION_PYTHON)"

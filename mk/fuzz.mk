@@ -9,7 +9,8 @@
 #   make fuzz-build      only the fuzzers, build/fuzz/fuzz_<target>, and the libraries they load
 #
 # Targets (fuzz/<target>.c says what each checks): model_read, public_api, build_text, npy,
-# quantize, vision. Needs clang with its libFuzzer runtime (Debian: clang, libclang-rt-14-dev).
+# quantize, onnx_model, vision. Needs clang with its libFuzzer runtime (Debian: clang,
+# libclang-rt-14-dev).
 # Run one by hand: build/fuzz/fuzz_<target> [libFuzzer flags] <corpus dir or inputs>.
 
 FUZZ_CC ?= clang
@@ -44,6 +45,7 @@ FUZZ_FLAGS_public_api := -max_len=8192
 FUZZ_FLAGS_build_text := -max_len=4096
 FUZZ_FLAGS_npy := -max_len=1024
 FUZZ_FLAGS_quantize := -max_len=1024
+FUZZ_FLAGS_onnx_model := -max_len=16384
 FUZZ_FLAGS_vision := -max_len=4096
 
 .PHONY: fuzz fuzz-build fuzz-binaries

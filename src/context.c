@@ -7,6 +7,7 @@
 #include "exec/exec.h"
 #include "internal.h"
 #include "profile/profile.h"
+#include "qnnset/qnnset.h"
 #include "qnn/qnn_signal_abi.h"
 #include "loader/loader.h"
 #include "base/base.h"
@@ -176,10 +177,11 @@ static int load_profiled(context_obj *c, const char *origin, const htpu_load_opt
   return rc;
 }
 
-/* Takes ownership of binary (freed on failure too). */
-static int context_create(htpu_runtime *h, void *binary, size_t len, const char *origin,
-                          const htpu_load_options *lo, htpu_context **out) {
-  int bad = check_load_options(lo, origin);
+/* Takes ownership of binary (freed on failure too). path: the file it was read from, or NULL
+ * (an ONNX model's external binaries are looked for beside it). */
+static int context_create(htpu_runtime *h, void *binary, size_t len, const char *model_origin,
+                          const char *path, const htpu_load_options *lo, htpu_context **out) {
+  int bad = check_load_options(lo, model_origin);
   if (bad) {
     free(binary);
     return bad;
@@ -190,13 +192,16 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
     return htpu_set_error(HTPU_ECLOSED, 0, "opening a context: the runtime is closed");
   }
   uint64_t t0 = htpu_now_ns();
+  /* A raw binary, or an ONNX EPContext model's chosen binary (src/model/) */
+  char origin[5000];
+  snprintf(origin, sizeof origin, "%s", model_origin);
+  model_pick pick = {lo ? lo->graph : NULL, 0, 1};
   model_info *info = NULL;
-  int rc = introspect_binary(&rt->system_lib, binary, len, &info);
+  int rc = model_read_info(&rt->system_lib, path, &pick, &binary, &len, origin, sizeof origin,
+                           &info);
   if (rc) {
-    htpu_append_error(" (%s)", origin);
     obj_keep_error(&rt->base);
     obj_release(&rt->base);
-    free(binary);
     return rc;
   }
   context_obj *c = context_new(rt, binary, len, info, lo);
@@ -207,6 +212,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   rc = load_profiled(c, origin, lo, t0);
   if (rc) {
     if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
+    if (rc == HTPU_EINCOMPATIBLE) qnnset_hint(&info->pub, rc); /* which installed set can */
     context_discard(c);
     return rc;
   }
@@ -234,7 +240,7 @@ int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **ou
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, buf, len, origin, NULL, out);
+  return context_create(rt, buf, len, origin, path, NULL, out);
 }
 
 int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu_context **out) {
@@ -249,7 +255,7 @@ int htpu_context_open_buffer(htpu_runtime *rt, const void *buf, size_t len, htpu
   memcpy(copy, buf, len);
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, copy, len, origin, NULL, out);
+  return context_create(rt, copy, len, origin, NULL, NULL, out);
 }
 
 int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_load_options *opts,
@@ -265,7 +271,7 @@ int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_loa
   if (rc) return rc;
   char origin[600];
   snprintf(origin, sizeof origin, "file '%s'", path);
-  return context_create(rt, buf, len, origin, opts, out);
+  return context_create(rt, buf, len, origin, path, opts, out);
 }
 
 int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
@@ -282,7 +288,7 @@ int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
   memcpy(copy, buf, len);
   char origin[64];
   snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  return context_create(rt, copy, len, origin, opts, out);
+  return context_create(rt, copy, len, origin, NULL, opts, out);
 }
 
 int htpu_context_close(htpu_context **cp) {

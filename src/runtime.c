@@ -9,6 +9,7 @@
 #include "device/device.h"
 #include "qnn/qnn_device_abi.h"
 #include "loader/loader.h"
+#include "qnnset/qnnset.h"
 
 void htpu_runtime_options_init(htpu_runtime_options *o) {
   if (!o) return;
@@ -286,13 +287,6 @@ static int check_options(const htpu_runtime_options *o) {
     return htpu_set_error(HTPU_EINVAL, 0, "log_level %u is out of range; expected 1 (error) .. 5 (debug)",
                           o->log_level);
   qnn_log_init_from_env();
-
-  /* Before anything is loaded: the DSP side reads these when the first FastRPC session opens,
-   * and Erlang's os:putenv never reaches the C environment. */
-  if (o->dsp_library_path && set_dsp_library_path(o->dsp_library_path) != 0)
-    return htpu_set_error(HTPU_EINVAL, 0, "setting DSP_LIBRARY_PATH to '%s' failed",
-                          o->dsp_library_path);
-
   if ((unsigned)o->perf_profile >= HTPU_PERF_PROFILE_COUNT)
     return htpu_set_error(HTPU_EINVAL, 0, "perf_profile %d is out of range", (int)o->perf_profile);
   if (o->default_timeout_ns > HTPU_MAX_TIMEOUT_NS || o->open_timeout_ns > HTPU_MAX_TIMEOUT_NS)
@@ -349,15 +343,33 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   const htpu_runtime_options *o = opts ? opts : &defaults;
   int rc = check_options(o);
   if (rc) return rc;
+  /* A QNN set's libraries, DSP path and stubs; one set per process (src/qnnset/) */
+  qnnset_options *with_set = malloc(sizeof *with_set);
+  if (!with_set) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  rc = qnnset_apply(o, with_set);
+  o = &with_set->opts;
+  /* Before anything is loaded: the DSP side reads these when the first FastRPC session opens,
+   * and Erlang's os:putenv never reaches the C environment. */
+  if (!rc && o->dsp_library_path && set_dsp_library_path(o->dsp_library_path) != 0)
+    rc = htpu_set_error(HTPU_EINVAL, 0, "setting DSP_LIBRARY_PATH to '%s' failed",
+                        o->dsp_library_path);
+  if (rc) {
+    free(with_set);
+    return rc;
+  }
 
   runtime_obj *rt = calloc(1, sizeof *rt);
-  if (!rt) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if (!rt) {
+    free(with_set);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
   rt->recovery_retries = o->recovery_retries;
   rt->retry_delay_ms = o->startup_retry_delay_ms;
   rt->default_timeout_ns = o->default_timeout_ns ? o->default_timeout_ns : HTPU_DEFAULT_TIMEOUT_NS;
   rt->queue_limit = o->queue_limit ? o->queue_limit : HTPU_DEFAULT_QUEUE_LIMIT;
   rc = npu_lock_configure(&rt->npu_lock, o);
   if (!rc) rc = runtime_build(rt, o);
+  free(with_set); /* npu_lock_configure and runtime_build copied what they keep */
   if (rc) {
     free(rt->build_id);
     free(rt);

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 # The core, bottom up: a room may use the rooms before it (and itself), never those after.
-ORDER = ["base", "board", "loader", "device", "model", "quant", "shape", "vision", "profile", "exec", "top"]
+ORDER = ["base", "board", "loader", "qnnset", "device", "model", "quant", "shape", "vision", "profile", "exec", "top"]
 
 
 def room_of(src):

@@ -18,12 +18,16 @@ defmodule HexagonTpu.Context do
 
   defstruct [:ref, :info, :graphs]
 
-  @typedoc "A graph the context holds, with its tensors."
+  @typedoc """
+  A graph the context holds, with its tensors and its memory figures (`:memory`: the HTP graph
+  blob info's, see `info/1`).
+  """
   @type graph_summary :: %{
           name: String.t(),
           inputs: [TensorInfo.t()],
           outputs: [TensorInfo.t()],
-          vtcm_bytes: non_neg_integer()
+          vtcm_bytes: non_neg_integer(),
+          memory: map()
         }
 
   @type source :: String.t() | {:file, Path.t()} | {:binary, binary()}
@@ -58,6 +62,16 @@ defmodule HexagonTpu.Context do
     * `:queue_limit` - how many calls may wait for one of the context's graphs (a positive
       integer); one more is refused with a `:busy` error naming this option. `nil` (default):
       no limit but memory, so callers wait their turn (each waiting call holds its inputs)
+    * `:graph` - for an ONNX EPContext model holding several context binaries: load the one
+      holding this graph (a `:not_found` error listing each context's graphs when none does;
+      without it such a model is an `:invalid_argument` error listing them)
+
+  Besides a raw context binary, `source` may be an ONNX model whose EPContext nodes carry the
+  binary (what Ultralytics' `format="qnn"` export and ONNX Runtime's QNN execution provider
+  write), recognised by its content: `info/1`'s `:source` then describes the ONNX file. An
+  external binary (`embed_mode` 0) is read from the model's folder, so such a model loads from
+  a path only. An ONNX model without an EPContext node (a QDQ model) is an `:unsupported`
+  error saying how to compile one ([docs/context-binaries.md](docs/context-binaries.md)).
 
   An unknown option is an `:invalid_option` error.
 
@@ -82,7 +96,8 @@ defmodule HexagonTpu.Context do
       timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
       priority:
         {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
-      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil}
+      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil},
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil}
     }
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Context.load/3"),
@@ -145,6 +160,21 @@ defmodule HexagonTpu.Context do
   What the binary says about itself: `:build_id`, `:soc_version`, `:dsp_arch`,
   `:core_api_version`, `:backend_api_version`, `:context_blob_size`, ... (read at load).
 
+  `:binary_bytes` is the binary's size and `:load_estimate_bytes` what loading it is expected
+  to cost the host: the binary kept for recovery, the largest spill-fill buffer, each graph's
+  I/O, op data, constants and DDR tensors, from the HTP graph blob info each graph carries
+  (`graphs/1`'s `:memory`: `:blob_info_version` 1 gives `:spill_fill_bytes`, 2 the sizes;
+  [docs/board.md](docs/board.md), "Memory").
+
+  `:source` is `nil` for a raw context binary; for an ONNX EPContext model a map of the file's
+  facts: `:format` (`"onnx-epcontext"`), `:ir_version`, `:opset`, `:producer_name`,
+  `:producer_version`, `:metadata` (its `metadata_props` as a map of strings),
+  `:class_names` (Ultralytics' `names` entry `{0: 'person', ...}` as a list, the index being
+  the class id; `nil` when absent or in another form), `:nodes` (each EPContext node:
+  `:name`, `:main_context`, `:embed_mode`, `:cache_file`, `:cache_bytes`, `:partition_name`,
+  `:ep_sdk_version`, `:source`, `:max_size`, `:context`), `:contexts` (how many binaries the
+  model holds), `:context` (the one loaded) and `:origin` (where its bytes came from).
+
   ## Examples
 
       iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
@@ -154,6 +184,25 @@ defmodule HexagonTpu.Context do
   """
   @spec info(t()) :: map()
   def info(%__MODULE__{info: info}), do: info
+
+  @doc """
+  What the loaded context holds in memory, as the backend answers it: `:reported` (whether the
+  backend announces HTP's context properties; no HTP release observed so far does), then
+  `:weights_bytes` (the persistent weights buffer), `:spill_fill_bytes` (the largest spill-fill
+  buffer of its graphs) and `:buffer_alignment` (each `nil` when not reported, with the reason
+  in `:note`), and `:binary_bytes` (the copy of the binary the context keeps for recovery).
+  What the binary itself says is in `info/1`: `:load_estimate_bytes`, and each graph's
+  `:memory` in `graphs/1` ([docs/board.md](docs/board.md), "Memory").
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> {:ok, memory} = HexagonTpu.Context.memory(HexagonTpu.Context.load!(rt, "add.bin"))
+      iex> {memory.reported, memory.weights_bytes, memory.binary_bytes > 0}
+      {false, nil, true}
+  """
+  @spec memory(t()) :: {:ok, map()} | {:error, Error.t()}
+  def memory(%__MODULE__{ref: ref}), do: Error.wrap(NIF.context_memory(ref))
 
   @doc """
   Drops this handle's reference; the QNN context is freed when its last graph is closed too.
@@ -203,7 +252,7 @@ defmodule HexagonTpu.Context do
   def valid_queue_limit?(v), do: v == nil or (is_integer(v) and v > 0 and v <= 0xFFFF_FFFF)
 
   # The NIF's load options: none (the 2-argument NIFs) when no option is given.
-  defp load_options(%{timeout: nil, priority: nil, queue_limit: nil}), do: nil
+  defp load_options(%{timeout: nil, priority: nil, queue_limit: nil, graph: nil}), do: nil
 
   defp load_options(o) do
     ns = HexagonTpu.Graph.timeout_ns(o.timeout)
@@ -212,7 +261,8 @@ defmodule HexagonTpu.Context do
       priority: o.priority || :default,
       timeout_ns: ns,
       exec_timeout_ns: ns,
-      queue_limit: o.queue_limit || 0
+      queue_limit: o.queue_limit || 0,
+      graph: o.graph
     }
   end
 
@@ -254,15 +304,17 @@ defmodule HexagonTpu.Context do
 
   defp from_nif(ref, info) do
     graphs =
-      Enum.map(info.graphs, fn g ->
+      Enum.zip_with(info.graphs, info.graph_memory, fn g, memory ->
         %{
           name: g.name,
           inputs: Enum.map(g.inputs, &TensorInfo.from_nif/1),
           outputs: Enum.map(g.outputs, &TensorInfo.from_nif/1),
-          vtcm_bytes: g.vtcm_bytes
+          vtcm_bytes: g.vtcm_bytes,
+          memory: memory
         }
       end)
 
-    %__MODULE__{ref: ref, info: Map.put(info, :graphs, graphs), graphs: graphs}
+    info = info |> Map.delete(:graph_memory) |> Map.put(:graphs, graphs)
+    %__MODULE__{ref: ref, info: info, graphs: graphs}
   end
 end

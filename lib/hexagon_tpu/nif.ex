@@ -119,6 +119,7 @@ defmodule HexagonTpu.NIF do
   def context_open_file(_runtime, _path, _load_opts), do: :erlang.nif_error(not_loaded())
   def context_open_binary(_runtime, _binary, _load_opts), do: :erlang.nif_error(not_loaded())
   def context_close(_context), do: :erlang.nif_error(not_loaded())
+  def context_memory(_context), do: :erlang.nif_error(not_loaded())
   def graph_open(_context, _name), do: :erlang.nif_error(not_loaded())
   def graph_close(_graph), do: :erlang.nif_error(not_loaded())
 

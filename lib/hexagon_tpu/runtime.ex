@@ -69,6 +69,7 @@ defmodule HexagonTpu.Runtime do
        ":htp, :reference or a library path (a string without NUL bytes)", :htp},
     system_library: {:string_or_nil, @path_or_nil, nil},
     dsp_library_path: {:string_or_nil, @path_or_nil, nil},
+    qnn: {:string_or_nil, @path_or_nil, nil},
     log_level:
       {{:one_of, [:error, :warn, :info, :verbose, :debug, 1, 2, 3, 4, 5]},
        ":error, :warn, :info, :verbose, :debug or 1..5", :warn},
@@ -113,6 +114,13 @@ defmodule HexagonTpu.Runtime do
     * `:dsp_library_path` - directory of the DSP-side libraries; the C core `setenv()`s
       `DSP_LIBRARY_PATH` and `ADSP_LIBRARY_PATH` before creating the backend (a
       `System.put_env/2` would not reach the C library's `getenv`)
+    * `:qnn` - a QNN set's folder: one QAIRT release's backend, system library, stub and skel
+      (`/usr/lib/onnxruntime-qnn` holds QNN 2.48 on the board's image; `htpu doctor` lists
+      the sets installed). The runtime uses its libraries (with `backend:` left at `:htp`),
+      opens its stubs first and sets the DSP search path to its skel's folder unless
+      `:dsp_library_path` is given. One set per OS process: a runtime of another set is an
+      `:invalid_argument` error before any QNN call ([docs/board.md](docs/board.md), "QNN
+      sets")
     * `:log_level` - QNN log level: `:error`, `:warn` (default), `:info`, `:verbose`, `:debug`
     * `:backend_id` - accept only the provider with this QNN backend id, 0..4294967295
       (default 0: any, preferring HTP)
@@ -657,6 +665,7 @@ defmodule HexagonTpu.Runtime do
         backend_lib: backend_lib,
         system_lib: o.system_library || default_system,
         dsp_library_path: o.dsp_library_path,
+        qnn_set: o.qnn,
         fastrpc_lib: o.fastrpc_library || default_fastrpc,
         backend_id: o.backend_id,
         log_level: Map.get(@log_levels, o.log_level, o.log_level),

@@ -282,6 +282,7 @@ qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **c
    * successive backends a retrying loader creates. */
   qnn_error_t rc = rb_fault(b, FR_DEVICE_CREATE, dlog);
   if (rc == QNN_SUCCESS) rc = rb_device_check_configs(b, dlog, cfg);
+  if (rc == QNN_SUCCESS) rc = rb_release_check(dlog); /* a fake release's stub and skel */
   /* Creating the device opens the FastRPC session, which initialises rpcmem. */
   if (rc == QNN_SUCCESS) rb_fastrpc_session_open(dlog);
   rb_device *d = rc == QNN_SUCCESS ? calloc(1, sizeof(*d)) : NULL;

@@ -26,6 +26,8 @@ typedef struct cap_entry {
 static const cap_entry k_caps[] = {
     {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION, QNN_SUCCESS},
     {QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS, QNN_SUCCESS},
+    /* contextGetProperty's custom properties (context.c): 2.31 to 2.46 answer 1000 */
+    {QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY, QNN_COMMON_ERROR_NOT_SUPPORTED},
     {QNN_PROPERTY_GRAPH_SUPPORT_CONFIG, QNN_SUCCESS},
     {QNN_PROPERTY_GRAPH_SUPPORT_SIGNALS, QNN_COMMON_ERROR_NOT_SUPPORTED},
     {QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION, QNN_PROPERTY_ERROR_UNKNOWN_KEY},
@@ -82,7 +84,7 @@ static int parse_caps(const char *text, bool *has, qnn_error_t *value, char *err
         fr_parse_u32(eq + 1, len - (size_t)(eq - p) - 1, 0, 0xFFFF, &answer) != 0 ||
         (idx = cap_index(key)) < 0) {
       snprintf(err, errlen, "HTPU_REF_CAPS: bad entry '%.*s' (expected KEY=ANSWER with a "
-               "switchable key: 205, 211, 302, 303, 304, 306, 308, 309, 310, 312, 315, "
+               "switchable key: 205, 211, 215, 302, 303, 304, 306, 308, 309, 310, 312, 315, "
                "1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, 1501, 1502, and an "
                "answer 0..65535)", (int)len, p);
       return -1;

@@ -13,7 +13,12 @@
 #include "rb_profile.h"
 #include "ref_providers.h"
 
+/* A fake release (rb_internal.h) reports its own API versions. */
+#ifdef RB_RELEASE_SPEC
+#define DEFAULT_SPEC RB_RELEASE_SPEC
+#else
 #define DEFAULT_SPEC "HTPU_REFERENCE:6:2.32.0:5.42.0"
+#endif
 /* Slot count given to versions the project does not support (2.7's table is laid out
  * differently); every slot answers NOT_SUPPORTED. */
 #define UNSUPPORTED_SLOTS 44u
@@ -41,7 +46,7 @@ static qnn_error_t (*const k_create[MAX_BACKEND_ID + 1])(qnn_log_handle_t,
 static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
 static ref_provider_set *g_sets;
 static ref_provider_set *g_last;
-static qnn_api_version_t g_current = {{2, 32, 0}, {5, 42, 0}};
+static qnn_api_version_t g_current = {{RB_RELEASE_CORE_API}, {RB_RELEASE_BACKEND_API}};
 
 qnn_api_version_t rb_provider_api_version(uint32_t backend_id) {
   pthread_mutex_lock(&g_prov_lock);
@@ -83,6 +88,7 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->graph_set_config = rb_graph_set_config;
   t->graph_execute_async = rb_graph_execute_async;
   t->context_free = rb_context_free;
+  t->context_get_property = rb_context_get_property;
   t->graph_retrieve = rb_graph_retrieve;
   t->graph_execute = rb_graph_execute;
   t->log_create = rb_log_create;

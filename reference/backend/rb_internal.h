@@ -22,7 +22,20 @@
 #include "refmodel.h"
 
 #define RB_EXPORT __attribute__((visibility("default")))
+/* The build id and API versions the backend reports. A fake QAIRT release of the tests
+ * (mk/qnnsets.mk) is this backend built with RB_RELEASE_BUILD_ID, RB_RELEASE_CORE_API and
+ * RB_RELEASE_BACKEND_API (as "major,minor,patch"), and checks its stub and skel (release.c). */
+#ifdef RB_RELEASE_BUILD_ID
+#define RB_BUILD_ID RB_RELEASE_BUILD_ID
+#else
 #define RB_BUILD_ID "htpu-reference-0.1.0"
+#endif
+#ifndef RB_RELEASE_CORE_API
+#define RB_RELEASE_CORE_API 2, 32, 0
+#endif
+#ifndef RB_RELEASE_BACKEND_API
+#define RB_RELEASE_BACKEND_API 5, 42, 0
+#endif
 
 /* Error-API codes (QnnError.h range 10000) not in the project's ABI subset. */
 #define RB_ERROR_INVALID_ARGUMENT 10000u
@@ -406,6 +419,9 @@ qnn_error_t rb_context_create_from_binary_with_signal(
     qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
     qnn_signal_handle_t);
 qnn_error_t rb_context_free(qnn_context_handle_t, qnn_profile_handle_t);
+qnn_error_t rb_context_get_property(qnn_context_handle_t, qnn_context_property_t **);
+/* ---- release.c: a fake release's stub and skel (deviceCreate) ---- */
+qnn_error_t rb_release_check(rb_log *log);
 qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t,
                                        const qnn_context_config_t **, const void *,
                                        qnn_context_binary_size_t);

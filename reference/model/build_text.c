@@ -288,11 +288,13 @@ enum {
   META_CONTEXT_BLOB = 7,
   META_SOC_VERSION = 8,
   META_VTCM_BYTES = 11,
-  META_VTCM_BLOB_UNIT = 12
+  META_VTCM_BLOB_UNIT = 12,
+  META_GRAPH_BLOB = 13
 };
 static const char *const k_meta_keys[] = {
     "binary_info", "graph_info", "tensor", "backend_id", "build_id", "core_api", "backend_api",
-    "context_blob", "soc_version", "soc_model", "dsp_arch", "vtcm_bytes", "vtcm_blob_unit"};
+    "context_blob", "soc_version", "soc_model", "dsp_arch", "vtcm_bytes", "vtcm_blob_unit",
+    "graph_blob"};
 #define NUM_META_KEYS (sizeof k_meta_keys / sizeof k_meta_keys[0])
 
 static void meta_defaults(ref_model_meta *m) {
@@ -307,7 +309,8 @@ static void meta_defaults(ref_model_meta *m) {
                         .soc_version = "v68",
                         .soc_model = 35,
                         .dsp_arch = 68,
-                        .vtcm_blob = REF_DEFAULT_VTCM_BYTES};
+                        .vtcm_blob = REF_DEFAULT_VTCM_BYTES,
+                        .graph_blob_version = 1};
 }
 
 static int meta_value(builder *b, size_t key, const attr *a) {
@@ -315,7 +318,7 @@ static int meta_value(builder *b, size_t key, const attr *a) {
   uint32_t *u32_fields[NUM_META_KEYS] = {
       &m->binary_info_version, &m->graph_info_version, &m->tensor_version, &m->backend_id, NULL,
       m->core_api, m->backend_api, m->context_blob_version, NULL, &m->soc_model, &m->dsp_arch,
-      &b->vtcm_bytes, NULL};
+      &b->vtcm_bytes, NULL, &m->graph_blob_version};
   if (scalar(b, a)) return -1;
   const char *v = a->scalar->text;
   if (key == META_VTCM_BYTES || key == META_VTCM_BLOB_UNIT) b->vtcm_line = a->key->line;
@@ -337,6 +340,9 @@ static int meta_value(builder *b, size_t key, const attr *a) {
     return 0;
   }
   if (attr_u32(b, a, u32_fields[key])) return -1;
+  if (key == META_GRAPH_BLOB && m->graph_blob_version != 1 && m->graph_blob_version != 2)
+    return line_err(b, a->scalar->line, "graph_blob: %u is not a graph blob info version (1 or "
+                    "2)", m->graph_blob_version);
   /* A small figure is surely meant as MB, and readers would take it so: say what is wanted. */
   if (key == META_VTCM_BYTES && b->vtcm_bytes && b->vtcm_bytes < REF_MIB)
     return line_err(b, a->scalar->line, "vtcm_bytes: %u is below 1 MiB (1048576); give the "
@@ -364,7 +370,7 @@ static int stmt_meta(builder *b, const refm_lexer *lx) {
     if (key == NUM_META_KEYS)
       return line_err(b, as.v[k].key->line, "unknown meta key '%s' (binary_info, graph_info, "
                       "tensor, backend_id, build_id, core_api, backend_api, context_blob, "
-                      "soc_version, soc_model, dsp_arch, vtcm_bytes, vtcm_blob_unit)",
+                      "soc_version, soc_model, dsp_arch, vtcm_bytes, vtcm_blob_unit, graph_blob)",
                       as.v[k].key->text);
     if (b->meta_seen & (1u << key))
       return line_err(b, as.v[k].key->line, "meta '%s' given twice", as.v[k].key->text);

@@ -103,8 +103,9 @@ static int read_header(reader *r, ref_model *m, uint32_t counts[2], uint32_t off
   if (file_size < r->len)
     return refm_err(r->err, r->errlen, "%zu bytes of trailing data after the %u-byte file",
                     r->len - file_size, file_size);
-  if (rd32(h + REFF_H_FLAGS) != 0)
-    return refm_err(r->err, r->errlen, "unknown header flags 0x%x", rd32(h + REFF_H_FLAGS));
+  if (rd32(h + REFF_H_FLAGS) & ~REFF_HFLAG_GRAPH_BLOB_V2)
+    return refm_err(r->err, r->errlen, "unknown header flags 0x%x (known: 0x%x)",
+                    rd32(h + REFF_H_FLAGS), REFF_HFLAG_GRAPH_BLOB_V2);
 
   r->strings_off = rd32(h + REFF_H_STRINGS_OFF);
   r->strings_size = rd32(h + REFF_H_STRINGS_SIZE);
@@ -140,6 +141,7 @@ static int read_header(reader *r, ref_model *m, uint32_t counts[2], uint32_t off
   mt->soc_model = rd32(h + REFF_H_SOC_MODEL);
   mt->dsp_arch = rd32(h + REFF_H_DSP_ARCH);
   mt->vtcm_blob = rd32(h + REFF_H_VTCM_BLOB);
+  mt->graph_blob_version = rd32(h + REFF_H_FLAGS) & REFF_HFLAG_GRAPH_BLOB_V2 ? 2 : 1;
   if (str_at(r, rd32(h + REFF_H_BUILD_ID), "build id", &mt->build_id) ||
       str_at(r, rd32(h + REFF_H_SOC_VERSION), "soc version", &mt->soc_version))
     return -1;

@@ -226,6 +226,7 @@ int ref_model_write(const ref_model *m, void **out, size_t *out_len, char *err, 
     wr32(h + REFF_H_SOC_MODEL, mt->soc_model);
     wr32(h + REFF_H_DSP_ARCH, mt->dsp_arch);
     wr32(h + REFF_H_VTCM_BLOB, mt->vtcm_blob);
+    wr32(h + REFF_H_FLAGS, mt->graph_blob_version == 2 ? REFF_HFLAG_GRAPH_BLOB_V2 : 0);
     wr32(h + REFF_H_BUILD_ID, build_id);
     wr32(h + REFF_H_SOC_VERSION, soc_version);
     wr32(h + REFF_H_STRINGS_OFF, sec[0][0]);

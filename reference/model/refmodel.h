@@ -128,6 +128,10 @@ typedef struct ref_model_meta {
   /* The graph blob info's vtcmSize (graph info v3), written as is: bytes, as real binaries
    * carry it (builder default 2 MiB), or MB, the older form readers accept below 1 MiB. */
   uint32_t vtcm_blob;
+  /* The HTP graph blob info version the system library reports with graph info v3: 1 (spill-
+   * fill, VTCM; also for 0, a model assembled by hand) or 2 (I/O, op data, constants, DDR
+   * tensors, shared weights; no VTCM). The figures come from the model (ref_graph_memory_of). */
+  uint32_t graph_blob_version;
 } ref_model_meta;
 
 typedef struct ref_model {
@@ -159,6 +163,18 @@ int ref_model_has_magic(const void *buf, size_t len);
 int ref_model_find_graph(const ref_model *m, const char *name);
 /* Index of the tensor with this id, or -1. */
 int ref_model_find_tensor(const ref_model *m, uint32_t id);
+
+/* What graph g costs, by HTP's measures (reference/model/memory.c): inputs and outputs; op
+ * records (80 bytes each); the constants only this graph reads and those it shares with
+ * another graph; its intermediates; and the largest set of intermediates alive at once (its
+ * spill-fill buffer). */
+typedef struct ref_graph_memory {
+  uint64_t io_bytes, op_data_bytes, const_bytes, shared_weights_bytes, ddr_bytes;
+  uint64_t spill_fill_bytes;
+} ref_graph_memory;
+void ref_graph_memory_of(const ref_model *m, uint32_t g, ref_graph_memory *out);
+/* Every static tensor of the model, each once: its weights buffer. */
+uint64_t ref_model_weights_bytes(const ref_model *m);
 
 /* Bytes of one element of a QNN data type (0 for unsupported types). */
 size_t ref_dtype_size(uint32_t data_type);

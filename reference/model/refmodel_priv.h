@@ -33,6 +33,9 @@
 #define REFF_ALIGN 8u
 
 #define REFF_HEADER_SIZE 136u
+/* Header flags: bit 0, the system library reports graph blob info version 2 (files without it,
+ * all written before it, report version 1). */
+#define REFF_HFLAG_GRAPH_BLOB_V2 1u
 enum {
   REFF_H_MAGIC = 0,
   REFF_H_VERSION = 8,

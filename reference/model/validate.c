@@ -166,6 +166,9 @@ int refm_check_meta(const ref_model_meta *meta, char *err, size_t errlen) {
                     meta->graph_info_version);
   if (meta->tensor_version < 1 || meta->tensor_version > 2)
     return refm_err(err, errlen, "tensor version %u (supported: 1..2)", meta->tensor_version);
+  if (meta->graph_blob_version > 2)
+    return refm_err(err, errlen, "graph blob info version %u (supported: 1..2)",
+                    meta->graph_blob_version);
   if (!meta->build_id || !meta->soc_version)
     return refm_err(err, errlen, "build id or soc version missing");
   return 0;

@@ -67,6 +67,37 @@ _Static_assert(offsetof(qnn_system_context_graph_info_t, u) + sizeof(qnn_graph_i
                    QNN_GRAPH_INFO_STRIDE_V1_ONLY,
                "a V1-only graph info is the version and V1");
 
+/* The HTP graph blob info of graph g, the version the model asks for, its figures from the
+ * model (ref_graph_memory_of): version 1 the spill-fill buffer and VTCM, version 2 the sizes
+ * (HTP/QnnHtpSystemContext.h lays out both: qnn_device_abi.h). 0, or -1 out of memory. */
+static int fill_blob(rs_context *c, const ref_model *m, uint32_t g, qnn_graph_info_v3_t *v) {
+  ref_graph_memory mem;
+  ref_graph_memory_of(m, g, &mem);
+  if (m->meta.graph_blob_version == 2) {
+    qnn_htp_graph_blob_info_v2_t *b = rs_alloc(c, sizeof(*b));
+    if (!b) return -1;
+    b->version = QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V2;
+    b->io_tensor_size = mem.io_bytes;
+    b->op_data_size = mem.op_data_bytes;
+    b->const_size = mem.const_bytes;
+    b->ddr_tensor_size = mem.ddr_bytes;
+    b->shared_weights_size = mem.shared_weights_bytes;
+    v->graph_blob_info_size = (uint32_t)sizeof(*b);
+    v->graph_blob_info = b;
+    return 0;
+  }
+  rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
+  if (!blob) return -1;
+  blob->version = QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V1;
+  blob->spill_fill_buffer_size = mem.spill_fill_bytes;
+  blob->vtcm_size = m->meta.vtcm_blob; /* as the model says: bytes, or MB to test readers */
+  blob->optimization_level = 2;       /* what a default QAIRT build (O=2) reports */
+  blob->num_hvx_threads = 4;          /* v68: 4 HVX contexts */
+  v->graph_blob_info_size = (uint32_t)sizeof(*blob);
+  v->graph_blob_info = blob;
+  return 0;
+}
+
 static int fill_quant(rs_context *c, const ref_tensor *t, qnn_quantize_params_t *q) {
   memset(q, 0, sizeof(*q));
   switch (t->quant) {
@@ -195,14 +226,7 @@ static void *fill_graphs(rs_context *c, const ref_model *m, rs_layout layout) {
     v->graph_outputs = fill_tensors(c, m, g->outputs, g->num_outputs, tv,
                                     QNN_TENSOR_TYPE_APP_READ, layout.tensor_stride);
     if (!v->graph_name || !v->graph_inputs || !v->graph_outputs) return NULL;
-    if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3) {
-      rs_htp_graph_blob *blob = rs_alloc(c, sizeof(*blob));
-      if (!blob) return NULL;
-      blob->version = 1;
-      blob->vtcm_size = m->meta.vtcm_blob; /* as the model says: bytes, or MB to test readers */
-      v->graph_blob_info_size = (uint32_t)sizeof(*blob);
-      v->graph_blob_info = blob;
-    }
+    if (gv == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && fill_blob(c, m, i, v) != 0) return NULL;
     memcpy(arr + (size_t)i * stride, &gi, stride);
   }
   return arr;

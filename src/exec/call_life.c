@@ -147,6 +147,11 @@ int call_execute(htpu_call *call) {
   int rc = exec_stage_run(call->stage, call_notified, call);
   if (rc == EXEC_PENDING) return 1;
   call_keep_answer(call, rc);
+  /* Stopped before it ran (its deadline or a cancel, e.g. while it waited for room in QNN's
+   * queue): it answers now, not in its turn's place behind executes still in QNN's queue;
+   * its finish, in that place, only lets go. */
+  if ((rc == HTPU_ECANCELLED || rc == HTPU_ETIMEDOUT) && !exec_stage_ran(call->stage))
+    calls_end_early(call, rc);
   return 0;
 }
 

@@ -152,5 +152,7 @@ int exec_stage_notified(exec_staged *st, qnn_error_t e);
 int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_profile **profile,
                       int *profile_rc);
 void exec_stage_discard(exec_staged *st);
+/* Whether the call reached graphExecute (or QNN's queue) in its run. */
+int exec_stage_ran(const exec_staged *st);
 
 #endif

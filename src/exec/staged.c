@@ -220,6 +220,8 @@ int exec_stage_finish(exec_staged *st, int rc, htpu_exec_stats *stats, htpu_prof
   return rc;
 }
 
+int exec_stage_ran(const exec_staged *st) { return st->x.ran; }
+
 void exec_stage_discard(exec_staged *st) {
   if (!st) return;
   profile_call_end(st->x.rt, &st->x.prof, 0, "", &(htpu_profile *){NULL});

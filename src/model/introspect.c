@@ -13,6 +13,7 @@
 #include "loader/loader.h"
 #include "base/base.h"
 #include "introspect_validate.h"
+#include "memory.h"
 #include "model_info.h"
 #include "device/device.h"
 #include "qnn/qnn_device_abi.h"
@@ -264,8 +265,9 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
   uint32_t n = f->num_graphs;
   uint32_t stride = qnn_graph_info_stride(sys->api);
   htpu_graph_info *graphs = model_info_alloc(m, n * sizeof *graphs);
+  htpu_graph_memory *mem = model_info_alloc(m, n * sizeof *mem);
   m->templates = model_info_alloc(m, n * sizeof *m->templates);
-  if (!graphs || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if (!graphs || !mem || !m->templates) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   for (uint32_t i = 0; i < n; i++) {
     const qnn_system_context_graph_info_t *g =
         (const qnn_system_context_graph_info_t *)((const char *)f->graphs + (size_t)i * stride);
@@ -285,15 +287,14 @@ static int copy_graphs(model_info *m, const qnn_system_lib *sys, const binary_fi
     if (rc) return rc;
     gi->num_inputs = p->num_graph_inputs;
     gi->num_outputs = p->num_graph_outputs;
-    if (g->version == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3 && g->u.v3.graph_blob_info &&
-        g->u.v3.graph_blob_info_size >= offsetof(qnn_htp_graph_blob_info_t, u.v1.optimization_level)) {
-      const qnn_htp_graph_blob_info_t *b = g->u.v3.graph_blob_info;
-      /* Only V1 has this layout: a V2 blob starts with 64-bit sizes instead. */
-      if (b->version == 1) gi->vtcm_bytes = vtcm_reported_to_bytes(b->u.v1.vtcm_size);
-    }
+    /* the HTP blob: memory figures, and V1's VTCM (src/model/memory.c) */
+    if (g->version == QNN_SYSTEM_CONTEXT_GRAPH_INFO_VERSION_3)
+      memory_read_blob(g->u.v3.graph_blob_info, g->u.v3.graph_blob_info_size, &mem[i],
+                       &gi->vtcm_bytes);
   }
   m->pub.graphs = graphs;
   m->pub.num_graphs = n;
+  m->pub.graph_memory = mem;
   return 0;
 }
 
@@ -343,6 +344,10 @@ int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_in
         rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
       else
         rc = copy_graphs(m, sys, &f);
+      m->pub.binary_bytes = len;
+      if (!rc)
+        m->pub.load_estimate_bytes =
+            memory_load_estimate(m->pub.graph_memory, m->pub.num_graphs, len);
     }
   }
   /* Everything is copied: the system context's memory can go. */
@@ -353,46 +358,4 @@ int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_in
   }
   *out = m;
   return 0;
-}
-
-static int inspect(const char *system_lib, const void *buf, size_t len, htpu_model_info **out) {
-  qnn_system_lib sys;
-  int rc = loader_open_system(system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB, &sys);
-  if (rc) return rc;
-  model_info *m = NULL;
-  rc = introspect_binary(&sys, (void *)buf, len, &m);
-  loader_close_system(&sys);
-  if (!rc) *out = &m->pub;
-  return rc;
-}
-
-int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
-                        htpu_model_info **out) {
-  htpu_clear_error();
-  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_inspect_buffer: out is NULL");
-  *out = NULL;
-  if (!buf || len == 0)
-    return htpu_set_error(HTPU_EINVAL, 0, "htpu_inspect_buffer: empty buffer; expected a QNN context binary");
-  /* A private copy: QNN takes a non-const pointer and the caller's buffer may be read-only. */
-  void *copy = malloc(len);
-  if (!copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", len);
-  memcpy(copy, buf, len);
-  int rc = inspect(system_lib, copy, len, out);
-  free(copy);
-  return rc;
-}
-
-int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out) {
-  htpu_clear_error();
-  if (!out) return htpu_set_error(HTPU_EINVAL, 0, "htpu_inspect_file: out is NULL");
-  *out = NULL;
-  if (!path) return htpu_set_error(HTPU_EINVAL, 0, "htpu_inspect_file: path is NULL");
-  void *buf = NULL;
-  size_t len = 0;
-  int rc = read_whole_file(path, &buf, &len);
-  if (rc) return rc;
-  rc = inspect(system_lib, buf, len, out);
-  if (rc) htpu_append_error(" (file '%s')", path);
-  free(buf);
-  return rc;
 }

@@ -3,9 +3,12 @@
  * limits (binary_file.h), its metadata read through the system library, checked and copied
  * (model_info.h: introspect.c, introspect_validate.c), and the check of its needs against the
  * device and backend before a load (compat.c), and a QNN context made from it (create.h: a
- * load's and a recovery's).
+ * load's and a recovery's); models wrapped in ONNX (EPContext nodes) unwrapped to the binary
+ * they carry, and what a model costs in memory (onnx_model.h: pb.c, onnx_read.c, epcontext.c,
+ * external.c, names.c, model_open.c, inspect.c, memory.c).
  *
- * The door: what the other rooms may use of model/. model/ uses base/, qnn/ and device/.
+ * The door: what the other rooms may use of model/. model/ uses base/, loader/ (and qnn/, the
+ * ABI) and device/.
  */
 #ifndef HTPU_MODEL_H
 #define HTPU_MODEL_H
@@ -15,6 +18,7 @@
 #include "binary_file.h"
 #include "create.h"
 #include "model_info.h"
+#include "onnx_model.h"
 
 struct runtime_obj;
 

@@ -36,4 +36,12 @@ void model_info_free(model_info *m) {
   free(m);
 }
 
+void model_info_adopt(model_info *m, model_info *from) {
+  alloc_node **tail = &m->allocations;
+  while (*tail) tail = &(*tail)->next;
+  *tail = from->allocations;
+  from->allocations = NULL;
+  free(from);
+}
+
 void htpu_model_info_free(htpu_model_info *info) { model_info_free((model_info *)info); }

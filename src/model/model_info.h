@@ -28,6 +28,9 @@ typedef struct model_info {
 void *model_info_alloc(model_info *m, size_t size);
 char *model_info_strdup(model_info *m, const char *s);
 void model_info_free(model_info *m);
+/* Moves every allocation of `from` (a model_info used only as an arena) into m and frees the
+ * empty shell: what from's memory held now lives as long as m. */
+void model_info_adopt(model_info *m, model_info *from);
 
 /* Reads the metadata of the binary in buf through the system library. buf is not modified but
  * the QNN call takes a non-const pointer. Returns 0 or an HTPU_E* code with the error set. */

@@ -109,6 +109,17 @@ typedef struct qnn_api_version {
  * signal already in use by another call has no context code: QNN_SIGNAL_ERROR_SIGNAL_IN_USE. */
 #define QNN_CONTEXT_ERROR_ABORTED 5012u
 #define QNN_CONTEXT_ERROR_TIMED_OUT 5013u
+#define QNN_CONTEXT_ERROR_UNSUPPORTED_FEATURE 1000u /* = QNN_COMMON_ERROR_NOT_SUPPORTED */
+
+/* contextGetProperty's element: the option is the client's, the rest the backend's. A custom
+ * property points to a backend-defined struct (HTP: qnn_htp_context_custom_property_t). */
+#define QNN_CONTEXT_PROPERTY_OPTION_CUSTOM 0u
+typedef struct qnn_context_property {
+  uint32_t option;
+  union {
+    void *custom_property;
+  } u;
+} qnn_context_property_t;
 
 #define QNN_GRAPH_ERROR_INVALID_ARGUMENT 6000u
 #define QNN_GRAPH_ERROR_INVALID_HANDLE 6001u
@@ -148,6 +159,9 @@ typedef struct qnn_api_version {
 
 #define QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION 205u
 #define QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS 211u /* slot 55 */
+/* contextGetProperty (slot 63) with backend custom properties; every HTP release observed
+ * answers 1000 (2.31 to 2.46) or 2000 (2.25), docs/abi.md */
+#define QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY 215u
 #define QNN_PROPERTY_GRAPH_SUPPORT_CONFIG 302u                /* graphSetConfig (slot 17) */
 #define QNN_PROPERTY_GRAPH_SUPPORT_SIGNALS 303u               /* = 307 and 308 and 309; deprecated */
 #define QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION 304u       /* graphExecuteAsync (slot 22) */
@@ -521,7 +535,9 @@ typedef struct qnn_interface_table {
   qnn_unused_fn context_apply_binary_section;                                              /* 61 */
   /* ---- appended after core API 2.18 ---- */
   qnn_unused_fn backend_get_property;                                                      /* 62 */
-  qnn_unused_fn context_get_property;                                                      /* 63 */
+  /* a NULL-terminated array of properties the client allocated and set the options of */
+  qnn_error_t (*context_get_property)(qnn_context_handle_t,
+                                      struct qnn_context_property **);                    /* 63 */
   qnn_unused_fn context_get_incremental_binary;                                            /* 64 */
   qnn_unused_fn context_release_incremental_binary;                                        /* 65 */
   qnn_unused_fn context_finalize;                                                          /* 66 */

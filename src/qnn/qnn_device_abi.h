@@ -84,4 +84,22 @@ typedef struct qnn_htp_graph_blob_info {
   } u;
 } qnn_htp_graph_blob_info_t;
 
+#define QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V1 1u
+#define QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V2 2u
+
+/* Version 2 is not a member of the union above: it is a struct of its own that starts with the
+ * same version word, so graphBlobInfo points either at a qnn_htp_graph_blob_info_t (version 1)
+ * or at this (version 2). Sizes in bytes; no spill-fill or VTCM field (docs/abi.md). */
+typedef struct qnn_htp_graph_blob_info_v2 {
+  uint32_t version;
+  uint64_t native_k_channel_size;
+  uint64_t native_v_channel_size;
+  uint32_t is_safe_share_io; /* inputs and outputs may share a buffer */
+  uint64_t io_tensor_size;
+  uint64_t op_data_size;
+  uint64_t const_size;
+  uint64_t ddr_tensor_size;
+  uint64_t shared_weights_size;
+} qnn_htp_graph_blob_info_v2_t;
+
 #endif

@@ -18,6 +18,21 @@
 #define QNN_PROPERTY_MEM_SUPPORT_DMA_BUF 1104u
 #define QNN_PROPERTY_DEVICE_SUPPORT_INFRASTRUCTURE 1502u
 
+/* ---- context custom properties (contextGetProperty, HTP/QnnHtpContext.h) ------------------ */
+
+#define QNN_HTP_CONTEXT_GET_PROP_BUFFER_START_ALIGNMENT 1u
+#define QNN_HTP_CONTEXT_GET_PROP_MAX_SPILLFILL_BUFFER_SIZE 2u /* the largest of the context's graphs */
+#define QNN_HTP_CONTEXT_GET_PROP_WEIGHTS_BUFFER_SIZE 3u       /* the persistent weights buffer */
+
+typedef struct qnn_htp_context_custom_property {
+  uint32_t option;
+  union {
+    uint64_t buffer_start_alignment;
+    uint64_t spill_fill_buffer_size;
+    uint64_t weights_buffer_size;
+  } u;
+} qnn_htp_context_custom_property_t;
+
 /* ---- memory registration ------------------------------------------------------------------ */
 
 #define QNN_MEM_ERROR_INVALID_ARGUMENT 8000u

@@ -14,6 +14,8 @@
  *     extension, graph blob info, memory descriptors, HTP device config, performance
  *     infrastructure), values whose SDK name differs from ours through VALUE_ALIASES, and the
  *     function types of the typed slots 35-43 and of the performance-infrastructure table;
+ *   - the graph blob info version 2, contextGetProperty's property (slot 63, its function type)
+ *     and HTP's context custom property (HTP/QnnHtpContext.h);
  *   - qnn_signal_abi.h and the execute/config additions: signal, graph and notify structs and
  *     the function types of slots 17, 22, 44-47 and 55;
  *   - qnn_profile_abi.h: profile event data (plain and extended), configs, the system library's
@@ -507,6 +509,7 @@ typedef struct {
 #define TPL_LOG_SET_LEVEL(T) uint64_t (*)(void *, uint32_t)
 #define TPL_ERROR_GET_MESSAGE(T) uint64_t (*)(uint64_t, const char **)
 #define TPL_VALIDATE_BINARY(T) uint64_t (*)(void *, void *, const T **, const void *, uint64_t)
+#define TPL_CONTEXT_GET_PROPERTY(T) uint64_t (*)(void *, T **)
 #define CORE_SIG_CHECKS                                                                        \
   CHECK("type", "qnn_log_level", "enum = uint32_t",                                          \
         _Generic((QnnLog_Level_t)0, uint32_t : 1, default : 0), 1)                           \
@@ -571,6 +574,9 @@ typedef struct {
   SLOT_SIG(context_create_from_binary_with_signal, contextCreateFromBinaryWithSignal,          \
            TPL_CREATE_WITH_SIGNAL, struct qnn_context_config, QnnContext_Config_t)             \
   ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnHtpDevice_Infrastructure_t))(PERF_SIG_CHECKS, )           \
+  ABI_IF_ELSE(ABI_IS1(HAVE_IF_contextGetProperty))(                                            \
+      SLOT_SIG(context_get_property, contextGetProperty, TPL_CONTEXT_GET_PROPERTY,             \
+               struct qnn_context_property, QnnContext_Property_t), )                          \
   PROFILE_SIG_CHECKS                                                                           \
   ABI_IF_ELSE(ABI_IS1(HAVE_SYS_systemProfileCreateSerializationTarget))(SYS_PROFILE_SIG_CHECKS, )
 /* the profile slots 28..34 */
@@ -686,6 +692,38 @@ typedef struct {
   F(qnn_htp_graph_blob_info, version, HTP_BLOB_T, version)                                     \
   A(qnn_htp_graph_blob_info, u, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)                      \
   F(qnn_htp_graph_blob_info, u.v1, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)
+
+/* HTP/QnnHtpSystemContext.h: version 2 of the graph blob info, a struct of its own */
+#define HTP_BLOB_V2_T QnnHtpSystemContext_GraphBlobInfoV2_t
+#define G_HTP_GRAPH_BLOB_V2(S, F, A)                                                           \
+  S(qnn_htp_graph_blob_info_v2, HTP_BLOB_V2_T)                                                 \
+  F(qnn_htp_graph_blob_info_v2, version, HTP_BLOB_V2_T, version)                               \
+  F(qnn_htp_graph_blob_info_v2, native_k_channel_size, HTP_BLOB_V2_T, nativeKChannelSize)      \
+  F(qnn_htp_graph_blob_info_v2, native_v_channel_size, HTP_BLOB_V2_T, nativeVChannelSize)      \
+  F(qnn_htp_graph_blob_info_v2, is_safe_share_io, HTP_BLOB_V2_T, isSafeShareIO)                \
+  F(qnn_htp_graph_blob_info_v2, io_tensor_size, HTP_BLOB_V2_T, ioTensorSize)                   \
+  F(qnn_htp_graph_blob_info_v2, op_data_size, HTP_BLOB_V2_T, opDataSize)                       \
+  F(qnn_htp_graph_blob_info_v2, const_size, HTP_BLOB_V2_T, constSize)                          \
+  F(qnn_htp_graph_blob_info_v2, ddr_tensor_size, HTP_BLOB_V2_T, ddrTensorSize)                 \
+  F(qnn_htp_graph_blob_info_v2, shared_weights_size, HTP_BLOB_V2_T, sharedWeightsSize)
+
+/* QnnContext.h: what contextGetProperty (slot 63) takes; HTP/QnnHtpContext.h: the HTP custom
+ * property a custom one points to */
+#define G_CONTEXT_PROPERTY(S, F, A)                                                            \
+  S(qnn_context_property, QnnContext_Property_t)                                               \
+  F(qnn_context_property, option, QnnContext_Property_t, option)                               \
+  A(qnn_context_property, u, QnnContext_Property_t, customProperty)                            \
+  F(qnn_context_property, u.custom_property, QnnContext_Property_t, customProperty)
+#define HTP_CPROP_T QnnHtpContext_CustomProperty_t
+#define G_HTP_CONTEXT_PROPERTY(S, F, A)                                                        \
+  S(qnn_htp_context_custom_property, HTP_CPROP_T)                                              \
+  F(qnn_htp_context_custom_property, option, HTP_CPROP_T, option)                              \
+  A(qnn_htp_context_custom_property, u, HTP_CPROP_T, bufferStartAlignment)                     \
+  F(qnn_htp_context_custom_property, u.buffer_start_alignment, HTP_CPROP_T,                    \
+    bufferStartAlignment)                                                                      \
+  F(qnn_htp_context_custom_property, u.spill_fill_buffer_size, HTP_CPROP_T,                    \
+    spillfillBufferSize)                                                                       \
+  F(qnn_htp_context_custom_property, u.weights_buffer_size, HTP_CPROP_T, weightsBufferSize)
 
 /* QnnMem.h: what memRegister (slot 35) takes an array of */
 #define G_MEM(S, F, A)                                                                         \
@@ -877,6 +915,9 @@ typedef struct {
   GROUP_IF(HAVE_TYPE_QnnDevice_PlatformInfo_t, G_DEVICE_INFO)                                  \
   GROUP_IF(HAVE_TYPE_QnnHtpDevice_DeviceInfoExtension_t, G_HTP_DEVICE_INFO)                    \
   GROUP_IF(HAVE_TYPE_QnnHtpSystemContext_GraphBlobInfo_t, G_HTP_GRAPH_BLOB)                    \
+  GROUP_IF(HAVE_TYPE_QnnHtpSystemContext_GraphBlobInfoV2_t, G_HTP_GRAPH_BLOB_V2)               \
+  GROUP_IF(HAVE_TYPE_QnnContext_Property_t, G_CONTEXT_PROPERTY)                                \
+  GROUP_IF(HAVE_TYPE_QnnHtpContext_CustomProperty_t, G_HTP_CONTEXT_PROPERTY)                   \
   GROUP_IF(HAVE_TYPE_Qnn_MemDescriptor_t, G_MEM)                                               \
   GROUP_IF(HAVE_TYPE_QnnMemHtp_Descriptor_t, G_HTP_MEM)                                        \
   GROUP_IF(HAVE_TYPE_QnnHtpDevice_CustomConfig_t, G_HTP_DEVICE_CONFIG)                         \
@@ -954,6 +995,13 @@ static const struct {
     {"QNN_DATATYPE_BFLOAT_16", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
     {"QNN_TENSOR_TYPE_OPTIONAL_APP_READWRITE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
     {"QNN_QUANTIZATION_ENCODING_BW_FLOAT_BLOCK", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_CONTEXT_PROPERTY_OPTION_CUSTOM", "newer SDKs only (contextGetProperty: absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V1", "newer SDKs only (graph blob info: absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_SYSTEM_CONTEXT_HTP_GRAPH_INFO_BLOB_VERSION_V2", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_HTP_CONTEXT_GET_PROP_BUFFER_START_ALIGNMENT", "newer SDKs only (HTP context properties: absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_HTP_CONTEXT_GET_PROP_MAX_SPILLFILL_BUFFER_SIZE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
+    {"QNN_HTP_CONTEXT_GET_PROP_WEIGHTS_BUFFER_SIZE", "newer SDKs only (absent in QAIRT 2.25, present in 2.43)"},
 #define SYSPROF_WHY "newer SDKs only (QnnSystemProfile.h: absent at System API 1.1, present at 1.5)"
     {"QNN_SYSTEM_PROFILE_SERIALIZATION_TARGET_FILE", SYSPROF_WHY},
     {"QNN_SYSTEM_PROFILE_SERIALIZATION_TARGET_CONFIG_MAX_NUM_MESSAGES", SYSPROF_WHY},

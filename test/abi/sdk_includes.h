@@ -34,6 +34,9 @@
 #if __has_include("HTP/QnnHtpMem.h")
 #include "HTP/QnnHtpMem.h"
 #endif
+#if __has_include("HTP/QnnHtpContext.h")
+#include "HTP/QnnHtpContext.h"
+#endif
 #if __has_include("HTP/QnnHtpSystemContext.h")
 #include "HTP/QnnHtpSystemContext.h"
 #endif

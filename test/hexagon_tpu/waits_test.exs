@@ -122,6 +122,10 @@ defmodule HexagonTpu.WaitsTest do
              fn -> HexagonTpu.stats().live_contexts <= base.live_contexts - 1 end,
              15_000
            )
+
+    # a is used up to here: unreferenced, a garbage collection during the wait could free its
+    # context instead of other's and meet the count above
+    HexagonTpu.close(a)
   end
 
   test "load_model's :timeout bounds opening a new shared runtime behind a hung model",

@@ -31,6 +31,14 @@ for f in mix.exs LICENSE CHANGELOG.md Makefile mix/precompiled.exs mk/nif.mk; do
   [ -f "$pkg/$f" ] || { echo "test-package: $f is not in the package" >&2; exit 1; }
 done
 
+# checksum.exs: the release workflow puts the release's at the project root before `mix
+# hex.publish`, and the package must then carry it (HEXAGON_TPU_PRECOMPILED=download trusts
+# only that one). HTPU_PACKAGE_CHECKSUM=1 (the release workflow) requires it, and with
+# HTPU_PACKAGE_ARCHIVES=<dir> every archive it names must be one in <dir> with that checksum.
+# Without it, the mechanism is still checked: the package's file list of a copy of the project
+# with a checksum.exs added names it (test/package/checksum_check.sh).
+bash test/package/checksum_check.sh "$pkg" "$out/files.txt"
+
 echo "test-package: a fresh project depending on the package by path"
 (cd "$out" && mix new package_user >/dev/null)
 sed -i 's|# {:dep_from_hexpm, .*|{:hexagon_tpu, path: "../hexagon_tpu"},|' "$user/mix.exs"

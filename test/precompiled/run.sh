@@ -143,6 +143,10 @@ mkdir -p "$proj"
 (cd "$root" && make -s --no-print-directory BUILD=build/plain all)
 htpu_dir="$root/build/plain"
 cp -R mix.exs mix .formatter.exs lib test models examples "$proj/"
+# The QNN-set tests' fake releases (mk/qnnsets.mk) are built here, with the C sources the copy
+# has not; the copy's tests find them through HTPU_TEST_QNN_SETS.
+make -s --no-print-directory qnnsets BUILD=build/plain
+export HTPU_TEST_QNN_SETS="$PWD/build/plain/qnnsets"
 case " $nifs " in *" $host_nif "*) ;; *) echo "FAIL: no NIF $host_nif (the host VM's) in '$nifs'"; exit 1 ;; esac
 step "x86_64-linux-gnu: NIF $host_nif: mix test on the host's VM with HEXAGON_TPU_PRECOMPILED=$dir (no C sources, MAKE=false)"
 ts=$(date +%s)

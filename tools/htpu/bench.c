@@ -645,7 +645,7 @@ const cli_command cmd_bench = {
     .synopsis = "MODEL [--graph NAME] [-n N | --iterations N | --duration S] [--warmup W] "
                 "[--input NAME=FILE ...] [--perf-profile P] [--shared-buffers | --in-flight K] "
                 "[--timeout MS] [--priority P] "
-                "[--backend PATH|reference] [--system-lib PATH|reference] "
+                "[--backend PATH|reference] [--system-lib PATH|reference | --qnn DIR] "
                 "[--fastrpc-lib PATH|reference] [--recovery-retries N] [--startup-retries N] "
                 "[--force] [--npu-lock PATH|none] [--root DIR] [--histogram] [--json]",
     .summary = "time a graph: latency percentiles and throughput, execute vs whole call",

@@ -8,6 +8,7 @@
 
 const cli_command *const cli_commands[] = {
     &cmd_info,
+    &cmd_import,
     &cmd_doctor,
     &cmd_run,
     &cmd_detect,

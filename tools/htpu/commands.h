@@ -5,6 +5,7 @@
 #include "cli.h"
 
 extern const cli_command cmd_info;
+extern const cli_command cmd_import;
 extern const cli_command cmd_doctor;
 extern const cli_command cmd_run;
 extern const cli_command cmd_detect;

@@ -19,17 +19,18 @@
 #include "file_open.h"
 #include "guard.h"
 #include "hexagon_tpu.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 typedef void (*doctor_check)(doctor *d);
 
 /* In the order a model load meets them; later checks use what earlier ones learned. */
 static const doctor_check k_checks[] = {
-    check_environment,  check_backend_library, check_provider,       check_system_library,
-    check_remoteproc,   check_device_tree,     check_fastrpc,        check_npu_users,
-    check_dsp_libraries, check_dsp_release,    check_library_path,   check_firmware,
-    check_governor,     check_nsp_temperature, check_runtime,        check_device,
-    check_shared_memory,
+    check_environment,   check_backend_library, check_provider,       check_system_library,
+    check_remoteproc,    check_device_tree,     check_fastrpc,        check_npu_users,
+    check_dsp_libraries, check_dsp_release,     check_qnn_sets,       check_library_path,
+    check_firmware,      check_governor,        check_nsp_temperature, check_runtime,
+    check_device,        check_shared_memory,
 };
 
 /* --backend, --system-lib and --fastrpc-lib into the runtime options ("reference" included;
@@ -66,6 +67,13 @@ static int run_doctor(const cli_args *a) {
   }
   d->dsp_opt = cli_get(a, "dsp-library-path");
   if (d->dsp_opt) d->ro.dsp_library_path = d->dsp_opt;
+  static htpu_qnn_set set; /* --qnn: the runtime check opens that set */
+  int qx = cli_qnn_option(a, &d->ro, &set);
+  if (qx != CLI_EXIT_OK) {
+    free(d);
+    return qx;
+  }
+  if (!d->dsp_opt && d->ro.qnn_set) d->dsp_opt = d->ro.dsp_library_path; /* the set's skel */
   d->board = doctor_is_board_backend(d->ro.backend_lib);
   d->root = cli_get(a, "root");
   if (!d->root) d->root = "";
@@ -112,6 +120,7 @@ static const cli_option doctor_options[] = {
      "read the board's files (/sys, /proc, /dev) under DIR instead of / (a copy of a board's "
      "tree, or a test's fake one)",
      0},
+    CLI_QNN_OPTION,
     {"force", NULL,
      "create the runtime step's QNN session even while another process holds the NPU (the "
      "npu users step); without it that step is skipped",
@@ -123,8 +132,8 @@ static const cli_option doctor_options[] = {
 const cli_command cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--force] "
-                "[--json]",
+                "[--dsp-library-path DIR] [--fastrpc-lib PATH|reference] [--root DIR] [--qnn DIR] "
+                "[--force] [--json]",
     .summary = "check the environment, the QNN libraries and the NPU, step by step",
     .description =
         "Run this first on a board. Each step prints ok, warn, FAIL or skip:\n"
@@ -147,6 +156,8 @@ const cli_command cmd_doctor = {
         "                    libQnnHtpV68Skel.so; the stub next to the backend\n"
         "  stub/skel release HTP backend: the stub and skel carry one QAIRT build id (read\n"
         "                    from the files), of the backend's release\n"
+        "  qnn sets          every QNN set installed on the image (its release, layout, and\n"
+        "                    whether its stub and skel are of that release); --qnn DIR uses one\n"
         "  library path      HTP backend: no second QNN set on LD_LIBRARY_PATH or in\n"
         "                    /etc/ld.so.conf(.d) (e.g. /usr/lib/onnxruntime-qnn) shadows\n"
         "                    the backend's stub\n"

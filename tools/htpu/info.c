@@ -6,7 +6,10 @@
 #include "cli.h"
 #include "commands.h"
 #include "hexagon_tpu.h"
+#include "info_source.h"
 #include "json.h"
+#include "memory.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 /* Per-axis parameters shown in the human table; --json lists them all. */
@@ -78,7 +81,12 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
 
   cli_table head;
   cli_table_init(&head, 2);
-  char backend_id[64], blob_size[48], graphs[16];
+  char backend_id[64], blob_size[48], graphs[16], estimate[160];
+  char est_bytes[32], bin_bytes[32];
+  cli_format_bytes(m->load_estimate_bytes, est_bytes, sizeof est_bytes);
+  cli_format_bytes(m->binary_bytes, bin_bytes, sizeof bin_bytes);
+  snprintf(estimate, sizeof estimate, "%s (the %s binary kept, graphs' buffers: docs/board.md)",
+           est_bytes, bin_bytes);
   snprintf(backend_id, sizeof(backend_id), "%" PRIu32 " (%s)", m->backend_id,
            cli_backend_name(m->backend_id));
   snprintf(blob_size, sizeof(blob_size), "%" PRIu64 " bytes", m->context_blob_size);
@@ -97,6 +105,7 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
       {"DSP arch", m->dsp_arch ? dsp : "(unknown)"},
       {"context blob size", blob_size},
       {"graphs", graphs},
+      {"load estimate", estimate},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) cli_table_add(&head, rows[i]);
   int rc = cli_table_print(&head, stdout, 0);
@@ -128,6 +137,9 @@ static int print_human(const char *path, const char *system_lib, const htpu_mode
     add_tensor_rows(&t, "out", gi->outputs, gi->num_outputs);
     if (cli_table_print(&t, stdout, 2) != 0) rc = -1;
     cli_table_free(&t);
+    char mem[400];
+    cli_graph_memory_line(&m->graph_memory[g], mem, sizeof mem);
+    if (mem[0]) printf("  %s\n", mem);
     if (any_dynamic(gi->inputs, gi->num_inputs) || any_dynamic(gi->outputs, gi->num_outputs))
       printf("  <=N: a dynamic dimension, at most N (elements and bytes: the maximum); each "
              "execute sets an output's\n");
@@ -201,14 +213,9 @@ static void json_tensors(cli_json *j, const char *key, const htpu_tensor_info *t
   cli_json_array_end(j);
 }
 
-static int print_json(const char *path, const char *system_lib, const htpu_model_info *m) {
-  cli_json j;
-  cli_json_init(&j, stdout);
-  cli_json_object_begin(&j, NULL);
-  cli_json_string(&j, "schema", "htpu.info/2");
-  cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
-  cli_json_string(&j, "file", path);
-  cli_json_string(&j, "system_lib", system_lib);
+/* The binary's facts and graphs, as members of the object being written. */
+static void json_binary(cli_json *jp, const htpu_model_info *m) {
+  cli_json j = *jp;
   cli_json_uint(&j, "binary_info_version", m->binary_info_version);
   cli_json_uint(&j, "backend_id", m->backend_id);
   cli_json_string(&j, "backend_name", cli_backend_name(m->backend_id));
@@ -229,9 +236,41 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
     cli_json_uint(&j, "vtcm_bytes", gi->vtcm_bytes);
     json_tensors(&j, "inputs", gi->inputs, gi->num_inputs);
     json_tensors(&j, "outputs", gi->outputs, gi->num_outputs);
+    cli_graph_memory_json(&j, &m->graph_memory[g]);
     cli_json_object_end(&j);
   }
   cli_json_array_end(&j);
+  cli_json_uint(&j, "binary_bytes", m->binary_bytes);
+  cli_json_uint(&j, "load_estimate_bytes", m->load_estimate_bytes);
+  *jp = j;
+}
+
+/* others: the model's other contexts (an ONNX model holding several), NULL or num_others. */
+static int print_json(const char *path, const char *system_lib, const htpu_model_info *m,
+                      htpu_model_info *const *others, uint32_t num_others) {
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_object_begin(&j, NULL);
+  cli_json_string(&j, "schema", "htpu.info/2");
+  cli_json_string(&j, "htpu_version", HTPU_VERSION_STRING);
+  cli_json_string(&j, "file", path);
+  cli_json_string(&j, "system_lib", system_lib);
+  json_binary(&j, m);
+  if (m->source) {
+    info_source_json(&j, m->source);
+    cli_json_array_begin(&j, "other_contexts", 0);
+    for (uint32_t i = 0; i < num_others; i++) {
+      cli_json_object_begin(&j, NULL);
+      cli_json_uint(&j, "context", others[i]->source->context);
+      cli_json_string(&j, "origin", others[i]->source->origin);
+      json_binary(&j, others[i]);
+      cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+  } else {
+    cli_json_null(&j, "source");
+  }
+  cli_qnn_verdict_json(&j, m);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -240,19 +279,46 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
 
 static int run_info(const cli_args *a) {
   const char *path = a->positional[0];
-  /* info opens no backend: only --system-lib applies */
+  /* info opens no backend: only --system-lib (or the system library of --qnn's set) applies */
   cli_libs libs;
   if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), &libs) != 0) return CLI_EXIT_FAIL;
   const char *system_lib = libs.system_lib;
+  static htpu_qnn_set set;
+  htpu_runtime_options ro;
+  htpu_runtime_options_init(&ro);
+  int ex = cli_qnn_option(a, &ro, &set);
+  if (ex != CLI_EXIT_OK) return ex;
+  if (ro.qnn_set) system_lib = set.system_lib;
 
   htpu_model_info *m = NULL;
   int rc = htpu_inspect_file(system_lib, path, &m);
+  /* an ONNX model holding several context binaries: each is reported */
+  uint32_t n = m && m->source ? m->source->num_contexts : 1;
+  htpu_model_info *others[HTPU_MAX_EPCONTEXT_NODES] = {0};
+  for (uint32_t i = 1; rc == 0 && i < n && i <= HTPU_MAX_EPCONTEXT_NODES; i++)
+    rc = htpu_inspect_file_context(system_lib, path, i, &others[i - 1]);
   if (rc != 0) {
     const char *msg = htpu_last_error();
-    return cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
+    int failed = cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
+    for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
+    htpu_model_info_free(m);
+    return failed;
   }
   const char *shown_lib = system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB;
-  int out = cli_has(a, "json") ? print_json(path, shown_lib, m) : print_human(path, shown_lib, m);
+  int out = 0;
+  if (cli_has(a, "json")) {
+    out = print_json(path, shown_lib, m, others, n - 1);
+  } else {
+    out = print_human(path, shown_lib, m);
+    if (m->source && info_source_print(m->source) != 0) out = -1;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      printf("\n---- context %" PRIu32 " of the model's %" PRIu32 " (%s) ----\n", i + 1, n,
+             others[i]->source->origin);
+      if (print_human(path, shown_lib, others[i]) != 0) out = -1;
+    }
+    if (cli_qnn_verdict_print(m) != 0) out = -1;
+  }
+  for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
   htpu_model_info_free(m);
   if (out != 0) return cli_fail(a->cmd, "could not write the report");
   return CLI_EXIT_OK;
@@ -263,14 +329,16 @@ static const cli_option info_options[] = {
      "QNN system library that parses the binary (default " HTPU_DEFAULT_SYSTEM_LIB
      "; 'reference' = the reference system library)",
      0},
+    CLI_QNN_OPTION,
     {"json", NULL, "print the report as JSON (schema htpu.info/2, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
 };
 
 const cli_command cmd_info = {
     .name = "info",
-    .synopsis = "MODEL [--system-lib PATH|reference] [--json]",
-    .summary = "show what a context binary holds: versions, SoC, graphs, tensors, quantization",
+    .synopsis = "MODEL [--system-lib PATH|reference | --qnn DIR] [--json]",
+    .summary = "show what a context binary (or an ONNX EPContext model) holds: versions, SoC, "
+               "graphs, tensors, quantization",
     .description =
         "Reads MODEL's metadata through the QNN system library alone: no backend, no device,\n"
         "so it works on any machine that has libQnnSystem.so. Prints the binary-level facts\n"
@@ -282,7 +350,14 @@ const cli_command cmd_info = {
         "shows as <=N, N its maximum (an output's actual value is what each execute writes).\n"
         "Backend id, DSP arch, SoC model, API versions and each graph's VTCM are what the\n"
         "library compares with the device before loading (htpu doctor shows the device's side;\n"
-        "docs/board.md).\n",
+        "docs/board.md).\n"
+        "An ONNX model whose EPContext nodes carry the binary (Ultralytics' format=\"qnn\", ONNX\n"
+        "Runtime's ep.context_enable) is read too: its identity, metadata_props, class names and\n"
+        "EPContext nodes follow, and each context binary it holds gets its own report\n"
+        "(docs/context-binaries.md).\n"
+        "Last, the QNN sets installed on this machine (htpu doctor lists them), each with\n"
+        "whether it can load the binary: a set loads binaries made by its own QAIRT release or\n"
+        "an older one (the releases are read from the build ids).\n",
     .options = info_options,
     .positional_name = "MODEL",
     .min_positional = 1,

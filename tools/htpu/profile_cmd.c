@@ -571,8 +571,9 @@ const cli_command cmd_profile = {
     .name = "profile",
     .synopsis = "MODEL [-n N] [--level basic|detailed|linting|optrace] [--input NAME=FILE ...] "
                 "[--trace FILE] [--html FILE] [--qnn-log FILE] [--max-events N] "
-                "[--backend PATH|reference] [--system-lib PATH|reference] [--timeout MS] "
-                "[--priority P] [--force] [--npu-lock PATH|none] [--root DIR] [--json]",
+                "[--backend PATH|reference] [--system-lib PATH|reference | --qnn DIR] "
+                "[--timeout MS] [--priority P] [--force] [--npu-lock PATH|none] [--root DIR] "
+                "[--json]",
     .summary = "where a graph's time goes, op by op, from the backend's profile events",
     .description =
         "Runs one graph N times with a QNN profile of the chosen level and prints, per op, its\n"

@@ -10,6 +10,7 @@
 #include "frame_input.h"
 #include "inputs.h"
 #include "json.h"
+#include "memory.h"
 #include "outputs.h"
 #include "session.h"
 #include "shared_io.h"
@@ -36,6 +37,7 @@ typedef struct run_state {
   int shared;        /* --shared-buffers */
   cli_shared_io sio; /* with --shared-buffers */
   uint64_t registrations;
+  cli_load_memory mem; /* the load's memory: shown with --stats, always in the JSON */
 } run_state;
 
 static void free_outputs(run_state *r) {
@@ -327,6 +329,7 @@ static int print_json(const run_state *r) {
   cli_json_uint(&j, "registrations", r->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
+  cli_load_memory_json(&j, &r->mem);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
@@ -353,6 +356,12 @@ static int run_run(const cli_args *a) {
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
   if (rc == CLI_EXIT_OK) rc = alloc_outputs(&r, cli_has(a, "native-output"));
+  if (rc == CLI_EXIT_OK) {
+    r.mem.estimate = r.s.meta->load_estimate_bytes;
+    r.mem.rss_before = r.s.rss_before_load;
+    r.mem.rss_after = r.s.rss_after_load;
+    r.mem.ctx_rc = htpu_context_get_memory(r.s.ctx, &r.mem.ctx);
+  }
   if (rc == CLI_EXIT_OK) rc = execute(&r);
   if (rc == CLI_EXIT_OK && dir) rc = write_outputs(&r, dir);
   if (rc == CLI_EXIT_OK) {
@@ -362,6 +371,7 @@ static int run_run(const cli_args *a) {
                     &o->summary);
     }
     int w = cli_has(a, "json") ? print_json(&r) : print_human(&r);
+    if (w == 0 && !cli_has(a, "json") && cli_has(a, "stats")) w = cli_load_memory_print(&r.mem);
     if (w != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free_outputs(&r);
@@ -397,6 +407,10 @@ static const cli_option run_options[] = {
      "(htpu_graph_alloc_io); the outputs are the same",
      0},
     {"zero-copy", NULL, "same as --shared-buffers", 0},
+    {"stats", NULL,
+     "also print what the load cost in memory: the estimate from the binary, the resident set "
+     "before and after the load, and what the context reports (docs/board.md, \"Memory\")",
+     0},
     CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.run/1, see docs/htpu.md)", 0},
     {NULL, NULL, NULL, 0},
@@ -407,8 +421,8 @@ const cli_command cmd_run = {
     .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--image NAME=F.ppm] "
                 "[--frame NAME=F --size WxH --format FMT [--stride N]] "
                 "[--resize letterbox|stretch|crop] [--output-dir DIR] "
-                "[--native-output] [--shared-buffers] [--backend PATH|reference] "
-                "[--system-lib PATH|reference] [--fastrpc-lib PATH|reference] "
+                "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
+                "[--system-lib PATH|reference | --qnn DIR] [--fastrpc-lib PATH|reference] "
                 "[--recovery-retries N] [--startup-retries N] [--timeout MS] [--priority P] "
                 "[--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "run a graph once on input files and summarize (and save) its outputs",

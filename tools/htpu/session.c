@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "memory.h"
 #include "session.h"
 #include "util.h"
 
@@ -47,6 +48,46 @@ static void graph_names(const htpu_model_info *m, char *buf, size_t len) {
     buf[pos++] = '\'';
     buf[pos] = '\0';
   }
+}
+
+static int has_graph(const htpu_model_info *m, const char *want) {
+  for (uint32_t g = 0; g < m->num_graphs; g++)
+    if (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0) return 1;
+  return 0;
+}
+
+/* An ONNX model holding several context binaries: the one holding --graph becomes s->meta
+ * (and the load's choice); without --graph, a usage error listing each context's graphs. */
+static int select_context(const cli_args *a, cli_session *s) {
+  const char *want = cli_get(a, "graph");
+  uint32_t n = s->meta->source->num_contexts;
+  char list[2048];
+  size_t pos = 0;
+  list[0] = '\0';
+  for (uint32_t i = 0; i < n; i++) {
+    htpu_model_info *m = NULL;
+    int rc = i ? htpu_inspect_file_context(s->system_lib, s->model, i, &m) : 0;
+    if (rc != 0) return cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
+    const htpu_model_info *cur = i ? m : s->meta;
+    if (want && has_graph(cur, want)) {
+      if (i) {
+        htpu_model_info_free(s->meta);
+        s->meta = m;
+      }
+      s->load.graph = want;
+      return CLI_EXIT_OK;
+    }
+    char names[1024];
+    graph_names(cur, names, sizeof names);
+    if (pos < sizeof list)
+      pos += (size_t)snprintf(list + pos, sizeof list - pos, "%scontext %" PRIu32 ": %s",
+                              i ? "; " : "", i, names);
+    htpu_model_info_free(m);
+  }
+  if (!want)
+    return cli_usage_error(a->cmd, "%s holds %" PRIu32 " context binaries (%s): choose a graph "
+                           "with --graph", s->model, n, list);
+  return cli_usage_error(a->cmd, "%s has no graph '%s' (%s)", s->model, want, list);
 }
 
 /* The name check happens here rather than in htpu_graph_open so a wrong --graph is a usage
@@ -131,7 +172,14 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
                      &ro->startup_retries);
   if (rc == CLI_EXIT_OK) rc = parse_load_options(a, &s->load);
   if (rc == CLI_EXIT_OK) rc = parse_board_options(a, s);
-  if (rc != CLI_EXIT_OK) return rc;
+  if (rc == CLI_EXIT_OK && cli_get(a, "qnn")) {
+    s->qnn = calloc(1, sizeof *s->qnn);
+    rc = s->qnn ? cli_qnn_option(a, ro, s->qnn) : cli_fail(a->cmd, "out of memory");
+  }
+  if (rc != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return rc;
+  }
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
   s->fastrpc_lib = ro->fastrpc_lib ? ro->fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
@@ -144,7 +192,9 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return failed_rc;
   }
-  int ex = select_graph(a, s);
+  int ex = s->meta->source && s->meta->source->num_contexts > 1 ? select_context(a, s)
+                                                                 : CLI_EXIT_OK;
+  if (ex == CLI_EXIT_OK) ex = select_graph(a, s);
   if (ex != CLI_EXIT_OK) cli_session_close(s);
   return ex;
 }
@@ -167,7 +217,9 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     return failed_rc;
   }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
+  s->rss_before_load = cli_rss_bytes();
   rc = htpu_context_open_file_ex(s->rt, s->model, &s->load, &s->ctx);
+  s->rss_after_load = cli_rss_bytes();
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "loading the model");
     cli_session_close(s);
@@ -195,6 +247,32 @@ void cli_session_close(cli_session *s) {
   htpu_runtime_close(&s->rt);
   htpu_model_info_free(s->meta);
   s->meta = NULL;
+  free(s->qnn);
+  s->qnn = NULL;
   s->meta_info = NULL;
   s->info = NULL;
+}
+
+/* Whether the command has that option (cli_get of one it does not have is a bug). */
+static const char *given(const cli_args *a, const char *name) {
+  for (const cli_option *o = a->cmd->options; o && o->name; o++)
+    if (strcmp(o->name, name) == 0) return cli_get(a, name);
+  return NULL;
+}
+
+int cli_qnn_option(const cli_args *a, htpu_runtime_options *ro, htpu_qnn_set *set) {
+  const char *dir = cli_get(a, "qnn");
+  if (!dir) return CLI_EXIT_OK;
+  if (given(a, "backend") || given(a, "system-lib"))
+    return cli_usage_error(a->cmd, "--qnn names the backend and system library: give it "
+                           "without --backend and --system-lib");
+  if (htpu_qnn_set_inspect(dir, set) != 0)
+    return cli_fail(a->cmd, "--qnn %s: %s", dir, htpu_last_error());
+  if (!set->complete || !set->consistent)
+    return cli_fail(a->cmd, "--qnn %s: the set cannot be used: %s", dir, set->note);
+  ro->qnn_set = set->dir;
+  ro->backend_lib = set->backend_lib;
+  ro->system_lib = set->system_lib;
+  if (!ro->dsp_library_path) ro->dsp_library_path = set->skel_dir;
+  return CLI_EXIT_OK;
 }

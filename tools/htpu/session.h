@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "hexagon_tpu.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 typedef struct cli_session {
@@ -29,6 +30,8 @@ typedef struct cli_session {
   const char *root;            /* --root, NULL for this machine */
   htpu_runtime_options options;
   htpu_load_options load; /* --timeout, --priority */
+  uint64_t rss_before_load, rss_after_load; /* resident set around the model's load */
+  htpu_qnn_set *qnn;      /* --qnn's set (owned), NULL without */
   cli_libs libs; /* --backend and --system-lib, resolved */
   char fastrpc_buf[4096];
 } cli_session;
@@ -75,7 +78,8 @@ typedef struct cli_session {
        "read the board's /proc, /dev and /sys under DIR instead of / (a copy of a board's tree, " \
        "or a test's fake one; default $HTPU_BOARD_ROOT when set): the other-NPU-users check and " \
        "bench's board record",                                                                   \
-       0}
+       0},                                                                                       \
+      CLI_QNN_OPTION
 
 /* Opens MODEL (positional 0) with the command's --backend, --system-lib and --graph
  * (`--backend reference` implies `--system-lib reference`: cli_resolve_libs), after the NPU

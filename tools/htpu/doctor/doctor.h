@@ -62,6 +62,7 @@ void check_fastrpc(doctor *d);
 void check_npu_users(doctor *d);
 void check_dsp_libraries(doctor *d);
 void check_dsp_release(doctor *d);
+void check_qnn_sets(doctor *d);
 void check_library_path(doctor *d);
 void check_firmware(doctor *d);
 void check_governor(doctor *d);

@@ -9,66 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "build_id_scan.h"
 #include "doctor.h"
 
-#define ID_MAX 64 /* longer than any real build id; longer digit runs are not one */
+#define ID_MAX BUILD_ID_SCAN_MAX
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/* Digits at p (at most n), at least `min`; returns how many, 0 when fewer than min. */
-static size_t digits(const char *p, size_t n, size_t min) {
-  size_t i = 0;
-  while (i < n && is_digit(p[i])) i++;
-  return i >= min ? i : 0;
-}
-
-/* The length of a QAIRT build id at p: 'v', three numbers joined by '.', '.', the build's
- * date and time (at least 6 digits), '_', a build number; not followed by another digit. 0 when
- * there is none. `at_end`: the file ends after the n bytes. */
-static size_t match_build_id(const char *p, size_t n, int at_end) {
-  if (n > ID_MAX + 1) {
-    n = ID_MAX + 1;
-    at_end = 0;
-  }
-  if (n == 0 || p[0] != 'v') return 0;
-  size_t i = 1, k;
-  for (int part = 0; part < 4; part++) {
-    if (!(k = digits(p + i, n - i, part == 3 ? 6 : 1))) return 0;
-    i += k;
-    if (i >= n || p[i] != (part == 3 ? '_' : '.')) return 0;
-    i++;
-  }
-  if (!(k = digits(p + i, n - i, 1))) return 0;
-  i += k;
-  if (i > ID_MAX) return 0;
-  return i < n || at_end ? i : 0; /* i < n: p[i] ended the digits */
-}
-
-/* The first QAIRT build id in the file. Returns 1 (found, in out), 0 (none), -1 (cannot be
- * read as a regular file: why says so; never a FIFO's endless wait). Reads in chunks, carrying
- * the tail so an id across two chunks is found. */
+/* The first QAIRT build id in the file (common/build_id_scan.c). Returns 1 (found, in out), 0
+ * (none), -1 (cannot be read as a regular file: why says so; never a FIFO's endless wait). */
 static int find_build_id(const char *path, char *out, size_t len, char *why, size_t why_len) {
   FILE *f = doctor_fopen(DOCTOR_HOST, path, why, why_len, NULL);
   if (!f) return -1;
-  static char buf[65536 + ID_MAX + 1];
-  size_t have = 0;
-  int found = 0;
-  for (;;) {
-    size_t r = fread(buf + have, 1, sizeof(buf) - have, f);
-    have += r;
-    int eof = r == 0 || have < sizeof(buf);
-    /* an id starting past `last` could run beyond the buffer: it waits for the next chunk */
-    size_t last = eof ? have : have - (ID_MAX + 1);
-    for (size_t i = 0; i < last && !found; i++) {
-      size_t m = buf[i] == 'v' ? match_build_id(buf + i, have - i, eof) : 0;
-      if (!m) continue;
-      snprintf(out, len, "%.*s", (int)m, buf + i);
-      found = 1;
-    }
-    if (found || eof) break;
-    memmove(buf, buf + last, have - last);
-    have -= last;
-  }
+  int found = build_id_scan(f, out, len);
   fclose(f);
   return found;
 }

@@ -21,7 +21,7 @@ typedef enum { D_STR, D_NULL, D_UINT, D_BOOL, D_ROWS } detail_kind;
 
 #define REPORT_MAX_DETAILS 16
 #define REPORT_MAX_STEPS 24
-#define REPORT_ROW_FIELDS 4
+#define REPORT_ROW_FIELDS 8
 
 /* One fact of a step: `label` is shown to humans, `key` (snake_case) is the JSON member. */
 typedef struct detail {

@@ -1,0 +1,356 @@
+/*
+ * model_open.c - model_unwrap (model.h): an ONNX EPContext model's bytes in, the chosen
+ * context binary out, with the model's facts (htpu_model_source) kept in an arena of their
+ * own until model_source_attach moves them into the model info.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epcontext.h"
+#include "base/base.h"
+#include "external.h"
+#include "onnx_model.h"
+#include "names.h"
+#include "onnx.h"
+
+struct model_source {
+  model_info *arena; /* holds pub and everything it points to */
+  htpu_model_source *pub;
+};
+
+/* The contexts' bytes and, where needed, their graphs. */
+typedef struct unwrap_state {
+  const qnn_system_lib *sys;
+  const char *path, *origin;
+  uint8_t *buf;
+  size_t len;
+  onnx_model *om;
+  epc_plan plan;
+  void *ext[ONNX_MAX_EPCONTEXT_NODES];    /* external binaries read (malloc'd) */
+  size_t ext_len[ONNX_MAX_EPCONTEXT_NODES];
+  char *ext_path[ONNX_MAX_EPCONTEXT_NODES]; /* their paths (malloc'd), for messages */
+  model_info *graphs[ONNX_MAX_EPCONTEXT_NODES]; /* introspected contexts, or NULL */
+} unwrap_state;
+
+static const uint8_t *ctx_bytes(const unwrap_state *s, uint32_t k, size_t *len) {
+  if (s->plan.ctx[k].embedded) {
+    *len = s->plan.ctx[k].bytes.len;
+    return s->plan.ctx[k].bytes.p;
+  }
+  *len = s->ext_len[k];
+  return s->ext[k];
+}
+
+static int read_external(unwrap_state *s, uint32_t k) {
+  const epc_context *c = &s->plan.ctx[k];
+  if (c->embedded || s->ext[k]) return 0;
+  char label[160], name[ONNX_MAX_NAME_BYTES + 1];
+  epc_node_label(s->om, c->node, label, sizeof label);
+  snprintf(name, sizeof name, "%.*s", (int)c->bytes.len, (const char *)c->bytes.p);
+  if (!s->path)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "EPContext node %s of %s names the external binary '%s' "
+                          "(embed_mode 0), which can only be found beside the model's file: "
+                          "open the model by its path",
+                          label, s->origin, name);
+  char where[4200];
+  int rc = external_read(s->path, name, &s->ext[k], &s->ext_len[k], where, sizeof where);
+  if (rc) {
+    htpu_append_error(" (EPContext node %s of %s)", label, s->origin);
+    return rc;
+  }
+  s->ext_path[k] = strdup(where);
+  return s->ext_path[k] ? 0 : htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+}
+
+/* The graphs of context k, through the system library (once). */
+static int introspect_ctx(unwrap_state *s, uint32_t k) {
+  if (s->graphs[k]) return 0;
+  int rc = read_external(s, k);
+  size_t n = 0;
+  const uint8_t *b = rc ? NULL : ctx_bytes(s, k, &n);
+  if (!rc) rc = introspect_binary(s->sys, (void *)b, n, &s->graphs[k]);
+  if (rc) {
+    char label[160];
+    epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
+    htpu_append_error(" (the context binary of EPContext node %s in %s)", label, s->origin);
+  }
+  return rc;
+}
+
+static int ctx_has_graph(const unwrap_state *s, uint32_t k, const char *name, size_t len) {
+  const htpu_model_info *mi = &s->graphs[k]->pub;
+  for (uint32_t g = 0; g < mi->num_graphs; g++)
+    if (strlen(mi->graphs[g].name) == len && memcmp(mi->graphs[g].name, name, len) == 0) return 1;
+  return 0;
+}
+
+/* "context 0 (node 'a'): g1, g2; context 1 (...): g3" for messages. */
+static void list_contexts(const unwrap_state *s, char *out, size_t len) {
+  size_t used = 0;
+  out[0] = 0;
+  for (uint32_t k = 0; k < s->plan.num_contexts && used < len; k++) {
+    char label[160];
+    epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
+    used += (size_t)snprintf(out + used, len - used, "%scontext %u (node %s): ", k ? "; " : "",
+                             k, label);
+    const htpu_model_info *mi = &s->graphs[k]->pub;
+    for (uint32_t g = 0; g < mi->num_graphs && used < len; g++)
+      used += (size_t)snprintf(out + used, len - used, "%s%s", g ? ", " : "", mi->graphs[g].name);
+  }
+}
+
+/* The main_context rule's other half: a node with main_context 0 names a graph some main
+ * node's binary holds (by its name, as ONNX Runtime looks it up, or its partition_name). */
+static int match_nodes(unwrap_state *s, int32_t *node_ctx) {
+  for (uint32_t i = 0; i < s->om->num_epc; i++) {
+    node_ctx[i] = s->plan.node_context[i];
+    if (node_ctx[i] >= 0) continue;
+    const epc_node *nd = &s->om->epc[i];
+    for (uint32_t k = 0; k < s->plan.num_contexts && node_ctx[i] < 0; k++)
+      if (ctx_has_graph(s, k, (const char *)nd->name.p, nd->name.len) ||
+          (nd->partition_name.len &&
+           ctx_has_graph(s, k, (const char *)nd->partition_name.p, nd->partition_name.len)))
+        node_ctx[i] = (int32_t)k;
+    if (node_ctx[i] >= 0) continue;
+    char label[160], list[2048];
+    epc_node_label(s->om, i, label, sizeof label);
+    list_contexts(s, list, sizeof list);
+    return htpu_set_error(HTPU_EMODEL, 0,
+                          "EPContext node %s of %s has main_context 0, so its graph must be in "
+                          "a main node's binary, but no context holds a graph named '%.*s' "
+                          "(%s)",
+                          label, s->origin, (int)(nd->partition_name.len ? nd->partition_name.len : nd->name.len),
+                          (const char *)(nd->partition_name.len ? nd->partition_name.p : nd->name.p),
+                          list);
+  }
+  return 0;
+}
+
+static int choose(unwrap_state *s, const model_pick *pick, uint32_t *chosen) {
+  uint32_t nc = s->plan.num_contexts;
+  char list[2048];
+  if (pick->graph && nc > 1) {
+    for (uint32_t k = 0; k < nc; k++)
+      if (ctx_has_graph(s, k, pick->graph, strlen(pick->graph))) {
+        *chosen = k;
+        return 0;
+      }
+    list_contexts(s, list, sizeof list);
+    return htpu_set_error(HTPU_ENOT_FOUND, 0, "no context of %s holds a graph named '%s' (%s)",
+                          s->origin, pick->graph, list);
+  }
+  if (!pick->graph && pick->need_choice && nc > 1) {
+    list_contexts(s, list, sizeof list);
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "%s holds %u context binaries; name the graph to load (the graph "
+                          "option; %s)",
+                          s->origin, nc, list);
+  }
+  if (pick->index >= nc)
+    return htpu_set_error(HTPU_EINVAL, 0, "%s holds %u context binar%s; there is no context %u",
+                          s->origin, nc, nc == 1 ? "y" : "ies", pick->index);
+  *chosen = pick->index;
+  return 0;
+}
+
+static const char *arena_str(model_info *a, onnx_str v) {
+  char *d = model_info_alloc(a, v.len + 1);
+  if (d && v.len) memcpy(d, v.p, v.len);
+  return d;
+}
+
+static int fill_nodes(const unwrap_state *s, model_info *a, htpu_model_source *src,
+                      const int32_t *node_ctx) {
+  const onnx_model *om = s->om;
+  htpu_epcontext_node *nodes = model_info_alloc(a, (om->num_epc + 1) * sizeof *nodes);
+  if (!nodes) return -1;
+  for (uint32_t i = 0; i < om->num_epc; i++) {
+    const epc_node *nd = &om->epc[i];
+    htpu_epcontext_node *o = &nodes[i];
+    int main = epc_is_main(nd), emb = epc_is_embedded(nd);
+    o->name = arena_str(a, nd->name);
+    o->main_context = main;
+    o->embed_mode = emb;
+    o->cache_file = arena_str(a, main && !emb ? nd->cache : (onnx_str){0});
+    int32_t own = s->plan.node_context[i];
+    o->cache_bytes = own < 0 ? 0 : emb ? nd->cache.len : s->ext_len[own];
+    o->partition_name = arena_str(a, nd->partition_name);
+    o->ep_sdk_version = arena_str(a, nd->ep_sdk_version);
+    o->source = arena_str(a, nd->source);
+    o->max_size = nd->has_max_size ? nd->max_size : 0;
+    o->context = node_ctx[i];
+    if (!o->name || !o->cache_file || !o->partition_name || !o->ep_sdk_version || !o->source)
+      return -1;
+  }
+  src->nodes = nodes;
+  src->num_nodes = om->num_epc;
+  return 0;
+}
+
+static int fill_props(const onnx_model *om, model_info *a, htpu_model_source *src) {
+  htpu_model_prop *props = model_info_alloc(a, (om->num_props + 1) * sizeof *props);
+  if (!props) return -1;
+  for (uint32_t i = 0; i < om->num_props; i++) {
+    props[i].key = arena_str(a, om->props[i].key);
+    props[i].value = arena_str(a, om->props[i].value);
+    if (!props[i].key || !props[i].value) return -1;
+    if (onnx_str_is(om->props[i].key, "names") && !src->class_names &&
+        names_parse(props[i].value, om->props[i].value.len, (model_info *)a, &src->class_names,
+                    &src->num_class_names) < 0)
+      return -1;
+  }
+  src->props = props;
+  src->num_props = om->num_props;
+  return 0;
+}
+
+/* The model's facts in an arena of their own. */
+static int make_source(const unwrap_state *s, const int32_t *node_ctx, uint32_t chosen,
+                       const char *where, struct model_source **out) {
+  struct model_source *ms = calloc(1, sizeof *ms);
+  model_info *a = calloc(1, sizeof *a);
+  htpu_model_source *src = a ? model_info_alloc(a, sizeof *src) : NULL;
+  int ok = ms && src;
+  if (ok) {
+    src->format = "onnx-epcontext";
+    src->ir_version = s->om->ir_version;
+    src->opset = s->om->opset;
+    src->producer_name = arena_str(a, s->om->producer_name);
+    src->producer_version = arena_str(a, s->om->producer_version);
+    src->num_contexts = s->plan.num_contexts;
+    src->context = chosen;
+    src->origin = model_info_strdup(a, where);
+    ok = src->producer_name && src->producer_version && src->origin &&
+         fill_props(s->om, a, src) == 0 && fill_nodes(s, a, src, node_ctx) == 0;
+  }
+  if (!ok) {
+    model_info_free(a);
+    free(ms);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
+  ms->arena = a;
+  ms->pub = src;
+  *out = ms;
+  return 0;
+}
+
+void model_source_free(struct model_source *src) {
+  if (!src) return;
+  model_info_free(src->arena);
+  free(src);
+}
+
+void model_source_attach(model_info *m, struct model_source *src) {
+  m->pub.source = src->pub;
+  model_info_adopt(m, src->arena);
+  free(src);
+}
+
+/* The chosen binary as the caller's buffer: the embedded bytes moved to the front of the
+ * model's buffer (no second copy of a large model), or the external file's bytes. */
+static void take_binary(unwrap_state *s, uint32_t k, void **buf, size_t *len) {
+  if (s->plan.ctx[k].embedded) {
+    size_t n = s->plan.ctx[k].bytes.len;
+    memmove(s->buf, s->plan.ctx[k].bytes.p, n);
+    void *shrunk = realloc(s->buf, n);
+    *buf = shrunk ? shrunk : s->buf;
+    *len = n;
+  } else {
+    free(s->buf);
+    *buf = s->ext[k];
+    *len = s->ext_len[k];
+    s->ext[k] = NULL;
+  }
+  s->buf = NULL;
+}
+
+static void state_free(unwrap_state *s) {
+  for (uint32_t k = 0; k < ONNX_MAX_EPCONTEXT_NODES; k++) {
+    free(s->ext[k]);
+    free(s->ext_path[k]);
+    model_info_free(s->graphs[k]);
+  }
+  free(s->om);
+  free(s);
+}
+
+/* An ONNX model that is not an EPContext model: say what it is and what to do. */
+static int not_epcontext(const unwrap_state *s) {
+  char ops[512] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < s->om->num_op_samples && used < sizeof ops; i++)
+    used += (size_t)snprintf(ops + used, sizeof ops - used, "%s%.*s", i ? ", " : "",
+                             (int)s->om->op_samples[i].len, (const char *)s->om->op_samples[i].p);
+  return htpu_set_error(HTPU_EUNSUPPORTED, 0,
+                        "%s is an ONNX model without an EPContext node (%llu nodes: %s%s), such "
+                        "as a QDQ model: hexagon_tpu runs compiled QNN context binaries. Compile "
+                        "it for the board with Qualcomm AI Hub (--target_runtime "
+                        "qnn_context_binary), Ultralytics (format=\"qnn\", name=\"68\") or ONNX "
+                        "Runtime's QNN execution provider (ep.context_enable=1); "
+                        "docs/context-binaries.md says how",
+                        s->origin, (unsigned long long)s->om->num_nodes, ops,
+                        s->om->num_nodes > s->om->num_op_samples ? ", ..." : "");
+}
+
+/* Reads and checks the model, then reads (and, where needed, introspects) its contexts. */
+static int prepare(unwrap_state *s) {
+  char err[600];
+  s->om = malloc(sizeof *s->om);
+  if (!s->om) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  if (onnx_read(s->buf, s->len, s->om, err, sizeof err))
+    return htpu_set_error(HTPU_EMODEL, 0, "%s is not a readable ONNX model: %s", s->origin, err);
+  int rc = epc_plan_make(s->om, &s->plan, err, sizeof err);
+  if (rc == -2) return not_epcontext(s);
+  if (rc) return htpu_set_error(HTPU_EMODEL, 0, "%s: %s", s->origin, err);
+  int need_graphs = s->plan.num_contexts > 1;
+  for (uint32_t i = 0; i < s->om->num_epc; i++)
+    if (s->plan.node_context[i] < 0) need_graphs = 1;
+  for (uint32_t k = 0; k < s->plan.num_contexts; k++) {
+    rc = need_graphs ? introspect_ctx(s, k) : read_external(s, k);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *pick,
+                 void **buf, size_t *len, char *origin, size_t origin_len,
+                 struct model_source **src) {
+  *src = NULL;
+  if (!onnx_looks_like_model(*buf, *len)) return 0;
+  unwrap_state *s = calloc(1, sizeof *s);
+  if (!s) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  *s = (unwrap_state){.sys = sys, .path = path, .origin = origin, .buf = *buf, .len = *len};
+  int32_t node_ctx[ONNX_MAX_EPCONTEXT_NODES];
+  uint32_t k = 0;
+  int rc = prepare(s);
+  if (!rc && (s->plan.num_contexts > 1 || pick->index)) rc = choose(s, pick, &k);
+  if (!rc && s->graphs[0]) /* introspected: some node's graph is to be found */
+    rc = match_nodes(s, node_ctx);
+  else if (!rc)
+    memcpy(node_ctx, s->plan.node_context, sizeof node_ctx);
+  char where[4400];
+  if (!rc) {
+    char label[160];
+    epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
+    if (s->plan.ctx[k].embedded)
+      snprintf(where, sizeof where, "embedded in node %s", label);
+    else
+      snprintf(where, sizeof where, "file '%s'", s->ext_path[k]);
+    rc = make_source(s, node_ctx, k, where, src);
+  }
+  if (rc) {
+    free(s->buf);
+    *buf = NULL;
+    *len = 0;
+    state_free(s);
+    return rc;
+  }
+  size_t used = strlen(origin);
+  snprintf(origin + used, origin_len > used ? origin_len - used : 0,
+           " (EPContext binary %s)", where);
+  take_binary(s, k, buf, len);
+  state_free(s);
+  return 0;
+}

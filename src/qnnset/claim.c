@@ -1,0 +1,101 @@
+/* claim.c - the runtime's qnn_set option and the one-set-per-process rule (qnnset.h).
+ *
+ * The DSP keeps the configuration of the process's first QNN session (the skel it loaded) for
+ * the life of the process; on the board, going from one configuration to another in one process
+ * took the VM down. So the first runtime of a DSP set decides the process's set, and it stays
+ * decided after that runtime closes: a later runtime of another set is refused before any QNN
+ * call. Its stubs stay loaded for the same reason (they are never closed). */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "qnnset.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_set[PATH_MAX];      /* the process's set, "" before the first */
+static char g_set_by[PATH_MAX];   /* what decided it: "the QNN set" or "the backend" */
+
+/* Claims `dir` (resolved) for the process; 0, or HTPU_EINVAL naming both sets. */
+static int claim(const char *dir, const char *by) {
+  pthread_mutex_lock(&g_lock);
+  int rc = 0;
+  if (!g_set[0]) {
+    snprintf(g_set, sizeof g_set, "%s", dir);
+    snprintf(g_set_by, sizeof g_set_by, "%s", by);
+  } else if (strcmp(g_set, dir) != 0) {
+    rc = htpu_set_error(HTPU_EINVAL, 0,
+                        "this process already uses the QNN set in '%s' (%s of its first "
+                        "runtime), and the DSP keeps the first configuration for the life of "
+                        "the process: the set in '%s' needs another OS process (docs/board.md, "
+                        "\"QNN sets\")",
+                        g_set, g_set_by, dir);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* Every libQnnHtpV<arch>Stub.so of the set, opened by full path: the backend opens its stub by
+ * name, and the dynamic loader answers that with the copy already loaded (matched by its
+ * soname), so the set's own stub is used whatever the library search path holds. */
+static int open_stubs(const htpu_qnn_set *s) {
+  DIR *d = opendir(s->dir);
+  if (!d) return htpu_set_error(HTPU_EIO, 0, "cannot list the QNN set '%s'", s->dir);
+  struct dirent *e;
+  int rc = 0;
+  while (!rc && (e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (strncmp(e->d_name, "libQnnHtpV", 10) != 0 || n < 17 || strcmp(e->d_name + n - 7, "Stub.so"))
+      continue;
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+    if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
+      rc = htpu_set_error(HTPU_ELOAD_BACKEND, 0, "opening the QNN set's stub '%s': %s", path,
+                          dlerror());
+  }
+  closedir(d);
+  return rc;
+}
+
+static int apply_set(const htpu_runtime_options *in, qnnset_options *out) {
+  htpu_qnn_set *s = &out->set;
+  if (htpu_qnn_set_inspect(in->qnn_set, s)) return HTPU_EINVAL;
+  /* the libraries left at their defaults, or naming the set's own */
+  const char *bl = in->backend_lib ? in->backend_lib : HTPU_DEFAULT_BACKEND_LIB;
+  const char *sl = in->system_lib ? in->system_lib : HTPU_DEFAULT_SYSTEM_LIB;
+  if ((strcmp(bl, HTPU_DEFAULT_BACKEND_LIB) && strcmp(bl, s->backend_lib)) ||
+      (strcmp(sl, HTPU_DEFAULT_SYSTEM_LIB) && strcmp(sl, s->system_lib)))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "qnn_set '%s' and another backend_lib or system_lib both given: the "
+                          "set names its own libraries; leave them at their defaults",
+                          in->qnn_set);
+  if (!s->complete || !s->consistent)
+    return htpu_set_error(HTPU_EINVAL, 0, "the QNN set in '%s' cannot be used: %s", s->dir,
+                          s->note);
+  int rc = claim(s->dir, "the QNN set");
+  if (!rc) rc = open_stubs(s);
+  if (rc) return rc;
+  out->opts.backend_lib = s->backend_lib;
+  out->opts.system_lib = s->system_lib;
+  if (!in->dsp_library_path) out->opts.dsp_library_path = s->skel_dir;
+  return 0;
+}
+
+int qnnset_apply(const htpu_runtime_options *in, qnnset_options *out) {
+  out->opts = *in;
+  if (in->qnn_set) return apply_set(in, out);
+  /* Without a set: a libQnnHtp.so decides the process's set by its folder. Other backends
+   * (the reference, QNN's CPU backend) configure no DSP and are not checked; neither is a
+   * path that does not resolve (its load fails before any QNN call). */
+  const char *lib = in->backend_lib ? in->backend_lib : HTPU_DEFAULT_BACKEND_LIB;
+  const char *base = strrchr(lib, '/');
+  char real[PATH_MAX];
+  if (strcmp(base ? base + 1 : lib, "libQnnHtp.so") != 0 || !realpath(lib, real)) return 0;
+  char *slash = strrchr(real, '/');
+  if (slash && slash != real) *slash = '\0';
+  return claim(real, "the backend");
+}
