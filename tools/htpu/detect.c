@@ -229,7 +229,8 @@ const cli_command cmd_detect = {
     .name = "detect",
     .synopsis = "MODEL (--image F.ppm | --frame F --size WxH --format FMT [--stride N]) "
                 "[--resize letterbox|stretch|crop] [--score T] [--iou T] [--max N] "
-                "[--labels FILE] [--draw OUT.png] [--json] [--backend PATH|reference] ...",
+                "[--labels FILE] [--draw OUT.png] [--json] [--backend PATH|reference] "
+                "[--system-lib PATH|reference | --qnn DIR] ...",
     .summary = "run a detector on a camera frame and list (or draw) what it found",
     .description =
         "Letterboxes the frame into the model's input (as Ultralytics: aspect kept, padded\n"
