@@ -495,9 +495,9 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - board_read: a few hundred small sysfs reads, any of which a slow sensor driver can make
  *    wait: dirty IO.
  *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO.
- *  - vision_preprocess / vision_decode: a pass over a frame or a head: normal scheduler up to
- *    64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
- *  - vision_detect: preprocess, execute, decode in one call: dirty IO, as graph_execute. */
+ *  - vision_preprocess / vision_decode: normal scheduler for small work (bytes, candidates,
+ *    NMS pairs), rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
+ *  - vision_detect: preprocess, execute, decode in one call: dirty IO (vision_detect.c). */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -544,7 +544,7 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
-    /* vision (vision.c): preprocess and decode move to dirty CPU above 64 KiB themselves;
+    /* vision (vision.c): preprocess and decode move to dirty CPU themselves for large work;
      * detect waits for the graph and the DSP like graph_execute */
     {"vision_preprocess", 3, nif_vision_preprocess, 0},
     {"vision_decode", 6, nif_vision_decode, 0},

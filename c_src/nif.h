@@ -5,7 +5,9 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   vision.c  stats.c              HexagonTpu.Vision's NIFs; the stats map (nif.h)
+ *   vision.c  vision_detect.c      HexagonTpu.Vision's NIFs                (nif.h)
+ *   vision_terms.c  stats.c        vision's frames, options, detections;   (vision_terms.h)
+ *                                  the stats map                           (nif.h)
  *   ref_control.c                  the reference backend's control, tests  (nif.h)
  *   load.c                         context loads: one, several, their info (nif.h)
  *   execute.c  shared.c  board.c   execute, shared IO, board reading NIFs  (nif.h)
@@ -76,10 +78,10 @@ ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TER
 ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- vision (vision.c) -------------------------------------------------------------------------
- * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
- * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
- * the input and outputs never crossing into Erlang terms. */
+/* ---- vision (vision.c, vision_detect.c) ------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one when their work
+ * is not small), vision_detect on dirty IO: a frame into the input, the execute and the
+ * detections in one call, the input and outputs never crossing into Erlang terms. */
 ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);

@@ -1491,9 +1491,15 @@ typedef struct htpu_rect {
   uint32_t x, y, width, height;
 } htpu_rect;
 
+/* The largest frame side (width, height, a crop's) and image input side htpu_preprocess takes,
+ * in pixels; larger is HTPU_EINVAL naming it. Every size computed from them then fits 64 bits
+ * (and a row's byte offsets 32). */
+#define HTPU_VISION_MAX_SIDE 65535u
+
 /* One camera frame, borrowed for the call. Rows are `stride` bytes apart (V4L2's bytesperline:
  * VPU buffers are padded); the last row need not be padded. `size` is what may be read at
- * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. */
+ * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. Width and
+ * height are at most HTPU_VISION_MAX_SIDE. */
 typedef struct htpu_frame {
   const void *data;
   size_t size;
@@ -1562,10 +1568,11 @@ typedef struct htpu_geometry {
                                            on both axes when letterboxed */
 } htpu_geometry;
 
-/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x + region.x (likewise y),
- * then clipped to the region ([region.x, region.x + region.width]), as Ultralytics'
- * scale_boxes and clip_boxes do (the division in float, by (float)scale). n points, xy
- * interleaved, in place. */
+/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x, clipped to [0,
+ * region.width], + region.x (likewise y), in float (the division by (float)scale_x): the
+ * inverse of the letterbox, with the padding it applied. (Ultralytics' scale_boxes recomputes
+ * its padding from the gain instead, which differs by one pixel for some sizes: see
+ * HTPU_MAP_ULTRALYTICS.) n points, xy interleaved, in place. */
 HTPU_API void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n);
 
 /* Writes `frame` into one graph input: `input` is that input's tensor info (htpu_graph_input;
@@ -1606,6 +1613,22 @@ typedef enum htpu_head_layout {
   HTPU_HEAD_ANCHORS_FIRST       /* [1, A, C] */
 } htpu_head_layout;
 
+/* How boxes and keypoints go back from input pixels to frame pixels (with a geometry). */
+typedef enum htpu_box_mapping {
+  HTPU_MAP_LETTERBOX = 0,  /* through the padding the letterbox applied (the geometry's
+                              pad_left, pad_top) and its scale: a point maps to the frame pixel
+                              that was drawn there */
+  HTPU_MAP_ULTRALYTICS,    /* Ultralytics' predict: boxes as scale_boxes, gain = min(input h /
+                              region h, input w / region w) and padding round((input w - region w
+                              x gain) / 2 - 0.1) recomputed from the sizes, keypoints as
+                              scale_coords with the unrounded (input w - region w x gain) / 2;
+                              one pixel off the letterbox's padding for some sizes (100x62 into
+                              640x640: top 122, where the image starts at row 121). For a
+                              geometry whose scale_x and scale_y differ (stretch) it is the same
+                              as HTPU_MAP_LETTERBOX */
+  HTPU_MAP_COUNT
+} htpu_box_mapping;
+
 typedef struct htpu_decode_options {
   htpu_head head;            /* default HTPU_HEAD_AUTO */
   htpu_head_layout layout;   /* default HTPU_HEAD_LAYOUT_AUTO */
@@ -1615,10 +1638,14 @@ typedef struct htpu_decode_options {
                                 default 0.7 (Ultralytics' predict) */
   uint32_t max_detections;   /* default 300 */
   uint32_t max_candidates;   /* the best this many candidates go to NMS; default 30000 */
-  uint32_t num_classes;      /* 0: from the shape (pose: 1) */
+  uint32_t num_classes;      /* 0: from the shape (pose: 1). AI Hub class outputs: an id (the
+                                value rounded to the nearest integer) at or past num_classes
+                                is HTPU_EINVAL naming the anchor; with 0 any id 0..2^32-1 is
+                                taken as it is (a label table must then expect any id) */
   uint32_t num_keypoints;    /* pose: 0: from the shape */
   uint32_t keypoint_dims;    /* pose: 2 or 3; default 3 */
   int agnostic;              /* one NMS across all classes; default 0: per class */
+  htpu_box_mapping box_mapping; /* default HTPU_MAP_LETTERBOX */
 } htpu_decode_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -1642,7 +1669,10 @@ typedef struct htpu_decode_info {
 
 /* Decodes a detector's outputs: `outputs` the graph's output tensor infos (e.g.
  * htpu_graph_get_info(g)->outputs), `data[i]` output i's bytes in its own type (exactly
- * byte_size). Candidates (score > threshold, compared in the quantized domain: only they are
+ * byte_size; each info's dims must match its num_elements and byte_size). For an output with
+ * dynamic dimensions pass its info as the execute produced it (dims from
+ * htpu_exec_options.output_dims, num_elements and byte_size to match): the rest of its buffer
+ * is not an answer. Candidates (score > threshold, compared in the quantized domain: only they are
  * dequantized) are ordered by score (then by anchor), the best max_candidates kept, greedy NMS
  * applied per class, and the first max_detections written to `out` (capacity at least
  * max_detections) with their boxes mapped through `geometry` (NULL: left in input pixels,

@@ -35,6 +35,8 @@ defmodule HexagonTpu.Vision.Options do
     keypoints: {&__MODULE__.count_or_nil?/1, "nil or a positive integer", nil},
     keypoint_dims: {{:one_of, [2, 3]}, "2 or 3", 3},
     agnostic: {:boolean, "a boolean", false},
+    box_mapping:
+      {{:one_of, [:letterbox, :ultralytics]}, ":letterbox or :ultralytics", :letterbox},
     labels: {&__MODULE__.labels?/1, "nil or a list of strings (a label per class)", nil},
     output: {{:one_of, [:maps, :tensor]}, ":maps or :tensor", :maps}
   }
@@ -182,7 +184,8 @@ defmodule HexagonTpu.Vision.Options do
       classes: o.classes || 0,
       keypoints: o.keypoints || 0,
       keypoint_dims: o.keypoint_dims,
-      agnostic: o.agnostic
+      agnostic: o.agnostic,
+      box_mapping: o.box_mapping
     }
   end
 
@@ -199,13 +202,17 @@ defmodule HexagonTpu.Vision.Options do
       {:ok, :nx} ->
         {:ok, :rows}
 
-      {:error, e} ->
+      {:error, %{reason: :invalid_option} = e} ->
         {:error,
          %{
            e
            | message:
-               String.replace(e.message, ":output to be :auto or :binary", ":output to be :maps")
+               "#{where}: expected :output to be :maps (:tensor needs Nx, which is not " <>
+                 "loaded), got :tensor"
          }}
+
+      {:error, e} ->
+        {:error, %{e | message: String.replace(e.message, "output: :binary", "output: :maps")}}
     end
   end
 
