@@ -140,6 +140,20 @@ run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199
 expect "detect, shapes demo: two triangles, a square and a disc" 0 \
   out "1  2      triangle  0.992  133.6  27.3  174.6  68.2" \
   out "3  0      square    0.596  87.8   67.7  124.9  103.8" out "4 detections"
+if /usr/bin/python3 -c 'import cv2' 2>/dev/null; then
+  run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+    --labels "$SHAPES/labels.txt" --iou 0.5 --draw "$TMP/shapes.png"
+  # The first triangle's box ends 25 px before the frame's right edge: its label "triangle
+  # 0.99" (13 characters, 79 px with its margins) is moved left to stay whole (it was cut at
+  # 66 px); above the box's top (row 27) nothing else has the box's color.
+  check "detect --draw: a label at the frame's right edge is whole" /usr/bin/python3 -c '
+import sys, cv2
+im = cv2.imread(sys.argv[1])
+c = im[27, 140]
+n = max(int((im[y] == c).all(axis=1).sum()) for y in range(27))
+assert n == 79, n
+' "$TMP/shapes.png"
+fi
 run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320x180.nv12" \
   --size 320x180 --format nv12 --labels "$SHAPES/labels.txt" --iou 0.5 --json
 json_check "detect, shapes demo, NV12: two squares and a disc" \
