@@ -8,6 +8,9 @@
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
 #   check-rooms    no room of the core calls a room above it, no circle of files
 #                  (tools/check-rooms.py over the objects; `make test` runs it)
+#   check-sizes    no function over 80 lines, no file over 600, in src/ c_src/ reference/
+#                  tools/ lib/, save tools/check-sizes.allow's reasoned exceptions
+#                  (tools/check-sizes.py; `make test` runs it)
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
@@ -98,7 +101,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind test-tsan check-abi check-rooms clean demo
+.PHONY: all test valgrind test-tsan check-abi check-rooms check-sizes clean demo
 ifeq ($(wildcard tools/htpu),)
 # The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
 # the htpu command or the tests: say so instead of failing on a missing source.
@@ -171,6 +174,7 @@ test:
 	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver \
 	  qnnsets
 	$(Q)python3 tools/check-rooms.py build/asan src
+	$(Q)python3 tools/check-sizes.py
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -222,6 +226,9 @@ test-tsan:
 
 check-rooms: all
 	$(Q)python3 tools/check-rooms.py $(BUILD) src
+
+check-sizes:
+	$(Q)python3 tools/check-sizes.py
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

@@ -1,5 +1,5 @@
 /*
- * check_abi.c - compare src/qnn/qnn_abi.h (and the facts in qnn_versions.h) with a QNN SDK.
+ * check_abi.c - compare src/qnn/*.h (and the facts in qnn_versions.h) with a QNN SDK.
  *
  * One translation unit includes the SDK headers and our declarations; the build renames our
  * QNN_ macros to OURS_QNN_ first (gen_abi_tables.sh) so both sets of names coexist. Checked:

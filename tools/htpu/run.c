@@ -180,7 +180,8 @@ static void print_first_values(const run_output *o) {
   printf("%s]\n", s->count > s->num_first ? ", ..." : "");
 }
 
-static int print_human(const run_state *r) {
+/* The model, graph, backend, timing and (with --shared-buffers) shared I/O rows. */
+static int print_head(const run_state *r) {
   const cli_session *s = &r->s;
   char exec[32], total[32], quant[32], dequant[32], timing[256], shared[1200];
   cli_format_ns((double)r->st.execute_ns, exec, sizeof(exec));
@@ -208,7 +209,11 @@ static int print_human(const run_state *r) {
   for (size_t i = 0; i < nrows; i++) cli_table_add(&head, rows[i]);
   int rc = cli_table_print(&head, stdout, 0);
   cli_table_free(&head);
+  return rc;
+}
 
+/* One row per input: its file, how it was read, and whether it was converted. */
+static int print_inputs(const run_state *r) {
   printf("\ninputs:\n");
   cli_table ti;
   cli_table_init(&ti, 4);
@@ -224,9 +229,13 @@ static int print_human(const run_state *r) {
     const char *row[] = {x->tensor->name, x->path, cli_input_source_name(x->source), data};
     cli_table_add(&ti, row);
   }
-  if (cli_table_print(&ti, stdout, 2) != 0) rc = -1;
+  int rc = cli_table_print(&ti, stdout, 2);
   cli_table_free(&ti);
+  return rc;
+}
 
+/* One row per output (type, shape, summary, file), then each one's first values. */
+static int print_outputs(const run_state *r) {
   printf("\noutputs:\n");
   cli_table to;
   cli_table_init(&to, 8);
@@ -252,13 +261,20 @@ static int print_human(const run_state *r) {
                          o->path ? o->path : "(not written)"};
     cli_table_add(&to, row);
   }
-  if (cli_table_print(&to, stdout, 2) != 0) rc = -1;
+  int rc = cli_table_print(&to, stdout, 2);
   cli_table_free(&to);
   for (uint32_t i = 0; i < r->num_out; i++) {
     print_first_values(&r->out[i]);
     if (r->out[i].summary.nan_count)
       printf("    (%zu NaN values, left out of min/max/mean)\n", r->out[i].summary.nan_count);
   }
+  return rc;
+}
+
+static int print_human(const run_state *r) {
+  int rc = print_head(r);
+  if (print_inputs(r) != 0) rc = -1;
+  if (print_outputs(r) != 0) rc = -1;
   return rc;
 }
 
