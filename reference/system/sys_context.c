@@ -8,7 +8,6 @@
  * as QAIRT 2.13's library does while reporting System API 1.1.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +28,6 @@ static uintptr_t g_next_handle = 0x5000;
 static fr_set g_faults;
 static char *g_faults_env, *g_latency_env;
 static int g_faults_parsed, g_faults_bad;
-
-void rs_log(const char *fmt, ...) {
-  if (!getenv("HTPU_REF_SYSTEM_LOG")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "htpu_refsystem: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 qnn_error_t rs_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
