@@ -173,7 +173,7 @@ test:
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver \
 	  qnnsets
-	$(Q)python3 tools/check-rooms.py build/asan src
+	$(Q)python3 tools/check-rooms.py build/asan src reference tools
 	$(Q)python3 tools/check-sizes.py
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -225,7 +225,7 @@ test-tsan:
 	  build/tsan/test_runner $(TSAN_TESTS)
 
 check-rooms: all
-	$(Q)python3 tools/check-rooms.py $(BUILD) src
+	$(Q)python3 tools/check-rooms.py $(BUILD) src reference tools
 
 check-sizes:
 	$(Q)python3 tools/check-sizes.py
