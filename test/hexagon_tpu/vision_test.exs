@@ -182,6 +182,7 @@ defmodule HexagonTpu.VisionTest do
     assert e.message ==
              "HexagonTpu.Vision.detections/3: output 0 ('output0'): expected a binary (the " <>
                "output in its own type) or an Nx tensor, got :head"
+
     assert {:error, e} = Vision.detect(m, f, resize: :zoom)
     assert e.message =~ "expected :resize to be :letterbox, :stretch or :crop, got :zoom"
     assert {:error, e} = Vision.detect(m, f, head: :ultralytics_pose)
