@@ -218,7 +218,7 @@ defmodule HexagonTpu do
   """
   @spec load_models!([Context.source() | {Context.source(), keyword()}], keyword()) :: [model()]
   def load_models!(sources, opts \\ []) do
-    results = unwrap!(load_models(sources, opts))
+    results = Error.unwrap!(load_models(sources, opts))
 
     case Enum.find(results, &match?({:error, _}, &1)) do
       nil ->
@@ -298,7 +298,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) mismatch: graph 'add_f32' expects 2 input(s) (a, b), got 1
   """
   @spec profile!(model(), [Graph.input()], keyword()) :: HexagonTpu.Profile.t()
-  def profile!(model, inputs, opts \\ []), do: unwrap!(profile(model, inputs, opts))
+  def profile!(model, inputs, opts \\ []), do: Error.unwrap!(profile(model, inputs, opts))
 
   @doc """
   Like `load_model/2`, raising `HexagonTpu.Error`.
@@ -313,7 +313,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) io: cannot open 'missing.bin': No such file or directory
   """
   @spec load_model!(Context.source(), keyword()) :: model()
-  def load_model!(source, opts \\ []), do: unwrap!(load_model(source, opts))
+  def load_model!(source, opts \\ []), do: Error.unwrap!(load_model(source, opts))
 
   @doc """
   Runs the model once on a list of inputs (in input order); returns the outputs in output
@@ -658,8 +658,7 @@ defmodule HexagonTpu do
   def stats, do: NIF.stats()
 
   @doc false
-  def unwrap!({:ok, value}), do: value
-  def unwrap!({:error, %Error{} = error}), do: raise(error)
+  defdelegate unwrap!(result), to: Error
 
   defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
   defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)

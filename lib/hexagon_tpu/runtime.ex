@@ -88,7 +88,7 @@ defmodule HexagonTpu.Runtime do
        nil},
     npu_lock_timeout:
       {{:integer_in, 1, 24 * 3600 * 1000}, "a positive integer (milliseconds, at most 24 h)", nil},
-    open_timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
+    open_timeout: {&HexagonTpu.Graph.CallOptions.check_timeout/1, "", nil},
     env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
   }
 
@@ -220,7 +220,7 @@ defmodule HexagonTpu.Runtime do
       ** (HexagonTpu.Error) invalid_option: HexagonTpu.Runtime.open/1: expected :log_level to be :error, :warn, :info, :verbose, :debug or 1..5, got :loud
   """
   @spec open!(keyword()) :: t()
-  def open!(opts \\ []), do: HexagonTpu.unwrap!(open(opts))
+  def open!(opts \\ []), do: Error.unwrap!(open(opts))
 
   @doc """
   The runtime shared by every caller that passes the same options (`:env` is not accepted),
@@ -685,7 +685,8 @@ defmodule HexagonTpu.Runtime do
         spill_fill_sharing: o.spill_fill_sharing,
         npu_lock_path: npu_lock_path(o.npu_lock),
         npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
-        open_timeout_ns: o.open_timeout && HexagonTpu.Graph.timeout_ns(o.open_timeout),
+        open_timeout_ns:
+          o.open_timeout && HexagonTpu.Graph.CallOptions.timeout_ns(o.open_timeout),
         env: o.env
       }
       # nil integers: keep the core's defaults
