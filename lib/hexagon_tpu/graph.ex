@@ -254,7 +254,7 @@ defmodule HexagonTpu.Graph do
 
   def alloc_io(g, opts) when is_graph(g) do
     # `env:` as for Runtime.open/1 (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
-    spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
+    spec = %{env: {&Runtime.Env.check/1, "a list of {name, value | nil} string tuples", []}}
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),
          {:ok, ref, meta, _offsets} <- Error.wrap(NIF.graph_alloc_io(g.ref, o.env)) do

@@ -77,9 +77,7 @@ defmodule HexagonTpu.Serving do
     output: {{:one_of, [:nx, :binary]}, ":nx or :binary", :nx},
     timeout: {&CallOptions.check_timeout/1, "", nil},
     priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
-    perf_profile:
-      {{:one_of, Runtime.perf_profiles()},
-       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
+    perf_profile: {{:one_of, Runtime.Perf.names()}, Runtime.Perf.expected(), nil}
   }
 
   @doc false
