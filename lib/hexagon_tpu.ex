@@ -1,5 +1,5 @@
-# Over 600 lines: this is the package's front door, so its public functions and their docs
-# (with doctests) stay here; the work behind them lives in the HexagonTpu.* modules.
+# The package's front door: its public functions and their docs (with doctests); the work
+# behind them lives in the HexagonTpu.* modules.
 defmodule HexagonTpu do
   @moduledoc """
   Run pre-compiled neural networks (QNN context binaries) on the Qualcomm Hexagon NPU.
@@ -39,7 +39,7 @@ defmodule HexagonTpu do
   or without Nx; with Nx they may be tensors (`Nx.tensor([[1.0, 2.0, 3.0, 4.0]])`).
   """
 
-  alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
+  alias HexagonTpu.{Context, Error, Graph, NIF}
 
   @typedoc "A loaded model: one graph, ready to run."
   @type model :: Graph.t()
@@ -109,42 +109,7 @@ defmodule HexagonTpu do
       "the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open"
   """
   @spec load_model(Context.source(), keyword()) :: {:ok, model()} | {:error, Error.t()}
-  def load_model(source, opts \\ []) do
-    HexagonTpu.Telemetry.load_span(%{source: telemetry_source(source)}, fn ->
-      do_load_model(source, opts)
-    end)
-  end
-
-  # Never the model bytes themselves: handlers would receive megabytes on every load.
-  defp telemetry_source({:binary, _}), do: :binary
-  defp telemetry_source({:file, path}), do: path
-
-  defp telemetry_source(path) when is_binary(path) do
-    if byte_size(path) < 4096 and String.printable?(path), do: path, else: :binary
-  end
-
-  defp telemetry_source(_other), do: :invalid
-
-  defp do_load_model(source, opts) do
-    rt_names = Runtime.option_names() -- [:env]
-    {rt_opts, own} = Options.split(opts, rt_names)
-
-    with {:ok, o} <-
-           Options.validate(own, HexagonTpu.Models.model_spec(), "HexagonTpu.load_model/2") do
-      # A shared runtime is held until the graph is open (and so keeps it in use).
-      # the load's :timeout bounds the shared runtime's open too, when it has to be opened
-      with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
-        load_opts = o |> HexagonTpu.Models.context_options() |> Enum.reject(&is_nil(elem(&1, 1)))
-        where = "HexagonTpu.load_model/2"
-
-        with :ok <-
-               HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
-             {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
-          HexagonTpu.Models.from_context(ctx, o)
-        end
-      end)
-    end
-  end
+  def load_model(source, opts \\ []), do: HexagonTpu.Models.Load.load_model(source, opts)
 
   @doc """
   Loads several context binaries in one call, one model each, as `load_model/2` would one by
@@ -180,28 +145,7 @@ defmodule HexagonTpu do
   """
   @spec load_models([Context.source() | {Context.source(), keyword()}], keyword()) ::
           {:ok, [{:ok, model()} | {:error, Error.t()}]} | {:error, Error.t()}
-  def load_models(sources, opts \\ []) do
-    where = "HexagonTpu.load_models/2"
-    {rt_opts, own} = Options.split(opts, Runtime.option_names() -- [:env])
-    {given, common} = Keyword.pop(own, :runtime)
-
-    runtime_spec = Map.take(HexagonTpu.Models.model_spec(), [:runtime])
-
-    HexagonTpu.Telemetry.load_span(%{source: :many}, fn ->
-      with {:ok, _} <- Options.validate([runtime: given], runtime_spec, where),
-           {:ok, entries} <- HexagonTpu.Models.entries(sources, common, where) do
-        # the models' latest :timeout bounds the shared runtime's open (none if one has none)
-        open_timeout = HexagonTpu.Models.latest_timeout(entries)
-
-        with_runtime(
-          given,
-          rt_opts,
-          open_timeout,
-          &HexagonTpu.Models.load_many(&1, entries, where)
-        )
-      end
-    end)
-  end
+  def load_models(sources, opts \\ []), do: HexagonTpu.Models.Load.load_models(sources, opts)
 
   @doc """
   Like `load_models/2`, but all or nothing: the models, or the first error raised as
@@ -217,41 +161,7 @@ defmodule HexagonTpu do
       :ok
   """
   @spec load_models!([Context.source() | {Context.source(), keyword()}], keyword()) :: [model()]
-  def load_models!(sources, opts \\ []) do
-    results = unwrap!(load_models(sources, opts))
-
-    case Enum.find(results, &match?({:error, _}, &1)) do
-      nil ->
-        Enum.map(results, fn {:ok, model} -> model end)
-
-      {:error, error} ->
-        for {:ok, model} <- results, do: close(model)
-        raise error
-    end
-  end
-
-  # A shared runtime closed between Runtime.shared/1 and the load (Runtime.close_shared/0 in
-  # another process) is not the caller's doing: ask for the shared runtime again (shared/1
-  # opens a fresh one) and retry, a few times at most. A :closed runtime the caller passed
-  # stays an error.
-  @shared_load_attempts 3
-
-  defp load_context(runtime, source, nil = _given, rt_opts, load_opts),
-    do: load_shared(runtime, source, rt_opts, load_opts, @shared_load_attempts)
-
-  defp load_context(runtime, source, _given, _rt_opts, load_opts),
-    do: Context.load(runtime, source, load_opts)
-
-  defp load_shared(runtime, source, rt_opts, load_opts, attempts) do
-    case Context.load(runtime, source, load_opts) do
-      {:error, %Error{reason: :closed}} when attempts > 1 ->
-        with {:ok, fresh} <- Runtime.shared(rt_opts),
-             do: load_shared(fresh, source, rt_opts, load_opts, attempts - 1)
-
-      other ->
-        other
-    end
-  end
+  def load_models!(sources, opts \\ []), do: HexagonTpu.Models.Load.load_models!(sources, opts)
 
   @doc """
   Profiles `model` on `inputs`: `:runs` executes (10) with a QNN profile of `:level`
@@ -298,7 +208,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) mismatch: graph 'add_f32' expects 2 input(s) (a, b), got 1
   """
   @spec profile!(model(), [Graph.input()], keyword()) :: HexagonTpu.Profile.t()
-  def profile!(model, inputs, opts \\ []), do: unwrap!(profile(model, inputs, opts))
+  def profile!(model, inputs, opts \\ []), do: Error.unwrap!(profile(model, inputs, opts))
 
   @doc """
   Like `load_model/2`, raising `HexagonTpu.Error`.
@@ -313,7 +223,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) io: cannot open 'missing.bin': No such file or directory
   """
   @spec load_model!(Context.source(), keyword()) :: model()
-  def load_model!(source, opts \\ []), do: unwrap!(load_model(source, opts))
+  def load_model!(source, opts \\ []), do: Error.unwrap!(load_model(source, opts))
 
   @doc """
   Runs the model once on a list of inputs (in input order); returns the outputs in output
@@ -658,18 +568,5 @@ defmodule HexagonTpu do
   def stats, do: NIF.stats()
 
   @doc false
-  def unwrap!({:ok, value}), do: value
-  def unwrap!({:error, %Error{} = error}), do: raise(error)
-
-  defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
-  defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)
-
-  defp with_runtime(%Runtime{}, rt_opts, _timeout, _fun) do
-    {:error,
-     Error.new(
-       :invalid_option,
-       "HexagonTpu.load_model/2: expected either :runtime or runtime options, got both " <>
-         "(#{inspect(Keyword.keys(rt_opts))})"
-     )}
-  end
+  defdelegate unwrap!(result), to: Error
 end

@@ -15,6 +15,7 @@ defmodule HexagonTpu.Context do
   """
 
   alias HexagonTpu.{Error, NIF, Options, Runtime, TensorInfo}
+  alias HexagonTpu.Graph.CallOptions
 
   defstruct [:ref, :info, :graphs]
 
@@ -130,7 +131,7 @@ defmodule HexagonTpu.Context do
       ** (HexagonTpu.Error) model: reading the binary's metadata: systemContextGetBinaryInfo failed with QNN error 30010 (QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY: malformed context binary); is this a QNN context binary for this SDK? (a 11-byte buffer)
   """
   @spec load!(Runtime.t(), source(), keyword()) :: t()
-  def load!(runtime, source, opts \\ []), do: HexagonTpu.unwrap!(load(runtime, source, opts))
+  def load!(runtime, source, opts \\ []), do: Error.unwrap!(load(runtime, source, opts))
 
   @doc """
   The graphs of the context with their tensor infos, in the binary's order.
@@ -287,9 +288,8 @@ defmodule HexagonTpu.Context do
   # The options of a load (this module's load/3, HexagonTpu.load_model/2 and load_models/2).
   def load_spec do
     %{
-      timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
-      priority:
-        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
+      timeout: {&CallOptions.check_timeout/1, "", nil},
+      priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
       queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil},
       graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
       graphs:
@@ -324,7 +324,7 @@ defmodule HexagonTpu.Context do
       do: nil
 
   def load_options(o) do
-    ns = HexagonTpu.Graph.timeout_ns(o.timeout)
+    ns = CallOptions.timeout_ns(o.timeout)
 
     %{
       priority: o.priority || :default,

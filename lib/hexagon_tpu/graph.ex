@@ -81,8 +81,8 @@ defmodule HexagonTpu.Graph do
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  # The :timeout and :priority checks and conversions other modules' options share, and the
-  # NIF's options of a submitted call (HexagonTpu.Graph.CallOptions).
+  # The :timeout and :priority checks and the NIF's options of a submitted call live in
+  # HexagonTpu.Graph.CallOptions; HexagonTpu.Vision's options still name them here.
   @doc false
   @spec check_timeout(term()) :: true | {:error, String.t()}
   defdelegate check_timeout(ms), to: CallOptions
@@ -90,9 +90,6 @@ defmodule HexagonTpu.Graph do
   defdelegate priorities, to: CallOptions
   @doc false
   defdelegate priorities_expected, to: CallOptions
-  @doc false
-  @spec timeout_ns(timeout_ms() | nil) :: non_neg_integer()
-  defdelegate timeout_ns(ms), to: CallOptions
   @doc false
   @spec submit_options(t(), map()) :: map()
   defdelegate submit_options(g, o), to: CallOptions
@@ -158,7 +155,7 @@ defmodule HexagonTpu.Graph do
       ** (HexagonTpu.Error) invalid_argument: the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open
   """
   @spec open!(Context.t(), keyword()) :: t()
-  def open!(context, opts \\ []), do: HexagonTpu.unwrap!(open(context, opts))
+  def open!(context, opts \\ []), do: Error.unwrap!(open(context, opts))
 
   @doc """
   The durations of the graph's recent calls, as the C core keeps them (`htpu_graph_get_timing`)
@@ -257,7 +254,7 @@ defmodule HexagonTpu.Graph do
 
   def alloc_io(g, opts) when is_graph(g) do
     # `env:` as for Runtime.open/1 (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
-    spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
+    spec = %{env: {&Runtime.Env.check/1, "a list of {name, value | nil} string tuples", []}}
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),
          {:ok, ref, meta, _offsets} <- Error.wrap(NIF.graph_alloc_io(g.ref, o.env)) do
@@ -296,7 +293,7 @@ defmodule HexagonTpu.Graph do
       ** (HexagonTpu.Error) closed: the graph is closed
   """
   @spec alloc_io!(t(), keyword()) :: SharedIO.t()
-  def alloc_io!(graph, opts \\ []), do: HexagonTpu.unwrap!(alloc_io(graph, opts))
+  def alloc_io!(graph, opts \\ []), do: Error.unwrap!(alloc_io(graph, opts))
 
   @doc """
   Runs the graph once.

@@ -40,7 +40,7 @@ defmodule HexagonTpu.Profile do
 
   require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF, Options}
-  alias HexagonTpu.Graph.Dispatch
+  alias HexagonTpu.Graph.{CallOptions, Dispatch}
 
   defstruct [
     :graph,
@@ -77,8 +77,8 @@ defmodule HexagonTpu.Profile do
     max_events:
       {{:integer_in, 1, @max_events_limit}, "an integer from 1 to #{@max_events_limit}", 4096},
     # each run's, as predict/3's (nil: the model's)
-    timeout: {&Graph.check_timeout/1, "", nil},
-    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
+    timeout: {&CallOptions.check_timeout/1, "", nil},
+    priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil}
   }
 
   @doc false

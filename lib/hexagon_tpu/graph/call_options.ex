@@ -5,7 +5,8 @@ defmodule HexagonTpu.Graph.CallOptions do
   # submitted call. Below HexagonTpu.Graph and its other parts; calls none of them.
   @moduledoc false
 
-  alias HexagonTpu.{Error, Options, Runtime}
+  alias HexagonTpu.{Error, Options}
+  alias HexagonTpu.Runtime.Perf
 
   @schedulers {:one_of, [:auto, :async, :normal, :dirty_io]}
   @schedulers_expected ":auto, :async, :normal or :dirty_io"
@@ -28,9 +29,7 @@ defmodule HexagonTpu.Graph.CallOptions do
     scheduler: {@schedulers, @schedulers_expected, nil},
     timeout: {&__MODULE__.check_timeout/1, "", nil},
     priority: {{:one_of, @priorities}, @priorities_expected, nil},
-    perf_profile:
-      {{:one_of, Runtime.perf_profiles()},
-       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
+    perf_profile: {{:one_of, Perf.names()}, Perf.expected(), nil}
   }
 
   # An execute on a HexagonTpu.SharedIO: the inputs and outputs are in the buffer already.
