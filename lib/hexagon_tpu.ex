@@ -566,7 +566,4 @@ defmodule HexagonTpu do
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()
-
-  @doc false
-  defdelegate unwrap!(result), to: Error
 end

@@ -81,19 +81,6 @@ defmodule HexagonTpu.Graph do
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  # The :timeout and :priority checks and the NIF's options of a submitted call live in
-  # HexagonTpu.Graph.CallOptions; HexagonTpu.Vision's options still name them here.
-  @doc false
-  @spec check_timeout(term()) :: true | {:error, String.t()}
-  defdelegate check_timeout(ms), to: CallOptions
-  @doc false
-  defdelegate priorities, to: CallOptions
-  @doc false
-  defdelegate priorities_expected, to: CallOptions
-  @doc false
-  @spec submit_options(t(), map()) :: map()
-  defdelegate submit_options(g, o), to: CallOptions
-
   @execute_where "HexagonTpu.Graph.execute/3"
 
   @doc """

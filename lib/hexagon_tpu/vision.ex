@@ -213,7 +213,7 @@ defmodule HexagonTpu.Vision do
   """
   @spec detections!(Graph.t(), [binary() | struct()], keyword()) :: [detection()] | struct()
   def detections!(model, outputs, opts \\ []),
-    do: HexagonTpu.unwrap!(detections(model, outputs, opts))
+    do: Error.unwrap!(detections(model, outputs, opts))
 
   @doc """
   Frame -> input -> execute -> detections in one call: `{:ok, detections}`, or with

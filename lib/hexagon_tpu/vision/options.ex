@@ -4,6 +4,7 @@ defmodule HexagonTpu.Vision.Options do
   @moduledoc false
 
   alias HexagonTpu.{Error, Graph, Options, Runtime}
+  alias HexagonTpu.Graph.CallOptions
 
   @max_u32 4_294_967_295
 
@@ -45,8 +46,8 @@ defmodule HexagonTpu.Vision.Options do
     io:
       {{:struct_or_nil, HexagonTpu.SharedIO}, "nil or a %HexagonTpu.SharedIO{} of the model", nil},
     stats: {:boolean, "a boolean", false},
-    timeout: {&Graph.check_timeout/1, "", nil},
-    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
+    timeout: {&CallOptions.check_timeout/1, "", nil},
+    priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -218,7 +219,7 @@ defmodule HexagonTpu.Vision.Options do
 
   @doc "The call options of the NIF (a graph_submit map: timeout, priority, perf profile)."
   @spec call_map(Graph.t(), map()) :: map()
-  def call_map(g, o), do: Graph.submit_options(g, o)
+  def call_map(g, o), do: CallOptions.submit_options(g, o)
 
   defp invalid(message), do: {:error, Error.new(:invalid_argument, message)}
 end
