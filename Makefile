@@ -168,6 +168,8 @@ ifeq ($(wildcard tools/htpu),)
 test demo valgrind:
 	$(PACKAGE_ONLY)
 else
+# where `mix test` builds the NIF's objects
+NIF_TEST_OBJ := $(or $(MIX_BUILD_PATH),_build/test)/lib/hexagon_tpu/native/obj
 test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
@@ -196,6 +198,9 @@ test:
 	$(Q)bash test/vision/run.sh build/asan "$(VISION_PYTHON)"
 	@echo "ExUnit: the Elixir package against the reference backend"
 	$(Q)bash test/run_exunit.sh
+	@# the NIF's objects are mix's (ExUnit just built them): no circle among c_src/'s files
+	$(Q)ls $(NIF_TEST_OBJ)/c_src/*.o >/dev/null && \
+	  python3 tools/check-rooms.py $(dir $(NIF_TEST_OBJ)) c_src
 
 # The main job: classify the held-out digits through the C library and the reference backend
 # (models/digits/README.md), after a first look at the stack with htpu.

@@ -17,7 +17,8 @@
  *   call_options.c                 a call's options map                    (call_options.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
- *   env.c  convert.c  model_source.c   env option; terms                   (env.h, terms.h)
+ *   model_source.c  env.c          a model's source as a term; env option  (terms.h, env.h)
+ *   convert.c                      C values <-> terms                      (terms.h)
  *   kinds.h  atoms.h               the lists everything is derived from
  */
 #ifndef HTPU_NIF_H
