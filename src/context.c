@@ -11,6 +11,7 @@
 #include "qnn/qnn_signal_abi.h"
 #include "loader/loader.h"
 #include "base/base.h"
+#include "printable.h"
 
 /* The free, with the gate held exclusively (it leaves it): no execute may be in flight while
  * QNN frees a context; registered buffers must be deregistered before it is freed. */
@@ -195,7 +196,7 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   /* A raw binary, or an ONNX EPContext model's chosen binary (src/model/) */
   char origin[5000];
   snprintf(origin, sizeof origin, "%s", model_origin);
-  model_pick pick = {lo ? lo->graph : NULL, 0, 1};
+  model_pick pick = {lo ? lo->graph : NULL, 0, 1, 0};
   model_info *info = NULL;
   int rc = model_read_info(&rt->system_lib, path, &pick, &binary, &len, origin, sizeof origin,
                            &info);
@@ -238,8 +239,8 @@ int htpu_context_open_file(htpu_runtime *rt, const char *path, htpu_context **ou
   size_t len = 0;
   int rc = read_whole_file(path, &buf, &len);
   if (rc) return rc;
-  char origin[600];
-  snprintf(origin, sizeof origin, "file '%s'", path);
+  char origin[1100], shown[1024];
+  snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
   return context_create(rt, buf, len, origin, path, NULL, out);
 }
 
@@ -269,8 +270,8 @@ int htpu_context_open_file_ex(htpu_runtime *rt, const char *path, const htpu_loa
   size_t len = 0;
   int rc = read_whole_file(path, &buf, &len);
   if (rc) return rc;
-  char origin[600];
-  snprintf(origin, sizeof origin, "file '%s'", path);
+  char origin[1100], shown[1024];
+  snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
   return context_create(rt, buf, len, origin, path, opts, out);
 }
 

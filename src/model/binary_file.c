@@ -11,6 +11,7 @@
 #include "base/base.h"
 #include "file_open.h"
 #include "hexagon_tpu.h"
+#include "printable.h"
 
 /* 0 = not set yet: the first read takes HTPU_MAX_BINARY_BYTES from the environment, or the
  * default. Relaxed atomics: a limit set while another thread reads a file applies to the next. */
@@ -45,6 +46,14 @@ int read_whole_file(const char *path, void **out, size_t *out_len) {
   /* never blocks: a FIFO, device or socket is refused before anything is read from it */
   int fd = file_open_regular(path, &size, err, sizeof err);
   if (fd < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
+  return read_whole_fd(fd, path, size, out, out_len);
+}
+
+int read_whole_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  char err[1024], shown[1024];
+  printable_str(path, shown, sizeof shown);
   uint64_t limit = htpu_max_binary_bytes();
   if (size == 0) {
     /* 0 from fstat is not "empty" for procfs-like files: read to the end, within the limit */
@@ -59,11 +68,11 @@ int read_whole_file(const char *path, void **out, size_t *out_len) {
                             "binary (read to its end: its size, like a /proc file's, is "
                             "reported as 0); raise it with htpu_set_max_binary_bytes "
                             "(HTPU_MAX_BINARY_BYTES) if it is one",
-                            path, limit);
+                            shown, limit);
     if (len == 0) {
       free(buf);
       return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary",
-                            path);
+                            shown);
     }
     *out = buf;
     *out_len = len;
@@ -76,13 +85,14 @@ int read_whole_file(const char *path, void **out, size_t *out_len) {
                           "'%s' has %" PRIu64 " bytes, more than the %" PRIu64
                           "-byte limit for a context binary; raise it with "
                           "htpu_set_max_binary_bytes (HTPU_MAX_BINARY_BYTES) if it is one",
-                          path, size, limit);
+                          shown, size, limit);
   }
   size_t len = (size_t)size;
   void *buf = malloc(len);
   if (!buf) {
     close(fd);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", path, len);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", shown,
+                          len);
   }
   int rc = file_read_exact(fd, path, buf, len, err, sizeof err);
   close(fd);

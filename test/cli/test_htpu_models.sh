@@ -63,6 +63,11 @@ expect "info: each context of a model holding two" 0 out "graph 0: add_f32" \
   out "context 1 of the model's 2 (embedded in node 'second')" out "graph 0: add_two"
 run info "$TMP/ext/model_ctx.onnx" --system-lib reference
 expect "info: an external binary beside the model" 0 out "sub/model.bin" out "graph 0: add_f32"
+$EPC "$TMP/ext/twice.onnx" --node a --external sub/model.bin --node b --external ./sub/./model.bin
+run info "$TMP/ext/twice.onnx" --system-lib reference
+expect "info: one file named two ways is one context" 0 out "contexts     1 (this report"
+run run "$TMP/ext/twice.onnx" --backend reference --input a="$TMP/a.f32" --input b="$TMP/b.f32"
+expect "run: one file named two ways needs no --graph" 0
 run info "$TMP/qdq.onnx" --system-lib reference
 expect "info: a QDQ model says what to do" 1 \
   err "is an ONNX model without an EPContext node (3 nodes: QuantizeLinear, Conv, DequantizeLinear)" \
