@@ -213,7 +213,8 @@ static int context_create(htpu_runtime *h, void *binary, size_t len, const char 
   rc = load_profiled(c, origin, lo, t0);
   if (rc) {
     if (rc == HTPU_EINCOMPATIBLE) htpu_append_error(" (%s)", origin);
-    if (rc == HTPU_EINCOMPATIBLE) qnnset_hint(&info->pub, rc); /* which installed set can */
+    /* made by a newer release: which other installed set can load it */
+    if (rc == HTPU_EINCOMPATIBLE && compat_too_new(c->rt, info)) qnnset_hint(&info->pub, rc);
     context_discard(c);
     return rc;
   }

@@ -26,4 +26,9 @@ struct runtime_obj;
  * or HTPU_EINCOMPATIBLE with one message naming both sides. */
 int compat_check(struct runtime_obj *rt, const model_info *info, void *binary, size_t len);
 
+/* 1 when what keeps the binary from this runtime is only that a newer QNN release made it (its
+ * QNN or backend API newer than the runtime's, or its build id's release newer than the
+ * runtime's) while its backend, DSP, SoC and VTCM fit: another installed QNN set may load it. */
+int compat_too_new(struct runtime_obj *rt, const model_info *info);
+
 #endif

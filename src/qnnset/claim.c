@@ -39,6 +39,12 @@ static int claim(const char *dir, const char *by) {
   return rc;
 }
 
+void qnnset_claimed(char *out, size_t len) {
+  pthread_mutex_lock(&g_lock);
+  snprintf(out, len, "%s", g_set);
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* Every libQnnHtpV<arch>Stub.so of the set, opened by full path: the backend opens its stub by
  * name, and the dynamic loader answers that with the copy already loaded (matched by its
  * soname), so the set's own stub is used whatever the library search path holds. */

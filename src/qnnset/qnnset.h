@@ -6,7 +6,7 @@
  *   find.c    the sets installed on an image (htpu_qnn_sets_find)
  *   claim.c   the runtime option: the set's libraries and DSP path, its stubs opened first,
  *             and the one-set-per-process rule
- *   hint.c    which installed set can load a binary its runtime refused as too new
+ *   hint.c    which other installed set can load a binary its runtime refused as too new
  *
  * The core uses qnnset_apply (runtime.c, before any QNN call) and qnnset_hint (context.c, on
  * HTPU_EINCOMPATIBLE); the rest is behind the public htpu_qnn_set* functions. A room just above
@@ -32,9 +32,16 @@ typedef struct qnnset_options {
  * are no DSP set and pass unchecked. 0 with out->opts to use, or an HTPU_E* code (error set). */
 int qnnset_apply(const htpu_runtime_options *in, qnnset_options *out);
 
-/* For a binary a runtime refused as too new (the error `code`, set): appends to the thread's
- * last error which installed set (htpu_qnn_sets_find) can load it, if one can. */
+/* For a binary a runtime refused because a newer QNN release made it (the error `code`, set;
+ * the caller has checked that nothing else keeps it out: compat_too_new): appends to the
+ * thread's last error which installed set (htpu_qnn_sets_find) can load it, if one can. Never
+ * the set this process uses; when the process's set is decided, the hint says the other set
+ * needs a new OS process. */
 void qnnset_hint(const htpu_model_info *m, int code);
+
+/* The process's set (its resolved folder) into out, "" before the first runtime of a DSP set
+ * decided it (claim.c). */
+void qnnset_claimed(char *out, size_t len);
 
 /* Reads the set in dir into *out (layout.c). 0, or -1 when dir holds no libQnnHtp.so. */
 int qnnset_read(const char *dir, htpu_qnn_set *out);

@@ -19,10 +19,11 @@
 static const char *set_dir(const char *release) { return test_build_path(release); }
 
 /* add_f32 as QAIRT 2.48.40 makes it: API versions the 2.42 runtime refuses. */
+#define FX_ADD_GRAPH_TEXT                                                                  \
+  "graph add_f32\n  input a f32 [1,4]\n  input b f32 [1,4]\n  output y f32 [1,4]\n" \
+  "  op ElementWiseAdd a b -> y\n"
 static const char *NEW_MODEL =
-    "meta build_id=\"" ID_248 "\" backend_api=5.48.0 core_api=2.34.0\n"
-    "graph add_f32\n  input a f32 [1,4]\n  input b f32 [1,4]\n  output y f32 [1,4]\n"
-    "  op ElementWiseAdd a b -> y\n";
+    "meta build_id=\"" ID_248 "\" backend_api=5.48.0 core_api=2.34.0\n" FX_ADD_GRAPH_TEXT;
 
 /* Runs fn in a child; its exit status (0 = passed) and what it printed to stdout. */
 static int in_child(int (*fn)(void)) {
@@ -132,7 +133,9 @@ static int child_old_set_names_the_new_one(void) {
   EXPECT(htpu_context_open_file(rt, fx_build_model_file("new.bin", NEW_MODEL), &ctx) ==
          HTPU_EINCOMPATIBLE);
   EXPECT(strstr(htpu_last_error(), "newer than this runtime's 2.32") != NULL);
-  EXPECT(strstr(htpu_last_error(), "qnnsets/2.48' (QAIRT 2.48.40) can load it") != NULL);
+  /* this process's set is decided: the other one needs another process */
+  EXPECT(strstr(htpu_last_error(), "qnnsets/2.48' (QAIRT 2.48.40) can load it, in a new OS "
+                                   "process: this one uses the set in") != NULL);
   htpu_runtime_close(&rt);
   return 0;
 }
@@ -140,6 +143,57 @@ static int child_old_set_names_the_new_one(void) {
 TEST(qnn_sets_a_too_new_binary_names_the_set_that_can) {
   fx_reset_env();
   CHECK_EQ(in_child(child_old_set_names_the_new_one), 0);
+}
+
+/* Where no DSP set is decided yet (the reference backend), the set can be opened here. */
+static int child_no_set_yet_names_the_new_one(void) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s:%s", set_dir("qnnsets/2.42"), set_dir("qnnsets/2.48"));
+  setenv("HTPU_QNN_SET_PATH", path, 1);
+  htpu_runtime *rt = fx_open_runtime();
+  EXPECT(rt != NULL);
+  htpu_context *ctx = NULL;
+  EXPECT(htpu_context_open_file(rt, fx_build_model_file("new_ref.bin", NEW_MODEL), &ctx) ==
+         HTPU_EINCOMPATIBLE);
+  EXPECT(strstr(htpu_last_error(), "qnnsets/2.48' (QAIRT 2.48.40) can load it: open the "
+                                   "runtime with qnn_set") != NULL);
+  EXPECT(strstr(htpu_last_error(), "new OS process") == NULL);
+  htpu_runtime_close(&rt);
+  return 0;
+}
+
+TEST(qnn_sets_a_too_new_binary_on_no_set_names_the_set) {
+  fx_reset_env();
+  CHECK_EQ(in_child(child_no_set_yet_names_the_new_one), 0);
+}
+
+/* No set is named for what no release changes (a binary for another DSP), nor the set in use
+ * itself (a binary newer than 2.48.40's backend API though its build id says 2.48.40). */
+static int child_no_hint_for_other_refusals(void) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s:%s", set_dir("qnnsets/2.42"), set_dir("qnnsets/2.48"));
+  setenv("HTPU_QNN_SET_PATH", path, 1);
+  htpu_runtime *rt = NULL;
+  EXPECT(open_set("qnnsets/2.48", &rt) == 0);
+  static const char *const models[2] = {
+      "meta build_id=\"" ID_248 "\" dsp_arch=73 soc_version=\"v73\"\n" FX_ADD_GRAPH_TEXT,
+      "meta build_id=\"" ID_248 "\" backend_api=5.50.0 core_api=2.34.0\n" FX_ADD_GRAPH_TEXT};
+  static const char *const why[2] = {"built for v73, this device is v68",
+                                     "built with backend API 5.50, newer than this runtime's"};
+  for (int i = 0; i < 2; i++) {
+    htpu_context *ctx = NULL;
+    const char *file = fx_build_model_file(i ? "api550.bin" : "v73.bin", models[i]);
+    EXPECT(htpu_context_open_file(rt, file, &ctx) == HTPU_EINCOMPATIBLE);
+    EXPECT(strstr(htpu_last_error(), why[i]) != NULL);
+    EXPECT(strstr(htpu_last_error(), "can load it") == NULL);
+  }
+  htpu_runtime_close(&rt);
+  return 0;
+}
+
+TEST(qnn_sets_no_set_is_named_for_other_refusals_nor_the_set_in_use) {
+  fx_reset_env();
+  CHECK_EQ(in_child(child_no_hint_for_other_refusals), 0);
 }
 
 /* Without the option, the backend opened by path does not find its stub: the set's stub must
