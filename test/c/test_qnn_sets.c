@@ -3,6 +3,7 @@
  * its release, as a real backend fails with 14001 when they are not). The set of a process is
  * decided by its first runtime for the life of the process, so every scenario that opens a
  * runtime runs in a child process of its own. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,23 +197,87 @@ TEST(qnn_sets_no_set_is_named_for_other_refusals_nor_the_set_in_use) {
   CHECK_EQ(in_child(child_no_hint_for_other_refusals), 0);
 }
 
-/* Without the option, the backend opened by path does not find its stub: the set's stub must
- * be opened before the backend (the fake release fails as the real one, 14001). */
-static int child_backend_alone_misses_its_stub(void) {
+/* The fake backend, linked as QAIRT links libQnnHtp.so (RPATH $ORIGIN), finds its own stub
+ * beside it without the option, as the real one does: the option's stub opened first is not
+ * what makes a set work. */
+static int child_backend_finds_its_stub_beside_it(void) {
   htpu_runtime_options o;
   htpu_runtime_options_init(&o);
   o.backend_lib = test_build_path("qnnsets/2.48/libQnnHtp.so");
   o.system_lib = test_build_path("qnnsets/2.48/libQnnSystem.so");
+  o.dsp_library_path = set_dir("qnnsets/2.48");
   o.startup_retries = 0;
   htpu_runtime *rt = NULL;
-  EXPECT(htpu_runtime_open(&o, &rt) == HTPU_EQNN && htpu_last_qnn_code() == 14001);
-  EXPECT(strstr(htpu_last_error(), "cannot open libQnnHtpV68Stub.so") != NULL);
+  EXPECT(htpu_runtime_open(&o, &rt) == 0);
+  htpu_runtime_info ri;
+  EXPECT(htpu_runtime_get_info(rt, &ri) == 0 && strcmp(ri.build_id, ID_248) == 0);
+  htpu_runtime_close(&rt);
   return 0;
 }
 
-TEST(qnn_sets_the_stub_is_opened_before_the_backend) {
+TEST(qnn_sets_the_backend_finds_its_stub_beside_it) {
   fx_reset_env();
-  CHECK_EQ(in_child(child_backend_alone_misses_its_stub), 0);
+  CHECK_EQ(in_child(child_backend_finds_its_stub_beside_it), 0);
+}
+
+/* What the loader does with a stub of another release loaded first (by another library of the
+ * process, as ONNX Runtime's QNN execution provider would): the backend, opening its stub by
+ * name, is handed that one. The fake release fails as the real one does (14001) when nothing
+ * stops it: a backend copied under another name is no set and is not checked. */
+static int child_fake_backend_is_handed_the_loaded_stub(void) {
+  const char *dir = test_tmp_path("renamed_248");
+  mkdir(dir, 0700);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cp %s/libQnnHtp.so %s/libQnnHtpRenamed.so && cp "
+           "%s/libQnnHtpV68Stub.so %s/libQnnHtpV68Skel.so %s/", set_dir("qnnsets/2.48"), dir,
+           set_dir("qnnsets/2.48"), set_dir("qnnsets/2.48"), dir);
+  EXPECT(system(cmd) == 0);
+  EXPECT(dlopen(test_build_path("qnnsets/2.42/libQnnHtpV68Stub.so"), RTLD_NOW) != NULL);
+  htpu_runtime_options o;
+  htpu_runtime_options_init(&o);
+  char backend[1024];
+  snprintf(backend, sizeof backend, "%s/libQnnHtpRenamed.so", dir);
+  o.backend_lib = backend;
+  o.system_lib = test_build_path("qnnsets/2.48/libQnnSystem.so");
+  o.dsp_library_path = dir;
+  o.startup_retries = 0;
+  htpu_runtime *rt = NULL;
+  EXPECT(htpu_runtime_open(&o, &rt) == HTPU_EQNN && htpu_last_qnn_code() == 14001);
+  EXPECT(strstr(htpu_last_error(), "the stub libQnnHtpV68Stub.so is " ID_242) != NULL);
+  return 0;
+}
+
+TEST(qnn_sets_a_fake_backend_is_handed_a_stub_loaded_first) {
+  fx_reset_env();
+  CHECK_EQ(in_child(child_fake_backend_is_handed_the_loaded_stub), 0);
+}
+
+/* The project refuses that before any QNN call, with the set option or without it, and the
+ * refusal decides nothing: the release whose stub is loaded can still be used. */
+static int child_loaded_stub_of_another_release_is_refused(void) {
+  EXPECT(dlopen(test_build_path("qnnsets/2.42/libQnnHtpV68Stub.so"), RTLD_NOW) != NULL);
+  htpu_runtime *rt = NULL;
+  EXPECT(open_set("qnnsets/2.48", &rt) == HTPU_EINVAL);
+  EXPECT(strstr(htpu_last_error(), "libQnnHtpV68Stub.so is already loaded from") != NULL);
+  EXPECT(strstr(htpu_last_error(), "qnnsets/2.42/libQnnHtpV68Stub.so' (" ID_242 "), not the "
+                                   "set's own (" ID_248 ")") != NULL);
+  EXPECT(strstr(htpu_last_error(), "use the set in another OS process") != NULL);
+  htpu_runtime_options o;
+  htpu_runtime_options_init(&o);
+  o.backend_lib = test_build_path("qnnsets/2.48/libQnnHtp.so");
+  o.system_lib = test_build_path("qnnsets/2.48/libQnnSystem.so");
+  EXPECT(htpu_runtime_open(&o, &rt) == HTPU_EINVAL);
+  EXPECT(strstr(htpu_last_error(), "a mixed release") != NULL);
+  /* no QNN call was made: the set's backend was never loaded */
+  EXPECT(dlopen(test_build_path("qnnsets/2.48/libQnnHtp.so"), RTLD_NOW | RTLD_NOLOAD) == NULL);
+  EXPECT(open_set("qnnsets/2.42", &rt) == 0);
+  htpu_runtime_close(&rt);
+  return 0;
+}
+
+TEST(qnn_sets_a_stub_of_another_release_loaded_first_is_refused) {
+  fx_reset_env();
+  CHECK_EQ(in_child(child_loaded_stub_of_another_release_is_refused), 0);
 }
 
 /* A set mixing releases cannot be used, named before any QNN call; options that contradict
