@@ -245,7 +245,8 @@ typedef struct htpu_model_source {
   int64_t opset;               /* of the default ONNX domain, 0 when not imported */
   const char *producer_name;   /* "" when absent */
   const char *producer_version;
-  uint32_t num_props;          /* the model's metadata_props, in file order */
+  uint32_t num_props;          /* the model's metadata_props, in file order; a key given twice
+                                  means its last value (class_names, htpu info, Elixir) */
   const htpu_model_prop *props;
   /* The class names of Ultralytics' "names" entry ({0: 'person', 1: 'bicycle', ...}), the
    * index being the class id; 0 and NULL when the model has none or it is not that form. */

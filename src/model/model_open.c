@@ -241,18 +241,21 @@ static int fill_nodes(const unwrap_state *s, model_info *a, htpu_model_source *s
   return 0;
 }
 
+/* The props in file order, duplicates included; a key given twice means its last value (as
+ * JSON readers and Elixir maps take it), so the class names come from the last "names". */
 static int fill_props(const onnx_model *om, model_info *a, htpu_model_source *src) {
   htpu_model_prop *props = model_info_alloc(a, (om->num_props + 1) * sizeof *props);
   if (!props) return -1;
+  int64_t names = -1;
   for (uint32_t i = 0; i < om->num_props; i++) {
     props[i].key = arena_str(a, om->props[i].key);
     props[i].value = arena_str(a, om->props[i].value);
     if (!props[i].key || !props[i].value) return -1;
-    if (onnx_str_is(om->props[i].key, "names") && !src->class_names &&
-        names_parse(props[i].value, om->props[i].value.len, (model_info *)a, &src->class_names,
-                    &src->num_class_names) < 0)
-      return -1;
+    if (onnx_str_is(om->props[i].key, "names")) names = i;
   }
+  if (names >= 0 && names_parse(props[names].value, om->props[names].value.len, a,
+                                &src->class_names, &src->num_class_names) < 0)
+    return -1;
   src->props = props;
   src->num_props = om->num_props;
   return 0;

@@ -310,3 +310,18 @@ TEST(qnn_sets_mixed_or_contradicted_sets_are_refused) {
   fx_reset_env();
   CHECK_EQ(in_child(child_mixed_set_is_refused), 0);
 }
+
+/* A stub name that is a dangling symlink is no stub: the set misses one (not "no build id"). */
+TEST(qnn_sets_a_dangling_stub_is_missing) {
+  const char *dir = test_tmp_path("dangling_stub");
+  mkdir(dir, 0700);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cp %s/libQnnHtp.so %s/libQnnSystem.so %s/libQnnHtpV68Skel.so %s/ "
+           "&& ln -sf /nonexistent/stub.so %s/libQnnHtpV68Stub.so", set_dir("qnnsets/2.48"),
+           set_dir("qnnsets/2.48"), set_dir("qnnsets/2.48"), dir, dir);
+  CHECK_EQ(system(cmd), 0);
+  htpu_qnn_set s;
+  CHECK_EQ(htpu_qnn_set_inspect(dir, &s), 0);
+  CHECK(!s.complete && s.stub[0] == '\0');
+  CHECK_STR_CONTAINS(s.note, "missing a libQnnHtpV<arch>Stub.so");
+}
