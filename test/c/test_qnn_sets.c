@@ -325,3 +325,28 @@ TEST(qnn_sets_a_dangling_stub_is_missing) {
   CHECK(!s.complete && s.stub[0] == '\0');
   CHECK_STR_CONTAINS(s.note, "missing a libQnnHtpV<arch>Stub.so");
 }
+
+/* Only the set's stub is opened first: the board's test-only libQnnHtpV68CalculatorStub.so
+ * (here a file no loader can open) is left alone. */
+static int child_calculator_stub_is_left_alone(void) {
+  const char *dir = test_tmp_path("calculator_set");
+  mkdir(dir, 0700);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cp %s/libQnnHtp.so %s/libQnnSystem.so %s/libQnnHtpV68Skel.so "
+           "%s/libQnnHtpV68Stub.so %s/ && echo 'not a library' >%s/libQnnHtpV68CalculatorStub.so",
+           set_dir("qnnsets/2.48"), set_dir("qnnsets/2.48"), set_dir("qnnsets/2.48"),
+           set_dir("qnnsets/2.48"), dir, dir);
+  EXPECT(system(cmd) == 0);
+  htpu_runtime_options o;
+  htpu_runtime_options_init(&o);
+  o.qnn_set = dir;
+  htpu_runtime *rt = NULL;
+  EXPECT(htpu_runtime_open(&o, &rt) == 0);
+  htpu_runtime_close(&rt);
+  return 0;
+}
+
+TEST(qnn_sets_only_the_sets_stub_is_opened_first) {
+  fx_reset_env();
+  CHECK_EQ(in_child(child_calculator_stub_is_left_alone), 0);
+}
