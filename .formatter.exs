@@ -1,7 +1,7 @@
 [
   inputs: [
     "{mix,.formatter}.exs",
-    "mix/*.exs",
+    "mix/**/*.exs",
     "{config,lib,test}/**/*.{ex,exs}",
     "{examples,bench}/*.exs"
   ]

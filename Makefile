@@ -8,6 +8,9 @@
 #   check-abi      compare src/qnn declarations with an SDK: make check-abi QNN_SDK_ROOT=<dir>
 #   check-rooms    no room of the core calls a room above it, no circle of files
 #                  (tools/check-rooms.py over the objects; `make test` runs it)
+#   check-sizes    no function over 80 lines, no file over 600, in src/ c_src/ reference/
+#                  tools/ lib/, save tools/check-sizes.allow's reasoned exceptions
+#                  (tools/check-sizes.py; `make test` runs it)
 #   fuzz           libFuzzer targets (fuzz/) built with clang, FUZZ_SECONDS each (mk/fuzz.mk)
 #   soak           long checked runs through the C API and Elixir (mk/soak.mk)
 #   test-elixir-optional, test-elixir-loop   ExUnit with the real Nx and :telemetry (mk/elixir.mk)
@@ -48,7 +51,7 @@ INC_tools := -Iinclude -Icommon
 INC_examples := -Iinclude
 INC_c_src := -Iinclude
 INC_test := -Iinclude -Isrc -Icommon -Ireference/model
-INC_bench := -Iinclude -Isrc
+INC_bench := -Iinclude -Isrc -Ireference/backend
 INC_fuzz := -Iinclude -Isrc -Ireference/model
 layer_includes = $(INC_$(firstword $(subst /, ,$(1))))
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
@@ -98,7 +101,7 @@ REFBUILD := $(BUILD)/htpu-refbuild
 HTPU := $(BUILD)/htpu
 TEST_RUNNER := $(BUILD)/test_runner
 
-.PHONY: all test valgrind test-tsan check-abi check-rooms clean demo
+.PHONY: all test valgrind test-tsan check-abi check-rooms check-sizes clean demo
 ifeq ($(wildcard tools/htpu),)
 # The Hex package's files (mix.exs `package:`) hold what `make nif` (mix compile) builds, not
 # the htpu command or the tests: say so instead of failing on a missing source.
@@ -170,7 +173,8 @@ test:
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  all build/asan/test_runner build/asan/digits_demo build/asan/hello build/asan/vision_driver \
 	  qnnsets
-	$(Q)python3 tools/check-rooms.py build/asan src
+	$(Q)python3 tools/check-rooms.py build/asan src reference tools
+	$(Q)python3 tools/check-sizes.py
 	HTPU_TEST_BUILD_DIR=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/test_runner $(TESTS)
@@ -183,6 +187,7 @@ test:
 	$(Q)bash test/cli/test_htpu_device.sh build/asan
 	$(Q)bash test/cli/test_htpu_doctor.sh build/asan
 	$(Q)bash test/cli/test_htpu_profile.sh build/asan
+	$(Q)bash test/cli/test_htpu_load.sh build/asan
 	$(Q)bash test/cli/test_htpu_models.sh build/asan
 	$(Q)bash test/cli/test_htpu_sets.sh build/asan
 	$(Q)bash test/cli/test_htpu_board.sh build/asan
@@ -212,7 +217,7 @@ $(BUILD)/hello: $(call obj,examples/hello.c) $(LIB_A)
 
 # ThreadSanitizer over the tests that run threads against shared graphs, contexts and
 # runtimes (the core's locks, the execute gate, recovery, the reference backend's registries).
-TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_
+TSAN_TESTS ?= concurrency recovery device_ lifecycle short_ deadline_ async_ timer_ refprof refb_signals refb_async refb_batch profile_ gate_ workers_ load_ spill_fill refb_load
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan DEBUG=1 SAN="-fsanitize=thread" \
 	  all build/tsan/test_runner
@@ -220,7 +225,10 @@ test-tsan:
 	  build/tsan/test_runner $(TSAN_TESTS)
 
 check-rooms: all
-	$(Q)python3 tools/check-rooms.py $(BUILD) src
+	$(Q)python3 tools/check-rooms.py $(BUILD) src reference tools
+
+check-sizes:
+	$(Q)python3 tools/check-sizes.py
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/plain all build/plain/test_runner

@@ -1,6 +1,9 @@
-# The precompiled NIF installer (HexagonTpu.Mix.Precompiled) is a file of its own, loaded here:
+# The precompiled NIF installer (HexagonTpu.Mix.Precompiled) is files of its own, loaded here:
 # mix.exs runs before anything in the project is compiled, so the compiler below can only use
-# code it loads itself, and the installer is long enough to deserve its own file and tests.
+# code it loads itself, and the installer is long enough to deserve its own files and tests.
+# mix/precompiled.exs loads its parts (mix/precompiled/). Not in lib/mix/ as a Mix task of a
+# dependency would be: lib/ is what this project's compilers compile after the NIF, so a module
+# there would be compiled a second time ("redefining module") and shipped in the application.
 Code.require_file("mix/precompiled.exs", __DIR__)
 
 defmodule Mix.Tasks.Compile.HexagonTpuNif do
@@ -287,8 +290,8 @@ defmodule HexagonTpu.MixProject do
   defp package do
     [
       files:
-        ["lib", "mix/precompiled.exs", "mix.exs", "Makefile", "mk/nif.mk", "mk/cross.mk"] ++
-          ["include", "src", "common", "c_src", "reference"] ++
+        ["lib", "mix.exs", "mix/precompiled.exs", "mix/precompiled", "Makefile"] ++
+          ["mk/nif.mk", "mk/cross.mk", "include", "src", "common", "c_src", "reference"] ++
           ["README.md", "LICENSE", "CHANGELOG.md", "docs/*.md", "examples/add.txt"] ++
           checksum_file(),
       licenses: ["Apache-2.0"],

@@ -4,14 +4,16 @@
  *   bench [--reps N] [--quick] [--build DIR] [--python PY] [--cv2-python PY] [--elixir CMD]
  *         [--isa ISA] [--only LIST]
  *
- * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch picks some): the
+ * Sections, in order (--only sweep,kernels,numpy,calls,callers,elixir,profile,batch,deadline,
+ * vision,load picks some): the
  * quantization kernels from 1 KB to 64 MB and per type and layout (bench_kernels.c), numpy
  * doing the same conversion (bench_peers.c), whole executes at MobileNet-v2 and digits I/O
  * (bench_calls.c) and 4 concurrent callers (bench_callers.c), Elixir's predict
  * (bench_peers.c), profiling (bench_profile.c), 64 digits rows with a batch multiple
  * (bench_batch.c), deadlines (bench_deadline.c), vision (bench_vision.c: frames and heads,
- * next to OpenCV); then the summary: issue 11's table, each row a ratio measured in this run,
- * next to its "Done when" threshold and its goal. docs/performance.md reads it.
+ * next to OpenCV), loading (bench_load.c); then the summary: issue 11's table, each row a ratio
+ * measured in this run, next to its "Done when" threshold and its goal, and the vision and
+ * loading tables. docs/performance.md reads it.
  *
  * DIR (default build/plain) holds the reference libraries and bench-models/mobilenet_io.bin;
  * PY is a python3 with numpy (none: the numpy row says so); CMD runs an Elixir script (make
@@ -57,15 +59,11 @@ static void row(const char *what, bench_stat v, int measured, const char *unit,
 
 static int has(bench_stat s) { return s.med > 0; }
 
-void bench_summary(const bench_results *r) {
-  static const char *size_name[2] = {"150,528", "1M"};
-  printf("\n== summary: issue 11's table, measured in this run ==\n");
-  printf("median (min): for ratios to memcpy, memcpy median / median (fastest / fastest); "
-         "status: \"goal\" meets the goal column, \"done\" the Done-when threshold\n\n");
-  printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n", "what", "median (min)", "done when",
-         "goal", "status");
-  static const char dashes[] = "------------------------------------------------------";
-  printf("|%.54s|%.23s|%.13s|%.13s|%.11s|\n", dashes, dashes, dashes, dashes, dashes);
+static const char *const size_name[2] = {"150,528", "1M"};
+
+/* The quantization rows: each type and layout against memcpy, then numpy against the SIMD u8
+ * kernel. */
+static void summary_quant(const bench_results *r) {
   char what[80];
   const struct {
     const char *name;
@@ -102,6 +100,10 @@ void bench_summary(const bench_results *r) {
     row(what, v, m, "x", 1, 8, 8);
   }
   if (r->numpy_note) printf("|   numpy: %-105s |\n", r->numpy_note);
+}
+
+/* The call rows: MobileNet-v2 I/O overhead, Elixir's predict, 4 callers. */
+static void summary_calls(const bench_results *r) {
   row("MobileNet-v2 I/O host overhead / memcpy (FastRPC)", r->call_mnet_f32,
       has(r->call_mnet_f32), "x", 0, 2.5, 1.5);
   row("  the same, scratch in ordinary memory", r->call_mnet_f32_plain,
@@ -122,6 +124,10 @@ void bench_summary(const bench_results *r) {
            "executes\n",
            r->callers4_calls_per_s, r->callers4_exec_us, 1e6 / r->callers4_exec_us,
            r->callers4_gap_us);
+}
+
+/* The deadline rows: stalls, closes, priorities, the gap between executes in flight. */
+static void summary_deadlines(const bench_results *r) {
   row("a 5 s stalled execute, timeout 200 ms, returns after (ms)", r->stall_200_ms,
       has(r->stall_200_ms), "", 0, 250, 250);
   row("close with 8 calls queued on a stalled graph (ms)", r->close8_ms, has(r->close8_ms), "",
@@ -133,6 +139,10 @@ void bench_summary(const bench_results *r) {
       has(r->inflight4_gap_med_us), "", 0, 3, 3);
   row("  the same through graphExecuteAsync (304 on; no HTP has it)",
       r->inflight4_async_gap_us, has(r->inflight4_async_gap_us), "", 0, 0, 0);
+}
+
+/* The profiling rows: throughput with 1 call in 100 profiled, read-back, resident memory. */
+static void summary_profile(const bench_results *r) {
   row("profile_every: 100 (detailed, 100 ops), predict/3", r->prof_ex_throughput,
       has(r->prof_ex_throughput), "x", 1, 0.99, 0.99);
   row("  the same with scheduler: :auto (the default)", r->prof_ex_auto, has(r->prof_ex_auto),
@@ -151,6 +161,10 @@ void bench_summary(const bench_results *r) {
     printf("|   %ld profiled calls (resident set from /proc/self/statm)%*s|\n", r->prof_rss_calls,
            58, "");
   }
+}
+
+/* The batch-multiple rows, and the MobileNet-v2 host time per call. */
+static void summary_batch(const bench_results *r) {
   if (r->batch_executes) {
     char val[40];
     snprintf(val, sizeof val, "%u (vs %u)", r->batch_executes, r->batch_executes_chunked);
@@ -165,10 +179,25 @@ void bench_summary(const bench_results *r) {
            r->call_mnet_host_us, 100 * r->call_mnet_host_us / 1370);
 }
 
+void bench_summary(const bench_results *r) {
+  printf("\n== summary: issue 11's table, measured in this run ==\n");
+  printf("median (min): for ratios to memcpy, memcpy median / median (fastest / fastest); "
+         "status: \"goal\" meets the goal column, \"done\" the Done-when threshold\n\n");
+  printf("| %-52s | %-21s | %-11s | %-11s | %-9s |\n", "what", "median (min)", "done when",
+         "goal", "status");
+  static const char dashes[] = "------------------------------------------------------";
+  printf("|%.54s|%.23s|%.13s|%.13s|%.11s|\n", dashes, dashes, dashes, dashes, dashes);
+  summary_quant(r);
+  summary_calls(r);
+  summary_deadlines(r);
+  summary_profile(r);
+  summary_batch(r);
+}
+
 static void usage(void) {
   fprintf(stderr, "usage: bench [--reps N] [--quick] [--build DIR] [--python PY] [--elixir CMD] "
                   "[--cv2-python PY] [--isa auto|avx2|sse2|neon|none] [--only sweep,kernels,numpy,calls,"
-                  "callers,profile,elixir,batch,deadline,vision]\n");
+                  "callers,profile,elixir,batch,deadline,vision,load]\n");
 }
 
 int main(int argc, char **argv) {
@@ -231,7 +260,9 @@ int main(int argc, char **argv) {
   if (wanted(only, "batch")) bench_batch(&cfg, &r);
   if (wanted(only, "deadline")) bench_deadline(&cfg, &r);
   if (wanted(only, "vision")) bench_vision(&cfg);
+  if (wanted(only, "load")) bench_load(&cfg, &r);
   if (!only) bench_summary(&r);
   if (wanted(only, "vision")) bench_vision_summary();
+  if (wanted(only, "load")) bench_load_summary(&r);
   return 0;
 }

@@ -71,6 +71,18 @@ typedef struct bench_results {
    * LOW ones; µs between executes with 4 submitted calls in flight (200 µs execute) */
   bench_stat stall_200_ms, close8_ms, high_waited, inflight4_gap_us, inflight4_gap_med_us,
       inflight4_async_gap_us;
+  /* loading (bench_load.c): anonymous memory a load of a load_binary_mib binary adds, in
+   * percent of the binary, mapped / copied / copied without PERSISTENT_BINARY; the backend's
+   * spill-fill MiB for 4 contexts of 20 MiB, shared and each its own; the wall time (ms) of 4
+   * loads of 500 ms: one list call, starting a spill-fill group, joining one, one after
+   * another; graphs deserialized when 1 of 4 / all are asked for; calls/s of two models at
+   * once with a shared spill-fill buffer / each its own */
+  double load_binary_mib;
+  bench_stat load_anon_mapped_pct, load_anon_copied_pct, load_anon_before_pct;
+  double load_sf_shared_mib, load_sf_own_mib;
+  bench_stat load4_list_ms, load4_shared_ms, load4_warm_ms, load4_seq_ms;
+  uint64_t load_graphs_one, load_graphs_all;
+  bench_stat load_group_exec;
 } bench_results;
 
 typedef struct bench_config {
@@ -119,6 +131,8 @@ void bench_elixir(const bench_config *cfg, bench_results *r);
 void bench_profile(const bench_config *cfg, bench_results *r);
 void bench_batch(const bench_config *cfg, bench_results *r);
 void bench_deadline(const bench_config *cfg, bench_results *r);
+void bench_load(const bench_config *cfg, bench_results *r);
+void bench_load_summary(const bench_results *r);
 void bench_summary(const bench_results *r);
 /* bench_vision.c: issue 33's rows (frames into inputs, heads into detections) and table. */
 void bench_vision(const bench_config *cfg);

@@ -200,19 +200,72 @@ static void targets(bench_results *r, size_t ci, int si, bench_stat **q, bench_s
   }
 }
 
+/* The buffers and timings every case reuses. */
+typedef struct kbufs {
+  float *src, *copy, *back;
+  void *q;
+  timing tq, td;
+} kbufs;
+
+/* Times case c (params p) on n elements, reps rounds after a warm-up one, into b's timings:
+ * memcpy, exact and SIMD quantize, memcpy, exact and SIMD dequantize. -1 when a kernel reported
+ * a NaN, which the inputs never hold. */
+static int time_case(const kcase *c, const qc_params *p, size_t n, int reps, kbufs *b) {
+  for (int r = -1; r < reps; r++) { /* round -1 warms caches and page tables */
+    double t0 = bench_now_ns();
+    memcpy(b->copy, b->src, n * sizeof *b->src);
+    double t1 = bench_now_ns();
+    ptrdiff_t e1 = qc_quantize_exact(c->dtype, p, b->src, b->q, n);
+    double t2 = bench_now_ns();
+    ptrdiff_t e2 = qc_quantize(c->dtype, p, b->src, b->q, n);
+    double t3 = bench_now_ns();
+    memcpy(b->copy, b->src, n * sizeof *b->src);
+    double t4 = bench_now_ns();
+    qc_dequantize_exact(c->dtype, p, b->q, b->back, n);
+    double t5 = bench_now_ns();
+    qc_dequantize(c->dtype, p, b->q, b->back, n);
+    double t6 = bench_now_ns();
+    if (e1 != -1 || e2 != -1) return -1;
+    bench_consume(b->copy, n * sizeof *b->copy);
+    bench_consume(b->q, n * htpu_dtype_size(c->dtype));
+    bench_consume(b->back, n * sizeof *b->back);
+    if (r < 0) continue;
+    b->tq.copy[r] = t1 - t0;
+    b->tq.exact[r] = t2 - t1;
+    b->tq.simd[r] = t3 - t2;
+    b->td.copy[r] = t4 - t3;
+    b->td.exact[r] = t5 - t4;
+    b->td.simd[r] = t6 - t5;
+  }
+  return 0;
+}
+
+/* Prints case ci's two table lines (size si) and keeps its figures for the summary. */
+static void report_case(bench_results *res, size_t ci, int si, kbufs *b, int reps) {
+  const kcase *c = &k_cases[ci];
+  bench_stat *tqs, *tqe, *tds;
+  double *ns;
+  targets(res, ci, si, &tqs, &tqe, &tds, &ns);
+  char lbuf[32], label[80];
+  const char *lay = layout_name(c, lbuf, sizeof lbuf);
+  snprintf(label, sizeof label, "%-9s %-17s %-10s", c->name, lay, "quantize");
+  report(label, &b->tq, reps, tqe, tqs, ns);
+  snprintf(label, sizeof label, "%-9s %-17s %-10s", c->name, lay, "dequantize");
+  report(label, &b->td, reps, NULL, tds, NULL);
+}
+
 void bench_kernels(const bench_config *cfg, bench_results *res) {
   static const size_t sizes[] = {150528, 1048576};
   int reps = cfg->reps;
   size_t nmax = sizes[1];
-  float *src = malloc(nmax * sizeof *src), *copy = malloc(nmax * sizeof *copy);
-  float *back = malloc(nmax * sizeof *back);
-  void *q = malloc(nmax * 4);
-  timing tq = {malloc(reps * sizeof(double)), malloc(reps * sizeof(double)),
-               malloc(reps * sizeof(double))};
-  timing td = {malloc(reps * sizeof(double)), malloc(reps * sizeof(double)),
-               malloc(reps * sizeof(double))};
-  if (!src || !copy || !back || !q || !tq.copy || !tq.exact || !tq.simd || !td.copy ||
-      !td.exact || !td.simd) {
+  kbufs b = {malloc(nmax * sizeof(float)), malloc(nmax * sizeof(float)),
+             malloc(nmax * sizeof(float)), malloc(nmax * 4),
+             {malloc(reps * sizeof(double)), malloc(reps * sizeof(double)),
+              malloc(reps * sizeof(double))},
+             {malloc(reps * sizeof(double)), malloc(reps * sizeof(double)),
+              malloc(reps * sizeof(double))}};
+  if (!b.src || !b.copy || !b.back || !b.q || !b.tq.copy || !b.tq.exact || !b.tq.simd ||
+      !b.td.copy || !b.td.exact || !b.td.simd) {
     printf("kernels: out of memory\n");
     goto out;
   }
@@ -225,61 +278,27 @@ void bench_kernels(const bench_config *cfg, bench_results *res) {
     printf("%-9s %-17s %-10s %-15s   %-15s   %s\n", "type", "layout", "direction",
            "exact med  min", "simd med   min", "simd/exact");
     for (size_t ci = 0; ci < sizeof k_cases / sizeof k_cases[0]; ci++) {
-      const kcase *c = &k_cases[ci];
       float scales[MAX_CH];
       int32_t zps[MAX_CH];
       qc_params p;
-      make_params(c, n, scales, zps, &p);
-      fill(c, &p, src, n);
-      for (int r = -1; r < reps; r++) { /* round -1 warms caches and page tables */
-        double t0 = bench_now_ns();
-        memcpy(copy, src, n * sizeof *src);
-        double t1 = bench_now_ns();
-        ptrdiff_t e1 = qc_quantize_exact(c->dtype, &p, src, q, n);
-        double t2 = bench_now_ns();
-        ptrdiff_t e2 = qc_quantize(c->dtype, &p, src, q, n);
-        double t3 = bench_now_ns();
-        memcpy(copy, src, n * sizeof *src);
-        double t4 = bench_now_ns();
-        qc_dequantize_exact(c->dtype, &p, q, back, n);
-        double t5 = bench_now_ns();
-        qc_dequantize(c->dtype, &p, q, back, n);
-        double t6 = bench_now_ns();
-        if (e1 != -1 || e2 != -1) {
-          printf("kernels: unexpected NaN\n");
-          goto out;
-        }
-        bench_consume(copy, n * sizeof *copy);
-        bench_consume(q, n * htpu_dtype_size(c->dtype));
-        bench_consume(back, n * sizeof *back);
-        if (r < 0) continue;
-        tq.copy[r] = t1 - t0;
-        tq.exact[r] = t2 - t1;
-        tq.simd[r] = t3 - t2;
-        td.copy[r] = t4 - t3;
-        td.exact[r] = t5 - t4;
-        td.simd[r] = t6 - t5;
+      make_params(&k_cases[ci], n, scales, zps, &p);
+      fill(&k_cases[ci], &p, b.src, n);
+      if (time_case(&k_cases[ci], &p, n, reps, &b) != 0) {
+        printf("kernels: unexpected NaN\n");
+        goto out;
       }
-      bench_stat *tqs, *tqe, *tds;
-      double *ns;
-      targets(res, ci, (int)si, &tqs, &tqe, &tds, &ns);
-      char lbuf[32], label[80];
-      const char *lay = layout_name(c, lbuf, sizeof lbuf);
-      snprintf(label, sizeof label, "%-9s %-17s %-10s", c->name, lay, "quantize");
-      report(label, &tq, reps, tqe, tqs, ns);
-      snprintf(label, sizeof label, "%-9s %-17s %-10s", c->name, lay, "dequantize");
-      report(label, &td, reps, NULL, tds, NULL);
+      report_case(res, ci, (int)si, &b, reps);
     }
   }
 out:
-  free(src);
-  free(copy);
-  free(back);
-  free(q);
-  free(tq.copy);
-  free(tq.exact);
-  free(tq.simd);
-  free(td.copy);
-  free(td.exact);
-  free(td.simd);
+  free(b.src);
+  free(b.copy);
+  free(b.back);
+  free(b.q);
+  free(b.tq.copy);
+  free(b.tq.exact);
+  free(b.tq.simd);
+  free(b.td.copy);
+  free(b.td.exact);
+  free(b.td.simd);
 }

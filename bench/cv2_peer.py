@@ -7,7 +7,8 @@ doing the same work, one thread (cv2.setNumThreads(1)), min and median over the 
 Rows: memcpy (numpy copy of the 1920x1080 RGB24 frame), letterbox (Ultralytics' LetterBox:
 cv2.resize INTER_LINEAR + cv2.copyMakeBorder with 114), nv12 (cv2.cvtColor NV12 -> RGB first),
 u16 (the letterbox, then astype(uint16) * 257: the A16 input of scale 1/65535), f32 (then
-astype(float32) / 255), decode (the [1,84,8400] head of HEAD.u8, dequantized to f32 before
+astype(float32) / 255), letterbox720 / nv12_720 and letterbox480 / nv12_480 (the same for
+1280x720 and 640x480 frames: a 2x resize, and none), decode (the [1,84,8400] head of HEAD.u8, dequantized to f32 before
 the clock starts: NumPy's decode as Ultralytics writes it, the best class per anchor, above
 0.25, boxes to corners, then cv2.dnn.NMSBoxes per class through Ultralytics' class offset).
 Prints "cv2-absent REASON" and exits 0 when cv2 cannot be imported.
@@ -72,11 +73,17 @@ def main():
     rgb = rng.integers(0, 256, (H, W, 3), np.uint8)
     nv12 = rng.integers(0, 256, (H * 3 // 2, W), np.uint8)
     head = np.fromfile(sys.argv[2], np.uint8).reshape(1, 84, 8400).astype(np.float32) / 255
+    rgb720, nv720 = rgb[:720, :1280].copy(), nv12[:1080, :1280].copy()
+    rgb480, nv480 = rgb[:480, :640].copy(), nv12[:720, :640].copy()
     rows = [("memcpy", lambda: rgb.copy()),
             ("letterbox", lambda: letterbox(rgb)),
             ("nv12", lambda: letterbox(cv2.cvtColor(nv12, cv2.COLOR_YUV2RGB_NV12))),
             ("u16", lambda: letterbox(rgb).astype(np.uint16) * np.uint16(257)),
             ("f32", lambda: letterbox(rgb).astype(np.float32) / 255),
+            ("letterbox720", lambda: letterbox(rgb720)),
+            ("nv12_720", lambda: letterbox(cv2.cvtColor(nv720, cv2.COLOR_YUV2RGB_NV12))),
+            ("letterbox480", lambda: letterbox(rgb480)),
+            ("nv12_480", lambda: letterbox(cv2.cvtColor(nv480, cv2.COLOR_YUV2RGB_NV12))),
             ("decode", lambda: decode(head))]
     for key, fn in rows:
         mn, md = timed(reps, fn)

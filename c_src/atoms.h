@@ -223,7 +223,9 @@
   X(candidates, "candidates")                     \
   X(anchors, "anchors")                           \
   X(maps, "maps")                                 \
-  X(rows, "rows")
+  X(rows, "rows")                                 \
+  X(dirty_cpu, "dirty_cpu")                       \
+  X(box_mapping, "box_mapping")
 
 typedef struct nif_atoms {
 #define HTPU_NIF_ATOM_FIELD_(c_name, str) ERL_NIF_TERM c_name;

@@ -53,6 +53,7 @@ static ERL_NIF_TERM make_zone(ErlNifEnv *env, const htpu_thermal_zone *z) {
   put(env, &m, "trips", trips);
   put(env, &m, "hot_mc", temp_or_nil(env, z->hot_mc));
   put(env, &m, "critical_mc", temp_or_nil(env, z->critical_mc));
+  put(env, &m, "trips_skipped", enif_make_uint(env, z->trips_skipped));
   return m;
 }
 

@@ -243,10 +243,21 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
   } caps[] = {{"execute_signals", ri->execute_signals},
               {"load_signals", ri->load_signals},
               {"priority_control", ri->priority_control},
-              {"execute_async", ri->execute_async}};
+              {"execute_async", ri->execute_async},
+              /* loading (docs/elixir.md, "Loading") */
+              {"persistent_binary", ri->persistent_binary},
+              {"enable_graphs", ri->enable_graphs},
+              {"memory_limit_hint", ri->memory_limit_hint},
+              {"list_load", ri->list_load},
+              {"spill_fill_sharing", ri->spill_fill_sharing}};
   for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
     enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
                       caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);
+  enif_make_map_put(env, map, enif_make_atom(env, "spill_fill_note"),
+                    ri->spill_fill_note && ri->spill_fill_note[0]
+                        ? nif_make_string(env, ri->spill_fill_note)
+                        : ATOMS.nil,
+                    &map);
   return map;
 }
 
@@ -287,46 +298,4 @@ ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlN
                       enif_make_uint(env, st->executes),
                       enif_make_uint64(env, st->execute_start_ns)};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
-}
-
-/* The load options map of context_open_file/3 and context_open_binary/3:
- * %{priority: :default | :low | ..., timeout_ns: non_neg_integer, exec_timeout_ns: ...,
- * queue_limit: 0..2^32-1 (0: the runtime's), graph: nil | binary} (graph: of a model holding
- * several context binaries, into `graph`).
- * 0, or -1 for a bad map (the public modules check the values first). */
-int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo,
-                         char *graph, size_t graph_len) {
-  memset(lo, 0, sizeof *lo);
-  ERL_NIF_TERM v;
-  ErlNifUInt64 ns;
-  char name[32];
-  if (!enif_is_map(env, map)) return -1;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "priority"), &v)) {
-    htpu_priority p = HTPU_PRIORITY_DEFAULT;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
-    if (strcmp(name, "default") != 0 && htpu_priority_from_name(name, &p)) return -1;
-    lo->priority = (int)p;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->timeout_ns = ns;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "exec_timeout_ns"), &v)) {
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    lo->exec_timeout_ns = ns;
-  }
-  unsigned limit;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "queue_limit"), &v)) {
-    if (!enif_get_uint(env, v, &limit)) return -1;
-    lo->queue_limit = limit;
-  }
-  ErlNifBinary g;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "graph"), &v) && v != ATOMS.nil) {
-    if (!enif_inspect_binary(env, v, &g) || g.size >= graph_len || memchr(g.data, 0, g.size))
-      return -1;
-    memcpy(graph, g.data, g.size);
-    graph[g.size] = 0;
-    lo->graph = graph;
-  }
-  return 0;
 }

@@ -101,7 +101,7 @@ typedef struct nif_graph {
   nif_slot *tensors;
   nif_rt_link *link;
   void *parent; /* the context resource it was opened from (kept): as nif_context.parent */
-  /* vision_detect's input and output buffers when the call brings none (c_src/vision.c): one
+  /* vision_detect's input and output buffers when the call brings none (vision_detect.c): one
    * enif_alloc'ed block kept between calls, taken by exchange (a concurrent call allocates its
    * own), freed by the destructor. */
   _Atomic(void *) vision_block;
@@ -124,6 +124,9 @@ typedef struct nif_shared {
   int fastrpc;
   uint32_t num_inputs, num_outputs;
   nif_slot *slots; /* inputs, then outputs */
+  /* 1 while a vision_detect writes, executes and decodes in this buffer (vision_detect.c): a
+   * second one meanwhile is refused, HTPU_EBUSY, rather than decoding the other's frame */
+  atomic_int detect_busy;
 } nif_shared;
 
 /* A zero-copy output binary (enif_make_resource_binary) keeps one of these alive, and it keeps

@@ -106,6 +106,8 @@ static int get_runtime_options(ErlNifEnv *env, ERL_NIF_TERM map, runtime_args *a
     return -1;
   }
   if (map_get(env, map, ATOMS.skip_device, &v)) o->skip_device = enif_is_identical(v, ATOMS.true_);
+  if (map_get(env, map, enif_make_atom(env, "spill_fill_sharing"), &v))
+    o->spill_fill_sharing = !enif_is_identical(v, ATOMS.false_);
   ErlNifUInt64 u64;
   if (map_get(env, map, ATOMS.npu_lock_timeout_ns, &v)) {
     if (!enif_get_uint64(env, v, &u64)) {
@@ -257,80 +259,6 @@ static ERL_NIF_TERM nif_runtime_usage(ErlNifEnv *env, int argc, const ERL_NIF_TE
 }
 
 /* ---- context ------------------------------------------------------------------------------ */
-
-static ERL_NIF_TERM context_result(ErlNifEnv *env, int rc, htpu_context *ctx,
-                                   nif_rt_link *link, nif_runtime *parent) {
-  if (rc) return nif_make_error(env, rc);
-  const htpu_model_info *mi = htpu_context_model_info(ctx);
-  if (!mi) {
-    ERL_NIF_TERM err = nif_make_error_msg(env, HTPU_EMODEL, "the context has no model info");
-    htpu_context_close(&ctx);
-    return err;
-  }
-  ERL_NIF_TERM info = nif_make_model_info(env, mi); /* borrowed from ctx: build it now */
-  nif_context *res = enif_alloc_resource(NIF_RT(CONTEXT), sizeof *res);
-  if (!res) {
-    htpu_context_close(&ctx);
-    return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (context resource)");
-  }
-  atomic_init(&res->handle, ctx);
-  nif_link_retain(link);
-  res->link = link;
-  enif_keep_resource(parent);
-  res->parent = parent;
-  nif_link_user_opened(link);
-  nif_live_init(&res->live);
-  nif_live_add(&res->live, NIF_KIND_CONTEXT);
-  ERL_NIF_TERM ret = ok3(env, enif_make_resource(env, res), info);
-  enif_release_resource(res);
-  return ret;
-}
-
-
-static ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  nif_runtime *rt;
-  char *path = NULL;
-  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
-    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
-  if (nif_get_cstring_or_nil(env, argv[1], &path) || !path) {
-    if (path) enif_free(path);
-    return enif_make_badarg(env);
-  }
-  htpu_load_options lo;
-  char graph[4096];
-  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph)) {
-    enif_free(path);
-    return enif_make_badarg(env);
-  }
-  htpu_runtime *h = atomic_load(&rt->link->handle);
-  htpu_context *ctx = NULL;
-  int rc = !h         ? HTPU_ECLOSED
-           : argc > 2 ? htpu_context_open_file_ex(h, path, &lo, &ctx)
-                      : htpu_context_open_file(h, path, &ctx);
-  enif_free(path);
-  if (!h) return nif_closed_error(env, "runtime");
-  return context_result(env, rc, ctx, rt->link, rt);
-}
-
-static ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  nif_runtime *rt;
-  ErlNifBinary bin;
-  if (!enif_get_resource(env, argv[0], NIF_RT(RUNTIME), (void **)&rt))
-    return nif_bad_handle(env, argv[0], NIF_KIND_RUNTIME);
-  if (!enif_inspect_binary(env, argv[1], &bin)) return enif_make_badarg(env);
-  htpu_load_options lo;
-  char graph[4096];
-  if (argc > 2 && nif_get_load_options(env, argv[2], &lo, graph, sizeof graph))
-    return enif_make_badarg(env);
-  htpu_runtime *h = atomic_load(&rt->link->handle);
-  if (!h) return nif_closed_error(env, "runtime");
-  htpu_context *ctx = NULL;
-  /* The core keeps its own copy (needed for DSP-restart recovery), so the binary need not
-   * outlive the call and is passed by pointer. */
-  int rc = argc > 2 ? htpu_context_open_buffer_ex(h, bin.data, bin.size, &lo, &ctx)
-                    : htpu_context_open_buffer(h, bin.data, bin.size, &ctx);
-  return context_result(env, rc, ctx, rt->link, rt);
-}
 
 static ERL_NIF_TERM nif_context_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
@@ -542,7 +470,8 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - runtime_open: dlopen + backend/device creation talk to the DSP and can block for long:
  *    dirty IO (it waits, it does not compute).
  *  - context_open_*: reading the file and QnnContext_createFromBinary (a transfer to the DSP,
- *    and a wait for the runtime's in-flight executes): dirty IO.
+ *    and a wait for the runtime's in-flight executes): dirty IO; context_open_many too.
+ *  - context_load_info: copies a few fields and strings of the context: normal scheduler.
  *  - graph_open: graphRetrieve may round-trip to the DSP: dirty IO.
  *  - graph_execute: dirty IO. On the board the thread mostly waits (for the graph's lock, the
  *    runtime gate and the DSP); (de)quantization is a small linear pass. Waiting on dirty CPU
@@ -566,9 +495,9 @@ static void nif_unload(ErlNifEnv *env, void *priv) {
  *  - board_read: a few hundred small sysfs reads, any of which a slow sensor driver can make
  *    wait: dirty IO.
  *  - close_all: waits for the reaper's closes (bounded by its argument): dirty IO.
- *  - vision_preprocess / vision_decode: a pass over a frame or a head: normal scheduler up to
- *    64 KiB, rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
- *  - vision_detect: preprocess, execute, decode in one call: dirty IO, as graph_execute. */
+ *  - vision_preprocess / vision_decode: normal scheduler for small work (bytes, candidates,
+ *    NMS pairs), rescheduled onto a dirty CPU scheduler above (c_src/vision.c).
+ *  - vision_detect: preprocess, execute, decode in one call: dirty IO (vision_detect.c). */
 static ErlNifFunc nif_funcs[] = {
     {"runtime_open", 1, nif_runtime_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"runtime_close", 1, nif_runtime_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -577,6 +506,8 @@ static ErlNifFunc nif_funcs[] = {
     /* with htpu_load_options: priority, timeout_ns, exec_timeout_ns */
     {"context_open_file", 3, nif_context_open_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_open_binary", 3, nif_context_open_binary, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_open_many", 2, nif_context_open_many, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"context_load_info", 1, nif_context_load_info, 0},
     {"context_close", 1, nif_context_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"context_memory", 1, nif_context_memory, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"graph_open", 2, nif_graph_open, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -613,7 +544,7 @@ static ErlNifFunc nif_funcs[] = {
     {"runtime_profile_caps", 1, nif_runtime_profile_caps, 0},
     {"profile_write", 4, nif_profile_write, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"profile_events", 1, nif_profile_events, ERL_NIF_DIRTY_JOB_CPU_BOUND},
-    /* vision (vision.c): preprocess and decode move to dirty CPU above 64 KiB themselves;
+    /* vision (vision.c): preprocess and decode move to dirty CPU themselves for large work;
      * detect waits for the graph and the DSP like graph_execute */
     {"vision_preprocess", 3, nif_vision_preprocess, 0},
     {"vision_decode", 6, nif_vision_decode, 0},

@@ -5,10 +5,16 @@
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   hexagon_tpu_nif.c              runtime, context, graph NIFs; load; the table
- *   vision.c                       HexagonTpu.Vision's NIFs                (nif.h)
- *   execute.c  shared.c  stats.c   execute, shared IO and stats NIFs,      (nif.h)
- *   board.c                        and the board reading NIF
+ *   vision.c  vision_detect.c      HexagonTpu.Vision's NIFs                (nif.h)
+ *   vision_terms.c  stats.c        vision's frames, options, detections;   (vision_terms.h)
+ *                                  the stats map                           (nif.h)
+ *   ref_control.c                  the reference backend's control, tests  (nif.h)
+ *   load.c                         context loads: one, several, their info (nif.h)
+ *   execute.c  shared.c  board.c   execute, shared IO, board reading NIFs  (nif.h)
+ *   submit.c                       submitted calls, answered as messages   (nif.h)
+ *   profile.c                      profiles as terms; the profiled execute (nif.h)
  *   shapes.c                       dynamic output shapes in answers        (shapes.h)
+ *   call_options.c                 a call's options map                    (call_options.h)
  *   resources.c                    handle resources, closing, kinds        (handles.h)
  *   live.c  reaper.c  halt.c       live lists; core closes off-scheduler   (live.h, reaper.h)
  *   env.c  convert.c  model_source.c   env option; terms                   (env.h, terms.h)
@@ -19,6 +25,8 @@
 
 #include <erl_nif.h>
 #include <stdint.h>
+
+#include "call_options.h" /* a call's options map: submit.c, profile.c and vision.c decode it */
 
 /* ---- execute (execute.c) -------------------------------------------------------------------
  * graph_execute on a dirty IO scheduler, graph_execute_normal on a normal one (declining to
@@ -62,10 +70,18 @@ ERL_NIF_TERM nif_shared_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 ERL_NIF_TERM nif_shared_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_graph_execute_shared(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 
-/* ---- vision (vision.c) -------------------------------------------------------------------------
- * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one above 64 KiB),
- * vision_detect on dirty IO: a frame into the input, the execute and the detections in one call,
- * the input and outputs never crossing into Erlang terms. */
+/* ---- context loads (load.c) ----------------------------------------------------------------
+ * context_open_file/2,3 and context_open_binary/2,3 (the binary lent to the core),
+ * context_open_many/2, context_load_info/1. */
+ERL_NIF_TERM nif_context_open_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_binary(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
+
+/* ---- vision (vision.c, vision_detect.c) ------------------------------------------------------
+ * vision_preprocess / vision_decode on the caller's scheduler (a dirty CPU one when their work
+ * is not small), vision_detect on dirty IO: a frame into the input, the execute and the
+ * detections in one call, the input and outputs never crossing into Erlang terms. */
 ERL_NIF_TERM nif_vision_preprocess(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_decode(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
 ERL_NIF_TERM nif_vision_detect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]);
@@ -90,8 +106,5 @@ struct htpu_exec_options;
  * last error (the read's; read_rc its code, 0 when unknown). Any environment, process-
  * independent ones included. */
 ERL_NIF_TERM nif_profile_answer(ErlNifEnv *env, struct htpu_profile *p, int read_rc);
-/* A call's options map (submit.c): %{timeout_ns:, priority:, perf_profile:, batch_multiple:,
- * profile_level:, profile_max_events:}, each optional, on top of *xo. 0, or -1. */
-int nif_get_call_options(ErlNifEnv *env, ERL_NIF_TERM map, struct htpu_exec_options *xo);
 
 #endif

@@ -8,7 +8,7 @@
  * SharedIO (shared.c). graph_execute_profiled is the synchronous one, on a dirty IO scheduler:
  * HexagonTpu.profile/3 (a deliberate measurement) and a sampled call or batch whose caller
  * asked for scheduler: :dirty_io. It takes the same call options as a submitted call
- * (nif_get_call_options), decodes its arguments as graph_execute does (inputs by pointer, an
+ * (call_options.h), decodes its arguments as graph_execute does (inputs by pointer, an
  * aligned copy only for a misaligned sub-binary; a fresh binary per output), runs `chunks`
  * executes of which the first carries the profile, and answers with the outputs, the stats
  * and the profile as terms. The C profile itself stays in a resource (the term's :ref) for the
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "atoms.h"
+#include "call_options.h"
 #include "handles.h"
 #include "nif.h"
 #include "terms.h"
@@ -155,6 +156,105 @@ static int level_of(ErlNifEnv *env, ERL_NIF_TERM t, htpu_profile_level *out) {
   return htpu_profile_level_from_name(name, out) == 0 && *out != HTPU_PROFILE_OFF ? 0 : -1;
 }
 
+/* One profiled call's buffers: n_in inputs then n_out outputs in io, each `chunks` graph-sized
+ * parts long (io[i].size is one part's); aligned copies of misaligned inputs; the output
+ * binaries, `made` of them alive until they become terms. */
+typedef struct profiled_call {
+  unsigned n_in, n_out, chunks, made;
+  htpu_io *io;
+  void **copies;
+  ErlNifBinary *outs;
+} profiled_call;
+
+static void profiled_free(profiled_call *pc) {
+  for (unsigned i = 0; i < pc->made; i++) enif_release_binary(&pc->outs[i]);
+  if (pc->copies)
+    for (unsigned i = 0; i < pc->n_in + pc->n_out; i++)
+      if (pc->copies[i]) enif_free(pc->copies[i]);
+  if (pc->copies) enif_free(pc->copies);
+  if (pc->outs) enif_free(pc->outs);
+  if (pc->io) enif_free(pc->io);
+}
+
+/* The inputs ([{binary, dtype}]) by pointer, an aligned copy only for a misaligned
+ * sub-binary. 0, or the error term. */
+static ERL_NIF_TERM profiled_inputs(ErlNifEnv *env, profiled_call *pc, ERL_NIF_TERM list) {
+  ERL_NIF_TERM head, tail = list;
+  htpu_io *io = pc->io;
+  for (unsigned i = 0; i < pc->n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    const ERL_NIF_TERM *pair;
+    int arity;
+    ErlNifBinary bin;
+    if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
+        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype))
+      return enif_make_badarg(env);
+    if (bin.size % pc->chunks)
+      return nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
+                                i, bin.size, pc->chunks);
+    io[i].data = bin.data;
+    io[i].size = bin.size / pc->chunks;
+    size_t align = htpu_dtype_size(io[i].dtype);
+    if (align > 1 && bin.size && (uintptr_t)bin.data % align) { /* a misaligned sub-binary */
+      if (!(pc->copies[i] = enif_alloc(bin.size)))
+        return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
+      memcpy(pc->copies[i], bin.data, bin.size);
+      io[i].data = pc->copies[i];
+    }
+  }
+  return 0;
+}
+
+/* A fresh binary per output ([dtype]), sized from the graph's own descriptor. 0, or the
+ * error term. */
+static ERL_NIF_TERM profiled_outputs(ErlNifEnv *env, profiled_call *pc, const nif_graph *g,
+                                     ERL_NIF_TERM list) {
+  ERL_NIF_TERM head, tail = list;
+  for (unsigned i = 0; i < pc->n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
+    htpu_io *o = &pc->io[pc->n_in + i];
+    if (nif_get_dtype(env, head, &o->dtype)) return enif_make_badarg(env);
+    size_t one = g->tensors[pc->n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
+    if (one && pc->chunks > SIZE_MAX / one)
+      return nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, pc->chunks);
+    if (!enif_alloc_binary(one * pc->chunks, &pc->outs[i]))
+      return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (output %u)", i);
+    pc->made++;
+    o->data = pc->outs[i].data;
+    o->size = one;
+  }
+  return 0;
+}
+
+/* The call's `chunks` executes, the first carrying the profile (one profiled execute per
+ * call: the sample), their stats summed into *st and the profile's term into *prof. 0, or the
+ * error term of the execute that failed. */
+static ERL_NIF_TERM profiled_run(ErlNifEnv *env, profiled_call *pc, htpu_graph *h,
+                                 const htpu_exec_options *xo, htpu_profile_level level,
+                                 unsigned max_events, htpu_exec_stats *st, ERL_NIF_TERM *prof) {
+  htpu_io *io = pc->io;
+  htpu_profile *p = NULL;
+  for (unsigned k = 0; k < pc->chunks; k++) {
+    htpu_exec_options ko = *xo;
+    if (k == 0) {
+      ko.profile_level = level;
+      ko.profile_max_events = max_events;
+      ko.profile = &p;
+    }
+    htpu_exec_stats one = {0};
+    int rc = htpu_graph_execute_ex(h, io, pc->n_in, io + pc->n_in, pc->n_out, &ko, &one);
+    if (rc) return nif_make_error(env, rc); /* p is NULL (the first failed) or the term's */
+    /* made now: a dropped profile's reason is this execute's last error */
+    if (k == 0) *prof = nif_profile_answer(env, p, 0);
+    st->execute_ns += one.execute_ns;
+    st->quantize_ns += one.quantize_ns;
+    st->dequantize_ns += one.dequantize_ns;
+    st->total_ns += one.total_ns;
+    st->executes += one.executes;
+    for (unsigned i = 0; i < pc->n_in + pc->n_out; i++)
+      io[i].data = (char *)io[i].data + io[i].size;
+  }
+  return 0;
+}
+
 /* graph_execute_profiled(graph_ref, [{binary, dtype}], [dtype], opts_map, level, max_events,
  *                        chunks)
  *   -> {:ok, [binary], stats_map, profile} | {:error, reason}
@@ -168,14 +268,16 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
   (void)argc;
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_NSEC);
   nif_graph *g;
-  unsigned n_in, n_out, max_events, chunks;
+  unsigned max_events;
   htpu_profile_level level;
   htpu_exec_options xo;
+  profiled_call pc = {0};
   if (!enif_get_resource(env, argv[0], NIF_RT(GRAPH), (void **)&g))
     return nif_bad_handle(env, argv[0], NIF_KIND_GRAPH);
-  if (!enif_get_list_length(env, argv[1], &n_in) || !enif_get_list_length(env, argv[2], &n_out) ||
-      level_of(env, argv[4], &level) || !enif_get_uint(env, argv[5], &max_events) ||
-      !enif_get_uint(env, argv[6], &chunks) || chunks == 0)
+  if (!enif_get_list_length(env, argv[1], &pc.n_in) ||
+      !enif_get_list_length(env, argv[2], &pc.n_out) || level_of(env, argv[4], &level) ||
+      !enif_get_uint(env, argv[5], &max_events) || !enif_get_uint(env, argv[6], &pc.chunks) ||
+      pc.chunks == 0)
     return enif_make_badarg(env);
   /* the caller-gone check of every dirty execute, then the call's own options */
   if (nif_exec_options(env, ATOMS.nil, &xo) || nif_get_call_options(env, argv[3], &xo) ||
@@ -183,107 +285,32 @@ ERL_NIF_TERM nif_graph_execute_profiled(ErlNifEnv *env, int argc, const ERL_NIF_
     return enif_make_badarg(env);
   htpu_graph *h = atomic_load(&g->handle);
   if (!h) return nif_closed_error(env, "graph");
-  if (n_in != g->num_inputs || n_out != g->num_outputs)
+  if (pc.n_in != g->num_inputs || pc.n_out != g->num_outputs)
     return nif_make_error_msg(env, HTPU_EMISMATCH,
                               "the graph has %u inputs and %u outputs; given %u and %u",
-                              g->num_inputs, g->num_outputs, n_in, n_out);
-  unsigned n = n_in + n_out;
-  htpu_io *io = enif_alloc((n ? n : 1) * sizeof *io);
-  void **copies = enif_alloc((n ? n : 1) * sizeof *copies);
-  ErlNifBinary *outs = enif_alloc((n_out ? n_out : 1) * sizeof *outs);
-  unsigned made = 0;
-  ERL_NIF_TERM ret = 0;
-  if (!io || !copies || !outs) {
-    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
-    goto out;
-  }
-  memset(copies, 0, (n ? n : 1) * sizeof *copies);
-  ERL_NIF_TERM head, tail = argv[1];
-  for (unsigned i = 0; i < n_in && enif_get_list_cell(env, tail, &head, &tail); i++) {
-    const ERL_NIF_TERM *pair;
-    int arity;
-    ErlNifBinary bin;
-    if (!enif_get_tuple(env, head, &arity, &pair) || arity != 2 ||
-        !enif_inspect_binary(env, pair[0], &bin) || nif_get_dtype(env, pair[1], &io[i].dtype)) {
-      ret = enif_make_badarg(env);
-      goto out;
-    }
-    if (bin.size % chunks) {
-      ret = nif_make_error_msg(env, HTPU_EMISMATCH, "input %u: %zu bytes are not %u equal chunks",
-                               i, bin.size, chunks);
-      goto out;
-    }
-    io[i].data = bin.data;
-    io[i].size = bin.size / chunks;
-    size_t align = htpu_dtype_size(io[i].dtype);
-    if (align > 1 && bin.size && (uintptr_t)bin.data % align) { /* a misaligned sub-binary */
-      if (!(copies[i] = enif_alloc(bin.size))) {
-        ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (aligning input %u)", i);
-        goto out;
-      }
-      memcpy(copies[i], bin.data, bin.size);
-      io[i].data = copies[i];
-    }
-  }
-  tail = argv[2];
-  for (unsigned i = 0; i < n_out && enif_get_list_cell(env, tail, &head, &tail); i++) {
-    htpu_io *o = &io[n_in + i];
-    if (nif_get_dtype(env, head, &o->dtype)) {
-      ret = enif_make_badarg(env);
-      goto out;
-    }
-    size_t one = g->tensors[n_in + i].info.num_elements * htpu_dtype_size(o->dtype);
-    if (one && chunks > SIZE_MAX / one) {
-      ret = nif_make_error_msg(env, HTPU_ENOMEM, "output %u: %u chunks overflow", i, chunks);
-      goto out;
-    }
-    if (!enif_alloc_binary(one * chunks, &outs[i])) {
-      ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (output %u)", i);
-      goto out;
-    }
-    made++;
-    o->data = outs[i].data;
-    o->size = one;
-  }
-  htpu_profile *p = NULL;
-  ERL_NIF_TERM prof = 0;
+                              g->num_inputs, g->num_outputs, pc.n_in, pc.n_out);
+  unsigned n = pc.n_in + pc.n_out;
+  pc.io = enif_alloc((n ? n : 1) * sizeof *pc.io);
+  pc.copies = enif_alloc((n ? n : 1) * sizeof *pc.copies);
+  pc.outs = enif_alloc((pc.n_out ? pc.n_out : 1) * sizeof *pc.outs);
+  ERL_NIF_TERM ret, prof = 0;
   htpu_exec_stats st = {0};
-  for (unsigned k = 0; k < chunks; k++) {
-    htpu_exec_options ko = xo;
-    if (k == 0) { /* one profiled execute per call: the sample */
-      ko.profile_level = level;
-      ko.profile_max_events = max_events;
-      ko.profile = &p;
+  if (!pc.io || !pc.copies || !pc.outs) {
+    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (execute)");
+  } else {
+    memset(pc.copies, 0, (n ? n : 1) * sizeof *pc.copies);
+    if (!(ret = profiled_inputs(env, &pc, argv[1])) &&
+        !(ret = profiled_outputs(env, &pc, g, argv[2])) &&
+        !(ret = profiled_run(env, &pc, h, &xo, level, max_events, &st, &prof))) {
+      ERL_NIF_TERM list = enif_make_list(env, 0);
+      for (unsigned i = pc.n_out; i-- > 0;)
+        list = enif_make_list_cell(env, enif_make_binary(env, &pc.outs[i]), list);
+      pc.made = 0; /* moved to the terms */
+      ret = enif_make_tuple4(env, ATOMS.ok, list,
+                             nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io), prof);
     }
-    htpu_exec_stats one = {0};
-    int rc = htpu_graph_execute_ex(h, io, n_in, io + n_in, n_out, &ko, &one);
-    if (rc) { /* p is NULL (the first execute failed) or the term's */
-      ret = nif_make_error(env, rc);
-      goto out;
-    }
-    /* made now: a dropped profile's reason is this execute's last error */
-    if (k == 0) prof = nif_profile_answer(env, p, 0);
-    st.execute_ns += one.execute_ns;
-    st.quantize_ns += one.quantize_ns;
-    st.dequantize_ns += one.dequantize_ns;
-    st.total_ns += one.total_ns;
-    st.executes += one.executes;
-    for (unsigned i = 0; i < n; i++) io[i].data = (char *)io[i].data + io[i].size;
   }
-  ERL_NIF_TERM list = enif_make_list(env, 0);
-  for (unsigned i = n_out; i-- > 0;)
-    list = enif_make_list_cell(env, enif_make_binary(env, &outs[i]), list);
-  made = 0; /* moved to the terms */
-  ret = enif_make_tuple4(env, ATOMS.ok, list, nif_make_exec_stats(env, &st, t0, ATOMS.dirty_io),
-                         prof);
-out:
-  for (unsigned i = 0; i < made; i++) enif_release_binary(&outs[i]);
-  if (copies)
-    for (unsigned i = 0; i < n; i++)
-      if (copies[i]) enif_free(copies[i]);
-  if (copies) enif_free(copies);
-  if (outs) enif_free(outs);
-  if (io) enif_free(io);
+  profiled_free(&pc);
   return ret;
 }
 

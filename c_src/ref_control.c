@@ -8,6 +8,8 @@
  *   {:set_latency, api, usec}  {:set_graph_latency, graph_name, usec}
  *   {:set_capability, key, answer}  :reset_capabilities  :disarm
  *   {:graph_state, graph_name} (-> {:ok, map}: the context priority the backend was given, ...)
+ *   :stats (-> {:ok, map}: violations, live contexts, graphs deserialized, spill-fill and
+ *   binary copies held, list loads)
  * -> :ok | {:error, reason}. The library is opened by path (the same file the runtime loads,
  * so the same instance) and kept open: closing it could unload the settings just made.
  */
@@ -25,6 +27,28 @@ static int get_str(ErlNifEnv *env, ERL_NIF_TERM t, char *buf, size_t len) {
   memcpy(buf, b.data, b.size);
   buf[b.size] = '\0';
   return 0;
+}
+
+/* :stats -> {:ok, %{violations:, graphs_deserialized:, spill_fill_bytes:, ...}} */
+static ERL_NIF_TERM ref_stats(ErlNifEnv *env, void *lib) {
+  htpu_ref_stats st;
+  htpu_ref_get_stats_fn fn = (htpu_ref_get_stats_fn)dlsym(lib, "htpu_ref_get_stats");
+  if (!fn) return enif_make_badarg(env);
+  fn(&st);
+  const struct {
+    const char *k;
+    uint64_t v;
+  } kv[] = {{"violations", st.violations},
+            {"live_contexts", st.live_contexts},
+            {"graphs_deserialized", st.graphs_deserialized},
+            {"spill_fill_bytes", st.spill_fill_bytes},
+            {"binary_copy_bytes", st.binary_copy_bytes},
+            {"list_async_calls", st.list_async_calls}};
+  ERL_NIF_TERM map = enif_make_new_map(env);
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),
+                      &map);
+  return enif_make_tuple2(env, ATOMS.ok, map);
 }
 
 ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -80,6 +104,9 @@ ERL_NIF_TERM nif_ref_control(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
       enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),
                         &map);
     return enif_make_tuple2(env, ATOMS.ok, map);
+  } else if (enif_get_atom(env, argv[1], name, sizeof name, ERL_NIF_LATIN1) > 0 &&
+             strcmp(name, "stats") == 0) {
+    return ref_stats(env, lib);
   } else if (enif_get_atom(env, argv[1], name, sizeof name, ERL_NIF_LATIN1) > 0) {
     const char *sym = strcmp(name, "reset_capabilities") == 0 ? "htpu_ref_reset_capabilities"
                       : strcmp(name, "disarm") == 0             ? "htpu_ref_disarm"

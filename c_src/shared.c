@@ -79,6 +79,7 @@ static nif_shared *shared_new(nif_graph *g, htpu_shared *buf, const htpu_io *io,
   atomic_init(&sh->handle, NULL);
   atomic_init(&sh->refs, 0);
   atomic_init(&sh->closed, 1); /* "not set up": the destructor frees only what is there */
+  atomic_init(&sh->detect_busy, 0);
   sh->num_inputs = g->num_inputs;
   sh->num_outputs = g->num_outputs;
   sh->base = htpu_shared_data(buf);

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "atoms.h"
+#include "call_options.h"
 #include "handles.h"
 #include "nif.h"
 #include "shapes.h"
@@ -65,9 +66,8 @@ static uint64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed, atom_priority,
-    atom_timeout_ns, atom_batch_multiple, atom_untried, atom_one_execute, atom_chunked,
-    atom_profile_level, atom_profile_max_events;
+static ERL_NIF_TERM atom_pending, atom_hexagon_tpu, atom_async, atom_sent, atom_claimed,
+    atom_untried, atom_one_execute, atom_chunked;
 static atomic_uint_fast64_t live_calls, calls_submitted, calls_discarded, calls_finish_waits,
     calls_finish_dirty, submits_dirty_cpu;
 
@@ -154,14 +154,11 @@ int nif_submit_open_type(ErlNifEnv *env) {
   atom_pending = enif_make_atom(env, "pending");
   atom_sent = enif_make_atom(env, "sent");
   atom_claimed = enif_make_atom(env, "claimed");
-  atom_priority = enif_make_atom(env, "priority");
-  atom_timeout_ns = enif_make_atom(env, "timeout_ns");
-  atom_batch_multiple = enif_make_atom(env, "batch_multiple");
   atom_untried = enif_make_atom(env, "untried");
   atom_one_execute = enif_make_atom(env, "one_execute");
   atom_chunked = enif_make_atom(env, "chunked");
-  atom_profile_level = enif_make_atom(env, "profile_level");
-  atom_profile_max_events = enif_make_atom(env, "profile_max_events");
+  /* the options' atoms too (call_options.c): at load and upgrade, before any NIF runs */
+  nif_call_options_open(env);
   return call_type ? 0 : -1;
 }
 
@@ -242,47 +239,6 @@ static ERL_NIF_TERM bad(ErlNifEnv *env, const char *what) {
   return nif_make_error_msg(env, HTPU_EINVAL, "graph_submit: %s", what);
 }
 
-/* %{timeout_ns: non_neg_integer, priority: :default | :low | ..., perf_profile:,
- * batch_multiple:, profile_level: :basic | ..., profile_max_events:} -> *xo. 0, or -1. */
-int nif_get_call_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_exec_options *xo) {
-  ERL_NIF_TERM v;
-  if (!enif_is_map(env, map)) return -1;
-  if (enif_get_map_value(env, map, atom_timeout_ns, &v)) {
-    ErlNifUInt64 ns;
-    if (!enif_get_uint64(env, v, &ns)) return -1;
-    xo->timeout_ns = ns;
-  }
-  if (enif_get_map_value(env, map, atom_priority, &v)) {
-    char name[32];
-    htpu_priority p;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0) return -1;
-    if (htpu_priority_from_name(name, &p)) return -1;
-    xo->priority = (int)p;
-  }
-  if (enif_get_map_value(env, map, atom_batch_multiple, &v)) {
-    unsigned k;
-    if (!enif_get_uint(env, v, &k) || k == 0) return -1;
-    xo->batch_multiple = k > 1 ? k : 0;
-  }
-  if (enif_get_map_value(env, map, ATOMS.perf_profile, &v) &&
-      nif_get_perf_profile(env, v, &xo->perf_profile))
-    return -1;
-  if (enif_get_map_value(env, map, atom_profile_level, &v) && !enif_is_identical(v, ATOMS.nil)) {
-    char name[16];
-    htpu_profile_level l;
-    if (enif_get_atom(env, v, name, sizeof name, ERL_NIF_LATIN1) <= 0 ||
-        htpu_profile_level_from_name(name, &l) != 0)
-      return -1;
-    xo->profile_level = (int)l;
-  }
-  if (enif_get_map_value(env, map, atom_profile_max_events, &v)) {
-    unsigned n;
-    if (!enif_get_uint(env, v, &n)) return -1;
-    xo->profile_max_events = n;
-  }
-  return 0;
-}
-
 /* Inputs ([{binary, dtype}], held in c->env) and outputs ([dtype], fresh binaries) of c. */
 static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_NIF_TERM outs) {
   ERL_NIF_TERM head, tail = ins;
@@ -331,11 +287,79 @@ static ERL_NIF_TERM take_io(ErlNifEnv *env, nif_call *c, ERL_NIF_TERM ins, ERL_N
   return 0;
 }
 
+/* A new call resource for n_in inputs and n_out outputs of g (kept until done), its buffers
+ * allocated and the tag copied into its environment; NULL out of memory (anything taken then
+ * freed by the destructor). */
+static nif_call *call_new(nif_graph *g, unsigned n_in, unsigned n_out,
+                          const htpu_exec_options *xo, uint64_t t0, ERL_NIF_TERM tag) {
+  nif_call *c = enif_alloc_resource(call_type, sizeof *c);
+  if (!c) return NULL;
+  memset(c, 0, sizeof *c);
+  atomic_fetch_add(&live_calls, 1);
+  atomic_init(&c->claimed, 0);
+  c->t0 = t0;
+  c->rows = xo->batch_multiple > 1 ? xo->batch_multiple : 1;
+  c->profiled = xo->profile_level != HTPU_PROFILE_OFF;
+  c->n_in = n_in;
+  c->n_out = n_out;
+  c->lock = enif_mutex_create("htpu_submitted_call");
+  c->env = enif_alloc_env();
+  c->io = enif_alloc((n_in + n_out + 1) * sizeof *c->io);
+  c->copies = enif_alloc((n_in + 1) * sizeof *c->copies);
+  c->outs = enif_alloc((n_out + 1) * sizeof *c->outs);
+  /* the destructor frees the copies it finds: none yet, even when an allocation failed */
+  if (c->copies) memset(c->copies, 0, (n_in + 1) * sizeof *c->copies);
+  if (!c->lock || !c->env || !c->io || !c->copies || !c->outs) {
+    enif_release_resource(c);
+    return NULL;
+  }
+  c->graph = g;
+  enif_keep_resource(g);
+  c->tag = enif_make_copy(c->env, tag);
+  return c;
+}
+
+/* The core refused the call (rc): its error term, and the core's reference and the monitor
+ * given back. A batch's conversion error (at submit: the core converts the inputs there) names
+ * its row group in the message only: {:error, reason, chunk} as a failed chunk's. */
+static ERL_NIF_TERM submit_refused(ErlNifEnv *env, nif_call *c, int rc) {
+  ERL_NIF_TERM ret = nif_make_error(env, rc);
+  const char *rg = c->rows > 1 ? strstr(htpu_last_error(), "(row group ") : NULL;
+  const ERL_NIF_TERM *e;
+  int arity;
+  if (rg && enif_get_tuple(env, ret, &arity, &e) && arity == 2)
+    ret = enif_make_tuple3(env, e[0], e[1],
+                           enif_make_uint(env, (unsigned)strtoul(rg + 11, NULL, 10)));
+  if (c->monitored) enif_demonitor_process(env, c, &c->mon);
+  c->monitored = 0;
+  enif_release_resource(c); /* the core's, which it did not take */
+  return ret;
+}
+
+/* Hands c to the core, the caller monitored: {:ok, call_ref} or the error term. */
+static ERL_NIF_TERM submit_to_core(ErlNifEnv *env, nif_call *c, htpu_graph *h,
+                                   htpu_exec_options *xo) {
+  xo->output_dims = c->dims;
+  if (!enif_self(env, &c->pid)) return bad(env, "not called from a process");
+  c->monitored = enif_monitor_process(env, c, &c->pid, &c->mon) == 0;
+  enif_keep_resource(c); /* the core's, until done */
+  htpu_call *call = NULL;
+  int rc = htpu_graph_submit(h, c->io, c->n_in, c->io + c->n_in, c->n_out, xo, on_done, c, &call);
+  if (rc) return submit_refused(env, c, rc);
+  enif_mutex_lock(c->lock);
+  c->call = call;
+  int stop = c->discard && !c->ended; /* the caller died before the call was known */
+  enif_mutex_unlock(c->lock);
+  if (stop) htpu_call_cancel(call);
+  atomic_fetch_add(&calls_submitted, 1);
+  return enif_make_tuple2(env, ATOMS.ok, enif_make_resource(env, c));
+}
+
 /* graph_submit(graph_ref, [{binary, dtype}], [dtype], opts_map, tag)
  *   -> {:ok, call_ref} | {:error, reason}
- * opts_map: nif_get_call_options. With a profile_level the call carries a profile (the core
- * reads it on its worker) and its answer is {:ok, outputs, stats, profile} (nif_profile_answer:
- * the profile's map, or {:dropped, error} when it could not be read).
+ * opts_map: nif_get_call_options (call_options.h). With a profile_level the call carries a
+ * profile (the core reads it on its worker) and its answer is {:ok, outputs, stats, profile}
+ * (nif_profile_answer: the profile's map, or {:dropped, error} when it could not be read).
  * Normal scheduler: decoding, a memcpy at most (alignment, or the core's copy mode), the
  * core's checks and a queue insert; the execute and its conversions run on the core's worker. */
 ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -364,65 +388,10 @@ ERL_NIF_TERM nif_graph_submit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     return nif_make_error_msg(env, HTPU_EMISMATCH,
                               "the graph has %u inputs and %u outputs; given %u and %u",
                               g->num_inputs, g->num_outputs, n_in, n_out);
-
-  nif_call *c = enif_alloc_resource(call_type, sizeof *c);
+  nif_call *c = call_new(g, n_in, n_out, &xo, t0, argv[4]);
   if (!c) return nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (submit)");
-  memset(c, 0, sizeof *c);
-  atomic_fetch_add(&live_calls, 1);
-  atomic_init(&c->claimed, 0);
-  c->t0 = t0;
-  c->rows = xo.batch_multiple > 1 ? xo.batch_multiple : 1;
-  c->profiled = xo.profile_level != HTPU_PROFILE_OFF;
-  c->n_in = n_in;
-  c->n_out = n_out;
-  c->lock = enif_mutex_create("htpu_submitted_call");
-  c->env = enif_alloc_env();
-  c->io = enif_alloc((n_in + n_out + 1) * sizeof *c->io);
-  c->copies = enif_alloc((n_in + 1) * sizeof *c->copies);
-  c->outs = enif_alloc((n_out + 1) * sizeof *c->outs);
-  ERL_NIF_TERM ret;
-  if (!c->lock || !c->env || !c->io || !c->copies || !c->outs) {
-    ret = nif_make_error_msg(env, HTPU_ENOMEM, "out of memory (submit)");
-    goto out;
-  }
-  memset(c->copies, 0, (n_in + 1) * sizeof *c->copies);
-  c->graph = g;
-  enif_keep_resource(g);
-  c->tag = enif_make_copy(c->env, argv[4]);
-  if ((ret = take_io(env, c, argv[1], argv[2]))) goto out;
-  xo.output_dims = c->dims;
-  if (!enif_self(env, &c->pid)) {
-    ret = bad(env, "not called from a process");
-    goto out;
-  }
-  c->monitored = enif_monitor_process(env, c, &c->pid, &c->mon) == 0;
-
-  enif_keep_resource(c); /* the core's, until done */
-  htpu_call *call = NULL;
-  int rc = htpu_graph_submit(h, c->io, n_in, c->io + n_in, n_out, &xo, on_done, c, &call);
-  if (rc) {
-    ret = nif_make_error(env, rc);
-    /* A batch's conversion error (at submit: the core converts the inputs there) names its
-     * row group in the message only: {:error, reason, chunk} as a failed chunk's. */
-    const char *rg = c->rows > 1 ? strstr(htpu_last_error(), "(row group ") : NULL;
-    const ERL_NIF_TERM *e;
-    int arity;
-    if (rg && enif_get_tuple(env, ret, &arity, &e) && arity == 2)
-      ret = enif_make_tuple3(env, e[0], e[1],
-                             enif_make_uint(env, (unsigned)strtoul(rg + 11, NULL, 10)));
-    if (c->monitored) enif_demonitor_process(env, c, &c->mon);
-    c->monitored = 0;
-    enif_release_resource(c);
-    goto out;
-  }
-  enif_mutex_lock(c->lock);
-  c->call = call;
-  int stop = c->discard && !c->ended; /* the caller died before the call was known */
-  enif_mutex_unlock(c->lock);
-  if (stop) htpu_call_cancel(call);
-  atomic_fetch_add(&calls_submitted, 1);
-  ret = enif_make_tuple2(env, ATOMS.ok, enif_make_resource(env, c));
-out:
+  ERL_NIF_TERM ret = take_io(env, c, argv[1], argv[2]);
+  if (!ret) ret = submit_to_core(env, c, h, &xo);
   enif_release_resource(c); /* the term's (or nobody's: then the destructor frees all) */
   return ret;
 }

@@ -48,10 +48,6 @@ int nif_exec_options(ErlNifEnv *env, ERL_NIF_TERM profile, htpu_exec_options *xo
 /* The stats map of one execute: the core's figures, :nif_ns since t0, :scheduler. */
 ERL_NIF_TERM nif_make_exec_stats(ErlNifEnv *env, const htpu_exec_stats *st, ErlNifTime t0,
                                  ERL_NIF_TERM scheduler);
-/* The load options map of context_open_file/3 and context_open_binary/3 (priority,
- * timeout_ns, exec_timeout_ns, graph: the graph name is copied into `graph`). 0, or -1. */
-int nif_get_load_options(ErlNifEnv *env, ERL_NIF_TERM map, htpu_load_options *lo, char *graph,
-                         size_t graph_len);
 /* A map from parallel key and value arrays (keys distinct). */
 ERL_NIF_TERM nif_make_map(ErlNifEnv *env, ERL_NIF_TERM *keys, ERL_NIF_TERM *vals, size_t n);
 

@@ -1,6 +1,6 @@
 /*
  * build_text.c - libFuzzer target for the reference model builder's text parser,
- * ref_build_from_text_at (reference/model/build_lex.c, build_text.c): what htpu-refbuild and
+ * ref_build_from_text_at (reference/model/build_lex.c, build_*.c): what htpu-refbuild and
  * the Elixir tests feed their model descriptions through.
  *
  * Per input (as a NUL-terminated text): build. A failure must leave no output and name the

@@ -150,6 +150,17 @@ def frame_seed(fmt, w, h, data, crop=None, dtype=0, ih=16, iw=16, flags=0x40, pa
     return hdr + data
 
 
+def wide_frame_seed(fmt, w, h, stride, uv_offset, data, crop=None, dtype=0, ih=16, iw=16,
+                    flags=0x40, pad=114 & 0x3f):
+    """The wide variant: the small header (its sizes unused), then full-range sizes."""
+    hdr = bytearray(frame_seed(fmt, 0, 0, b"", crop=(0, 0, 0, 0) if crop else None, dtype=dtype,
+                               ih=ih, iw=iw, flags=flags, pad=pad))
+    hdr[0] = 2
+    hdr += struct.pack("<IIIQ", w, h, stride, uv_offset)
+    hdr += struct.pack("<HHHH", *(crop or (0, 0, 0, 0)))
+    return bytes(hdr) + data
+
+
 def head_seed(head, layout, dtype, nout, rank, dims, score, iou, max_det, opts, values):
     """fuzz/vision.c's decode layout: the head description, then the bytes of its outputs."""
     return bytes([1, head, layout, dtype, nout - 1, rank - 1] + [d - 1 for d in dims] +
@@ -182,6 +193,27 @@ def vision():
                                            bytes((i * 29) & 0xFF for i in range(88))))
     write("vision", "aihub_i8", head_seed(3, 0, 1, 3, 3, [1, 5, 4, 1], 40, 140, 6, 0x02 | 0x10,
                                            bytes((i * 53) & 0xFF for i in range(20))))
+    # wide frames: sizes that wrap 32 and 64 bits, a UV offset near SIZE_MAX, a valid one
+    write("vision", "wide_rgba_2g", wide_frame_seed(3, 1 << 31, 1 << 31, 0, 0, ramp(16)))
+    write("vision", "wide_nv12_uv_wrap", wide_frame_seed(7, 2, 2, 0, (1 << 64) - 1, ramp(6)))
+    write("vision", "wide_nv12_uv_ok", wide_frame_seed(7, 4, 2, 6, 14, ramp(20),
+                                                       crop=(1, 0, 2, 2)))
+    write("vision", "wide_stride_max", wide_frame_seed(1, 65535, 65535, (1 << 32) - 1, 0,
+                                                       ramp(64)))
+    # wide heads: AI Hub with f32 class ids (up to 2^32 and past), an empty dynamic axis, dims
+    # that claim more than the bytes, the Ultralytics box mapping
+    ids = struct.pack("<5f", 3.0e9, 4294967040.0, 4294967296.0, 7.0, 1.0)
+    boxes = b"".join(struct.pack("<4f", 4 * a, 4 * a, 4 * a + 10, 4 * a + 10) for a in range(5))
+    scores = struct.pack("<5f", 0.9, 0.8, 0.7, 0.6, 0.5)
+    wide = bytearray(head_seed(3, 0, 5, 3, 3, [1, 5, 4, 1], 40, 140, 6, 0, b""))
+    wide[0] = 3
+    write("vision", "wide_aihub_f32_ids", bytes(wide) + bytes([1 << 2]) + boxes + scores + ids)
+    write("vision", "wide_empty_anchor_axis",
+          bytes([3, 1, 1, 5, 0, 2, 0, 23, 0, 0, 60, 140, 10, 0, 1]) + ramp(64))
+    write("vision", "wide_lying_dims",
+          bytes([3, 1, 1, 0, 0, 2, 0, 5, 7, 0, 60, 140, 10, 0, 2]) + ramp(64))
+    write("vision", "wide_ultralytics_mapping",
+          bytes([3, 1, 1, 0, 0, 2, 0, 5, 7, 0, 60, 140, 10, 0, 16]) + ramp(64))
 
 
 def main():

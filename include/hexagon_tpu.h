@@ -298,9 +298,11 @@ typedef struct htpu_model_info {
   const htpu_model_source *source; /* NULL for a raw context binary; else the ONNX model's
                                       facts (owned by the same info) */
   const htpu_graph_memory *graph_memory; /* num_graphs entries, in the order of graphs */
-  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps a copy) */
-  /* What loading it is expected to cost the host, in bytes: the binary the context keeps, the
-   * largest spill-fill buffer (one per context), and per graph its I/O, op data, constants and
+  uint64_t binary_bytes;        /* the context binary's size (a loaded context keeps it:
+                                   copied, or mapped or lent, htpu_context_load_info) */
+  /* What loading it is expected to cost the host, in bytes: the binary the context keeps (its
+   * pages are the page cache's where it is mapped), the largest spill-fill buffer (one per
+   * context, or per group sharing one), and per graph its I/O, op data, constants and
    * DDR tensors, shared weights once (docs/board.md, "Memory"). A floor when a graph reports
    * no blob info, or only version 1 (no sizes but the spill-fill). */
   uint64_t load_estimate_bytes;
@@ -447,6 +449,14 @@ typedef struct htpu_runtime_options {
                                    submitted together); one more is refused with HTPU_EBUSY.
                                    0 = HTPU_DEFAULT_QUEUE_LIMIT: none (memory bounds it; each
                                    waiting submitted call holds its converted inputs) */
+  int spill_fill_sharing;       /* default 0: each context its own spill-fill buffer. 1: the
+                                   contexts of the runtime share one (HTP's
+                                   REGISTER_MULTI_CONTEXTS), sized by the first context of the
+                                   group (the largest of a htpu_context_open_many call), where
+                                   the backend takes it: one buffer instead of one per model,
+                                   but the group's executes then run one context at a time
+                                   (about half the calls/s of two models executing at once in
+                                   the bench; docs/board.md, "What a model costs") */
   /* The cross-process NPU lock (docs/board.md, "One NPU user at a time"): backend/device
    * creation and every context creation (a load, a recovery) hold an advisory flock on this
    * file, taken before the process's own execute gate, so two programs using hexagon_tpu never
@@ -614,6 +624,15 @@ typedef struct htpu_runtime_info {
                                      no HTP release announces it): up to
                                      HTPU_ASYNC_DEPTH per graph, bounded on the host (an async
                                      call gets no signal: 309 is not asked) */
+  /* loading (htpu_load_options, htpu_context_open_many) */
+  int persistent_binary;          /* 208: QNN is told the binary stays (no copy of its own) */
+  int enable_graphs;              /* 206: htpu_load_options.graphs reaches QNN */
+  int memory_limit_hint;          /* 207: htpu_load_options.memory_limit_mb reaches QNN */
+  int list_load;                  /* 212 and the slot: htpu_context_open_many loads at once */
+  int spill_fill_sharing;         /* contexts share a spill-fill buffer (the option, and the
+                                     backend has not refused it) */
+  const char *spill_fill_note;    /* why they do not (the option off, or the backend's
+                                     refusal); "" when they do */
 } htpu_runtime_info;
 
 /* Changes the runtime's performance profile (the vote is replaced; DEFAULT releases it).
@@ -631,8 +650,11 @@ HTPU_API size_t htpu_runtime_last_error(htpu_runtime *rt, char *buf, size_t len)
 /* ---- context ------------------------------------------------------------------------------ */
 
 /* Deserializes one context binary (QnnContext_createFromBinary) after reading its metadata
- * through the system library. The context keeps its own copy of the binary (it is needed to
- * recreate the context after a DSP restart), so the caller's buffer need NOT outlive the call.
+ * through the system library. The context keeps the binary for its whole life (QNN is told so
+ * where it announces PERSISTENT_BINARY, and a recreate after a DSP restart needs it): a file
+ * is mapped where its content cannot change while it is (a read-only file system such as the
+ * Nerves root file system, a sealed memfd), else copied; a buffer is copied (or lent:
+ * htpu_load_options.buffer_release), so the caller's buffer need NOT outlive the call.
  * Waits for the runtime's in-flight executes. The context holds a reference on the runtime.
  * An ONNX EPContext model is taken too ("models wrapped in ONNX" above): its binary is loaded
  * (one of several: htpu_load_options.graph), and the model info's `source` describes the file.
@@ -658,7 +680,8 @@ typedef struct htpu_context_memory {
   uint64_t weights_bytes;      /* the persistent weights buffer */
   uint64_t spill_fill_bytes;   /* the largest spill-fill buffer of the context's graphs */
   uint64_t buffer_alignment;   /* the alignment its persistent buffers need */
-  uint64_t binary_bytes;       /* the binary copy the context keeps for recovery (always) */
+  uint64_t binary_bytes;       /* the binary the context keeps for recovery (always; mapped,
+                                  copied or lent: htpu_context_get_load_info) */
   char note[256];              /* why not reported ("" when reported) */
 } htpu_context_memory;
 /* Asks the backend (no call at all where it does not announce the properties). Safe while
@@ -1136,14 +1159,87 @@ typedef struct htpu_load_options {
                                      runtime option; 0: the runtime's */
   const char *graph;              /* an ONNX model holding several context binaries: load the
                                      one that holds this graph (HTPU_ENOT_FOUND listing each
-                                     context's graphs when none does). NULL: the model's only
-                                     context; with several, HTPU_EINVAL listing them */
+                                     context's graphs when none does). NULL: the one holding
+                                     graphs[0] (below) when graphs are named, else the model's
+                                     only context; with several, HTPU_EINVAL listing them */
+  /* Only these graphs of the binary are deserialized (QNN's ENABLE_GRAPHS config where the
+   * backend announces it, htpu_runtime_info.enable_graphs; elsewhere every graph is, and the
+   * API behaves the same): htpu_graph_open of another is HTPU_ENOT_FOUND naming this option.
+   * A name the binary does not hold is HTPU_ENOT_FOUND listing the names it holds. NULL (or
+   * num_graphs 0): every graph. The names are copied. */
+  const char *const *graphs;
+  uint32_t num_graphs;
+  uint64_t memory_limit_mb;       /* QNN's memory-limit hint for the context (MB) where the
+                                     backend announces it (htpu_runtime_info.memory_limit_hint;
+                                     elsewhere not passed, see htpu_context_load_info); 0: none */
+  int copy_binary;                /* nonzero: a file is copied even where it could be mapped
+                                     (htpu_context_open_file_ex) */
+  /* A buffer load (htpu_context_open_buffer_ex, or a buffer request of
+   * htpu_context_open_many) with a release function lends the buffer instead of having it
+   * copied: it must stay valid and unchanged until buffer_release(buffer_release_arg) is
+   * called, exactly once (also when the load fails), from whichever thread frees the context
+   * (possibly a graph close or a runtime close). NULL: the buffer is copied. */
+  void (*buffer_release)(void *arg);
+  void *buffer_release_arg;
 } htpu_load_options;
 /* htpu_context_open_file / _buffer with options (NULL = none). */
 HTPU_API int htpu_context_open_file_ex(htpu_runtime *rt, const char *path,
                                        const htpu_load_options *opts, htpu_context **out);
 HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size_t len,
                                          const htpu_load_options *opts, htpu_context **out);
+
+/* ---- several models at once, and what a load holds ------------------------------------------
+ * docs/board.md, "What a model costs": memory and time, and the options that reduce them. */
+
+/* One model of htpu_context_open_many: a file (path) or a buffer (buf, len), its options
+ * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. */
+typedef struct htpu_load_request {
+  const char *path;              /* a context binary file, or NULL for buf/len */
+  const void *buf;
+  size_t len;
+  const htpu_load_options *opts;
+  htpu_context *ctx;             /* out: the context (the caller's to close); NULL on failure */
+  int rc;                        /* out: 0 or the HTPU_E* code of this model's failure */
+  uint32_t qnn_code;             /* out: the QNN code involved in it (0: none) */
+  char *error;                   /* optional: this model's failure message is copied here */
+  size_t error_len;              /* (truncated with "..." to error_len - 1 bytes) */
+} htpu_load_request;
+
+/* Loads n models in one call. Where the backend announces contextCreateFromBinaryListAsync
+ * (capability 212, htpu_runtime_info.list_load) they are created by one call and
+ * deserialized at once (the backend's threads), so n loads take about as long as the
+ * slowest; elsewhere one after another, with the same results. Each model gets what
+ * htpu_context_open_*_ex would give it: its load timeout (the list's timeout signal runs to
+ * the latest deadline; a model created past its own is freed and gets HTPU_ETIMEDOUT),
+ * priority, graphs, profile and its own error. The execute gate is held exclusively from
+ * before the first load to after the last model's notification: no execute runs beside any
+ * of them (as for a single load), and the models load beside each other only. Returns 0 when
+ * every model loaded, else the code of the first that failed (in request order); the models
+ * that loaded are returned either way. HTPU_EINVAL for a NULL reqs or n 0. */
+HTPU_API int htpu_context_open_many(htpu_runtime *rt, htpu_load_request *reqs, size_t n);
+
+/* How a context's binary is held and what its load passed to QNN (htpu_context_get_load_info).
+ * Strings are owned by the context and valid while it is open. */
+typedef struct htpu_context_load_info {
+  const char *binary;            /* "mapped", "copied" or "lent" */
+  const char *binary_note;       /* why: "mapped: squashfs has no write support, ..." */
+  uint64_t binary_bytes;
+  uint64_t binary_copy_bytes;    /* of them copied by the library (0 when mapped or lent) */
+  int persistent_binary;         /* QNN was told the binary stays (PERSISTENT_BINARY, 208) */
+  uint32_t graphs_enabled;       /* graphs that may be opened (all, unless graphs was given) */
+  int enable_graphs_passed;      /* only those were deserialized (ENABLE_GRAPHS, 206) */
+  uint64_t memory_limit_mb;      /* the hint asked for */
+  int memory_limit_passed;       /* and given to QNN (207) */
+  uint64_t spill_fill_bytes;     /* its graphs' spill-fill buffer (the largest of the enabled
+                                    graphs', from the binary's graph blob info; 0 unknown) */
+  uint64_t spill_fill_group;     /* nonzero: the group of contexts sharing one spill-fill buffer
+                                    it belongs to (htpu_runtime_options.spill_fill_sharing) */
+  uint64_t spill_fill_group_bytes; /* that shared buffer's size */
+  const char *spill_fill_note;   /* why it shares none ("" when it does) */
+  int list_loaded;               /* came up through contextCreateFromBinaryListAsync */
+  uint64_t load_ns;              /* the load's own time (introspection to creation) */
+} htpu_context_load_info;
+HTPU_API int htpu_context_get_load_info(htpu_context *ctx, htpu_context_load_info *out);
 
 /* Writers. Each returns 0, HTPU_EINVAL (NULL profile or path) or HTPU_EIO naming the path and
  * the reason. A path that exists and is not a regular file (a terminal, pipe, FIFO or device;
@@ -1206,11 +1302,14 @@ typedef struct htpu_thermal_zone {
   int state;                  /* an htpu_reading_state, of temp_mc */
   int64_t temp_mc;            /* millidegrees C; HTPU_BOARD_NO_TEMP unless state is ok */
   char note[256];             /* why state is not ok: the path and the cause; "" when ok */
-  uint32_t num_trips;         /* trip points read (at most HTPU_BOARD_MAX_TRIPS) */
+  uint32_t num_trips;         /* trip points listed (at most HTPU_BOARD_MAX_TRIPS) */
   htpu_trip_point trips[HTPU_BOARD_MAX_TRIPS];
   int64_t hot_mc;             /* the lowest trustworthy trip of type "hot", else of type
-                                 "passive"; HTPU_BOARD_NO_TEMP when none */
+                                 "passive", among all the zone's trip points (listed or not);
+                                 HTPU_BOARD_NO_TEMP when none */
   int64_t critical_mc;        /* the lowest trustworthy "critical" trip, or HTPU_BOARD_NO_TEMP */
+  uint32_t trips_skipped;     /* trip points past the first HTPU_BOARD_MAX_TRIPS: read for
+                                 hot_mc and critical_mc, not listed in trips */
 } htpu_thermal_zone;
 
 typedef struct htpu_cpu_policy {
@@ -1279,7 +1378,8 @@ HTPU_API int htpu_board_load_between(const htpu_board *earlier, const htpu_board
                                      htpu_board_load *out);
 
 /* A process that holds the CDSP's FastRPC device open (/dev/fastrpc-cdsp*): on the board,
- * another program using the NPU. */
+ * another program using the NPU, or one of FastRPC's own daemons (docs/board.md, "One NPU user
+ * at a time": who counts as a user). */
 typedef struct htpu_npu_user {
   int32_t pid;
   char comm[32];              /* /proc/PID/comm ("" when unreadable) */
@@ -1291,15 +1391,22 @@ typedef struct htpu_npu_user {
 } htpu_npu_user;
 
 typedef struct htpu_npu_users {
-  uint32_t count;
+  uint32_t count;             /* the other NPU users: every holder but the daemons below */
   htpu_npu_user *users;       /* in pid order */
   uint32_t unexamined;        /* processes whose descriptors could not be listed (another
                                  user's, without privileges): a user may hide among them */
   char note[256];             /* why no process could be examined (no /proc); "" */
+  uint32_t num_daemons;       /* FastRPC's daemons holding the device (cdsprpcd, adsprpcd,
+                                 sdsprpcd, gdsprpcd: started at boot, they attach to the DSP's
+                                 root process domain and keep the device open for good): */
+  htpu_npu_user *daemons;     /* expected on a board, not users; in pid order */
 } htpu_npu_users;
 
 /* Scans /proc/PID/fd under `root` for descriptors on /dev/fastrpc-cdsp* (their link targets;
- * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). Errors (*out NULL):
+ * nothing is followed), skipping exclude_pid (the caller's own pid, or 0). A holder is a
+ * FastRPC daemon (in `daemons`, not counted) when its name (/proc/PID/comm) is one of the
+ * daemons', its executable (/proc/PID/exe, when readable) has that name too, and it maps no
+ * QNN library; every other holder is a user, whatever it maps. Errors (*out NULL):
  * HTPU_EINVAL, HTPU_ENOMEM. Free with htpu_npu_users_free (NULL is a no-op). Thread-safe. */
 HTPU_API int htpu_npu_users_read(const char *root, int32_t exclude_pid, htpu_npu_users **out);
 HTPU_API void htpu_npu_users_free(htpu_npu_users *u);
@@ -1357,6 +1464,9 @@ typedef struct htpu_stats {
   uint64_t frees_deferred;     /* context, runtime and FastRPC buffer frees that could not have
                                   the gate at once (an execute in flight was stuck) and were
                                   done later on a thread of the core's, so their close returned */
+  uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
+  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
+  uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
   uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
                                   creation, or another thread's) */
   uint64_t npu_lock_waiting;   /* ... waiting now */
@@ -1401,9 +1511,15 @@ typedef struct htpu_rect {
   uint32_t x, y, width, height;
 } htpu_rect;
 
+/* The largest frame side (width, height, a crop's) and image input side htpu_preprocess takes,
+ * in pixels; larger is HTPU_EINVAL naming it. Every size computed from them then fits 64 bits
+ * (and a row's byte offsets 32). */
+#define HTPU_VISION_MAX_SIDE 65535u
+
 /* One camera frame, borrowed for the call. Rows are `stride` bytes apart (V4L2's bytesperline:
  * VPU buffers are padded); the last row need not be padded. `size` is what may be read at
- * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. */
+ * `data`: a frame whose rows (or UV plane) would end past it is refused, never read. Width and
+ * height are at most HTPU_VISION_MAX_SIDE. */
 typedef struct htpu_frame {
   const void *data;
   size_t size;
@@ -1472,10 +1588,11 @@ typedef struct htpu_geometry {
                                            on both axes when letterboxed */
 } htpu_geometry;
 
-/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x + region.x (likewise y),
- * then clipped to the region ([region.x, region.x + region.width]), as Ultralytics'
- * scale_boxes and clip_boxes do (the division in float, by (float)scale). n points, xy
- * interleaved, in place. */
+/* Input coordinates -> frame pixels: x = (x - pad_left) / scale_x, clipped to [0,
+ * region.width], + region.x (likewise y), in float (the division by (float)scale_x): the
+ * inverse of the letterbox, with the padding it applied. (Ultralytics' scale_boxes recomputes
+ * its padding from the gain instead, which differs by one pixel for some sizes: see
+ * HTPU_MAP_ULTRALYTICS.) n points, xy interleaved, in place. */
 HTPU_API void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n);
 
 /* Writes `frame` into one graph input: `input` is that input's tensor info (htpu_graph_input;
@@ -1516,6 +1633,22 @@ typedef enum htpu_head_layout {
   HTPU_HEAD_ANCHORS_FIRST       /* [1, A, C] */
 } htpu_head_layout;
 
+/* How boxes and keypoints go back from input pixels to frame pixels (with a geometry). */
+typedef enum htpu_box_mapping {
+  HTPU_MAP_LETTERBOX = 0,  /* through the padding the letterbox applied (the geometry's
+                              pad_left, pad_top) and its scale: a point maps to the frame pixel
+                              that was drawn there */
+  HTPU_MAP_ULTRALYTICS,    /* Ultralytics' predict: boxes as scale_boxes, gain = min(input h /
+                              region h, input w / region w) and padding round((input w - region w
+                              x gain) / 2 - 0.1) recomputed from the sizes, keypoints as
+                              scale_coords with the unrounded (input w - region w x gain) / 2;
+                              one pixel off the letterbox's padding for some sizes (100x62 into
+                              640x640: top 122, where the image starts at row 121). For a
+                              geometry whose scale_x and scale_y differ (stretch) it is the same
+                              as HTPU_MAP_LETTERBOX */
+  HTPU_MAP_COUNT
+} htpu_box_mapping;
+
 typedef struct htpu_decode_options {
   htpu_head head;            /* default HTPU_HEAD_AUTO */
   htpu_head_layout layout;   /* default HTPU_HEAD_LAYOUT_AUTO */
@@ -1525,10 +1658,14 @@ typedef struct htpu_decode_options {
                                 default 0.7 (Ultralytics' predict) */
   uint32_t max_detections;   /* default 300 */
   uint32_t max_candidates;   /* the best this many candidates go to NMS; default 30000 */
-  uint32_t num_classes;      /* 0: from the shape (pose: 1) */
+  uint32_t num_classes;      /* 0: from the shape (pose: 1). AI Hub class outputs: an id (the
+                                value rounded to the nearest integer) at or past num_classes
+                                is HTPU_EINVAL naming the anchor; with 0 any id 0..2^32-1 is
+                                taken as it is (a label table must then expect any id) */
   uint32_t num_keypoints;    /* pose: 0: from the shape */
   uint32_t keypoint_dims;    /* pose: 2 or 3; default 3 */
   int agnostic;              /* one NMS across all classes; default 0: per class */
+  htpu_box_mapping box_mapping; /* default HTPU_MAP_LETTERBOX */
 } htpu_decode_options;
 
 /* Fills defaults. Always call it before setting fields, so new fields get defaults. */
@@ -1552,7 +1689,10 @@ typedef struct htpu_decode_info {
 
 /* Decodes a detector's outputs: `outputs` the graph's output tensor infos (e.g.
  * htpu_graph_get_info(g)->outputs), `data[i]` output i's bytes in its own type (exactly
- * byte_size). Candidates (score > threshold, compared in the quantized domain: only they are
+ * byte_size; each info's dims must match its num_elements and byte_size). For an output with
+ * dynamic dimensions pass its info as the execute produced it (dims from
+ * htpu_exec_options.output_dims, num_elements and byte_size to match): the rest of its buffer
+ * is not an answer. Candidates (score > threshold, compared in the quantized domain: only they are
  * dequantized) are ordered by score (then by anchor), the best max_candidates kept, greedy NMS
  * applied per class, and the first max_detections written to `out` (capacity at least
  * max_detections) with their boxes mapped through `geometry` (NULL: left in input pixels,

@@ -1,3 +1,5 @@
+# The package's front door: its public functions and their docs (with doctests); the work
+# behind them lives in the HexagonTpu.* modules.
 defmodule HexagonTpu do
   @moduledoc """
   Run pre-compiled neural networks (QNN context binaries) on the Qualcomm Hexagon NPU.
@@ -37,7 +39,7 @@ defmodule HexagonTpu do
   or without Nx; with Nx they may be tensors (`Nx.tensor([[1.0, 2.0, 3.0, 4.0]])`).
   """
 
-  alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
+  alias HexagonTpu.{Context, Error, Graph, NIF}
 
   @typedoc "A loaded model: one graph, ready to run."
   @type model :: Graph.t()
@@ -49,7 +51,10 @@ defmodule HexagonTpu do
 
   ## Options
 
-    * `:graph` - the graph's name when the context holds several
+    * `:graph` - the graph's name when the context holds several: only that graph is loaded
+      (the others are never deserialized, where the backend announces it); of an ONNX
+      EPContext model holding several context binaries, the one holding it
+    * `:memory_limit_mb`, `:mapping` - see `HexagonTpu.Context.load/3`
     * `:scheduler` - where the model's executes run by default: `:auto` (default: on the
       caller's normal scheduler once the model's calls are known to be short, else on a dirty
       IO scheduler), `:dirty_io` or `:normal`; `predict/3` takes it per call too. See
@@ -104,89 +109,59 @@ defmodule HexagonTpu do
       "the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open"
   """
   @spec load_model(Context.source(), keyword()) :: {:ok, model()} | {:error, Error.t()}
-  def load_model(source, opts \\ []) do
-    HexagonTpu.Telemetry.load_span(%{source: telemetry_source(source)}, fn ->
-      do_load_model(source, opts)
-    end)
-  end
+  def load_model(source, opts \\ []), do: HexagonTpu.Models.Load.load_model(source, opts)
 
-  # Never the model bytes themselves: handlers would receive megabytes on every load.
-  defp telemetry_source({:binary, _}), do: :binary
-  defp telemetry_source({:file, path}), do: path
+  @doc """
+  Loads several context binaries in one call, one model each, as `load_model/2` would one by
+  one, and returns each one's result in order: `{:ok, [{:ok, model} | {:error, error}]}`.
 
-  defp telemetry_source(path) when is_binary(path) do
-    if byte_size(path) < 4096 and String.printable?(path), do: path, else: :binary
-  end
+  Where the backend announces `contextCreateFromBinaryListAsync` (`HexagonTpu.Runtime.info/1`'s
+  `:list_load`; QAIRT 2.25 to 2.33 do), the binaries are deserialized at once, so the call takes
+  about as long as the slowest load; elsewhere they load one after another, with the same
+  results. No execute runs beside the loads (as for one load). Each model keeps its own load
+  timeout, priority, graph and errors; with spill-fill sharing on (the runtime option
+  `spill_fill_sharing: true`; off by default), the models share one buffer sized by the
+  largest (its model is created first, alone).
 
-  defp telemetry_source(_other), do: :invalid
+  Each source is what `load_model/2` takes, or `{source, options}` with options of its own.
 
-  defp do_load_model(source, opts) do
-    rt_names = Runtime.option_names() -- [:env]
-    {rt_opts, own} = Options.split(opts, rt_names)
+  ## Options
 
-    spec = %{
-      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
-      scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
-      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil},
-      profile_every:
-        {&HexagonTpu.Profile.valid_every?/1, "a positive integer (executes per profile) or nil",
-         nil},
-      profile_level:
-        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed},
-      timeout: {&Graph.check_timeout/1, "", nil},
-      priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
-      queue_limit:
-        {&Context.valid_queue_limit?/1,
-         "a positive integer up to 4294967295 (calls) or nil (no limit)", nil}
-    }
+  `load_model/2`'s: the runtime options or `:runtime` (for all the models), and the model
+  options (`:graph`, `:scheduler`, `:timeout`, `:priority`, `:queue_limit`, `:memory_limit_mb`,
+  `:mapping`, `:profile_every`, `:profile_level`) as defaults each model's own override.
+  A bad option or source is an `{:error, error}` for the whole call, before anything loads.
 
-    with {:ok, o} <- Options.validate(own, spec, "HexagonTpu.load_model/2") do
-      # A shared runtime is held until the graph is open (and so keeps it in use).
-      # the load's :timeout bounds the shared runtime's open too, when it has to be opened
-      with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
-        load_opts =
-          for k <- [:timeout, :priority, :queue_limit, :graph], v = Map.get(o, k), do: {k, v}
+  ## Examples
 
-        where = "HexagonTpu.load_model/2"
+      iex> {:ok, [{:ok, add}, {:ok, scale}, {:error, missing}]} =
+      ...>   HexagonTpu.load_models(
+      ...>     ["add.bin", {{:binary, File.read!("add.bin")}, graph: "scale_u8"}, "missing.bin"],
+      ...>     backend: :reference, graph: "add_f32")
+      iex> {add.name, scale.name, missing.reason}
+      {"add_f32", "scale_u8", :io}
+      iex> Enum.each([add, scale], &HexagonTpu.close/1)
+      :ok
+  """
+  @spec load_models([Context.source() | {Context.source(), keyword()}], keyword()) ::
+          {:ok, [{:ok, model()} | {:error, Error.t()}]} | {:error, Error.t()}
+  def load_models(sources, opts \\ []), do: HexagonTpu.Models.Load.load_models(sources, opts)
 
-        with :ok <-
-               HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
-             {:ok, ctx} <- load_context(runtime, source, o.runtime, rt_opts, load_opts) do
-          # The graph keeps the context alive, so the model needs only the graph's handle.
-          result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
-          Context.close(ctx)
+  @doc """
+  Like `load_models/2`, but all or nothing: the models, or the first error raised as
+  `HexagonTpu.Error` (the models that did load are closed first).
 
-          with {:ok, g} <- result do
-            g = %{g | timeout: o.timeout, priority: o.priority}
-            {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
-          end
-        end
-      end)
-    end
-  end
+  ## Examples
 
-  # A shared runtime closed between Runtime.shared/1 and the load (Runtime.close_shared/0 in
-  # another process) is not the caller's doing: ask for the shared runtime again (shared/1
-  # opens a fresh one) and retry, a few times at most. A :closed runtime the caller passed
-  # stays an error.
-  @shared_load_attempts 3
-
-  defp load_context(runtime, source, nil = _given, rt_opts, load_opts),
-    do: load_shared(runtime, source, rt_opts, load_opts, @shared_load_attempts)
-
-  defp load_context(runtime, source, _given, _rt_opts, load_opts),
-    do: Context.load(runtime, source, load_opts)
-
-  defp load_shared(runtime, source, rt_opts, load_opts, attempts) do
-    case Context.load(runtime, source, load_opts) do
-      {:error, %Error{reason: :closed}} when attempts > 1 ->
-        with {:ok, fresh} <- Runtime.shared(rt_opts),
-             do: load_shared(fresh, source, rt_opts, load_opts, attempts - 1)
-
-      other ->
-        other
-    end
-  end
+      iex> [add, scale] = HexagonTpu.load_models!([{"add.bin", graph: "add_f32"},
+      ...>   {"add.bin", graph: "scale_u8"}], backend: :reference)
+      iex> {add.name, scale.name}
+      {"add_f32", "scale_u8"}
+      iex> Enum.each([add, scale], &HexagonTpu.close/1)
+      :ok
+  """
+  @spec load_models!([Context.source() | {Context.source(), keyword()}], keyword()) :: [model()]
+  def load_models!(sources, opts \\ []), do: HexagonTpu.Models.Load.load_models!(sources, opts)
 
   @doc """
   Profiles `model` on `inputs`: `:runs` executes (10) with a QNN profile of `:level`
@@ -233,7 +208,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) mismatch: graph 'add_f32' expects 2 input(s) (a, b), got 1
   """
   @spec profile!(model(), [Graph.input()], keyword()) :: HexagonTpu.Profile.t()
-  def profile!(model, inputs, opts \\ []), do: unwrap!(profile(model, inputs, opts))
+  def profile!(model, inputs, opts \\ []), do: Error.unwrap!(profile(model, inputs, opts))
 
   @doc """
   Like `load_model/2`, raising `HexagonTpu.Error`.
@@ -248,7 +223,7 @@ defmodule HexagonTpu do
       ** (HexagonTpu.Error) io: cannot open 'missing.bin': No such file or directory
   """
   @spec load_model!(Context.source(), keyword()) :: model()
-  def load_model!(source, opts \\ []), do: unwrap!(load_model(source, opts))
+  def load_model!(source, opts \\ []), do: Error.unwrap!(load_model(source, opts))
 
   @doc """
   Runs the model once on a list of inputs (in input order); returns the outputs in output
@@ -591,20 +566,4 @@ defmodule HexagonTpu do
   """
   @spec stats() :: %{atom() => non_neg_integer()}
   def stats, do: NIF.stats()
-
-  @doc false
-  def unwrap!({:ok, value}), do: value
-  def unwrap!({:error, %Error{} = error}), do: raise(error)
-
-  defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
-  defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)
-
-  defp with_runtime(%Runtime{}, rt_opts, _timeout, _fun) do
-    {:error,
-     Error.new(
-       :invalid_option,
-       "HexagonTpu.load_model/2: expected either :runtime or runtime options, got both " <>
-         "(#{inspect(Keyword.keys(rt_opts))})"
-     )}
-  end
 end

@@ -6,8 +6,12 @@
 #        digits I/O (shared vs ordinary buffers), 4 callers on one graph with a 1.37 ms
 #        execute, Elixir's predict vs the C call, profiling on a 100-op graph (sampled
 #        throughput, read-back time, resident memory), 64 digits rows as one execute with a
-#        batch multiple vs 64 chunks; 1920x1080 frames into a 640x640 input and a YOLO head's
-#        decode next to OpenCV (BENCH_CV2_PYTHON: a python3 with cv2); then the tables as ratios.
+#        batch multiple vs 64 chunks; deadlines; 1920x1080 frames into a 640x640 input and a
+#        YOLO head's decode next to OpenCV (BENCH_CV2_PYTHON: a python3 with cv2); loading
+#        (bench/bench_load.c: the memory a 50 MiB binary adds mapped vs copied, the spill-fill
+#        of 4 contexts shared vs each its own, 4 loads of 500 ms in one list call vs one after
+#        another, the graphs deserialized when 1 of 4 is asked for, what a shared spill-fill
+#        costs two models at once); then the tables as ratios.
 #        Then the Elixir rows: answers as messages (bench/async_bench.exs), deadlines at every
 #        wait and many callers (bench/waits_bench.exs).
 #        BENCH_ARGS="--quick" is a smoke run; "--only kernels,calls" picks sections.

@@ -1,5 +1,6 @@
-# check-abi.mk - compare src/qnn/*.h (qnn_abi.h, qnn_device_abi.h, qnn_htp_abi.h and the
-# facts in qnn_versions.h) with a QNN / QAIRT SDK's headers (docs/abi.md).
+# check-abi.mk - compare src/qnn/*.h (qnn_abi.h and its parts, qnn_device_abi.h, qnn_htp_abi.h,
+# qnn_signal_abi.h, qnn_profile_abi.h and the facts in qnn_versions.h) with a QNN / QAIRT SDK's
+# headers (docs/abi.md).
 #
 #   make check-abi QNN_SDK_ROOT=<sdk>      (<sdk>/include/QNN must hold QnnInterface.h)
 #   make check-abi QNN_SDK_ROOT=<sdk> V=1  (also list every passing and skipped check)

@@ -89,6 +89,7 @@ test-aarch64:
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_detect.sh $(AARCH64_BUILD)
 	@echo "  TEST    test/vision/oracle.py: the NEON build against OpenCV, under $(AARCH64_EMU)"
 	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/vision/run.sh $(AARCH64_BUILD) "$(VISION_PYTHON)"
+	$(Q)HTPU_TEST_EMU="$(AARCH64_EMU)" bash test/cli/test_htpu_load.sh $(AARCH64_BUILD)
 	@echo "  DEMO    $(AARCH64_BUILD)/digits_demo under $(AARCH64_EMU)"
 	$(Q)$(AARCH64_EMU) $(AARCH64_BUILD)/digits_demo $(AARCH64_BUILD)/libhtpu_refbackend.so \
 	  $(AARCH64_BUILD)/libhtpu_refsystem.so $(DIGITS)/digits.bin $(DIGITS)/test_x.f32 \

@@ -42,7 +42,9 @@ static graph_state *state_new(context_obj *c, uint32_t index) {
   pthread_condattr_destroy(&mono);
   pthread_cond_init(&s->calls_cv, NULL);
   pthread_cond_init(&s->async_cv, NULL);
-  s->async = rt->execute_async;
+  /* A graph sharing a spill-fill buffer runs only through graphExecute, whose gate lane keeps
+   * its group's executes one at a time; QNN's async queue would run them beside each other. */
+  s->async = rt->execute_async && !c->sf_anchor;
   s->queue_limit = c->queue_limit ? c->queue_limit : rt->queue_limit; /* 0: none */
   s->name = c->info->pub.graphs[index].name;
   s->lib = &rt->backend_lib;
@@ -78,33 +80,35 @@ static void graph_destroy(htpu_object *o) {
   obj_release(&c->base);
 }
 
-/* "'a', 'b'" for messages. */
-static void list_graph_names(const htpu_model_info *info, char *buf, size_t len) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (uint32_t i = 0; i < info->num_graphs && used + 1 < len; i++) {
-    int w = snprintf(buf + used, len - used, "%s'%s'", i ? ", " : "", info->graphs[i].name);
-    if (w < 0) break;
-    used += (size_t)w;
-  }
-}
-
-/* *index: graph `name` in info (NULL: the only one). Returns 0, or an error (set). */
-static int find_graph(const htpu_model_info *info, const char *name, uint32_t *index) {
+/* The graph name's index among c's graphs (NULL: its only graph, or the only one its load
+ * enabled). Returns 0, or an error (set): an unknown name lists the binary's graphs, a graph
+ * the load did not enable names the option that would. */
+static int find_graph(const context_obj *c, const char *name, uint32_t *index) {
+  const htpu_model_info *info = &c->info->pub;
   char names[1024];
+  *index = 0;
   if (!name) {
-    *index = 0;
-    if (info->num_graphs == 1) return 0;
-    list_graph_names(info, names, sizeof names);
+    if (c->num_enabled == 1)
+      while (!c->graph_on[*index]) ++*index;
+    if (c->num_enabled == 1) return 0;
+    model_info_graph_names(info, c->graph_on, names, sizeof names);
     return htpu_set_error(HTPU_EINVAL, 0, "the context holds %u graphs (%s); name the one to open",
-                          info->num_graphs, names);
+                          c->num_enabled, names);
   }
   int found = -1;
   for (uint32_t i = 0; i < info->num_graphs; i++)
     if (strcmp(info->graphs[i].name, name) == 0) found = (int)i;
   *index = found < 0 ? 0 : (uint32_t)found;
-  if (found >= 0) return 0;
-  list_graph_names(info, names, sizeof names);
+  if (found >= 0 && c->graph_on[found]) return 0;
+  if (found >= 0) {
+    model_info_graph_names(info, c->graph_on, names, sizeof names);
+    return htpu_set_error(HTPU_ENOT_FOUND, 0,
+                          "graph '%s' was not loaded: the context was loaded with only %s "
+                          "(htpu_load_options.graphs; in Elixir the :graph or :graphs option); "
+                          "load the binary again with it",
+                          name, names);
+  }
+  model_info_graph_names(info, NULL, names, sizeof names);
   return htpu_set_error(HTPU_ENOT_FOUND, 0, "no graph named '%s' in this context; it holds %s",
                         name, names);
 }
@@ -120,7 +124,7 @@ static int attach_state(graph_obj *g, graph_state **fresh) {
     /* Shared with the gate: a recovery may be replacing the context's QNN handle (and its
      * graphs'); the graph joins the context's list before one can run. */
     gate_reader node;
-    gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0);
+    gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0, NULL, NULL);
     if (c->dead) {
       gate_leave_shared(&htpu_exec_gate, &node);
       return htpu_set_error(HTPU_EDEVICE_RESET, 0,
@@ -162,7 +166,7 @@ int htpu_graph_open(htpu_context *h, const char *name, htpu_graph **out) {
   context_obj *c = (context_obj *)obj_acquire(h, OBJ_CONTEXT);
   if (!c) return htpu_set_error(HTPU_ECLOSED, 0, "opening a graph: the context is closed");
   uint32_t index = 0;
-  int rc = find_graph(&c->info->pub, name, &index);
+  int rc = find_graph(c, name, &index);
   if (rc) goto fail;
   graph_obj *g = calloc(1, sizeof *g);
   graph_state *fresh = g ? state_new(c, index) : NULL; /* used unless the graph is open already */

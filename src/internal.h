@@ -3,7 +3,7 @@
  *
  *   runtime  (owns: libraries, QNN log, backend, device)
  *     ^ referenced by
- *   context  (owns: QNN context, its copy of the binary, the model info)
+ *   context  (owns: QNN context, its binary (mapped, copied or lent), the model info)
  *     ^ referenced by
  *   graph    (one handle; holds the graph_state of its QNN graph: QNN graph handle,
  *             execute lock, timing window, scratch pool, shared by every handle of it)
@@ -74,6 +74,18 @@ typedef struct runtime_obj {
   int execute_async;          /* 304 and graphExecuteAsync: submitted calls go to QNN's queue */
   uint64_t default_timeout_ns;
   uint32_t queue_limit;
+  /* Loading (capabilities asked once at open; context_load.c, spill_group.c). */
+  int persistent_binary;      /* 205 and 208: PERSISTENT_BINARY reaches QNN */
+  int enable_graphs;          /* 205 and 206: ENABLE_GRAPHS */
+  int memory_limit_hint;      /* 205 and 207: MEMORY_LIMIT_HINT */
+  int list_load;              /* 212 and slot 56: contextCreateFromBinaryListAsync */
+  int context_configs;        /* 205: context configs at all */
+  /* Spill-fill sharing: the option, cleared (with the note saying why) when the backend
+   * refuses the config; the anchor is the context new loads join, not owned (every member
+   * holds a reference on its group's anchor). Changed under the execute gate, exclusively. */
+  atomic_int sf_sharing;      /* read by htpu_runtime_get_info without the gate */
+  char sf_note[200];          /* written once: before sf_sharing goes to 0 */
+  context_obj *sf_anchor;
   /* A no-wait call stopped at its short-call bound demotes the short path of every graph of
    * the runtime until then (CLOCK_MONOTONIC ns). */
   _Atomic uint64_t short_demoted_until;
@@ -89,9 +101,32 @@ struct context_obj {
                                  set by executes outside the gate, hence atomic */
   atomic_int stale;           /* a recovery stopped at its call's deadline, cancel or close: no
                                  QNN context; the next call (or graph open) recovers first */
-  void *binary; /* our copy, retained to recreate the context after a DSP restart */
-  size_t binary_len;
+  model_binary bin; /* mapped, copied or lent; QNN's until contextFree, and a recovery's */
   model_info *info;
+  /* What its load asked for (context_load.c), kept for a recovery's recreate (create.c). */
+  const char **enabled;       /* NULL-terminated names of the graphs deserialized; NULL: all */
+  uint8_t *graph_on;          /* per graph of info: may be opened (all 1 without `enabled`) */
+  uint32_t num_enabled;
+  int enable_passed;          /* ENABLE_GRAPHS given to QNN */
+  int persistent;             /* PERSISTENT_BINARY given to QNN */
+  uint64_t memory_limit_mb;
+  int memory_limit_passed;
+  uint64_t spill_fill;        /* the largest of its enabled graphs' (graph blob info); 0 unknown */
+  /* Its spill-fill group (spill_group.c): set by its load and never changed after, so an
+   * execute reads it without a lock. */
+  context_obj *sf_anchor;     /* the group's first context: itself, or another (a reference is
+                                 held on it); NULL: none */
+  uint64_t sf_bytes;          /* the group's buffer */
+  uint64_t sf_id;             /* the group's id (the anchor's) */
+  atomic_int sf_joined;       /* its QNN context is in the group now (a recovery that cannot
+                                 rejoin runs it on its own buffer) */
+  gate_lane sf_lane;          /* the anchor's: the group's executes, one at a time */
+  char sf_note[200];          /* why it shares no buffer */
+  context_obj *sf_drop;       /* an anchor its load chose and then left: released after the
+                                 gate (its last reference would take the gate) */
+  int list_loaded;
+  int published;              /* its load ended with a handle (counted in htpu_stats) */
+  uint64_t load_ns;
   int priority;               /* htpu_priority of its load (never DEFAULT: NORMAL then) */
   int priority_explicit;      /* the load named one: passed to QNN as a context config */
   uint64_t exec_timeout_ns;   /* default of its executes; 0: the runtime's */
@@ -182,6 +217,19 @@ struct graph_obj {
   unsigned live_calls; /* submitted through it and not ended; under state->q_lock */
   atomic_int closing;  /* htpu_graph_close began: its calls are refused at their turn */
 };
+
+/* Spill-fill groups (spill_group.c), under the execute gate, exclusively. sf_choose picks c's
+ * group for its load: the runtime's current one when its buffer holds both c's graphs and
+ * `bytes` (a list's largest), else a new one with c first; none when sharing is off or the
+ * size is unknown (c->sf_note says why). sf_make_first: joining failed, c starts its own.
+ * sf_refused: the backend refused the config: sharing off for the runtime, c on its own.
+ * sf_loaded: c's QNN context exists (a first context becomes the runtime's current group).
+ * sf_leave: c's destroy; returns the anchor to release after the gate (NULL: none). */
+void sf_choose(context_obj *c, uint64_t bytes);
+void sf_make_first(context_obj *c);
+void sf_refused(context_obj *c, uint32_t code);
+void sf_loaded(context_obj *c);
+context_obj *sf_leave(context_obj *c);
 
 /* Cancels every submitted call of every graph open on c (context and runtime close). */
 void context_cancel_calls(context_obj *c);

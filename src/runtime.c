@@ -22,6 +22,7 @@ void htpu_runtime_options_init(htpu_runtime_options *o) {
   o->recovery_retries = 1;
   o->startup_retries = 3;
   o->startup_retry_delay_ms = 100;
+  o->spill_fill_sharing = 0; /* a group's contexts execute one at a time: opt in */
 }
 
 /* Frees the QNN objects in QNN's required order; safe on a partly built runtime. */
@@ -81,6 +82,16 @@ static void read_signal_caps(runtime_obj *rt) {
   /* No HTP release announces 304 (platform.md, "Capabilities"); a backend that does gets
    * submitted calls queued in QNN (execute.c, "executeAsync"). */
   rt->execute_async = HAS(QNN_PROPERTY_GRAPH_SUPPORT_ASYNC_EXECUTION) && b->graph_execute_async;
+  /* Loading (context_load.c): the configs reach QNN only where announced; the list call only
+   * where the provider's version has its slot too. */
+  rt->context_configs = HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION);
+  rt->persistent_binary =
+      rt->context_configs && HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_PERSISTENT_BINARY);
+  rt->enable_graphs = rt->context_configs && HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_ENABLE_GRAPHS);
+  rt->memory_limit_hint =
+      rt->context_configs && HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_MEMORY_LIMIT_HINT);
+  rt->list_load = HAS(QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_LIST_ASYNC) &&
+                  b->context_create_from_binary_list_async;
 #undef HAS
 }
 
@@ -367,6 +378,11 @@ int htpu_runtime_open(const htpu_runtime_options *opts, htpu_runtime **out) {
   rt->retry_delay_ms = o->startup_retry_delay_ms;
   rt->default_timeout_ns = o->default_timeout_ns ? o->default_timeout_ns : HTPU_DEFAULT_TIMEOUT_NS;
   rt->queue_limit = o->queue_limit ? o->queue_limit : HTPU_DEFAULT_QUEUE_LIMIT;
+  atomic_init(&rt->sf_sharing, o->spill_fill_sharing != 0);
+  if (!o->spill_fill_sharing)
+    snprintf(rt->sf_note, sizeof rt->sf_note,
+             "spill-fill sharing is off, the default: htpu_runtime_options.spill_fill_sharing "
+             "turns it on, at the price of a group's contexts executing one at a time");
   rc = npu_lock_configure(&rt->npu_lock, o);
   if (!rc) rc = runtime_build(rt, o);
   free(with_set); /* npu_lock_configure and runtime_build copied what they keep */
@@ -441,6 +457,13 @@ int htpu_runtime_get_info(htpu_runtime *h, htpu_runtime_info *out) {
   out->execute_async = rt->execute_async;
   out->load_signals = rt->load_signals;
   out->priority_control = rt->priority_control;
+  out->persistent_binary = rt->persistent_binary;
+  out->enable_graphs = rt->enable_graphs;
+  out->memory_limit_hint = rt->memory_limit_hint;
+  out->list_load = rt->list_load;
+  /* The note is written once, before sharing is turned off (spill_group.c). */
+  out->spill_fill_sharing = atomic_load(&rt->sf_sharing);
+  out->spill_fill_note = out->spill_fill_sharing ? "" : rt->sf_note;
   /* The strings stay valid while the caller's handle is open: drop only our reference. */
   obj_release(&rt->base);
   return 0;

@@ -11,17 +11,18 @@ defmodule HexagonTpu.Batching do
 
   require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, InputCheck, NxTensors, Results, TensorInfo}
+  alias HexagonTpu.Graph.{Batch, CallOptions, Tensors}
 
   @where "HexagonTpu.predict_batch/3"
 
   @spec predict_batch(Graph.t(), list(), keyword()) ::
           {:ok, list()} | {:ok, list(), map()} | {:error, Error.t()}
   def predict_batch(g, inputs, opts) when Graph.is_graph(g) do
-    with {:ok, o} <- Graph.validate_execute_options(opts, @where),
+    with {:ok, o} <- CallOptions.validate_execute(opts, @where),
          {:ok, kind} <- NxTensors.output_kind(o.output, @where),
          {:ok, batch} <- graph_batch(g),
          {:ok, prepared, rows} <- prepare_inputs(g, batch, inputs, o.quantize),
-         out_types = Graph.output_types(g, o.dequantize),
+         out_types = Tensors.output_types(g, o.dequantize),
          {:ok, chunks, stats} <- run_chunks(g, batch, rows, prepared, out_types, o),
          {:ok, outputs} <- build_outputs(g, batch, rows, chunks, out_types, kind) do
       if o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
@@ -108,8 +109,8 @@ defmodule HexagonTpu.Batching do
 
     result =
       if submitted?(g, o),
-        do: Graph.submit_chunks(g, nif_inputs, out_types, o, batch, meta),
-        else: Graph.execute_chunks(g, nif_inputs, out_types, o.perf_profile, batch, meta)
+        do: Batch.submit_chunks(g, nif_inputs, out_types, o, batch, meta),
+        else: Batch.execute_chunks(g, nif_inputs, out_types, o.perf_profile, batch, meta)
 
     case result do
       {:ok, bins, stats} -> {:ok, bins, Map.put(stats, :chunks, chunks)}

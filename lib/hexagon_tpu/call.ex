@@ -24,6 +24,7 @@ defmodule HexagonTpu.Call do
 
   require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF}
+  alias HexagonTpu.Graph.{CallOptions, Dispatch, Tensors}
 
   @enforce_keys [:ref, :tag, :owner, :graph]
   defstruct [:ref, :tag, :owner, :graph, :out_types, :kind, stats: false]
@@ -46,12 +47,12 @@ defmodule HexagonTpu.Call do
   def submit(g, inputs, opts) when Graph.is_graph(g) do
     with :ok <- plain_inputs(inputs),
          {:ok, o, kind, nif_inputs, out_types} <-
-           Graph.prepare_call(g, inputs, opts, @submit_where) do
+           Tensors.prepare_call(g, inputs, opts, @submit_where) do
       tag = make_ref()
       # one call in N of a sampled model carries a profile; its telemetry comes with the answer
       o = Map.put(o, :profile, HexagonTpu.Profile.next(g))
 
-      case NIF.graph_submit(g.ref, nif_inputs, out_types, Graph.submit_options(g, o), tag) do
+      case NIF.graph_submit(g.ref, nif_inputs, out_types, CallOptions.submit_options(g, o), tag) do
         {:ok, ref} ->
           {:ok,
            %__MODULE__{
@@ -65,7 +66,7 @@ defmodule HexagonTpu.Call do
            }}
 
         error ->
-          error |> Error.wrap() |> Error.put_tensor(Graph.tensor_names(g))
+          Tensors.wrap(error, g)
       end
     end
   end
@@ -201,8 +202,8 @@ defmodule HexagonTpu.Call do
   end
 
   defp finish(call, answer) do
-    answer = answer |> HexagonTpu.Profile.take(call.graph, 1) |> Graph.with_stats(call.ref)
-    result = Graph.finish_call(call.graph, answer, call.out_types, call.kind, call.stats)
+    answer = answer |> HexagonTpu.Profile.take(call.graph, 1) |> Dispatch.with_stats(call.ref)
+    result = Tensors.finish_call(call.graph, answer, call.out_types, call.kind, call.stats)
 
     stats =
       case answer do
@@ -281,7 +282,7 @@ defmodule HexagonTpu.Call do
               inspect(in_flight)
     end
 
-    case Graph.validate_call_options(call_opts, @stream_where) do
+    case CallOptions.validate_call(call_opts, @stream_where) do
       {:ok, _} -> {in_flight, call_opts}
       {:error, error} -> raise ArgumentError, error.message
     end

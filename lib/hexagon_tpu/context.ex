@@ -15,6 +15,7 @@ defmodule HexagonTpu.Context do
   """
 
   alias HexagonTpu.{Error, NIF, Options, Runtime, TensorInfo}
+  alias HexagonTpu.Graph.CallOptions
 
   defstruct [:ref, :info, :graphs]
 
@@ -42,8 +43,12 @@ defmodule HexagonTpu.Context do
   Loads a context binary from a file or from memory.
 
   `source` is `{:file, path}`, `{:binary, bytes}`, or a bare string: a path when it is short
-  printable text without NUL bytes, the model's bytes otherwise. The core keeps its own copy of
-  the bytes (it needs them to recreate the context after a DSP restart).
+  printable text without NUL bytes, the model's bytes otherwise. The context keeps the binary
+  for its whole life (QNN reads it, and recreates the context from it after a DSP restart): a
+  file is mapped where it cannot change while loaded (a read-only file system such as the
+  Nerves root file system, a sealed memfd) and copied elsewhere (on `/data` a file may be
+  rewritten under the model); `{:binary, bytes}` is referenced, not copied (an Erlang binary
+  never changes). `load_info/1` says which, and why.
 
   A file larger than the context-binary limit (1 GiB by default) is refused from its size before
   anything is read, with a `:model` error; `config :hexagon_tpu, max_binary_bytes: bytes` raises
@@ -63,8 +68,16 @@ defmodule HexagonTpu.Context do
       integer); one more is refused with a `:busy` error naming this option. `nil` (default):
       no limit but memory, so callers wait their turn (each waiting call holds its inputs)
     * `:graph` - for an ONNX EPContext model holding several context binaries: load the one
-      holding this graph (a `:not_found` error listing each context's graphs when none does;
-      without it such a model is an `:invalid_argument` error listing them)
+      holding this graph (a `:not_found` error listing each context's graphs when none does).
+      Without it, the one holding the first of `:graphs`; without either, such a model is an
+      `:invalid_argument` error listing them
+    * `:graphs` - the names of the graphs to load (a non-empty list of strings): only these
+      are deserialized where the backend announces it (`Runtime.info/1`'s `:enable_graphs`),
+      and opening another is a `:not_found` error naming this option. `nil` (default): all
+    * `:memory_limit_mb` - QNN's memory-limit hint for the context, in MB (a positive
+      integer), where the backend announces it (`:memory_limit_hint`); `nil` (default): none
+    * `:mapping` - `:auto` (default: a file is mapped where it cannot change, else copied) or
+      `:copy` (always copied)
 
   Besides a raw context binary, `source` may be an ONNX model whose EPContext nodes carry the
   binary (what Ultralytics' `format="qnn"` export and ONNX Runtime's QNN execution provider
@@ -92,15 +105,7 @@ defmodule HexagonTpu.Context do
   def load(runtime, source, opts \\ [])
 
   def load(%Runtime{ref: rt}, source, opts) do
-    spec = %{
-      timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
-      priority:
-        {{:one_of, HexagonTpu.Graph.priorities()}, HexagonTpu.Graph.priorities_expected(), nil},
-      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil},
-      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil}
-    }
-
-    with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Context.load/3"),
+    with {:ok, o} <- Options.validate(opts, load_spec(), "HexagonTpu.Context.load/3"),
          {:ok, src} <- classify(source),
          :ok <- apply_max_binary_bytes(),
          {:ok, ref, info} <- Error.wrap(open_nif(rt, src, load_options(o))) do
@@ -126,7 +131,7 @@ defmodule HexagonTpu.Context do
       ** (HexagonTpu.Error) model: reading the binary's metadata: systemContextGetBinaryInfo failed with QNN error 30010 (QNN_SYSTEM_CONTEXT_ERROR_MALFORMED_BINARY: malformed context binary); is this a QNN context binary for this SDK? (a 11-byte buffer)
   """
   @spec load!(Runtime.t(), source(), keyword()) :: t()
-  def load!(runtime, source, opts \\ []), do: HexagonTpu.unwrap!(load(runtime, source, opts))
+  def load!(runtime, source, opts \\ []), do: Error.unwrap!(load(runtime, source, opts))
 
   @doc """
   The graphs of the context with their tensor infos, in the binary's order.
@@ -186,12 +191,40 @@ defmodule HexagonTpu.Context do
   def info(%__MODULE__{info: info}), do: info
 
   @doc """
+  How the context holds its binary and what its load gave QNN, read now:
+
+    * `:binary` - `:mapped`, `:copied` or `:lent` (a `{:binary, bytes}` source, referenced),
+      and `:binary_note`, why (`"mapped: squashfs has no write support, ..."`);
+      `:binary_bytes`, `:binary_copy_bytes` (0 unless copied)
+    * `:persistent_binary` - QNN was told the binary stays (it then needs no copy of its own)
+    * `:graphs_enabled` - graphs that may be opened; `:enable_graphs_passed`: only they were
+      deserialized (the `:graphs` option, where the backend announces it)
+    * `:memory_limit_mb`, `:memory_limit_passed` - the hint, and whether QNN got it
+    * `:spill_fill_bytes` - what its graphs need (the largest enabled graph's, from the
+      binary's graph blob info: each graph's `:memory` in `graphs/1`);
+      `:spill_fill_group` (nil: none) and `:spill_fill_group_bytes` - the buffer it shares with
+      the runtime's other contexts; `:spill_fill_note` - why it shares none
+    * `:list_loaded` - it came up through one list call with others (`HexagonTpu.load_models/2`)
+    * `:load_ns` - the load's own time
+
+  ## Examples
+
+      iex> rt = HexagonTpu.Runtime.open!(backend: :reference)
+      iex> ctx = HexagonTpu.Context.load!(rt, {:binary, File.read!("add.bin")}, graphs: ["add_f32"])
+      iex> {:ok, info} = HexagonTpu.Context.load_info(ctx)
+      iex> {info.binary, info.graphs_enabled, info.enable_graphs_passed, info.persistent_binary}
+      {:lent, 1, true, true}
+  """
+  @spec load_info(t()) :: {:ok, map()} | {:error, Error.t()}
+  def load_info(%__MODULE__{ref: ref}), do: Error.wrap(NIF.context_load_info(ref))
+
+  @doc """
   What the loaded context holds in memory, as the backend answers it: `:reported` (whether the
   backend announces HTP's context properties; no HTP release observed so far does), then
   `:weights_bytes` (the persistent weights buffer), `:spill_fill_bytes` (the largest spill-fill
   buffer of its graphs) and `:buffer_alignment` (each `nil` when not reported, with the reason
-  in `:note`), and `:binary_bytes` (the copy of the binary the context keeps for recovery).
-  What the binary itself says is in `info/1`: `:load_estimate_bytes`, and each graph's
+  in `:note`), and `:binary_bytes` (the binary the context keeps for recovery: mapped, copied
+  or lent, `load_info/1`). What the binary itself says is in `info/1`: `:load_estimate_bytes`, and each graph's
   `:memory` in `graphs/1` ([docs/board.md](docs/board.md), "Memory").
 
   ## Examples
@@ -251,18 +284,57 @@ defmodule HexagonTpu.Context do
   @doc false
   def valid_queue_limit?(v), do: v == nil or (is_integer(v) and v > 0 and v <= 0xFFFF_FFFF)
 
-  # The NIF's load options: none (the 2-argument NIFs) when no option is given.
-  defp load_options(%{timeout: nil, priority: nil, queue_limit: nil, graph: nil}), do: nil
+  @doc false
+  # The options of a load (this module's load/3, HexagonTpu.load_model/2 and load_models/2).
+  def load_spec do
+    %{
+      timeout: {&CallOptions.check_timeout/1, "", nil},
+      priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
+      queue_limit: {&valid_queue_limit?/1, @queue_limit_expected, nil},
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
+      graphs:
+        {&valid_graphs?/1, "a non-empty list of graph names (strings without NUL bytes) or nil",
+         nil},
+      memory_limit_mb: {&valid_memory_limit?/1, "a positive integer (MB) or nil", nil},
+      mapping: {{:one_of, [:auto, :copy]}, ":auto or :copy", :auto}
+    }
+  end
 
-  defp load_options(o) do
-    ns = HexagonTpu.Graph.timeout_ns(o.timeout)
+  defp valid_graphs?(nil), do: true
+
+  defp valid_graphs?(names) when is_list(names) and names != [],
+    do: Enum.all?(names, &(is_binary(&1) and &1 != "" and not String.contains?(&1, <<0>>)))
+
+  defp valid_graphs?(_), do: false
+
+  defp valid_memory_limit?(v),
+    do: v == nil or (is_integer(v) and v > 0 and v < 0x1_0000_0000_0000)
+
+  @doc false
+  # The NIF's load options: none (the 2-argument NIFs) when no option is given.
+  def load_options(%{
+        timeout: nil,
+        priority: nil,
+        queue_limit: nil,
+        graph: nil,
+        graphs: nil,
+        memory_limit_mb: nil,
+        mapping: :auto
+      }),
+      do: nil
+
+  def load_options(o) do
+    ns = CallOptions.timeout_ns(o.timeout)
 
     %{
       priority: o.priority || :default,
       timeout_ns: ns,
       exec_timeout_ns: ns,
       queue_limit: o.queue_limit || 0,
-      graph: o.graph
+      graph: o.graph,
+      graphs: o.graphs,
+      memory_limit_mb: o.memory_limit_mb || 0,
+      copy_binary: o.mapping == :copy
     }
   end
 
@@ -270,6 +342,12 @@ defmodule HexagonTpu.Context do
   defp open_nif(rt, {:binary, bin}, nil), do: NIF.context_open_binary(rt, bin)
   defp open_nif(rt, {:file, path}, lo), do: NIF.context_open_file(rt, path, lo)
   defp open_nif(rt, {:binary, bin}, lo), do: NIF.context_open_binary(rt, bin, lo)
+
+  @doc false
+  def classify_source(source), do: classify(source)
+
+  @doc false
+  def check_max_binary_bytes, do: apply_max_binary_bytes()
 
   defp classify({:file, path}) when is_binary(path) do
     # A C path ends at its first NUL: "a\0b" would open "a". Refused instead of truncated.
@@ -302,7 +380,8 @@ defmodule HexagonTpu.Context do
   defp path?(s),
     do: byte_size(s) < @max_path and String.printable?(s) and not String.contains?(s, <<0>>)
 
-  defp from_nif(ref, info) do
+  @doc false
+  def from_nif(ref, info) do
     graphs =
       Enum.zip_with(info.graphs, info.graph_memory, fn g, memory ->
         %{

@@ -90,4 +90,9 @@ defmodule HexagonTpu.Error do
   # Wraps a NIF answer: {:ok, ...} passes through, {:error, nif_tuple} becomes an Error.
   def wrap({:error, {_, _, _, _} = nif_error}), do: {:error, from_nif(nif_error)}
   def wrap(other), do: other
+
+  @doc false
+  # The `!` functions: the value of {:ok, value}, or the error raised.
+  def unwrap!({:ok, value}), do: value
+  def unwrap!({:error, %__MODULE__{} = error}), do: raise(error)
 end

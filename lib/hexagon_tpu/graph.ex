@@ -21,20 +21,16 @@ defmodule HexagonTpu.Graph do
       :ok = HexagonTpu.Graph.close(graph)
   """
 
-  alias HexagonTpu.{
-    Context,
-    Error,
-    InputCheck,
-    NIF,
-    NxTensors,
-    Options,
-    Results,
-    Runtime,
-    SharedIO,
-    TensorInfo
-  }
-
+  alias HexagonTpu.{Context, Error, NIF, NxTensors, Options, Runtime, SharedIO, TensorInfo}
   alias HexagonTpu.Vectorized
+  alias HexagonTpu.Graph.{CallOptions, Dispatch, Tensors}
+
+  # This module is the public API; its parts live in lib/hexagon_tpu/graph/ (@moduledoc false),
+  # each calling only those below it:
+  #   Batch        predict_batch/3's chunks, in one NIF call or as submitted calls
+  #   Dispatch     where one call runs (short path, the graph's queue, dirty IO) and its answer
+  #   Tensors      a call's inputs for the NIF, its outputs and errors for the caller
+  #   CallOptions  the options of open/2, execute/3 and submitted calls; the NIF's call options
 
   defstruct [
     :ref,
@@ -85,316 +81,7 @@ defmodule HexagonTpu.Graph do
   @type input :: binary() | struct()
   @type output :: binary() | struct()
 
-  @schedulers {:one_of, [:auto, :async, :normal, :dirty_io]}
-  @schedulers_expected ":auto, :async, :normal or :dirty_io"
-
-  @priorities [:low, :normal, :normal_high, :high]
-  @priorities_expected ":low, :normal, :normal_high or :high"
-  # HTPU_MAX_TIMEOUT_NS (24 h)
-  @max_timeout_ms 24 * 3600 * 1000
-
-  @doc false
-  # The check of a `:timeout` option (Options): a positive number of milliseconds up to 24 h,
-  # or :infinity (the 24 h limit of the C core).
-  @spec check_timeout(term()) :: true | {:error, String.t()}
-  def check_timeout(:infinity), do: true
-  def check_timeout(ms) when is_integer(ms) and ms > 0 and ms <= @max_timeout_ms, do: true
-
-  def check_timeout(other),
-    do:
-      {:error,
-       "expected :timeout to be a positive integer (milliseconds, at most #{@max_timeout_ms}, " <>
-         "24 h) or :infinity, got #{inspect(other)}"}
-
-  @doc false
-  def priorities, do: @priorities
-  @doc false
-  def priorities_expected, do: @priorities_expected
-
-  @doc false
-  # The C core's timeout_ns: 0 for the context's (or runtime's) default.
-  @spec timeout_ns(timeout_ms() | nil) :: non_neg_integer()
-  def timeout_ns(nil), do: 0
-  def timeout_ns(:infinity), do: @max_timeout_ms * 1_000_000
-  def timeout_ns(ms), do: ms * 1_000_000
-
-  @open_spec %{
-    graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
-    scheduler: {@schedulers, @schedulers_expected, :auto}
-  }
-
-  @exec_spec %{
-    quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
-    dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
-    output: {{:one_of, [:auto, :nx, :binary]}, ":auto, :nx or :binary", :auto},
-    stats: {:boolean, "a boolean", false},
-    scheduler: {@schedulers, @schedulers_expected, nil},
-    timeout: {&__MODULE__.check_timeout/1, "", nil},
-    priority: {{:one_of, @priorities}, @priorities_expected, nil},
-    perf_profile:
-      {{:one_of, Runtime.perf_profiles()},
-       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
-  }
-
   @execute_where "HexagonTpu.Graph.execute/3"
-
-  @shared_exec_spec Map.take(@exec_spec, [:stats, :perf_profile])
-
-  @doc false
-  def execute_option_names, do: Map.keys(@exec_spec)
-
-  @doc false
-  def open_option_names, do: Map.keys(@open_spec)
-
-  # For HexagonTpu.Batching: execute/3's options, checked as `where` (the public function).
-  @doc false
-  @spec validate_execute_options(term(), String.t()) :: {:ok, map()} | {:error, Error.t()}
-  def validate_execute_options(opts, where), do: Options.validate(opts, @exec_spec, where)
-
-  # For HexagonTpu.Batching: `chunks` executes in one NIF call, of inputs already prepared
-  # (`[{binary, dtype}]`, each binary `chunks` graph inputs one after another), in one telemetry
-  # span whose metadata also carries `meta`. Returns each output's `chunks` results in one
-  # binary, in `out_types`; an error names the chunk it stopped at and its rows (`batch` rows a
-  # chunk, `meta.batch_size` rows in all).
-  @doc false
-  @spec execute_chunks(t(), [{binary(), atom()}], [atom()], atom() | nil, pos_integer(), map()) ::
-          {:ok, [binary()], map()} | {:error, Error.t()}
-  def execute_chunks(%__MODULE__{} = g, nif_inputs, out_types, perf_profile, batch, meta) do
-    %{chunks: chunks, batch_size: rows} = meta
-    names = Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
-
-    HexagonTpu.Telemetry.execute_span(
-      g.name,
-      fn ->
-        # One batch in N of a sampled model carries a profile (of its first chunk), with the
-        # options the unsampled batch has here (the perf vote; no :timeout or :priority on this
-        # path, which the caller chose with scheduler: :dirty_io).
-        answer =
-          case HexagonTpu.Profile.next(g) do
-            nil ->
-              NIF.graph_execute_batch(g.ref, nif_inputs, out_types, perf_profile, chunks)
-
-            prof ->
-              g.ref
-              |> NIF.graph_execute_profiled(
-                nif_inputs,
-                out_types,
-                %{perf_profile: perf_profile},
-                prof.profile_level,
-                prof.profile_max_events,
-                chunks
-              )
-              |> HexagonTpu.Profile.take(g, chunks)
-          end
-
-        case answer do
-          {:error, nif_error, chunk} ->
-            {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), names)
-            first = chunk * batch
-            last = min(first + batch, rows) - 1
-            where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
-            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
-
-          other ->
-            case other |> Error.wrap() |> Error.put_tensor(names) do
-              {:ok, _bins, stats} = ok -> {ok, stats}
-              error -> {error, nil}
-            end
-        end
-      end,
-      meta
-    )
-  end
-
-  # Chunks in flight at once when a batch goes as one call per chunk (submit_chunks/6).
-  @batch_in_flight 4
-
-  # For HexagonTpu.Batching: the same as execute_chunks/6 on the graph's queue, as submitted
-  # calls whose answers come back as messages (no scheduler waits while the NPU computes): the
-  # whole batch as ONE call with a batch multiple where the graph may take one (the core then
-  # runs one execute, or the chunks in one turn if the graph refuses it now), else one call per
-  # chunk, @batch_in_flight in flight, answers taken in chunk order. `o` holds the execute
-  # options (:timeout, :priority, :perf_profile); a :timeout bounds the whole batch: each chunk
-  # is submitted with what is left of it. An error names the chunk it stopped at; the chunks
-  # still in flight are cancelled.
-  @doc false
-  @spec submit_chunks(t(), [{binary(), atom()}], [atom()], map(), pos_integer(), map()) ::
-          {:ok, [binary()], map()} | {:error, Error.t()}
-  def submit_chunks(%__MODULE__{} = g, nif_inputs, out_types, o, batch, meta) do
-    %{chunks: chunks, batch_size: rows} = meta
-
-    HexagonTpu.Telemetry.execute_span(
-      g.name,
-      fn ->
-        timeout = Map.get(o, :timeout) || g.timeout
-        deadline = if timeout, do: System.monotonic_time(:nanosecond) + timeout_ns(timeout)
-
-        # one batch in N of a sampled model: its (first) call carries a profile
-        o = Map.put(o, :profile, HexagonTpu.Profile.next(g))
-
-        answer =
-          if chunks == 1 or NIF.graph_batch_multiple(g.ref) in [:untried, :one_execute],
-            do: submit_whole(g, nif_inputs, out_types, o, chunks, deadline),
-            else: submit_each(g, nif_inputs, out_types, o, chunks, deadline)
-
-        case answer do
-          {:error, nif_error, chunk} ->
-            {:error, e} = Error.put_tensor(Error.wrap({:error, nif_error}), tensor_names(g))
-            first = chunk * batch
-            last = min(first + batch, rows) - 1
-            where = "chunk #{chunk} of #{chunks}: rows #{first}..#{last} of #{rows}"
-            {{:error, %{e | message: "#{e.message} (#{where})"}}, nil}
-
-          other ->
-            case other |> Error.wrap() |> Error.put_tensor(tensor_names(g)) do
-              {:ok, _bins, stats} = ok -> {ok, stats}
-              error -> {error, nil}
-            end
-        end
-      end,
-      meta
-    )
-  end
-
-  # The NIF options of one submitted part of a batch: what is left of the batch's deadline.
-  defp batch_submit_options(g, o, k, deadline) do
-    opts = submit_options(g, o) |> Map.put(:batch_multiple, k)
-
-    case deadline do
-      nil ->
-        {:ok, opts}
-
-      d ->
-        left = d - System.monotonic_time(:nanosecond)
-
-        if left > 0,
-          do: {:ok, %{opts | timeout_ns: left}},
-          else:
-            {:error,
-             {:timeout,
-              "graph '#{g.name}': the batch passed its #{div(timeout_ns(Map.get(o, :timeout) || g.timeout), 1_000_000)} ms deadline before this chunk was submitted",
-              0, nil}}
-    end
-  end
-
-  defp submit_whole(g, nif_inputs, out_types, o, chunks, _deadline) do
-    # submitted at once: the batch's whole timeout (the same deadline, give or take the
-    # microseconds since it was taken)
-    opts = submit_options(g, o) |> Map.put(:batch_multiple, chunks)
-
-    answer =
-      with {:ok, call, tag} <- submit_part(g, nif_inputs, out_types, opts) do
-        receive do
-          {:hexagon_tpu, ^tag, answer} ->
-            answer |> HexagonTpu.Profile.take(g, chunks) |> with_stats(call)
-        end
-      end
-
-    # A batch of one chunk: every error is that chunk's (as a chunked batch's would be).
-    case answer do
-      {:error, reason} when chunks == 1 -> {:error, reason, 0}
-      other -> other
-    end
-  end
-
-  defp submit_part(g, nif_inputs, out_types, opts) do
-    tag = make_ref()
-
-    case NIF.graph_submit(g.ref, nif_inputs, out_types, opts, tag) do
-      {:ok, call} -> {:ok, call, tag}
-      error -> error
-    end
-  end
-
-  # One call per chunk, in order, @batch_in_flight at once.
-  defp submit_each(g, nif_inputs, out_types, o, chunks, deadline) do
-    parts = fn i -> for {bin, t} <- nif_inputs, do: {chunk_of(bin, i, chunks), t} end
-    collect(g, parts, out_types, o, deadline, {0, chunks}, :queue.new(), [])
-  end
-
-  defp chunk_of(bin, i, chunks) do
-    size = div(byte_size(bin), chunks)
-    binary_part(bin, i * size, size)
-  end
-
-  # `next` the next chunk to submit, `q` the calls in flight ({chunk, call, tag}), `done` the
-  # answers so far (last first).
-  defp collect(g, parts, out_types, o, deadline, {next, chunks}, q, done) do
-    if next < chunks and :queue.len(q) < @batch_in_flight do
-      # a sampled batch's profile is its first chunk's
-      o = if next == 0, do: o, else: Map.put(o, :profile, nil)
-
-      submitted =
-        with {:ok, opts} <- batch_submit_options(g, o, 1, deadline),
-             do: submit_part(g, parts.(next), out_types, opts)
-
-      case submitted do
-        {:ok, call, tag} ->
-          q = :queue.in({next, call, tag}, q)
-          collect(g, parts, out_types, o, deadline, {next + 1, chunks}, q, done)
-
-        {:error, reason} ->
-          cancel_all(q)
-          {:error, reason, next}
-      end
-    else
-      case :queue.out(q) do
-        {:empty, _} ->
-          join_chunks(Enum.reverse(done))
-
-        {{:value, {i, call, tag}}, q} ->
-          answer =
-            receive do
-              {:hexagon_tpu, ^tag, answer} ->
-                answer |> HexagonTpu.Profile.take(g, chunks) |> with_stats(call)
-            end
-
-          case answer do
-            {:ok, bins, stats} ->
-              collect(g, parts, out_types, o, deadline, {next, chunks}, q, [{bins, stats} | done])
-
-            {:error, reason} ->
-              cancel_all(q)
-              {:error, reason, i}
-          end
-      end
-    end
-  end
-
-  defp cancel_all(q) do
-    for {_, call, tag} <- :queue.to_list(q) do
-      if NIF.call_cancel(call) == :sent do
-        receive do
-          {:hexagon_tpu, ^tag, _} -> :ok
-        end
-      end
-    end
-
-    :ok
-  end
-
-  # Each output's chunks in order, one binary; the stats' figures summed over the chunks.
-  defp join_chunks([{_, first} | _] = answers) do
-    bins =
-      answers
-      |> Enum.map(&elem(&1, 0))
-      |> Enum.zip_with(&IO.iodata_to_binary/1)
-
-    stats =
-      Enum.reduce(tl(answers), first, fn {_, st}, acc ->
-        Map.merge(acc, st, fn
-          _k, a, b when is_integer(a) and is_integer(b) -> a + b
-          _k, a, _b -> a
-        end)
-      end)
-
-    {:ok, bins, stats}
-  end
-
-  @doc false
-  @spec output_types(t(), :auto | :none) :: [atom()]
-  def output_types(%__MODULE__{outputs: outputs}, :auto), do: Enum.map(outputs, fn _ -> :f32 end)
-  def output_types(%__MODULE__{outputs: outputs}, :none), do: Enum.map(outputs, & &1.dtype)
 
   @doc """
   Opens a graph of the context.
@@ -422,7 +109,7 @@ defmodule HexagonTpu.Graph do
   def open(context, opts \\ [])
 
   def open(%Context{ref: ref} = ctx, opts) do
-    with {:ok, o} <- Options.validate(opts, @open_spec, "HexagonTpu.Graph.open/2"),
+    with {:ok, o} <- CallOptions.validate_open(opts, "HexagonTpu.Graph.open/2"),
          {:ok, gref, info} <- Error.wrap(NIF.graph_open(ref, o.graph)) do
       {:ok,
        %__MODULE__{
@@ -455,7 +142,7 @@ defmodule HexagonTpu.Graph do
       ** (HexagonTpu.Error) invalid_argument: the context holds 2 graphs ('add_f32', 'scale_u8'); name the one to open
   """
   @spec open!(Context.t(), keyword()) :: t()
-  def open!(context, opts \\ []), do: HexagonTpu.unwrap!(open(context, opts))
+  def open!(context, opts \\ []), do: Error.unwrap!(open(context, opts))
 
   @doc """
   The durations of the graph's recent calls, as the C core keeps them (`htpu_graph_get_timing`)
@@ -554,7 +241,7 @@ defmodule HexagonTpu.Graph do
 
   def alloc_io(g, opts) when is_graph(g) do
     # `env:` as for Runtime.open/1 (HTPU_REF_RPCMEM_FAIL=1 makes the reference rpcmem_alloc fail).
-    spec = %{env: {&Runtime.check_env/1, "a list of {name, value | nil} string tuples", []}}
+    spec = %{env: {&Runtime.Env.check/1, "a list of {name, value | nil} string tuples", []}}
 
     with {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Graph.alloc_io/2"),
          {:ok, ref, meta, _offsets} <- Error.wrap(NIF.graph_alloc_io(g.ref, o.env)) do
@@ -593,7 +280,7 @@ defmodule HexagonTpu.Graph do
       ** (HexagonTpu.Error) closed: the graph is closed
   """
   @spec alloc_io!(t(), keyword()) :: SharedIO.t()
-  def alloc_io!(graph, opts \\ []), do: HexagonTpu.unwrap!(alloc_io(graph, opts))
+  def alloc_io!(graph, opts \\ []), do: Error.unwrap!(alloc_io(graph, opts))
 
   @doc """
   Runs the graph once.
@@ -714,7 +401,7 @@ defmodule HexagonTpu.Graph do
       prof = HexagonTpu.Profile.next(g)
       spec = prof && {prof.profile_level, prof.profile_max_events}
 
-      with {:ok, o} <- Options.validate(opts, @shared_exec_spec, @execute_where),
+      with {:ok, o} <- CallOptions.validate_shared(opts, @execute_where),
            {:ok, stats} <-
              g.ref
              |> NIF.graph_execute_shared(io.ref, o.perf_profile, spec)
@@ -741,13 +428,13 @@ defmodule HexagonTpu.Graph do
   # The span's fun returns the call's result and, for the :stop event, the core's figures.
   defp execute_once(g, inputs, opts) do
     HexagonTpu.Telemetry.execute_span(g.name, fn ->
-      with {:ok, o} <- Options.validate(opts, @exec_spec, @execute_where),
+      with {:ok, o} <- CallOptions.validate_execute(opts, @execute_where),
            {:ok, kind} <- NxTensors.output_kind(o.output, @execute_where),
-           {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize),
-           out_types = output_types(g, o.dequantize),
+           {:ok, nif_inputs} <- Tensors.prepare_inputs(g, inputs, o.quantize),
+           out_types = Tensors.output_types(g, o.dequantize),
            scheduler = o.scheduler || g.scheduler,
-           {:ok, bins, stats} <- nif_execute(g, nif_inputs, out_types, o, scheduler),
-           {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
+           {:ok, bins, stats} <- Dispatch.run(g, nif_inputs, out_types, o, scheduler),
+           {:ok, outputs} <- Tensors.outputs(g, bins, out_types, kind, stats) do
         {if(o.stats, do: {:ok, outputs, stats}, else: {:ok, outputs}), stats}
       else
         error -> {error, nil}
@@ -793,206 +480,4 @@ defmodule HexagonTpu.Graph do
   """
   @spec close(t()) :: :ok
   def close(%__MODULE__{ref: ref}), do: NIF.graph_close(ref)
-
-  # ---- inputs --------------------------------------------------------------------------------
-
-  # [{binary, dtype}] in graph-input order, checked by InputCheck.
-  defp prepare_inputs(g, inputs, quantize),
-    do: InputCheck.all(%InputCheck{graph: g.name, quantize: quantize}, g.inputs, inputs)
-
-  # The core checks what Elixir did not (NaN while quantizing, sizes); its message names the
-  # tensor, which the error's :tensor then carries.
-  defp nif_execute(g, nif_inputs, out_types, o, scheduler) do
-    # One call in N of a model loaded with profile_every: N carries a profile (HexagonTpu.Profile):
-    # the same call, with its profile in its options.
-    case HexagonTpu.Profile.next(g) do
-      nil ->
-        nif_call(g, nif_inputs, out_types, o, scheduler)
-
-      prof ->
-        g
-        |> nif_call(nif_inputs, out_types, Map.put(o, :profile, prof), scheduler)
-        |> HexagonTpu.Profile.take(g, 1)
-    end
-    |> Error.wrap()
-    |> Error.put_tensor(tensor_names(g))
-  end
-
-  # The short path first (the caller's normal scheduler, bounded by the core's no-wait bound)
-  # where it may apply; else, or when the core declines it, the call is submitted to the
-  # graph's worker and its answer awaited as a message: no scheduler, normal or dirty, waits
-  # while the NPU computes. A per-call profile vote may cross to the DSP: never on the short
-  # path. A sampled call (o.profile) goes the same way as its neighbours, the short path
-  # included (reading a profile's ops back and making them terms takes tens of microseconds;
-  # the event tree is made only when asked for, HexagonTpu.Profile.events/1): on a graph near
-  # the short-call limit, one call in N leaving the short path moved many of the next calls
-  # off it too, which cost more than the profiles.
-  defp nif_call(g, inputs, out_types, o, mode)
-       when mode in [:auto, :normal] and o.perf_profile in [nil, :default] do
-    submit_mode = if mode == :auto, do: :auto_submit, else: :normal_submit
-
-    answer =
-      case Map.get(o, :profile) do
-        nil ->
-          NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode)
-
-        p ->
-          spec = {p.profile_level, p.profile_max_events}
-          NIF.graph_execute_normal(g.ref, inputs, out_types, o.perf_profile, submit_mode, spec)
-      end
-
-    case answer do
-      :declined -> submit_and_wait(g, inputs, out_types, o)
-      answer -> answer
-    end
-  end
-
-  # :dirty_io, asked for explicitly: the call waits on a dirty IO scheduler as before 0.x
-  # (kept for callers that rely on it; :auto and :async never use it).
-  defp nif_call(g, inputs, out_types, o, :dirty_io) when o.timeout == nil and o.priority == nil do
-    case Map.get(o, :profile) do
-      nil ->
-        NIF.graph_execute(g.ref, inputs, out_types, o.perf_profile)
-
-      p ->
-        opts = %{perf_profile: o.perf_profile}
-        NIF.graph_execute_profiled(g.ref, inputs, out_types, opts, p.profile_level, 0, 1)
-    end
-  end
-
-  defp nif_call(g, inputs, out_types, o, _mode), do: submit_and_wait(g, inputs, out_types, o)
-
-  # One submitted call, awaited here (the tag is made in this function, so the receive only
-  # scans messages that arrived after it). If this process dies meanwhile, the NIF's monitor
-  # cancels the call.
-  defp submit_and_wait(g, inputs, out_types, o) do
-    tag = make_ref()
-
-    case NIF.graph_submit(g.ref, inputs, out_types, submit_options(g, o), tag) do
-      {:ok, call} ->
-        receive do
-          {:hexagon_tpu, ^tag, answer} -> with_stats(answer, call)
-        end
-
-      error ->
-        error
-    end
-  end
-
-  @doc false
-  # An answer whose stats the core could not give inside its done callback (:pending) gets
-  # them now (NIF.call_stats/1).
-  def with_stats({:ok, outputs, :pending}, call),
-    do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}}
-
-  def with_stats({:ok, outputs, :pending, profile}, call),
-    do: {:ok, outputs, NIF.call_stats(call) || %{scheduler: :async}, profile}
-
-  # An error whose message the core gives only once the call is finished ({:error, :pending}:
-  # see c_src/submit.c) gets it now (NIF.call_error/1).
-  def with_stats({:error, :pending}, call) do
-    NIF.call_error(call) ||
-      {:error, Error.new(:unknown, "the submitted call failed; its message was not available")}
-  end
-
-  def with_stats(answer, _call), do: answer
-
-  @doc false
-  # The NIF's options of a submitted call: the call's :timeout and :priority, else the model's.
-  @spec submit_options(t(), map()) :: map()
-  def submit_options(g, o) do
-    %{
-      timeout_ns: timeout_ns(Map.get(o, :timeout) || g.timeout),
-      priority: Map.get(o, :priority) || g.priority || :default,
-      perf_profile: Map.get(o, :perf_profile)
-    }
-    # a sampled call's profile (HexagonTpu.Profile.next/1): the core reads it on its worker
-    |> Map.merge(Map.get(o, :profile) || %{})
-  end
-
-  @doc false
-  # The options of a submitted call (predict_async/3, stream/3): execute/3's but :scheduler.
-  @spec validate_call_options(term(), String.t()) :: {:ok, map()} | {:error, Error.t()}
-  def validate_call_options(opts, where),
-    do: Options.validate(opts, Map.delete(@exec_spec, :scheduler), where)
-
-  @doc false
-  def tensor_names(g), do: Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name)
-
-  @doc false
-  # For HexagonTpu.Call: the options of execute/3 checked as `where`, the output kind and the
-  # inputs for the NIF.
-  @spec prepare_call(t(), term(), keyword(), String.t()) ::
-          {:ok, map(), atom(), [{binary(), atom()}], [atom()]} | {:error, Error.t()}
-  def prepare_call(%__MODULE__{} = g, inputs, opts, where) do
-    with {:ok, o} <- validate_call_options(opts, where),
-         {:ok, kind} <- NxTensors.output_kind(o.output, where),
-         {:ok, nif_inputs} <- prepare_inputs(g, inputs, o.quantize) do
-      {:ok, o, kind, nif_inputs, output_types(g, o.dequantize)}
-    end
-  end
-
-  @doc false
-  # For HexagonTpu.Call: a NIF answer made into execute/3's.
-  @spec finish_call(t(), term(), [atom()], atom(), boolean()) :: term()
-  def finish_call(g, answer, out_types, kind, with_stats) do
-    with {:ok, bins, stats} <- answer |> Error.wrap() |> Error.put_tensor(tensor_names(g)),
-         {:ok, outputs} <- build_outputs(g, bins, out_types, kind, stats) do
-      if with_stats, do: {:ok, outputs, stats}, else: {:ok, outputs}
-    end
-  end
-
-  # ---- outputs -------------------------------------------------------------------------------
-
-  # For HexagonTpu.Profile.run/3: one profiled execute of f32 (or Nx) inputs; the raw profile.
-  @doc false
-  @spec execute_profiled(t(), [input()], atom(), non_neg_integer(), map()) ::
-          {:ok, map()} | {:error, Error.t()}
-  def execute_profiled(%__MODULE__{} = g, inputs, level, max_events, call \\ %{}) do
-    timeout = Map.get(call, :timeout) || g.timeout
-    priority = Map.get(call, :priority) || g.priority || :default
-
-    with {:ok, nif_inputs} <- prepare_inputs(g, inputs, :auto) do
-      case NIF.graph_execute_profiled(
-             g.ref,
-             nif_inputs,
-             output_types(g, :auto),
-             %{timeout_ns: timeout_ns(timeout), priority: priority},
-             level,
-             max_events,
-             1
-           ) do
-        # a deliberate measurement: a profile that could not be read is its error
-        {:ok, _bins, _stats, {:dropped, error}} ->
-          Error.wrap(error)
-
-        {:ok, _bins, _stats, profile} ->
-          {:ok, profile}
-
-        other ->
-          other
-          |> Error.wrap()
-          |> Error.put_tensor(Enum.map(g.inputs, & &1.name) ++ Enum.map(g.outputs, & &1.name))
-      end
-    end
-  end
-
-  defp build_outputs(_g, bins, _types, :binary, _stats), do: {:ok, bins}
-
-  # Nx failing on an output (its application stopped meanwhile, say) is an error, never a raise
-  # after an execute that succeeded. An output with dynamic dimensions has the shape the execute
-  # wrote (the NIF's :output_shapes, in the stats of a graph that has them).
-  defp build_outputs(g, bins, types, :nx, stats) do
-    shapes =
-      case stats do
-        %{output_shapes: shapes} -> shapes
-        _ -> Enum.map(g.outputs, & &1.shape)
-      end
-
-    [g.outputs, bins, types, shapes]
-    |> Enum.zip()
-    |> Results.map_ok(fn {info, bin, dtype, shape} ->
-      NxTensors.output(bin, %{info | shape: shape}, dtype, g.name)
-    end)
-  end
 end

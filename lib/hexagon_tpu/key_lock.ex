@@ -26,8 +26,8 @@ defmodule HexagonTpu.KeyLock do
   # Rows: {key, value, used_ms} (used_ms: System.monotonic_time(:millisecond) of the put or the
   # last touch/1), and {{:pin, key, pid}, count} while a process uses the value of `key` without
   # the lock (pin/1 .. unpin/1; each row is written by its own process only, so no update
-  # races). While values are stored, the server runs HexagonTpu.Runtime.close_idle_shared/0
-  # every Runtime.sweep_interval_ms/0, in a process of its own (linked: it goes with the
+  # races). While values are stored, the server runs HexagonTpu.Runtime.Retirement.close_idle/1
+  # every Retirement.interval_ms/0, in a process of its own (linked: it goes with the
   # server), which takes the locks like any other caller.
 
   use GenServer
@@ -291,7 +291,7 @@ defmodule HexagonTpu.KeyLock do
   def handle_info(_other, state), do: {:noreply, state}
 
   defp schedule_sweep(state) do
-    case HexagonTpu.Runtime.sweep_interval_ms() do
+    case HexagonTpu.Runtime.Retirement.interval_ms() do
       nil -> state
       ms -> %{state | sweep: {:timer, Process.send_after(self(), :sweep, ms)}}
     end
@@ -303,7 +303,7 @@ defmodule HexagonTpu.KeyLock do
     pid =
       spawn_link(fn ->
         try do
-          HexagonTpu.Runtime.close_idle_shared()
+          HexagonTpu.Runtime.Retirement.close_idle([])
         catch
           kind, reason ->
             :logger.warning(

@@ -18,12 +18,20 @@ defmodule HexagonTpu.Monitor do
       execute time over the tick is `:slowdown` (15 %) or more above its mean on a cool board
       (`:throttling`; a model that never ran cool is compared with its first measured tick).
       Both also emit `[:hexagon_tpu, :board, :throttling]` with the figures: measurements
-      `:temp_c`, `:hot_c` and `:npu_busy`, `:executes_per_s` (NSP) or `:execute_ms`,
+      `:temp_c`, `:hot_c` and `:clears_below_c`, `:npu_busy`, `:executes_per_s` (NSP) or
+      `:execute_ms`,
       `:baseline_ms`, `:rise` (a model); metadata `%{reason: :nsp_hot | :execute_slower, zone:,
       graph:, monitor:, board:}` (`board` the whole `HexagonTpu.Stats.board/1` reading).
 
   A warning is logged when its condition starts to hold and again only after it has cleared;
-  the current ones are always in `last_report/1`.
+  the current ones are always in `last_report/1`. The NSP's heat clears only once it has fallen
+  more than `:hot_hysteresis_c` (3 °C) below the hot threshold, so a zone hovering at its trip
+  point (90.1, 89.9, 90.1 °C) is one warning, not one every other tick.
+
+  A `:board_root` that is not a directory is refused at the start, like any bad option. When
+  the board cannot be read later (its root went away), each tick's report has `board: nil` and
+  the reason in `:board_error`, and a warning is logged once, when the readings start failing
+  (again after they recovered).
 
   ## Example
 
@@ -38,7 +46,7 @@ defmodule HexagonTpu.Monitor do
       #=>   memory: %{binary: 2_301_992, total: 41_090_112, rss: 96_866_304},
       #=>   dirty_utilization: %{dirty_cpu: 0.0, dirty_io: 0.41, window_ms: 1000},
       #=>   board: %{nsp: %{temp_c: 71.5, hot_c: 90.0, hot: false, ...}, npu_busy: 0.62,
-      #=>            executes_per_s: 29.8, cpufreq: [...], ...},
+      #=>            executes_per_s: 29.8, cpufreq: [...], ...}, board_error: nil,
       #=>   warnings: [], tick: 42, at: ~U[2025-01-01 12:00:00Z], cost_us: 2950}
 
   ## Telemetry
@@ -49,7 +57,8 @@ defmodule HexagonTpu.Monitor do
   `utilization_window_ms: 0`), the board's `:nsp_temp_c`, `:cpu_temp_c`, `:npu_busy` (the
   share of the tick this process spent in graphExecute), `:executes_per_s` and `:cpu_mhz_min`
   (the slowest cpufreq policy's clock; each absent when unknown, all with `board: false`) and
-  `:cost_us`. Metadata: `%{monitor: name or pid, warnings: [warning], board: reading | nil}`.
+  `:cost_us`. Metadata: `%{monitor: name or pid, warnings: [warning], board: reading | nil,
+  board_error: message | nil}` (`board_error`: why the board could not be read this tick).
 
   ## Cost
 
@@ -85,7 +94,15 @@ defmodule HexagonTpu.Monitor do
               values: [float()],
               threshold: number()
             }
-          | %{kind: :nsp_hot, zone: String.t(), temp_c: float(), hot_c: number()}
+          | %{
+              kind: :nsp_hot,
+              zone: String.t(),
+              temp_c: float(),
+              hot_c: number(),
+              clears_below_c: number(),
+              npu_busy: float() | nil,
+              executes_per_s: float() | nil
+            }
           | %{
               kind: :throttling,
               graph: String.t(),
@@ -102,6 +119,7 @@ defmodule HexagonTpu.Monitor do
           memory: Stats.memory(),
           dirty_utilization: Stats.utilization() | nil,
           board: Stats.board() | nil,
+          board_error: String.t() | nil,
           warnings: [warning()],
           tick: pos_integer(),
           at: DateTime.t(),
@@ -122,6 +140,7 @@ defmodule HexagonTpu.Monitor do
     board: {:boolean, "a boolean", true},
     board_root: {:string_or_nil, "a directory (a string without NUL bytes) or nil", nil},
     hot_c: {&__MODULE__.number_or_nil?/1, "a number (degrees C) or nil", nil},
+    hot_hysteresis_c: {&__MODULE__.non_neg_number?/1, "a non-negative number (degrees C)", 3.0},
     slowdown: {&__MODULE__.pos_number?/1, "a positive number (0.15: 15 % slower)", 0.15}
   }
 
@@ -148,9 +167,13 @@ defmodule HexagonTpu.Monitor do
     * `:board` - read the board at every tick and warn about throttling (default `true`)
     * `:board_root` - a directory standing in for `/` for the board's files (a copy of a
       board's tree, a test's fake one); default: the application environment's
-      `:board_root`, else `/`
+      `:board_root`, else `/`. With `board: true`, one that is not a directory (or does not
+      exist) is refused here, like any bad option
     * `:hot_c` - the NSP temperature (°C) from which it counts as hot; default `nil`: the NSP
       zones' own hot trip point (90 °C on QCS6490)
+    * `:hot_hysteresis_c` - once hot, the NSP counts as hot until it falls more than this many
+      degrees below the hot threshold (default `3.0`: a 90 °C trip clears below 87 °C), so a
+      zone hovering at its trip point is one hot spell, warned once
     * `:slowdown` - how much slower than its cool baseline a model's mean execute time must be,
       with the NSP hot, to count as throttling (default `0.15`: 15 %)
     * `:name` - registered name (default `HexagonTpu.Monitor`); `nil` for none
@@ -213,7 +236,8 @@ defmodule HexagonTpu.Monitor do
   """
   @spec validate(keyword()) :: {:ok, map()} | {:error, Error.t()}
   def validate(opts) do
-    with {:ok, config} <- Options.validate(opts, @spec_opts, "HexagonTpu.Monitor") do
+    with {:ok, config} <- Options.validate(opts, @spec_opts, "HexagonTpu.Monitor"),
+         :ok <- HexagonTpu.Monitor.Board.check_root(config) do
       case config.utilization_window_ms do
         # The default must fit any valid interval: a short one is not a configuration error.
         nil ->
@@ -290,6 +314,9 @@ defmodule HexagonTpu.Monitor do
   @spec pos_number?(term()) :: boolean()
   def pos_number?(v), do: is_number(v) and v > 0
   @doc false
+  @spec non_neg_number?(term()) :: boolean()
+  def non_neg_number?(v), do: is_number(v) and v >= 0
+  @doc false
   @spec number_or_nil?(term()) :: boolean()
   def number_or_nil?(v), do: is_nil(v) or is_number(v)
   @doc false
@@ -364,6 +391,10 @@ defmodule HexagonTpu.Monitor do
         do: HexagonTpu.Monitor.Board.tick(state.board, config),
         else: {nil, [], state.board}
 
+    board_error = if config.board, do: board_state.error
+    # once per spell of failed readings: every tick of it carries board: nil and the reason
+    if board_error && !state.board.error, do: log(%{kind: :board_unreadable, error: board_error})
+
     n = config.intervals
     sample = sample(native, memory)
     history = Enum.take([sample | state.history], n + 1)
@@ -388,6 +419,7 @@ defmodule HexagonTpu.Monitor do
       memory: memory,
       dirty_utilization: util,
       board: board,
+      board_error: board_error,
       warnings: warnings,
       tick: state.ticks + 1,
       at: DateTime.utc_now(),
@@ -397,7 +429,8 @@ defmodule HexagonTpu.Monitor do
     HexagonTpu.Telemetry.stats(measurements(report), %{
       monitor: state.id,
       warnings: warnings,
-      board: board
+      board: board,
+      board_error: board_error
     })
 
     %{
@@ -484,6 +517,14 @@ defmodule HexagonTpu.Monitor do
 
   defp log(%{kind: kind} = w) when kind in [:nsp_hot, :throttling],
     do: warn(HexagonTpu.Monitor.Board.message(w))
+
+  defp log(%{kind: :board_unreadable, error: error}) do
+    warn(
+      "HexagonTpu.Monitor: cannot read the board, so no temperatures, clocks or throttling " <>
+        "warnings until it can: #{error} (the :board_root option, else the application's " <>
+        ":board_root; each tick's report carries board: nil and this as board_error)"
+    )
+  end
 
   # Erlang's :logger (kernel), which Elixir's Logger is built on: Logger itself would need
   # :logger in the application's extra_applications.

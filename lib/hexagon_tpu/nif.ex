@@ -118,6 +118,8 @@ defmodule HexagonTpu.NIF do
   def context_open_binary(_runtime, _binary), do: :erlang.nif_error(not_loaded())
   def context_open_file(_runtime, _path, _load_opts), do: :erlang.nif_error(not_loaded())
   def context_open_binary(_runtime, _binary, _load_opts), do: :erlang.nif_error(not_loaded())
+  def context_open_many(_runtime, _requests), do: :erlang.nif_error(not_loaded())
+  def context_load_info(_context), do: :erlang.nif_error(not_loaded())
   def context_close(_context), do: :erlang.nif_error(not_loaded())
   def context_memory(_context), do: :erlang.nif_error(not_loaded())
   def graph_open(_context, _name), do: :erlang.nif_error(not_loaded())

@@ -40,6 +40,7 @@ defmodule HexagonTpu.Profile do
 
   require HexagonTpu.Graph
   alias HexagonTpu.{Error, Graph, NIF, Options}
+  alias HexagonTpu.Graph.{CallOptions, Dispatch}
 
   defstruct [
     :graph,
@@ -76,8 +77,8 @@ defmodule HexagonTpu.Profile do
     max_events:
       {{:integer_in, 1, @max_events_limit}, "an integer from 1 to #{@max_events_limit}", 4096},
     # each run's, as predict/3's (nil: the model's)
-    timeout: {&Graph.check_timeout/1, "", nil},
-    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil}
+    timeout: {&CallOptions.check_timeout/1, "", nil},
+    priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil}
   }
 
   @doc false
@@ -105,7 +106,7 @@ defmodule HexagonTpu.Profile do
   def run(graph, inputs, opts) when Graph.is_graph(graph) do
     with {:ok, o} <- Options.validate(opts, @run_spec, "HexagonTpu.profile/3") do
       Enum.reduce_while(1..o.runs, new_acc(), fn _, acc ->
-        with {:ok, raw} <- Graph.execute_profiled(graph, inputs, o.level, o.max_events, o),
+        with {:ok, raw} <- Dispatch.execute_profiled(graph, inputs, o.level, o.max_events, o),
              :ok <- check_samples(acc, raw, o.runs) do
           {:cont, add_run(acc, raw)}
         else

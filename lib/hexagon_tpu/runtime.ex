@@ -17,28 +17,18 @@ defmodule HexagonTpu.Runtime do
       :ok = HexagonTpu.Runtime.close(rt)   # ctx keeps the libraries loaded
   """
 
-  alias HexagonTpu.{Error, NIF, Options}
+  alias HexagonTpu.{Error, NIF}
+  alias HexagonTpu.Runtime.{Env, OpenOptions, Perf, Retirement, Shared}
 
   defstruct [:ref, :info, :options]
 
   @type t :: %__MODULE__{ref: reference(), info: map(), options: keyword()}
 
-  @log_levels %{error: 1, warn: 2, info: 3, verbose: 4, debug: 5}
-
-  # The C core's htpu_perf_profile names, highest performance first.
-  @perf_profiles [
-    :burst,
-    :sustained_high_performance,
-    :high_performance,
-    :balanced,
-    :low_balanced,
-    :high_power_saver,
-    :power_saver,
-    :low_power_saver,
-    :extreme_power_saver,
-    :default
-  ]
-  @perf_expected "one of " <> Enum.map_join(@perf_profiles, ", ", &inspect/1)
+  # What the docs below quote; the options themselves are checked in Runtime.OpenOptions.
+  @perf_profiles Perf.names()
+  @perf_expected Perf.expected()
+  @max_env Env.max()
+  @idle_expected Shared.idle_expected()
 
   @typedoc "A performance profile (what each votes: [docs/board.md](docs/board.md)); `:default` casts no vote."
   @type perf_profile ::
@@ -53,44 +43,6 @@ defmodule HexagonTpu.Runtime do
           | :extreme_power_saver
           | :default
 
-  @path_or_nil "a path (a string without NUL bytes) or nil"
-
-  # The C side's htpu_runtime_options fields backend_id, startup_retries and
-  # startup_retry_delay_ms are uint32_t.
-  @uint32_max 4_294_967_295
-  @uint32 "an integer in 0..#{@uint32_max}"
-
-  # The `env:` option's entries: the NIF sets at most this many (c_src/env.h, MAX_ENV).
-  @max_env 16
-
-  @spec_opts %{
-    backend:
-      {&__MODULE__.valid_backend?/1,
-       ":htp, :reference or a library path (a string without NUL bytes)", :htp},
-    system_library: {:string_or_nil, @path_or_nil, nil},
-    dsp_library_path: {:string_or_nil, @path_or_nil, nil},
-    qnn: {:string_or_nil, @path_or_nil, nil},
-    log_level:
-      {{:one_of, [:error, :warn, :info, :verbose, :debug, 1, 2, 3, 4, 5]},
-       ":error, :warn, :info, :verbose, :debug or 1..5", :warn},
-    backend_id: {{:integer_in, 0, @uint32_max}, @uint32, 0},
-    skip_device: {:boolean, "a boolean", false},
-    perf_profile: {{:one_of, @perf_profiles}, @perf_expected, :default},
-    fastrpc_library: {:string_or_nil, @path_or_nil, nil},
-    recovery: {&__MODULE__.valid_recovery?/1, "true, false or a non-negative integer", true},
-    # nil: the C core's default (htpu_runtime_options_init)
-    startup_retries: {{:integer_in, 0, @uint32_max}, @uint32, nil},
-    startup_retry_delay_ms: {{:integer_in, 0, @uint32_max}, @uint32 <> " (milliseconds)", nil},
-    npu_lock:
-      {&__MODULE__.valid_npu_lock?/1,
-       "an absolute path (a string without NUL bytes), false (no lock) or nil (the default)",
-       nil},
-    npu_lock_timeout:
-      {{:integer_in, 1, 24 * 3600 * 1000}, "a positive integer (milliseconds, at most 24 h)", nil},
-    open_timeout: {&HexagonTpu.Graph.check_timeout/1, "", nil},
-    env: {&__MODULE__.check_env/1, "a list of {name, value | nil} string tuples", []}
-  }
-
   @doc """
   The option names `open/1` accepts.
 
@@ -100,7 +52,7 @@ defmodule HexagonTpu.Runtime do
       true
   """
   @spec option_names() :: [atom()]
-  def option_names, do: Map.keys(@spec_opts)
+  def option_names, do: Map.keys(OpenOptions.spec())
 
   @doc """
   Loads the backend and system libraries and creates the QNN log, backend and device.
@@ -145,6 +97,13 @@ defmodule HexagonTpu.Runtime do
       `:startup_retry_delay_ms` (default 100) as the first back-off, doubled per retry (at
       most 10 s). Both 0..4294967295 (the C core's `uint32_t`).
       `info/1`'s `:startup_attempts` says how many attempts it took
+    * `:spill_fill_sharing` - `false` (default): each context its own spill-fill buffer;
+      `true`: the runtime's contexts share one (HTP's `REGISTER_MULTI_CONTEXTS`; one buffer
+      instead of one per model, 20 MiB instead of 80 for four models of 20 MiB) where the
+      backend takes it, but their executes then run one context at a time: two models
+      called at once get about half the calls per second (0.5x in the bench). Turn it on when
+      memory is short and the models take turns anyway ([docs/board.md](docs/board.md), "What a model costs"). `info/1`'s
+      `:spill_fill_sharing` and `:spill_fill_note` say what the backend made of it
     * `:npu_lock` - the NPU lock: a file every program using hexagon_tpu locks (`flock`)
       around QNN session creation (this open's backend and device, every load and recovery on
       the runtime), so two programs never create sessions at the same moment; on the board a
@@ -191,8 +150,7 @@ defmodule HexagonTpu.Runtime do
   """
   @spec open(keyword()) :: {:ok, t()} | {:error, Error.t()}
   def open(opts \\ []) do
-    with {:ok, o} <- Options.validate(opts, @spec_opts, "HexagonTpu.Runtime.open/1"),
-         {:ok, nif_opts} <- nif_options(o),
+    with {:ok, nif_opts} <- OpenOptions.to_nif(opts, "HexagonTpu.Runtime.open/1"),
          {:ok, ref, info} <- Error.wrap(NIF.runtime_open(nif_opts)) do
       # QNN libraries are loaded now: have what is left open closed when a script ends.
       HexagonTpu.Shutdown.arrange_at_exit()
@@ -212,7 +170,7 @@ defmodule HexagonTpu.Runtime do
       ** (HexagonTpu.Error) invalid_option: HexagonTpu.Runtime.open/1: expected :log_level to be :error, :warn, :info, :verbose, :debug or 1..5, got :loud
   """
   @spec open!(keyword()) :: t()
-  def open!(opts \\ []), do: HexagonTpu.unwrap!(open(opts))
+  def open!(opts \\ []), do: Error.unwrap!(open(opts))
 
   @doc """
   The runtime shared by every caller that passes the same options (`:env` is not accepted),
@@ -238,84 +196,13 @@ defmodule HexagonTpu.Runtime do
       false
   """
   @spec shared(keyword()) :: {:ok, t()} | {:error, Error.t()}
-  def shared(opts \\ []) do
-    with {:ok, key} <- shared_key(opts) do
-      using_key(key, fn -> lookup_or_open(key, opts) end)
-    end
-  end
+  def shared(opts \\ []), do: Shared.get(opts, &open/1)
 
   @doc false
   # load_model/2: `fun.(runtime)` with the shared runtime for `opts`, which cannot be retired
-  # meanwhile (a load must not get a runtime closed under it). Returns what `fun` returns.
-  # open_timeout (ms, nil: none) bounds the open when the runtime has to be opened (the load's
-  # :timeout); it is not one of the options the runtime is shared by.
-  def with_shared(opts, fun, open_timeout \\ nil) do
-    with {:ok, key} <- shared_key(opts) do
-      open_opts = if open_timeout, do: [{:open_timeout, open_timeout} | opts], else: opts
-
-      using_key(key, fn ->
-        with {:ok, rt} <- lookup_or_open(key, open_opts), do: fun.(rt)
-      end)
-    end
-  end
-
-  # A bad :shared_runtime_idle_ms (a string from System.get_env/1, a negative number) would
-  # keep shared runtimes forever without a word: every use of a shared runtime says so instead.
-  defp shared_key(opts) do
-    spec = Map.drop(@spec_opts, [:env, :open_timeout])
-
-    with {:ok, _} <- configured_idle_ms(),
-         {:ok, o} <- Options.validate(opts, spec, "HexagonTpu.Runtime.shared/1"),
-         do: {:ok, {__MODULE__, :shared, o}}
-  end
-
-  # Pinned from before the lookup until the use is over (a retirement that finds no pin has
-  # taken the runtime out of sight first, so this lookup cannot have seen it), then marked used.
-  defp using_key(key, fun) do
-    HexagonTpu.KeyLock.pin(key)
-
-    try do
-      fun.()
-    after
-      HexagonTpu.KeyLock.touch(key)
-      HexagonTpu.KeyLock.unpin(key)
-    end
-  end
-
-  defp lookup_or_open(key, opts) do
-    case HexagonTpu.KeyLock.get(key) do
-      %__MODULE__{} = rt ->
-        if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_shared(key, opts)
-
-      nil ->
-        open_shared(key, opts)
-    end
-  end
-
-  # Under the option set's lock: look again (another caller may have opened it meanwhile), open
-  # only if there is still no live runtime. A dead one (closed by close/1 or close_shared/0, or
-  # made by a purged copy of the NIF library) is replaced.
-  defp open_shared(key, opts) do
-    with_shared_lock(key, fn ->
-      case HexagonTpu.KeyLock.get(key) do
-        %__MODULE__{} = rt ->
-          if NIF.handle_alive(rt.ref), do: {:ok, rt}, else: open_and_put(key, opts)
-
-        nil ->
-          open_and_put(key, opts)
-      end
-    end)
-  end
-
-  defp open_and_put(key, opts) do
-    with {:ok, rt} <- open(opts) do
-      HexagonTpu.KeyLock.put(key, rt)
-      {:ok, rt}
-    end
-  end
-
-  # A per-option-set lock on this node: waiters queue and are woken in turn, none polls.
-  defp with_shared_lock(key, fun), do: HexagonTpu.KeyLock.run(key, fun)
+  # meanwhile; open_timeout bounds its open (Runtime.Shared.with_runtime/4).
+  def with_shared(opts, fun, open_timeout \\ nil),
+    do: Shared.with_runtime(opts, fun, open_timeout, &open/1)
 
   @doc """
   Forgets the shared runtimes and drops their references (models loaded on them keep them
@@ -335,27 +222,7 @@ defmodule HexagonTpu.Runtime do
       false
   """
   @spec close_shared() :: :ok
-  def close_shared do
-    # Under the option set's lock, so a shared/1 opening a runtime for it meanwhile is neither
-    # closed nor forgotten by mistake.
-    for key <- HexagonTpu.KeyLock.keys({__MODULE__, :shared, :_}) do
-      with_shared_lock(key, fn ->
-        case HexagonTpu.KeyLock.get(key) do
-          %__MODULE__{} = rt ->
-            close(rt)
-            HexagonTpu.KeyLock.delete(key)
-
-          nil ->
-            :ok
-        end
-      end)
-    end
-
-    :ok
-  end
-
-  @default_idle_ms 60_000
-  @idle_expected "a non-negative integer (milliseconds) or :infinity"
+  def close_shared, do: Shared.close_all()
 
   @doc """
   Closes the shared runtimes (`shared/1`, and so `HexagonTpu.load_model/2`'s) that nothing
@@ -399,102 +266,11 @@ defmodule HexagonTpu.Runtime do
       false
   """
   @spec close_idle_shared(keyword()) :: {:ok, non_neg_integer()} | {:error, Error.t()}
-  def close_idle_shared(opts \\ []) do
-    where = "HexagonTpu.Runtime.close_idle_shared/1"
-
-    with {:ok, default} <- configured_idle_ms(),
-         {:ok, o} <-
-           Options.validate(
-             opts,
-             %{idle_ms: {&__MODULE__.valid_idle_ms?/1, @idle_expected, default}},
-             where
-           ) do
-      HexagonTpu.KeyLock.drop_dead_pins()
-
-      closed =
-        if o.idle_ms == :infinity,
-          do: 0,
-          else:
-            HexagonTpu.KeyLock.keys({__MODULE__, :shared, :_})
-            |> Enum.map(&retire_if_idle(&1, o.idle_ms))
-            |> Enum.sum()
-
-      {:ok, closed}
-    end
-  end
+  def close_idle_shared(opts \\ []), do: Retirement.close_idle(opts)
 
   @doc false
-  # The KeyLock server's period between sweeps; nil: none (:infinity, or a bad setting, which
-  # close_idle_shared/1 reports).
-  def sweep_interval_ms do
-    case configured_idle_ms() do
-      {:ok, :infinity} -> nil
-      {:ok, ms} -> ms |> div(2) |> max(1_000) |> min(60_000)
-      {:error, _} -> nil
-    end
-  end
-
-  @doc false
-  def valid_idle_ms?(v), do: v == :infinity or (is_integer(v) and v >= 0)
-
-  defp configured_idle_ms do
-    v = Application.get_env(:hexagon_tpu, :shared_runtime_idle_ms, @default_idle_ms)
-
-    if valid_idle_ms?(v),
-      do: {:ok, v},
-      else:
-        {:error,
-         Error.new(
-           :invalid_option,
-           "expected the :hexagon_tpu application's :shared_runtime_idle_ms to be " <>
-             "#{@idle_expected}, got #{inspect(v)}"
-         )}
-  end
-
-  # Under the option set's lock, the runtime is first taken out of the table: a lookup from then
-  # on misses and queues on this lock, so a caller that has not pinned the key by the time the
-  # pins are read cannot hold this runtime. Put back (with its last use) unless idle.
-  defp retire_if_idle(key, idle_ms) do
-    with_shared_lock(key, fn ->
-      case HexagonTpu.KeyLock.entry(key) do
-        {%__MODULE__{} = rt, used} ->
-          HexagonTpu.KeyLock.delete(key)
-
-          case usage(key, rt, used, idle_ms) do
-            :idle ->
-              close(rt)
-              1
-
-            :closed ->
-              0
-
-            :in_use ->
-              HexagonTpu.KeyLock.put(key, rt, used)
-              0
-          end
-
-        nil ->
-          0
-      end
-    end)
-  end
-
-  defp usage(key, rt, used, idle_ms) do
-    cond do
-      HexagonTpu.KeyLock.pinned?(key) -> :in_use
-      System.monotonic_time(:millisecond) - used < idle_ms -> :in_use
-      true -> native_usage(rt, idle_ms)
-    end
-  end
-
-  defp native_usage(rt, idle_ms) do
-    case NIF.runtime_usage(rt.ref) do
-      {:ok, 0, idle} when idle >= idle_ms -> :idle
-      {:ok, _users, _idle} -> :in_use
-      # closed by close/1, or made by a purged copy of the library: forgotten, as shared/1 would
-      {:error, _} -> :closed
-    end
-  end
+  # The tests read it; HexagonTpu.KeyLock asks Runtime.Retirement.
+  defdelegate sweep_interval_ms, to: Retirement, as: :interval_ms
 
   @doc """
   Drops this handle's reference. The libraries are unloaded once no context (or graph) opened
@@ -570,7 +346,7 @@ defmodule HexagonTpu.Runtime do
   """
   @spec set_perf_profile(t(), perf_profile()) :: :ok | {:error, Error.t()}
   def set_perf_profile(%__MODULE__{ref: ref}, profile) do
-    with {:ok, p} <- validate_perf_profile(profile, "HexagonTpu.Runtime.set_perf_profile/2") do
+    with {:ok, p} <- Perf.validate(profile, "HexagonTpu.Runtime.set_perf_profile/2") do
       Error.wrap(NIF.runtime_set_perf_profile(ref, p))
     end
   end
@@ -614,20 +390,6 @@ defmodule HexagonTpu.Runtime do
   @spec perf_profiles() :: [perf_profile()]
   def perf_profiles, do: @perf_profiles
 
-  @doc false
-  # {:ok, profile} or the :invalid_option error every API uses for a bad profile name.
-  def validate_perf_profile(profile, where) do
-    if profile in @perf_profiles do
-      {:ok, profile}
-    else
-      {:error,
-       Error.new(
-         :invalid_option,
-         "#{where}: expected :perf_profile to be #{@perf_expected}, got #{inspect(profile)}"
-       )}
-    end
-  end
-
   @doc """
   Path of a file shipped in this package's `priv/` (the reference libraries, the builder).
 
@@ -642,131 +404,5 @@ defmodule HexagonTpu.Runtime do
       true
   """
   @spec priv_path(String.t()) :: String.t()
-  def priv_path(file), do: Path.join(to_string(:code.priv_dir(:hexagon_tpu)), file)
-
-  defp nif_options(o) do
-    # The reference backend dlopens its allocator from its own directory; the core must dlopen
-    # the very same path to share that (initialised) instance.
-    {backend_lib, default_system, default_fastrpc} =
-      case o.backend do
-        :htp ->
-          {nil, nil, nil}
-
-        :reference ->
-          {priv_path("libhtpu_refbackend.so"), priv_path("libhtpu_refsystem.so"),
-           priv_path("libhtpu_refcdsprpc.so")}
-
-        path ->
-          {path, nil, nil}
-      end
-
-    nif_opts =
-      %{
-        backend_lib: backend_lib,
-        system_lib: o.system_library || default_system,
-        dsp_library_path: o.dsp_library_path,
-        qnn_set: o.qnn,
-        fastrpc_lib: o.fastrpc_library || default_fastrpc,
-        backend_id: o.backend_id,
-        log_level: Map.get(@log_levels, o.log_level, o.log_level),
-        skip_device: o.skip_device,
-        perf_profile: o.perf_profile,
-        recovery_retries: recovery_retries(o.recovery),
-        startup_retries: o.startup_retries,
-        startup_retry_delay_ms: o.startup_retry_delay_ms,
-        npu_lock_path: npu_lock_path(o.npu_lock),
-        npu_lock_timeout_ns: o.npu_lock_timeout && o.npu_lock_timeout * 1_000_000,
-        open_timeout_ns: o.open_timeout && HexagonTpu.Graph.timeout_ns(o.open_timeout),
-        env: o.env
-      }
-      # nil integers: keep the core's defaults
-      |> Map.reject(fn {k, v} ->
-        is_nil(v) and
-          k in [:startup_retries, :startup_retry_delay_ms, :npu_lock_timeout_ns, :open_timeout_ns]
-      end)
-
-    {:ok, nif_opts}
-  end
-
-  # nil: the application environment's, else the C library's default (nil to the NIF); false:
-  # no lock ("" to the library)
-  defp npu_lock_path(nil) do
-    case Application.get_env(:hexagon_tpu, :npu_lock) do
-      nil -> nil
-      other -> npu_lock_path(other)
-    end
-  end
-
-  defp npu_lock_path(false), do: ""
-  defp npu_lock_path(path), do: path
-
-  @doc false
-  def valid_npu_lock?(v),
-    do:
-      is_nil(v) or v == false or
-        (is_binary(v) and String.starts_with?(v, "/") and not String.contains?(v, <<0>>))
-
-  defp recovery_retries(true), do: 1
-  defp recovery_retries(false), do: 0
-  defp recovery_retries(n) when is_integer(n), do: n
-
-  @doc false
-  def valid_recovery?(v), do: is_boolean(v) or (is_integer(v) and v >= 0 and v < 1_000)
-
-  @doc false
-  def valid_backend?(b),
-    do: b in [:htp, :reference] or (is_binary(b) and b != "" and not String.contains?(b, <<0>>))
-
-  @doc false
-  # The `env:` option (here and in Graph.alloc_io/2): what setenv(3) can take, in full. A
-  # name is non-empty without "=" or NUL (setenv refuses "=", and C would cut at the NUL), a
-  # value is nil (unset) or a string without NUL; at most @max_env entries. true or
-  # {:error, message}.
-  def check_env(list) when is_list(list) do
-    cond do
-      not proper_list?(list) ->
-        {:error,
-         "expected :env to be a proper list of {name, value | nil} tuples, got an " <>
-           "improper list"}
-
-      length(list) > @max_env ->
-        {:error, "expected :env to have at most #{@max_env} entries, got #{length(list)}"}
-
-      true ->
-        Enum.find_value(list, true, &env_entry_error/1)
-    end
-  end
-
-  def check_env(other),
-    do:
-      {:error,
-       "expected :env to be a list of at most #{@max_env} {name, value | nil} tuples, got " <>
-         inspect(other, limit: 5)}
-
-  defp proper_list?([]), do: true
-  defp proper_list?([_ | tail]), do: proper_list?(tail)
-  defp proper_list?(_), do: false
-
-  defp env_entry_error({name, value}) when is_binary(name) do
-    cond do
-      name == "" or String.contains?(name, ["=", <<0>>]) ->
-        {:error,
-         "expected each :env name to be a non-empty string without \"=\" or NUL bytes, got " <>
-           inspect(name, limit: 5)}
-
-      not (is_nil(value) or (is_binary(value) and not String.contains?(value, <<0>>))) ->
-        {:error,
-         "expected the :env value of #{inspect(name)} to be nil or a string without NUL " <>
-           "bytes, got #{inspect(value, limit: 5)}"}
-
-      true ->
-        nil
-    end
-  end
-
-  defp env_entry_error(other),
-    do:
-      {:error,
-       "expected each :env entry to be a {name, value | nil} tuple of strings, got " <>
-         inspect(other, limit: 5)}
+  def priv_path(file), do: OpenOptions.priv_path(file)
 end

@@ -53,6 +53,7 @@ defmodule HexagonTpu.Serving do
   """
 
   alias HexagonTpu.{Batching, Error, Graph, NxTensors, Options, Results, Runtime}
+  alias HexagonTpu.Graph.CallOptions
   alias HexagonTpu.Serving.{BatchStack, Client, Queue, Request, RowTags}
 
   @compile {:no_warn_undefined, [Nx, Nx.Serving, Nx.Defn.Evaluator]}
@@ -74,11 +75,9 @@ defmodule HexagonTpu.Serving do
     quantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     dequantize: {{:one_of, [:auto, :none]}, ":auto or :none", :auto},
     output: {{:one_of, [:nx, :binary]}, ":nx or :binary", :nx},
-    timeout: {&Graph.check_timeout/1, "", nil},
-    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
-    perf_profile:
-      {{:one_of, Runtime.perf_profiles()},
-       "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
+    timeout: {&CallOptions.check_timeout/1, "", nil},
+    priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
+    perf_profile: {{:one_of, Runtime.Perf.names()}, Runtime.Perf.expected(), nil}
   }
 
   @doc false
@@ -163,10 +162,10 @@ defmodule HexagonTpu.Serving do
 
     load_names = [:graph, :profile_every, :profile_level | Runtime.option_names() -- [:env]]
     {load_opts, own} = Options.split(opts, load_names)
-    o = HexagonTpu.unwrap!(Options.validate(own, @spec_opts, @where))
-    models = HexagonTpu.unwrap!(models(model_or_path, load_opts, o))
+    o = Error.unwrap!(Options.validate(own, @spec_opts, @where))
+    models = Error.unwrap!(models(model_or_path, load_opts, o))
     [first | _] = models
-    batch = HexagonTpu.unwrap!(Batching.graph_batch(first))
+    batch = Error.unwrap!(Batching.graph_batch(first))
 
     spec = %{
       graph: first.name,

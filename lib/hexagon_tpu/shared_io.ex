@@ -226,7 +226,7 @@ defmodule HexagonTpu.SharedIO do
       ** (HexagonTpu.Error) invalid_option: HexagonTpu.SharedIO.read_output/3: view: true reads output 'y' in its own type (u8); pass dequantize: :none
   """
   @spec read_output!(t(), tensor_ref(), keyword()) :: binary() | struct()
-  def read_output!(io, output, opts \\ []), do: HexagonTpu.unwrap!(read_output(io, output, opts))
+  def read_output!(io, output, opts \\ []), do: Error.unwrap!(read_output(io, output, opts))
 
   @doc """
   Reads back one input as it sits in the buffer, e.g. to see the quantized values
@@ -272,7 +272,7 @@ defmodule HexagonTpu.SharedIO do
       ** (HexagonTpu.Error) invalid_argument: graph 'scale_u8' has no input 1 (1 inputs: "x")
   """
   @spec read_input!(t(), tensor_ref(), keyword()) :: binary() | struct()
-  def read_input!(io, input, opts \\ []), do: HexagonTpu.unwrap!(read_input(io, input, opts))
+  def read_input!(io, input, opts \\ []), do: Error.unwrap!(read_input(io, input, opts))
 
   # Options given override the defaults one by one (read_input(io, 0, view: true) keeps
   # dequantize: :none); anything not a keyword list is left for Options.validate/3 to reject.

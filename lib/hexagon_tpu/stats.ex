@@ -251,12 +251,15 @@ defmodule HexagonTpu.Stats do
       above it (where the NPU throttles itself, unseen by Linux's cooling devices)
     * `:cpu` - `%{state:, temp_c:}`: the hottest CPU zone
     * `:zones` - every thermal zone in zone order: `%{zone:, type:, kind: :nsp | :cpu |
-      :other, state:, temp_c:, note:, hot_c:, critical_c:, trips: [%{type:, temp_c:, state:}]}`
+      :other, state:, temp_c:, note:, hot_c:, critical_c:, trips: [%{type:, temp_c:, state:}],
+      trips_skipped:}` (the first 12 trip points are listed; `trips_skipped` counts the rest,
+      which `hot_c` and `critical_c` still take into account, and `:notes` says so)
     * `:cpufreq` - every policy: `%{policy:, cpus: [integer], governor:, governor_state:,
       cur_mhz:, cur_state:, min_mhz:, max_mhz:, hw_min_mhz:, hw_max_mhz:, note:}`
     * `:npu_busy` (0.0..1.0), `:executes_per_s`, `:interval_ms` - since `:since`, else since
       the previous `board/1` on this node; `nil` for the first
-    * `:notes` - what could not be read at all (no thermal zones, no cpufreq)
+    * `:notes` - what could not be read at all (no thermal zones, no cpufreq), or not all
+      (zones, policies or trip points past what a reading holds)
     * `:counters` - the execute counters and time of this reading (what `:since` takes)
 
   Every value is checked before it is trusted: `state` is `:ok`, `:missing` (no such file),
@@ -269,8 +272,8 @@ defmodule HexagonTpu.Stats do
 
     * `:root` - a directory standing in for `/` (a copy of a board's tree, a test's fake one);
       default: the application environment's `:board_root`, else `/`
-    * `:since` - an earlier reading of this process (`board/1`'s result) to measure the
-      NPU's load from
+    * `:since` - an earlier reading of this process (`board/1`'s result: its `:counters`,
+      three non-negative integers) to measure the NPU's load from
 
   Raises `ArgumentError` for an invalid option or a root that is not a directory.
 
@@ -333,16 +336,22 @@ defmodule HexagonTpu.Stats do
           "HexagonTpu.Stats.board/1: expected :root to be a directory (a string without NUL bytes) or nil, got #{inspect(root)}"
         )
 
-    if not (is_nil(since) or
-              match?(%{counters: %{at_ns: _, executes: _, execute_ns_total: _}}, since)),
-       do:
-         raise(
-           ArgumentError,
-           "HexagonTpu.Stats.board/1: expected :since to be an earlier board/1 reading or nil, got #{inspect(since, limit: 5)}"
-         )
+    if not (is_nil(since) or since_counters?(since)),
+      do:
+        raise(
+          ArgumentError,
+          "HexagonTpu.Stats.board/1: expected :since to be an earlier board/1 reading (its :counters :at_ns, :executes and :execute_ns_total non-negative integers) or nil, got #{inspect(since, limit: 5)}"
+        )
 
     {root, since}
   end
+
+  # The counters a reading carries: three non-negative integers (what busy share and rate are
+  # computed from; anything else would fail in the arithmetic, not here).
+  defp since_counters?(%{counters: %{at_ns: t, executes: e, execute_ns_total: ns}}),
+    do: Enum.all?([t, e, ns], &(is_integer(&1) and &1 >= 0))
+
+  defp since_counters?(_since), do: false
 
   @typedoc "Boot to first answer; see `boot/0`."
   @type boot :: %{

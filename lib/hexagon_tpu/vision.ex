@@ -47,10 +47,17 @@ defmodule HexagonTpu.Vision do
     * `:max` - detections at most (default 300); `:max_candidates` - the best this many go to
       NMS (default 30000)
     * `:agnostic` - one NMS across classes (default `false`)
-    * `:classes` - the class count, when the shape cannot tell it (a pose head: 1 by default)
+    * `:classes` - the class count, when the shape cannot tell it (a pose head: 1 by default);
+      with AI Hub's class output, an id at or past it is an error (without it any id is kept)
     * `:keypoints`, `:keypoint_dims` - a pose head's keypoints (default: from the shape) and
       their values, 2 or 3 (default 3: x, y, visibility)
-    * `:labels` - a list of names, one per class, for the detections' `:label`
+    * `:box_mapping` - how boxes and keypoints go back to frame pixels: `:letterbox`
+      (default: through the padding the letterbox applied, its exact inverse) or
+      `:ultralytics` (as Ultralytics' predict: `scale_boxes` recomputes the padding from the
+      gain, `round((640 - w * gain) / 2 - 0.1)`, one pixel off the letterbox's for some frame
+      sizes; keypoints as `scale_coords`, unrounded)
+    * `:labels` - a list of names, one per class, for the detections' `:label` (a class id
+      past the list has a `nil` label)
     * `:output` - `:maps` (default) or `:tensor`: one Nx tensor `{n, 6 + K * kd}` of rows
       `x1, y1, x2, y2, score, class` and the keypoints (needs Nx)
 
@@ -119,7 +126,7 @@ defmodule HexagonTpu.Vision do
          :ok <- Frame.check(frame, where),
          {:ok, o} <- Options.validate(opts, [Options.pre_spec(), out_spec], where),
          {:ok, pre} <- Options.pre_map(model, o, where),
-         {:ok, input, geometry} <-
+         {:ok, input, geometry, _scheduler} <-
            Error.wrap(NIF.vision_preprocess(model.ref, frame_map(frame), pre)) do
       if o.output == :nx do
         info = Enum.at(model.inputs, pre.input)
@@ -153,7 +160,8 @@ defmodule HexagonTpu.Vision do
   @doc """
   Decodes the model's outputs, each in its own type (binaries as `HexagonTpu.predict/3`
   returns them with `dequantize: :none, output: :binary`, or Nx tensors), into detections:
-  `{:ok, detections}`.
+  `{:ok, detections}`. An output with a dynamic dimension is taken as `predict/3` returns it,
+  cut to the rows the execute produced (`detect/3` reads that shape from the execute itself).
 
   ## Options
 
@@ -167,7 +175,7 @@ defmodule HexagonTpu.Vision do
       iex> model = HexagonTpu.load_model!("add.bin", backend: :reference, graph: "add_f32")
       iex> {:error, error} = HexagonTpu.Vision.detections(model, [<<0::size(128)>>], head: :ultralytics)
       iex> error.message
-      "output 'y' [1, 4] has 1 values per anchor; the ultralytics head needs 4 box values and at least 1 class scores"
+      "output 'y' [1, 4] has 1 values per anchor (read channels_first from the smaller axis; name the head layout if the other holds an anchor's values); the ultralytics head needs 4 box values and at least 1 class score"
   """
   @spec detections(Graph.t(), [binary() | struct()], keyword()) ::
           {:ok, [detection()] | struct()} | {:error, Error.t()}
@@ -179,7 +187,7 @@ defmodule HexagonTpu.Vision do
          {:ok, o} <- Options.validate(opts, [Options.dec_spec(), geo_spec], where),
          {:ok, kind} <- Options.kind(o, where),
          {:ok, bins} <- output_binaries(model, outputs, where),
-         {:ok, dets, _candidates} <-
+         {:ok, dets, _candidates, _scheduler} <-
            Error.wrap(
              NIF.vision_decode(
                model.ref,
@@ -205,7 +213,7 @@ defmodule HexagonTpu.Vision do
   """
   @spec detections!(Graph.t(), [binary() | struct()], keyword()) :: [detection()] | struct()
   def detections!(model, outputs, opts \\ []),
-    do: HexagonTpu.unwrap!(detections(model, outputs, opts))
+    do: Error.unwrap!(detections(model, outputs, opts))
 
   @doc """
   Frame -> input -> execute -> detections in one call: `{:ok, detections}`, or with
@@ -219,7 +227,8 @@ defmodule HexagonTpu.Vision do
 
     * `:io` - a `HexagonTpu.SharedIO` of the model (`HexagonTpu.alloc_io/1`): the input is
       written into it and the outputs decoded from it, FastRPC memory the DSP reads and
-      writes without copies. One call at a time per `SharedIO`
+      writes without copies. One call at a time per `SharedIO`: a second `detect/3` on it
+      while one runs returns `{:error, %HexagonTpu.Error{reason: :busy}}` at once
     * `:timeout`, `:priority`, `:perf_profile` - as `HexagonTpu.predict/3`'s
     * `:stats` - `true` returns the figures above
 
@@ -231,7 +240,7 @@ defmodule HexagonTpu.Vision do
       iex> {:ok, frame} = HexagonTpu.Vision.Frame.new(<<0::size(96)>>, 2, 2, :rgb24)
       iex> {:error, error} = HexagonTpu.Vision.detect(model, frame)
       iex> error.message
-      "detect runs graphs of one input and at most 8 outputs; this one has 2 and 1"
+      "detect runs a graph of one image input and at most 8 outputs; this one has 2 input(s) and 1 output(s)"
   """
   @spec detect(Graph.t(), Frame.t(), keyword()) ::
           {:ok, [detection()] | struct()}
@@ -349,17 +358,24 @@ defmodule HexagonTpu.Vision do
         Enum.map(outputs, fn
           b when is_binary(b) -> b
           %{__struct__: Nx.Tensor} = t -> Nx.to_binary(t)
-          other -> other
+          other -> {:bad, other}
         end)
 
-      if Enum.all?(bins, &is_binary/1),
-        do: {:ok, bins},
-        else:
+      case Enum.find_index(bins, &(not is_binary(&1))) do
+        nil ->
+          {:ok, bins}
+
+        i ->
+          {:bad, other} = Enum.at(bins, i)
+          name = Enum.at(model.outputs, i).name
+
           {:error,
            Error.new(
              :invalid_argument,
-             "#{where}: expected each output to be a binary or an Nx tensor"
+             "#{where}: output #{i} ('#{name}'): expected a binary (the output in its own " <>
+               "type) or an Nx tensor, got #{inspect(other, limit: 5)}"
            )}
+      end
     end
   end
 

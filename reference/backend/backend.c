@@ -6,8 +6,6 @@
 #include "rb_internal.h"
 #include "rb_profile.h"
 
-qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
-
 /* HTPU_REF_BUILD_ID values handed out, kept for the library's lifetime: QNN's build id
  * pointer stays valid, and a caller may hold it while the variable changes. */
 typedef struct rb_build_id {
@@ -250,14 +248,6 @@ qnn_error_t rb_backend_free(qnn_backend_handle_t h) {
 }
 
 /* ---- device ---- */
-
-/* The device belongs to the backend that shares its logger, else to the newest backend: the
- * QNN call takes no backend handle, and on the board there is one backend per process. */
-rb_backend *rb_owner_for(rb_log *l) {
-  for (rb_backend *b = g_rb.backends; b; b = b->next)
-    if (l && b->log == l) return b;
-  return g_rb.backends; /* list head = newest */
-}
 
 qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **cfg,
                              qnn_device_handle_t *out) {

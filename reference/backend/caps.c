@@ -26,6 +26,12 @@ typedef struct cap_entry {
 static const cap_entry k_caps[] = {
     {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION, QNN_SUCCESS},
     {QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_WITH_SIGNALS, QNN_SUCCESS},
+    /* loading: every release asked announces these; the list API on 2.25 to 2.33 (2.34 and
+     * 2.46 answered only under emulation, unknown) */
+    {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_ENABLE_GRAPHS, QNN_SUCCESS},
+    {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_MEMORY_LIMIT_HINT, QNN_SUCCESS},
+    {QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_PERSISTENT_BINARY, QNN_SUCCESS},
+    {QNN_PROPERTY_CONTEXT_SUPPORT_CREATE_FROM_BINARY_LIST_ASYNC, QNN_SUCCESS},
     /* contextGetProperty's custom properties (context.c): 2.31 to 2.46 answer 1000 */
     {QNN_PROPERTY_CONTEXT_SUPPORT_CUSTOM_PROPERTY, QNN_COMMON_ERROR_NOT_SUPPORTED},
     {QNN_PROPERTY_GRAPH_SUPPORT_CONFIG, QNN_SUCCESS},
@@ -84,8 +90,9 @@ static int parse_caps(const char *text, bool *has, qnn_error_t *value, char *err
         fr_parse_u32(eq + 1, len - (size_t)(eq - p) - 1, 0, 0xFFFF, &answer) != 0 ||
         (idx = cap_index(key)) < 0) {
       snprintf(err, errlen, "HTPU_REF_CAPS: bad entry '%.*s' (expected KEY=ANSWER with a "
-               "switchable key: 205, 211, 215, 302, 303, 304, 306, 308, 309, 310, 312, 315, "
-               "1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, 1501, 1502, and an "
+               "switchable key: 205, 206, 207, 208, 211, 212, 215, 302, 303, 304, 306, 308, "
+               "309, 310, 312, 315, 1201, 1202, 1203, 1401, 1402, 1403, 1404, 1405, 1102, 1103, "
+               "1501, 1502, and an "
                "answer 0..65535)", (int)len, p);
       return -1;
     }

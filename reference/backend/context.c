@@ -7,9 +7,7 @@
 #include "rb_internal.h"
 #include "rb_profile.h"
 
-/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
- * takes the call's signal (NULL: none) for a call that started at start_ns. */
-static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
+qnn_error_t rb_pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
                                rb_device **d, const void *signal, const char *api,
                                uint64_t start_ns, rb_watch *w) {
   pthread_mutex_lock(&g_rb.lock);
@@ -33,9 +31,24 @@ static qnn_error_t pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, 
   return QNN_SUCCESS;
 }
 
-static void unpin_backend(rb_backend *b) { atomic_fetch_sub(&b->busy, 1); }
+void rb_unpin_backend(rb_backend *b) { atomic_fetch_sub(&b->busy, 1); }
 
-/* Parses the binary and checks it is meant for this backend and its device. */
+/* A load ended by its signal: logged and counted; 5012 or 5013. */
+static qnn_error_t load_stopped(rb_backend *b, const char *api, const rb_watch *w, rb_stop why,
+                                const char *where) {
+  rb_count_stop(why);
+  if (why == RB_STOP_TIMEOUT) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: timed out %s: its signal's %llu us, counted from "
+            "the call's start, ran out; no context was created", api, where,
+            (unsigned long long)((w->deadline_ns - w->start_ns) / 1000u));
+    return QNN_CONTEXT_ERROR_TIMED_OUT;
+  }
+  rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: aborted %s (signalTrigger on its signal); no "
+          "context was created", api, where);
+  return QNN_CONTEXT_ERROR_ABORTED;
+}
+
+/* Parses the binary (a copy) and checks it is meant for this backend and its device. */
 static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
                               qnn_context_binary_size_t size, ref_model **out) {
   char err[256];
@@ -54,19 +67,138 @@ static qnn_error_t load_model(rb_backend *b, const char *api, const void *buf,
   return QNN_SUCCESS;
 }
 
-/* A load ended by its signal: logged and counted; 5012 or 5013. */
-static qnn_error_t load_stopped(rb_backend *b, const char *api, const rb_watch *w, rb_stop why,
-                                const char *where) {
-  rb_count_stop(why);
-  if (why == RB_STOP_TIMEOUT) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: timed out %s: its signal's %llu us, counted from "
-            "the call's start, ran out; no context was created", api, where,
-            (unsigned long long)((w->deadline_ns - w->start_ns) / 1000u));
-    return QNN_CONTEXT_ERROR_TIMED_OUT;
+/* A context not (or no longer) registered: everything it holds. */
+static void context_discard(rb_context *c) {
+  if (!c) return;
+  free(c->graphs);
+  free(c->graph_hash);
+  ref_model_free(c->model);
+  free(c);
+}
+
+/* The context object for the binary: parsed (in place for a persistent binary), checked
+ * against this backend and its device, its graphs deserialized as ENABLE_GRAPHS says. */
+static qnn_error_t new_context(rb_backend *b, const char *api, const void *buf, size_t size,
+                               const rb_ctx_cfg *cfg, rb_context **out) {
+  rb_context *c = calloc(1, sizeof(*c));
+  if (!c) return QNN_COMMON_ERROR_MEM_ALLOC;
+  char err[256];
+  qnn_error_t rc = QNN_SUCCESS;
+  if (rb_persist_parse(c, cfg->persistent, buf, size, err, sizeof(err)) != 0) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: cannot deserialize the context binary (%zu "
+            "bytes): %s", api, size, err);
+    rc = QNN_CONTEXT_ERROR_CREATE_FROM_BINARY;
   }
-  rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: aborted %s (signalTrigger on its signal); no "
-          "context was created", api, where);
-  return QNN_CONTEXT_ERROR_ABORTED;
+  if (rc == QNN_SUCCESS) rc = rb_check_binary(b, api, c->model);
+  if (rc == QNN_SUCCESS) {
+    c->num_graphs = c->model->num_graphs;
+    c->graphs = calloc(c->num_graphs ? c->num_graphs : 1, sizeof(*c->graphs));
+    if (!c->graphs) rc = QNN_COMMON_ERROR_MEM_ALLOC;
+  }
+  if (rc == QNN_SUCCESS) rc = rb_enable_graphs(b, api, c, cfg->enable_graphs);
+  if (rc != QNN_SUCCESS) {
+    context_discard(c);
+    return rc;
+  }
+  c->backend = b;
+  c->priority = cfg->priority;
+  c->async_depth = cfg->async_depth;
+  c->memory_limit_mb = cfg->memory_limit_mb;
+  *out = c;
+  return QNN_SUCCESS;
+}
+
+/* Registers c (g_rb.lock held): handles, its spill-fill group, the context list. */
+static qnn_error_t publish(rb_backend *b, const char *api, rb_context *c, rb_device *d,
+                           const rb_ctx_cfg *cfg) {
+  c->device = d;
+  c->handle = rb_new_handle();
+  const rb_context *first = cfg->group_first ? rb_find_context(cfg->group_first) : NULL;
+  qnn_error_t rc = rb_sf_attach(b, api, c, cfg, first);
+  if (rc != QNN_SUCCESS) return rc;
+  for (uint32_t i = 0; i < c->num_graphs; i++) {
+    c->graphs[i].handle = rb_new_handle();
+    c->graphs[i].ctx = c;
+    c->graphs[i].index = i;
+    c->graphs[i].priority = c->priority;
+  }
+  c->next = g_rb.contexts;
+  g_rb.contexts = c;
+  return QNN_SUCCESS;
+}
+
+static void log_created(rb_backend *b, const char *api, const rb_context *c) {
+  rb_logf(b->log, QNN_LOG_LEVEL_INFO, "%s: context 0x%lx with %u graph(s) (%u deserialized), "
+          "priority %s, async queue depth %u, %s binary, spill-fill %llu bytes%s", api,
+          (unsigned long)c->handle, c->num_graphs, c->num_enabled, rb_priority_name(c->priority),
+          c->async_depth, c->persistent ? "persistent" : "copied",
+          (unsigned long long)c->spill_fill, c->group ? " (shared by its group)" : "");
+  uint64_t mb = (c->spill_fill + (1u << 20) - 1) >> 20;
+  if (c->memory_limit_mb && !c->group && mb > c->memory_limit_mb)
+    rb_logf(b->log, QNN_LOG_LEVEL_WARN, "%s: context 0x%lx needs a %llu MB spill-fill buffer, "
+            "above its memory limit hint of %llu MB", api, (unsigned long)c->handle,
+            (unsigned long long)mb, (unsigned long long)c->memory_limit_mb);
+}
+
+/* The profile's init events around the creation proper (rb_create_one). */
+static qnn_error_t create_checked(rb_backend *b, rb_device *d, qnn_device_handle_t dh,
+                                  const char *api, const qnn_context_config_t **cfg,
+                                  const void *buf, size_t size, const rb_watch *w,
+                                  rb_prof_call *pc, rb_context **out) {
+  rb_stop st = RB_STOP_NONE;
+  qnn_error_t rc = rb_fault_watched(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log, w, &st);
+  if (st != RB_STOP_NONE) rc = load_stopped(b, api, w, st, "during its injected latency");
+  /* A board rule rather than an API rule: loading while another graph executes has
+   * coincided with device resets (creating a session tears down and recreates the DSP
+   * process domain), so a client must hold loads off until executes finish. */
+  int busy = rb_exec_in_flight();
+  if (busy > 0)
+    rb_violation(b->log, "%s while %d graphExecute call(s) are in flight in this process "
+                 "(loading during inference has reset the device)", api, busy);
+  rb_ctx_cfg cc;
+  if (rc == QNN_SUCCESS) rc = rb_context_configs(b, api, cfg, &cc);
+  rb_context *c = NULL;
+  pc->t_run0 = rb_mono_ns();
+  if (rc == QNN_SUCCESS) rc = new_context(b, api, buf, size, &cc, &c);
+  pc->t_run1 = rb_mono_ns();
+  if (rc == QNN_SUCCESS && (st = rb_watch_check(w)) != RB_STOP_NONE)
+    rc = load_stopped(b, api, w, st, "after deserializing the binary");
+  /* Loading a context opens the FastRPC session (if the device did not already). */
+  if (rc == QNN_SUCCESS) rb_fastrpc_session_open(b->log);
+  pthread_mutex_lock(&g_rb.lock);
+  /* The device may have been freed while we parsed unlocked. */
+  if (rc == QNN_SUCCESS && dh && rb_find_device(dh) != d) rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
+  if (rc == QNN_SUCCESS) rc = publish(b, api, c, d, &cc);
+  pthread_mutex_unlock(&g_rb.lock);
+  if (rc != QNN_SUCCESS) {
+    context_discard(c);
+    return rc;
+  }
+  *out = c;
+  return QNN_SUCCESS;
+}
+
+qnn_error_t rb_create_one(rb_backend *b, rb_device *d, qnn_device_handle_t dh, const char *api,
+                          const qnn_context_config_t **cfg, const void *buf,
+                          qnn_context_binary_size_t size, qnn_profile_handle_t profile,
+                          const rb_watch *w, rb_context **out) {
+  *out = NULL;
+  /* The load's init events (rb_profile.h); the handle is held until the load returns. */
+  rb_prof_call pc;
+  qnn_error_t rc = rb_profile_begin(b, profile, 0, QNN_CONTEXT_ERROR_INVALID_HANDLE,
+                                    QNN_PROFILE_ERROR_HANDLE_IN_USE, &pc);
+  if (!buf || !size) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: the binary buffer is NULL/empty", api);
+    rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
+  }
+  if (rc == QNN_SUCCESS)
+    rc = create_checked(b, d, dh, api, cfg, buf, (size_t)size, w, &pc, out);
+  if (rc == QNN_SUCCESS) {
+    rb_count_graphs_deserialized((*out)->num_enabled);
+    log_created(b, api, *out);
+  }
+  rb_profile_end_load(&pc, rc); /* empty after a failure; the handle is free again */
+  return rc;
 }
 
 /* contextCreateFromBinary and its WithSignal variant (signal NULL for the former). Both count
@@ -81,85 +213,21 @@ static qnn_error_t create_from_binary(const char *api, qnn_backend_handle_t bh,
   rb_backend *b;
   rb_device *d;
   rb_watch w;
-  qnn_error_t rc = pin_backend(bh, dh, &b, &d, signal, api, start, &w);
+  qnn_error_t rc = rb_pin_backend(bh, dh, &b, &d, signal, api, start, &w);
   if (rc != QNN_SUCCESS) return rc;
-  ref_model *m = NULL;
   rb_context *c = NULL;
-  uint32_t priority = QNN_PRIORITY_DEFAULT, depth = RB_ASYNC_DEPTH_DEFAULT;
-  rb_stop st = RB_STOP_NONE;
-  /* The load's init events (rb_profile.h); the handle is held until the load returns, and
-   * released before the backend is unpinned (backendFree frees its profiles). */
-  rb_prof_call pc;
-  qnn_error_t prc = rb_profile_begin(b, profile, 0, QNN_CONTEXT_ERROR_INVALID_HANDLE,
-                                     QNN_PROFILE_ERROR_HANDLE_IN_USE, &pc);
-  if (!buf || !size || !out) {
-    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: %s is NULL/empty", api,
-            !out ? "the context out-pointer" : "the binary buffer");
+  if (!out) {
+    rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: the context out-pointer is NULL", api);
     rc = QNN_CONTEXT_ERROR_INVALID_ARGUMENT;
-  } else if (prc != QNN_SUCCESS) {
-    rc = prc; /* logged */
   } else {
-    rc = rb_fault_watched(b, FR_CONTEXT_CREATE_FROM_BINARY, b->log, &w, &st);
-    if (st != RB_STOP_NONE) rc = load_stopped(b, api, &w, st, "during its injected latency");
+    rc = rb_create_one(b, d, dh, api, cfg, buf, size, profile, &w, &c);
   }
-  /* A board rule rather than an API rule: loading while another graph executes has
-   * coincided with device resets (creating a session tears down and recreates the DSP
-   * process domain), so a client must hold loads off until executes finish. */
-  int busy = rb_exec_in_flight();
-  if (busy > 0)
-    rb_violation(b->log, "%s while %d graphExecute call(s) are in flight in this process "
-                 "(loading during inference has reset the device)", api, busy);
-  if (rc == QNN_SUCCESS) rc = rb_context_configs(b, api, cfg, &priority, &depth);
-  pc.t_run0 = rb_mono_ns();
-  if (rc == QNN_SUCCESS) rc = load_model(b, api, buf, size, &m);
-  pc.t_run1 = rb_mono_ns();
-  if (rc == QNN_SUCCESS && (st = rb_watch_check(&w)) != RB_STOP_NONE)
-    rc = load_stopped(b, api, &w, st, "after deserializing the binary");
-  /* Loading a context opens the FastRPC session (if the device did not already). */
-  if (rc == QNN_SUCCESS) rb_fastrpc_session_open(b->log);
-  if (rc == QNN_SUCCESS) {
-    c = calloc(1, sizeof(*c));
-    if (c) c->graphs = calloc(m->num_graphs ? m->num_graphs : 1, sizeof(*c->graphs));
-    if (!c || !c->graphs) rc = QNN_COMMON_ERROR_MEM_ALLOC;
-  }
-
+  if (rc == QNN_SUCCESS) *out = (qnn_context_handle_t)c->handle;
   pthread_mutex_lock(&g_rb.lock);
-  /* The device may have been freed while we parsed unlocked. */
-  if (rc == QNN_SUCCESS && dh && rb_find_device(dh) != d) rc = QNN_CONTEXT_ERROR_INVALID_HANDLE;
-  if (rc != QNN_SUCCESS) {
-    rb_signal_release(&w);
-    pthread_mutex_unlock(&g_rb.lock);
-    rb_profile_end_load(&pc, rc); /* an empty recording; the handle is free again */
-    unpin_backend(b);
-    if (c) free(c->graphs);
-    free(c);
-    ref_model_free(m);
-    return rc;
-  }
-  c->backend = b;
-  c->device = d;
-  c->model = m; /* the model holds its own copy: the caller's buffer may go away now */
-  c->num_graphs = m->num_graphs;
-  c->priority = priority;
-  c->async_depth = depth;
-  c->handle = rb_new_handle();
-  for (uint32_t i = 0; i < c->num_graphs; i++) {
-    c->graphs[i].handle = rb_new_handle();
-    c->graphs[i].ctx = c;
-    c->graphs[i].index = i;
-    c->graphs[i].priority = priority;
-  }
-  c->next = g_rb.contexts;
-  g_rb.contexts = c;
-  *out = (qnn_context_handle_t)c->handle;
   rb_signal_release(&w);
   pthread_mutex_unlock(&g_rb.lock);
-  rb_logf(b->log, QNN_LOG_LEVEL_INFO, "%s: context 0x%lx with %u graph(s), priority %s, async "
-          "queue depth %u", api, (unsigned long)c->handle, m->num_graphs,
-          rb_priority_name(priority), depth);
-  rb_profile_end_load(&pc, QNN_SUCCESS);
-  unpin_backend(b);
-  return QNN_SUCCESS;
+  rb_unpin_backend(b);
+  return rc;
 }
 
 qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t bh, qnn_device_handle_t dh,
@@ -222,6 +290,8 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   if (busy > 0)
     rb_violation(b->log, "contextFree while %d graphExecute call(s) are in flight in this "
                  "process (the DSP process domain is shared)", busy);
+  /* The promise of a persistent binary runs until here (checked, then freed anyway). */
+  (void)rb_persist_check(c, -1, "contextFree");
   /* After a subsystem restart nothing is left on the DSP side: the handles died with it. */
   uint32_t mems = rb_mem_count(c);
   if (mems && !atomic_load(&c->stale))
@@ -234,7 +304,7 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   /* An injected failure still frees the context: after a DSP restart there is nothing left
    * to free on the DSP side, and the caller cannot do anything else with the handle. */
   qnn_error_t rc = rb_fault(b, FR_CONTEXT_FREE, b->log);
-  unpin_backend(b);
+  rb_unpin_backend(b);
   return rc;
 }
 
@@ -245,7 +315,7 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t bh, qnn_device_handl
   rb_backend *b;
   rb_device *d;
   rb_watch w;
-  qnn_error_t rc = pin_backend(bh, dh, &b, &d, NULL, "contextValidateBinary", 0, &w);
+  qnn_error_t rc = rb_pin_backend(bh, dh, &b, &d, NULL, "contextValidateBinary", 0, &w);
   if (rc != QNN_SUCCESS) return rc;
   ref_model *m = NULL;
   if (!buf || !size) {
@@ -257,7 +327,7 @@ qnn_error_t rb_context_validate_binary(qnn_backend_handle_t bh, qnn_device_handl
   }
   if (rc == QNN_SUCCESS) rc = load_model(b, "contextValidateBinary", buf, size, &m);
   ref_model_free(m);
-  unpin_backend(b);
+  rb_unpin_backend(b);
   return rc;
 }
 
@@ -275,7 +345,7 @@ qnn_error_t rb_graph_retrieve(qnn_context_handle_t h, const char *name, qnn_grap
   qnn_error_t rc = rb_fault(b, FR_GRAPH_RETRIEVE, b->log);
 
   pthread_mutex_lock(&g_rb.lock);
-  unpin_backend(b);
+  rb_unpin_backend(b);
   c = rb_find_context(h); /* it may have been freed while the fault latency ran */
   if (rc == QNN_SUCCESS && !c) rc = QNN_GRAPH_ERROR_INVALID_HANDLE;
   if (rc == QNN_SUCCESS && atomic_load(&c->stale)) {
@@ -288,9 +358,15 @@ qnn_error_t rb_graph_retrieve(qnn_context_handle_t h, const char *name, qnn_grap
             !name ? "the graph name" : "the graph out-pointer");
     rc = QNN_GRAPH_ERROR_INVALID_NAME;
   }
+  if (rc == QNN_SUCCESS) rc = rb_persist_check(c, -1, "graphRetrieve");
   if (rc == QNN_SUCCESS) {
     int g = ref_model_find_graph(c->model, name);
-    if (g < 0) {
+    if (g >= 0 && !c->graphs[g].enabled) {
+      rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "graphRetrieve: graph '%s' of context 0x%lx was not "
+              "deserialized: the context's ENABLE_GRAPHS config did not list it", name,
+              (unsigned long)c->handle);
+      rc = QNN_GRAPH_ERROR_INVALID_NAME;
+    } else if (g < 0) {
       char names[512] = "";
       size_t used = 0;
       for (uint32_t i = 0; i < c->model->num_graphs && used < sizeof(names); i++) {
@@ -328,16 +404,10 @@ static qnn_error_t answer(const rb_context *c, qnn_htp_context_custom_property_t
     case QNN_HTP_CONTEXT_GET_PROP_BUFFER_START_ALIGNMENT:
       p->u.buffer_start_alignment = RB_BUFFER_ALIGNMENT;
       return QNN_SUCCESS;
-    case QNN_HTP_CONTEXT_GET_PROP_MAX_SPILLFILL_BUFFER_SIZE: {
-      uint64_t max = 0;
-      for (uint32_t g = 0; g < c->model->num_graphs; g++) {
-        ref_graph_memory m;
-        ref_graph_memory_of(c->model, g, &m);
-        if (m.spill_fill_bytes > max) max = m.spill_fill_bytes;
-      }
-      p->u.spill_fill_buffer_size = max;
+    case QNN_HTP_CONTEXT_GET_PROP_MAX_SPILLFILL_BUFFER_SIZE:
+      /* of its deserialized graphs (ENABLE_GRAPHS), as spill_fill.c accounts it */
+      p->u.spill_fill_buffer_size = c->spill_fill;
       return QNN_SUCCESS;
-    }
     case QNN_HTP_CONTEXT_GET_PROP_WEIGHTS_BUFFER_SIZE:
       p->u.weights_buffer_size = ref_model_weights_bytes(c->model);
       return QNN_SUCCESS;

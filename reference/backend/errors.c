@@ -1,5 +1,8 @@
-/* errors.c - errorGetMessage: a static message per QNN error code. */
+/* errors.c - errorGetMessage: a static message per QNN error code; the NOT_SUPPORTED answer of
+ * every table slot the backend does not implement. */
 #include "rb_internal.h"
+
+qnn_error_t rb_not_supported(void) { return QNN_COMMON_ERROR_NOT_SUPPORTED; }
 
 const char *rb_error_text(uint32_t code) {
   switch (code) {

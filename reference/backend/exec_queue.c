@@ -8,6 +8,9 @@
  * jobs, and its notifier thread calls their notify functions in the order they ended. Waits
  * end early when the job's signal says stop (an abort, or a timeout counted from the call's
  * start): a queued job leaves the queue then, and an async one is notified with 6031/6033.
+ *
+ * The queue knows nothing of what an execute is: the worker and the notifier call the run and
+ * finish functions the async job carries (graph_exec.c's), so this file calls only sched.c.
  */
 #include <stdlib.h>
 
@@ -96,8 +99,7 @@ static void *worker_main(void *arg) {
       g->running = true;
       pthread_cond_broadcast(&g_sched.cond);
       pthread_mutex_unlock(&g_sched.lock);
-      h->rc = rb_execute_turn(g, "graphExecuteAsync", NULL, 0, NULL, 0, &h->bufs, &h->watch,
-                              &h->prof);
+      h->rc = h->run(h);
       pthread_mutex_lock(&g_sched.lock);
       g->running = false;
       push_done(g, h);
@@ -132,10 +134,7 @@ static void *notifier_main(void *arg) {
       g->done_head = d->next;
       if (!g->done_head) g->done_tail = NULL;
       pthread_mutex_unlock(&g_sched.lock);
-      if (d->queued_stop != RB_STOP_NONE)
-        d->rc = rb_graph_stopped(g, "graphExecuteAsync", &d->watch, d->queued_stop,
-                                 "while waiting in the graph's queue");
-      rb_async_complete(d, d->rc);
+      d->finish(d); /* notifies, lets the call go and frees d */
       pthread_mutex_lock(&g_sched.lock);
       continue;
     }

@@ -1,5 +1,7 @@
-/* faults.c - fault injection, latency, the rule-violation record and the test-control API. */
-#include <stdarg.h>
+/* faults.c - fault injection and latency (HTPU_REF_FAULTS, HTPU_REF_LATENCY and the control
+ * API's htpu_ref_arm / htpu_ref_set_latency / htpu_ref_disarm), DSP subsystem restarts, and the
+ * calls each thread made. An injected latency waits in sched.c, so that a call's signal ends it
+ * early; what it counts is counters.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +17,9 @@ static fr_set g_env;               /* HTPU_REF_FAULTS for calls made before a ba
 static char *g_env_faults, *g_env_latency; /* the env values g_env was parsed from */
 static bool g_env_parsed, g_env_bad;
 
-static pthread_mutex_t g_violation_lock = PTHREAD_MUTEX_INITIALIZER;
-static char g_last_violation[512];
-
-static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
-static atomic_uint_fast64_t g_aborted, g_timed_out, g_batch_executes, g_async_notified;
-static atomic_int g_in_flight;
 static atomic_bool g_control_ops; /* g_control has graphOp rules or latency */
 /* Calls of each faultable API made by this thread (htpu_ref_thread_calls). */
 static _Thread_local uint64_t t_calls[FR_API_COUNT];
-
-void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
 
 bool rb_fault_set_has(const fr_set *s, uint32_t api) {
   if (s->latency_us[api]) return true;
@@ -37,29 +31,6 @@ bool rb_fault_set_has(const fr_set *s, uint32_t api) {
 bool rb_op_faults_armed(const rb_backend *b) {
   return atomic_load(&g_control_ops) || b->op_faults;
 }
-void rb_count_execute(void) { atomic_fetch_add(&g_total_executes, 1); }
-void rb_count_batch_multiple(void) { atomic_fetch_add(&g_batch_executes, 1); }
-void rb_count_async_notified(void) { atomic_fetch_add(&g_async_notified, 1); }
-void rb_count_stop(rb_stop why) {
-  if (why == RB_STOP_ABORT) atomic_fetch_add(&g_aborted, 1);
-  if (why == RB_STOP_TIMEOUT) atomic_fetch_add(&g_timed_out, 1);
-}
-void rb_exec_in_flight_add(int delta) { atomic_fetch_add(&g_in_flight, delta); }
-int rb_exec_in_flight(void) { return atomic_load(&g_in_flight); }
-
-void rb_violation(rb_log *log, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  atomic_fetch_add(&g_violations, 1);
-  pthread_mutex_lock(&g_violation_lock);
-  snprintf(g_last_violation, sizeof(g_last_violation), "%s", msg);
-  pthread_mutex_unlock(&g_violation_lock);
-  rb_logf(log, QNN_LOG_LEVEL_ERROR, "API rule violation: %s", msg);
-}
-
 int rb_faults_from_env(fr_set *s, char *err, size_t errlen) {
   memset(s, 0, sizeof(*s));
   if (fr_parse_rules(getenv("HTPU_REF_FAULTS"), s->rules, &s->num_rules, err, errlen) != 0)
@@ -96,7 +67,7 @@ unsigned rb_ssr(rb_backend *b) {
     if (!atomic_exchange(&c->stale, true)) n++;
   }
   pthread_mutex_unlock(&g_rb.lock);
-  atomic_fetch_add(&g_ssr_events, 1);
+  rb_count_ssr();
   return n;
 }
 
@@ -146,7 +117,7 @@ uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_wat
   if (code) {
     /* 1011 models an unrecovered subsystem restart: the backend stays unusable. */
     if (b && code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION_FATAL) atomic_store(&b->fatal, true);
-    atomic_fetch_add(&g_faults, 1);
+    rb_count_fault();
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: injected fault, returning %u%s", fr_api_name(api),
             code, flags & FR_FLAG_SSR ? " (DSP subsystem restart)" : "");
     if (flags & FR_FLAG_SSR) {
@@ -204,39 +175,6 @@ RB_EXPORT void htpu_ref_disarm(void) {
   rb_caps_reset();
 }
 
-RB_EXPORT void htpu_ref_get_stats(htpu_ref_stats *out) {
-  if (!out) return;
-  memset(out, 0, sizeof(*out));
-  pthread_mutex_lock(&g_rb.lock);
-  for (rb_log *l = g_rb.logs; l; l = l->next) out->live_logs++;
-  for (rb_backend *b = g_rb.backends; b; b = b->next) out->live_backends++;
-  for (rb_device *d = g_rb.devices; d; d = d->next) out->live_devices++;
-  for (rb_context *c = g_rb.contexts; c; c = c->next) {
-    out->live_contexts++;
-    out->stale_contexts += atomic_load(&c->stale);
-  }
-  for (rb_mem *m = g_rb.mems; m; m = m->next) out->live_mem_handles++;
-  out->live_signals = rb_signal_live_count();
-  pthread_mutex_lock(&g_sched.lock);
-  for (rb_context *c = g_rb.contexts; c; c = c->next)
-    for (uint32_t i = 0; i < c->num_graphs; i++) out->async_pending += c->graphs[i].async_pending;
-  pthread_mutex_unlock(&g_sched.lock);
-  for (rb_backend *b = g_rb.backends; b; b = b->next)
-    for (rb_pinfo *p = b->pinfos; p; p = p->next) out->live_platform_infos++;
-  out->live_power_config_ids = rb_power_live_count();
-  pthread_mutex_unlock(&g_rb.lock);
-  out->executes_in_flight = (uint32_t)atomic_load(&g_in_flight);
-  out->total_executes = atomic_load(&g_total_executes);
-  out->violations = atomic_load(&g_violations);
-  out->leaked_handles = atomic_load(&g_leaked);
-  out->faults_injected = atomic_load(&g_faults);
-  out->ssr_events = atomic_load(&g_ssr_events);
-  out->aborted_calls = atomic_load(&g_aborted);
-  out->timed_out_calls = atomic_load(&g_timed_out);
-  out->batch_multiple_executes = atomic_load(&g_batch_executes);
-  out->async_notified = atomic_load(&g_async_notified);
-}
-
 RB_EXPORT uint32_t htpu_ref_trigger_ssr(void) {
   unsigned n = rb_ssr(NULL);
   pthread_mutex_lock(&g_rb.lock);
@@ -245,29 +183,6 @@ RB_EXPORT uint32_t htpu_ref_trigger_ssr(void) {
             "%u context(s) lost", n);
   pthread_mutex_unlock(&g_rb.lock);
   return n;
-}
-
-RB_EXPORT void htpu_ref_reset_stats(void) {
-  atomic_store(&g_total_executes, 0);
-  atomic_store(&g_violations, 0);
-  atomic_store(&g_leaked, 0);
-  atomic_store(&g_faults, 0);
-  atomic_store(&g_ssr_events, 0);
-  atomic_store(&g_aborted, 0);
-  atomic_store(&g_timed_out, 0);
-  atomic_store(&g_batch_executes, 0);
-  atomic_store(&g_async_notified, 0);
-  pthread_mutex_lock(&g_violation_lock);
-  g_last_violation[0] = '\0';
-  pthread_mutex_unlock(&g_violation_lock);
-}
-
-RB_EXPORT const char *htpu_ref_last_violation(void) {
-  static _Thread_local char copy[sizeof(g_last_violation)];
-  pthread_mutex_lock(&g_violation_lock);
-  memcpy(copy, g_last_violation, sizeof(copy));
-  pthread_mutex_unlock(&g_violation_lock);
-  return copy;
 }
 
 __attribute__((destructor)) static void rb_faults_unload(void) {

@@ -1,7 +1,8 @@
 /*
  * graph_exec.c - graphExecute and graphExecuteAsync: the checks the real backend makes, the
  * graph's queue (exec_queue.c), signals (signal.c), profiles (profile.c), batch multiples, then
- * the interpreter.
+ * the interpreter. The graph's queue is below this file and calls back up only through the
+ * run/finish functions an async job carries.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -143,7 +144,7 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
         memcpy(x->out_dims[i], dims[i], m->tensors[rg->outputs[i]].rank * sizeof(uint32_t));
     if (run == REF_RUN_STOPPED && hook.stopped != RB_STOP_NONE) {
       *stopped = hook.stopped;
-      rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's rb_graph_stopped gives the code */
+      rc = QNN_GRAPH_ERROR_ABORTED; /* the caller's graph_stopped gives the code */
     } else if (run == REF_RUN_STOPPED) {
       rb_logf(log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s' failed: %s (graphOp fault rule)", api,
               rg->name, err);
@@ -162,8 +163,10 @@ qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi
   return rc;
 }
 
-qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
-                             const char *where) {
+/* A watched call of g stopped (`where`: "during ..."): logs why, counts it and returns the
+ * graph code, 6031 aborted or 6033 timed out. */
+static qnn_error_t graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
+                                 const char *where) {
   rb_log *log = g->ctx->backend->log;
   const char *name = g->ctx->model->graphs[g->index].name;
   rb_count_stop(why);
@@ -178,9 +181,17 @@ qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb
   return QNN_GRAPH_ERROR_ABORTED;
 }
 
-qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+static qnn_error_t run_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
                             const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
-                            const rb_watch *w, rb_prof_call *pc) {
+                            const rb_watch *w, rb_prof_call *pc);
+
+/* Runs one execute of g (blocking or from the worker) once it has its turn: stale check,
+ * fault rules and latency, then the graph on pre's buffers (async, resolved at the call) or
+ * on in/out resolved now (blocking), timing it into pc (NULL: not profiled). Returns the
+ * call's QNN code (logged). */
+static qnn_error_t execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in,
+                                uint32_t nin, const qnn_tensor_t *out, uint32_t nout,
+                                const rb_bufs *pre, const rb_watch *w, rb_prof_call *pc) {
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
   const char *name = c->model->graphs[g->index].name;
@@ -191,16 +202,34 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
             (unsigned long)c->handle);
     return QNN_COMMON_ERROR_SYSTEM_COMMUNICATION;
   }
+  /* The weights it is about to read, where they are the caller's (a persistent binary). */
+  qnn_error_t rc = rb_persist_check(c, (int)g->index, api);
+  if (rc != QNN_SUCCESS) return rc;
+  char why[320];
+  if (rb_sf_enter(c, why, sizeof why)) /* from here to the end it uses its spill-fill buffer */
+    rb_violation(b->log, "%s: graph '%s' of %s", api, name, why);
+  rc = run_turn(g, api, in, nin, out, nout, pre, w, pc);
+  rb_sf_leave(c);
+  return rc;
+}
+
+/* execute_turn once the graph may run: fault rules and latency, then the graph. */
+static qnn_error_t run_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
+                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
+                            const rb_watch *w, rb_prof_call *pc) {
+  rb_context *c = g->ctx;
+  rb_backend *b = c->backend;
+  const char *name = c->model->graphs[g->index].name;
   /* An injected failure leaves the graph untouched (and, unless the rule says ssr, usable:
    * a recovered DSP restart). Its latency ends early for a stop. */
   rb_stop st = RB_STOP_NONE;
   qnn_error_t rc = rb_fault_watched(b, FR_GRAPH_EXECUTE, b->log, w, &st);
-  if (st != RB_STOP_NONE) return rb_graph_stopped(g, api, w, st, "during its injected latency");
+  if (st != RB_STOP_NONE) return graph_stopped(g, api, w, st, "during its injected latency");
   if (rc != QNN_SUCCESS) return rc;
   uint32_t lat = rb_graph_latency(name); /* this graph's alone (htpu_ref_set_graph_latency) */
   if (lat && w && w->sig) st = rb_watch_sleep(w, lat);
   else if (lat) usleep(lat);
-  if (st != RB_STOP_NONE) return rb_graph_stopped(g, api, w, st, "during its injected latency");
+  if (st != RB_STOP_NONE) return graph_stopped(g, api, w, st, "during its injected latency");
   rb_bufs own;
   const rb_bufs *x = pre;
   if (!x) {
@@ -216,7 +245,7 @@ qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in
     if (pc) pc->t_checked = pc->t_run0 = pc->t_run1 = rb_mono_ns(); /* nothing ran */
   } else {
     rc = rb_bufs_run(b->log, api, c, g->index, x, w, pc, &st);
-    if (st != RB_STOP_NONE) rc = rb_graph_stopped(g, api, w, st, "between ops");
+    if (st != RB_STOP_NONE) rc = graph_stopped(g, api, w, st, "between ops");
   }
   if (rc == QNN_SUCCESS) {
     rb_count_execute();
@@ -239,7 +268,7 @@ static void hold_call(rb_graph *g) {
 /* Once c->executing drops, contextFree may free g and c; once the count of calls in flight
  * drops, neither contextFree nor a load sees this call; then the signal (the backend's) is let
  * go, so a trigger returns when the context can be freed without a complaint; once b->busy
- * drops, backendFree (and the exit-time destructor, registry.c) may free b and its signals. */
+ * drops, backendFree (and the exit-time destructor, teardown.c) may free b and its signals. */
 static void release_call(rb_context *c, rb_backend *b, rb_watch *w) {
   atomic_fetch_sub(&c->executing, 1);
   rb_exec_in_flight_add(-1);
@@ -311,9 +340,9 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
   if (rc == QNN_SUCCESS) {
     rb_stop st = rb_queue_wait_turn(g, &j);
     if (st != RB_STOP_NONE) {
-      rc = rb_graph_stopped(g, "graphExecute", &j.watch, st, "while waiting in the graph's queue");
+      rc = graph_stopped(g, "graphExecute", &j.watch, st, "while waiting in the graph's queue");
     } else {
-      rc = rb_execute_turn(g, "graphExecute", inputs, nin, outputs, nout, NULL, &j.watch, &pc);
+      rc = execute_turn(g, "graphExecute", inputs, nin, outputs, nout, NULL, &j.watch, &pc);
       rb_queue_done(g);
     }
   }
@@ -324,6 +353,11 @@ qnn_error_t rb_graph_execute(qnn_graph_handle_t gh, const qnn_tensor_t *inputs, 
   release_call(c, b, &j.watch);
   return rc;
 }
+
+/* What the graph's threads do with an async job (exec_queue.c): the worker runs it, the
+ * notifier finishes it. */
+static qnn_error_t async_run(rb_job *j);
+static void async_finish(rb_job *j);
 
 qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *inputs,
                                    uint32_t nin, qnn_tensor_t *outputs, uint32_t nout,
@@ -354,6 +388,8 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
   }
   j->async = true;
   j->g = g;
+  j->run = async_run;
+  j->finish = async_finish;
   j->notify = notify;
   j->notify_param = notify_param;
   qnn_error_t rc = take_signal(g, api, QNN_PROPERTY_GRAPH_SUPPORT_EXECUTE_ASYNC_SIGNAL, signal,
@@ -385,13 +421,13 @@ qnn_error_t rb_graph_execute_async(qnn_graph_handle_t gh, const qnn_tensor_t *in
     bool failed = false;
     rb_stop st = rb_queue_async(g, j, depth, &failed);
     if (st != RB_STOP_NONE) {
-      rc = rb_graph_stopped(g, api, &j->watch, st, "while waiting for room in the graph's queue");
+      rc = graph_stopped(g, api, &j->watch, st, "while waiting for room in the graph's queue");
     } else if (failed) {
       rb_logf(b->log, QNN_LOG_LEVEL_ERROR, "%s: graph '%s': cannot start the thread that runs "
               "async executes", api, name);
       rc = QNN_COMMON_ERROR_SYSTEM;
     } else {
-      return QNN_SUCCESS; /* the queue owns j; rb_async_complete ends the call */
+      return QNN_SUCCESS; /* the queue owns j; async_finish ends the call */
     }
   }
   rb_profile_end_execute(&j->prof, c->model, g->index, rc); /* a refused call: nothing */
@@ -425,7 +461,10 @@ bool rb_wait_notified_round(const rb_context *c, const rb_backend *b) {
   return wait;
 }
 
-void rb_async_complete(rb_job *j, qnn_error_t rc) {
+/* The async job is over with rc: releases its buffers, records and releases its profile,
+ * releases its signal, calls its notify function (this thread: the graph's notifier), then
+ * lets the context go. */
+static void async_complete(rb_job *j, qnn_error_t rc) {
   rb_graph *g = j->g;
   rb_context *c = g->ctx;
   rb_backend *b = c->backend;
@@ -442,6 +481,9 @@ void rb_async_complete(rb_job *j, qnn_error_t rc) {
   pthread_mutex_lock(&g_sched.lock);
   c->notifying++;
   b->notifying++;
+  /* notified from here on (the control API's count): a client woken by the notification reads
+   * 0 for its call, not a count the rest of this function has yet to lower */
+  g->async_pending--;
   pthread_mutex_unlock(&g_sched.lock);
   if (j->notify) {
     qnn_notify_status_t status = {rc};
@@ -457,11 +499,22 @@ void rb_async_complete(rb_job *j, qnn_error_t rc) {
    * of it under g_sched.lock, where a waiting free reads the counts, so the last touch of c
    * and b is before the free can go on. */
   pthread_mutex_lock(&g_sched.lock);
-  g->async_pending--;
   atomic_fetch_sub(&c->executing, 1);
   c->notifying--;
   atomic_fetch_sub(&b->busy, 1);
   b->notifying--;
   pthread_cond_broadcast(&g_sched.cond);
   pthread_mutex_unlock(&g_sched.lock);
+}
+
+static qnn_error_t async_run(rb_job *j) {
+  return execute_turn(j->g, "graphExecuteAsync", NULL, 0, NULL, 0, &j->bufs, &j->watch,
+                      &j->prof);
+}
+
+static void async_finish(rb_job *j) {
+  if (j->queued_stop != RB_STOP_NONE)
+    j->rc = graph_stopped(j->g, "graphExecuteAsync", &j->watch, j->queued_stop,
+                          "while waiting in the graph's queue");
+  async_complete(j, j->rc);
 }

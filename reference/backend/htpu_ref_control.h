@@ -37,6 +37,14 @@ typedef struct htpu_ref_stats {
   uint64_t timed_out_calls;         /* calls ended by a timeout signal (6033/5013) */
   uint64_t batch_multiple_executes; /* successful executes with a batch multiple > 1 */
   uint64_t async_notified;          /* notify functions called (every accepted async call) */
+  /* loading: what contexts hold and how they came */
+  uint64_t graphs_deserialized; /* graphs deserialized by context creations (ENABLE_GRAPHS
+                                   lets a context deserialize fewer than its binary holds) */
+  uint64_t spill_fill_bytes;    /* spill-fill memory held now: each group's buffer once, each
+                                   context outside a group its own */
+  uint64_t binary_copy_bytes;   /* copies of context binaries held now (none for a context
+                                   created with PERSISTENT_BINARY: it points into the caller's) */
+  uint64_t list_async_calls;    /* contextCreateFromBinaryListAsync calls accepted */
 } htpu_ref_stats;
 
 /* Replaces the global rule set with `rules` ("api:nth:code[:count],..."; nth "*" = every call)
@@ -138,7 +146,7 @@ void htpu_ref_forget_power_history(void);
 /* What propertyHasCapability answers for `key` from now on (0 = supported; e.g. 1000 not
  * supported, 2000 unknown key), and with it the behaviour behind it: the calls a capability
  * announces fail with 1000 while it is not 0 (docs/reference-backend.md, "Capabilities").
- * Switchable keys: 205, 211, 302, 303, 304, 306, 308, 309, 312, 1201, 1202, 1203 (and 1102,
+ * Switchable keys: 205, 206, 207, 208, 211, 212, 302, 303, 304, 306, 308, 309, 312, 1201, 1202, 1203 (and 1102,
  * 1103, 1501, 1502), and the profile keys (docs/profiling.md): 1401 the profile API at all
  * (off: profileCreate unsupported), 1402 custom config, 1403 max-events config (on: honoured),
  * 1404 extended events (off: profileGetExtendedEventData unsupported), 1405 optrace config
@@ -167,10 +175,31 @@ typedef struct htpu_ref_graph_state {
   uint64_t executes_done;        /* successful executes of the graph (both kinds) */
 } htpu_ref_graph_state;
 
-/* Fills *out for the graph called graph_name in the newest live context that has one.
- * Returns 0, or -1 when no live context has such a graph. */
+/* Fills *out for the graph called graph_name in the newest live context that has one
+ * deserialized. Returns 0, or -1 when no live context has such a graph. */
 typedef int (*htpu_ref_get_graph_state_fn)(const char *graph_name, htpu_ref_graph_state *out);
 int htpu_ref_get_graph_state(const char *graph_name, htpu_ref_graph_state *out);
+
+/* What one context was created with and holds (the handle: htpu_ref_graph_state's
+ * context_handle). */
+typedef struct htpu_ref_context_state {
+  uint32_t persistent;          /* PERSISTENT_BINARY: its model points into the caller's binary */
+  uint32_t graphs_deserialized; /* of the binary's graphs (ENABLE_GRAPHS) */
+  uint32_t num_graphs;          /* the binary holds */
+  uint32_t priority;            /* QNN_PRIORITY_* */
+  uint64_t binary_copy_bytes;   /* its own copy of the binary (0 when persistent) */
+  uint64_t spill_fill_bytes;    /* its own need: the largest of its deserialized graphs' */
+  uint64_t group_id;            /* 0: none; else the handle of its group's first context */
+  uint64_t group_bytes;         /* the group's buffer (its first context's maxSpillFillBuffer) */
+  uint32_t group_members;
+  uint64_t memory_limit_mb;     /* MEMORY_LIMIT_HINT; 0: none */
+  uint32_t stale;               /* lost in a DSP subsystem restart */
+} htpu_ref_context_state;
+
+/* Fills *out for the live context with this handle. Returns 0, or -1 when there is none. */
+typedef int (*htpu_ref_get_context_state_fn)(uint64_t context_handle,
+                                             htpu_ref_context_state *out);
+int htpu_ref_get_context_state(uint64_t context_handle, htpu_ref_context_state *out);
 
 /* Profile handles created and not yet freed, over all backends. */
 typedef uint32_t (*htpu_ref_live_profiles_fn)(void);

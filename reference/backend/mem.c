@@ -7,6 +7,7 @@
  * graph reads. Handles are serial numbers in the registry, per context.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,93 +90,130 @@ static const rb_mem *size_conflict(const rb_context *c, rb_mem *const *pending, 
   return NULL;
 }
 
-/* Builds one registration from d (registry lock held). Logs why it is rejected. */
-static qnn_error_t make_one(rb_log *log, rb_context *c, uint32_t i, const qnn_mem_descriptor_t *d,
-                            rb_mem *const *pending, rb_mem **out) {
-#define FAIL(code, ...)                                                              \
-  do {                                                                               \
-    char why_[320];                                                                  \
-    snprintf(why_, sizeof(why_), __VA_ARGS__);                                       \
-    rb_logf(log, QNN_LOG_LEVEL_ERROR, "memRegister: descriptor %u: %s", i, why_);    \
-    free(m);                                                                         \
-    return code;                                                                     \
-  } while (0)
-  rb_mem *m = calloc(1, sizeof(*m));
-  if (!m) return QNN_COMMON_ERROR_MEM_ALLOC;
+/* Logs why descriptor i of a memRegister call is rejected; returns code. */
+static qnn_error_t reject(rb_log *log, uint32_t i, qnn_error_t code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static qnn_error_t reject(rb_log *log, uint32_t i, qnn_error_t code, const char *fmt, ...) {
+  char why[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof(why), fmt, ap);
+  va_end(ap);
+  rb_logf(log, QNN_LOG_LEVEL_ERROR, "memRegister: descriptor %u: %s", i, why);
+  return code;
+}
+
+/* What d says the tensor is: its memType, data type and shape, into m (type, dims, bytes). */
+static qnn_error_t read_tensor(rb_log *log, uint32_t i, const qnn_mem_descriptor_t *d,
+                               rb_mem *m) {
   m->mem_type = d->mem_type;
   if (d->mem_type == QNN_MEM_TYPE_DMA_BUF)
-    FAIL(QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "memType DMA_BUF is not supported by this backend "
-         "(a public report saw it crash HTP memRegister); use CUSTOM with a SHARED_BUFFER "
-         "descriptor or ION");
+    return reject(log, i, QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "memType DMA_BUF is not supported "
+                  "by this backend (a public report saw it crash HTP memRegister); use CUSTOM "
+                  "with a SHARED_BUFFER descriptor or ION");
   if (d->mem_type != QNN_MEM_TYPE_ION && d->mem_type != QNN_MEM_TYPE_CUSTOM)
-    FAIL(QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "unknown memType %u", d->mem_type);
+    return reject(log, i, QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "unknown memType %u", d->mem_type);
   size_t esize = ref_dtype_size(d->data_type);
-  if (!esize) FAIL(QNN_MEM_ERROR_INVALID_ARGUMENT, "data type 0x%04x", d->data_type);
+  if (!esize)
+    return reject(log, i, QNN_MEM_ERROR_INVALID_ARGUMENT, "data type 0x%04x", d->data_type);
   if (d->mem_shape.num_dim == 0 || d->mem_shape.num_dim > REF_MAX_RANK || !d->mem_shape.dim_size)
-    FAIL(QNN_MEM_ERROR_INVALID_SHAPE, "memShape has %u dimension(s)%s (expected 1..%u)",
-         d->mem_shape.num_dim, d->mem_shape.dim_size ? "" : " and a NULL dimSize", REF_MAX_RANK);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_SHAPE, "memShape has %u dimension(s)%s "
+                  "(expected 1..%u)", d->mem_shape.num_dim,
+                  d->mem_shape.dim_size ? "" : " and a NULL dimSize", REF_MAX_RANK);
   if (d->mem_shape.shape_config)
-    FAIL(QNN_MEM_ERROR_INVALID_SHAPE, "memShape.shapeConfig '%s' is not supported",
-         d->mem_shape.shape_config);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_SHAPE, "memShape.shapeConfig '%s' is not "
+                  "supported", d->mem_shape.shape_config);
   uint64_t bytes = esize;
   for (uint32_t k = 0; k < d->mem_shape.num_dim; k++) {
     uint32_t dim = d->mem_shape.dim_size[k];
     if (dim == 0 || bytes > UINT64_MAX / dim)
-      FAIL(QNN_MEM_ERROR_INVALID_SHAPE, "dimension %u is %u", k, dim);
+      return reject(log, i, QNN_MEM_ERROR_INVALID_SHAPE, "dimension %u is %u", k, dim);
     bytes *= dim;
     m->dims[k] = dim;
   }
   m->rank = d->mem_shape.num_dim;
   m->data_type = d->data_type;
   m->bytes = bytes;
+  return QNN_SUCCESS;
+}
 
+/* The buffer d points at: its fd (ION, or CUSTOM SHARED_BUFFER with offset and total size),
+ * the file behind it, and the tensor's place in it, into m. */
+static qnn_error_t read_buffer(rb_log *log, uint32_t i, const qnn_mem_descriptor_t *d,
+                               rb_mem *m) {
   int fd = -1;
   uint64_t want_size = 0;
   if (d->mem_type == QNN_MEM_TYPE_ION) {
     fd = d->u.ion_info.fd;
   } else {
     const qnn_htp_mem_descriptor_t *h = d->u.custom_info;
-    if (!h) FAIL(QNN_MEM_ERROR_INVALID_ARGUMENT, "memType CUSTOM with a NULL customInfo");
+    if (!h)
+      return reject(log, i, QNN_MEM_ERROR_INVALID_ARGUMENT, "memType CUSTOM with a NULL "
+                    "customInfo");
     if (h->type != QNN_HTP_MEM_SHARED_BUFFER)
-      FAIL(QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "HTP descriptor type %u (only SHARED_BUFFER = 1 "
-           "can be registered from the application processor)", h->type);
+      return reject(log, i, QNN_MEM_ERROR_UNSUPPORTED_MEMTYPE, "HTP descriptor type %u (only "
+                    "SHARED_BUFFER = 1 can be registered from the application processor)",
+                    h->type);
     fd = h->u.shared_buffer_config.fd;
     m->offset = h->u.shared_buffer_config.offset;
     want_size = h->size;
   }
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0)
-    FAIL(QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d is not an open file descriptor", fd);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d is not an open file "
+                  "descriptor", fd);
   m->fd = fd;
   m->ino = (uint64_t)st.st_ino;
   m->dev = (uint64_t)st.st_dev;
   m->size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
   if (d->mem_type == QNN_MEM_TYPE_CUSTOM && want_size != m->size)
-    FAIL(QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d already mapped with mismatched size: the "
-         "descriptor says %llu bytes, the buffer behind the fd has %llu (size is the TOTAL size "
-         "of the allocation, not the tensor's)", fd, (unsigned long long)want_size,
-         (unsigned long long)m->size);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d already mapped with mismatched "
+                  "size: the descriptor says %llu bytes, the buffer behind the fd has %llu "
+                  "(size is the TOTAL size of the allocation, not the tensor's)", fd,
+                  (unsigned long long)want_size, (unsigned long long)m->size);
   if (m->offset > m->size || m->bytes > m->size - m->offset)
-    FAIL(QNN_MEM_ERROR_INVALID_SHAPE, "offset %llu + tensor bytes %llu do not fit the %llu-byte "
-         "buffer behind fd %d", (unsigned long long)m->offset, (unsigned long long)m->bytes,
-         (unsigned long long)m->size, fd);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_SHAPE, "offset %llu + tensor bytes %llu do not "
+                  "fit the %llu-byte buffer behind fd %d", (unsigned long long)m->offset,
+                  (unsigned long long)m->bytes, (unsigned long long)m->size, fd);
+  return QNN_SUCCESS;
+}
+
+/* m against the context's registrations and the call's earlier ones, then mapped. */
+static qnn_error_t place(rb_log *log, rb_context *c, uint32_t i, rb_mem *const *pending,
+                         rb_mem *m) {
   uint32_t np = 0;
   while (pending[np]) np++;
   if (duplicate(c, pending, np, m))
-    FAIL(QNN_MEM_ERROR_ALREADY_REGISTERED, "fd %d%s is already registered in context 0x%lx",
-         fd, d->mem_type == QNN_MEM_TYPE_CUSTOM ? " at this offset" : "",
-         (unsigned long)c->handle);
+    return reject(log, i, QNN_MEM_ERROR_ALREADY_REGISTERED, "fd %d%s is already registered in "
+                  "context 0x%lx", m->fd,
+                  m->mem_type == QNN_MEM_TYPE_CUSTOM ? " at this offset" : "",
+                  (unsigned long)c->handle);
   const rb_mem *other = size_conflict(c, pending, np, m);
   if (other)
-    FAIL(QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d already mapped with mismatched size (%llu, now "
-         "%llu)", fd, (unsigned long long)other->size, (unsigned long long)m->size);
-  m->map = mmap(NULL, (size_t)m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return reject(log, i, QNN_MEM_ERROR_INVALID_ARGUMENT, "fd %d already mapped with "
+                  "mismatched size (%llu, now %llu)", m->fd, (unsigned long long)other->size,
+                  (unsigned long long)m->size);
+  m->map = mmap(NULL, (size_t)m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
   if (m->map == MAP_FAILED) {
     m->map = NULL;
-    FAIL(QNN_MEM_ERROR_MAPPING, "cannot map fd %d (%llu bytes): %s", fd,
-         (unsigned long long)m->size, strerror(errno));
+    return reject(log, i, QNN_MEM_ERROR_MAPPING, "cannot map fd %d (%llu bytes): %s", m->fd,
+                  (unsigned long long)m->size, strerror(errno));
   }
-#undef FAIL
+  return QNN_SUCCESS;
+}
+
+/* Builds one registration from d (registry lock held). Logs why it is rejected. */
+static qnn_error_t make_one(rb_log *log, rb_context *c, uint32_t i, const qnn_mem_descriptor_t *d,
+                            rb_mem *const *pending, rb_mem **out) {
+  rb_mem *m = calloc(1, sizeof(*m));
+  if (!m) return QNN_COMMON_ERROR_MEM_ALLOC;
+  qnn_error_t rc = read_tensor(log, i, d, m);
+  if (rc == QNN_SUCCESS) rc = read_buffer(log, i, d, m);
+  if (rc == QNN_SUCCESS) rc = place(log, c, i, pending, m);
+  if (rc != QNN_SUCCESS) {
+    free(m); /* never mapped: place maps last */
+    return rc;
+  }
   m->ctx = c;
   *out = m;
   return QNN_SUCCESS;

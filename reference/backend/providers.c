@@ -41,33 +41,11 @@ static qnn_error_t (*const k_create[MAX_BACKEND_ID + 1])(qnn_log_handle_t,
                                                          qnn_backend_handle_t *) = {
     RB_IDS(RB_CREATE_ENTRY)};
 
-/* Provider lists by spec (ref_providers.h); g_last is the one most recently handed out. */
+/* Provider lists by spec (ref_providers.h); the versions of the one most recently handed out
+ * are api_versions.c's. */
 
 static pthread_mutex_t g_prov_lock = PTHREAD_MUTEX_INITIALIZER;
 static ref_provider_set *g_sets;
-static ref_provider_set *g_last;
-static qnn_api_version_t g_current = {{RB_RELEASE_CORE_API}, {RB_RELEASE_BACKEND_API}};
-
-qnn_api_version_t rb_provider_api_version(uint32_t backend_id) {
-  pthread_mutex_lock(&g_prov_lock);
-  qnn_api_version_t v = g_current;
-  for (uint32_t i = 0; g_last && i < g_last->count; i++) {
-    const qnn_interface_t *p = g_last->list[i];
-    if (p->backend_id == backend_id) {
-      v = p->api_version;
-      break;
-    }
-  }
-  pthread_mutex_unlock(&g_prov_lock);
-  return v;
-}
-
-qnn_api_version_t rb_current_api_version(void) {
-  pthread_mutex_lock(&g_prov_lock);
-  qnn_api_version_t v = g_current;
-  pthread_mutex_unlock(&g_prov_lock);
-  return v;
-}
 
 static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int supported) {
   qnn_unused_fn *slot = (qnn_unused_fn *)(void *)t;
@@ -81,6 +59,7 @@ static void fill_table(qnn_interface_table_t *t, uint32_t backend_id, int suppor
   t->backend_free = rb_backend_free;
   t->context_create_from_binary = rb_context_create_from_binary;
   t->context_create_from_binary_with_signal = rb_context_create_from_binary_with_signal;
+  t->context_create_from_binary_list_async = rb_context_create_from_binary_list_async;
   t->signal_create = rb_signal_create;
   t->signal_set_config = rb_signal_set_config;
   t->signal_trigger = rb_signal_trigger;
@@ -172,8 +151,7 @@ RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, u
     fprintf(stderr, "htpu_refbackend: HTPU_REF_PROVIDERS: %s\n", err);
     return QNN_COMMON_ERROR_GENERAL;
   }
-  if (s->count) g_current = ((const qnn_interface_t *)s->list[0])->api_version;
-  g_last = s;
+  rb_api_versions_handed_out((const qnn_interface_t *const *)s->list, s->count);
   *list = s->count ? (const qnn_interface_t **)s->list : NULL;
   *num = s->count;
   pthread_mutex_unlock(&g_prov_lock);

@@ -5,6 +5,29 @@
  * are serial numbers, not pointers: a stale or foreign handle is simply not found (an
  * INVALID_HANDLE error, never a dereference), and a loader that dereferences a handle crashes
  * here as it would on the board.
+ *
+ * The files, in layers: a file calls the files of its own layer (one way) and of the layers
+ * below, never one above, and no two files call each other round a circle. Where a lower file
+ * must reach up it is handed a function: the graph's queue runs and finishes an async job
+ * through the run/finish functions the job carries (graph_exec.c sets them), the tensor checks
+ * resolve a mem handle through the resolver they are given (mem.c's).
+ *   7  providers.c               the function tables handed out (QnnInterface_getProviders)
+ *   6  backend.c context.c       the QNN calls that create, free and run: context_list.c over
+ *      context_list.c            context.c; backend.c and context.c over graph_exec.c (its wait
+ *      graph_exec.c              for async calls past their notification)
+ *   5  teardown.c stats.c        freeing objects (and every handle left at unload); the control
+ *                                API's htpu_ref_get_stats, which counts every kind of object
+ *   4  signal.c device_info.c    one kind of object or call each: signals, platform info, power
+ *      perf.c mem.c profile.c    configs, mem handles, profiles, context/graph configs, the
+ *      config.c exec_queue.c     graph's queue and its threads
+ *   3  faults.c                  injected faults and latency, DSP subsystem restarts
+ *   2  registry.c sched.c        the handles and their lookup; the wait lock, the clock and a
+ *      counters.c                call's stop checks; the counters and the last rule violation
+ *   1  log.c errors.c caps.c api_versions.c session.c graph_latency.c release.c validate.c
+ *      tensor_check.c persist.c spill_fill.c: each calls the log at most
+ * The declarations below follow the same order, bottom up; rb_loading.h (persist.c,
+ * spill_fill.c, context_list.c) and rb_exec.h (tensor_check.c, exec_queue.c, graph_exec.c) hold
+ * the rest, and rb_profile.h the profile API.
  */
 #ifndef HTPU_RB_INTERNAL_H
 #define HTPU_RB_INTERNAL_H
@@ -119,7 +142,7 @@ typedef struct rb_device {
   rb_pinfo *info; /* deviceGetInfo's answer, kept until deviceFree */
 } rb_device;
 
-/* ---- signals and the execute queue (signal.c, exec_queue.c) ---------------------------------
+/* ---- signals and the execute queue (sched.c, signal.c, exec_queue.c) -------------------------
  * One lock, g_sched, guards every signal's use and every graph's queue, and one condition
  * variable (CLOCK_MONOTONIC) is broadcast on every change: a waiter in a queue, in an injected
  * latency or in a full async queue wakes for an abort as for its turn. Lock order: g_rb.lock,
@@ -164,6 +187,7 @@ typedef struct rb_graph {
   uintptr_t handle;
   struct rb_context *ctx;
   uint32_t index;
+  bool enabled;               /* deserialized (ENABLE_GRAPHS lists it, or lists none) */
   atomic_int in_flight;       /* blocking executes between handle check and return */
   /* g_sched: one FIFO per graph shared by graphExecute and graphExecuteAsync, as in QNN */
   struct rb_job *q_head, *q_tail;
@@ -181,6 +205,32 @@ typedef struct rb_graph {
   _Atomic uint32_t last_batch_multiple;  /* of the last successful execute */
 } rb_graph;
 
+/* A group of contexts sharing one spill-fill buffer (the HTP custom context config
+ * REGISTER_MULTI_CONTEXTS; spill_fill.c). `members`: the registry lock; the rest: spill_fill.c's
+ * own. */
+typedef struct rb_sf_group {
+  struct rb_sf_group *next;
+  uintptr_t id;          /* the handle of its first context */
+  struct rb_backend *backend;
+  uint64_t bytes;        /* the first context's maxSpillFillBuffer: the buffer allocated */
+  uint32_t members;      /* live contexts in it; the group goes with the last */
+  /* the context whose graphs execute now, and how many of them */
+  const struct rb_context *running;
+  uint32_t executing;
+} rb_sf_group;
+
+/* What createFromBinary's configs asked for (config.c). */
+typedef struct rb_ctx_cfg {
+  uint32_t priority;                 /* QNN_CONTEXT_CONFIG_OPTION_PRIORITY, default NORMAL */
+  uint32_t async_depth;              /* QNN_CONTEXT_CONFIG_ASYNC_EXECUTION_QUEUE_DEPTH */
+  const char *const *enable_graphs;  /* QNN_CONTEXT_CONFIG_ENABLE_GRAPHS; NULL: all */
+  uint64_t memory_limit_mb;          /* QNN_CONTEXT_CONFIG_MEMORY_LIMIT_HINT; 0: none */
+  bool persistent;                   /* QNN_CONTEXT_CONFIG_PERSISTENT_BINARY */
+  bool group;                        /* REGISTER_MULTI_CONTEXTS was given */
+  const void *group_first;           /* its first group handle (NULL: a new group) */
+  uint64_t group_max;                /* its maxSpillFillBuffer */
+} rb_ctx_cfg;
+
 typedef struct rb_context {
   struct rb_context *next;
   uintptr_t handle;
@@ -196,6 +246,17 @@ typedef struct rb_context {
                            notification told the client the call is over, so contextFree waits
                            for their last steps instead of refusing */
   atomic_bool stale;    /* lost in a DSP subsystem restart: only contextFree works */
+  /* What the load's configs made of it (persist.c, spill_fill.c) */
+  bool persistent;           /* PERSISTENT_BINARY: the model points into the caller's binary */
+  const unsigned char *bin;  /* that binary (persistent only), checked at every use */
+  size_t bin_len;
+  uint64_t bin_hash;         /* of all of it, at creation */
+  uint64_t *graph_hash;      /* per graph: of the static data its ops read, at creation */
+  uint64_t copied_bytes;     /* the backend's own copy of the binary (0 when persistent) */
+  uint32_t num_enabled;      /* graphs deserialized */
+  uint64_t memory_limit_mb;  /* MEMORY_LIMIT_HINT; 0: none */
+  uint64_t spill_fill;       /* the largest spill-fill buffer of its deserialized graphs */
+  rb_sf_group *group;        /* NULL: its spill-fill buffer is its own */
 } rb_context;
 
 /* Default and largest async queue depth per graph. */
@@ -234,18 +295,7 @@ typedef struct rb_registry {
 
 extern rb_registry g_rb;
 
-/* ---- registry.c (all with g_rb.lock held) ---- */
-uintptr_t rb_new_handle(void);
-rb_log *rb_find_log(const void *h);
-rb_backend *rb_find_backend(const void *h);
-rb_device *rb_find_device(const void *h);
-rb_context *rb_find_context(const void *h);
-rb_graph *rb_find_graph(const void *h);
-rb_signal *rb_find_signal(const void *h);
-/* Unlinks and frees a context that has no execute in flight (and its mem handles); stops and
- * joins its graphs' async workers, which are idle then. */
-void rb_context_destroy(rb_context *c);
-void rb_device_destroy(rb_device *d);
+/* ==== layer 1: leaves ==== */
 
 /* ---- log.c ---- */
 /* Logs through log (NULL = nowhere) if level passes its threshold; the callback gets a real
@@ -254,15 +304,93 @@ void rb_logf(rb_log *log, uint32_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint64_t rb_now_us(void);
 
+/* ---- errors.c ---- */
+qnn_error_t rb_error_get_message(qnn_error_t err, const char **msg);
+const char *rb_error_text(uint32_t code); /* NULL for codes we do not know */
+qnn_error_t rb_not_supported(void); /* every table slot not implemented */
+
+/* ---- caps.c ---- */
+/* propertyHasCapability's answer for key now: the control API's value, else HTPU_REF_CAPS's,
+ * else the real HTP's (docs/reference-backend.md). */
+qnn_error_t rb_cap(uint32_t key);
+/* Checks HTPU_REF_CAPS; 0, or -1 with a message (backendCreate refuses a bad value). */
+int rb_caps_check_env(char *err, size_t errlen);
+void rb_caps_reset(void);
+qnn_error_t rb_property_has_capability(uint32_t key);
+
+/* ---- api_versions.c ---- */
+/* getProviders handed out list[0, n) (valid until the library is unloaded). */
+void rb_api_versions_handed_out(const qnn_interface_t *const *list, uint32_t n);
+/* API version reported by backendGetApiVersion: that of the first provider last handed out. */
+qnn_api_version_t rb_current_api_version(void);
+/* API versions of the first provider with this backend id in the set last handed out (else
+ * rb_current_api_version()): what a backend created through it checks binaries against. */
+qnn_api_version_t rb_provider_api_version(uint32_t backend_id);
+
 /* ---- session.c ---- */
 void rb_session_from_env(rb_session *s);
 /* Logs (and holds) a session creation of `api` made through b (NULL: backendCreate, with the
  * environment as it is now). Every other api is ignored. */
 void rb_session_event(const rb_backend *b, uint32_t api);
 
-/* ---- faults.c ---- */
+/* ---- graph_latency.c ---- */
+/* The latency set for the executes of the graph called `graph`, in us. */
+uint32_t rb_graph_latency(const char *graph);
+void rb_graph_latency_clear(void);
+
+/* ---- release.c: a fake release's stub and skel (deviceCreate) ---- */
+qnn_error_t rb_release_check(rb_log *log);
+
+/* ---- validate.c ---- */
+/* Compares what the binary says with backend b and its device; logs why it is rejected. */
+qnn_error_t rb_check_binary(rb_backend *b, const char *api, const ref_model *m);
+
+/* ==== layer 2 ==== */
+
+/* ---- registry.c (all with g_rb.lock held) ---- */
+uintptr_t rb_new_handle(void);
+rb_log *rb_find_log(const void *h);
+rb_backend *rb_find_backend(const void *h);
+rb_device *rb_find_device(const void *h);
+rb_context *rb_find_context(const void *h);
+rb_graph *rb_find_graph(const void *h);
+rb_signal *rb_find_signal(const void *h);
+/* The backend a call without a backend handle (deviceCreate, platform info, perf
+ * infrastructure) belongs to: the one sharing log l, else the newest. */
+rb_backend *rb_owner_for(rb_log *l);
+
+/* ---- sched.c ---- */
+uint64_t rb_mono_ns(void);
+/* Whether w's call must stop now (g_sched.lock held / not held). */
+rb_stop rb_watch_check_locked(const rb_watch *w);
+rb_stop rb_watch_check(const rb_watch *w);
+/* Sleeps usec, or less when w says stop (returned). */
+rb_stop rb_watch_sleep(const rb_watch *w, uint64_t usec);
+/* Waits on g_sched.cond (lock held) until `until_ns` (0: no limit) or w's deadline. */
+void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
+
+/* ---- counters.c ---- */
 /* Records a rule violation: counter, last message, and an ERROR line through log. */
 void rb_violation(rb_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
+void rb_count_batch_multiple(void);
+void rb_count_async_notified(void);
+void rb_count_leak(void);
+void rb_count_graphs_deserialized(uint32_t n);
+void rb_count_list_async(void);
+void rb_count_execute(void);
+void rb_count_fault(void);
+void rb_count_ssr(void);
+void rb_exec_in_flight_add(int delta);
+/* graphExecute calls in flight in this process, on any backend. */
+int rb_exec_in_flight(void);
+struct htpu_ref_stats;
+/* Copies the counters into their fields of *out (htpu_ref_get_stats). */
+void rb_counters_read(struct htpu_ref_stats *out);
+
+/* ==== layer 3 ==== */
+
+/* ---- faults.c ---- */
 /* Parses HTPU_REF_FAULTS/HTPU_REF_LATENCY into s. Returns 0 or -1 with a message. */
 int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
 /* One call of api: sleeps the configured latency, then returns the code of a matching rule
@@ -271,44 +399,33 @@ int rb_faults_from_env(fr_set *s, char *err, size_t errlen);
 uint32_t rb_fault(rb_backend *b, uint32_t api, rb_log *log);
 /* The same for a watched call: its latency ends early when w says stop (then *stopped is set
  * and 0 returned, no rule applied). Without latency nothing is checked here. */
-/* The latency set for the executes of the graph called `graph` (graph_latency.c), in us. */
-uint32_t rb_graph_latency(const char *graph);
-void rb_graph_latency_clear(void);
 uint32_t rb_fault_watched(rb_backend *b, uint32_t api, rb_log *log, const rb_watch *w,
                           rb_stop *stopped);
-void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
 bool rb_fault_set_has(const fr_set *s, uint32_t api);
 /* Whether graphOp rules or latency may apply to b's executes (else the per-op hook is
  * skipped: it costs a lock per op). */
 bool rb_op_faults_armed(const rb_backend *b);
-void rb_count_batch_multiple(void);
-void rb_count_async_notified(void);
-void rb_count_leak(void);
-void rb_count_execute(void);
-void rb_exec_in_flight_add(int delta);
-/* graphExecute calls in flight in this process, on any backend. */
-int rb_exec_in_flight(void);
 /* A DSP subsystem restart: every context of b (NULL: of every backend) alive now becomes
  * stale. Takes the registry lock. Returns the number of contexts made stale. */
 unsigned rb_ssr(rb_backend *b);
 
-/* ---- backend.c ---- */
-qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
-                              const qnn_backend_config_t **cfg, qnn_backend_handle_t *out);
-qnn_error_t rb_backend_free(qnn_backend_handle_t h);
-qnn_error_t rb_backend_get_api_version(qnn_api_version_t *out);
-qnn_error_t rb_backend_get_build_id(const char **out);
-qnn_error_t rb_property_has_capability(uint32_t key);
-qnn_error_t rb_log_create(qnn_log_callback_t cb, uint32_t level, qnn_log_handle_t *out);
-qnn_error_t rb_log_set_level(qnn_log_handle_t h, uint32_t level);
-qnn_error_t rb_log_free(qnn_log_handle_t h);
-qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **cfg,
-                             qnn_device_handle_t *out);
-qnn_error_t rb_device_free(qnn_device_handle_t h);
-qnn_error_t rb_not_supported(void);
-/* The backend a device-less call (platform info, perf infrastructure) belongs to: the one
- * sharing log l, else the newest. Registry lock held. */
-rb_backend *rb_owner_for(rb_log *l);
+/* ==== layer 4: one kind of object each ==== */
+
+/* ---- signal.c ---- */
+qnn_error_t rb_signal_create(qnn_backend_handle_t, const qnn_signal_config_t **,
+                             qnn_signal_handle_t *);
+qnn_error_t rb_signal_set_config(qnn_signal_handle_t, const qnn_signal_config_t **);
+qnn_error_t rb_signal_trigger(qnn_signal_handle_t);
+qnn_error_t rb_signal_free(qnn_signal_handle_t);
+/* Takes signal h (NULL: none) for a call of b that started at start_ns, into *w. g_rb.lock
+ * held. Returns 0, -1 if h is not a live signal of b, -2 if it is in use by another call. */
+int rb_signal_acquire(rb_backend *b, const void *h, const char *user, uint64_t start_ns,
+                      rb_watch *w);
+/* The call is over: its signal is idle again (wakes a trigger waiting for it). */
+void rb_signal_release(rb_watch *w);
+/* Frees b's signals, counting each as a leak (backendFree; g_rb.lock held). */
+void rb_signal_release_all(rb_backend *b);
+uint32_t rb_signal_live_count(void); /* g_rb.lock held */
 
 /* ---- device_info.c ---- */
 /* Parses HTPU_REF_DEVICE ("arch=68,soc_model=35,vtcm_mb=2,signed_pd=0,dlbc=0", or
@@ -347,85 +464,19 @@ void *rb_mem_resolve(rb_context *c, const void *handle, const ref_tensor *want, 
                      char *why, size_t whylen);
 void rb_mem_unpin(rb_mem *m);
 
-/* ---- validate.c ---- */
-/* Compares what the binary says with backend b and its device; logs why it is rejected. */
-qnn_error_t rb_check_binary(rb_backend *b, const char *api, const ref_model *m);
-
-/* ---- caps.c ---- */
-/* propertyHasCapability's answer for key now: the control API's value, else HTPU_REF_CAPS's,
- * else the real HTP's (docs/reference-backend.md). */
-qnn_error_t rb_cap(uint32_t key);
-/* Checks HTPU_REF_CAPS; 0, or -1 with a message (backendCreate refuses a bad value). */
-int rb_caps_check_env(char *err, size_t errlen);
-void rb_caps_reset(void);
-
-/* ---- signal.c ---- */
-qnn_error_t rb_signal_create(qnn_backend_handle_t, const qnn_signal_config_t **,
-                             qnn_signal_handle_t *);
-qnn_error_t rb_signal_set_config(qnn_signal_handle_t, const qnn_signal_config_t **);
-qnn_error_t rb_signal_trigger(qnn_signal_handle_t);
-qnn_error_t rb_signal_free(qnn_signal_handle_t);
-/* Takes signal h (NULL: none) for a call of b that started at start_ns, into *w. g_rb.lock
- * held. Returns 0, -1 if h is not a live signal of b, -2 if it is in use by another call. */
-int rb_signal_acquire(rb_backend *b, const void *h, const char *user, uint64_t start_ns,
-                      rb_watch *w);
-/* The call is over: its signal is idle again (wakes a trigger waiting for it). */
-void rb_signal_release(rb_watch *w);
-/* Whether w's call must stop now (g_sched.lock held / not held). */
-rb_stop rb_watch_check_locked(const rb_watch *w);
-rb_stop rb_watch_check(const rb_watch *w);
-/* Sleeps usec, or less when w says stop (returned). */
-rb_stop rb_watch_sleep(const rb_watch *w, uint64_t usec);
-/* Waits on g_sched.cond (lock held) until `until_ns` (0: no limit) or w's deadline. */
-void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
-/* contextFree / backendFree, g_rb.lock held: when every call keeping c (or b, when c is NULL)
- * is an async call past its notification (its last steps are near) and this thread is not
- * inside one of their notifications, waits one round for them (at most 1 ms, g_rb.lock let go
- * meanwhile and held again: the caller looks its object up again) and returns true; else
- * returns false at once. */
-bool rb_wait_notified_round(const rb_context *c, const rb_backend *b);
-uint64_t rb_mono_ns(void);
-/* Frees b's signals, counting each as a leak (backendFree; g_rb.lock held). */
-void rb_signal_release_all(rb_backend *b);
-uint32_t rb_signal_live_count(void); /* g_rb.lock held */
-
 /* ---- config.c ---- */
-/* Reads createFromBinary's configs into *priority and *async_depth (defaults first); logs
- * and returns the code of the first one refused. */
+/* Reads createFromBinary's configs into *out (defaults first; a repeated option: the last
+ * wins), each checked against its capability; logs and returns the code of the first one
+ * refused. */
 qnn_error_t rb_context_configs(rb_backend *b, const char *api, const qnn_context_config_t **cfg,
-                               uint32_t *priority, uint32_t *async_depth);
+                               rb_ctx_cfg *out);
+/* ENABLE_GRAPHS against the model: marks c's graphs deserialized (all when the config named
+ * none); an unknown name 5010 (logged). */
+qnn_error_t rb_enable_graphs(rb_backend *b, const char *api, rb_context *c,
+                             const char *const *names);
+
 qnn_error_t rb_graph_set_config(qnn_graph_handle_t, const qnn_graph_config_t **);
 const char *rb_priority_name(uint32_t p); /* NULL: not a QNN priority */
-
-/* ---- providers.c ---- */
-RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
-/* API version reported by backendGetApiVersion: that of the first provider last handed out. */
-qnn_api_version_t rb_current_api_version(void);
-/* API versions of the first provider with this backend id in the set last handed out (else
- * rb_current_api_version()): what a backend created through it checks binaries against. */
-qnn_api_version_t rb_provider_api_version(uint32_t backend_id);
-
-/* ---- errors.c ---- */
-qnn_error_t rb_error_get_message(qnn_error_t err, const char **msg);
-const char *rb_error_text(uint32_t code); /* NULL for codes we do not know */
-
-/* ---- context.c ---- */
-qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t, qnn_device_handle_t,
-                                          const qnn_context_config_t **, const void *,
-                                          qnn_context_binary_size_t, qnn_context_handle_t *,
-                                          qnn_profile_handle_t);
-qnn_error_t rb_context_create_from_binary_with_signal(
-    qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
-    qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
-    qnn_signal_handle_t);
-qnn_error_t rb_context_free(qnn_context_handle_t, qnn_profile_handle_t);
-qnn_error_t rb_context_get_property(qnn_context_handle_t, qnn_context_property_t **);
-/* ---- release.c: a fake release's stub and skel (deviceCreate) ---- */
-qnn_error_t rb_release_check(rb_log *log);
-qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t,
-                                       const qnn_context_config_t **, const void *,
-                                       qnn_context_binary_size_t);
-qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
 
 /* ---- profile.c: one call's recording (the functions: rb_profile.h) ---- */
 struct rb_profile;
@@ -444,92 +495,65 @@ typedef struct rb_prof_call {
   uint32_t row_groups; /* row groups run (a batch multiple k runs k) */
 } rb_prof_call;
 
-/* ---- graph_exec.c ---- */
-qnn_error_t rb_graph_execute(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t, qnn_tensor_t *,
-                             uint32_t, qnn_profile_handle_t, qnn_signal_handle_t);
-qnn_error_t rb_graph_execute_async(qnn_graph_handle_t, const qnn_tensor_t *, uint32_t,
-                                   qnn_tensor_t *, uint32_t, qnn_profile_handle_t,
-                                   qnn_signal_handle_t, qnn_notify_fn_t, void *);
+/* ==== layer 5 ==== */
 
-/* One execute's resolved buffers: checked against the graph, MEMHANDLEs pinned. */
-typedef struct rb_bufs {
-  uint32_t nin, nout;
-  const void **inp;
-  void **outp;
-  rb_mem **pins;
-  uint32_t multiple; /* batch multiple: k row groups of the graph's batch */
-  /* per output: the caller's dimensions array, where an output with dynamic dimensions gets
-   * the dims its execute produced (QnnGraph.h); NULL for the others */
-  uint32_t **out_dims;
-} rb_bufs;
-/* How a MEMHANDLE tensor's handle becomes its bytes (rb_mem_resolve), passed in so that the
- * checks below stay outside the registries they would otherwise call into. */
-typedef void *(*rb_handle_resolver)(rb_context *c, const void *handle, const ref_tensor *want,
-                                    rb_mem **pin, char *why, size_t whylen);
-/* Checks tensor t against graph input/output i of context c (tensor_check.c), logging why it
- * is refused. *data: where its bytes are; a MEMHANDLE tensor's handle is resolved with
- * `resolve` and pinned in *pin until the execute ends. *multiple: the batch multiple its dims
- * give (1 when they are the graph's or NULL). *out_dims: an output with dynamic dimensions'
- * dimensions array (which it must have, QnnGraph.h), where the execute writes the dims it
- * produced; else NULL. */
-qnn_error_t rb_check_tensor(rb_log *log, const char *api, rb_context *c, const ref_graph *rg,
-                            int is_input, uint32_t i, const qnn_tensor_t *t,
-                            rb_handle_resolver resolve, const void **data, rb_mem **pin,
-                            uint32_t *multiple, uint32_t **out_dims);
-/* Checks the tensors of an execute of graph gi of c (logging why one is refused, `api` naming
- * the call) and resolves their buffers into *x. */
-qnn_error_t rb_bufs_resolve(rb_log *log, const char *api, rb_context *c, uint32_t gi,
-                            const qnn_tensor_t *in, uint32_t nin, const qnn_tensor_t *out,
-                            uint32_t nout, rb_bufs *x);
-void rb_bufs_release(rb_bufs *x);
-/* A watched call of g stopped (`where`: "during ..."): logs why, counts it and returns the
- * graph code, 6031 aborted or 6033 timed out. */
-qnn_error_t rb_graph_stopped(rb_graph *g, const char *api, const rb_watch *w, rb_stop why,
-                             const char *where);
-/* The async job is over with rc: releases its buffers, records and releases its profile,
- * releases its signal, calls its notify function (this thread: the graph's notifier), then
- * lets the context go (graph_exec.c). */
-void rb_async_complete(rb_job *j, qnn_error_t rc);
-/* Runs one execute of g (blocking or from the worker) once it has its turn: stale check,
- * fault rules and latency, then the graph on pre's buffers (async, resolved at the call) or
- * on in/out resolved now (blocking), timing it into pc (NULL: not profiled). Returns the
- * call's QNN code (logged). */
-qnn_error_t rb_execute_turn(rb_graph *g, const char *api, const qnn_tensor_t *in, uint32_t nin,
-                            const qnn_tensor_t *out, uint32_t nout, const rb_bufs *pre,
-                            const rb_watch *w, struct rb_prof_call *pc);
-/* Runs graph gi of c on x's buffers, row group after row group, stopping between ops when w
- * says so; times the run (and, when pc has per-op arrays, each op) into pc. Returns 0,
- * 6031/6033 with *stopped set, or the failure code (logged). */
-qnn_error_t rb_bufs_run(rb_log *log, const char *api, rb_context *c, uint32_t gi,
-                        const rb_bufs *x, const rb_watch *w, struct rb_prof_call *pc,
-                        rb_stop *stopped);
+/* ---- teardown.c (g_rb.lock held) ---- */
+/* Unlinks and frees a context that has no execute in flight (and its mem handles); stops and
+ * joins its graphs' async workers, which are idle then. */
+void rb_context_destroy(rb_context *c);
+void rb_device_destroy(rb_device *d);
 
-/* ---- exec_queue.c ---- */
-/* A place in a graph's queue: a blocking caller's (on its stack) or an async execute's. */
-struct rb_job {
-  struct rb_job *next;
-  bool async;
-  rb_graph *g;
-  rb_watch watch;
-  /* async only */
-  rb_bufs bufs;
-  rb_prof_call prof;    /* its profile recording (prof.p NULL: none), held until notified */
-  qnn_notify_fn_t notify;
-  void *notify_param;
-  qnn_error_t rc;       /* its result, once over */
-  rb_stop queued_stop;  /* it left the queue for this stop without running */
-};
-/* Blocking execute: queues j and waits for its turn. 0: it is running now (call
- * rb_queue_done after); else the stop that ended the wait (j left the queue). */
-rb_stop rb_queue_wait_turn(rb_graph *g, rb_job *j);
-void rb_queue_done(rb_graph *g);
-/* Async execute: waits while g's queue holds `depth` async executes (or w says stop), then
- * queues j (heap, owned by the queue from then on) and starts g's worker if needed. Returns
- * the stop that ended the wait, j not queued, or RB_STOP_NONE. *failed is set when the worker
- * thread could not be started (j not queued). */
-rb_stop rb_queue_async(rb_graph *g, rb_job *j, uint32_t depth, bool *failed);
-/* Stops and joins g's worker (it must be idle: no async execute pending). g_rb.lock held. */
-void rb_queue_stop_worker(rb_graph *g);
+/* ==== layer 6: the calls ==== */
 
+/* ---- backend.c ---- */
+qnn_error_t rb_backend_create(uint32_t backend_id, qnn_log_handle_t log,
+                              const qnn_backend_config_t **cfg, qnn_backend_handle_t *out);
+qnn_error_t rb_backend_free(qnn_backend_handle_t h);
+qnn_error_t rb_backend_get_api_version(qnn_api_version_t *out);
+qnn_error_t rb_backend_get_build_id(const char **out);
+qnn_error_t rb_log_create(qnn_log_callback_t cb, uint32_t level, qnn_log_handle_t *out);
+qnn_error_t rb_log_set_level(qnn_log_handle_t h, uint32_t level);
+qnn_error_t rb_log_free(qnn_log_handle_t h);
+qnn_error_t rb_device_create(qnn_log_handle_t log, const qnn_device_config_t **cfg,
+                             qnn_device_handle_t *out);
+qnn_error_t rb_device_free(qnn_device_handle_t h);
+
+/* ---- context.c ---- */
+qnn_error_t rb_context_create_from_binary(qnn_backend_handle_t, qnn_device_handle_t,
+                                          const qnn_context_config_t **, const void *,
+                                          qnn_context_binary_size_t, qnn_context_handle_t *,
+                                          qnn_profile_handle_t);
+qnn_error_t rb_context_create_from_binary_with_signal(
+    qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
+    qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
+    qnn_signal_handle_t);
+qnn_error_t rb_context_free(qnn_context_handle_t, qnn_profile_handle_t);
+qnn_error_t rb_context_get_property(qnn_context_handle_t, qnn_context_property_t **);
+qnn_error_t rb_context_validate_binary(qnn_backend_handle_t, qnn_device_handle_t,
+                                       const qnn_context_config_t **, const void *,
+                                       qnn_context_binary_size_t);
+qnn_error_t rb_graph_retrieve(qnn_context_handle_t, const char *, qnn_graph_handle_t *);
+/* Resolves backend (and optional device) and pins the backend for a call that runs unlocked;
+ * takes the call's signal (NULL: none) for a call that started at start_ns, into *w. */
+qnn_error_t rb_pin_backend(qnn_backend_handle_t bh, qnn_device_handle_t dh, rb_backend **b,
+                           rb_device **d, const void *signal, const char *api,
+                           uint64_t start_ns, rb_watch *w);
+void rb_unpin_backend(rb_backend *b);
+/* One context from a binary, for contextCreateFromBinary(WithSignal) and each context of a
+ * list (context_list.c): the call's backend b is pinned and its signal taken (w). Runs the
+ * injected latency and fault rules, the configs, the parse and checks, and registers the
+ * context (*out). `api` names the call in messages. */
+qnn_error_t rb_create_one(rb_backend *b, rb_device *d, qnn_device_handle_t dh, const char *api,
+                          const qnn_context_config_t **cfg, const void *buf,
+                          qnn_context_binary_size_t size, qnn_profile_handle_t profile,
+                          const rb_watch *w, rb_context **out);
+
+/* ==== layer 7 ==== */
+
+/* ---- providers.c ---- */
+RB_EXPORT qnn_error_t QnnInterface_getProviders(const qnn_interface_t ***list, uint32_t *num);
+
+#include "rb_loading.h" /* persist.c, spill_fill.c, context_list.c */
+#include "rb_exec.h"    /* tensor_check.c, exec_queue.c, graph_exec.c */
 
 #endif /* HTPU_RB_INTERNAL_H */

@@ -3,7 +3,7 @@
  * (docs/reference-format.md). Every offset and count is checked against the file size in 64-bit
  * arithmetic before it is used; semantic rules are those of validate.c. The model owns a copy
  * of the file, so the caller may free its buffer right after the call (QNN's rule for
- * contextCreateFromBinary).
+ * contextCreateFromBinary), unless it is parsed in place (a persistent binary).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -391,7 +391,8 @@ static void storage_free(parsed_storage *st) {
   free(st);
 }
 
-int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, size_t errlen) {
+static int parse(const void *buf, size_t len, int copy, ref_model **out, char *err,
+                 size_t errlen) {
   if (!out) return refm_err(err, errlen, "no output pointer");
   *out = NULL;
   if (!buf) return refm_err(err, errlen, "no buffer");
@@ -418,12 +419,12 @@ int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, siz
               .op_size = version == REFF_VERSION ? REFF_OP_SIZE : REFF_OP_SIZE_V2};
   uint32_t counts[2] = {0, 0}, offs[2] = {0, 0};
   int rc = -1;
-  if (!m || !st || !(st->file = malloc(len))) {
+  if (!m || !st || (copy && !(st->file = malloc(len)))) {
     refm_err(err, errlen, "out of memory");
     goto out;
   }
-  memcpy(st->file, buf, len);
-  r.file = st->file;
+  if (copy) memcpy(st->file, buf, len);
+  r.file = copy ? st->file : buf;
   if (read_header(&r, m, counts, offs)) goto out;
   st->tensors = calloc((size_t)counts[0] + 1, sizeof *st->tensors);
   st->graphs = calloc((size_t)counts[1] + 1, sizeof *st->graphs);
@@ -445,6 +446,21 @@ out:
     free(m);
   }
   return rc;
+}
+
+int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, size_t errlen) {
+  return parse(buf, len, 1, out, err, errlen);
+}
+
+int ref_model_parse_in_place(const void *buf, size_t len, ref_model **out, char *err,
+                             size_t errlen) {
+  /* sections are 8-byte aligned within the file and read as typed arrays where they lie */
+  if ((uintptr_t)buf % REFF_ALIGN != 0) {
+    if (out) *out = NULL;
+    return refm_err(err, errlen, "the buffer at %p is not %u-byte aligned (read in place)", buf,
+                    REFF_ALIGN);
+  }
+  return parse(buf, len, 0, out, err, errlen);
 }
 
 void ref_model_free(ref_model *m) {

@@ -19,9 +19,10 @@ static int graph_uses(const ref_graph *g, uint32_t t) {
 }
 
 /* The largest sum of intermediates alive at once: each from the op that makes it to the last
- * op that reads it, both included (the buffer a graph spills its activations to, as the reference keeps every
- * intermediate in ordinary memory). */
-static uint64_t peak_intermediates(const ref_model *m, const ref_graph *g) {
+ * op that reads it, both included (the buffer a graph spills its activations to, as the
+ * reference keeps every intermediate in ordinary memory). */
+uint64_t ref_graph_spill_fill_bytes(const ref_model *m, uint32_t gi) {
+  const ref_graph *g = &m->graphs[gi];
   uint64_t peak = 0;
   for (uint32_t at = 0; at < g->num_ops; at++) {
     uint64_t live = 0;
@@ -57,7 +58,7 @@ void ref_graph_memory_of(const ref_model *m, uint32_t gi, ref_graph_memory *out)
       shared = o != gi && graph_uses(&m->graphs[o], t);
     *(shared ? &out->shared_weights_bytes : &out->const_bytes) += x->nbytes;
   }
-  out->spill_fill_bytes = peak_intermediates(m, g);
+  out->spill_fill_bytes = ref_graph_spill_fill_bytes(m, gi);
 }
 
 uint64_t ref_model_weights_bytes(const ref_model *m) {

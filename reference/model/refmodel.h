@@ -148,6 +148,12 @@ typedef struct ref_model {
  * "truncated: tensor table needs 4096 bytes at offset 64, file has 100",
  * "bad magic", "unknown format version 9 (supported: 1)", "tensor 'x': rank 12 > 8". */
 int ref_model_parse(const void *buf, size_t len, ref_model **out, char *err, size_t errlen);
+/* The same without the copy: names, static data and per-axis parameters point into `buf`,
+ * which must stay valid and unchanged until ref_model_free (a persistent binary, QNN's
+ * PERSISTENT_BINARY context config). A buffer that is not 8-byte aligned is refused (-1): parse
+ * a copy then. */
+int ref_model_parse_in_place(const void *buf, size_t len, ref_model **out, char *err,
+                             size_t errlen);
 void ref_model_free(ref_model *m);
 
 /* Serializes a model (parsed, or assembled in memory with the tensor indices of ref_op and
@@ -173,6 +179,11 @@ typedef struct ref_graph_memory {
   uint64_t spill_fill_bytes;
 } ref_graph_memory;
 void ref_graph_memory_of(const ref_model *m, uint32_t g, ref_graph_memory *out);
+/* Graph g's spill-fill buffer alone (ref_graph_memory_of's spill_fill_bytes): the largest sum
+ * of intermediates (native tensors) alive at once, each from the op that makes it to the last
+ * op that reads it. The system library reports it in the blob info; the backend accounts it
+ * per context, or per group of contexts sharing one buffer. */
+uint64_t ref_graph_spill_fill_bytes(const ref_model *m, uint32_t g);
 /* Every static tensor of the model, each once: its weights buffer. */
 uint64_t ref_model_weights_bytes(const ref_model *m);
 

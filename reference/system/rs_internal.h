@@ -4,6 +4,12 @@
  * A system context owns everything systemContextGetBinaryInfo/GetMetaData hand out: each piece
  * is its own heap block, all freed by systemContextFree, so a caller that keeps a pointer past
  * that (or strides an array wrongly) is caught by AddressSanitizer.
+ *
+ * The files, bottom up (a file calls only the files below it, never one above):
+ *   sys_log.c       rs_log, the diagnostics every other file writes
+ *   binary_info.c   the arena of a system context and the binary info built in it
+ *   sys_profile.c   QnnSystemProfile: serialization targets and the events written to them
+ *   sys_context.c   the provider tables and the system-context calls, over the two above
  */
 #ifndef HTPU_RS_INTERNAL_H
 #define HTPU_RS_INTERNAL_H
@@ -30,6 +36,11 @@ typedef struct rs_context {
   rs_block *blocks;
 } rs_context;
 
+/* ---- sys_log.c ---- */
+/* Diagnostics go to stderr when HTPU_REF_SYSTEM_LOG is set (the system log API is not
+ * implemented). */
+void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- arena (binary_info.c) ---- */
 void *rs_alloc(rs_context *c, size_t size); /* zeroed; NULL on OOM */
 void rs_free_all(rs_context *c);
@@ -49,9 +60,6 @@ int rs_build_binary_info(rs_context *c, const ref_model *m, uint64_t len, rs_lay
                          const qnn_system_context_binary_info_t **out);
 
 /* ---- sys_context.c ---- */
-/* Diagnostics go to stderr when HTPU_REF_SYSTEM_LOG is set (the system log API is not
- * implemented). */
-void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 qnn_error_t rs_context_create(qnn_system_context_handle_t *out);
 qnn_error_t rs_context_free(qnn_system_context_handle_t h);
 qnn_error_t rs_get_info(qnn_system_context_handle_t h, const void *buf, uint64_t size,

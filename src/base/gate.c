@@ -43,35 +43,54 @@ static int readers_may_enter(const exec_gate *g) {
   return !g->writer_active && (!g->writers_waiting || g->beside);
 }
 
-/* Under the lock: r joins the readers in flight, stuck after twice its usual time. */
-static void reader_add(exec_gate *g, gate_reader *r, uint64_t usual_ns) {
+/* Whether owner's reader must wait for the lane: another owner is in it (and then wants it
+ * back), or this owner is but another waits for it. */
+static int lane_taken(gate_lane *lane, const void *owner) {
+  if (!lane || !lane->count) return 0;
+  if (lane->owner == owner) return lane->switch_wanted;
+  lane->switch_wanted = 1;
+  return 1;
+}
+
+/* Under the lock: r joins the readers in flight (and its lane), stuck after twice its usual
+ * time. */
+static void reader_add(exec_gate *g, gate_reader *r, uint64_t usual_ns, gate_lane *lane,
+                       const void *owner) {
   uint64_t after = usual_ns > GATE_HOLD_NS / 2 ? 2 * usual_ns : GATE_HOLD_NS;
   r->stuck_at = htpu_now_ns() + after;
   r->prev = NULL;
   r->next = g->readers;
   if (g->readers) g->readers->prev = r;
   g->readers = r;
+  r->lane = lane;
+  if (!lane) return;
+  if (lane->owner != owner) lane->switch_wanted = 0;
+  lane->owner = owner;
+  lane->count++;
 }
 
 int gate_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, const atomic_int *stop,
-                      uint64_t deadline_ns) {
+                      uint64_t deadline_ns, gate_lane *lane, const void *owner) {
   pthread_mutex_lock(&g->lock);
-  while (!readers_may_enter(g)) {
+  while (!readers_may_enter(g) || lane_taken(lane, owner)) {
     if (stopped(stop, deadline_ns)) {
       pthread_mutex_unlock(&g->lock);
       return 0;
     }
     wait_until(g, deadline_ns);
   }
-  reader_add(g, r, usual_ns);
+  reader_add(g, r, usual_ns, lane, owner);
   pthread_mutex_unlock(&g->lock);
   return 1;
 }
 
-int gate_try_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns) {
+int gate_try_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, gate_lane *lane,
+                          const void *owner) {
   pthread_mutex_lock(&g->lock);
-  int ok = readers_may_enter(g);
-  if (ok) reader_add(g, r, usual_ns);
+  /* a no-wait reader never raises switch_wanted: it does not wait */
+  int ok = readers_may_enter(g) &&
+           !(lane && lane->count && (lane->owner != owner || lane->switch_wanted));
+  if (ok) reader_add(g, r, usual_ns, lane, owner);
   pthread_mutex_unlock(&g->lock);
   return ok;
 }
@@ -81,7 +100,14 @@ void gate_leave_shared(exec_gate *g, gate_reader *r) {
   if (r->prev) r->prev->next = r->next;
   else g->readers = r->next;
   if (r->next) r->next->prev = r->prev;
-  if (g->writers_waiting) pthread_cond_broadcast(&g->cond); /* it may enter, or hold back again */
+  int wake = g->writers_waiting != 0; /* it may enter, or hold back again */
+  gate_lane *lane = r->lane;
+  if (lane && --lane->count == 0) { /* readers waiting for the lane wait on the gate's cond */
+    lane->owner = NULL;
+    lane->switch_wanted = 0; /* a waiter still there says so again */
+    wake = 1;
+  }
+  if (wake) pthread_cond_broadcast(&g->cond);
   pthread_mutex_unlock(&g->lock);
 }
 

@@ -35,10 +35,21 @@
  * milliseconds), far below any deadline worth setting. */
 #define GATE_HOLD_NS 100000000ull /* 100 ms */
 
+/* A lane of the gate: readers that enter through one lane for different owners run one owner
+ * at a time (the contexts sharing one spill-fill buffer: each context's graphs may run beside
+ * each other, as without a group, but not beside another context's). Guarded by the gate's
+ * mutex; zeroed is idle. */
+typedef struct gate_lane {
+  const void *owner; /* whose readers are in it */
+  unsigned count;    /* how many */
+  int switch_wanted; /* another owner waits: the owner's new readers wait too (no starving) */
+} gate_lane;
+
 /* One execute in the gate, in the caller's memory from enter to leave. */
 typedef struct gate_reader {
   uint64_t stuck_at; /* CLOCK_MONOTONIC ns: from then on it counts as stuck */
   struct gate_reader *prev, *next;
+  gate_lane *lane; /* the lane it entered through, NULL: none */
 } gate_reader;
 
 typedef struct exec_gate {
@@ -58,12 +69,14 @@ extern exec_gate htpu_exec_gate;
 
 /* Enters shared (an execute) as r, expected to take about usual_ns (0: unknown): 1 entered; 0
  * when *stop became non-zero (NULL: never) or deadline_ns (CLOCK_MONOTONIC, 0: none) passed
- * while it waited. */
+ * while it waited. With a lane (NULL: none) it also waits until the lane is idle or `owner`'s,
+ * and stays in it until it leaves. */
 int gate_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, const atomic_int *stop,
-                      uint64_t deadline_ns);
-/* Enters shared only if that needs no wait: 1 entered, 0 not. For no-wait executes; the
- * gate's own mutex is held only for bookkeeping. */
-int gate_try_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns);
+                      uint64_t deadline_ns, gate_lane *lane, const void *owner);
+/* Enters shared only if that needs no wait (nor for its lane): 1 entered, 0 not. For no-wait
+ * executes; the gate's own mutex is held only for bookkeeping. */
+int gate_try_enter_shared(exec_gate *g, gate_reader *r, uint64_t usual_ns, gate_lane *lane,
+                          const void *owner);
 void gate_leave_shared(exec_gate *g, gate_reader *r);
 /* Enters exclusive (a session's creation or free, a recovery): 1 entered; 0 when *stop became
  * non-zero (NULL: never) or deadline_ns (0: none) passed while it waited. */

@@ -161,6 +161,13 @@ size_t obj_test_live_handles(obj_kind kind, void **out, size_t max) {
 
 void obj_retain(htpu_object *o) { atomic_fetch_add(&o->refs, 1); }
 
+int obj_retain_live(htpu_object *o) {
+  unsigned n = atomic_load(&o->refs);
+  while (n != 0)
+    if (atomic_compare_exchange_weak(&o->refs, &n, n + 1)) return 1;
+  return 0;
+}
+
 void obj_release(htpu_object *o) {
   if (!o) return;
   if (atomic_fetch_sub(&o->refs, 1) == 1) {

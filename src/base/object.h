@@ -72,6 +72,9 @@ void obj_unpin_wait(htpu_object *o);
 
 void obj_retain(htpu_object *o);
 void obj_release(htpu_object *o);
+/* A reference on an object reached through a non-owning pointer: 1 taken, 0 when its last
+ * reference is already gone (its destroy runs or is about to: leave it alone). */
+int obj_retain_live(htpu_object *o);
 
 /* Copies the calling thread's last error into the object (for *_last_error). */
 void obj_keep_error(htpu_object *o);

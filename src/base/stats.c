@@ -48,6 +48,9 @@ void htpu_stats_get(htpu_stats *out) {
   out->profiles_dropped = LOAD(profiles_dropped);
   out->batch_multiple_executes = LOAD(batch_multiple_executes);
   out->batch_multiple_refusals = LOAD(batch_multiple_refusals);
+  out->binary_bytes_copied = LOAD(binary_bytes_copied);
+  out->binary_bytes_mapped = LOAD(binary_bytes_mapped);
+  out->list_loads = LOAD(list_loads);
   out->npu_lock_waits = LOAD(npu_lock_waits);
   out->npu_lock_waiting = LOAD(npu_lock_waiting);
   out->npu_lock_wait_ns_total = LOAD(npu_lock_wait_ns_total);

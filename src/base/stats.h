@@ -17,6 +17,7 @@ typedef struct htpu_counters {
   atomic_uint_fast64_t live_calls, executes_timed_out, timer_wakeups, worker_threads;
   atomic_uint_fast64_t gate_writers, frees_deferred;
   atomic_uint_fast64_t live_profiles, profiled_calls, profiles_dropped;
+  atomic_uint_fast64_t binary_bytes_copied, binary_bytes_mapped, list_loads;
   atomic_uint_fast64_t npu_lock_waits, npu_lock_waiting, npu_lock_wait_ns_total;
   atomic_uint_fast64_t npu_lock_timeouts; /* the cross-process NPU lock (board/npu_lock.c) */
 } htpu_counters;

@@ -7,7 +7,8 @@
  *   cpufreq.c     /sys/devices/system/cpu/cpufreq: governors and frequencies
  *   reading.c     htpu_board_read / htpu_board_load_between: one reading, and the NPU's load
  *                 between two from the execute counters (base/stats.h)
- *   npu_users.c   htpu_npu_users_read: processes holding /dev/fastrpc-cdsp* open
+ *   npu_users.c   htpu_npu_users_read: processes holding /dev/fastrpc-cdsp* open, FastRPC's
+ *                 daemons (cdsprpcd ...) apart from the users
  *   npu_lock.c    the cross-process NPU lock (flock) that the top (runtime.c, context.c) and
  *                 exec/recover.c take around backend/device and context creation, before the
  *                 execute gate

@@ -58,21 +58,28 @@ int npu_lock_configure(npu_lock_cfg *cfg, const htpu_runtime_options *o) {
  * then refused. Read-only when the file is someone else's: flock needs no write access. */
 static int open_lock_file(const char *path, char *err, size_t len) {
   const int flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  int fd = -1;
+  int fd = -1, create_errno = 0;
   for (int tries = 0; fd < 0 && tries < 3; tries++) {
     fd = open(path, O_RDWR | flags);
     if (fd < 0 && errno == ENOENT) {
       fd = open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0666);
       if (fd < 0 && errno == EEXIST) continue; /* another process made it meanwhile */
+      if (fd < 0) create_errno = errno;
     }
     if (fd < 0 && (errno == EACCES || errno == EROFS)) fd = open(path, O_RDONLY | flags);
     if (fd < 0) break;
   }
   if (fd < 0) {
     int e = errno;
+    /* the read-only retry of a file that is not there says ENOENT: the cause is the create's */
+    if (e == ENOENT && create_errno && create_errno != ENOENT) e = create_errno;
     snprintf(err, len, "%s%s", strerror(e),
              e == ELOOP ? " (a symbolic link; give the file itself)"
-             : e == ENOENT ? " (its directory must exist)" : "");
+             : e == ENOENT ? " (its directory must exist)"
+             : create_errno == e && (e == EACCES || e == EROFS)
+                 ? " (the file is not there and cannot be created in its directory: create it "
+                   "once, mode 0666, or name a lock in a directory this user can write)"
+                 : "");
     return -1;
   }
   struct stat st;

@@ -90,19 +90,25 @@ static void lowest(int64_t *slot, int64_t v) {
   if (*slot == HTPU_BOARD_NO_TEMP || v < *slot) *slot = v;
 }
 
-/* trip_point_N_{temp,type} for N = 0.. until one is missing; hot_mc and critical_mc. */
+/* trip_point_N_{temp,type} for N = 0.. until one is missing, however many there are (the kernel
+ * numbers them without gaps): the first HTPU_BOARD_MAX_TRIPS listed, the rest counted in
+ * trips_skipped; every one counts for hot_mc and critical_mc, so none is silently lost. */
 static void read_trips(const char *root, const char *dir, htpu_thermal_zone *z) {
   int64_t hot = HTPU_BOARD_NO_TEMP, passive = HTPU_BOARD_NO_TEMP;
-  for (uint32_t i = 0; i < HTPU_BOARD_MAX_TRIPS; i++) {
+  for (uint32_t i = 0; i < UINT32_MAX; i++) {
     char path[160], note[256];
-    htpu_trip_point *t = &z->trips[i];
+    htpu_trip_point past, *t = i < HTPU_BOARD_MAX_TRIPS ? &z->trips[i] : &past;
+    memset(&past, 0, sizeof past);
     snprintf(path, sizeof path, "%s/trip_point_%u_temp", dir, i);
     t->state = read_temp(root, path, TRIP_MAX_MC, &t->temp_mc, note, sizeof note);
     if (t->state == HTPU_READING_MISSING) break;
     snprintf(path, sizeof path, "%s/trip_point_%u_type", dir, i);
     if (board_read_line(root, path, t->type, sizeof t->type, NULL, 0) != HTPU_READING_OK)
       t->type[0] = '\0';
-    z->num_trips = i + 1;
+    if (t == &past)
+      z->trips_skipped++;
+    else
+      z->num_trips = i + 1;
     if (t->state != HTPU_READING_OK) continue;
     if (strcmp(t->type, "hot") == 0) lowest(&hot, t->temp_mc);
     if (strcmp(t->type, "passive") == 0) lowest(&passive, t->temp_mc);

@@ -75,8 +75,13 @@ int exec_enter_gate(exec_call *x) {
   htpu_graph_timing t;
   window_read(&x->s->timing, &t);
   uint64_t usual = t.window ? t.max_ns : atomic_load(&x->s->last_exec_ns);
-  if (x->policy == POLICY_TRY) return gate_try_enter_shared(&htpu_exec_gate, &x->gate_node, usual);
-  return gate_enter_shared(&htpu_exec_gate, &x->gate_node, usual, &x->ctl->reason, 0);
+  /* Contexts sharing a spill-fill buffer run one at a time: their group's lane, which a
+   * context's own graphs share (as without a group). */
+  gate_lane *lane = x->c->sf_anchor ? &x->c->sf_anchor->sf_lane : NULL;
+  if (x->policy == POLICY_TRY)
+    return gate_try_enter_shared(&htpu_exec_gate, &x->gate_node, usual, lane, x->c);
+  return gate_enter_shared(&htpu_exec_gate, &x->gate_node, usual, &x->ctl->reason, 0, lane,
+                           x->c);
 }
 
 void exec_leave_gate(exec_call *x) { gate_leave_shared(&htpu_exec_gate, &x->gate_node); }

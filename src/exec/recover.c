@@ -20,26 +20,57 @@ typedef struct recovery {
   int stopped; /* a try or the backoff was cut short by the call's bound */
 } recovery;
 
-/* createFromBinary of the recovery's context, stopped with its call: an abort signal the call's
- * stop triggers (turn.c) where the backend takes load signals; else bounded by the deadline
- * alone (a timeout signal where it can; a backend without load signals runs it to its end). */
-static qnn_error_t recreate_stoppable(recovery *r, qnn_context_handle_t *q, int *stopped) {
+static int recover_locked(recovery *r, uint64_t seen_generation);
+
+/* createFromBinary of the recovery's context (use_group: in its spill-fill group), stopped with
+ * its call: an abort signal the call's stop triggers (turn.c) where the backend takes load
+ * signals; else bounded by the deadline alone (a timeout signal where it can; a backend without
+ * load signals runs it to its end). */
+static qnn_error_t recreate_stoppable(recovery *r, qnn_context_handle_t *q, int use_group,
+                                      int *stopped) {
   context_obj *c = r->c;
   runtime_obj *rt = c->rt;
   const qnn_backend_lib *b = &rt->backend_lib;
   *stopped = 0;
-  if (!r->ctl || !rt->load_signals) return create_bounded(c, q, r->deadline_ns, NULL, stopped);
+  if (!r->ctl || !rt->load_signals)
+    return create_bounded(c, q, r->deadline_ns, NULL, use_group, stopped);
   qnn_signal_config_t abort_cfg = {.option = QNN_SIGNAL_CONFIG_OPTION_ABORT};
   const qnn_signal_config_t *cfgs[] = {&abort_cfg, NULL};
   qnn_signal_handle_t sig = NULL;
   if (b->signal_create(rt->backend, cfgs, &sig) != QNN_SUCCESS || !sig)
-    return create_bounded(c, q, r->deadline_ns, NULL, stopped);
+    return create_bounded(c, q, r->deadline_ns, NULL, use_group, stopped);
   qnn_error_t e = QNN_CONTEXT_ERROR_ABORTED;
-  if (ctl_set_load_signal(r->ctl, sig)) e = create_from_binary_signalled(c, q, NULL, sig);
+  if (ctl_set_load_signal(r->ctl, sig))
+    e = create_from_binary_signalled(c, q, NULL, sig, use_group);
   ctl_set_load_signal(r->ctl, NULL); /* under q_lock: no trigger reaches it after this */
   b->signal_free(sig);
   uint32_t code = QNN_ERROR_CODE(e);
   *stopped = code == QNN_CONTEXT_ERROR_ABORTED || code == QNN_CONTEXT_ERROR_TIMED_OUT;
+  return e;
+}
+
+/* A new QNN context for r's context, back in its spill-fill group: the group's first context
+ * names a new group; another joins the first's QNN handle, and when that fails for a handle
+ * lost in the same restart (1007, 5002), the first context is recovered here (its own calls
+ * would do it later) and joined again. A first context that cannot be recovered leaves this
+ * one on a buffer of its own (sf_joined 0). */
+static qnn_error_t recreate_grouped(recovery *r, qnn_context_handle_t *q, int *stopped) {
+  context_obj *c = r->c, *a = c->sf_anchor;
+  qnn_error_t e = recreate_stoppable(r, q, a != NULL, stopped);
+  uint32_t code = QNN_ERROR_CODE(e);
+  if (e == QNN_SUCCESS || *stopped || !a || a == c ||
+      (code != QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && code != QNN_CONTEXT_ERROR_INVALID_HANDLE)) {
+    if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, a != NULL);
+    return e;
+  }
+  recovery ra = {a, r->ctl, r->stop, r->deadline_ns, 0};
+  int joined = recover_locked(&ra, a->generation) == 0;
+  if (ra.stopped) { /* the call's bound ran out in the first context's recovery */
+    *stopped = 1;
+    return QNN_CONTEXT_ERROR_TIMED_OUT;
+  }
+  e = recreate_stoppable(r, q, joined, stopped);
+  if (e == QNN_SUCCESS) atomic_store(&c->sf_joined, joined);
   return e;
 }
 
@@ -55,7 +86,7 @@ static int recreate(void *arg, uint32_t attempt, uint32_t *code) {
   uint64_t mark = qnn_log_mark();
   qnn_context_handle_t q = NULL;
   int stopped = 0;
-  qnn_error_t e = recreate_stoppable(r, &q, &stopped);
+  qnn_error_t e = recreate_grouped(r, &q, &stopped);
   if (stopped) { /* the call's deadline, cancel or close: not worth a retry, nor the model's death */
     r->stopped = 1;
     *code = 0;

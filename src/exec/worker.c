@@ -86,6 +86,74 @@ static void exit_slot_locked(graph_state *s) {
       s->worker_slot[i] = WORKER_GONE;
 }
 
+/* Under q_lock: the call granted to this worker, taken from the control slot. */
+static htpu_call *take_granted_locked(graph_state *s) {
+  htpu_call *call = s->worker_ctl->call;
+  s->worker_ctl = NULL;
+  return call;
+}
+
+/* Under q_lock (released while it executes, held again on return): executes call, then puts it
+ * on the finishing queue (or leaves that to its notification). Returns the call granted
+ * meanwhile, which this worker executes at once, or NULL; *wake is then set when an idle worker
+ * is to be woken to finish this one (the caller signals it outside q_lock, before that
+ * execute, so the woken worker does not contend for q_lock with this thread). */
+static htpu_call *execute_granted(graph_state *s, htpu_call *call, int *wake) {
+  pthread_mutex_unlock(&s->q_lock);
+  if (*wake) pthread_cond_signal(&s->worker_cv);
+  *wake = 0;
+  int pending = call_execute(call);
+  pthread_mutex_lock(&s->q_lock);
+  if (!pending || call->notified) fin_push_locked(s, call, 0);
+  else call->handed = 1; /* its notification puts it there */
+  if (!s->worker_ctl) return NULL;
+  htpu_call *next = take_granted_locked(s);
+  if (s->workers_spinning && !s->finisher_busy)
+    atomic_store_explicit(&s->worker_poke, 1, memory_order_release); /* no syscall */
+  else
+    *wake = s->workers_idle && !s->finisher_busy;
+  return next;
+}
+
+/* Under q_lock (released while finishing), with fin_ready and no finisher: this worker is the
+ * finisher of the next call in execute order. */
+static void finish_next_locked(graph_state *s) {
+  htpu_call *done = s->fin_head;
+  s->fin_head = done->fin_next;
+  if (!s->fin_head) s->fin_tail = NULL;
+  s->fin_next = done->ctl.fin_seq + 1;
+  s->finisher_busy = 1;
+  pthread_mutex_unlock(&s->q_lock);
+  call_finish(done);
+  pthread_mutex_lock(&s->q_lock);
+  s->finisher_busy = 0;
+}
+
+/* Under q_lock, with nothing to execute or finish: while another call executes, its end will
+ * need a finisher, so this worker sleeps until near that end and spins around it. 1 when it
+ * waited (the caller looks for work again), 0 when there is nothing to wait near: the caller
+ * goes idle. Nothing held while sleeping or spinning; an execute that overran its expected end
+ * by more than the edge (a stall) is waited for without spinning. */
+static int wait_near_execute_locked(graph_state *s) {
+  uint64_t est = atomic_load_explicit(&s->last_exec_ns, memory_order_relaxed);
+  if (!s->running || s->finisher_busy || !est) return 0;
+  uint64_t started = atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed);
+  uint64_t edge = CALL_SPIN_EDGE_NS + est / 8, end = started + est, now = htpu_now_ns();
+  if (edge > CALL_SPIN_EDGE_MAX_NS) edge = CALL_SPIN_EDGE_MAX_NS;
+  if (now + edge < end) {
+    uint64_t at = end - edge;
+    struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+    s->workers_idle++; /* an execute that ends sooner wakes it */
+    pthread_cond_timedwait(&s->worker_cv, &s->q_lock, &ts);
+    s->workers_idle--;
+    return 1;
+  }
+  if (now >= end + edge) return 0;
+  if (spin_for_poke(s, end + edge)) return 1;
+  /* the next execute began meanwhile (the one it waited for ended elsewhere) */
+  return atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed) != started;
+}
+
 static void *worker_main(void *arg) {
   graph_state *s = arg;
   tl_worker_of = s;
@@ -98,65 +166,17 @@ static void *worker_main(void *arg) {
   int wake = 0;           /* an idle worker is to finish the call this one just executed */
   pthread_mutex_lock(&s->q_lock);
   for (;;) {
-    if (!call && s->worker_ctl) {
-      call = s->worker_ctl->call;
-      s->worker_ctl = NULL;
-    }
+    if (!call && s->worker_ctl) call = take_granted_locked(s);
     if (call) {
-      pthread_mutex_unlock(&s->q_lock);
-      /* Woken outside q_lock, so it does not contend for it with this thread. */
-      if (wake) pthread_cond_signal(&s->worker_cv);
-      wake = 0;
-      int pending = call_execute(call);
-      pthread_mutex_lock(&s->q_lock);
-      if (!pending || call->notified) fin_push_locked(s, call, 0);
-      else call->handed = 1; /* its notification puts it there */
-      call = NULL;
-      if (s->worker_ctl) { /* the next call, at once; another worker finishes this one */
-        call = s->worker_ctl->call;
-        s->worker_ctl = NULL;
-        if (s->workers_spinning && !s->finisher_busy)
-          atomic_store_explicit(&s->worker_poke, 1, memory_order_release); /* no syscall */
-        else
-          wake = s->workers_idle && !s->finisher_busy;
-      }
+      call = execute_granted(s, call, &wake);
       continue;
     }
     if (fin_ready(s) && !s->finisher_busy) {
-      htpu_call *done = s->fin_head;
-      s->fin_head = done->fin_next;
-      if (!s->fin_head) s->fin_tail = NULL;
-      s->fin_next = done->ctl.fin_seq + 1;
-      s->finisher_busy = 1;
-      pthread_mutex_unlock(&s->q_lock);
-      call_finish(done);
-      pthread_mutex_lock(&s->q_lock);
-      s->finisher_busy = 0;
+      finish_next_locked(s);
       continue;
     }
     if (s->worker_stop) break;
-    /* While another call executes, its end will need a finisher (above). Nothing held while
-     * sleeping or spinning; an execute that overran its expected end by more than the edge
-     * (a stall) is waited for without spinning. */
-    uint64_t est = atomic_load_explicit(&s->last_exec_ns, memory_order_relaxed);
-    if (s->running && !s->finisher_busy && est) {
-      uint64_t started = atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed);
-      uint64_t edge = CALL_SPIN_EDGE_NS + est / 8, end = started + est, now = htpu_now_ns();
-      if (edge > CALL_SPIN_EDGE_MAX_NS) edge = CALL_SPIN_EDGE_MAX_NS;
-      if (now + edge < end) {
-        uint64_t at = end - edge;
-        struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-        s->workers_idle++; /* an execute that ends sooner wakes it */
-        pthread_cond_timedwait(&s->worker_cv, &s->q_lock, &ts);
-        s->workers_idle--;
-        continue;
-      }
-      if (now < end + edge) {
-        if (spin_for_poke(s, end + edge)) continue;
-        /* the next execute began meanwhile (the one it waited for ended elsewhere) */
-        if (atomic_load_explicit(&s->exec_started_ns, memory_order_relaxed) != started) continue;
-      }
-    }
+    if (wait_near_execute_locked(s)) continue;
     s->workers_idle++;
     int linger_over = idle_wait(s);
     s->workers_idle--;

@@ -63,6 +63,11 @@ typedef struct qnn_backend_lib {
       qnn_backend_handle_t, qnn_device_handle_t, const qnn_context_config_t **, const void *,
       qnn_context_binary_size_t, qnn_context_handle_t *, qnn_profile_handle_t,
       qnn_signal_handle_t);
+  /* Optional: used only where 212 is announced (several loads in one call). */
+  qnn_error_t (*context_create_from_binary_list_async)(qnn_backend_handle_t, qnn_device_handle_t,
+                                                       const qnn_context_params_t **,
+                                                       const qnn_context_config_t **,
+                                                       qnn_signal_handle_t);
   /* Optional: used only where 215 is announced (src/model/memory.c). */
   qnn_error_t (*context_get_property)(qnn_context_handle_t, struct qnn_context_property **);
 } qnn_backend_lib;

@@ -121,6 +121,7 @@ static void take_table(qnn_backend_lib *out, void *dl, const qnn_interface_t *ch
   TAKE_SLOT(out, signal_trigger);
   TAKE_SLOT(out, signal_free);
   TAKE_SLOT(out, context_create_from_binary_with_signal);
+  TAKE_SLOT(out, context_create_from_binary_list_async);
   TAKE_SLOT(out, context_get_property);
 }
 

@@ -13,6 +13,9 @@
 #include "hexagon_tpu.h"
 #include "printable.h"
 
+/* A path in a message: escaped (printable.h), in a buffer of the statement's own. */
+#define SHOWN(path) printable_str(path, (char[1024]){0}, 1024)
+
 /* 0 = not set yet: the first read takes HTPU_MAX_BINARY_BYTES from the environment, or the
  * default. Relaxed atomics: a limit set while another thread reads a file applies to the next. */
 static _Atomic uint64_t max_binary_bytes;
@@ -38,69 +41,78 @@ uint64_t htpu_max_binary_bytes(void) {
   return atomic_load_explicit(&max_binary_bytes, memory_order_relaxed);
 }
 
-int read_whole_file(const char *path, void **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
+int binary_file_open(const char *path, uint64_t *size) {
   char err[1024];
-  uint64_t size = 0;
   /* never blocks: a FIFO, device or socket is refused before anything is read from it */
-  int fd = file_open_regular(path, &size, err, sizeof err);
+  int fd = file_open_regular(path, size, err, sizeof err);
   if (fd < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
-  return read_whole_fd(fd, path, size, out, out_len);
+  return fd;
 }
 
-int read_whole_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len) {
+/* A file whose fstat size is 0: read to its end, within the limit. */
+static int read_unsized(int fd, const char *path, uint64_t limit, void **out, size_t *out_len) {
+  char err[1024];
+  void *buf = NULL;
+  size_t len = 0;
+  int rc = file_read_unsized(fd, path, limit, &buf, &len, err, sizeof err);
+  if (rc < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
+  if (rc > 0)
+    return htpu_set_error(HTPU_EMODEL, 0,
+                          "'%s' has more than the %" PRIu64 "-byte limit for a context "
+                          "binary (read to its end: its size, like a /proc file's, is "
+                          "reported as 0); raise it with htpu_set_max_binary_bytes "
+                          "(HTPU_MAX_BINARY_BYTES) if it is one",
+                          SHOWN(path), limit);
+  if (len == 0) {
+    free(buf);
+    return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary",
+                          SHOWN(path));
+  }
+  *out = buf;
+  *out_len = len;
+  return 0;
+}
+
+int binary_file_check_size(const char *path, uint64_t size) {
+  uint64_t limit = htpu_max_binary_bytes();
+  if (size <= limit && size <= SIZE_MAX) return 0;
+  return htpu_set_error(HTPU_EMODEL, 0,
+                        "'%s' has %" PRIu64 " bytes, more than the %" PRIu64
+                        "-byte limit for a context binary; raise it with "
+                        "htpu_set_max_binary_bytes (HTPU_MAX_BINARY_BYTES) if it is one",
+                        SHOWN(path), size, limit);
+}
+
+int binary_file_read_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len) {
   *out = NULL;
   *out_len = 0;
-  char err[1024], shown[1024];
-  printable_str(path, shown, sizeof shown);
-  uint64_t limit = htpu_max_binary_bytes();
-  if (size == 0) {
-    /* 0 from fstat is not "empty" for procfs-like files: read to the end, within the limit */
-    void *buf = NULL;
-    size_t len = 0;
-    int rc = file_read_unsized(fd, path, limit, &buf, &len, err, sizeof err);
-    close(fd);
-    if (rc < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
-    if (rc > 0)
-      return htpu_set_error(HTPU_EMODEL, 0,
-                            "'%s' has more than the %" PRIu64 "-byte limit for a context "
-                            "binary (read to its end: its size, like a /proc file's, is "
-                            "reported as 0); raise it with htpu_set_max_binary_bytes "
-                            "(HTPU_MAX_BINARY_BYTES) if it is one",
-                            shown, limit);
-    if (len == 0) {
-      free(buf);
-      return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary",
-                            shown);
-    }
-    *out = buf;
-    *out_len = len;
-    return 0;
-  }
+  /* 0 from fstat is not "empty" for procfs-like files */
+  if (size == 0) return read_unsized(fd, path, htpu_max_binary_bytes(), out, out_len);
   /* refused before a byte is allocated: a huge (or sparse) file costs neither memory nor time */
-  if (size > limit || size > SIZE_MAX) {
-    close(fd);
-    return htpu_set_error(HTPU_EMODEL, 0,
-                          "'%s' has %" PRIu64 " bytes, more than the %" PRIu64
-                          "-byte limit for a context binary; raise it with "
-                          "htpu_set_max_binary_bytes (HTPU_MAX_BINARY_BYTES) if it is one",
-                          shown, size, limit);
-  }
+  int rc = binary_file_check_size(path, size);
+  if (rc) return rc;
   size_t len = (size_t)size;
   void *buf = malloc(len);
-  if (!buf) {
-    close(fd);
-    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", shown,
+  if (!buf)
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", SHOWN(path),
                           len);
-  }
-  int rc = file_read_exact(fd, path, buf, len, err, sizeof err);
-  close(fd);
-  if (rc) {
+  char err[1024];
+  if (file_read_exact(fd, path, buf, len, err, sizeof err)) {
     free(buf);
     return htpu_set_error(HTPU_EIO, 0, "%s", err);
   }
   *out = buf;
   *out_len = len;
   return 0;
+}
+
+int read_whole_file(const char *path, void **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  uint64_t size = 0;
+  int fd = binary_file_open(path, &size);
+  if (fd < 0) return fd;
+  int rc = binary_file_read_fd(fd, path, size, out, out_len);
+  close(fd);
+  return rc;
 }

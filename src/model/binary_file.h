@@ -13,8 +13,11 @@
  * when it is empty or over the limit). */
 int read_whole_file(const char *path, void **out, size_t *out_len);
 
-/* The same from a file already opened with file_open_regular (`size` its fstat size); the fd
- * is closed. `path` names it in messages. */
-int read_whole_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len);
+/* The steps of read_whole_file, for a caller that may map the file instead (binary_source.c):
+ * the open (an fd >= 0, or the error code, set), the limit check of a size, and the read of
+ * an open file whose fstat size was `size` (0: read to its end within the limit). */
+int binary_file_open(const char *path, uint64_t *size);
+int binary_file_check_size(const char *path, uint64_t size);
+int binary_file_read_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len);
 
 #endif

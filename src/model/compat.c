@@ -40,7 +40,7 @@ static int newer(htpu_version3 a, htpu_version3 b) {
   return a.patch > b.patch;
 }
 
-int compat_too_new(runtime_obj *rt, const model_info *info) {
+int compat_too_new(runtime_obj *rt, const model_info *info, const uint8_t *graph_on) {
   const htpu_model_info *m = &info->pub;
   const device_facts *d = &rt->device_facts;
   const qnn_backend_lib *b = &rt->backend_lib;
@@ -50,7 +50,7 @@ int compat_too_new(runtime_obj *rt, const model_info *info) {
       (m->soc_model && d->soc_model && !same_soc(m->soc_model, d->soc_model)))
     return 0;
   for (uint32_t i = 0; d->vtcm_bytes && i < m->num_graphs; i++)
-    if (m->graphs[i].vtcm_bytes > d->vtcm_bytes) return 0;
+    if ((!graph_on || graph_on[i]) && m->graphs[i].vtcm_bytes > d->vtcm_bytes) return 0;
   const htpu_version3 *bc = &m->core_api_version, *bb = &m->backend_api_version;
   if (bc->major && (bc->major != b->core_api.major || bc->minor > b->core_api.minor)) return 1;
   if (bb->major && (bb->major != b->backend_api.major || bb->minor > b->backend_api.minor))
@@ -59,7 +59,8 @@ int compat_too_new(runtime_obj *rt, const model_info *info) {
   return release_of(m->build_id, &made) && release_of(rt->build_id, &here) && newer(made, here);
 }
 
-int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t len) {
+int compat_check(runtime_obj *rt, const model_info *info, const uint8_t *graph_on,
+                 const void *binary, size_t len) {
   const htpu_model_info *m = &info->pub;
   const device_facts *d = &rt->device_facts;
   const qnn_backend_lib *b = &rt->backend_lib;
@@ -93,7 +94,7 @@ int compat_check(runtime_obj *rt, const model_info *info, void *binary, size_t l
                           bb->major, bb->minor, b->backend_api.major, b->backend_api.minor);
   /* Both sides are bytes here (vtcm.h normalized them); people think in MB. */
   for (uint32_t i = 0; d->vtcm_bytes && i < m->num_graphs; i++)
-    if (m->graphs[i].vtcm_bytes > d->vtcm_bytes) {
+    if ((!graph_on || graph_on[i]) && m->graphs[i].vtcm_bytes > d->vtcm_bytes) {
       char need[48], have[48];
       vtcm_format(m->graphs[i].vtcm_bytes, need, sizeof need);
       vtcm_format(d->vtcm_bytes, have, sizeof have);

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "binary_file.h"
 #include "base/base.h"
+#include "binary_file.h"
 #include "file_open.h"
 #include "hexagon_tpu.h"
 #include "printable.h"
@@ -91,15 +91,13 @@ int external_locate(const char *model_path, const char *name, external_file *f) 
   return rc;
 }
 
-int external_read(const external_file *f, void **out, size_t *len) {
-  *out = NULL;
-  *len = 0;
-  char err[1200];
+int external_open(const external_file *f, int allow_map, model_binary *out) {
+  memset(out, 0, sizeof *out);
   uint64_t size = 0;
   /* the resolved path, checked again to be the file located: a file swapped for another (or
-   * for a symlink out of the folder) since is refused rather than read */
-  int fd = file_open_regular(f->real, &size, err, sizeof err);
-  if (fd < 0) return htpu_set_error(HTPU_EIO, 0, "%s", err);
+   * for a symlink out of the folder) since is refused rather than mapped or read */
+  int fd = binary_file_open(f->real, &size);
+  if (fd < 0) return fd;
   struct stat st;
   if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
     close(fd);
@@ -108,7 +106,9 @@ int external_read(const external_file *f, void **out, size_t *len) {
                           "model was being read; refused",
                           f->shown);
   }
-  return read_whole_fd(fd, f->real, size, out, len);
+  int rc = binary_open_fd(fd, f->real, size, allow_map, out);
+  close(fd); /* a mapping stays valid without the descriptor */
+  return rc;
 }
 
 void external_file_clear(external_file *f) {

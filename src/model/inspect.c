@@ -33,6 +33,26 @@ int model_read_info(const qnn_system_lib *sys, const char *path, const model_pic
   return 0;
 }
 
+int model_read_binary_info(const qnn_system_lib *sys, const char *path, const model_pick *pick,
+                           model_binary *bin, int allow_map, char *origin, size_t origin_len,
+                           model_info **out) {
+  *out = NULL;
+  model_source *src = NULL;
+  int rc = model_unwrap_binary(sys, path, pick, bin, allow_map, origin, origin_len, &src);
+  if (rc) return rc; /* bin released */
+  /* QNN's getBinaryInfo takes a non-const pointer; nothing of ours writes through it, and a
+   * mapping is private (binary_source.c). */
+  rc = introspect_binary(sys, (void *)bin->data, bin->len, out);
+  if (rc) {
+    htpu_append_error(" (%s)", origin);
+    model_source_free(src);
+    binary_release(bin);
+    return rc;
+  }
+  if (src) model_source_attach(*out, src);
+  return 0;
+}
+
 /* Takes the malloc'd bytes (freed here). path: the file they came from, or NULL. */
 static int inspect(const char *system_lib, const char *path, void *buf, size_t len,
                    const model_pick *pick, htpu_model_info **out) {

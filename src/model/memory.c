@@ -45,11 +45,18 @@ void memory_read_blob(const void *blob, uint32_t size, htpu_graph_memory *out, u
 /* Saturating: figures come from a file. */
 static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
+uint64_t memory_spill_fill_bytes(const htpu_graph_memory *g, uint32_t n, const uint8_t *graph_on) {
+  uint64_t spill = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if ((!graph_on || graph_on[i]) && g[i].spill_fill_bytes > spill) spill = g[i].spill_fill_bytes;
+  return spill;
+}
+
 uint64_t memory_load_estimate(const htpu_graph_memory *g, uint32_t n, uint64_t binary_bytes) {
-  uint64_t total = binary_bytes, spill = 0, shared = 0;
+  uint64_t total = binary_bytes, shared = 0;
+  uint64_t spill = memory_spill_fill_bytes(g, n, NULL); /* one buffer serves them in turn */
   for (uint32_t i = 0; i < n; i++) {
-    /* one spill-fill buffer serves the context's graphs in turn; shared weights exist once */
-    if (g[i].spill_fill_bytes > spill) spill = g[i].spill_fill_bytes;
+    /* shared weights exist once */
     if (g[i].shared_weights_bytes > shared) shared = g[i].shared_weights_bytes;
     total = add(total, g[i].io_tensor_bytes);
     total = add(total, g[i].op_data_bytes);
@@ -74,7 +81,7 @@ static int ask_backend(context_obj *c, htpu_context_memory *out) {
                                         .u.custom_property = &htp[i]};
   uint64_t mark = qnn_log_mark();
   gate_reader node;
-  gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0);
+  gate_enter_shared(&htpu_exec_gate, &node, 0, NULL, 0, NULL, NULL); /* no lane: no execute */
   /* dead, or stale (a recovery stopped by its call's bound): no QNN context to ask now */
   int gone = c->dead || atomic_load(&c->stale) || !c->qnn;
   qnn_error_t e = gone ? QNN_SUCCESS : rt->backend_lib.context_get_property(c->qnn, list);
@@ -98,7 +105,7 @@ int htpu_context_get_memory(htpu_context *h, htpu_context_memory *out) {
   memset(out, 0, sizeof *out);
   context_obj *c = (context_obj *)obj_acquire(h, OBJ_CONTEXT);
   if (!c) return htpu_set_error(HTPU_ECLOSED, 0, "htpu_context_get_memory: the context is closed");
-  out->binary_bytes = c->binary_len;
+  out->binary_bytes = c->bin.len;
   const qnn_backend_lib *b = &c->rt->backend_lib;
   int rc = 0;
   if (!b->context_get_property)

@@ -1,4 +1,5 @@
 /* model_info.c - ownership of copied metadata. */
+#include <stdio.h>
 #include "model_info.h"
 
 #include <stdlib.h>
@@ -45,3 +46,15 @@ void model_info_adopt(model_info *m, model_info *from) {
 }
 
 void htpu_model_info_free(htpu_model_info *info) { model_info_free((model_info *)info); }
+
+void model_info_graph_names(const htpu_model_info *info, const uint8_t *only, char *buf,
+                            size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0, k = 0; i < info->num_graphs && used + 1 < len; i++) {
+    if (only && !only[i]) continue;
+    int w = snprintf(buf + used, len - used, "%s'%s'", k++ ? ", " : "", info->graphs[i].name);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}

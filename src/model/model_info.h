@@ -32,6 +32,11 @@ void model_info_free(model_info *m);
  * empty shell: what from's memory held now lives as long as m. */
 void model_info_adopt(model_info *m, model_info *from);
 
+/* "'a', 'b'": the names of info's graphs (those marked in `only`; NULL: all), for messages;
+ * truncated at len. */
+void model_info_graph_names(const htpu_model_info *info, const uint8_t *only, char *buf,
+                            size_t len);
+
 /* Reads the metadata of the binary in buf through the system library. buf is not modified but
  * the QNN call takes a non-const pointer. Returns 0 or an HTPU_E* code with the error set. */
 int introspect_binary(const qnn_system_lib *sys, void *buf, size_t len, model_info **out);

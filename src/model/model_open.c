@@ -24,13 +24,15 @@ struct model_source {
 /* The contexts' files and bytes and, where needed, their graphs. */
 typedef struct unwrap_state {
   const qnn_system_lib *sys;
-  const char *path, *origin;
-  uint8_t *buf;
+  const char *path;
+  char *origin;       /* the caller's, extended by unwrap_run */
+  const uint8_t *buf; /* the model's bytes (the caller's) */
   size_t len;
+  int allow_map;      /* external binaries may be mapped (binary_source.h), else read */
   onnx_model *om;
   epc_plan plan;
   external_file file[ONNX_MAX_EPCONTEXT_NODES]; /* an external context's file, once found */
-  void *ext[ONNX_MAX_EPCONTEXT_NODES];    /* its bytes while they are needed (malloc'd) */
+  model_binary ext[ONNX_MAX_EPCONTEXT_NODES]; /* its bytes while needed (external_open) */
   size_t ext_len[ONNX_MAX_EPCONTEXT_NODES]; /* its size (kept when the bytes are dropped) */
   model_info *graphs[ONNX_MAX_EPCONTEXT_NODES]; /* introspected contexts, or NULL */
 } unwrap_state;
@@ -40,8 +42,8 @@ static const uint8_t *ctx_bytes(const unwrap_state *s, uint32_t k, size_t *len) 
     *len = s->plan.ctx[k].bytes.len;
     return s->plan.ctx[k].bytes.p;
   }
-  *len = s->ext_len[k];
-  return s->ext[k];
+  *len = s->ext[k].len;
+  return s->ext[k].data;
 }
 
 /* Finds the file of external context k (nothing read yet). */
@@ -63,7 +65,7 @@ static int locate(unwrap_state *s, uint32_t k) {
 
 /* Finds every external context's file and merges the contexts whose files are one file (the
  * same device and inode, however the nodes spell its name): a model naming one binary in 256
- * ways holds one context, and its file is read once. */
+ * ways holds one context, and its file is opened (mapped or read) once. */
 static int locate_files(unwrap_state *s) {
   for (uint32_t k = 0; k < s->plan.num_contexts;) {
     if (s->plan.ctx[k].embedded) {
@@ -91,10 +93,12 @@ static int locate_files(unwrap_state *s) {
   return 0;
 }
 
-/* The bytes of context k, read from its file if it has one and they are not held. */
+/* The bytes of context k, from its file if it has one and they are not held: mapped or read
+ * (external_open), the file checked to be the one located. */
 static int read_external(unwrap_state *s, uint32_t k) {
-  if (s->plan.ctx[k].embedded || s->ext[k]) return 0;
-  int rc = external_read(&s->file[k], &s->ext[k], &s->ext_len[k]);
+  if (s->plan.ctx[k].embedded || s->ext[k].data) return 0;
+  int rc = external_open(&s->file[k], s->allow_map, &s->ext[k]);
+  if (!rc) s->ext_len[k] = s->ext[k].len;
   if (rc) {
     char label[160];
     epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
@@ -103,10 +107,7 @@ static int read_external(unwrap_state *s, uint32_t k) {
   return rc;
 }
 
-static void drop_external(unwrap_state *s, uint32_t k) {
-  free(s->ext[k]);
-  s->ext[k] = NULL;
-}
+static void drop_external(unwrap_state *s, uint32_t k) { binary_release(&s->ext[k]); }
 
 /* The graphs of context k, through the system library (once). */
 static int introspect_ctx(unwrap_state *s, uint32_t k) {
@@ -333,27 +334,52 @@ void model_source_attach(model_info *m, struct model_source *src) {
   free(src);
 }
 
-/* The chosen binary as the caller's buffer: the embedded bytes moved to the front of the
- * model's buffer (no second copy of a large model), or the external file's bytes. */
+/* The chosen binary as the caller's malloc'd buffer: the embedded bytes moved to the front of
+ * the model's buffer (no second copy of a large model), or the external file's bytes (read,
+ * never mapped: model_unwrap opens them so). */
 static void take_binary(unwrap_state *s, uint32_t k, void **buf, size_t *len) {
   if (s->plan.ctx[k].embedded) {
     size_t n = s->plan.ctx[k].bytes.len;
-    memmove(s->buf, s->plan.ctx[k].bytes.p, n);
-    void *shrunk = realloc(s->buf, n);
-    *buf = shrunk ? shrunk : s->buf;
+    memmove(*buf, s->plan.ctx[k].bytes.p, n);
+    void *shrunk = realloc(*buf, n);
+    if (shrunk) *buf = shrunk;
     *len = n;
   } else {
-    free(s->buf);
-    *buf = s->ext[k];
-    *len = s->ext_len[k];
-    s->ext[k] = NULL;
+    free(*buf);
+    *buf = s->ext[k].base;
+    *len = s->ext[k].len;
+    memset(&s->ext[k], 0, sizeof s->ext[k]);
   }
-  s->buf = NULL;
+}
+
+/* The chosen binary as the load's: the embedded bytes where they lie in the model's (a copy
+ * shrunk to them as take_binary does; a mapping or a lent buffer pointed into, not copied),
+ * or the external file's, mapped or read as external_open chose. */
+static void take_model_binary(unwrap_state *s, uint32_t k, model_binary *bin) {
+  if (!s->plan.ctx[k].embedded) {
+    binary_release(bin);
+    *bin = s->ext[k];
+    memset(&s->ext[k], 0, sizeof s->ext[k]);
+    return;
+  }
+  size_t n = s->plan.ctx[k].bytes.len;
+  const uint8_t *p = s->plan.ctx[k].bytes.p;
+  if (bin->kind == BINARY_COPIED) {
+    memmove(bin->base, p, n);
+    void *shrunk = realloc(bin->base, n);
+    if (shrunk) bin->base = shrunk;
+    bin->base_len = n;
+    p = bin->base;
+  }
+  bin->data = p;
+  bin->len = n;
+  size_t used = strlen(bin->note);
+  snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX model)");
 }
 
 static void state_free(unwrap_state *s) {
   for (uint32_t k = 0; k < ONNX_MAX_EPCONTEXT_NODES; k++) {
-    free(s->ext[k]);
+    binary_release(&s->ext[k]);
     external_file_clear(&s->file[k]);
     model_info_free(s->graphs[k]);
   }
@@ -419,6 +445,27 @@ static int prepare(unwrap_state *s, const model_pick *pick) {
   return 0;
 }
 
+/* The model in s->buf read and its context chosen (*k), its facts in *src and s->origin
+ * (origin_len bytes) extended to name the context. The model's bytes stay the caller's. */
+static int unwrap_run(unwrap_state *s, const model_pick *pick, size_t origin_len, uint32_t *k,
+                      struct model_source **src) {
+  int32_t node_ctx[ONNX_MAX_EPCONTEXT_NODES];
+  *k = 0;
+  int rc = prepare(s, pick);
+  if (!rc && (s->plan.num_contexts > 1 || pick->index)) rc = choose(s, pick, k);
+  if (!rc) rc = read_external(s, *k); /* the chosen one's bytes: held already, or opened now */
+  if (!rc && s->graphs[0]) /* introspected: some node's graph is to be found */
+    rc = match_nodes(s, node_ctx);
+  else if (!rc)
+    memcpy(node_ctx, s->plan.node_context, sizeof node_ctx);
+  if (!rc) rc = make_source(s, node_ctx, *k, pick->all, src);
+  if (rc) return rc;
+  size_t used = strlen(s->origin);
+  snprintf(s->origin + used, origin_len > used ? origin_len - used : 0,
+           " (EPContext binary %s)", (*src)->pub->origin);
+  return 0;
+}
+
 int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                  void **buf, size_t *len, char *origin, size_t origin_len,
                  struct model_source **src) {
@@ -427,27 +474,37 @@ int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *
   unwrap_state *s = calloc(1, sizeof *s);
   if (!s) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   *s = (unwrap_state){.sys = sys, .path = path, .origin = origin, .buf = *buf, .len = *len};
-  int32_t node_ctx[ONNX_MAX_EPCONTEXT_NODES];
   uint32_t k = 0;
-  int rc = prepare(s, pick);
-  if (!rc && (s->plan.num_contexts > 1 || pick->index)) rc = choose(s, pick, &k);
-  if (!rc) rc = read_external(s, k); /* the chosen one's bytes: held already, or read now */
-  if (!rc && s->graphs[0]) /* introspected: some node's graph is to be found */
-    rc = match_nodes(s, node_ctx);
-  else if (!rc)
-    memcpy(node_ctx, s->plan.node_context, sizeof node_ctx);
-  if (!rc) rc = make_source(s, node_ctx, k, pick->all, src);
+  int rc = unwrap_run(s, pick, origin_len, &k, src);
   if (rc) {
-    free(s->buf);
+    free(*buf);
     *buf = NULL;
     *len = 0;
-    state_free(s);
-    return rc;
+  } else {
+    take_binary(s, k, buf, len);
   }
-  size_t used = strlen(origin);
-  snprintf(origin + used, origin_len > used ? origin_len - used : 0, " (EPContext binary %s)",
-           (*src)->pub->origin);
-  take_binary(s, k, buf, len);
   state_free(s);
-  return 0;
+  return rc;
+}
+
+int model_unwrap_binary(const qnn_system_lib *sys, const char *path, const model_pick *pick,
+                        model_binary *bin, int allow_map, char *origin, size_t origin_len,
+                        struct model_source **src) {
+  *src = NULL;
+  if (!onnx_looks_like_model(bin->data, bin->len)) return 0;
+  unwrap_state *s = calloc(1, sizeof *s);
+  if (!s) {
+    binary_release(bin);
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+  }
+  *s = (unwrap_state){.sys = sys, .path = path, .origin = origin, .buf = bin->data,
+                      .len = bin->len, .allow_map = allow_map};
+  uint32_t k = 0;
+  int rc = unwrap_run(s, pick, origin_len, &k, src);
+  if (rc)
+    binary_release(bin);
+  else
+    take_model_binary(s, k, bin);
+  state_free(s);
+  return rc;
 }

@@ -8,13 +8,15 @@
  *   epcontext.c   ONNX Runtime's rules for those nodes: main_context, embed_mode, sources
  *   external.c    an external binary read from the model's folder, never outside it
  *   names.c       Ultralytics' class-name dict ("{0: 'person', ...}") as a list
- *   model_open.c  a file's bytes in, one context binary out, with the model's facts for the
- *                 model info (htpu_model_source)
- *   inspect.c     model_read_info, the top's one call (context.c), and htpu_inspect_*
+ *   model_open.c  a file's bytes in, one context binary out (malloc'd, or where a load's
+ *                 binary lies: binary_source.h), with the model's facts for the model info
+ *                 (htpu_model_source)
+ *   inspect.c     model_read_binary_info, the top's one call (context_load.c), and
+ *                 htpu_inspect_* (model_read_info)
  *   memory.c      what a model costs: the HTP graph blob info (V1/V2, read by introspect.c),
  *                 the load estimate, htpu_context_get_memory (memory.h)
  *
- * The top reads every model through model_read_info; nothing else of these files is used
+ * The top reads every model it loads through model_read_binary_info; nothing else of these files is used
  * outside the room.
  */
 #ifndef HTPU_MODEL_ONNX_MODEL_H
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "binary_source.h"
 #include "loader/loader.h"
 #include "model_info.h"
 
@@ -54,10 +57,27 @@ int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *
                  void **buf, size_t *len, char *origin, size_t origin_len,
                  model_source **src);
 
-/* The core's one call: model_unwrap, then the binary's metadata (introspect_binary) with the
- * model's facts attached. On failure *buf is freed and NULL, the error set and returned. */
+/* model_unwrap for a load's binary (binary_source.h): when bin holds an ONNX model, the chosen
+ * context's binary replaces it where it lies: an embedded one is pointed into (a mapping, a
+ * lent buffer) or moved to the front of the copy, an external one is opened beside the model,
+ * mapped where that is safe and allow_map is nonzero. As model_unwrap, one file is one context
+ * opened once, and at most two binaries (mapped or read) are held at once. On failure *bin is
+ * released. */
+int model_unwrap_binary(const qnn_system_lib *sys, const char *path, const model_pick *pick,
+                        model_binary *bin, int allow_map, char *origin, size_t origin_len,
+                        model_source **src);
+
+/* model_unwrap, then the binary's metadata (introspect_binary) with the model's facts
+ * attached (the inspections: htpu_inspect_*, htpu_model_binary). On failure *buf is freed and
+ * NULL, the error set and returned. */
 int model_read_info(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                     void **buf, size_t *len, char *origin, size_t origin_len, model_info **out);
+
+/* The same for a load (the core's one call, context_load.c): model_unwrap_binary, then the
+ * metadata of the binary QNN is given. On failure *bin is released. */
+int model_read_binary_info(const qnn_system_lib *sys, const char *path, const model_pick *pick,
+                           model_binary *bin, int allow_map, char *origin, size_t origin_len,
+                           model_info **out);
 
 /* Moves the model's facts into the model info (m->pub.source); src is consumed. */
 void model_source_attach(model_info *m, model_source *src);

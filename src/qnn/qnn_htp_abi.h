@@ -110,6 +110,26 @@ typedef struct qnn_htp_device_custom_config {
   } u;
 } qnn_htp_device_custom_config_t;
 
+/* ---- HTP context custom config (a QNN_CONTEXT_CONFIG_OPTION_CUSTOM context config) ---------- */
+
+/* Registers the context in a group of contexts that share one spill-fill buffer: the group's
+ * first context passes a NULL first_group_handle and the buffer's size (> 0), the others the
+ * first context's handle (their size is disregarded). */
+#define QNN_HTP_CONTEXT_CONFIG_OPTION_REGISTER_MULTI_CONTEXTS 2u
+
+typedef struct qnn_htp_context_group_registration {
+  qnn_context_handle_t first_group_handle;
+  uint64_t max_spill_fill_buffer; /* bytes */
+} qnn_htp_context_group_registration_t;
+
+typedef struct qnn_htp_context_custom_config {
+  uint32_t option;
+  union {
+    qnn_htp_context_group_registration_t group_registration;
+    uint64_t file_read_memory_budget_in_mb; /* option 3, never set here */
+  } u;
+} qnn_htp_context_custom_config_t;
+
 /* ---- performance infrastructure (power votes) ------------------------------------------------ */
 
 #define QNN_HTP_DEVICE_INFRASTRUCTURE_TYPE_PERF 0u

@@ -9,9 +9,9 @@
  *   loaded.c  a stub of another release already loaded in the process, refused
  *   hint.c    which other installed set can load a binary its runtime refused as too new
  *
- * The core uses qnnset_apply (runtime.c, before any QNN call) and qnnset_hint (context.c, on
- * HTPU_EINCOMPATIBLE); the rest is behind the public htpu_qnn_set* functions. A room just above
- * loader/ (docs/architecture.md, "The core's rooms"): qnnset/ uses base/ and common/ only.
+ * The core uses qnnset_apply (runtime.c, before any QNN call) and qnnset_hint (context_load.c
+ * and context_many.c, on HTPU_EINCOMPATIBLE); the rest is behind the public htpu_qnn_set*
+ * functions. A room just above loader/ (docs/architecture.md, "The core's rooms"): qnnset/ uses base/ and common/ only.
  */
 #ifndef HTPU_QNNSET_H
 #define HTPU_QNNSET_H

@@ -195,7 +195,9 @@ static int read_box(const vis_head *h, const float *byte_value, uint32_t a, floa
   }
   for (int k = 0; k < 4; k++)
     if (isnan(box[k]))
-      return htpu_set_error(HTPU_EINVAL, 0, "output '%s': the box of anchor %u is NaN",
+      return htpu_set_error(HTPU_EINVAL, 0,
+                            "output '%s': the box of anchor %u is NaN; the detector's boxes must "
+                            "be numbers",
                             (h->kind == HTPU_HEAD_AIHUB ? h->boxes : h->main).info->name, a);
   return HTPU_OK;
 }
@@ -296,6 +298,7 @@ static scan scan_of(const vis_head *h) {
 }
 
 int vis_candidates(const vis_head *h, float threshold, vis_cands *c) {
+  if (!h->anchors) return HTPU_OK; /* an output with a dynamic axis that came out empty */
   scan sc = scan_of(h);
   if (sc.r.info->quant.kind == HTPU_QUANT_PER_AXIS) return scan_floats(h, &sc, threshold, c);
   float byte_value[256]; /* each stored byte's value, as vis_read gives it */

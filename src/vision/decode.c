@@ -22,9 +22,16 @@ void htpu_decode_options_init(htpu_decode_options *o) {
 }
 
 static int check_options(const htpu_decode_options *o, uint32_t capacity, const void *out) {
-  if ((unsigned)o->head >= HTPU_HEAD_COUNT || (unsigned)o->layout > HTPU_HEAD_ANCHORS_FIRST)
-    return htpu_set_error(HTPU_EINVAL, 0, "decode: head %d / layout %d is not one of the known",
-                          (int)o->head, (int)o->layout);
+  if ((unsigned)o->head >= HTPU_HEAD_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "decode: head %d is not one of HTPU_HEAD_AUTO, _ULTRALYTICS, "
+                          "_ULTRALYTICS_POSE or _AIHUB",
+                          (int)o->head);
+  if ((unsigned)o->layout > HTPU_HEAD_ANCHORS_FIRST)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "decode: head layout %d is not one of HTPU_HEAD_LAYOUT_AUTO, "
+                          "HTPU_HEAD_CHANNELS_FIRST or HTPU_HEAD_ANCHORS_FIRST",
+                          (int)o->layout);
   if (!isfinite(o->score_threshold))
     return htpu_set_error(HTPU_EINVAL, 0, "decode: the score threshold %g is not a number",
                           (double)o->score_threshold);
@@ -35,6 +42,9 @@ static int check_options(const htpu_decode_options *o, uint32_t capacity, const 
     return htpu_set_error(HTPU_EINVAL, 0,
                           "decode: max_detections (%u) and max_candidates (%u) must be at least 1",
                           o->max_detections, o->max_candidates);
+  if ((unsigned)o->box_mapping >= HTPU_MAP_COUNT)
+    return htpu_set_error(HTPU_EINVAL, 0, "decode: box mapping %d is not letterbox or ultralytics",
+                          (int)o->box_mapping);
   if (o->keypoint_dims && o->keypoint_dims != 2 && o->keypoint_dims != 3)
     return htpu_set_error(HTPU_EINVAL, 0, "decode: keypoint_dims %u is not 2 or 3",
                           o->keypoint_dims);
@@ -58,14 +68,20 @@ static int check_keypoints(const vis_head *h, const htpu_decode_options *o, cons
   return HTPU_OK;
 }
 
+/* Where a kept candidate goes: the geometry (NULL: stay in input pixels) and its pads. */
+typedef struct mapping {
+  const htpu_geometry *g;
+  vis_pads box, kp;
+} mapping;
+
 /* The kept candidate as a detection; its keypoints into kp (pose). */
-static void emit(const vis_head *h, const vis_cand *c, const htpu_geometry *g, htpu_detection *d,
+static void emit(const vis_head *h, const vis_cand *c, const mapping *m, htpu_detection *d,
                  float *kp) {
   memcpy(d->box, c->box, sizeof d->box);
   d->score = c->score;
   d->class_id = c->cls;
   d->anchor = c->anchor;
-  if (g) htpu_geometry_map_points(g, d->box, 2);
+  if (m->g) vis_map_points(m->g, &m->box, d->box, 2);
   if (h->kind != HTPU_HEAD_ULTRALYTICS_POSE) return;
   size_t first = 4 + (size_t)h->classes;
   for (uint32_t k = 0; k < h->keypoints; k++) {
@@ -73,7 +89,7 @@ static void emit(const vis_head *h, const vis_cand *c, const htpu_geometry *g, h
     for (uint32_t v = 0; v < h->kdims; v++)
       p[v] = vis_read(&h->main, (size_t)c->anchor * h->a_step +
                                     (first + (size_t)k * h->kdims + v) * h->c_step);
-    if (g) htpu_geometry_map_points(g, p, 1);
+    if (m->g) vis_map_points(m->g, &m->kp, p, 1);
   }
 }
 
@@ -113,8 +129,10 @@ int htpu_decode(const htpu_tensor_info *outputs, const void *const *data, uint32
     kept = vis_nms(&c, opts->max_candidates, opts->iou_threshold, opts->agnostic, keep,
                    opts->max_detections);
     size_t per = (size_t)h.keypoints * h.kdims;
+    mapping m = {geometry, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    if (geometry) vis_mapping(geometry, opts->box_mapping, &m.box, &m.kp);
     for (uint32_t i = 0; i < kept; i++)
-      emit(&h, &c.items[keep[i]], geometry, &out[i], keypoints ? keypoints + i * per : NULL);
+      emit(&h, &c.items[keep[i]], &m, &out[i], keypoints ? keypoints + i * per : NULL);
     fill_info(&h, kept, c.count, info);
   }
   free(keep);

@@ -12,8 +12,8 @@
  *    -852492 (V - 128) - 409993 (U - 128), b with 2116026 (U - 128), each saturated to 0..255;
  *  - RGB -> gray: (R 9798 + G 19235 + B 3735 + 2^14) >> 15 (OpenCV 4's RGB2GRAY for u8, 15 bits);
  *  - YUV -> gray: the Y plane (COLOR_YUV2GRAY_*).
- * The conversions go through tables of the same products (vis_yuv_tables); the horizontal pass
- * over the gathered taps runs in fixed chunks so that GCC vectorizes it at -O2.
+ * The conversions are yuv.c's (tables of the same products, and vector kernels); the horizontal
+ * pass over the gathered taps runs in fixed chunks so that GCC vectorizes it at -O2.
  */
 #include <string.h>
 
@@ -23,59 +23,31 @@ int vis_fetch_native_bgr(htpu_pixel_format f) {
   return f == HTPU_PIXEL_BGR24 || f == HTPU_PIXEL_BGRA;
 }
 
-void vis_yuv_tables(vis_yuv_tab *t) {
-  for (int i = 0; i < 256; i++) {
-    t->y[i] = (i > 16 ? i - 16 : 0) * 1220542 + (1 << 19);
-    t->rv[i] = 1673527 * (i - 128);
-    t->gv[i] = -852492 * (i - 128);
-    t->gu[i] = -409993 * (i - 128);
-    t->bu[i] = 2116026 * (i - 128);
-  }
-  for (int i = 0; i < VIS_YUV_CLAMP; i++) {
-    int v = i - VIS_YUV_CLAMP_ZERO;
-    t->clamp[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-  }
-}
-
-/* An arithmetic shift of a possibly negative sum (as OpenCV's: GCC and clang shift signed
- * ints so), saturated through the table: with random chroma, compare-and-branch saturation
- * mispredicts on most pixels. */
-static uint8_t sat20(const vis_yuv_tab *t, int32_t v) {
-  return t->clamp[(v >> 20) + VIS_YUV_CLAMP_ZERO];
-}
-
-/* YUYV row or NV12 Y row + UV row: each tap pixel's Y, U, V through the tables. */
+/* YUYV row or NV12 Y row + UV row: each tap pixel's Y, U, V gathered, then converted together
+ * (yuv.c: 16 at a time where the CPU has the vector kernel). */
 static void gather_yuv(const vis_fetch *fx, const uint8_t *yrow, const uint8_t *crow,
                        const int32_t *src, uint8_t *restrict tap) {
   const vis_frame *f = fx->frame;
-  const vis_yuv_tab *t = fx->yuv;
   int yuyv = f->format == HTPU_PIXEL_YUYV;
-  unsigned ystep = yuyv ? 2 : 1, vdelta = yuyv ? 2 : 1;
+  unsigned ystep = yuyv ? 2 : 1;
   const uint8_t *ybase = yrow + (size_t)f->crop.x * ystep;
   if (fx->cn == 1) {
     for (uint32_t d = 0; d < fx->dst_w; d++) tap[d] = ybase[(size_t)src[d] * ystep];
     return;
   }
-  if (!yuyv) { /* NV12, its own loop (-O2 does not unswitch the format out of it) */
+  uint8_t *restrict gy = fx->gy, *restrict gu = fx->gu, *restrict gv = fx->gv;
+  if (yuyv) {
     for (uint32_t d = 0; d < fx->dst_w; d++) {
-      uint32_t x = f->crop.x + (uint32_t)src[d];
-      int32_t y = t->y[yrow[x]];
-      uint8_t U = crow[x & ~1u], V = crow[(x & ~1u) + 1];
-      tap[3 * d] = sat20(t, y + t->rv[V]);
-      tap[3 * d + 1] = sat20(t, y + t->gu[U] + t->gv[V]);
-      tap[3 * d + 2] = sat20(t, y + t->bu[U]);
+      uint32_t x = f->crop.x + (uint32_t)src[d], c = 4 * (x / 2) + 1;
+      gy[d] = yrow[2 * x], gu[d] = crow[c], gv[d] = crow[c + 2];
     }
-    return;
+  } else {
+    for (uint32_t d = 0; d < fx->dst_w; d++) {
+      uint32_t x = f->crop.x + (uint32_t)src[d], c = x & ~1u;
+      gy[d] = yrow[x], gu[d] = crow[c], gv[d] = crow[c + 1];
+    }
   }
-  for (uint32_t d = 0; d < fx->dst_w; d++) {
-    uint32_t x = f->crop.x + (uint32_t)src[d];
-    uint32_t c = 4 * (x / 2) + 1;
-    int32_t y = t->y[yrow[ystep * x]];
-    uint8_t U = crow[c], V = crow[c + vdelta];
-    tap[3 * d] = sat20(t, y + t->rv[V]);
-    tap[3 * d + 1] = sat20(t, y + t->gu[U] + t->gv[V]);
-    tap[3 * d + 2] = sat20(t, y + t->bu[U]);
-  }
+  vis_yuv_pixels(fx->yuv, gy, gu, gv, fx->dst_w, tap);
 }
 
 /* Packed RGB-like rows (3 or 4 bytes a pixel, color first). Three channels are copied as four
@@ -140,6 +112,13 @@ void vis_fetch_taps(const vis_fetch *fx, uint32_t row) {
 }
 
 void vis_fetch_row(const vis_fetch *fx, uint32_t row, int16_t *h) {
+  if (fx->rgb_row) { /* YUV read at most taps apart: the whole row converted, then packed */
+    const vis_frame *f = fx->frame;
+    size_t w = f->crop.width;
+    vis_yuv_frame_row(f, fx->yuv, row, (uint32_t)w, fx->rgb_row);
+    vis_hpass_packed(fx->rgb_row, fx->rgb_row + 3 * w, fx->off, fx->wp, 3, fx->dst_w, h);
+    return;
+  }
   if (fx->packed) {
     const vis_frame *f = fx->frame;
     const uint8_t *line = f->data + (size_t)(f->crop.y + row) * f->stride;

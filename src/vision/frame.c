@@ -48,14 +48,22 @@ unsigned vis_format_bytes(htpu_pixel_format f) {
 }
 
 /* The bytes a plane of `rows` rows of `row_bytes` each, `stride` apart, needs from its start
- * (the last row unpadded). Sizes are 32-bit, so this cannot overflow 64 bits. */
+ * (the last row unpadded). A stride below 2^32 and at most HTPU_VISION_MAX_SIDE rows (checked
+ * first) keep this below 2^49. */
 static uint64_t plane_bytes(uint64_t stride, uint64_t rows, uint64_t row_bytes) {
   return rows ? stride * (rows - 1) + row_bytes : 0;
 }
 
 static int check_sizes(const htpu_frame *f, const char *fmt, uint64_t row_bytes) {
   if (!f->width || !f->height)
-    return htpu_set_error(HTPU_EINVAL, 0, "frame: %ux%u has no pixels", f->width, f->height);
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: %ux%u has no pixels: expected a width and height of at least 1",
+                          f->width, f->height);
+  if (f->width > HTPU_VISION_MAX_SIDE || f->height > HTPU_VISION_MAX_SIDE)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: %ux%u is larger than %u pixels on a side (the largest frame "
+                          "taken)",
+                          f->width, f->height, HTPU_VISION_MAX_SIDE);
   if (f->format == HTPU_PIXEL_YUYV && f->width % 2)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: yuyv needs an even width (two pixels share U and V), got %u",
@@ -67,8 +75,10 @@ static int check_sizes(const htpu_frame *f, const char *fmt, uint64_t row_bytes)
                           f->width, f->height);
   if (f->stride && f->stride < row_bytes)
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "frame: stride %u is smaller than a row of %u %s pixels (%llu bytes)",
-                          f->stride, f->width, fmt, (unsigned long long)row_bytes);
+                          "frame: stride %u is smaller than a row of %u %s pixels (%llu bytes): "
+                          "expected 0 (rows packed) or at least %llu",
+                          f->stride, f->width, fmt, (unsigned long long)row_bytes,
+                          (unsigned long long)row_bytes);
   return HTPU_OK;
 }
 
@@ -86,10 +96,16 @@ static int check_extent(const htpu_frame *f, const char *fmt, uint64_t stride, u
   if (f->uv_offset && f->uv_offset < need)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: the nv12 UV plane at offset %zu overlaps the Y plane, which "
-                          "ends at %llu",
-                          f->uv_offset, (unsigned long long)need);
+                          "ends at %llu: expected 0 (right after the Y plane) or at least %llu",
+                          f->uv_offset, (unsigned long long)need, (unsigned long long)need);
   uint64_t uv_need = plane_bytes(stride, f->height / 2, row_bytes);
-  if (uv_off + uv_need > f->size)
+  /* uv_offset comes from the caller whole (up to SIZE_MAX): compared before it is added to */
+  if (uv_off > f->size)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: the nv12 UV plane offset %llu is past the frame's %zu bytes "
+                          "(the UV plane needs %llu bytes from its offset)",
+                          (unsigned long long)uv_off, f->size, (unsigned long long)uv_need);
+  if (uv_need > f->size - uv_off)
     return htpu_set_error(HTPU_EINVAL, 0,
                           "frame: %ux%u nv12 with a stride of %llu needs %llu bytes (Y plane, then "
                           "the UV plane at %llu), got %zu",
@@ -111,8 +127,10 @@ static int check_crop(const htpu_frame *f, vis_frame *out) {
     c = (htpu_rect){0, 0, f->width, f->height};
   }
   if ((uint64_t)c.x + c.width > f->width || (uint64_t)c.y + c.height > f->height)
-    return htpu_set_error(HTPU_EINVAL, 0, "frame: crop %ux%u at (%u, %u) is outside the %ux%u frame",
-                          c.width, c.height, c.x, c.y, f->width, f->height);
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "frame: crop %ux%u at (%u, %u) is outside the %ux%u frame: expected x + "
+                          "width <= %u and y + height <= %u",
+                          c.width, c.height, c.x, c.y, f->width, f->height, f->width, f->height);
   out->crop = c;
   return HTPU_OK;
 }

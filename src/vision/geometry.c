@@ -5,8 +5,9 @@
  * in double as Python computes it: r = min(H / h, W / w) (min(r, 1) without scaleup), the
  * resized size round(w r) x round(h r) with Python's round (half to even: nearbyint in the
  * default rounding mode), dw = (W - new_w) / 2, left = round(dw - 0.1), right = round(dw + 0.1),
- * likewise top and bottom. Mapping back follows scale_boxes + clip_boxes: (x - pad) / gain with
- * the gain r itself (not new_w / w), then clipped to the image.
+ * likewise top and bottom. Mapping back is its inverse: (x - pad) / r with the padding applied
+ * and the gain r itself (not new_w / w), then clipped to the image; or, asked for, Ultralytics'
+ * scale_boxes, whose padding is recomputed from the gain (vis_mapping).
  */
 #include <math.h>
 #include <string.h>
@@ -75,17 +76,38 @@ int vis_geometry(const vis_frame *f, uint32_t in_w, uint32_t in_h, htpu_resize_m
 
 static float clip(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n) {
-  if (!g || !xy) return;
-  float px = (float)g->pad_left, py = (float)g->pad_top;
-  float sx = (float)g->scale_x, sy = (float)g->scale_y;
+void vis_map_points(const htpu_geometry *g, const vis_pads *p, float *xy, size_t n) {
   float w = (float)g->region.width, h = (float)g->region.height;
   float ox = (float)g->region.x, oy = (float)g->region.y;
   for (size_t i = 0; i < n; i++) {
     /* NaN stays NaN through the clip (both compares are false), as clamp_ leaves it */
-    xy[2 * i] = clip((xy[2 * i] - px) / sx, 0.0f, w) + ox;
-    xy[2 * i + 1] = clip((xy[2 * i + 1] - py) / sy, 0.0f, h) + oy;
+    xy[2 * i] = clip((xy[2 * i] - p->x) / p->sx, 0.0f, w) + ox;
+    xy[2 * i + 1] = clip((xy[2 * i + 1] - p->y) / p->sy, 0.0f, h) + oy;
   }
+}
+
+void vis_mapping(const htpu_geometry *g, htpu_box_mapping m, vis_pads *box, vis_pads *kp) {
+  *box = (vis_pads){(float)g->pad_left, (float)g->pad_top, (float)g->scale_x, (float)g->scale_y};
+  *kp = *box;
+  if (m != HTPU_MAP_ULTRALYTICS || g->scale_x != g->scale_y || !g->region.width ||
+      !g->region.height)
+    return;
+  /* ultralytics/utils/ops.py, scale_boxes and scale_coords with ratio_pad=None, in double as
+   * Python computes them; the tensors are f32, so the pads and the gain meet them as f32 */
+  double gain = fmin((double)g->input_height / g->region.height,
+                     (double)g->input_width / g->region.width);
+  double dx = (g->input_width - g->region.width * gain) / 2;
+  double dy = (g->input_height - g->region.height * gain) / 2;
+  *box = (vis_pads){(float)nearbyint(dx - 0.1), (float)nearbyint(dy - 0.1), (float)gain,
+                    (float)gain};
+  *kp = (vis_pads){(float)dx, (float)dy, (float)gain, (float)gain};
+}
+
+void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n) {
+  if (!g || !xy) return;
+  vis_pads p, unused;
+  vis_mapping(g, HTPU_MAP_LETTERBOX, &p, &unused);
+  vis_map_points(g, &p, xy, n);
 }
 
 static const char *const mode_names[HTPU_RESIZE_MODE_COUNT] = {"letterbox", "stretch", "crop"};

@@ -56,6 +56,15 @@ float vis_read(const vis_reader *r, size_t i) {
   return (float)((q - qp->zero_points[c]) * (double)qp->scales[c]);
 }
 
+static const char *shape_text(const htpu_tensor_info *t, char *buf, size_t len) {
+  size_t at = 0;
+  at += (size_t)snprintf(buf, len, "[");
+  for (uint32_t d = 0; d < t->rank && d < HTPU_MAX_RANK && at < len; d++)
+    at += (size_t)snprintf(buf + at, len - at, d ? ", %u" : "%u", t->dims[d]);
+  if (at < len) snprintf(buf + at, len - at, "]");
+  return buf;
+}
+
 /* ---- checks ------------------------------------------------------------------------------------ */
 
 static int readable(const htpu_tensor_info *t, const void *data) {
@@ -71,11 +80,40 @@ static int readable(const htpu_tensor_info *t, const void *data) {
                             name, htpu_dtype_name(t->dtype));
   }
   if (!data) return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its data is NULL", name);
+  /* the shape is what every index is computed from: it must be the buffer's, without overflow */
+  size_t n = 1;
+  int over = t->rank > HTPU_MAX_RANK;
+  for (uint32_t d = 0; !over && d < t->rank; d++) {
+    over = t->dims[d] && n > SIZE_MAX / t->dims[d];
+    n *= t->dims[d];
+  }
+  char shape[96];
+  if (over || n > SIZE_MAX / htpu_dtype_size(t->dtype))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' of rank %u: its dims make more elements than fit in "
+                          "memory; expected a rank of at most %d and the dims of its buffer",
+                          name, t->rank, HTPU_MAX_RANK);
+  if (n != t->num_elements || n * htpu_dtype_size(t->dtype) != t->byte_size)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' %s %s has %zu elements and %zu bytes; its dims make %zu "
+                          "elements of %zu bytes: expected the info of the buffer as it is",
+                          name, shape_text(t, shape, sizeof shape), htpu_dtype_name(t->dtype),
+                          t->num_elements, t->byte_size, n, n * htpu_dtype_size(t->dtype));
   qc_params p;
-  if (qc_params_from_info(t, &p))
-    return htpu_set_error(HTPU_EINVAL, 0, "output '%s': its quantization does not fit its shape",
-                          name);
   const htpu_quant *q = &t->quant;
+  if (q->kind != HTPU_QUANT_NONE && q->kind != HTPU_QUANT_PER_TENSOR &&
+      q->kind != HTPU_QUANT_PER_AXIS)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s': quantization kind %d is not none, per tensor or per axis",
+                          name, (int)q->kind);
+  if (qc_params_from_info(t, &p))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s' %s: per-axis quantization along axis %d with %u channels "
+                          "(scales %s, zero points %s) does not fit it; expected an axis below "
+                          "its rank %u and a scale and zero point per index of that axis",
+                          name, shape_text(t, shape, sizeof shape), q->axis, q->num_channels,
+                          q->scales ? "given" : "NULL", q->zero_points ? "given" : "NULL",
+                          t->rank);
   for (uint32_t c = 0; q->kind != HTPU_QUANT_NONE && c < (q->kind == HTPU_QUANT_PER_AXIS ? q->num_channels : 1); c++) {
     float s = q->kind == HTPU_QUANT_PER_AXIS ? q->scales[c] : q->scale;
     if (!(isfinite(s) && s > 0.0f))
@@ -98,37 +136,59 @@ static int dims2(const htpu_tensor_info *t, uint32_t *x, uint32_t *y) {
   return 0;
 }
 
-static const char *shape_text(const htpu_tensor_info *t, char *buf, size_t len) {
-  size_t at = 0;
-  at += (size_t)snprintf(buf, len, "[");
-  for (uint32_t d = 0; d < t->rank && d < HTPU_MAX_RANK && at < len; d++)
-    at += (size_t)snprintf(buf + at, len - at, d ? ", %u" : "%u", t->dims[d]);
-  if (at < len) snprintf(buf + at, len - at, "]");
-  return buf;
-}
-
 /* ---- Ultralytics heads ------------------------------------------------------------------------ */
+
+/* How the values of an anchor were found, for the shape errors: a layout named in the options,
+ * or the smaller axis (the other may hold them). */
+static const char *layout_note(const htpu_decode_options *o, const vis_head *h) {
+  if (o->layout)
+    return h->layout == HTPU_HEAD_CHANNELS_FIRST ? "read channels_first, the layout given"
+                                                 : "read anchors_first, the layout given";
+  return h->layout == HTPU_HEAD_CHANNELS_FIRST
+             ? "read channels_first from the smaller axis; name the head layout if the other "
+               "holds an anchor's values"
+             : "read anchors_first from the smaller axis; name the head layout if the other "
+               "holds an anchor's values";
+}
 
 static int counts(const htpu_decode_options *o, uint32_t C, vis_head *h, const char *name,
                   const char *shape) {
   if (h->kind == HTPU_HEAD_ULTRALYTICS) {
     h->classes = o->num_classes ? o->num_classes : (C > 4 ? C - 4 : 0);
-    if (C < 5 || C != 4 + h->classes)
+    if (C < 5 || C != 4 + (uint64_t)h->classes) {
+      char need[96];
+      if (o->num_classes)
+        snprintf(need, sizeof need, "%u class scores (the class count given): %llu values",
+                 o->num_classes, 4 + (unsigned long long)o->num_classes);
+      else
+        snprintf(need, sizeof need, "at least 1 class score");
       return htpu_set_error(HTPU_EINVAL, 0,
-                            "output '%s' %s has %u values per anchor; the ultralytics head needs 4 "
-                            "box values and %s class scores",
-                            name, shape, C, o->num_classes ? "the given" : "at least 1");
+                            "output '%s' %s has %u values per anchor (%s); the ultralytics head "
+                            "needs 4 box values and %s",
+                            name, shape, C, layout_note(o, h), need);
+    }
     return HTPU_OK;
   }
   h->classes = o->num_classes ? o->num_classes : 1;
   h->kdims = o->keypoint_dims ? o->keypoint_dims : 3;
-  uint32_t rest = C > 4 + h->classes ? C - 4 - h->classes : 0;
+  uint32_t rest = C > 4 + (uint64_t)h->classes ? C - 4 - h->classes : 0;
   h->keypoints = o->num_keypoints ? o->num_keypoints : rest / h->kdims;
-  if ((h->kdims != 2 && h->kdims != 3) || !h->keypoints || rest != h->keypoints * h->kdims)
+  /* in 64 bits: a keypoint count from the options times 3 could wrap to the rest in 32 */
+  if ((h->kdims != 2 && h->kdims != 3) || !h->keypoints ||
+      rest != (uint64_t)h->keypoints * h->kdims) {
+    char kps[96];
+    if (o->num_keypoints)
+      snprintf(kps, sizeof kps, "%u keypoints of %u values (x, y%s): %llu values",
+               o->num_keypoints, h->kdims, h->kdims == 3 ? ", visibility" : "",
+               4 + (unsigned long long)h->classes + (unsigned long long)o->num_keypoints * h->kdims);
+    else
+      snprintf(kps, sizeof kps, "keypoints of %u values (x, y%s)", h->kdims,
+               h->kdims == 3 ? ", visibility" : "");
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "output '%s' %s has %u values per anchor; the pose head needs 4 box "
-                          "values, %u class score(s) and keypoints of %u values (x, y%s)",
-                          name, shape, C, h->classes, h->kdims, h->kdims == 3 ? ", visibility" : "");
+                          "output '%s' %s has %u values per anchor (%s); the pose head needs 4 "
+                          "box values, %u class score(s) and %s",
+                          name, shape, C, layout_note(o, h), h->classes, kps);
+  }
   return HTPU_OK;
 }
 

@@ -55,6 +55,10 @@ static int image_shape(const htpu_tensor_info *in, htpu_image_layout want, img_s
   s->c = nchw ? d[0] : d[2];
   s->h = nchw ? d[1] : d[0];
   s->w = nchw ? d[2] : d[1];
+  if (!s->h || !s->w || s->h > HTPU_VISION_MAX_SIDE || s->w > HTPU_VISION_MAX_SIDE)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "input '%s' is an image of %ux%u; expected 1 to %u pixels on a side",
+                          name, s->w, s->h, HTPU_VISION_MAX_SIDE);
   s->chan_axis = nchw ? (int)in->rank - 3 : (int)in->rank - 1;
   return HTPU_OK;
 }
@@ -83,7 +87,7 @@ typedef struct plan {
   vis_yuv_tab yuv;
   int16_t *h[2];
   int64_t h_row[2]; /* the source row each horizontal buffer holds; -1: none */
-  uint8_t *out;
+  uint8_t *out, *rgb[2];
   size_t n;
   void *mem;
 } plan;
@@ -94,11 +98,23 @@ static void *carve(uint8_t **p, size_t bytes) {
   return at;
 }
 
+/* A YUV frame whose resize reads at least two pixels in seven of each row it reads (at most a
+ * 3.5x downscale) converts those rows whole (16 or 32 pixels a vector step) for the packed
+ * horizontal pass, rather than converting the taps one by one after gathering them. */
+static int yuv_rows(const plan *p) {
+  htpu_pixel_format f = p->f.format;
+  return p->fx.cn == 3 && (f == HTPU_PIXEL_NV12 || f == HTPU_PIXEL_YUYV) &&
+         2 * (uint64_t)p->g.region.width <= 7 * (uint64_t)p->g.resized_width;
+}
+
 static int plan_alloc(plan *p) {
   size_t rw = p->g.resized_width, rh = p->g.resized_height, n = rw * p->fx.cn;
+  size_t yuv_row = yuv_rows(p) ? (size_t)p->g.region.width * 3 : 0;
   /* per axis entry two indices and two weights; per value two weights, two taps, two
-   * horizontal rows and the output; 8 bytes of tap slack; up to 15 bytes of alignment a carve */
-  size_t bytes = (rw + rh) * 12 + rw * 8 + n * 11 + 8 + 8 + 17 * 16;
+   * horizontal rows and the output; per column the packed offsets and weights, three YUV tap
+   * bytes and 12 bytes of two RGB24 rows (rows.c); 8 bytes of tap slack; up to 15 bytes of
+   * alignment a carve */
+  size_t bytes = (rw + rh) * 12 + rw * 23 + n * 11 + yuv_row + 8 + 8 + 23 * 16;
   uint8_t *m = malloc(bytes);
   if (!m) return htpu_set_error(HTPU_ENOMEM, 0, "preprocess: out of memory (%zu bytes)", bytes);
   p->mem = m;
@@ -113,6 +129,12 @@ static int plan_alloc(plan *p) {
   p->h[0] = carve(&m, n * 2 + 2); /* vis_hpass_packed stores one value of slack */
   p->h[1] = carve(&m, n * 2 + 2);
   p->out = carve(&m, n);
+  p->fx.gy = carve(&m, rw);
+  p->fx.gu = carve(&m, rw);
+  p->fx.gv = carve(&m, rw);
+  p->rgb[0] = carve(&m, rw * 6);
+  p->rgb[1] = carve(&m, rw * 6);
+  p->fx.rgb_row = yuv_row ? carve(&m, yuv_row) : NULL;
   p->n = n;
   p->h_row[0] = p->h_row[1] = -1;
   return HTPU_OK;
@@ -123,12 +145,15 @@ static void plan_tables(plan *p) {
   vis_axis_fill(&p->x, p->g.region.width, rw);
   vis_axis_fill_rows(&p->y, p->g.region.height, p->g.resized_height);
   unsigned bpp = vis_format_bytes(p->f.format);
+  /* offsets within a row fit 32 bits: at most HTPU_VISION_MAX_SIDE pixels of 4 bytes */
   for (uint32_t d = 0; d < rw; d++) {
     for (uint32_t c = 0; c < cn; c++) {
       p->fx.w0[d * cn + c] = p->x.w0[d];
       p->fx.w1[d * cn + c] = p->x.w1[d];
     }
-    p->fx.off[d] = (p->f.crop.x + (uint32_t)p->x.src0[d]) * bpp;
+    /* from the frame row's start; from the converted row's for YUV rows */
+    p->fx.off[d] = p->fx.rgb_row ? (uint32_t)p->x.src0[d] * 3
+                                 : (p->f.crop.x + (uint32_t)p->x.src0[d]) * bpp;
     p->fx.wp[d] = (uint16_t)p->x.w0[d] | (uint32_t)(uint16_t)p->x.w1[d] << 16;
   }
   /* two taps of packed color pixels: straight from the row (hpass_packed.c) */
@@ -216,8 +241,12 @@ int htpu_preprocess(const htpu_frame *frame, const htpu_tensor_info *input,
   int rc = prepare(frame, input, opts, dst, dst_size, p);
   if (!rc) rc = plan_alloc(p);
   if (!rc) {
-    plan_tables(p);
-    run_rows(p);
+    /* the 1:1 and 2x rows need none of the general path's tables */
+    vis_rows fast = {&p->f, &p->fx, &p->d, &p->g, {p->rgb[0], p->rgb[1]}, p->out};
+    if (!vis_rows_fast(&fast)) {
+      plan_tables(p);
+      run_rows(p);
+    }
     vis_write_border(&p->d, &p->g, (uint8_t)opts->pad_value);
     if (geometry) *geometry = p->g;
   }

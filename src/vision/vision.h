@@ -3,12 +3,17 @@
  * into detections (the public functions are the vision section of include/hexagon_tpu.h;
  * docs/vision.md). What lives here, each file calling only those below it in this list:
  *
- *   preprocess.c   htpu_preprocess: checks, the plan, the row loop
+ *   preprocess.c   htpu_preprocess: checks, the plan, the general row loop
+ *   rows.c         the rows of 1:1 and exact 2x resizes (the common camera sizes)
  *   decode.c       htpu_decode: options, candidates -> NMS -> mapped detections
  *   head.c         which outputs hold what (shapes, layouts, counts)
  *   candidates.c   the threshold scan in each output's own type
  *   nms.c          ordering, greedy per-class NMS
  *   fetch.c        one source row: taps gathered, YUV/gray converted, the horizontal pass
+ *   hpass_packed.c the horizontal pass straight from packed color rows
+ *   yuv.c          YUV -> RGB of gathered pixels and of whole NV12 / YUYV rows
+ *   simd_x86.c     their vector kernels (AVX2), and the exact 2x box's (SSSE3)
+ *   simd_neon.c    the same for aarch64 (NEON)
  *   vpass.c        the vertical pass (OpenCV's two roundings) into a u8 row
  *   write.c        a u8 row into the input's layout and type (through a LUT); the border
  *   lut.c          pixel value -> stored element, per model channel
@@ -71,6 +76,17 @@ int vis_frame_check(const htpu_frame *f, vis_frame *out);
 int vis_geometry(const vis_frame *f, uint32_t in_w, uint32_t in_h, htpu_resize_mode mode,
                  int scaleup, htpu_geometry *g);
 
+/* The padding subtracted and the scale divided by on the way back to frame pixels. */
+typedef struct vis_pads {
+  float x, y, sx, sy;
+} vis_pads;
+
+/* The pads of boxes and of keypoints under mapping m (HTPU_MAP_ULTRALYTICS: scale_boxes' and
+ * scale_coords', which differ; else the letterbox's, the same for both). */
+void vis_mapping(const htpu_geometry *g, htpu_box_mapping m, vis_pads *box, vis_pads *kp);
+/* n points (xy interleaved, in place) back to frame pixels with pads p, clipped to the region. */
+void vis_map_points(const htpu_geometry *g, const vis_pads *p, float *xy, size_t n);
+
 /* ---- resize_tab.c ------------------------------------------------------------------------- */
 
 /* One axis of OpenCV's INTER_LINEAR: for each destination index, the two source indices
@@ -97,6 +113,16 @@ typedef struct vis_yuv_tab {
 } vis_yuv_tab;
 void vis_yuv_tables(vis_yuv_tab *t);
 
+/* The same products split for 16-bit vector multiplies (simd_*.c): C = (C >> 7) * 128 + (C & 127)
+ * with the high half signed, so x * C = (x << 7) * C_H + x * C_L, each factor an int16. */
+#define VIS_CY 1220542
+#define VIS_CRV 1673527
+#define VIS_CGU (-409993)
+#define VIS_CGV (-852492)
+#define VIS_CBU 2116026
+#define VIS_C_H(c) ((c) >> 7)
+#define VIS_C_L(c) ((c) & 127)
+
 /* What the horizontal pass of one source row needs. */
 typedef struct vis_fetch {
   const vis_frame *frame;
@@ -107,6 +133,8 @@ typedef struct vis_fetch {
   int16_t *w0, *w1;    /* the column weights repeated per channel: dst_w * cn each */
   uint32_t *off;       /* packed color: each column's first tap, in bytes from the row start */
   uint32_t *wp;        /* packed color: each column's weights, w0 | w1 << 16 */
+  uint8_t *gy, *gu, *gv; /* YUV: the taps' Y, U, V bytes, dst_w each, before conversion */
+  uint8_t *rgb_row;    /* YUV read by the packed pass: the region's row converted (its width x 3) */
   int packed;          /* the row is read by vis_hpass_packed */
   const vis_yuv_tab *yuv;
 } vis_fetch;
@@ -121,6 +149,38 @@ void vis_fetch_taps(const vis_fetch *fx, uint32_t row);
 void vis_hpass(const vis_fetch *fx, int16_t *restrict h);
 /* Source row `row`'s horizontal pass, whichever way suits the format. */
 void vis_fetch_row(const vis_fetch *fx, uint32_t row, int16_t *h);
+
+/* ---- yuv.c --------------------------------------------------------------------------------- */
+
+/* n pixels' RGB24 (interleaved) from their Y, U and V bytes, as the tables convert them. */
+void vis_yuv_pixels(const vis_yuv_tab *t, const uint8_t *y, const uint8_t *u, const uint8_t *v,
+                    uint32_t n, uint8_t *rgb);
+/* n pixels of an NV12 row from pixel x0 (any parity): its Y row and its UV row. */
+void vis_nv12_row(const vis_yuv_tab *t, const uint8_t *yrow, const uint8_t *uvrow, uint32_t x0,
+                  uint32_t n, uint8_t *rgb);
+/* n pixels of a YUYV row from pixel x0 (any parity). */
+void vis_yuyv_row(const vis_yuv_tab *t, const uint8_t *row, uint32_t x0, uint32_t n,
+                  uint8_t *rgb);
+/* n pixels of row y of the region (f's crop) of an NV12 or YUYV frame. */
+void vis_yuv_frame_row(const vis_frame *f, const vis_yuv_tab *t, uint32_t y, uint32_t n,
+                       uint8_t *rgb);
+
+/* ---- simd_x86.c, simd_neon.c ------------------------------------------------------------------ */
+
+/* The vector kernels: each converts (or boxes) the first pixels, a vector's worth at a time, and
+ * returns how many it did; 0 where the CPU has no kernel, or after vis_simd_select("none").
+ * nv12 and yuyv rows start at an even pixel. */
+uint32_t vis_simd_yuv_pixels(const uint8_t *y, const uint8_t *u, const uint8_t *v, uint32_t n,
+                             uint8_t *rgb);
+uint32_t vis_simd_nv12_row(const uint8_t *y, const uint8_t *uv, uint32_t n, uint8_t *rgb);
+uint32_t vis_simd_yuyv_row(const uint8_t *row, uint32_t n, uint8_t *rgb);
+/* The exact 2x box of two packed color rows (bpp 3 or 4, color first): n output pixels of 3
+ * channels from 2n source pixels of each row; reads nothing past them. */
+uint32_t vis_simd_half_packed(const uint8_t *r0, const uint8_t *r1, unsigned bpp, uint32_t n,
+                              uint8_t *out);
+/* Tests: "none" turns the kernels off (the scalar code runs), "auto" back on. 0, or -1 when
+ * the CPU has none to turn on. */
+int vis_simd_select(const char *name);
 
 /* ---- hpass_packed.c ------------------------------------------------------------------------- */
 
@@ -170,8 +230,29 @@ typedef struct vis_dst {
 
 /* Writes n pixels of `row` (fetch channels) at input row y, column x. */
 void vis_write_row(const vis_dst *d, const uint8_t *row, uint32_t y, uint32_t x, uint32_t n);
+/* The same for `count` rows `stride` bytes apart, from input row y on. */
+void vis_write_rows(const vis_dst *d, const uint8_t *row, size_t stride, uint32_t y, uint32_t x,
+                    uint32_t n, uint32_t count);
 /* Fills the input outside the resized rectangle with `pad` (a pixel value). */
 void vis_write_border(const vis_dst *d, const htpu_geometry *g, uint8_t pad);
+
+/* ---- rows.c ---------------------------------------------------------------------------------- */
+
+/* What the fast rows need: the checked frame (its crop is the region), the fetch (channels,
+ * YUV tables), where rows go, the geometry, and scratch: rgb[0..1] hold 2 x resized width RGB24
+ * pixels each, out resized width x 3. */
+typedef struct vis_rows {
+  const vis_frame *f;
+  const vis_fetch *fx;
+  const vis_dst *d;
+  const htpu_geometry *g;
+  uint8_t *rgb[2];
+  uint8_t *out;
+} vis_rows;
+
+/* Writes every resized row when the resize is 1:1 or exactly 2x for a frame format the fast rows
+ * take (rows.c's comment): 1. Else writes nothing: 0 (the general path's turn). */
+int vis_rows_fast(const vis_rows *r);
 
 /* ---- head.c ---------------------------------------------------------------------------------- */
 

@@ -106,6 +106,17 @@ void vis_write_row(const vis_dst *d, const uint8_t *row, uint32_t y, uint32_t x,
     write_nhwc(d, row, y, x, n);
 }
 
+void vis_write_rows(const vis_dst *d, const uint8_t *row, size_t stride, uint32_t y, uint32_t x,
+                    uint32_t n, uint32_t count) {
+  size_t bytes = (size_t)n * d->channels;
+  if (plain_copy(d) && x == 0 && n == d->width && stride == bytes) {
+    /* the rows lie back to back in the frame and in the input: one copy */
+    memcpy(d->base + pix_index(d, y, 0) * d->channels, row, bytes * count);
+    return;
+  }
+  for (uint32_t i = 0; i < count; i++) vis_write_row(d, row + i * stride, y + i, x, n);
+}
+
 /* count units of `unit` bytes at p, the first already written: copies of what is there,
  * doubling. */
 static void replicate(uint8_t *p, size_t unit, size_t count) {
@@ -117,8 +128,9 @@ static void replicate(uint8_t *p, size_t unit, size_t count) {
   }
 }
 
-/* n pixels of the border at (y, x): the pad value's element in every channel. */
-static void fill(const vis_dst *d, uint32_t y, uint32_t x, uint32_t n, uint8_t pad) {
+/* n pixels of the border from (y, x) on (through the next rows when n is more than the rest of
+ * the row: they are contiguous in both layouts): the pad value's element in every channel. */
+static void fill(const vis_dst *d, uint32_t y, uint32_t x, size_t n, uint8_t pad) {
   if (!n) return;
   unsigned C = d->channels, e = d->lut->elem;
   size_t at = pix_index(d, y, x);
@@ -144,12 +156,11 @@ static void fill(const vis_dst *d, uint32_t y, uint32_t x, uint32_t n, uint8_t p
 void vis_write_border(const vis_dst *d, const htpu_geometry *g, uint8_t pad) {
   uint32_t top = g->pad_top, rows = g->resized_height, left = g->pad_left;
   uint32_t cols = g->resized_width, right = d->width - left - cols;
-  for (uint32_t y = 0; y < d->height; y++) {
-    if (y < top || y >= top + rows) {
-      fill(d, y, 0, d->width, pad);
-    } else {
-      fill(d, y, 0, left, pad);
-      fill(d, y, left + cols, right, pad);
-    }
+  /* the rows above and below the image in one run each */
+  fill(d, 0, 0, (size_t)top * d->width, pad);
+  fill(d, top + rows, 0, (size_t)(d->height - top - rows) * d->width, pad);
+  for (uint32_t y = top; y < top + rows && (left || right); y++) {
+    fill(d, y, 0, left, pad);
+    fill(d, y, left + cols, right, pad);
   }
 }

@@ -1,5 +1,5 @@
 /*
- * check_abi.c - compare src/qnn/qnn_abi.h (and the facts in qnn_versions.h) with a QNN SDK.
+ * check_abi.c - compare src/qnn/*.h (and the facts in qnn_versions.h) with a QNN SDK.
  *
  * One translation unit includes the SDK headers and our declarations; the build renames our
  * QNN_ macros to OURS_QNN_ first (gen_abi_tables.sh) so both sets of names coexist. Checked:
@@ -18,6 +18,8 @@
  *     and HTP's context custom property (HTP/QnnHtpContext.h);
  *   - qnn_signal_abi.h and the execute/config additions: signal, graph and notify structs and
  *     the function types of slots 17, 22, 44-47 and 55;
+ *   - the loading additions: contextCreateFromBinaryListAsync's params, its notify function and
+ *     slot 56's type, and the HTP context custom config (REGISTER_MULTI_CONTEXTS' group);
  *   - qnn_profile_abi.h: profile event data (plain and extended), configs, the system library's
  *     profile serialization structs (System API 1.5 on), the HTP event ids and level, and the
  *     function types of the profile slots 28-34 and system slots 13-15;
@@ -490,6 +492,13 @@ typedef struct {
 #define ABI_OURS_NOTIFY struct qnn_notify_status
 #define ABI_SDK_TENSOR Qnn_Tensor_t
 #define ABI_SDK_NOTIFY Qnn_NotifyStatus_t
+/* contextCreateFromBinaryListAsync: the params and the config */
+#define ABI_OURS_PARAMS struct qnn_context_params
+#define ABI_OURS_CONFIG struct qnn_context_config
+#define ABI_SDK_PARAMS QnnContext_Params_t
+#define ABI_SDK_CONFIG QnnContext_Config_t
+#define TPL_LIST_ASYNC(P) \
+  uint64_t (*)(void *, void *, const P##_PARAMS **, const P##_CONFIG **, void *)
 #define TPL_EXECUTE_ASYNC(P)                                                                   \
   uint64_t (*)(void *, const P##_TENSOR *, uint32_t, P##_TENSOR *, uint32_t, void *, void *,   \
                void (*)(void *, P##_NOTIFY), void *)
@@ -693,6 +702,42 @@ typedef struct {
   A(qnn_htp_graph_blob_info, u, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)                      \
   F(qnn_htp_graph_blob_info, u.v1, HTP_BLOB_T, contextBinaryGraphBlobInfoV1)
 
+/* QnnContext.h: what contextCreateFromBinaryListAsync (slot 56) takes a list of */
+#define CPARAMS_V1_T QnnContext_ParamsV1_t
+#define G_CONTEXT_PARAMS(S, F, A)                                                              \
+  S(qnn_context_params_v1, CPARAMS_V1_T)                                                       \
+  F(qnn_context_params_v1, config, CPARAMS_V1_T, config)                                       \
+  F(qnn_context_params_v1, binary_buffer, CPARAMS_V1_T, binaryBuffer)                          \
+  F(qnn_context_params_v1, binary_buffer_size, CPARAMS_V1_T, binaryBufferSize)                 \
+  F(qnn_context_params_v1, profile, CPARAMS_V1_T, profile)                                     \
+  F(qnn_context_params_v1, notify_func, CPARAMS_V1_T, notifyFunc)                              \
+  F(qnn_context_params_v1, notify_param, CPARAMS_V1_T, notifyParam)                            \
+  S(qnn_context_params, QnnContext_Params_t)                                                   \
+  F(qnn_context_params, version, QnnContext_Params_t, version)                                 \
+  A(qnn_context_params, u, QnnContext_Params_t, v1)                                            \
+  F(qnn_context_params, u.v1, QnnContext_Params_t, v1)                                         \
+  FIELD_IF(HAVE_TYPE_QnnContext_ParamsV2_t, qnn_context_params, u.v2, QnnContext_Params_t, v2)
+/* the notify function and slot 56's type, where the SDK has the list API */
+#define LIST_ASYNC_SIG_CHECKS                                                                  \
+  CHECK("fn-type", "qnn_context_notify_fn_t", "",                                            \
+        _Generic((qnn_context_notify_fn_t)0, QnnContext_createFromBinaryNotifyFn_t : 1,       \
+                 default : 0), 1)                                                             \
+  SLOT_SIG(context_create_from_binary_list_async, contextCreateFromBinaryListAsync,          \
+           TPL_LIST_ASYNC, ABI_OURS, ABI_SDK)
+
+/* HTP/QnnHtpContext.h: what a CUSTOM context config points to on HTP */
+#define HTP_CTXCFG_T QnnHtpContext_CustomConfig_t
+#define HTP_GROUP_T QnnHtpContext_GroupRegistration_t
+#define G_HTP_CONTEXT_CONFIG(S, F, A)                                                          \
+  S(qnn_htp_context_group_registration, HTP_GROUP_T)                                           \
+  F(qnn_htp_context_group_registration, first_group_handle, HTP_GROUP_T, firstGroupHandle)     \
+  F(qnn_htp_context_group_registration, max_spill_fill_buffer, HTP_GROUP_T, maxSpillFillBuffer) \
+  S(qnn_htp_context_custom_config, HTP_CTXCFG_T)                                               \
+  F(qnn_htp_context_custom_config, option, HTP_CTXCFG_T, option)                               \
+  A(qnn_htp_context_custom_config, u, HTP_CTXCFG_T, groupRegistration)                         \
+  F(qnn_htp_context_custom_config, u.group_registration, HTP_CTXCFG_T, groupRegistration)      \
+  F(qnn_htp_context_custom_config, u.file_read_memory_budget_in_mb, HTP_CTXCFG_T,              \
+    fileReadMemoryBudgetInMb)
 /* HTP/QnnHtpSystemContext.h: version 2 of the graph blob info, a struct of its own */
 #define HTP_BLOB_V2_T QnnHtpSystemContext_GraphBlobInfoV2_t
 #define G_HTP_GRAPH_BLOB_V2(S, F, A)                                                           \
@@ -919,6 +964,9 @@ typedef struct {
   GROUP_IF(HAVE_TYPE_QnnContext_Property_t, G_CONTEXT_PROPERTY)                                \
   GROUP_IF(HAVE_TYPE_QnnHtpContext_CustomProperty_t, G_HTP_CONTEXT_PROPERTY)                   \
   GROUP_IF(HAVE_TYPE_Qnn_MemDescriptor_t, G_MEM)                                               \
+  GROUP_IF(HAVE_TYPE_QnnContext_ParamsV1_t, G_CONTEXT_PARAMS)                                  \
+  ABI_IF_ELSE(ABI_IS1(HAVE_TYPE_QnnContext_ParamsV1_t))(LIST_ASYNC_SIG_CHECKS, )               \
+  GROUP_IF(HAVE_TYPE_QnnHtpContext_CustomConfig_t, G_HTP_CONTEXT_CONFIG)                       \
   GROUP_IF(HAVE_TYPE_QnnMemHtp_Descriptor_t, G_HTP_MEM)                                        \
   GROUP_IF(HAVE_TYPE_QnnHtpDevice_CustomConfig_t, G_HTP_DEVICE_CONFIG)                         \
   GROUP_IF(HAVE_TYPE_QnnHtpPerfInfrastructure_PowerConfig_t, G_HTP_POWER_CONFIG)               \

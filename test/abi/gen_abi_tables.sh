@@ -4,8 +4,9 @@
 # Prepares the generated inputs of test/abi/check_abi.c (all written to OUTDIR, nothing to the
 # source tree, nothing copied out of the SDK):
 #
-#   qnn/qnn_abi.h, qnn/qnn_versions.h, qnn/qnn_device_abi.h, qnn/qnn_htp_abi.h,
-#   qnn/qnn_signal_abi.h, qnn/qnn_profile_abi.h
+#   qnn/qnn_abi.h and its parts (qnn/qnn_types_abi.h, qnn/qnn_tensor_abi.h,
+#   qnn/qnn_config_abi.h, qnn/qnn_interface_abi.h, qnn/qnn_system_abi.h), qnn/qnn_versions.h,
+#   qnn/qnn_device_abi.h, qnn/qnn_htp_abi.h, qnn/qnn_signal_abi.h, qnn/qnn_profile_abi.h
 #       our headers with every QNN_ and DCVS_ macro renamed OURS_QNN_/OURS_DCVS_, so that they
 #       can share one translation unit with the SDK headers (which define the same names as
 #       macros or enumerators).
@@ -29,7 +30,8 @@ out=$1; src=$2; cc=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/qnn"
 
-abi_headers="qnn_abi.h qnn_device_abi.h qnn_htp_abi.h qnn_signal_abi.h qnn_profile_abi.h"
+abi_headers="qnn_abi.h qnn_types_abi.h qnn_tensor_abi.h qnn_config_abi.h qnn_interface_abi.h \
+qnn_system_abi.h qnn_device_abi.h qnn_htp_abi.h qnn_signal_abi.h qnn_profile_abi.h"
 for h in $abi_headers qnn_versions.h; do
   [ -f "$src/qnn/$h" ] || { echo "gen_abi_tables.sh: $src/qnn/$h missing" >&2; exit 1; }
   sed -E 's/(^|[^A-Za-z0-9_])(QNN_|DCVS_)/\1OURS_\2/g; s/(^|[^A-Za-z0-9_])(QNN_|DCVS_)/\1OURS_\2/g' \

@@ -2,7 +2,8 @@
  * The per-backend headers define the backend ids; a partial header set (no such directory)
  * still compiles, and then check_abi reports those ids as undefined by the SDK. The HTP
  * headers declare the device-info extension, memory descriptor, device config, performance
- * infrastructure and graph blob info that qnn_device_abi.h / qnn_htp_abi.h mirror; without
+ * infrastructure, graph blob info and context custom config that qnn_device_abi.h /
+ * qnn_htp_abi.h mirror; without
  * them those structs are reported as skipped and their values as undefined by the SDK.
  * QnnProfile.h comes with QnnInterface.h; HTP/QnnHtpProfile.h holds the HTP event ids and
  * level, System/QnnSystemProfile.h (System API 1.5 on) the profile serialization. */

@@ -46,6 +46,7 @@ static int resolve_backend(ref_ctl *c) {
   SYM(reset_capabilities, dl, "htpu_ref_reset_capabilities");
   SYM(graph_state, dl, "htpu_ref_get_graph_state");
   SYM(live_profiles, dl, "htpu_ref_live_profiles");
+  SYM(context_state, dl, "htpu_ref_get_context_state");
   if (missing) printf("    missing symbol in libhtpu_refbackend.so: %s\n", missing);
   return missing ? -1 : 0;
 }
@@ -228,3 +229,12 @@ uint32_t fx_ref_live_profiles(void) {
   const ref_ctl *c = backend_ctl();
   return c ? c->live_profiles() : 0;
 }
+
+int fx_ref_context_state(const char *graph, htpu_ref_context_state *out) {
+  const ref_ctl *c = backend_ctl();
+  htpu_ref_graph_state g;
+  if (!c || c->graph_state(graph, &g) != 0) return -1;
+  return c->context_state(g.context_handle, out);
+}
+
+htpu_ref_stats fx_ref_stats(void) { return stats_now(); }

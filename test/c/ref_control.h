@@ -39,6 +39,7 @@ typedef struct ref_ctl {
   htpu_ref_reset_capabilities_fn reset_capabilities;
   htpu_ref_get_graph_state_fn graph_state;
   htpu_ref_live_profiles_fn live_profiles;
+  htpu_ref_get_context_state_fn context_state;
   void *(*rpc_alloc)(int, uint32_t, int);
   void *(*rpc_alloc2)(int, uint32_t, size_t);
   void (*rpc_free)(void *);
@@ -115,5 +116,10 @@ uint32_t fx_ref_async_pending(void);
 uint64_t fx_ref_async_notified(void);
 /* Profile handles created and not yet freed (0 without the control API). */
 uint32_t fx_ref_live_profiles(void);
+/* What the backend holds for the context of the newest live context with graph `name`
+ * deserialized (its binary, graphs, spill-fill and group); 0, or -1 when there is none. */
+int fx_ref_context_state(const char *graph, htpu_ref_context_state *out);
+/* The backend's counters now (zeroed without the control API). */
+htpu_ref_stats fx_ref_stats(void);
 
 #endif

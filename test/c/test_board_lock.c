@@ -4,9 +4,11 @@
  * on an event (a pipe, a counter), never on time. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -171,6 +173,54 @@ TEST(npu_lock_a_load_honours_its_timeout) {
   htpu_runtime_close(&rt);
 }
 
+/* A list load (htpu_context_open_many) holds the lock once for all its models: a held lock
+ * fails each of them with its own timeout error, and nothing is created. */
+TEST(npu_lock_a_list_load_honours_its_timeout) {
+  const char *path = test_tmp_path("list.lock");
+  const char *model = fx_build_model_file("lock_list.bin", FX_ADD_F32);
+  CHECK(model);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.npu_lock_path = path;
+  htpu_runtime *rt = NULL;
+  CHECK_EQ(htpu_runtime_open(&o, &rt), 0);
+  htpu_runtime_info ri;
+  CHECK_EQ(htpu_runtime_get_info(rt, &ri), 0);
+  CHECK(ri.list_load);
+  holder h;
+  CHECK(holder_start(&h, path, "loading file 'other.bin'") == 0);
+  htpu_stats before, after;
+  htpu_stats_get(&before);
+  htpu_load_options lo = {0};
+  lo.timeout_ns = 25000000;
+  char err[2][1024];
+  htpu_load_request req[2];
+  memset(req, 0, sizeof req);
+  for (int i = 0; i < 2; i++) {
+    req[i].path = model;
+    req[i].opts = &lo;
+    req[i].error = err[i];
+    req[i].error_len = sizeof err[i];
+  }
+  int rc = htpu_context_open_many(rt, req, 2);
+  htpu_stats_get(&after);
+  CHECK_EQ(holder_end(&h), 0);
+  CHECK_EQ(rc, HTPU_ETIMEDOUT);
+  for (int i = 0; i < 2; i++) {
+    CHECK_EQ(req[i].rc, HTPU_ETIMEDOUT);
+    CHECK(req[i].ctx == NULL);
+    CHECK_STR_CONTAINS(err[i], "lock_list.bin': loading 2 models in one list call: waited");
+    CHECK_STR_CONTAINS(err[i], "held by pid");
+  }
+  CHECK_EQ(after.live_contexts, before.live_contexts);
+  CHECK_EQ(after.npu_lock_timeouts - before.npu_lock_timeouts, 1);
+  /* let go: the same list goes through (unbounded: a loaded machine may take 25 ms to load) */
+  lo.timeout_ns = 0;
+  CHECK_EQ(htpu_context_open_many(rt, req, 2), 0);
+  for (int i = 0; i < 2; i++) htpu_context_close(&req[i].ctx);
+  htpu_runtime_close(&rt);
+}
+
 typedef struct loader {
   htpu_runtime *rt;
   const char *model;
@@ -264,4 +314,84 @@ TEST(npu_lock_paths_are_checked) {
   CHECK_EQ(htpu_npu_lock_holder(test_tmp_path("never_made.lock"), who, sizeof who), 0);
   CHECK_EQ(htpu_npu_lock_holder(fifo, who, sizeof who), HTPU_EIO);
   CHECK_EQ(htpu_npu_lock_holder(held, NULL, 0), HTPU_EINVAL);
+}
+
+/* The child's side of npu_lock_a_missing_file_in_a_read_only_directory: a runtime whose lock
+ * file was made, then removed, loads as a user who cannot write the lock's directory. Writes ""
+ * when every check held, "skip: why" or the failed check into msg. */
+static void load_without_lock_rights(const char *dir, char *msg, size_t cap) {
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/npu.lock", dir);
+  htpu_runtime_options o;
+  fx_ref_options(&o);
+  o.npu_lock_path = lock;
+  htpu_runtime *rt = NULL;
+  size_t len = 0;
+  void *model = fx_build_model(FX_ADD_F32, &len);
+  if (!model || htpu_runtime_open(&o, &rt) != 0 || unlink(lock) != 0) {
+    snprintf(msg, cap, "cannot set up: %s", htpu_last_error());
+    return;
+  }
+  if (geteuid() == 0 ? setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0
+                     : chmod(dir, 0555) != 0) {
+    snprintf(msg, cap, "skip: cannot take away the right to write %s: %s", dir, strerror(errno));
+    return;
+  }
+  if (access(dir, W_OK) == 0) {
+    snprintf(msg, cap, "skip: uid %d can write a directory it should not", (int)geteuid());
+    return;
+  }
+  htpu_context *ctx = NULL;
+  int rc = htpu_context_open_buffer(rt, model, len, &ctx);
+  const char *e = htpu_last_error();
+  if (rc != HTPU_EIO || !strstr(e, "cannot open the NPU lock") || !strstr(e, lock) ||
+      !strstr(e, "Permission denied (the file is not there and cannot be created in its "
+                 "directory") ||
+      strstr(e, "No such file") || strstr(e, "must exist"))
+    snprintf(msg, cap, "the load gave %d: %s", rc, e);
+  else
+    msg[0] = '\0';
+}
+
+/* A lock file that is not there, in a directory this user cannot write: the error names the
+ * create's refusal (EACCES), not the read-only retry's "No such file" (the directory exists).
+ * As root the child runs as uid 65534 in a root-owned directory of mode 755. */
+TEST(npu_lock_a_missing_file_in_a_read_only_directory) {
+  const char *base = getenv("TMPDIR");
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/htpu_rolock.XXXXXX", base && base[0] ? base : "/tmp");
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK_EQ(chmod(dir, 0755), 0);
+  int pipefd[2];
+  CHECK_EQ(pipe(pipefd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static char msg[2048];
+    close(pipefd[0]);
+    load_without_lock_rights(dir, msg, sizeof msg);
+    ssize_t w = write(pipefd[1], msg, strlen(msg));
+    _exit(w == (ssize_t)strlen(msg) ? 0 : 1);
+  }
+  close(pipefd[1]);
+  CHECK(pid > 0);
+  char msg[2048] = {0};
+  size_t len = 0;
+  for (ssize_t n; len < sizeof msg - 1 &&
+                  (n = read(pipefd[0], msg + len, sizeof msg - 1 - len)) > 0;)
+    len += (size_t)n;
+  close(pipefd[0]);
+  int status = 0;
+  CHECK_EQ(waitpid(pid, &status, 0), pid);
+  chmod(dir, 0755);
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/npu.lock", dir);
+  unlink(lock);
+  rmdir(dir);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  if (strncmp(msg, "skip: ", 6) == 0) {
+    printf("    (skipped: %s)\n", msg + 6);
+    return;
+  }
+  CHECK_MSG(msg[0] == 0, "%s", msg);
 }

@@ -68,6 +68,42 @@ TEST(board_cool_nsp_is_not_hot) {
   htpu_board_free(b);
 }
 
+/* More trip points than a zone lists: the rest counted, and a hot or critical one among them
+ * still makes the zone's hot and critical temperatures (and the NSP's hot state). */
+TEST(board_trip_points_past_the_listed_ones_are_counted_and_used) {
+  const char *root = rig_root("many_trips");
+  char trips[1024] = "";
+  for (int i = 0; i < HTPU_BOARD_MAX_TRIPS; i++) {
+    char one[32];
+    snprintf(one, sizeof one, "%spassive:%d", i ? "," : "", 95000 + i * 100);
+    strcat(trips, one);
+  }
+  strcat(trips, ",hot:88000,critical:105000,active:40000");
+  CHECK(rig_zone(root, 12, "nspss0-thermal", "88500", trips) == 0);
+  htpu_board *b = NULL;
+  CHECK_EQ(htpu_board_read(root, &b), 0);
+  const htpu_thermal_zone *z = zone_of(b, "nspss0-thermal");
+  CHECK(z);
+  CHECK_EQ(z->num_trips, HTPU_BOARD_MAX_TRIPS);
+  CHECK_EQ(z->trips_skipped, 3);
+  CHECK_EQ(z->trips[HTPU_BOARD_MAX_TRIPS - 1].temp_mc, 95000 + (HTPU_BOARD_MAX_TRIPS - 1) * 100);
+  CHECK_EQ(z->hot_mc, 88000); /* the 13th trip point: "hot" wins over every "passive" */
+  CHECK_EQ(z->critical_mc, 105000);
+  CHECK_EQ(b->nsp_hot_mc, 88000);
+  CHECK_EQ(b->nsp_hot, 1);
+  htpu_board_free(b);
+
+  /* exactly as many as listed: nothing skipped */
+  root = rig_root("twelve_trips");
+  trips[0] = '\0';
+  for (int i = 0; i < HTPU_BOARD_MAX_TRIPS; i++) strcat(trips, i ? ",hot:90000" : "hot:90000");
+  CHECK(rig_zone(root, 0, "nspss0-thermal", "50000", trips) == 0);
+  CHECK_EQ(htpu_board_read(root, &b), 0);
+  CHECK_EQ(b->zones[0].num_trips, HTPU_BOARD_MAX_TRIPS);
+  CHECK_EQ(b->zones[0].trips_skipped, 0);
+  htpu_board_free(b);
+}
+
 TEST(board_missing_zones_and_files) {
   const char *root = rig_root("missing");
   htpu_board *b = NULL;

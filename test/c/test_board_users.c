@@ -99,3 +99,59 @@ TEST(board_npu_users_without_proc_and_many_libraries) {
   CHECK_STR_CONTAINS(u->users[0].libraries, "/opt/qnn-set-00/libQnnOp00.so");
   htpu_npu_users_free(u);
 }
+
+/* FastRPC's daemons keep the device open for good (cdsprpcd opens the secure node first): they
+ * are listed apart and never counted as users; a process merely named like one, or running QNN,
+ * is a user. */
+TEST(board_npu_users_fastrpc_daemons_are_not_users) {
+  const char *root = rig_root("users_daemons");
+  static const char DAEMON_MAPS[] =
+      "5500-5501 r-xp 0 b3:02 10 /usr/bin/cdsprpcd\n"
+      "7f00-7f01 r-xp 0 b3:02 11 /usr/lib/libcdsp_default_listener.so.1\n"
+      "7f01-7f02 r-xp 0 b3:02 12 /usr/lib/libcdsprpc.so.1\n";
+  /* 612: cdsprpcd as the board's coldplug script starts it; its executable not ours to see */
+  CHECK(rig_put(root, "proc/612/comm", "cdsprpcd\n") == 0);
+  CHECK(rig_put(root, "proc/612/maps", DAEMON_MAPS) == 0);
+  CHECK(rig_link(root, "proc/612/fd/3", "/dev/fastrpc-cdsp-secure") == 0);
+  /* 613: adsprpcd holding the CDSP node too, its executable the daemon's, replaced meanwhile */
+  CHECK(rig_put(root, "proc/613/comm", "adsprpcd\n") == 0);
+  CHECK(rig_link(root, "proc/613/exe", "/usr/bin/adsprpcd (deleted)") == 0);
+  CHECK(rig_link(root, "proc/613/fd/4", "/dev/fastrpc-cdsp") == 0);
+  /* 700: a program that names itself cdsprpcd: its executable says otherwise */
+  CHECK(rig_put(root, "proc/700/comm", "cdsprpcd\n") == 0);
+  CHECK(rig_link(root, "proc/700/exe", "/usr/bin/python3.11") == 0);
+  CHECK(rig_link(root, "proc/700/fd/5", "/dev/fastrpc-cdsp") == 0);
+  /* 701: named like the daemon, but running QNN */
+  CHECK(rig_put(root, "proc/701/comm", "gdsprpcd\n") == 0);
+  CHECK(rig_put(root, "proc/701/maps", "7f00-7f01 r-xp 0 b3:02 1 /usr/lib/libQnnHtp.so\n") == 0);
+  CHECK(rig_link(root, "proc/701/fd/6", "/dev/fastrpc-cdsp") == 0);
+  /* 702: a FastRPC client without QNN (a Hexagon SDK program): a user all the same */
+  CHECK(rig_put(root, "proc/702/comm", "calculator\n") == 0);
+  CHECK(rig_put(root, "proc/702/maps", "7f00-7f01 r-xp 0 b3:02 3 /usr/lib/libcdsprpc.so\n") == 0);
+  CHECK(rig_link(root, "proc/702/fd/3", "/dev/fastrpc-cdsp") == 0);
+
+  htpu_npu_users *u = NULL;
+  CHECK_EQ(htpu_npu_users_read(root, 0, &u), 0);
+  CHECK_EQ(u->num_daemons, 2);
+  CHECK_EQ(u->daemons[0].pid, 612);
+  CHECK(strcmp(u->daemons[0].comm, "cdsprpcd") == 0);
+  CHECK(strcmp(u->daemons[0].device, "/dev/fastrpc-cdsp-secure") == 0);
+  CHECK(strcmp(u->daemons[0].libraries, "/usr/lib/libcdsprpc.so.1") == 0);
+  CHECK_EQ(u->daemons[1].pid, 613);
+  CHECK_EQ(u->count, 3);
+  CHECK_EQ(u->users[0].pid, 700);
+  CHECK_EQ(u->users[1].pid, 701);
+  CHECK_EQ(u->users[2].pid, 702);
+  CHECK(user_of(u, 612) == NULL && user_of(u, 613) == NULL);
+  htpu_npu_users_free(u);
+
+  /* the daemon alone: nobody uses the NPU */
+  root = rig_root("users_daemon_only");
+  CHECK(rig_put(root, "proc/612/comm", "cdsprpcd\n") == 0);
+  CHECK(rig_link(root, "proc/612/fd/3", "/dev/fastrpc-cdsp-secure") == 0);
+  CHECK_EQ(htpu_npu_users_read(root, 0, &u), 0);
+  CHECK_EQ(u->count, 0);
+  CHECK_EQ(u->num_daemons, 1);
+  CHECK_EQ(u->unexamined, 0);
+  htpu_npu_users_free(u);
+}

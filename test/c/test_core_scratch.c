@@ -230,9 +230,9 @@ static int no_wait_call(htpu_graph *g, const htpu_io *in, const htpu_io *out,
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
   o.no_wait = 1;
-  /* its own timeout as its bound: the 1 ms default, which a loaded machine's execute can
-   * pass, would decline a call these tests expect to run */
-  o.timeout_ns = 10000000000ull;
+  /* its own bound, far past any host's load: without it the 1 ms default could stop a call
+   * preempted on a loaded machine (STALLED), which is not what these counts are about */
+  o.timeout_ns = 60ull * 1000000000ull;
   return htpu_graph_execute_ex(g, in, 1, out, 1, &o, st);
 }
 

@@ -11,6 +11,7 @@
 
 #include "epc_rig.h"
 #include "fixture.h"
+#include "model/external.h"
 #include "test.h"
 
 #define MANY 256
@@ -202,5 +203,46 @@ TEST(epc_external_names_are_shown_escaped_with_the_right_reason) {
     for (const char *p = epc_msg; *p; p++)
       CHECK_MSG((unsigned char)*p >= 0x20 && *p != 0x7f, "case %zu: a control byte at %zu of "
                 "'%s'", i, (size_t)(p - epc_msg), epc_msg);
+  }
+}
+
+/* external.c: a file is opened (mapped or read, binary_source.h) only if it is still the file
+ * located, whichever way it would be held: one put in its place since (a new inode under the
+ * same name, as an editor or a firmware update writes it) is refused before a byte is mapped
+ * or read. A file rewritten in place is the same file: it is opened (copied here, on a file
+ * system that can change it). */
+TEST(epc_external_file_replaced_after_it_was_located_is_refused) {
+  fx_reset_env();
+  const char *dir = test_tmp_path("replaced");
+  mkdir(dir, 0700);
+  char model[700], bin[700], other[700];
+  snprintf(model, sizeof model, "%s/model.onnx", dir);
+  snprintf(bin, sizeof bin, "%s/a.bin", dir);
+  snprintf(other, sizeof other, "%s/b.bin", dir);
+  static const char first[] = "first bytes", second[] = "other bytes, longer";
+  for (int allow_map = 0; allow_map < 2; allow_map++) {
+    CHECK_EQ(test_write_file(bin, first, sizeof first), 0);
+    external_file f;
+    CHECK_MSG(external_locate(model, "./a.bin", &f) == 0, "%s", htpu_last_error());
+    CHECK_EQ(f.size, sizeof first);
+    /* rewritten in place: the same file */
+    CHECK_EQ(test_write_file(bin, second, sizeof second), 0);
+    model_binary b;
+    int rc = external_open(&f, allow_map, &b);
+    int same = !rc && b.len == sizeof second && b.kind == BINARY_COPIED &&
+               memcmp(b.data, second, sizeof second) == 0 && strstr(b.note, "copied");
+    binary_release(&b);
+    if (!same) external_file_clear(&f);
+    CHECK_MSG(rc == 0, "%s", htpu_last_error());
+    CHECK_MSG(same, "allow_map %d: not the rewritten bytes, copied", allow_map);
+    /* replaced: another file renamed over the name */
+    CHECK_EQ(test_write_file(other, first, sizeof first), 0);
+    CHECK_EQ(rename(other, bin), 0);
+    rc = external_open(&f, allow_map, &b);
+    external_file_clear(&f);
+    CHECK_MSG(rc == HTPU_EMODEL, "allow_map %d: %s (%s)", allow_map, htpu_err_name(rc),
+              htpu_last_error());
+    CHECK_STR_CONTAINS(htpu_last_error(), "replaced/./a.bin' was replaced by another file");
+    CHECK(b.data == NULL && b.len == 0);
   }
 }

@@ -36,9 +36,9 @@ unset HTPU_REFERENCE_DIR DSP_LIBRARY_PATH ADSP_LIBRARY_PATH HTPU_REF_FAULTS HTPU
   HTPU_REF_DEVICE HTPU_REF_RPCMEM_FAIL HTPU_REF_LATENCY HTPU_REF_SYSTEM_PROVIDERS \
   HTPU_REF_SYSTEM_LAYOUT HTPU_REF_BUILD_ID HTPU_REF_SKIP_OUTPUTS HTPU_REF_SESSION_LOG HTPU_REF_HOLD
 # The session commands read the board's /proc and /sys (the NPU users guard, bench's board
-# record) under this empty stand-in, never this machine's; checks that need a board give
-# --root.
-mkdir -p "$TMP/board-root"
+# record) under this stand-in of a board where nothing runs (an empty /proc), never this
+# machine's, and say so on stderr; checks that need a board, or a quiet stderr, give --root.
+mkdir -p "$TMP/board-root/proc"
 export HTPU_BOARD_ROOT="$TMP/board-root"
 # Sanitizer builds: a leak or UB report fails the run (exit code), and goes to stderr.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"

@@ -57,7 +57,25 @@ policy() {
 # ---------------------------------------------------------------------------------------------
 # another process holding the NPU: refused, named, unless --force
 
+# daemon ROOT: FastRPC's cdsprpcd as the board runs it (pid 612, started at boot by the
+# coldplug script): the secure CDSP node open for good, FastRPC's listener mapped, no QNN
+daemon() {
+  mkdir -p "$1/proc/612/fd"
+  printf 'cdsprpcd\n' >"$1/proc/612/comm"
+  printf '5500-5501 r-xp 0 b3:02 9 /usr/bin/cdsprpcd\n7f00-7f01 r-xp 0 b3:02 8 /usr/lib/libcdsp_default_listener.so.1\n7f01-7f02 r-xp 0 b3:02 7 /usr/lib/libcdsprpc.so.1\n' \
+    >"$1/proc/612/maps"
+  ln -s /dev/fastrpc-cdsp-secure "$1/proc/612/fd/3"
+}
+
+# the board at rest: only the daemon holds the device -> every session command runs, silently
+DAEMON=$TMP/daemon
+daemon "$DAEMON"
+run bench "$MODEL" "${LIBS[@]}" -n 3 --root "$DAEMON"
+expect "bench: cdsprpcd alone holds the NPU -> not another user, runs" 0 out "whole call"
+expect_empty "bench: cdsprpcd alone -> nothing said about it" err
+
 USERS=$TMP/users
+daemon "$USERS"
 mkdir -p "$USERS/proc/777/fd" "$USERS/proc/778/fd"
 printf 'beam.smp\n' >"$USERS/proc/777/comm"
 printf '7f00-7f01 r-xp 0 b3:02 1 /usr/lib/libQnnHtp.so\n7f01-7f02 r-xp 0 b3:02 2 /usr/lib/libQnnHtpV68Stub.so\n' \
@@ -74,6 +92,7 @@ for cmd in run bench profile; do
     err "htpu $cmd: 1 other process holds the NPU's FastRPC device open:" \
     err "pid 777 (beam.smp): /dev/fastrpc-cdsp; maps /usr/lib/libQnnHtp.so /usr/lib/libQnnHtpV68Stub.so" \
     err "has coincided with hard resets of this board" err "or pass --force"
+  expect_not "$cmd: the daemon beside it is no user" err "cdsprpcd"
   check "$cmd: refused before any QNN session" test ! -e "$TMP/guard.log"
 done
 
@@ -82,12 +101,26 @@ expect "bench --force: runs beside the other user, saying so" 0 \
   err "htpu bench: --force: creating a QNN session beside it anyway" out "whole call"
 
 HTPU_BOARD_ROOT=$USERS run bench "$MODEL" "${LIBS[@]}" -n 3
-expect "bench: HTPU_BOARD_ROOT stands for --root" 1 err "pid 777 (beam.smp)"
+expect "bench: HTPU_BOARD_ROOT stands for --root, and says so" 1 err "pid 777 (beam.smp)" \
+  err "htpu bench: HTPU_BOARD_ROOT=$USERS: the other-NPU-users check and the board's figures read /proc, /dev and /sys under it, not this machine's"
 
 rm "$USERS/proc/777/fd/12"
 run bench "$MODEL" "${LIBS[@]}" -n 3 --root "$USERS"
 expect "bench: the device closed again -> runs" 0 out "whole call"
 expect_empty "bench: nobody on the NPU -> nothing said" err
+
+# a process whose descriptors cannot be listed (another user's): a user may hide there, said
+mkdir -p "$USERS/proc/900"
+: >"$USERS/proc/900/fd"
+run bench "$MODEL" "${LIBS[@]}" -n 3 --root "$USERS"
+expect "bench: a process not examined -> runs, saying the guard could not see it" 0 \
+  out "whole call" \
+  err "htpu bench: 1 process could not be examined (another user's, without privileges): another NPU user among them would not be seen"
+rm -rf "$USERS/proc/900"
+mkdir -p "$TMP/no-proc"
+run bench "$MODEL" "${LIBS[@]}" -n 3 --root "$TMP/no-proc"
+expect "bench: no /proc under the root -> runs, saying nothing could be examined" 0 \
+  err "htpu bench: could not look for other NPU users: '$TMP/no-proc/proc' cannot be opened"
 
 : >"$TMP/not-a-dir"
 run bench "$MODEL" "${LIBS[@]}" --root "$TMP/not-a-dir"
@@ -180,5 +213,23 @@ expect "lock: --npu-lock none never waits" 0 out "whole call"
 expect_not "lock: --npu-lock none says no wait" err "waiting for the NPU lock"
 echo go >"$TMP/gate"
 wait $A
+
+# --timeout bounds the runtime's open and the load together: an open that used it all (held
+# inside its device creation until well past it: the pause is a floor, never a ceiling) leaves
+# no load behind, and says why
+HTPU_REF_SESSION_LOG=$TMP/budget.log HTPU_REF_HOLD=deviceCreate:$TMP/gate \
+  $EMU "$HTPU" bench "$MODEL" "${LIBS[@]}" -n 1 --npu-lock none --timeout 200 \
+  >"$TMP/out" 2>"$TMP/err" &
+B=$!
+wait_for "budget: the open is inside its device creation" grep -qs "^$B deviceCreate held" \
+  "$TMP/budget.log"
+sleep 0.3
+echo go >"$TMP/gate"
+wait $B
+RC=$?
+expect "budget: an open that took the whole --timeout leaves no time to load" 1 \
+  err "htpu bench: HTPU_ETIMEDOUT: opening the runtime took" \
+  err "of --timeout 200 ms, which bounds the open and the model's load together: no time left to load $MODEL"
+check "budget: no context was created" bash -c "! grep -q '^$B contextCreateFromBinary' '$TMP/budget.log'"
 
 harness_summary

@@ -113,6 +113,26 @@ assert bytes([255, 157, 151]) in px  # the box of class 1 (dog) in its color
 ' "$TMP/out.png"
 fi
 
+# A head with a dynamic dimension: NonZero of the [1, 1, 4, 4, 3] input, rows [0, 0, y, x, c]
+# read anchors first (cx 0, cy 0, w y, h x, score c). With a threshold below 0 every row the
+# execute produced is a detection, and only those: one for the frame's one nonzero byte (a
+# decode of the declared 48 rows would count the buffer's 47 others).
+cat >"$TMP/nz.txt" <<'EOF2'
+graph nzdet
+  input images u8 [1,4,4,3] scale=0.00392156862745098
+  native deep u8 [1,1,4,4,3] scale=0.00392156862745098
+  output idx i32 [48,5] dynamic=[0]
+  op Reshape images -> deep
+  op NonZero deep -> idx
+EOF2
+$EMU "$REFBUILD" "$TMP/nz.txt" "$TMP/nz.bin" || exit 2
+{ printf 'P6 4 4 255\n'; for i in $(seq 0 47); do
+    if [ "$i" = 20 ]; then printf '\007'; else printf '\000'; fi; done; } >"$TMP/one.ppm"
+run detect "$TMP/nz.bin" "${LIBS[@]}" --image "$TMP/one.ppm" --head-layout anchors_first \
+  --score -0.5 --iou 1 --json
+json_check "detect, a dynamic head: the rows the execute produced, not the declared 48" \
+  'j.length == 1 && j[0].score == 2 && j[0].box[2] == 0.5 && j[0].box[3] == 1'
+
 # The shapes demo (models/shapes/) on one of its held-out frames and on an NV12 one: the
 # detections docs/htpu.md shows, and the truth's objects (models/shapes/truth.txt).
 run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
@@ -120,6 +140,20 @@ run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199
 expect "detect, shapes demo: two triangles, a square and a disc" 0 \
   out "1  2      triangle  0.992  133.6  27.3  174.6  68.2" \
   out "3  0      square    0.596  87.8   67.7  124.9  103.8" out "4 detections"
+if /usr/bin/python3 -c 'import cv2' 2>/dev/null; then
+  run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+    --labels "$SHAPES/labels.txt" --iou 0.5 --draw "$TMP/shapes.png"
+  # The first triangle's box ends 25 px before the frame's right edge: its label "triangle
+  # 0.99" (13 characters, 79 px with its margins) is moved left to stay whole (it was cut at
+  # 66 px); above the box's top (row 27) nothing else has the box's color.
+  check "detect --draw: a label at the frame's right edge is whole" /usr/bin/python3 -c '
+import sys, cv2
+im = cv2.imread(sys.argv[1])
+c = im[27, 140]
+n = max(int((im[y] == c).all(axis=1).sum()) for y in range(27))
+assert n == 79, n
+' "$TMP/shapes.png"
+fi
 run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320x180.nv12" \
   --size 320x180 --format nv12 --labels "$SHAPES/labels.txt" --iou 0.5 --json
 json_check "detect, shapes demo, NV12: two squares and a disc" \
@@ -139,6 +173,32 @@ expect "run --frame raw with a stride" 0 out "frame"
 check "run --frame: the same outputs as the PPM" cmp "$TMP/o1/output0.npy" "$TMP/o3/output0.npy"
 
 # ---------------------------------------------------------------------------------------------
+# one NPU user at a time: detect refuses beside another program holding the NPU (not beside
+# FastRPC's daemon), unless --force
+
+BOARD=$TMP/board
+mkdir -p "$BOARD/proc/612/fd" "$BOARD/proc/4242/fd"
+printf 'cdsprpcd\n' >"$BOARD/proc/612/comm"
+ln -s /dev/fastrpc-cdsp-secure "$BOARD/proc/612/fd/3"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --root "$BOARD"
+expect "detect: only cdsprpcd holds the NPU -> runs" 0 out "3 detections"
+expect_not "detect: the daemon is no user" err "cdsprpcd"
+printf 'frigate\n' >"$BOARD/proc/4242/comm"
+printf '7f00-7f01 r-xp 0 b3:02 1 /usr/lib/onnxruntime-qnn/libQnnHtp.so\n' >"$BOARD/proc/4242/maps"
+ln -s /dev/fastrpc-cdsp "$BOARD/proc/4242/fd/40"
+HTPU_REF_SESSION_LOG=$TMP/detect-guard.log run detect "${DET[@]}" --image "$TMP/red.ppm" \
+  --root "$BOARD"
+expect "detect: another program holds the NPU -> refused, naming it" 1 \
+  err "htpu detect: 1 other process holds the NPU's FastRPC device open:" \
+  err "pid 4242 (frigate): /dev/fastrpc-cdsp; maps /usr/lib/onnxruntime-qnn/libQnnHtp.so" \
+  err "or pass --force"
+expect_not "detect: refused -> no detections" out "detections"
+check "detect: refused before any QNN session" test ! -e "$TMP/detect-guard.log"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --root "$BOARD" --force
+expect "detect --force: runs beside it, saying so" 0 out "3 detections" \
+  err "htpu detect: --force: creating a QNN session beside it anyway"
+
+# ---------------------------------------------------------------------------------------------
 # errors: usage (exit 2) and bad frames (exit 1), each naming what was wrong
 
 run detect "${DET[@]}"
@@ -149,13 +209,26 @@ run detect "${DET[@]}" --frame "$TMP/red.rgb"
 expect "detect --frame without --size -> exit 2" 2 err "--frame needs --size WxH and --format FMT"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16by8 --format rgb24
 expect "detect --size malformed -> exit 2" 2 err "--size 16by8: expected WIDTHxHEIGHT"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 2147483648x1080 --format rgb24
+expect "detect --size past the largest side -> exit 2" 2 err \
+  "--size 2147483648x1080: expected WIDTHxHEIGHT, each 1 to 65535 (e.g. 1920x1080)"
+run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x4294967304 --format rgb24
+expect "detect --size wrapping 32 bits -> exit 2" 2 err "--size 16x4294967304: expected"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format i420
 expect "detect --format unknown -> exit 2" 2 err "unknown pixel format 'i420'"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x9 --format rgb24 --stride 52
-expect "detect: frame shorter than its rows -> exit 1" 1 \
-  err "frame: 16x9 rgb24 with a stride of 52 needs 464 bytes, got 416"
+expect "detect: frame shorter than its rows -> exit 1, naming the file and the input" 1 \
+  err "--frame $TMP/red.rgb into input 'images': HTPU_EINVAL: frame: 16x9 rgb24 with a stride of 52 needs 464 bytes, got 416"
 run detect "${DET[@]}" --frame "$TMP/red.rgb" --size 16x8 --format rgb24 --stride 40
-expect "detect: stride below a row -> exit 1" 1 err "stride 40 is smaller than a row of 16 rgb24 pixels"
+expect "detect: stride below a row -> exit 1" 1 \
+  err "stride 40 is smaller than a row of 16 rgb24 pixels (48 bytes): expected 0 (rows packed) or at least 48"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --stride 52
+expect "detect --image with --stride: not ignored -> exit 2" 2 \
+  err "--stride describes a raw --frame; an --image (PPM or PGM) has its own size and format"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --size 16x8 --format rgb24
+expect "detect --image with --size -> exit 2" 2 err "--size describes a raw --frame"
+run run "$TMP/det.bin" "${LIBS[@]}" --image "images=$TMP/red.ppm" --uv-offset 8
+expect "run --image with --uv-offset -> exit 2" 2 err "--uv-offset describes a raw --frame"
 run detect "${DET[@]}" --frame "$TMP/white.nv12" --size 16x9 --format nv12
 expect "detect: odd nv12 height -> exit 1" 1 err "nv12 needs an even width and height"
 run detect "${DET[@]}" --image "$TMP/det.txt"
@@ -164,7 +237,13 @@ head -c 100 "$TMP/red.ppm" >"$TMP/short.ppm"
 run detect "${DET[@]}" --image "$TMP/short.ppm"
 expect "detect --image truncated -> exit 1" 1 err "a 16x8 P6 image has 384 bytes of pixels, got"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --crop 10,0,10,8
-expect "detect --crop outside the frame -> exit 1" 1 err "crop 10x8 at (10, 0) is outside the 16x8 frame"
+expect "detect --crop outside the frame -> exit 1" 1 \
+  err "--image $TMP/red.ppm into input 'images': HTPU_EINVAL: frame: crop 10x8 at (10, 0) is outside the 16x8 frame: expected x + width <= 16 and y + height <= 8"
+for c in -1,0,8,8 0,0,4294967297,8 0,0,8,0 1,2,3 0,0,8,8,; do
+  run detect "${DET[@]}" --image "$TMP/red.ppm" --crop "$c"
+  expect "detect --crop $c: malformed, negative, past 32 bits or empty -> exit 2" 2 \
+    err "--crop $c: expected X,Y,WIDTH,HEIGHT in pixels (each 0 to 4294967295, WIDTH and HEIGHT at least 1"
+done
 run detect "${DET[@]}" --image "$TMP/red.ppm" --resize zoom
 expect "detect --resize unknown -> exit 2" 2 err "unknown resize mode 'zoom'"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --score high
@@ -175,6 +254,12 @@ run detect "${DET[@]}" --image "$TMP/red.ppm" --head yolo
 expect "detect --head unknown -> exit 2" 2 err "unknown head 'yolo'"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --head ultralytics_pose
 expect "detect --head pose on a detect head -> exit 1" 1 err "the pose head needs 4 box values"
+run detect "$TMP/det.bin" "${LIBS[@]}" --image "$TMP/red.ppm"
+expect "detect: a head read by its smaller axis says so and names the layout option -> exit 1" 1 \
+  err "decoding the outputs of graph 'detector': HTPU_EINVAL: output 'output0' [1, 7, 4] has 4 values per anchor (read anchors_first from the smaller axis; name the head layout if the other holds an anchor's values); the ultralytics head needs 4 box values and at least 1 class score"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --classes 2
+expect "detect --classes not the head's -> exit 1" 1 \
+  err "has 7 values per anchor (read channels_first, the layout given); the ultralytics head needs 4 box values and 2 class scores (the class count given): 6 values"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/no-such.txt"
 expect "detect --labels missing -> exit 1" 1 err "--labels $TMP/no-such.txt: cannot open it"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --draw "$TMP/no-such-dir/out.png"

@@ -359,6 +359,22 @@ expect "doctor (board path): every step passes but cdsprpcd" 0 \
   out "[ ok ] device: QNN device created" out "[ ok ] shared memory: yes" \
   out "all checks passed (with warnings)"
 
+# from here on the board runs FastRPC's daemon as the real one does: cdsprpcd, started at boot,
+# holding the secure CDSP node open for good (it is expected, and no other user of the NPU)
+mkdir -p "$TMP/board/proc/612/fd"
+printf 'cdsprpcd\n' >"$TMP/board/proc/612/comm"
+printf '7f00-7f01 r-xp 0 b3:02 8 /usr/lib/libcdsp_default_listener.so.1\n7f01-7f02 r-xp 0 b3:02 7 /usr/lib/libcdsprpc.so.1\n' \
+  >"$TMP/board/proc/612/maps"
+ln -s /dev/fastrpc-cdsp-secure "$TMP/board/proc/612/fd/3"
+board_up
+expect "doctor (board path): cdsprpcd running -> fastrpc ok, npu users ok, the session made" 0 \
+  out "[ ok ] fastrpc: CDSP device and daemon present" \
+  out "[ ok ] npu users: no other process holds /dev/fastrpc-cdsp but FastRPC's daemon (cdsprpcd), as expected" \
+  out "FastRPC daemons         cdsprpcd (pid 612, /dev/fastrpc-cdsp-secure)" \
+  out "[ ok ] runtime: HTPU_REFERENCE" out "[ ok ] device: QNN device created" \
+  out "all checks passed"
+expect_not "doctor (board path): cdsprpcd is no other user" out "other process holds the NPU"
+
 # ---------------------------------------------------------------------------------------------
 # the board's heat and clocks, and other users of the NPU (src/board/ under --root)
 
@@ -393,12 +409,24 @@ policy "$TMP/board" 0 performance 1804800 "0 1 2 3"
 policy "$TMP/board" 4 performance 2400000 "4 5 6"
 board_up
 expect "doctor (board path): cool NSP, performance governor, nobody else on the NPU" 0 \
-  out "[ ok ] npu users: no other process holds /dev/fastrpc-cdsp" \
+  out "[ ok ] npu users: no other process holds /dev/fastrpc-cdsp but FastRPC's daemon" \
   out "[ ok ] cpu governor: performance on all 2 policies" \
   out "policy4 (cpus 4 5 6): performance, 2400 MHz (max 2400)" \
   out "[ ok ] nsp temperature: the NSP is at 63.5 C (nspss1-thermal), below its hot trip point 90.0 C" \
   out "nspss0-thermal (thermal_zone12): 61.0 C, hot trip 90.0 C, critical 110.0 C" \
   out "hottest CPU zone  52.0 C" out "[ ok ] runtime: HTPU_REFERENCE"
+
+# more trip points than a reading lists: the hot and critical ones past them still count, and
+# the row says how many were left out
+rm -rf "$TMP/board/sys/class/thermal/thermal_zone12"
+PASSIVE=()
+for i in $(seq 12); do PASSIVE+=(passive "$((95000 + i))"); done
+zone "$TMP/board" 12 nspss0-thermal 61000 "${PASSIVE[@]}" hot 90000 critical 110000
+board_up
+expect "doctor (board path): trip points past the first 12 -> counted, and still the hot trip" 0 \
+  out "nspss0-thermal (thermal_zone12): 61.0 C, hot trip 90.0 C, critical 110.0 C (2 trip points past the first 12 not listed)"
+rm -rf "$TMP/board/sys/class/thermal/thermal_zone12"
+zone "$TMP/board" 12 nspss0-thermal 61000 hot 90000 critical 110000
 
 policy "$TMP/board" 4 schedutil 691200 "4 5 6"
 zone "$TMP/board" 13 nspss1-thermal 94200 hot 90000 critical 110000
@@ -447,7 +475,9 @@ expect_not "doctor (board path): no device step without a runtime" out "device: 
 board_up --force --json
 json_check "doctor --json --force: the runtime is created beside the other user" '
   step("npu_users").status === "warn" &&
+  step("npu_users").details.processes.length === 1 &&
   step("npu_users").details.processes[0].pid === "4242" &&
+  step("npu_users").details.daemons === "cdsprpcd (pid 612, /dev/fastrpc-cdsp-secure)" &&
   step("npu_users").details.processes[0].libraries === "/usr/lib/libQnnHtp.so /usr/lib/libcdsprpc.so" &&
   step("runtime").status === "ok"'
 rm -rf "$TMP/board/proc/4242"
@@ -617,7 +647,7 @@ rm "$TMP/fifo-misc/sys/class/dmi/id/bios_version"
 mkfifo "$TMP/fifo-misc/sys/class/dmi/id/bios_version"
 within 20 "$TMP/fifo-misc"
 expect "doctor: FIFOs as a process's comm and the BIOS version -> no hang, the firmware not compared" 0 \
-  out "[warn] fastrpc: cdsprpcd is not running" \
+  out "[ ok ] fastrpc: CDSP device and daemon present" \
   out "[skip] boot firmware: cannot read /sys/class/dmi/id/bios_version: '$TMP/fifo-misc/sys/class/dmi/id/bios_version' is a FIFO (named pipe)"
 
 # symbolic links in the device tree are not followed: 10 links to the root (a loop each) made

@@ -12,7 +12,8 @@ $EMU "$REFBUILD" "$ROOT/models/chain100/chain100.txt" chain100.bin >/dev/null ||
   { echo "could not build chain100"; exit 1; }
 count() { grep -oF -- "$1" "$2" | wc -l | tr -d ' '; }
 
-run profile chain100.bin "${LIBS[@]}" -n 3
+# --root: the stand-in named, so nothing is said about HTPU_BOARD_ROOT
+run profile chain100.bin "${LIBS[@]}" -n 3 --root "$HTPU_BOARD_ROOT"
 expect "table: graph, level, runs" 0 out "graph chain100, level detailed, 3 runs" \
   out "accelerator " out "RPC          host" out "host         convert in" out "total (ops)"
 check "table: one row per op (100)" [ "$(grep -cE '^[0-9]+ +(add|relu)_[0-9]{2} ' "$TMP/out")" = 100 ]

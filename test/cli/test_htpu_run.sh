@@ -575,7 +575,8 @@ expect "run --backend reference --system-lib PATH: PATH is used" 1 \
 # ---------------------------------------------------------------------------------------------
 # bench
 
-run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 50 --warmup 2
+# --root: the stand-in named, so nothing is said about HTPU_BOARD_ROOT on stderr
+run bench "$TMP/add.bin" "${LIBS[@]}" --iterations 50 --warmup 2 --root "$HTPU_BOARD_ROOT"
 expect "bench --iterations 50" 0 out "50 timed (+2 warmup)" out "execute" out "whole call" \
   out "p50" out "p99" out "generated f32"
 # progress goes to a terminal only

@@ -36,6 +36,7 @@ defmodule HexagonTpu.BoardTest do
              ]
 
       assert Enum.find(board.zones, &(&1.type == "cpu0-thermal")).kind == :cpu
+      assert Enum.all?(board.zones, &(&1.trips_skipped == 0))
 
       assert [p0, p4] = board.cpufreq
 
@@ -57,6 +58,20 @@ defmodule HexagonTpu.BoardTest do
       assert [thermal, cpufreq] = empty.notes
       assert thermal =~ "no thermal zones" and thermal =~ "/sys/class/thermal"
       assert cpufreq =~ "no cpufreq policies"
+    end
+
+    test "trip points past the listed twelve: counted, noted, and still the zone's hot trip" do
+      root = root!("many_trips")
+      passive = for i <- 0..11, do: {:passive, 95_000 + i * 100}
+      zone!(root, 12, "nspss0-thermal", 88_500, passive ++ [hot: 88_000, critical: 105_000])
+      board = Stats.board(root: root)
+      [z] = board.zones
+      assert length(z.trips) == 12 and z.trips_skipped == 2
+      assert z.hot_c == 88.0 and z.critical_c == 105.0
+      assert board.nsp.hot == true and board.nsp.hot_c == 88.0
+
+      assert ("thermal_zone12 (nspss0-thermal): 2 trip points past the first 12 not listed " <>
+                "(its hot_c and critical_c count them)") in board.notes
     end
 
     test "unreadable files (a FIFO, a directory) are refused at once, absurd values flagged" do
@@ -132,9 +147,35 @@ defmodule HexagonTpu.BoardTest do
         Stats.board(root: 1)
       end
 
-      assert_raise ArgumentError, ~r"expected :since to be an earlier board/1 reading", fn ->
-        Stats.board(since: %{})
+      # not a reading at all: a string, a float, a negative number, a map without counters
+      for since <- ["0", 1.5, -1, %{}, %{counters: "x"}, [counters: %{}]] do
+        error =
+          assert_raise ArgumentError, fn ->
+            Stats.board(root: dragon!("since_bad"), since: since)
+          end
+
+        assert error.message =~
+                 "HexagonTpu.Stats.board/1: expected :since to be an earlier board/1 reading " <>
+                   "(its :counters :at_ns, :executes and :execute_ns_total non-negative " <>
+                   "integers) or nil, got #{inspect(since)}"
       end
+
+      # counters of the right keys but not the right values: the option, not the arithmetic
+      root = dragon!("since")
+
+      for counters <- [
+            %{at_ns: 0, executes: :a, execute_ns_total: 0},
+            %{at_ns: 0, executes: 1, execute_ns_total: 2.5},
+            %{at_ns: "0", executes: 1, execute_ns_total: 2},
+            %{at_ns: 0, executes: -1, execute_ns_total: 2}
+          ] do
+        assert_raise ArgumentError, ~r"expected :since to be an earlier board/1 reading", fn ->
+          Stats.board(root: root, since: %{counters: counters})
+        end
+      end
+
+      zero = %{counters: %{at_ns: 0, executes: 0, execute_ns_total: 0}}
+      assert is_float(Stats.board(root: root, since: zero).npu_busy)
 
       assert_raise ArgumentError, ~r"unknown option :rot", fn -> Stats.board(rot: "/") end
     end

@@ -141,7 +141,7 @@ defmodule HexagonTpu.MonitorTest do
     end
   end
 
-  defp eventually(fun, tries \\ 200) do
+  defp eventually(fun, tries \\ 1000) do
     cond do
       fun.() -> true
       tries == 0 -> false
@@ -287,13 +287,14 @@ defmodule HexagonTpu.MonitorTest do
       workers =
         for m <- models do
           spawn_link(fn ->
-            send(parent, :started)
+            {:ok, _} = add(m)
+            send(parent, :looping)
             busy_loop(m)
           end)
         end
 
-      for _ <- workers, do: assert_receive(:started)
-      Process.sleep(30)
+      # every worker has had a whole execute and is in its next one (an event, not a sleep)
+      for _ <- workers, do: assert_receive(:looping, 10_000)
 
       log = capture_log(fn -> for _ <- 1..2, do: Monitor.tick(pid) end)
 

@@ -151,9 +151,38 @@ defmodule HexagonTpu.VisionTest do
     assert {:error, e} = Vision.detect(m, short)
     assert e.message =~ "frame: 16x8 rgb24 with a stride of 48 needs 384 bytes, got 100"
     assert {:error, e} = Vision.detect(m, %{f | stride: 40})
-    assert e.message =~ "stride 40 is smaller than a row of 16 rgb24 pixels"
+
+    assert e.message =~
+             "stride 40 is smaller than a row of 16 rgb24 pixels (48 bytes): expected 0 " <>
+               "(rows packed) or at least 48"
+
     assert {:error, e} = Vision.detect(m, %{f | crop: {10, 0, 10, 8}})
-    assert e.message =~ "crop 10x8 at (10, 0) is outside the 16x8 frame"
+
+    assert e.message =~
+             "crop 10x8 at (10, 0) is outside the 16x8 frame: expected x + width <= 16 and " <>
+               "y + height <= 8"
+
+    # the head read by its smaller axis: the message says so, and how to name the other
+    assert {:error, e} = Vision.detect(m, f)
+
+    assert e.message ==
+             "output 'output0' [1, 7, 4] has 4 values per anchor (read anchors_first from the " <>
+               "smaller axis; name the head layout if the other holds an anchor's values); the " <>
+               "ultralytics head needs 4 box values and at least 1 class score"
+
+    assert {:error, e} = Vision.detect(m, f, head_layout: :channels_first, classes: 2)
+
+    assert e.message =~
+             "has 7 values per anchor (read channels_first, the layout given); the " <>
+               "ultralytics head needs 4 box values and 2 class scores (the class count " <>
+               "given): 6 values"
+
+    assert {:error, e} = Vision.detections(m, [:head])
+
+    assert e.message ==
+             "HexagonTpu.Vision.detections/3: output 0 ('output0'): expected a binary (the " <>
+               "output in its own type) or an Nx tensor, got :head"
+
     assert {:error, e} = Vision.detect(m, f, resize: :zoom)
     assert e.message =~ "expected :resize to be :letterbox, :stretch or :crop, got :zoom"
     assert {:error, e} = Vision.detect(m, f, head: :ultralytics_pose)

@@ -8,7 +8,7 @@
  *   pre FMT W H STRIDE UVOFF CX CY CW CH SIZE TENSOR RESIZE PAD SCALEUP BGR LAYOUT NORM
  *       M0 M1 M2 S0 S1 S2 + SIZE frame bytes
  *     -> ok FW FH RX RY RW RH IW IH NW NH PL PT PR PB SX SY BYTES + BYTES input bytes
- *   dec N HEAD LAYOUT SCORE IOU MAXDET MAXCAND NC NK KD AGN GEO [RX RY RW RH PL PT SX SY]
+ *   dec N HEAD LAYOUT SCORE IOU MAXDET MAXCAND NC NK KD AGN MAP GEO [RX RY RW RH PL PT SX SY IW IH]
  *       then N lines "TENSOR BYTES", each followed by its bytes
  *     -> ok COUNT CANDIDATES HEAD LAYOUT A NC K KD, then COUNT lines:
  *        x1 y1 x2 y2 score class anchor [keypoint values]
@@ -142,12 +142,14 @@ static void do_dec(void) {
   o.max_detections = (uint32_t)num(), o.max_candidates = (uint32_t)num();
   o.num_classes = (uint32_t)num(), o.num_keypoints = (uint32_t)num();
   o.keypoint_dims = (uint32_t)num(), o.agnostic = (int)num();
+  o.box_mapping = (htpu_box_mapping)num();
   htpu_geometry g = {0}, *gp = NULL;
   if (num()) {
     gp = &g;
     g.region = (htpu_rect){(uint32_t)num(), (uint32_t)num(), (uint32_t)num(), (uint32_t)num()};
     g.pad_left = (uint32_t)num(), g.pad_top = (uint32_t)num();
     g.scale_x = real(), g.scale_y = real();
+    g.input_width = (uint32_t)num(), g.input_height = (uint32_t)num();
   }
   htpu_tensor_info outs[MAX_OUT];
   void *own[MAX_OUT][2] = {{0}}, *data[MAX_OUT] = {0};

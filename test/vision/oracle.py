@@ -68,7 +68,7 @@ def compare_values(ours, model_u8, tensor, norm, mean, std, cq):
 
 def pre_case(drv, chk, label, rgb, fmt, in_w, in_h, c=3, dtype="u8", quant=None, layout="nhwc",
              resize="letterbox", extra=0, crop=(0, 0, 0, 0), norm="auto", bgr=0, scaleup=1,
-             pad=114, uv_gap=0, mean=(0, 0, 0), std=(1, 1, 1)):
+             pad=114, uv_gap=0, mean=(0, 0, 0), std=(1, 1, 1), exact=False):
     arr, buf, stride, uv_off = frames.make(rgb, fmt, extra, uv_gap, seed=len(label))
     h, w = rgb.shape[:2]
     tensor = image_tensor(in_w, in_h, c, dtype, quant, layout)
@@ -90,6 +90,7 @@ def pre_case(drv, chk, label, rgb, fmt, in_w, in_h, c=3, dtype="u8", quant=None,
                                              chan_quant(tensor, layout))
     chk.exact += n_exact
     chk.values += n
+    good = good and (n_exact == n or not exact)
     return chk.ok(f"{label} ({n_exact}/{n} exact)", good and not bad_geo,
                   f"geometry {bad_geo} {geo} vs {rgeo}" if bad_geo else f"off by more than 1 at {where}")
 
@@ -165,6 +166,32 @@ def types_and_options(drv, chk):
                  iw, ih)
         pre_case(drv, chk, f"ratio {w}x{h} -> {iw}x{ih} stretch", frames.synthetic(w, h, w + h),
                  "bgr24", iw, ih, resize="stretch")
+
+
+def fast_rows(drv, chk):
+    """The 1:1 and exact 2x resizes (src/vision/rows.c: the frame's rows as they lie, whole YUV
+    rows converted, the 2x2 box): every format, crops of odd offsets, padded rows, widths that
+    leave tails after the 16-pixel vector steps, NHWC u8 and NCHW f32, both channel orders.
+    OpenCV is deterministic here (one tap, or the 2x2 mean): every value must equal its."""
+    cases = [  # frame w, h, input w, h, resize, crop
+        (64, 48, 64, 64, "letterbox", (0, 0, 0, 0)),
+        (70, 50, 70, 50, "stretch", (0, 0, 0, 0)),
+        (40, 30, 35, 21, "stretch", (1, 3, 35, 21)),
+        (128, 96, 64, 64, "letterbox", (0, 0, 0, 0)),
+        (146, 102, 73, 51, "stretch", (0, 0, 0, 0)),
+        (200, 150, 64, 64, "letterbox", (3, 5, 128, 96)),
+        (100, 80, 37, 29, "stretch", (7, 9, 74, 58)),
+    ]
+    for fmt in frames.BPP:
+        for i, (w, h, iw, ih, resize, crop) in enumerate(cases):
+            rgb = frames.synthetic(w, h, seed=w * 3 + h + i)
+            extra = 13 if i % 2 else 0
+            gap = 5 if fmt == "nv12" and extra else 0
+            label = f"fast rows {fmt} {w}x{h} crop {crop} -> {resize} {iw}x{ih} stride+{extra}"
+            pre_case(drv, chk, f"{label} u8", rgb, fmt, iw, ih, resize=resize, crop=crop,
+                     extra=extra, uv_gap=gap, bgr=i % 2, exact=True)
+            pre_case(drv, chk, f"{label} f32 nchw", rgb, fmt, iw, ih, dtype="f32", layout="nchw",
+                     resize=resize, crop=crop, extra=extra, uv_gap=gap, exact=True)
 
 
 def expect_error(drv, chk, label, fragment, buf, fmt, w, h, tensor, **kw):
@@ -386,6 +413,54 @@ def aihub(drv, chk):
     chk.ok(f"aihub scores [1, {A}, {nc}], named outputs in another order", why is None, why)
 
 
+def box_mapping(drv, chk):
+    """Mapping back to frame pixels: through the letterbox's own padding (the default), or as
+    Ultralytics' predict does (box_mapping ultralytics): scale_boxes recomputes the padding from
+    the gain as round((640 - w * gain) / 2 - 0.1), which for some sizes is one more than the
+    letterbox's round((640 - round(w * gain)) / 2 - 0.1); scale_coords takes it unrounded."""
+    differ = [(w, h) for w in range(1, 641) for h in range(1, 641)
+              if ref.letterbox_geometry(h, w, 640, 640)[2][:2] != ref.scale_boxes_pads(640, 640, h, w)[1]]
+    print(f"     the two paddings differ for {len(differ)} of {640 * 640} frame sizes up to 640x640 "
+          f"({100 * len(differ) / 640 ** 2:.1f}%)")
+    chk.ok("100x62 into 640x640: the letterbox's top 121, scale_boxes' 122",
+           ref.letterbox_geometry(62, 100, 640, 640)[2][1] == 121 and
+           ref.scale_boxes_pads(640, 640, 62, 100)[1][1] == 122 and (100, 62) in differ)
+    rng = np.random.default_rng(62)
+    pose = plant(rng, 400, 1, 640, 640, 9, extra=51)
+    t = Tensor("output0", "f32", [1, 56, 400])
+    for (w, h, crop) in ((100, 62, (0, 0, 0, 0)), (1920, 1080, (0, 0, 0, 0)), (333, 517, (0, 0, 0, 0)),
+                         (640, 480, (20, 10, 100, 62))):
+        geo, _ = drv.pre(bytes(w * h * 3), "rgb24", w, h, image_tensor(640, 640, 3, "u8", None, "nhwc"),
+                         crop=crop)
+        region = (geo["rx"], geo["ry"], geo["rw"], geo["rh"])
+        g = (*region, geo["left"], geo["top"], geo["scale_x"], geo["scale_y"], 640, 640)
+        gain, box_pad, kp_pad = ref.scale_boxes_pads(640, 640, geo["rh"], geo["rw"])
+        for mapping in ("letterbox", "ultralytics"):
+            info, ours = drv.dec([(t, pose[None])], head="ultralytics_pose", nc=1, geometry=g,
+                                 mapping=mapping)
+            if info is None:
+                chk.ok(f"box mapping {mapping} {w}x{h}", False, ours)
+                continue
+            keep = ref.nms(ref.ultralytics_cands(pose, 1, 0.25), 0.7, 30000, 300)
+            want = []
+            for c in keep:
+                if mapping == "letterbox":
+                    to = lambda x, y: ref.map_xy(x, y, g[:8])
+                    kto = to
+                else:
+                    to = lambda x, y: ref.ultralytics_xy(x, y, region, gain, box_pad)
+                    kto = lambda x, y: ref.ultralytics_xy(x, y, region, gain, kp_pad)
+                kps = []
+                for j in range(17):
+                    p = pose[5 + 3 * j:8 + 3 * j, c["anchor"]]
+                    kps += [*kto(p[0], p[1]), p[2]]
+                want.append({"box": [*to(*c["box"][:2]), *to(*c["box"][2:])], "score": c["score"],
+                             "cls": c["cls"], "anchor": c["anchor"], "kp": kps})
+            why = same_dets(ours, want)
+            pads = f"pads {geo['left']},{geo['top']} vs scale_boxes {box_pad}"
+            chk.ok(f"box mapping {mapping}, {w}x{h} crop {crop} ({pads})", why is None, why)
+
+
 def dec_error(drv, chk, label, fragment, outputs, **kw):
     info, msg = drv.dec(outputs, **kw)
     chk.ok(f"error: {label}", info is None and fragment in msg, msg if info is None else "accepted")
@@ -432,9 +507,11 @@ def main():
     formats_matrix(drv, chk)
     photographs(drv, chk)
     types_and_options(drv, chk)
+    fast_rows(drv, chk)
     frame_errors(drv, chk)
     heads(drv, chk)
     aihub(drv, chk)
+    box_mapping(drv, chk)
     decode_errors(drv, chk)
     drv.close()
     print(f"vision oracle: {chk.exact} of {chk.values} input values equal OpenCV's exactly, "

@@ -173,6 +173,23 @@ def map_xy(x, y, geo):
     return f(x), f(y)
 
 
+def scale_boxes_pads(in_h, in_w, h, w):
+    """Ultralytics' ultralytics/utils/ops.py with ratio_pad=None: the gain, scale_boxes' padding
+    (rounded, after - 0.1) and scale_coords' (unrounded), recomputed from the shapes."""
+    gain = min(in_h / h, in_w / w)
+    dx, dy = (in_w - w * gain) / 2, (in_h - h * gain) / 2
+    return gain, (round(dx - 0.1), round(dy - 0.1)), (dx, dy)
+
+
+def ultralytics_xy(x, y, region, gain, pad):
+    """(x - pad) / gain on f32 tensors, clip_boxes / clip_coords to the region, then its offset."""
+    f = np.float32
+    rx, ry, rw, rh = region
+    x = min(max(f(f(f(x) - f(pad[0])) / f(gain)), f(0)), f(rw)) + f(rx)
+    y = min(max(f(f(f(y) - f(pad[1])) / f(gain)), f(0)), f(rh)) + f(ry)
+    return f(x), f(y)
+
+
 def ultralytics_cands(vals, nc, score):
     """vals: f32 [C, A] (channels first). Candidates with xyxy boxes in input pixels."""
     f = np.float32

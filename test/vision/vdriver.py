@@ -13,6 +13,7 @@ LAYOUT = {"auto": 0, "nhwc": 1, "nchw": 2}
 NORM = {"auto": 0, "unit": 1, "raw": 2, "mean_std": 3}
 HEADS = {"auto": 0, "ultralytics": 1, "ultralytics_pose": 2, "aihub": 3}
 HEAD_LAYOUT = {"auto": 0, "channels_first": 1, "anchors_first": 2}
+MAPPING = {"letterbox": 0, "ultralytics": 1}
 
 
 class Tensor:
@@ -85,10 +86,13 @@ class Driver:
         return g, np.frombuffer(data, dtype=tensor.np)
 
     def dec(self, outputs, head="auto", layout="auto", score=0.25, iou=0.7, max_det=300,
-            max_cand=30000, nc=0, nk=0, kd=3, agnostic=0, geometry=None):
-        """outputs: [(Tensor, ndarray)]. geometry: (rx, ry, rw, rh, left, top, sx, sy) or None."""
+            max_cand=30000, nc=0, nk=0, kd=3, agnostic=0, geometry=None, mapping="letterbox"):
+        """outputs: [(Tensor, ndarray)]. geometry: (rx, ry, rw, rh, left, top, sx, sy[, in_w,
+        in_h]) or None."""
         words = ["dec", len(outputs), HEADS[head], HEAD_LAYOUT[layout], repr(float(score)),
-                 repr(float(iou)), max_det, max_cand, nc, nk, kd, agnostic]
+                 repr(float(iou)), max_det, max_cand, nc, nk, kd, agnostic, MAPPING[mapping]]
+        if geometry is not None and len(geometry) == 8:
+            geometry = (*geometry, 0, 0)
         words += ["0"] if geometry is None else ["1", *[repr(v) if isinstance(v, float) else v for v in geometry]]
         self._send(words, [])
         for t, arr in outputs:

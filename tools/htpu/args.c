@@ -30,6 +30,68 @@ static int option_index(const cli_args *args, const char *name) {
   return i;
 }
 
+/* The option at argv[*i] (its value the rest after '=' or the next argument, *i moved past
+ * it) recorded in out. CLI_PARSE_USAGE after printing what was wrong. */
+static cli_parse_result take_option(const cli_command *cmd, int argc, char **argv, int *i,
+                                    cli_args *out) {
+  const char *a = argv[*i];
+  /* A single-letter option "-x" is the option a command declares with the one-letter
+   * name "x" (e.g. bench's -n); nothing else may start with a single dash. */
+  int short_form = a[1] != '-';
+  if (short_form && strlen(a) != 2) {
+    cli_usage_error(cmd, "unknown option '%s'", a);
+    return CLI_PARSE_USAGE;
+  }
+  const char *name = short_form ? a + 1 : a + 2;
+  const char *eq = short_form ? NULL : strchr(name, '=');
+  size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+  int idx = find_option(cmd, name, name_len);
+  if (idx < 0 || (short_form != (strlen(cmd->options[idx].name) == 1))) {
+    cli_usage_error(cmd, "unknown option '%s%.*s'", short_form ? "-" : "--", (int)name_len, name);
+    return CLI_PARSE_USAGE;
+  }
+  const cli_option *opt = &cmd->options[idx];
+  const char *value = "";
+  if (opt->metavar) {
+    if (eq) {
+      value = eq + 1;
+    } else if (*i + 1 < argc) {
+      value = argv[++*i];
+    } else {
+      cli_usage_error(cmd, "option '%s%s' needs a value (%s)", cli_dashes(opt->name), opt->name,
+                      opt->metavar);
+      return CLI_PARSE_USAGE;
+    }
+  } else if (eq) {
+    cli_usage_error(cmd, "option '%s%s' takes no value", cli_dashes(opt->name), opt->name);
+    return CLI_PARSE_USAGE;
+  }
+  for (int k = 0; !opt->repeatable && k < out->num_given; k++) {
+    if (out->given[k].option == idx) {
+      cli_usage_error(cmd, "option '%s%s' given more than once", cli_dashes(opt->name),
+                      opt->name);
+      return CLI_PARSE_USAGE;
+    }
+  }
+  out->given[out->num_given].option = idx;
+  out->given[out->num_given].value = value;
+  out->num_given++;
+  return CLI_PARSE_OK;
+}
+
+/* The positional arguments' count against the command's bounds. */
+static cli_parse_result check_positional(const cli_command *cmd, const cli_args *out) {
+  if (out->num_positional < cmd->min_positional) {
+    cli_usage_error(cmd, "missing %s", cmd->positional_name ? cmd->positional_name : "argument");
+    return CLI_PARSE_USAGE;
+  }
+  if (cmd->max_positional >= 0 && out->num_positional > cmd->max_positional) {
+    cli_usage_error(cmd, "unexpected argument '%s'", out->positional[cmd->max_positional]);
+    return CLI_PARSE_USAGE;
+  }
+  return CLI_PARSE_OK;
+}
+
 cli_parse_result cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *out) {
   memset(out, 0, sizeof(*out));
   out->cmd = cmd;
@@ -42,86 +104,25 @@ cli_parse_result cli_parse(const cli_command *cmd, int argc, char **argv, cli_ar
     fprintf(stderr, "htpu %s: out of memory\n", cmd->name);
     return CLI_PARSE_USAGE;
   }
-
+  cli_parse_result rc = CLI_PARSE_OK;
   int options_done = 0;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc && rc == CLI_PARSE_OK; i++) {
     const char *a = argv[i];
     if (options_done || a[0] != '-' || strcmp(a, "-") == 0) {
       out->positional[out->num_positional++] = a;
-      continue;
-    }
-    if (strcmp(a, "--") == 0) {
+    } else if (strcmp(a, "--") == 0) {
       options_done = 1;
-      continue;
-    }
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       cli_args_free(out);
       cli_print_command_help(cmd, stdout);
       return CLI_PARSE_HELP;
+    } else {
+      rc = take_option(cmd, argc, argv, &i, out);
     }
-    /* A single-letter option "-x" is the option a command declares with the one-letter
-     * name "x" (e.g. bench's -n); nothing else may start with a single dash. */
-    int short_form = a[1] != '-';
-    if (short_form && strlen(a) != 2) {
-      cli_args_free(out);
-      cli_usage_error(cmd, "unknown option '%s'", a);
-      return CLI_PARSE_USAGE;
-    }
-    const char *name = short_form ? a + 1 : a + 2;
-    const char *eq = short_form ? NULL : strchr(name, '=');
-    size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
-    int idx = find_option(cmd, name, name_len);
-    if (idx < 0 || (short_form != (strlen(cmd->options[idx].name) == 1))) {
-      cli_args_free(out);
-      cli_usage_error(cmd, "unknown option '%s%.*s'", short_form ? "-" : "--", (int)name_len,
-                      name);
-      return CLI_PARSE_USAGE;
-    }
-    const cli_option *opt = &cmd->options[idx];
-    const char *value = "";
-    if (opt->metavar) {
-      if (eq) {
-        value = eq + 1;
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        cli_args_free(out);
-        cli_usage_error(cmd, "option '%s%s' needs a value (%s)", cli_dashes(opt->name), opt->name,
-                        opt->metavar);
-        return CLI_PARSE_USAGE;
-      }
-    } else if (eq) {
-      cli_args_free(out);
-      cli_usage_error(cmd, "option '%s%s' takes no value", cli_dashes(opt->name), opt->name);
-      return CLI_PARSE_USAGE;
-    }
-    if (!opt->repeatable) {
-      for (int k = 0; k < out->num_given; k++) {
-        if (out->given[k].option == idx) {
-          cli_args_free(out);
-          cli_usage_error(cmd, "option '%s%s' given more than once", cli_dashes(opt->name),
-                          opt->name);
-          return CLI_PARSE_USAGE;
-        }
-      }
-    }
-    out->given[out->num_given].option = idx;
-    out->given[out->num_given].value = value;
-    out->num_given++;
   }
-
-  if (out->num_positional < cmd->min_positional) {
-    cli_args_free(out);
-    cli_usage_error(cmd, "missing %s", cmd->positional_name ? cmd->positional_name : "argument");
-    return CLI_PARSE_USAGE;
-  }
-  if (cmd->max_positional >= 0 && out->num_positional > cmd->max_positional) {
-    const char *extra = out->positional[cmd->max_positional];
-    cli_args_free(out);
-    cli_usage_error(cmd, "unexpected argument '%s'", extra);
-    return CLI_PARSE_USAGE;
-  }
-  return CLI_PARSE_OK;
+  if (rc == CLI_PARSE_OK) rc = check_positional(cmd, out);
+  if (rc != CLI_PARSE_OK) cli_args_free(out);
+  return rc;
 }
 
 void cli_args_free(cli_args *args) {

@@ -12,6 +12,7 @@ const cli_command *const cli_commands[] = {
     &cmd_doctor,
     &cmd_run,
     &cmd_detect,
+    &cmd_load,
     &cmd_bench,
     &cmd_profile,
     NULL,

@@ -9,6 +9,7 @@ extern const cli_command cmd_import;
 extern const cli_command cmd_doctor;
 extern const cli_command cmd_run;
 extern const cli_command cmd_detect;
+extern const cli_command cmd_load;
 extern const cli_command cmd_bench;
 extern const cli_command cmd_profile;
 

@@ -97,6 +97,31 @@ static int alloc_io(const cli_args *a, cli_detect *d) {
   return CLI_EXIT_OK;
 }
 
+/* The execute; the outputs' infos as it produced them into outs (an output with a dynamic
+ * dimension holds only that many elements: the rest of its buffer is not an answer). */
+static int execute(const cli_args *a, cli_detect *d, htpu_tensor_info *outs) {
+  const htpu_graph_info *gi = d->s.info;
+  int dynamic = 0;
+  for (uint32_t i = 0; i < gi->num_outputs; i++) dynamic |= gi->outputs[i].dynamic_dims != 0;
+  htpu_exec_options xo;
+  memset(&xo, 0, sizeof xo);
+  xo.output_dims = dynamic ? calloc((size_t)gi->num_outputs * HTPU_MAX_RANK, sizeof(uint32_t))
+                           : NULL;
+  if (dynamic && !xo.output_dims) return cli_fail(a->cmd, "out of memory");
+  int e = htpu_graph_execute_ex(d->s.graph, d->io, 1, d->io + 1, gi->num_outputs, &xo, &d->st);
+  for (uint32_t i = 0; !e && i < gi->num_outputs; i++) {
+    outs[i] = gi->outputs[i];
+    if (!dynamic) continue;
+    size_t n = 1;
+    for (uint32_t k = 0; k < outs[i].rank && k < HTPU_MAX_RANK; k++)
+      n *= outs[i].dims[k] = xo.output_dims[(size_t)i * HTPU_MAX_RANK + k];
+    outs[i].num_elements = n;
+    outs[i].byte_size = n * htpu_dtype_size(outs[i].dtype);
+  }
+  free(xo.output_dims);
+  return e ? cli_fail_htpu(a->cmd, e, "executing the graph") : CLI_EXIT_OK;
+}
+
 static int run_pipeline(const cli_args *a, cli_detect *d, const htpu_preprocess_options *po,
                         const htpu_decode_options *dopt) {
   const htpu_graph_info *gi = d->s.info;
@@ -104,25 +129,37 @@ static int run_pipeline(const cli_args *a, cli_detect *d, const htpu_preprocess_
   int e = htpu_preprocess(&d->frame.frame, &gi->inputs[0], po, d->io[0].data, d->io[0].size,
                           &d->geometry);
   d->preprocess_ns = now_ns() - t0;
-  if (e) return cli_fail_htpu(a->cmd, e, "preprocessing the frame");
-  e = htpu_graph_execute(d->s.graph, d->io, 1, d->io + 1, gi->num_outputs, &d->st);
-  if (e) return cli_fail_htpu(a->cmd, e, "executing the graph");
+  if (e) {
+    char what[512];
+    snprintf(what, sizeof what, "--%s %s into input '%s'", cli_count(a, "image") ? "image" : "frame",
+             d->frame.path, gi->inputs[0].name);
+    return cli_fail_htpu(a->cmd, e, what);
+  }
+  htpu_tensor_info *outs = calloc(gi->num_outputs ? gi->num_outputs : 1, sizeof *outs);
+  if (!outs) return cli_fail(a->cmd, "out of memory");
+  if ((e = execute(a, d, outs))) {
+    free(outs);
+    return e;
+  }
   const void **data = calloc(gi->num_outputs ? gi->num_outputs : 1, sizeof *data);
   d->dets = calloc(dopt->max_detections, sizeof *d->dets);
   d->kp_len = (size_t)dopt->max_detections * (d->io[1].size / htpu_dtype_size(d->io[1].dtype));
   if (d->kp_len > (size_t)dopt->max_detections * 1024) d->kp_len = (size_t)dopt->max_detections * 1024;
   d->kp = calloc(d->kp_len ? d->kp_len : 1, sizeof *d->kp);
   if (!data || !d->dets || !d->kp) {
-    free(data);
+    free(data), free(outs);
     return cli_fail(a->cmd, "out of memory");
   }
   for (uint32_t i = 0; i < gi->num_outputs; i++) data[i] = d->io[1 + i].data;
   t0 = now_ns();
-  e = htpu_decode(gi->outputs, data, gi->num_outputs, dopt, &d->geometry, d->dets,
+  e = htpu_decode(outs, data, gi->num_outputs, dopt, &d->geometry, d->dets,
                   dopt->max_detections, d->kp, d->kp_len, &d->info);
   d->decode_ns = now_ns() - t0;
-  free(data);
-  return e ? cli_fail_htpu(a->cmd, e, "decoding the outputs") : CLI_EXIT_OK;
+  free(data), free(outs);
+  if (!e) return CLI_EXIT_OK;
+  char what[512];
+  snprintf(what, sizeof what, "decoding the outputs of graph '%s'", gi->name);
+  return cli_fail_htpu(a->cmd, e, what);
 }
 
 static void detect_free(cli_detect *d) {
@@ -192,7 +229,8 @@ const cli_command cmd_detect = {
     .name = "detect",
     .synopsis = "MODEL (--image F.ppm | --frame F --size WxH --format FMT [--stride N]) "
                 "[--resize letterbox|stretch|crop] [--score T] [--iou T] [--max N] "
-                "[--labels FILE] [--draw OUT.png] [--json] [--backend PATH|reference] ...",
+                "[--labels FILE] [--draw OUT.png] [--json] [--backend PATH|reference] "
+                "[--system-lib PATH|reference | --qnn DIR] ...",
     .summary = "run a detector on a camera frame and list (or draw) what it found",
     .description =
         "Letterboxes the frame into the model's input (as Ultralytics: aspect kept, padded\n"

@@ -50,6 +50,10 @@ static void draw_one(cli_image *im, const cli_detect *d, uint32_t i, int scale) 
     snprintf(text, sizeof text, "%u %.2f", x->class_id, x->score);
   int tx = (int)x->box[0], ty = (int)x->box[1] - 9 * scale;
   if (ty < scale) ty = (int)x->box[1] + 2 * scale; /* no room above: inside the box */
+  /* a box at the frame's right edge keeps its whole label: moved left, not cut off */
+  int over = tx + 2 * scale + cli_text_width(text, scale) - (int)im->width;
+  if (over > 0) tx -= over;
+  if (tx < 0) tx = 0;
   cli_draw_text(im, tx + scale, ty, text, white, c, scale);
   uint32_t K = d->info.num_keypoints, kd = d->info.keypoint_dims;
   for (uint32_t k = 0; k < K; k++) {

@@ -87,40 +87,89 @@ static int parse_ppm(const cli_command *cmd, const char *path, cli_frame *f, siz
 
 /* ---- raw frames ------------------------------------------------------------------------------ */
 
+/* One side of --size: decimal digits up to `stop`, 1..HTPU_VISION_MAX_SIDE (no sscanf: %u
+ * wraps silently past 2^32). The character after it, or -1. */
+static long size_side(const char **s, char stop) {
+  unsigned long v = 0;
+  const char *p = *s;
+  if (!isdigit((unsigned char)*p)) return -1;
+  while (isdigit((unsigned char)*p)) {
+    v = v * 10 + (unsigned long)(*p++ - '0');
+    if (v > HTPU_VISION_MAX_SIDE) v = HTPU_VISION_MAX_SIDE + 1ul; /* too large: stays so */
+  }
+  if (*p != stop || !v || v > HTPU_VISION_MAX_SIDE) return -1;
+  *s = stop ? p + 1 : p;
+  return (long)v;
+}
+
 static int raw_options(const cli_args *a, htpu_frame *fr) {
   const char *size = cli_get(a, "size"), *fmt = cli_get(a, "format");
-  unsigned w, h;
-  char end;
   if (!size || !fmt)
     return cli_usage_error(a->cmd, "--frame needs --size WxH and --format FMT (rgb24, bgr24, "
                                    "rgba, bgra, gray8, yuyv, nv12)");
-  if (sscanf(size, "%ux%u%c", &w, &h, &end) != 2 || !w || !h || w > 65535 || h > 65535)
-    return cli_usage_error(a->cmd, "--size %s: expected WIDTHxHEIGHT, e.g. 1920x1080", size);
+  const char *at = size;
+  long w = size_side(&at, 'x'), h = w < 0 ? -1 : size_side(&at, '\0');
+  if (w < 0 || h < 0)
+    return cli_usage_error(a->cmd, "--size %s: expected WIDTHxHEIGHT, each 1 to %u (e.g. "
+                                   "1920x1080)",
+                           size, HTPU_VISION_MAX_SIDE);
   if (htpu_pixel_format_from_name(fmt, &fr->format))
     return cli_usage_error(a->cmd, "--format %s: %s", fmt, htpu_last_error());
   uint32_t stride, uv;
   int rc = cli_get_u32(a, "stride", 0, 0, UINT32_MAX, &stride);
   if (!rc) rc = cli_get_u32(a, "uv-offset", 0, 0, UINT32_MAX, &uv);
   if (rc) return rc;
-  fr->width = w, fr->height = h, fr->stride = stride, fr->uv_offset = uv;
+  fr->width = (uint32_t)w, fr->height = (uint32_t)h, fr->stride = stride, fr->uv_offset = uv;
   return CLI_EXIT_OK;
 }
 
+/* One number of --crop: decimal digits up to `stop`, at most 2^32 - 1 (sscanf's %u takes "-1"
+ * as 4294967295 and wraps past 2^32 silently). The character after it, or -1. */
+static long long crop_number(const char **s, char stop) {
+  unsigned long long v = 0;
+  const char *p = *s;
+  if (!isdigit((unsigned char)*p)) return -1;
+  while (isdigit((unsigned char)*p)) {
+    v = v * 10 + (unsigned long long)(*p++ - '0');
+    if (v > UINT32_MAX) return -1;
+  }
+  if (*p != stop) return -1;
+  *s = stop ? p + 1 : p;
+  return (long long)v;
+}
+
 static int crop_option(const cli_args *a, htpu_frame *fr) {
-  const char *c = cli_get(a, "crop");
-  unsigned x, y, w, h;
-  char end;
+  const char *c = cli_get(a, "crop"), *at = c;
+  long long v[4] = {-1, -1, -1, -1};
   if (!c) return CLI_EXIT_OK;
-  if (sscanf(c, "%u,%u,%u,%u%c", &x, &y, &w, &h, &end) != 4 || !w || !h)
-    return cli_usage_error(a->cmd, "--crop %s: expected X,Y,WIDTH,HEIGHT in pixels", c);
-  fr->crop = (htpu_rect){x, y, w, h};
+  for (int i = 0; i < 4; i++)
+    if ((v[i] = crop_number(&at, i < 3 ? ',' : '\0')) < 0) break;
+  if (v[3] < 0 || !v[2] || !v[3])
+    return cli_usage_error(a->cmd, "--crop %s: expected X,Y,WIDTH,HEIGHT in pixels (each 0 to "
+                                   "4294967295, WIDTH and HEIGHT at least 1; e.g. 0,0,640,480)",
+                           c);
+  fr->crop = (htpu_rect){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]};
+  return CLI_EXIT_OK;
+}
+
+/* --size, --format, --stride and --uv-offset describe raw bytes: with --image alone (a PPM
+ * has its own size and format) they would be ignored without a word. */
+static int image_only_options(const cli_args *a) {
+  static const char *const raw[] = {"size", "format", "stride", "uv-offset"};
+  if (cli_count(a, "frame")) return CLI_EXIT_OK;
+  for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++)
+    if (cli_get(a, raw[i]))
+      return cli_usage_error(a->cmd, "--%s describes a raw --frame; an --image (PPM or PGM) has "
+                                     "its own size and format: drop --%s, or give the file as "
+                                     "--frame",
+                             raw[i], raw[i]);
   return CLI_EXIT_OK;
 }
 
 int cli_frame_read(const cli_args *a, const char *path, int image, cli_frame *out) {
   memset(out, 0, sizeof *out);
   out->path = path;
-  int rc = image ? CLI_EXIT_OK : raw_options(a, &out->frame);
+  int rc = image ? image_only_options(a) : raw_options(a, &out->frame);
   if (!rc) rc = crop_option(a, &out->frame);
   size_t len = 0;
   if (!rc) rc = read_file(a->cmd, path, &out->bytes, &len);

@@ -38,8 +38,19 @@ static void describe_user(const htpu_npu_user *u) {
   if (u->libraries[0])
     fprintf(stderr, "; maps %s", u->libraries);
   else
-    fprintf(stderr, "; no QNN library seen in its maps");
+    fprintf(stderr, "; no QNN library seen in its maps (a FastRPC client all the same)");
   fputc('\n', stderr);
+}
+
+/* What the scan could not see: a user may hide there, and the guard cannot say there is none. */
+static void describe_blind_spots(const cli_command *cmd, const htpu_npu_users *u) {
+  if (u->note[0])
+    fprintf(stderr, "htpu %s: could not look for other NPU users: %s\n", cmd->name, u->note);
+  else if (u->unexamined)
+    fprintf(stderr,
+            "htpu %s: %u process%s could not be examined (another user's, without privileges): "
+            "another NPU user among them would not be seen; run as root to see them\n",
+            cmd->name, (unsigned)u->unexamined, u->unexamined == 1 ? "" : "es");
 }
 
 int cli_guard_npu(const cli_command *cmd, const char *root, int force) {
@@ -50,6 +61,8 @@ int cli_guard_npu(const cli_command *cmd, const char *root, int force) {
     fprintf(stderr, "htpu %s: looking for other NPU users: %s\n", cmd->name, htpu_last_error());
     return CLI_EXIT_FAIL;
   }
+  /* FastRPC's daemons (cdsprpcd ...) hold the device for good and are not users: not listed */
+  describe_blind_spots(cmd, u);
   if (u->count == 0) {
     htpu_npu_users_free(u);
     return CLI_EXIT_OK;

@@ -10,6 +10,7 @@
 #include "frame_input.h"
 #include "inputs.h"
 #include "json.h"
+#include "load_report.h"
 #include "memory.h"
 #include "outputs.h"
 #include "session.h"
@@ -37,6 +38,7 @@ typedef struct run_state {
   int shared;        /* --shared-buffers */
   cli_shared_io sio; /* with --shared-buffers */
   uint64_t registrations;
+  htpu_context_load_info load; /* the load: shown with --stats, always in the JSON */
   cli_load_memory mem; /* the load's memory: shown with --stats, always in the JSON */
 } run_state;
 
@@ -178,7 +180,8 @@ static void print_first_values(const run_output *o) {
   printf("%s]\n", s->count > s->num_first ? ", ..." : "");
 }
 
-static int print_human(const run_state *r) {
+/* The model, graph, backend, timing and (with --shared-buffers) shared I/O rows. */
+static int print_head(const run_state *r) {
   const cli_session *s = &r->s;
   char exec[32], total[32], quant[32], dequant[32], timing[256], shared[1200];
   cli_format_ns((double)r->st.execute_ns, exec, sizeof(exec));
@@ -206,7 +209,11 @@ static int print_human(const run_state *r) {
   for (size_t i = 0; i < nrows; i++) cli_table_add(&head, rows[i]);
   int rc = cli_table_print(&head, stdout, 0);
   cli_table_free(&head);
+  return rc;
+}
 
+/* One row per input: its file, how it was read, and whether it was converted. */
+static int print_inputs(const run_state *r) {
   printf("\ninputs:\n");
   cli_table ti;
   cli_table_init(&ti, 4);
@@ -222,9 +229,13 @@ static int print_human(const run_state *r) {
     const char *row[] = {x->tensor->name, x->path, cli_input_source_name(x->source), data};
     cli_table_add(&ti, row);
   }
-  if (cli_table_print(&ti, stdout, 2) != 0) rc = -1;
+  int rc = cli_table_print(&ti, stdout, 2);
   cli_table_free(&ti);
+  return rc;
+}
 
+/* One row per output (type, shape, summary, file), then each one's first values. */
+static int print_outputs(const run_state *r) {
   printf("\noutputs:\n");
   cli_table to;
   cli_table_init(&to, 8);
@@ -250,13 +261,20 @@ static int print_human(const run_state *r) {
                          o->path ? o->path : "(not written)"};
     cli_table_add(&to, row);
   }
-  if (cli_table_print(&to, stdout, 2) != 0) rc = -1;
+  int rc = cli_table_print(&to, stdout, 2);
   cli_table_free(&to);
   for (uint32_t i = 0; i < r->num_out; i++) {
     print_first_values(&r->out[i]);
     if (r->out[i].summary.nan_count)
       printf("    (%zu NaN values, left out of min/max/mean)\n", r->out[i].summary.nan_count);
   }
+  return rc;
+}
+
+static int print_human(const run_state *r) {
+  int rc = print_head(r);
+  if (print_inputs(r) != 0) rc = -1;
+  if (print_outputs(r) != 0) rc = -1;
   return rc;
 }
 
@@ -329,12 +347,23 @@ static int print_json(const run_state *r) {
   cli_json_uint(&j, "registrations", r->registrations);
   cli_json_object_end(&j);
   cli_json_string(&j, "fastrpc_lib", s->fastrpc_lib);
+  cli_load_info_json(&j, "load", &r->load);
   cli_load_memory_json(&j, &r->mem);
   cli_json_object_end(&j);
   return cli_json_finish(&j);
 }
 
 /* ---- command ---- */
+
+/* --stats: what the model costs in memory, then how the load held and made it. */
+static int print_stats(const run_state *r) {
+  int w = cli_load_memory_print(&r->mem);
+  if (w == 0) {
+    printf("\nload:\n");
+    cli_load_info_print(&r->load, "  ");
+  }
+  return w;
+}
 
 static int run_run(const cli_args *a) {
   run_state r;
@@ -356,6 +385,7 @@ static int run_run(const cli_args *a) {
   if (rc == CLI_EXIT_OK) rc = cli_session_open(a, &r.s);
   if (rc == CLI_EXIT_OK) cli_inputs_retarget(&r.in, r.s.info);
   if (rc == CLI_EXIT_OK) rc = alloc_outputs(&r, cli_has(a, "native-output"));
+  if (rc == CLI_EXIT_OK) htpu_context_get_load_info(r.s.ctx, &r.load);
   if (rc == CLI_EXIT_OK) {
     r.mem.estimate = r.s.meta->load_estimate_bytes;
     r.mem.rss_before = r.s.rss_before_load;
@@ -371,7 +401,7 @@ static int run_run(const cli_args *a) {
                     &o->summary);
     }
     int w = cli_has(a, "json") ? print_json(&r) : print_human(&r);
-    if (w == 0 && !cli_has(a, "json") && cli_has(a, "stats")) w = cli_load_memory_print(&r.mem);
+    if (w == 0 && !cli_has(a, "json") && cli_has(a, "stats")) w = print_stats(&r);
     if (w != 0) rc = cli_fail(a->cmd, "could not write the report");
   }
   free_outputs(&r);
@@ -408,8 +438,10 @@ static const cli_option run_options[] = {
      0},
     {"zero-copy", NULL, "same as --shared-buffers", 0},
     {"stats", NULL,
-     "also print what the load cost in memory: the estimate from the binary, the resident set "
-     "before and after the load, and what the context reports (docs/board.md, \"Memory\")",
+     "also print what the load cost: in memory (the estimate from the binary, the resident "
+     "set before and after the load, what the context reports), and how it was made (the "
+     "binary mapped or copied, the graphs deserialized, the spill-fill buffer, the load time; "
+     "docs/board.md, \"What a model costs\")",
      0},
     CLI_SESSION_OPTIONS,
     {"json", NULL, "print the report as JSON (schema htpu.run/1, see docs/htpu.md)", 0},

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "guard.h"
 #include "memory.h"
@@ -106,6 +107,10 @@ static int select_graph(const cli_args *a, cli_session *s) {
     if (!want || (m->graphs[g].name && strcmp(m->graphs[g].name, want) == 0)) {
       s->graph_name = want;
       s->meta_info = &m->graphs[g];
+      if (want) { /* only the graph asked for is loaded (ENABLE_GRAPHS where announced) */
+        s->load.graphs = &s->graph_name;
+        s->load.num_graphs = 1;
+      }
       return CLI_EXIT_OK;
     }
   }
@@ -145,14 +150,20 @@ static int parse_board_options(const cli_args *a, cli_session *s) {
   ro->npu_lock_wait_arg = (void *)a->cmd;
   s->root = cli_get(a, "root");
   if (!s->root) {
-    /* a whole script's board, e.g. the tests' fake one: never the machine's own */
+    /* a whole script's board, e.g. the tests' fake one. Said every time: left over in a
+     * shell on the board, it would point the guard at a stand-in and let it pass unseen. */
     const char *env = getenv("HTPU_BOARD_ROOT");
     s->root = env && env[0] ? env : NULL;
+    if (s->root)
+      fprintf(stderr, "htpu %s: HTPU_BOARD_ROOT=%s: the other-NPU-users check and the board's "
+                      "figures read /proc, /dev and /sys under it, not this machine's (unset it "
+                      "to watch the real board)\n",
+              a->cmd->name, s->root);
   }
   return cli_check_root(a->cmd, s->root);
 }
 
-int cli_session_inspect(const cli_args *a, cli_session *s) {
+int cli_session_options(const cli_args *a, cli_session *s) {
   memset(s, 0, sizeof(*s));
   s->model = a->positional[0];
   if (cli_resolve_libs(cli_get(a, "backend"), cli_get(a, "system-lib"), &s->libs) != 0)
@@ -185,10 +196,15 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   s->backend_lib = ro->backend_lib;
   s->system_lib = ro->system_lib;
   s->fastrpc_lib = ro->fastrpc_lib ? ro->fastrpc_lib : CLI_DEFAULT_FASTRPC_LIB;
+  return CLI_EXIT_OK;
+}
 
+int cli_session_inspect(const cli_args *a, cli_session *s) {
+  int rc = cli_session_options(a, s);
+  if (rc != CLI_EXIT_OK) return rc;
   /* the system library reads the metadata without a backend: on the board a typo in --graph
    * or --input then costs no DSP session and no model load */
-  rc = htpu_inspect_file_all(ro->system_lib, s->model, &s->meta);
+  rc = htpu_inspect_file_all(s->options.system_lib, s->model, &s->meta);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
     cli_session_close(s);
@@ -199,6 +215,26 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   if (ex == CLI_EXIT_OK) ex = select_graph(a, s);
   if (ex != CLI_EXIT_OK) cli_session_close(s);
   return ex;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --timeout bounds the runtime's open and the model's load together (each may wait for the
+ * NPU lock): the load gets what the open left. Its executes keep the whole --timeout each. */
+static int spend_on_open(const cli_args *a, cli_session *s, uint64_t spent) {
+  uint64_t budget = s->load.timeout_ns;
+  if (!budget) return CLI_EXIT_OK;
+  if (spent >= budget)
+    return cli_fail(a->cmd, "HTPU_ETIMEDOUT: opening the runtime took %" PRIu64 " ms of "
+                    "--timeout %" PRIu64 " ms, which bounds the open and the model's load "
+                    "together: no time left to load %s", spent / 1000000u, budget / 1000000u,
+                    s->model);
+  s->load.timeout_ns = budget - spent;
+  return CLI_EXIT_OK;
 }
 
 int cli_session_open(const cli_args *a, cli_session *s) {
@@ -212,11 +248,17 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return guard;
   }
+  uint64_t opened_at = now_ns();
   int rc = htpu_runtime_open(&s->options, &s->rt);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "opening the runtime");
     cli_session_close(s);
     return failed_rc;
+  }
+  int ex = spend_on_open(a, s, now_ns() - opened_at);
+  if (ex != CLI_EXIT_OK) {
+    cli_session_close(s);
+    return ex;
   }
   /* the message first: closing is an htpu call and resets htpu_last_error() */
   s->rss_before_load = cli_rss_bytes();

@@ -29,7 +29,7 @@ typedef struct cli_session {
   const char *graph_name;      /* --graph, NULL for the model's only graph */
   const char *root;            /* --root, NULL for this machine */
   htpu_runtime_options options;
-  htpu_load_options load; /* --timeout, --priority */
+  htpu_load_options load; /* --timeout, --priority; --graph: only that graph loaded */
   uint64_t rss_before_load, rss_after_load; /* resident set around the model's load */
   htpu_qnn_set *qnn;      /* --qnn's set (owned), NULL without */
   cli_libs libs; /* --backend and --system-lib, resolved */
@@ -58,8 +58,9 @@ typedef struct cli_session {
       {"startup-retries", "N",                                                                   \
        "retry a transient failure to open the NPU session up to N times (default 3)", 0},        \
       {"timeout", "MS",                                                                          \
-       "bound the model load and every execute to MS milliseconds (1 to 86400000; default: "     \
-       "the library's 60 s for executes, none for the load)",                                   \
+       "bound the runtime's open and the model's load together (waits for the NPU lock "       \
+       "included), and every execute, to MS milliseconds (1 to 86400000; default: the "          \
+       "library's 60 s for executes and for each lock wait, none for the load)",                 \
        0},                                                                                       \
       {"priority", "P",                                                                          \
        "the model's priority: low, normal, normal_high or high (passed to QNN where the backend "\
@@ -71,13 +72,13 @@ typedef struct cli_session {
        0},                                                                                       \
       {"npu-lock", "PATH",                                                                       \
        "the NPU lock shared with other programs creating QNN sessions (an absolute path; "       \
-       "default $HTPU_NPU_LOCK, else " HTPU_DEFAULT_NPU_LOCK "; 'none' = no lock); a wait for "   \
-       "it is bounded by --timeout, else 60 s",                                                   \
+       "default $HTPU_NPU_LOCK, else " HTPU_DEFAULT_NPU_LOCK "; 'none' = no lock); waits for "   \
+       "it are bounded by --timeout, else 60 s each",                                             \
        0},                                                                                       \
       {"root", "DIR",                                                                            \
        "read the board's /proc, /dev and /sys under DIR instead of / (a copy of a board's tree, " \
-       "or a test's fake one; default $HTPU_BOARD_ROOT when set): the other-NPU-users check and " \
-       "bench's board record",                                                                   \
+       "or a test's fake one; default $HTPU_BOARD_ROOT when set, which is then said on "        \
+       "stderr): the other-NPU-users check and bench's board record",                            \
        0},                                                                                       \
       CLI_QNN_OPTION
 
@@ -94,6 +95,9 @@ int cli_session_open(const cli_args *a, cli_session *s);
  * (s->meta_info). Commands check their arguments against it (--input names and files) before
  * cli_session_open creates the backend and loads the model. Same return and failure contract. */
 int cli_session_inspect(const cli_args *a, cli_session *s);
+/* The first part of cli_session_inspect: the options and libraries, no model read (for
+ * commands of several models, which use s->options and s->load). */
+int cli_session_options(const cli_args *a, cli_session *s);
 void cli_session_close(cli_session *s);
 
 /* Prints "htpu CMD: HTPU_E...: <htpu_last_error()>" for a failed library call and returns

@@ -4,18 +4,64 @@ defmodule HexagonTpu.Monitor.Board do
   # the NPU's load since the previous tick), the warnings it gives, and their log lines and
   # [:hexagon_tpu, :board, :throttling] events.
   #
-  # The NSP is hot at or above the hot threshold (the monitor's :hot_c, else the NSP zones' own
-  # hot trip point). A model throttles when, with the NSP hot, its mean execute time over the
-  # tick is above its baseline by :slowdown or more. The baseline is its mean over the ticks in
-  # which the NSP was not hot; a model that never ran on a cool board is compared with its first
-  # measured tick instead (a board that starts hot, like an NVR whose encoder keeps the NSP near
-  # 95 C, still shows a slowdown that grows). Execute times come from HexagonTpu.Ledger, per
+  # The NSP turns hot at or above the hot threshold (the monitor's :hot_c, else the NSP zones'
+  # own hot trip point) and stays hot until it falls below it by more than :hot_hysteresis_c: a
+  # zone hovering at the trip (90.1, 89.9, 90.1 C) is one hot spell, not a warning every other
+  # tick. A model throttles when, with the NSP hot, its mean execute time over the tick is above
+  # its baseline by :slowdown or more. The baseline is its mean over the ticks in which the NSP
+  # was not hot; a model that never ran on a cool board is compared with its first measured tick
+  # instead (a board that starts hot, like an NVR whose encoder keeps the NSP near 95 C, still
+  # shows a slowdown that grows). Execute times come from HexagonTpu.Ledger, per
   # graph name, counted while some monitor asks for them.
 
   alias HexagonTpu.{Ledger, Stats}
 
+  @doc """
+  `:ok` when the board's root (the monitor's `:board_root`, else the application's, else `/`)
+  is a directory, else the option's error: a monitor that could never read the board is refused
+  at its start, not found out at its first tick. A root that goes away later is said by the
+  ticks (`board_error`, a warning logged once).
+  """
+  def check_root(%{board: false}), do: :ok
+
+  def check_root(config) do
+    {root, option} =
+      if config.board_root,
+        do: {config.board_root, ":board_root"},
+        else: {Application.get_env(:hexagon_tpu, :board_root), "the application's :board_root"}
+
+    case root_type(root) do
+      :directory -> :ok
+      cause -> {:error, HexagonTpu.Error.new(:invalid_option, root_message(option, root, cause))}
+    end
+  end
+
+  defp root_type(nil), do: :directory
+
+  defp root_type(root) when is_binary(root) and root != "" do
+    if String.contains?(root, <<0>>) do
+      "contains a NUL byte"
+    else
+      case File.stat(root) do
+        {:ok, %{type: :directory}} -> :directory
+        {:ok, %{type: :regular}} -> "is a regular file"
+        {:ok, %{type: :device}} -> "is a device"
+        {:ok, %{type: _other}} -> "is neither a file nor a directory (a FIFO, a socket)"
+        {:error, :enoent} -> "does not exist"
+        {:error, reason} -> "cannot be examined: #{:file.format_error(reason)}"
+      end
+    end
+  end
+
+  defp root_type(_root), do: "is not a non-empty string"
+
+  defp root_message(option, root, cause) do
+    "HexagonTpu.Monitor: expected #{option} to be a directory (the board's files are read " <>
+      "under it), got #{inspect(root)}, which #{cause}"
+  end
+
   @doc "The state a monitor keeps between ticks."
-  def new, do: %{previous: nil, totals: %{}, cool: %{}, first: %{}, error: nil}
+  def new, do: %{previous: nil, totals: %{}, cool: %{}, first: %{}, error: nil, hot: false}
 
   @doc "{board reading or nil, warnings, state}."
   def tick(state, config) do
@@ -24,11 +70,8 @@ defmodule HexagonTpu.Monitor.Board do
         totals = Ledger.execute_totals()
         means = means(totals, state.totals)
         threshold = config.hot_c || board.nsp.hot_c
-
-        hot? =
-          is_number(board.nsp.temp_c) and is_number(threshold) and board.nsp.temp_c >= threshold
-
-        state = %{state | previous: board, totals: totals, error: nil}
+        hot? = hot?(board.nsp.temp_c, threshold, state.hot, config.hot_hysteresis_c)
+        state = %{state | previous: board, totals: totals, error: nil, hot: hot?}
         state = %{state | first: Map.merge(means, state.first)}
         state = if hot?, do: state, else: %{state | cool: add_cool(state.cool, means)}
         warnings = if hot?, do: hot_warnings(board, threshold, means, state, config), else: []
@@ -38,6 +81,13 @@ defmodule HexagonTpu.Monitor.Board do
         {nil, [], %{state | error: message}}
     end
   end
+
+  defp hot?(temp, threshold, _was_hot, _hysteresis)
+       when not is_number(temp) or not is_number(threshold),
+       do: false
+
+  defp hot?(temp, threshold, true, hysteresis), do: temp >= threshold - hysteresis
+  defp hot?(temp, threshold, false, _hysteresis), do: temp >= threshold
 
   defp read(previous, config) do
     {:ok, Stats.board(root: config.board_root, since: previous)}
@@ -67,6 +117,7 @@ defmodule HexagonTpu.Monitor.Board do
       zone: board.nsp.zone,
       temp_c: board.nsp.temp_c,
       hot_c: threshold,
+      clears_below_c: threshold - config.hot_hysteresis_c,
       npu_busy: board.npu_busy,
       executes_per_s: board.executes_per_s
     }
@@ -112,7 +163,7 @@ defmodule HexagonTpu.Monitor.Board do
   def event(%{kind: :nsp_hot} = w, board, monitor) do
     HexagonTpu.Telemetry.board_throttling(
       Map.reject(
-        Map.take(w, [:temp_c, :hot_c, :npu_busy, :executes_per_s]),
+        Map.take(w, [:temp_c, :hot_c, :clears_below_c, :npu_busy, :executes_per_s]),
         &is_nil(elem(&1, 1))
       ),
       %{reason: :nsp_hot, zone: w.zone, graph: nil, monitor: monitor, board: board}
@@ -141,7 +192,8 @@ defmodule HexagonTpu.Monitor.Board do
 
     "HexagonTpu.Monitor: the NSP (#{w.zone}) is at #{deg(w.temp_c)} °C, at or above its hot " <>
       "trip point #{deg(w.hot_c)} °C: the NPU throttles itself there, which Linux's cooling " <>
-      "devices do not show (a field measurement lost 22% of throughput at 94-96 °C)#{load}"
+      "devices do not show (a field measurement lost 22% of throughput at 94-96 °C)#{load}; " <>
+      "it counts as hot until it falls below #{deg(w.clears_below_c)} °C"
   end
 
   def message(%{kind: :throttling} = w) do

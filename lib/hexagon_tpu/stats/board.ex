@@ -33,7 +33,8 @@ defmodule HexagonTpu.Stats.Board do
       note: z.note,
       hot_c: celsius(z.hot_mc),
       critical_c: celsius(z.critical_mc),
-      trips: for(t <- z.trips, do: %{type: t.type, temp_c: celsius(t.temp_mc), state: t.state})
+      trips: for(t <- z.trips, do: %{type: t.type, temp_c: celsius(t.temp_mc), state: t.state}),
+      trips_skipped: z.trips_skipped
     }
   end
 
@@ -61,7 +62,15 @@ defmodule HexagonTpu.Stats.Board do
       raw.policies_skipped > 0 &&
         "#{raw.policies_skipped} cpufreq policies past the first 32 not read"
     ]
+    |> Enum.concat(trip_notes(raw.zones))
     |> Enum.filter(&is_binary/1)
+  end
+
+  defp trip_notes(zones) do
+    for %{trips_skipped: n} = z <- zones, n > 0 do
+      "#{z.zone} (#{z.type}): #{n} trip points past the first 12 not listed " <>
+        "(its hot_c and critical_c count them)"
+    end
   end
 
   defp celsius(nil), do: nil

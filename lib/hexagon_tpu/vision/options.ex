@@ -4,6 +4,7 @@ defmodule HexagonTpu.Vision.Options do
   @moduledoc false
 
   alias HexagonTpu.{Error, Graph, Options, Runtime}
+  alias HexagonTpu.Graph.CallOptions
 
   @max_u32 4_294_967_295
 
@@ -35,6 +36,8 @@ defmodule HexagonTpu.Vision.Options do
     keypoints: {&__MODULE__.count_or_nil?/1, "nil or a positive integer", nil},
     keypoint_dims: {{:one_of, [2, 3]}, "2 or 3", 3},
     agnostic: {:boolean, "a boolean", false},
+    box_mapping:
+      {{:one_of, [:letterbox, :ultralytics]}, ":letterbox or :ultralytics", :letterbox},
     labels: {&__MODULE__.labels?/1, "nil or a list of strings (a label per class)", nil},
     output: {{:one_of, [:maps, :tensor]}, ":maps or :tensor", :maps}
   }
@@ -43,8 +46,8 @@ defmodule HexagonTpu.Vision.Options do
     io:
       {{:struct_or_nil, HexagonTpu.SharedIO}, "nil or a %HexagonTpu.SharedIO{} of the model", nil},
     stats: {:boolean, "a boolean", false},
-    timeout: {&Graph.check_timeout/1, "", nil},
-    priority: {{:one_of, Graph.priorities()}, Graph.priorities_expected(), nil},
+    timeout: {&CallOptions.check_timeout/1, "", nil},
+    priority: {{:one_of, CallOptions.priorities()}, CallOptions.priorities_expected(), nil},
     perf_profile:
       {{:one_of, Runtime.perf_profiles()},
        "one of " <> Enum.map_join(Runtime.perf_profiles(), ", ", &inspect/1), nil}
@@ -182,7 +185,8 @@ defmodule HexagonTpu.Vision.Options do
       classes: o.classes || 0,
       keypoints: o.keypoints || 0,
       keypoint_dims: o.keypoint_dims,
-      agnostic: o.agnostic
+      agnostic: o.agnostic,
+      box_mapping: o.box_mapping
     }
   end
 
@@ -199,19 +203,23 @@ defmodule HexagonTpu.Vision.Options do
       {:ok, :nx} ->
         {:ok, :rows}
 
-      {:error, e} ->
+      {:error, %{reason: :invalid_option} = e} ->
         {:error,
          %{
            e
            | message:
-               String.replace(e.message, ":output to be :auto or :binary", ":output to be :maps")
+               "#{where}: expected :output to be :maps (:tensor needs Nx, which is not " <>
+                 "loaded), got :tensor"
          }}
+
+      {:error, e} ->
+        {:error, %{e | message: String.replace(e.message, "output: :binary", "output: :maps")}}
     end
   end
 
   @doc "The call options of the NIF (a graph_submit map: timeout, priority, perf profile)."
   @spec call_map(Graph.t(), map()) :: map()
-  def call_map(g, o), do: Graph.submit_options(g, o)
+  def call_map(g, o), do: CallOptions.submit_options(g, o)
 
   defp invalid(message), do: {:error, Error.new(:invalid_argument, message)}
 end

@@ -153,30 +153,99 @@ static int refused(step *s) {
   return 1;
 }
 
-static void judge(doctor *d, step *s) {
-  const char *base = DT_BASE;
-  char node[4400] = "", cb_region[4400] = "";
-  g_refused[0] = '\0';
+/* Whether the device tree's root is a directory that can be read; if not, the step says why
+ * (not there: skipped; a link loop, a file: failed). */
+static int tree_readable(const doctor *d, step *s) {
   struct stat st;
-  if (doctor_stat(d->root, base, &st) != 0) {
+  if (doctor_stat(d->root, DT_BASE, &st) != 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) {
       step_set(s, ST_SKIP, "%s is not there: cannot read the device tree", DT_BASE);
-      return;
+      return 0;
     }
     /* a link loop (ELOOP), ...: something is there, but no tree can be read through it */
     step_set(s, ST_FAIL, "cannot read %s: %s", DT_BASE, strerror(e));
     step_hint(s, "on a board " DT_BASE " is a link to /sys/firmware/devicetree/base: with "
                  "--root, give a copy of the board's tree in which it resolves");
-    return;
+    return 0;
   }
   if (!S_ISDIR(st.st_mode)) {
     step_set(s, ST_FAIL, "%s is %s, not the device tree", DT_BASE,
              file_kind_name((unsigned)st.st_mode));
     step_hint(s, "on a board " DT_BASE " is a directory (through a link to "
                  "/sys/firmware/devicetree/base): with --root, give a copy of the board's tree");
-    return;
+    return 0;
   }
+  return 1;
+}
+
+/* The CDSP's remote heap as its memory-region says. */
+typedef struct heap_facts {
+  size_t n;       /* the property's bytes; 0: absent */
+  int malformed;  /* not a list of 4-byte phandles */
+  char heap[256]; /* the reserved-memory node it points at; "" when none */
+} heap_facts;
+
+/* The node's memory-region (else its first compute bank's, cb_region) into *h, shown as the
+ * step's row. */
+
+static void read_heap(const doctor *d, step *s, const char *node, const char *cb_region,
+                      heap_facts *h) {
+  prop region;
+  read_prop(d->root, node, "memory-region", &region);
+  if (region.n == 0 && cb_region[0]) read_prop(d->root, cb_region, "memory-region", &region);
+  h->n = region.n;
+  /* a list of 4-byte phandles: anything else is malformed, not absent */
+  h->malformed = region.n > 0 && region.n % 4 != 0;
+  char bad[96];
+  resolve_region(d, &region, h->heap, sizeof(h->heap));
+  snprintf(bad, sizeof(bad), "(malformed: %zu bytes)", region.n);
+  step_str_shown(s, "memory region", "memory_region",
+                 region.n == 0 || h->malformed ? NULL
+                 : h->heap[0]                  ? h->heap
+                                               : "",
+                 region.n == 0  ? "(none)"
+                 : h->malformed ? bad
+                 : h->heap[0]   ? h->heap
+                                : "(points at no reserved-memory node)");
+}
+
+/* The step's verdict on a CDSP FastRPC node that was found. */
+static void verdict(step *s, int disabled, int cbs, const heap_facts *h) {
+  if (disabled) {
+    step_set(s, ST_FAIL, "the CDSP FastRPC node is disabled (status not \"okay\")");
+    step_hint(s, "enable it in the board's device tree or with its overlay: without it there is "
+                 "no /dev/fastrpc-cdsp");
+  } else if (cbs == 0) {
+    step_set(s, ST_FAIL, "the CDSP FastRPC node has no enabled compute context banks");
+    step_hint(s, "each qcom,fastrpc-compute-cb child is one FastRPC session; without any, "
+                 "every session fails: use the board's own device tree for this kernel");
+  } else if (h->malformed) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region is malformed: %zu bytes, not a "
+                         "list of 4-byte phandles", h->n);
+    step_hint(s, "the kernel cannot use it, so there is no remote heap: the device-tree overlay "
+                 "that set it is broken; use the one made for this board and kernel");
+  } else if (h->n == 0) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node has no memory-region (remote heap)");
+    step_hint(s, "if FastRPC sessions still fail while the CDSP runs, this is the cause "
+                 "reported for the Dragon Q6A (radxa-pkg/radxa-overlays#522): a device-tree "
+                 "overlay that gives the node a memory-region, a reserved-memory remote heap");
+  } else if (!h->heap[0]) {
+    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region points at no reserved-memory "
+                         "node");
+    step_hint(s, "the overlay that added the memory-region does not match this device tree: "
+                 "use the one made for this kernel");
+  } else {
+    step_set(s, ST_OK, "CDSP FastRPC node with %d compute bank%s, memory region %s", cbs,
+             cbs == 1 ? "" : "s", h->heap);
+  }
+}
+
+static void judge(doctor *d, step *s) {
+  const char *base = DT_BASE;
+  char node[4400] = "", cb_region[4400] = "";
+  g_refused[0] = '\0';
+  if (!tree_readable(d, s)) return;
   int found = find_cdsp_fastrpc(d->root, base, 0, node, sizeof(node));
   if (!found && refused(s)) return;
   if (!found) {
@@ -194,51 +263,11 @@ static void judge(doctor *d, step *s) {
   char cbs_shown[32];
   snprintf(cbs_shown, sizeof(cbs_shown), "%d", cbs);
   step_uint(s, "compute banks", "compute_cbs", (uint64_t)cbs, cbs_shown);
-  prop region;
-  read_prop(d->root, node, "memory-region", &region);
-  if (region.n == 0 && cb_region[0]) read_prop(d->root, cb_region, "memory-region", &region);
-  /* a list of 4-byte phandles: anything else is malformed, not absent */
-  int malformed = region.n > 0 && region.n % 4 != 0;
-  char heap[256], bad[96];
-  resolve_region(d, &region, heap, sizeof(heap));
-  snprintf(bad, sizeof(bad), "(malformed: %zu bytes)", region.n);
-  step_str_shown(s, "memory region", "memory_region",
-                 region.n == 0 || malformed ? NULL
-                 : heap[0]                  ? heap
-                                            : "",
-                 region.n == 0 ? "(none)"
-                 : malformed   ? bad
-                 : heap[0]     ? heap
-                               : "(points at no reserved-memory node)");
+  heap_facts h;
+  read_heap(d, s, node, cb_region, &h);
   int disabled = is_disabled(d->root, node);
   if (refused(s)) return;
-  if (disabled) {
-    step_set(s, ST_FAIL, "the CDSP FastRPC node is disabled (status not \"okay\")");
-    step_hint(s, "enable it in the board's device tree or with its overlay: without it there is "
-                 "no /dev/fastrpc-cdsp");
-  } else if (cbs == 0) {
-    step_set(s, ST_FAIL, "the CDSP FastRPC node has no enabled compute context banks");
-    step_hint(s, "each qcom,fastrpc-compute-cb child is one FastRPC session; without any, "
-                 "every session fails: use the board's own device tree for this kernel");
-  } else if (malformed) {
-    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region is malformed: %zu bytes, not a "
-                         "list of 4-byte phandles", region.n);
-    step_hint(s, "the kernel cannot use it, so there is no remote heap: the device-tree overlay "
-                 "that set it is broken; use the one made for this board and kernel");
-  } else if (region.n == 0) {
-    step_set(s, ST_WARN, "the CDSP FastRPC node has no memory-region (remote heap)");
-    step_hint(s, "if FastRPC sessions still fail while the CDSP runs, this is the cause "
-                 "reported for the Dragon Q6A (radxa-pkg/radxa-overlays#522): a device-tree "
-                 "overlay that gives the node a memory-region, a reserved-memory remote heap");
-  } else if (!heap[0]) {
-    step_set(s, ST_WARN, "the CDSP FastRPC node's memory-region points at no reserved-memory "
-                         "node");
-    step_hint(s, "the overlay that added the memory-region does not match this device tree: "
-                 "use the one made for this kernel");
-  } else {
-    step_set(s, ST_OK, "CDSP FastRPC node with %d compute bank%s, memory region %s", cbs,
-             cbs == 1 ? "" : "s", heap);
-  }
+  verdict(s, disabled, cbs, &h);
 }
 
 void check_device_tree(doctor *d) {

@@ -249,28 +249,9 @@ static void parse_conf(const doctor *d, conf_dirs *c, const char *file, int dept
   fclose(f);
 }
 
-static void judge(doctor *d, step *s) {
-  const char *ld = getenv("LD_LIBRARY_PATH");
-  const char *backend = d->ro.backend_lib;
-  char backend_dir[4096];
-  snprintf(backend_dir, sizeof(backend_dir), "%s", backend);
-  char *slash = strrchr(backend_dir, '/');
-  if (slash)
-    *slash = '\0';
-  else
-    snprintf(backend_dir, sizeof(backend_dir), "/usr/lib");
-  step_str(s, "LD_LIBRARY_PATH", "LD_LIBRARY_PATH", ld);
-  shadow *sh = calloc(1, sizeof(*sh));
-  conf_dirs *c = calloc(1, sizeof(*c));
-  char *copy = strdup(ld ? ld : "");
-  if (!sh || !c || !copy) {
-    free(sh);
-    free(c);
-    free(copy);
-    step_set(s, ST_FAIL, "out of memory");
-    return;
-  }
-  parse_conf(d, c, LD_SO_CONF, 0);
+/* The linker's configuration as read: how many directories and files, or why it was not,
+ * and what was left out. */
+static void show_conf(step *s, conf_dirs *c) {
   char conf_shown[64];
   snprintf(conf_shown, sizeof(conf_shown), "%d director%s in %d file%s", c->n,
            c->n == 1 ? "y" : "ies", c->files, c->files == 1 ? "" : "s");
@@ -285,11 +266,12 @@ static void judge(doctor *d, step *s) {
     snprintf(c->note + used, sizeof(c->note) - used, " (and %d more)", c->more);
   }
   if (c->note[0]) step_str(s, "left out", "ld_so_conf_note", c->note);
-  char *save = NULL;
-  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-    scan_dir(s, DOCTOR_HOST, dir, "LD_LIBRARY_PATH", backend_dir, sh);
-  for (int i = 0; i < c->n; i++) scan_dir(s, d->root, c->dir[i], c->from[i], backend_dir, sh);
-  step_rows(s, "search order", "library_path");
+}
+
+/* The step's verdict from the first stub and the first other QNN library found on the path
+ * (ld: LD_LIBRARY_PATH; n_conf: the directories the configuration lists). */
+static void verdict(step *s, const shadow *sh, const char *ld, int n_conf, const char *backend,
+                    const char *backend_dir) {
   int from_ld = strcmp(sh->stub_from, "LD_LIBRARY_PATH") == 0;
   if (sh->stub_dir[0] && !same_dir(sh->stub_path, backend_dir)) {
     step_set(s, ST_FAIL, "%s in %s (%s) shadows the one next to %s", BOARD_STUB, sh->stub_dir,
@@ -324,12 +306,43 @@ static void judge(doctor *d, step *s) {
               backend_dir,
               other_ld ? "remove it from LD_LIBRARY_PATH for this program"
                        : "as root, remove it from that file and run ldconfig");
-  } else if ((!ld || !ld[0]) && c->n == 0) {
+  } else if ((!ld || !ld[0]) && n_conf == 0) {
     step_set(s, ST_OK, "LD_LIBRARY_PATH is unset and %s lists no directories: nothing shadows %s",
              LD_SO_CONF, backend_dir);
   } else {
     step_set(s, ST_OK, "no other QNN set on LD_LIBRARY_PATH or in %s", LD_SO_CONF);
   }
+}
+
+static void judge(doctor *d, step *s) {
+  const char *ld = getenv("LD_LIBRARY_PATH");
+  const char *backend = d->ro.backend_lib;
+  char backend_dir[4096];
+  snprintf(backend_dir, sizeof(backend_dir), "%s", backend);
+  char *slash = strrchr(backend_dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(backend_dir, sizeof(backend_dir), "/usr/lib");
+  step_str(s, "LD_LIBRARY_PATH", "LD_LIBRARY_PATH", ld);
+  shadow *sh = calloc(1, sizeof(*sh));
+  conf_dirs *c = calloc(1, sizeof(*c));
+  char *copy = strdup(ld ? ld : "");
+  if (!sh || !c || !copy) {
+    free(sh);
+    free(c);
+    free(copy);
+    step_set(s, ST_FAIL, "out of memory");
+    return;
+  }
+  parse_conf(d, c, LD_SO_CONF, 0);
+  show_conf(s, c);
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+    scan_dir(s, DOCTOR_HOST, dir, "LD_LIBRARY_PATH", backend_dir, sh);
+  for (int i = 0; i < c->n; i++) scan_dir(s, d->root, c->dir[i], c->from[i], backend_dir, sh);
+  step_rows(s, "search order", "library_path");
+  verdict(s, sh, ld, c->n, backend, backend_dir);
   free(copy);
   free(c);
   free(sh);

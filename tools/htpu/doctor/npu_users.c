@@ -1,8 +1,9 @@
 /* npu_users.c - the `npu users` step (HTP backend): every other process holding the CDSP's
  * FastRPC device open (/dev/fastrpc-cdsp*, found through /proc/PID/fd under the root), its
- * name and the QNN libraries it has mapped, and who holds the NPU lock now. Another user makes
- * the later steps skip creating a session of their own unless --force (docs/board.md, "One NPU
- * user at a time"). */
+ * name and the QNN libraries it has mapped, FastRPC's daemons apart (cdsprpcd holds the device
+ * for good: shown, not a user), and who holds the NPU lock now. Another user makes the later
+ * steps skip creating a session of their own unless --force (docs/board.md, "One NPU user at a
+ * time"). */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -24,6 +25,20 @@ static void list_users(step *s, const htpu_npu_users *u) {
   step_rows(s, "processes", "processes");
 }
 
+/* "cdsprpcd (pid 612, /dev/fastrpc-cdsp-secure)", comma-separated; "" when none. */
+static void list_daemons(step *s, const htpu_npu_users *u) {
+  char list[1024] = "";
+  size_t pos = 0;
+  for (uint32_t i = 0; i < u->num_daemons && pos < sizeof list; i++) {
+    const htpu_npu_user *x = &u->daemons[i];
+    int w = snprintf(list + pos, sizeof list - pos, "%s%s (pid %d, %s)", i ? ", " : "", x->comm,
+                     (int)x->pid, x->device);
+    if (w < 0) break;
+    pos += (size_t)w;
+  }
+  step_str_shown(s, "FastRPC daemons", "daemons", list, list[0] ? list : "(none)");
+}
+
 /* The lock is this machine's: under --root there is nothing of the board's to say about it. */
 static void show_lock(doctor *d, step *s) {
   if (d->root[0]) {
@@ -43,6 +58,7 @@ static void judge(doctor *d, step *s) {
     return;
   }
   list_users(s, u);
+  list_daemons(s, u);
   char unexamined[16];
   snprintf(unexamined, sizeof unexamined, "%u", (unsigned)u->unexamined);
   step_uint(s, "processes not examined", "unexamined", u->unexamined, unexamined);
@@ -57,15 +73,19 @@ static void judge(doctor *d, step *s) {
              x->comm[0] ? x->comm : "?", u->count > 1 ? " and more" : "");
     step_hint(s, "creating a QNN session while another program holds the NPU has coincided with "
                  "hard resets of this board: stop it before running or benchmarking another "
-                 "program (htpu run/bench/profile refuse unless --force). The later steps create "
-                 "no session of their own%s",
+                 "program (htpu run/bench/profile/detect refuse unless --force). The later steps "
+                 "create no session of their own%s",
               d->force ? " (--force given: they do)" : " unless --force");
-  } else if (u->unexamined) {
-    step_set(s, ST_OK, "no other process holds /dev/fastrpc-cdsp (%u process%s could not be "
-                       "examined: run as root to see them)",
-             (unsigned)u->unexamined, u->unexamined == 1 ? "" : "es");
   } else {
-    step_set(s, ST_OK, "no other process holds /dev/fastrpc-cdsp");
+    char daemons[96] = "", unseen[96] = "";
+    if (u->num_daemons)
+      snprintf(daemons, sizeof daemons, " but FastRPC's daemon%s (%s%s), as expected",
+               u->num_daemons == 1 ? "" : "s", u->daemons[0].comm,
+               u->num_daemons > 1 ? ", ..." : "");
+    if (u->unexamined)
+      snprintf(unseen, sizeof unseen, " (%u process%s could not be examined: run as root to "
+               "see them)", (unsigned)u->unexamined, u->unexamined == 1 ? "" : "es");
+    step_set(s, ST_OK, "no other process holds /dev/fastrpc-cdsp%s%s", daemons, unseen);
   }
   htpu_npu_users_free(u);
 }

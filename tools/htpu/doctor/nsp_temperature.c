@@ -23,10 +23,15 @@ static void list_zones(step *s, const htpu_board *b) {
     format_temp(z->temp_mc, temp, sizeof temp);
     format_temp(z->hot_mc, hot, sizeof hot);
     format_temp(z->critical_mc, crit, sizeof crit);
-    report_row *row = step_row(s, "%s (%s): %s, hot trip %s, critical %s%s%s", z->type, z->zone,
+    char more[64] = "";
+    if (z->trips_skipped)
+      snprintf(more, sizeof more, " (%u trip points past the first %d not listed)",
+               (unsigned)z->trips_skipped, HTPU_BOARD_MAX_TRIPS);
+    report_row *row = step_row(s, "%s (%s): %s, hot trip %s, critical %s%s%s%s", z->type,
+                               z->zone,
                                z->state == HTPU_READING_OK ? temp
                                                            : htpu_reading_state_name(z->state),
-                               hot, crit, z->note[0] ? ": " : "", z->note);
+                               hot, crit, more, z->note[0] ? ": " : "", z->note);
     if (row) {
       row_str(row, "zone", z->zone);
       row_str(row, "type", z->type);

@@ -1,0 +1,150 @@
+defmodule HexagonTpu.Models do
+  # HexagonTpu.load_model/2 and load_models/2: the options of a model (one graph of a context,
+  # its calls' defaults, its sampled profiles) and what turns a loaded context into one. Several
+  # models go to the C core in one call (htpu_context_open_many: one list load where the
+  # backend announces it), then each model's graph is opened as load_model/2 opens it.
+  @moduledoc false
+
+  alias HexagonTpu.{Context, Error, Graph, NIF, Options, Runtime}
+
+  @doc false
+  # The options of one model (the runtime's aside).
+  def model_spec do
+    %{
+      graph: {:string_or_nil, "a graph name (a string without NUL bytes) or nil", nil},
+      scheduler: {{:one_of, [:auto, :dirty_io, :normal]}, ":auto, :dirty_io or :normal", :auto},
+      runtime: {{:struct_or_nil, Runtime}, "a %HexagonTpu.Runtime{} or nil", nil},
+      profile_every:
+        {&HexagonTpu.Profile.valid_every?/1, "a positive integer (executes per profile) or nil",
+         nil},
+      profile_level:
+        {{:one_of, HexagonTpu.Profile.levels()}, HexagonTpu.Profile.levels_expected(), :detailed}
+    }
+    |> Map.merge(Map.drop(Context.load_spec(), [:graphs]))
+  end
+
+  @doc false
+  # The context's load options for model options `o`: only the model's graph is loaded (and,
+  # of an ONNX model holding several context binaries, the one holding it).
+  def context_options(o) do
+    o
+    |> Map.take([:timeout, :priority, :queue_limit, :memory_limit_mb, :mapping, :graph])
+    |> Map.put(:graphs, o.graph && [o.graph])
+  end
+
+  @doc false
+  # The model: its graph opened (the graph keeps the context alive, so the model needs only
+  # the graph's handle), the call defaults and the sampled profiles attached.
+  # Its model_info carries the context's load info (:load: Context.load_info/1), read now.
+  def from_context(ctx, o) do
+    result = Graph.open(ctx, graph: o.graph, scheduler: o.scheduler)
+    load = Context.load_info(ctx)
+    Context.close(ctx)
+
+    with {:ok, g} <- result, {:ok, load} <- load do
+      g = %{
+        g
+        | timeout: o.timeout,
+          priority: o.priority,
+          model_info: Map.put(g.model_info, :load, load)
+      }
+
+      {:ok, HexagonTpu.Profile.attach(g, o.profile_every, o.profile_level)}
+    else
+      {:error, _} = error ->
+        with {:ok, g} <- result, do: Graph.close(g)
+        error
+    end
+  end
+
+  @doc false
+  # load_models/2 with the runtime chosen: every model checked first, then one core call.
+  def load_many(runtime, entries, where) do
+    with {:ok, loads} <- prepare_all(runtime, entries, where),
+         :ok <- Context.check_max_binary_bytes(),
+         {:ok, results} <- Error.wrap(NIF.context_open_many(runtime.ref, requests(loads))) do
+      {:ok, Enum.zip_with(loads, results, &model_result/2)}
+    end
+  end
+
+  defp prepare_all(runtime, entries, where) do
+    Enum.reduce_while(Enum.with_index(entries), {:ok, []}, fn {{source, o}, i}, {:ok, acc} ->
+      here = "#{where}: model #{i}"
+
+      case HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, here) do
+        :ok -> {:cont, {:ok, [{source, o} | acc]}}
+        {:error, %Error{} = e} -> {:halt, {:error, %{e | message: "#{here}: #{e.message}"}}}
+      end
+    end)
+    |> case do
+      {:ok, loads} -> {:ok, Enum.reverse(loads)}
+      error -> error
+    end
+  end
+
+  defp requests(loads) do
+    Enum.map(loads, fn {src, o} ->
+      {src, o |> context_options() |> Context.load_options()}
+    end)
+  end
+
+  defp model_result({_src, o}, {:ok, ref, info}), do: from_context(Context.from_nif(ref, info), o)
+  defp model_result(_load, {:error, _} = error), do: Error.wrap(error)
+
+  @doc false
+  # The latest of the entries' :timeout (ms or :infinity); nil when one has none.
+  def latest_timeout(entries) do
+    timeouts = Enum.map(entries, fn {_source, o} -> o.timeout end)
+
+    cond do
+      Enum.any?(timeouts, &is_nil/1) -> nil
+      :infinity in timeouts -> :infinity
+      true -> Enum.max(timeouts)
+    end
+  end
+
+  @doc false
+  # The entries of load_models/2, before any runtime: each source classified, with its options
+  # over the call's. {:ok, [{source, options map}]} or the first bad one's error.
+  def entries(sources, common, where) when is_list(sources) and sources != [] do
+    spec = Map.delete(model_spec(), :runtime)
+
+    Enum.reduce_while(Enum.with_index(sources), {:ok, []}, fn {entry, i}, {:ok, acc} ->
+      {source, own} = split_entry(entry)
+
+      here = "#{where}: model #{i}"
+
+      # the model's own options after the call's: its values win
+      with {:ok, o} <- Options.validate(common ++ own, spec, here),
+           {:ok, src} <- source_of(source, here) do
+        {:cont, {:ok, [{src, o} | acc]}}
+      else
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, list} -> {:ok, Enum.reverse(list)}
+      error -> error
+    end
+  end
+
+  def entries(sources, _common, where),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "#{where}: expected a non-empty list of sources (a path, {:file, path}, " <>
+           "{:binary, bytes}, or {source, options}), got #{inspect(sources, limit: 5)}"
+       )}
+
+  defp source_of(source, here) do
+    case Context.classify_source(source) do
+      {:error, %Error{} = e} -> {:error, %{e | message: "#{here}: #{e.message}"}}
+      ok -> ok
+    end
+  end
+
+  defp split_entry({source, opts}) when is_list(opts) and not is_atom(source), do: {source, opts}
+
+  defp split_entry(source), do: {source, []}
+end

@@ -1,0 +1,268 @@
+/* test_core_load_binary.c - how a loaded model holds its binary: mapped where the file cannot
+ * change (a sealed memfd here; squashfs on the board), copied elsewhere, lent by the caller;
+ * told to QNN as persistent where announced (capability 208), so the reference backend keeps
+ * pointers into it instead of a copy and checks every use. A file truncated and rewritten
+ * under a loaded model, and a DSP restart after it, change nothing; nor does a restart of a
+ * mapped model (the recovery creates the context from the same mapping). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "load_rig.h"
+#include "test.h"
+
+static htpu_ref_context_state ref_state(void) {
+  htpu_ref_context_state s;
+  memset(&s, 0, sizeof s);
+  if (fx_ref_context_state("weighted", &s) != 0) s.num_graphs = 999; /* shows in a CHECK */
+  return s;
+}
+
+/* A file on a writable file system is copied: truncating it to nothing and writing garbage
+ * over it while the model is loaded changes no answer, not even after a DSP restart, whose
+ * recovery creates the context again from the copy. */
+TEST(load_file_truncated_and_rewritten_under_a_loaded_model) {
+  fx_reset_env();
+  const char *path = fx_build_model_file("truncated.bin", LR_WEIGHTED);
+  CHECK(path);
+  htpu_runtime *rt = lr_runtime(1);
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_EQ(htpu_context_open_file(rt, path, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "weighted", &g), HTPU_OK);
+  htpu_context_load_info li = lr_info(ctx);
+  CHECK(strcmp(li.binary, "copied") == 0);
+  CHECK_STR_CONTAINS(li.binary_note, "copied: on ");
+  CHECK_EQ(li.binary_copy_bytes, li.binary_bytes);
+  CHECK_EQ(li.persistent_binary, 1);
+  unsigned long v0 = fx_ref_violations();
+  CHECK_EQ(lr_weighted_check(g, 1), 0);
+  CHECK_EQ(truncate(path, 0), 0);
+  CHECK_EQ(lr_weighted_check(g, 2), 0);
+  CHECK_EQ(test_write_file(path, "garbage, not a model", 20), 0);
+  CHECK_EQ(lr_weighted_check(g, 3), 0);
+  htpu_stats before, after;
+  htpu_stats_get(&before);
+  CHECK_EQ(fx_ref_trigger_ssr(), 1);
+  CHECK_EQ(lr_weighted_check(g, 4), 0);
+  htpu_stats_get(&after);
+  CHECK_EQ(after.recoveries, before.recoveries + 1);
+  CHECK_MSG(fx_ref_violations() == v0, "%s", fx_ref_last_violation());
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+}
+
+/* A memfd sealed against writing and shrinking is mapped: no copy in the library or in the
+ * backend (it is told the binary persists), the kernel refuses the truncate, and a DSP
+ * restart's recovery creates the context from the same mapping. */
+TEST(load_sealed_memfd_is_mapped_and_recovered_from_the_mapping) {
+  fx_reset_env();
+  char path[64];
+  size_t len = 0;
+  int fd = lr_memfd(LR_WEIGHTED, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, path,
+                    &len);
+  CHECK(fd >= 0);
+  htpu_runtime *rt = lr_runtime(1);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  htpu_stats s0, s1, s2;
+  htpu_stats_get(&s0);
+  int rc = rt ? htpu_context_open_file(rt, path, &ctx) : -1;
+  if (!rc) rc = htpu_graph_open(ctx, "weighted", &g);
+  htpu_context_load_info li = lr_info(ctx);
+  htpu_ref_context_state rs = ref_state();
+  htpu_stats_get(&s1);
+  int trunc = ftruncate(fd, 0), trunc_errno = errno;
+  int answers = rc ? rc : lr_weighted_check(g, 1);
+  uint32_t stale = fx_ref_trigger_ssr();
+  int recovered = rc ? rc : lr_weighted_check(g, 5);
+  unsigned long violations = fx_ref_violations();
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  htpu_stats_get(&s2);
+  close(fd);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK(strcmp(li.binary, "mapped") == 0);
+  CHECK_STR_CONTAINS(li.binary_note, "memfd sealed");
+  CHECK_EQ(li.binary_bytes, len);
+  CHECK_EQ(li.binary_copy_bytes, 0);
+  CHECK_EQ(rs.persistent, 1);
+  CHECK_EQ(rs.binary_copy_bytes, 0);
+  CHECK_EQ(s1.binary_bytes_mapped - s0.binary_bytes_mapped, len);
+  CHECK_EQ(s1.binary_bytes_copied, s0.binary_bytes_copied);
+  CHECK_EQ(s2.binary_bytes_mapped, s0.binary_bytes_mapped);
+  CHECK_EQ(trunc, -1);
+  CHECK_EQ(trunc_errno, EPERM);
+  CHECK_EQ(answers, 0);
+  CHECK_EQ(stale, 1);
+  CHECK_EQ(recovered, 0);
+  CHECK_EQ(violations, 0);
+}
+
+/* A memfd that may still be written is copied: writing over it changes no answer. A sealed
+ * one is copied too when the load asks (copy_binary). */
+TEST(load_memfd_that_can_change_is_copied) {
+  fx_reset_env();
+  char path[64];
+  size_t len = 0;
+  int fd = lr_memfd(LR_WEIGHTED, F_SEAL_SHRINK, path, &len);
+  CHECK(fd >= 0);
+  htpu_runtime *rt = lr_runtime(1);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  int rc = rt ? htpu_context_open_file(rt, path, &ctx) : -1;
+  if (!rc) rc = htpu_graph_open(ctx, "weighted", &g);
+  htpu_context_load_info li = lr_info(ctx);
+  char junk[256];
+  memset(junk, 0x5a, sizeof junk);
+  int wrote = pwrite(fd, junk, sizeof junk, 0) == (ssize_t)sizeof junk;
+  int answers = rc ? rc : lr_weighted_check(g, 1);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  close(fd);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK(strcmp(li.binary, "copied") == 0);
+  CHECK(wrote);
+  CHECK_EQ(answers, 0);
+  fd = lr_memfd(LR_WEIGHTED, F_SEAL_WRITE | F_SEAL_SHRINK, path, &len);
+  CHECK(fd >= 0);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.copy_binary = 1;
+  rc = htpu_context_open_file_ex(rt, path, &lo, &ctx);
+  li = lr_info(ctx);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  close(fd);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK(strcmp(li.binary, "copied") == 0);
+  CHECK_STR_CONTAINS(li.binary_note, "asked for a copy");
+}
+
+typedef struct lent {
+  void *buf;
+  int released;
+} lent;
+
+static void release_lent(void *arg) {
+  lent *l = arg;
+  l->released++;
+  free(l->buf);
+  l->buf = NULL;
+}
+
+/* A lent buffer is referenced, never copied, and released exactly once: when the context's
+ * last reference goes (here the graph's, after the context handle), or at once when the load
+ * fails. */
+TEST(load_lent_buffer_is_kept_until_the_context_goes) {
+  fx_reset_env();
+  lent l = {NULL, 0};
+  size_t len = 0;
+  l.buf = fx_build_model(LR_WEIGHTED, &len);
+  CHECK(l.buf);
+  htpu_runtime *rt = lr_runtime(1);
+  CHECK(rt);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.buffer_release = release_lent;
+  lo.buffer_release_arg = &l;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, l.buf, len, &lo, &ctx), HTPU_OK);
+  CHECK_EQ(htpu_graph_open(ctx, "weighted", &g), HTPU_OK);
+  htpu_context_load_info li = lr_info(ctx);
+  CHECK(strcmp(li.binary, "lent") == 0);
+  CHECK_EQ(li.binary_copy_bytes, 0);
+  CHECK_EQ(ref_state().binary_copy_bytes, 0);
+  htpu_context_close(&ctx);
+  CHECK_EQ(l.released, 0);
+  CHECK_EQ(lr_weighted_check(g, 7), 0);
+  htpu_graph_close(&g);
+  CHECK_EQ(l.released, 1);
+  /* a failed load releases too, once */
+  lent bad = {malloc(64), 0};
+  CHECK(bad.buf);
+  memset(bad.buf, 0, 64);
+  lo.buffer_release_arg = &bad;
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, bad.buf, 64, &lo, &ctx), HTPU_EMODEL);
+  CHECK_EQ(bad.released, 1);
+  CHECK_EQ(htpu_context_open_buffer_ex(rt, NULL, 0, &lo, &ctx), HTPU_EINVAL);
+  CHECK_EQ(bad.released, 2); /* its own second lend: released although nothing was read */
+  htpu_runtime_close(&rt);
+}
+
+/* The persistent binary's promise checked by the reference backend: a lent buffer whose
+ * weights change under the loaded model is refused at the next execute, never read. */
+TEST(load_persistent_binary_changed_is_refused_by_the_backend) {
+  fx_reset_env();
+  lent l = {NULL, 0};
+  size_t len = 0;
+  l.buf = fx_build_model(LR_WEIGHTED, &len);
+  CHECK(l.buf);
+  htpu_runtime *rt = lr_runtime(1);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.buffer_release = release_lent;
+  lo.buffer_release_arg = &l;
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  int rc = rt ? htpu_context_open_buffer_ex(rt, l.buf, len, &lo, &ctx) : -1;
+  if (!rc) rc = htpu_graph_open(ctx, "weighted", &g);
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(lr_weighted_check(g, 1), 0);
+  /* the static weights 0.5, 2, -1, 3 are in the binary: change the 2 into a 3 */
+  float two = 2, three = 3;
+  unsigned char *p = l.buf, *hit = NULL;
+  for (size_t i = 0; !hit && i + 4 <= len; i++)
+    if (memcmp(p + i, &two, 4) == 0) hit = p + i;
+  CHECK(hit);
+  unsigned long v0 = fx_ref_violations();
+  memcpy(hit, &three, 4);
+  CHECK_EQ(lr_weighted_check(g, 1), HTPU_EQNN);
+  CHECK_EQ(htpu_last_qnn_code(), QNN_COMMON_ERROR_GENERAL);
+  CHECK_EQ(fx_ref_violations(), v0 + 1);
+  CHECK_STR_CONTAINS(fx_ref_last_violation(), "changed after createFromBinary");
+  memcpy(hit, &two, 4); /* put back: the context can be freed without another violation */
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  CHECK_EQ(fx_ref_violations(), v0 + 1);
+  CHECK_EQ(l.released, 1);
+  const ref_ctl *c = ref_ctl_get(); /* the tests after this one count violations from 0 */
+  if (c) c->reset_stats();
+}
+
+/* Without capability 208 the binary is not announced as persistent: the backend keeps a copy
+ * of its own (what it did for every load before), and the answers are the same. */
+TEST(load_persistent_binary_capability_off) {
+  fx_reset_env();
+  CHECK_EQ(fx_ref_set_capability(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIG_PERSISTENT_BINARY, 1000), 0);
+  const char *path = fx_build_model_file("nopersist.bin", LR_WEIGHTED);
+  htpu_runtime *rt = lr_runtime(1);
+  htpu_runtime_info ri;
+  memset(&ri, 0, sizeof ri);
+  htpu_context *ctx = NULL;
+  htpu_graph *g = NULL;
+  int rc = rt && path ? htpu_runtime_get_info(rt, &ri) : -1;
+  if (!rc) rc = htpu_context_open_file(rt, path, &ctx);
+  if (!rc) rc = htpu_graph_open(ctx, "weighted", &g);
+  htpu_context_load_info li = lr_info(ctx);
+  htpu_ref_context_state rs = ref_state();
+  int answers = rc ? rc : lr_weighted_check(g, 3);
+  htpu_graph_close(&g);
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  fx_ref_reset_capabilities();
+  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(ri.persistent_binary, 0);
+  CHECK_EQ(li.persistent_binary, 0);
+  CHECK_EQ(rs.persistent, 0);
+  CHECK_EQ(rs.binary_copy_bytes, li.binary_bytes);
+  CHECK_EQ(answers, 0);
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# test_htpu_load.sh BUILD_DIR - end-to-end checks of `htpu load` and `htpu run --stats` against
+# the reference libraries: several models in one call, the graphs asked for, the spill-fill
+# group, the capabilities switched off (HTPU_REF_CAPS), failures per model. One line per check,
+# then "N passed, N failed"; exits non-zero if any check failed.
+set -u
+
+. "$(dirname "$0")/harness.sh" "$@" test_htpu_load
+
+LIBS=(--backend reference --system-lib reference)
+
+cat >"$TMP/add.txt" <<'EOF'
+graph add_f32
+input a f32 [1,4]
+input b f32 [1,4]
+output y f32 [1,4]
+op ElementWiseAdd a b -> y
+EOF
+cat >"$TMP/two.txt" <<'EOF'
+graph g1
+input x f32 [4]
+output y f32 [4]
+op Relu x -> y
+graph g2
+input x f32 [4]
+output y f32 [4]
+op Relu x -> y
+EOF
+# an intermediate of 4 KiB: the graph's spill-fill size
+cat >"$TMP/chain.txt" <<'EOF'
+graph chain
+input x f32 [1,1024]
+native t f32 [1,1024]
+output y f32 [1,1024]
+op Relu x -> t
+op Relu t -> y
+EOF
+for m in add two chain; do
+  $EMU "$REFBUILD" "$TMP/$m.txt" "$TMP/$m.bin" || exit 2
+done
+printf '\000\000\200\077%.0s' $(seq 1024) >"$TMP/x.raw"
+
+# --root: the stand-in named, so nothing is said about HTPU_BOARD_ROOT on stderr
+run load add.bin two.bin "${LIBS[@]}" --root "$HTPU_BOARD_ROOT"
+expect "two models in one list call" 0 out "2 models in" \
+  out "(one contextCreateFromBinaryListAsync call)" out "in one list call with others" \
+  out "graphs: 2 loaded"
+expect_empty "nothing on stderr" err
+
+run load add.bin two.bin --graph '*' --graph g2 "${LIBS[@]}"
+expect "the i-th --graph is the i-th model's" 0 out "two.bin  graph g2" \
+  out "graphs: 1 loaded (only those deserialized: ENABLE_GRAPHS)"
+
+HTPU_REF_CAPS=206=1000 run load two.bin --graph g2 "${LIBS[@]}"
+expect "without ENABLE_GRAPHS the same graph count, not deserialized alone" 0 \
+  out "graphs: 1 loaded"
+expect_not "ENABLE_GRAPHS not claimed" out "ENABLE_GRAPHS"
+
+HTPU_REF_CAPS=212=1000 run load add.bin two.bin "${LIBS[@]}"
+expect "without the list call, one after another" 0 \
+  out "(one after another: the backend announces no list load)" out "graphs: 2 loaded"
+expect_not "no list load claimed" out "in one list call"
+
+run load add.bin --copy --memory-limit 64 "${LIBS[@]}"
+expect "--copy and --memory-limit" 0 out "copied: the load asked for a copy" \
+  out "memory limit hint: 64 MB (given to QNN)"
+HTPU_REF_CAPS=207=1000,208=1000 run load add.bin --memory-limit 64 "${LIBS[@]}"
+expect "hint and persistence not announced" 0 \
+  out "memory limit hint: 64 MB (not announced by the backend)"
+expect_not "QNN not told the binary persists" out "QNN told it persists"
+
+run load chain.bin chain.bin --share-spill-fill "${LIBS[@]}"
+expect "--share-spill-fill: a spill-fill group" 0 \
+  out "spill-fill: shared by the runtime's contexts" out "spill-fill: 4096 bytes, shared: group"
+run load chain.bin chain.bin "${LIBS[@]}"
+expect "by default each context its own spill-fill buffer" 0 \
+  out "spill-fill: a buffer per context" \
+  out "spill-fill: 4096 bytes, its own (spill-fill sharing is off, the default"
+expect_not "no group by default" out "shared: group"
+
+run load add.bin two.bin --graph nope "${LIBS[@]}"
+expect "a graph the binary lacks fails that model alone" 1 \
+  out "failed: HTPU_ENOT_FOUND: " out "'nope', which the binary does not hold" \
+  out "graphs: 2 loaded" err "HTPU_ENOT_FOUND: a model did not load"
+run load add.bin missing.bin "${LIBS[@]}"
+expect "a missing file fails that model alone" 1 out "failed: HTPU_EIO" out "add.bin"
+run load add.bin --graph a --graph b "${LIBS[@]}"
+expect "more --graph than models is a usage error" 2 err "2 --graph options for 1 models"
+run load "${LIBS[@]}"
+expect "no MODEL is a usage error" 2 err "missing MODEL"
+
+run load add.bin two.bin --graph '*' --graph g1 --json "${LIBS[@]}"
+expect "--json" 0 out '"schema": "htpu.load/1"' out '"binary": "copied"'
+json_check "--json: a list load of two models, their graphs and binaries" \
+  'j.list_load === true && j.models.length === 2 && j.models[1].graph === "g1" &&
+   j.models[1].load.graphs_enabled === 1 && j.models[1].load.enable_graphs_passed &&
+   j.models[0].load.list_loaded && j.binary_bytes_copied > 0 && j.models[0].error === null'
+run load add.bin missing.bin --json "${LIBS[@]}"
+json_check "--json: a failed model has its error and no load" \
+  'j.models[1].error === "HTPU_EIO" && j.models[1].load === null && j.models[0].load.binary'
+
+run run chain.bin --input x=x.raw --stats "${LIBS[@]}"
+expect "run --stats says what the load cost" 0 out "load:" \
+  out "binary: " out "graphs: 1 loaded" out "spill-fill: 4096 bytes"
+run run chain.bin --input x=x.raw "${LIBS[@]}"
+expect_not "run without --stats says nothing of the load" out "spill-fill:"
+run run chain.bin --input x=x.raw --json "${LIBS[@]}"
+json_check "run --json always has the load" \
+  'j.load.binary === "copied" && j.load.spill_fill_bytes === 4096 && j.load.graphs_enabled === 1'
+
+harness_summary

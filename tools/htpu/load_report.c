@@ -1,0 +1,50 @@
+/* load_report.c - a model's load, said (load_report.h). */
+#include "load_report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "stats.h"
+
+void cli_load_info_print(const htpu_context_load_info *li, const char *indent) {
+  char t[32];
+  cli_format_ns((double)li->load_ns, t, sizeof t);
+  /* the note starts with the word in li->binary: "mapped: squashfs has no write support..." */
+  printf("%sbinary: %" PRIu64 " bytes, %s%s\n", indent, li->binary_bytes, li->binary_note,
+         li->persistent_binary ? "; QNN told it persists" : "");
+  printf("%sgraphs: %" PRIu32 " loaded%s\n", indent, li->graphs_enabled,
+         li->enable_graphs_passed ? " (only those deserialized: ENABLE_GRAPHS)" : "");
+  if (li->memory_limit_mb)
+    printf("%smemory limit hint: %" PRIu64 " MB (%s)\n", indent, li->memory_limit_mb,
+           li->memory_limit_passed ? "given to QNN" : "not announced by the backend");
+  printf("%sspill-fill: %" PRIu64 " bytes", indent, li->spill_fill_bytes);
+  if (li->spill_fill_group)
+    printf(", shared: group %" PRIu64 " of %" PRIu64 " bytes\n", li->spill_fill_group,
+           li->spill_fill_group_bytes);
+  else
+    printf(", its own (%s)\n", li->spill_fill_note);
+  printf("%sload: %s%s\n", indent, t, li->list_loaded ? ", in one list call with others" : "");
+}
+
+void cli_load_info_json(cli_json *j, const char *key, const htpu_context_load_info *li) {
+  cli_json_object_begin(j, key);
+  cli_json_string(j, "binary", li->binary);
+  cli_json_string(j, "binary_note", li->binary_note);
+  cli_json_uint(j, "binary_bytes", li->binary_bytes);
+  cli_json_uint(j, "binary_copy_bytes", li->binary_copy_bytes);
+  cli_json_bool(j, "persistent_binary", li->persistent_binary);
+  cli_json_uint(j, "graphs_enabled", li->graphs_enabled);
+  cli_json_bool(j, "enable_graphs_passed", li->enable_graphs_passed);
+  cli_json_uint(j, "memory_limit_mb", li->memory_limit_mb);
+  cli_json_bool(j, "memory_limit_passed", li->memory_limit_passed);
+  cli_json_uint(j, "spill_fill_bytes", li->spill_fill_bytes);
+  if (li->spill_fill_group)
+    cli_json_uint(j, "spill_fill_group", li->spill_fill_group);
+  else
+    cli_json_null(j, "spill_fill_group");
+  cli_json_uint(j, "spill_fill_group_bytes", li->spill_fill_group_bytes);
+  cli_json_string(j, "spill_fill_note", li->spill_fill_note[0] ? li->spill_fill_note : NULL);
+  cli_json_bool(j, "list_loaded", li->list_loaded);
+  cli_json_uint(j, "load_ns", li->load_ns);
+  cli_json_object_end(j);
+}
