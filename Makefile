@@ -80,7 +80,7 @@ REFMODEL_SRC := $(sort $(wildcard reference/model/*.c))
 # and the reference interpreter; common/file_open.c (never-blocking file reads) by the core
 # (whose archive gives it to the htpu command) and the reference builder
 QUANT_SRC := $(sort $(wildcard src/quant/*.c)) src/base/dtype.c src/base/errors.c \
-             common/file_open.c common/build_id_scan.c
+             common/file_open.c common/printable.c common/build_id_scan.c
 TEST_SRC := $(sort $(wildcard test/c/*.c))
 # the command and its subdirectories (doctor/: one file per check)
 HTPU_SRC := $(sort $(wildcard tools/htpu/*.c tools/htpu/*/*.c))

@@ -201,8 +201,9 @@ defmodule HexagonTpu.MixProject do
       ],
       start_permanent: Mix.env() == :prod,
       # Nx and :telemetry are optional applications (application/0), used only when present at
-      # run time (no compile-time dependency): nothing is fetched from Hex to build or test this.
-      deps: [],
+      # run time (no compile-time dependency): nothing is fetched from Hex to build or test this,
+      # but in the release workflow's Hex job (release_deps/0).
+      deps: release_deps(),
       description: "Run pre-compiled QNN context binaries on the Qualcomm Hexagon NPU",
       docs: &docs/0
     ]
@@ -307,6 +308,26 @@ defmodule HexagonTpu.MixProject do
   # fails naming the missing file. (Hex refuses to build with a listed file that does not exist.)
   defp checksum_file do
     if File.exists?(Path.join(__DIR__, "checksum.exs")), do: ["checksum.exs"], else: []
+  end
+
+  # Only in the release workflow's Hex job (HEXAGON_TPU_HEX_RELEASE=1, set by
+  # .github/workflows/release.yml; docs/nerves.md, "Making a release"): `mix hex.publish` builds
+  # HexDocs with `mix docs`, which needs ExDoc as a dependency of this project, and the pages link
+  # Nx and :telemetry to their HexDocs when those are on the code path (as `make docs` has them
+  # from the vendored sources). All three `only: :dev`: Hex leaves dependencies that are not for
+  # :prod out of the package's requirements, so a user of the package gets none of them; and
+  # without the variable (`make test`, CI, a user's build) there are none, so nothing needs Hex.
+  # ExDoc 0.36 and Nx 0.7 are the last releases for Elixir 1.14, the workflow's (Debian 12).
+  defp release_deps do
+    if System.get_env("HEXAGON_TPU_HEX_RELEASE") == "1" do
+      [
+        {:ex_doc, "~> 0.36.1", only: :dev, runtime: false},
+        {:nx, "~> 0.7.2", only: :dev},
+        {:telemetry, "~> 1.3", only: :dev}
+      ]
+    else
+      []
+    end
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]

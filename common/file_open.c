@@ -1,5 +1,6 @@
 /* file_open.c - see file_open.h. */
 #include "file_open.h"
+#include "printable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* A path in a message: escaped (printable.h), in a buffer of the statement's own. */
+#define SHOWN(path) printable_str(path, (char[1024]){0}, 1024)
 
 const char *file_kind_name(unsigned mode) {
   switch (mode & S_IFMT) {
@@ -26,17 +30,17 @@ int file_open_regular(const char *path, uint64_t *size, char *err, size_t err_le
   /* O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    snprintf(err, err_len, "cannot open '%s': %s", path, strerror(errno));
+    snprintf(err, err_len, "cannot open '%s': %s", SHOWN(path), strerror(errno));
     return -1;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    snprintf(err, err_len, "cannot stat '%s': %s", path, strerror(errno));
+    snprintf(err, err_len, "cannot stat '%s': %s", SHOWN(path), strerror(errno));
     close(fd);
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    snprintf(err, err_len, "'%s' is %s; expected a regular file", path,
+    snprintf(err, err_len, "'%s' is %s; expected a regular file", SHOWN(path),
              file_kind_name((unsigned)st.st_mode));
     close(fd);
     return -1;
@@ -44,7 +48,7 @@ int file_open_regular(const char *path, uint64_t *size, char *err, size_t err_le
   /* a regular file never blocks, but clear the flag so reads behave as usual everywhere */
   int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-    snprintf(err, err_len, "cannot read '%s': %s", path, strerror(errno));
+    snprintf(err, err_len, "cannot read '%s': %s", SHOWN(path), strerror(errno));
     close(fd);
     return -1;
   }
@@ -58,8 +62,8 @@ int file_read_exact(int fd, const char *path, void *buf, size_t len, char *err, 
     ssize_t n = read(fd, (char *)buf + got, len - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      snprintf(err, err_len, "reading '%s' failed after %zu of %zu bytes: %s", path, got, len,
-               n < 0 ? strerror(errno) : "the file shrank while being read");
+      snprintf(err, err_len, "reading '%s' failed after %zu of %zu bytes: %s", SHOWN(path), got,
+               len, n < 0 ? strerror(errno) : "the file shrank while being read");
       return -1;
     }
     got += (size_t)n;
@@ -76,7 +80,7 @@ int file_read_unsized(int fd, const char *path, uint64_t limit, void **out, size
   size_t cap = want < 4096 ? (size_t)want : 4096, got = 0;
   char *buf = malloc(cap ? cap : 1);
   if (!buf) {
-    snprintf(err, err_len, "out of memory reading '%s'", path);
+    snprintf(err, err_len, "out of memory reading '%s'", SHOWN(path));
     return -1;
   }
   for (;;) {
@@ -86,7 +90,8 @@ int file_read_unsized(int fd, const char *path, uint64_t limit, void **out, size
       char *grown = realloc(buf, next);
       if (!grown) {
         free(buf);
-        snprintf(err, err_len, "out of memory reading '%s' (%zu bytes so far)", path, got);
+        snprintf(err, err_len, "out of memory reading '%s' (%zu bytes so far)", SHOWN(path),
+                 got);
         return -1;
       }
       buf = grown;
@@ -95,7 +100,7 @@ int file_read_unsized(int fd, const char *path, uint64_t limit, void **out, size
     ssize_t n = read(fd, buf + got, cap - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      snprintf(err, err_len, "reading '%s' failed after %zu bytes: %s", path, got,
+      snprintf(err, err_len, "reading '%s' failed after %zu bytes: %s", SHOWN(path), got,
                strerror(errno));
       free(buf);
       return -1;

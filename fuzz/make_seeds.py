@@ -10,8 +10,8 @@ model_read/ and public_api/ get those texts built with the project's own builder
 digits demo model; npy/ gets a few headers (versions 1.0, 2.0, 3.0) as numpy writes them;
 quantize/ gets tensor descriptions in the layout fuzz/quantize.c documents; onnx_model/ gets
 ONNX EPContext models (test/support/epcontext.py) around the built add and multi models: one
-embedded context with Ultralytics' metadata, two contexts, a main_context 0 node, an external
-name, a QDQ model; vision/ frames and heads in the layout fuzz/vision.c documents.
+embedded context with Ultralytics' metadata, two contexts, a main_context 0 node, external
+names (of what the target's folder holds: fuzz/onnx_model.c), a QDQ model; vision/ frames and heads in the layout fuzz/vision.c documents.
 """
 import math
 import os
@@ -130,6 +130,15 @@ def onnx_models():
         [{"name": "c", "cache": add}, {"name": "add_f32", "main_context": 0}]))
     write("onnx_model", "external.onnx", epcontext.model(
         [{"name": "e", "cache": "sub/model.bin", "embed_mode": 0, "attrs": qnn}]))
+    # names of what fuzz/onnx_model.c's folder holds: one file three ways, a symlink out of
+    # the folder, a FIFO, a folder, the folder itself
+    write("onnx_model", "external_three_ways.onnx", epcontext.model(
+        [{"name": "a", "cache": "model.bin", "embed_mode": 0},
+         {"name": "b", "cache": "./hard.bin", "embed_mode": 0},
+         {"name": "c", "cache": "near.bin", "embed_mode": 0, "attrs": qnn}]))
+    for name in ("escape.bin", "fifo.bin", "dir", "."):
+        seed = "external_%s.onnx" % (name.split(".")[0] or "folder")
+        write("onnx_model", seed, epcontext.model([{"name": "x", "cache": name, "embed_mode": 0}]))
     write("onnx_model", "qdq.onnx", epcontext.model(
         [{"name": "q", "op": "QuantizeLinear"}, {"name": "c", "op": "Conv"}]))
 

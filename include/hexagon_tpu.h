@@ -229,6 +229,15 @@ typedef struct htpu_epcontext_node {
   int32_t context;            /* index of the context holding its graph (see below); -1: none */
 } htpu_epcontext_node;
 
+struct htpu_model_info;
+
+/* One context of an ONNX model, as htpu_inspect_file_all reports it. */
+typedef struct htpu_model_context {
+  const char *origin;                 /* "embedded in node 'x'" or "file 'dir/x.bin'" */
+  const struct htpu_model_info *info; /* its binary's metadata; its own `source` is NULL but
+                                         for the info that holds this list */
+} htpu_model_context;
+
 /* Where a model came from when it was not a raw binary (htpu_model_info.source). */
 typedef struct htpu_model_source {
   const char *format;          /* "onnx-epcontext" */
@@ -236,7 +245,8 @@ typedef struct htpu_model_source {
   int64_t opset;               /* of the default ONNX domain, 0 when not imported */
   const char *producer_name;   /* "" when absent */
   const char *producer_version;
-  uint32_t num_props;          /* the model's metadata_props, in file order */
+  uint32_t num_props;          /* the model's metadata_props, in file order; a key given twice
+                                  means its last value (class_names, htpu info, Elixir) */
   const htpu_model_prop *props;
   /* The class names of Ultralytics' "names" entry ({0: 'person', 1: 'bicycle', ...}), the
    * index being the class id; 0 and NULL when the model has none or it is not that form. */
@@ -248,6 +258,9 @@ typedef struct htpu_model_source {
   uint32_t context;            /* the one this model info describes */
   const char *origin;          /* where its bytes came from: "embedded in node 'x'" or
                                   "file 'dir/x.bin'" */
+  /* htpu_inspect_file_all: every context, num_contexts entries (contexts[context].info is
+   * the info holding this source); NULL from the other calls. */
+  const htpu_model_context *contexts;
 } htpu_model_source;
 
 /* ---- what a model costs in memory -----------------------------------------------------------
@@ -310,6 +323,13 @@ HTPU_API int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t
  * (HTPU_EINVAL naming the count); for a raw binary only 0 is valid. */
 HTPU_API int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
                                        htpu_model_info **out);
+/* Every context of a model file at once: htpu_inspect_file of context 0 whose
+ * source->contexts lists each context's origin and metadata (owned by the same info). The
+ * file and each binary it names are read once (htpu_inspect_file_context for each index would
+ * read them all for each). For a raw binary, htpu_inspect_file (source NULL). Errors as
+ * htpu_inspect_file. */
+HTPU_API int htpu_inspect_file_all(const char *system_lib, const char *path,
+                                   htpu_model_info **out);
 /* The raw QNN context binary a model file holds: the file's own bytes for a raw binary; for an
  * ONNX EPContext model, the binary of the context holding `graph` (non-NULL), else of context
  * `index`, embedded or read from beside the model. With `graph`, a binary without that graph

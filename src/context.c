@@ -9,6 +9,7 @@
 #include "load.h"
 #include "loader/loader.h"
 #include "model/model.h"
+#include "printable.h"
 
 /* Takes ownership of bin (released on failure too). path: the file it was read from, or NULL
  * (an ONNX model's external binaries are looked for beside it). */
@@ -35,8 +36,8 @@ static int open_file(htpu_runtime *rt, const char *path, const htpu_load_options
   model_binary bin;
   int rc = binary_open_file(path, !(opts && opts->copy_binary), &bin);
   if (rc) return rc;
-  char origin[600];
-  snprintf(origin, sizeof origin, "file '%s'", path);
+  char origin[1100], shown[1024];
+  snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
   return context_create(rt, &bin, path, origin, opts, out);
 }
 

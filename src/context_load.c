@@ -121,7 +121,7 @@ void load_discard(context_obj *c) {
 static model_pick pick_of(const htpu_load_options *lo) {
   const char *graph = lo ? lo->graph : NULL;
   if (!graph && lo && lo->num_graphs && lo->graphs) graph = lo->graphs[0];
-  return (model_pick){graph, 0, 1};
+  return (model_pick){graph, 0, 1, 0};
 }
 
 int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *origin,
@@ -283,7 +283,8 @@ int load_run(context_obj *c, const char *origin, const htpu_load_options *lo, ui
   }
   if (rc == HTPU_EINCOMPATIBLE) {
     htpu_append_error(" (%s)", origin);
-    qnnset_hint(&c->info->pub, rc); /* which installed QNN set can */
+    /* made by a newer release: which other installed set can load it */
+    if (compat_too_new(c->rt, c->info, c->graph_on)) qnnset_hint(&c->info->pub, rc);
   }
   return rc;
 }

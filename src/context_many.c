@@ -23,6 +23,7 @@
 #include "load.h"
 #include "loader/loader.h"
 #include "model/model.h"
+#include "printable.h"
 #include "qnnset/qnnset.h"
 
 typedef struct many_item {
@@ -52,7 +53,8 @@ static int prepare(htpu_runtime *h, many_item *m, uint64_t t0) {
   model_binary bin;
   int rc;
   if (r->path) {
-    snprintf(m->origin, sizeof m->origin, "file '%s'", r->path);
+    snprintf(m->origin, sizeof m->origin, "file '%s'",
+             printable_str(r->path, (char[1024]){0}, 1024));
     rc = binary_open_file(r->path, !(lo && lo->copy_binary), &bin);
   } else if (!r->buf || !r->len) {
     if (lo && lo->buffer_release) lo->buffer_release(lo->buffer_release_arg);
@@ -114,7 +116,8 @@ static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
   }
   if (rc == HTPU_EINCOMPATIBLE) {
     htpu_append_error(" (%s)", m->origin);
-    qnnset_hint(&c->info->pub, rc); /* which installed QNN set can */
+    /* made by a newer release: which other installed set can load it */
+    if (compat_too_new(c->rt, c->info, c->graph_on)) qnnset_hint(&c->info->pub, rc);
   }
   if (rc) note_fail(m, rc);
 }

@@ -6,8 +6,9 @@
  * created, and the stub loads the skel the DSP finds first in DSP_LIBRARY_PATH; a stub or skel
  * of another release fails device creation with QNN_DEVICE_ERROR_INVALID_CONFIG (14001, the
  * board's symptom). The fake release does the same with what it can see on the host: the stub
- * by name through the dynamic loader (so it is found only when the loader can find it, or when
- * the client opened it first), and the skel as the first file of that name in the
+ * by name as the dynamic loader finds it for a library with QAIRT's RPATH $ORIGIN (one loaded
+ * under that soname first, whoever loaded it; else the one beside it), and the skel as the
+ * first file of that name in the
  * ';'-separated DSP_LIBRARY_PATH; both must carry its build id. The ordinary reference backend
  * (no release) checks nothing.
  */
@@ -62,8 +63,29 @@ static qnn_error_t check_skel(rb_log *log) {
   return QNN_SUCCESS;
 }
 
+/* The stub as the dynamic loader finds a name a library opens (this library carries QAIRT's
+ * RPATH $ORIGIN, mk/qnnsets.mk): a library already loaded under that soname first, then beside
+ * this library, then the search path. Done by hand because the sanitizers' dlopen interceptor
+ * hides the calling library from glibc, which would then skip its RPATH. */
+static void *open_stub(void) {
+  void *h = dlopen(STUB_NAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  Dl_info self;
+  if (!h && dladdr((void *)open_stub, &self) && self.dli_fname && strrchr(self.dli_fname, '/')) {
+    char path[PATH_MAX];
+    int n = (int)(strrchr(self.dli_fname, '/') - self.dli_fname);
+    FILE *f = NULL;
+    if ((size_t)snprintf(path, sizeof path, "%.*s/%s", n, self.dli_fname, STUB_NAME) <
+            sizeof path &&
+        (f = fopen(path, "rb")) != NULL) {
+      fclose(f);
+      h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+  }
+  return h ? h : dlopen(STUB_NAME, RTLD_NOW | RTLD_LOCAL);
+}
+
 qnn_error_t rb_release_check(rb_log *log) {
-  void *stub = dlopen(STUB_NAME, RTLD_NOW | RTLD_LOCAL);
+  void *stub = open_stub();
   if (!stub) {
     rb_logf(log, QNN_LOG_LEVEL_ERROR, "deviceCreate: cannot open %s: %s", STUB_NAME, dlerror());
     return QNN_DEVICE_ERROR_INVALID_CONFIG;

@@ -150,6 +150,15 @@ void obj_test_set_slot_generation(const void *closed_handle, uint32_t gen) {
   pthread_mutex_unlock(&reg_lock);
 }
 
+size_t obj_test_live_handles(obj_kind kind, void **out, size_t max) {
+  size_t n = 0;
+  pthread_mutex_lock(&reg_lock);
+  for (uint32_t i = 0; i < num_slots; i++)
+    if (slots[i].obj && slots[i].obj->kind == kind && n < max) out[n++] = encode(i, slots[i].gen);
+  pthread_mutex_unlock(&reg_lock);
+  return n;
+}
+
 void obj_retain(htpu_object *o) { atomic_fetch_add(&o->refs, 1); }
 
 int obj_retain_live(htpu_object *o) {

@@ -43,6 +43,11 @@ void *obj_register(htpu_object *o);
  * and for gen 0. */
 void obj_test_set_slot_generation(const void *closed_handle, uint32_t gen);
 
+/* Tests only: up to max handles of live objects of that kind, into out; how many were put.
+ * The C test runner closes what a failed test left open with them, so that one failure does
+ * not fail the tests after it. */
+size_t obj_test_live_handles(obj_kind kind, void **out, size_t max);
+
 /* The object behind a live handle of this kind, with a new reference; NULL when the handle is
  * closed, stale, NULL or of another kind. */
 htpu_object *obj_acquire(const void *handle, obj_kind kind);

@@ -11,6 +11,10 @@
 #include "base/base.h"
 #include "file_open.h"
 #include "hexagon_tpu.h"
+#include "printable.h"
+
+/* A path in a message: escaped (printable.h), in a buffer of the statement's own. */
+#define SHOWN(path) printable_str(path, (char[1024]){0}, 1024)
 
 /* 0 = not set yet: the first read takes HTPU_MAX_BINARY_BYTES from the environment, or the
  * default. Relaxed atomics: a limit set while another thread reads a file applies to the next. */
@@ -58,10 +62,11 @@ static int read_unsized(int fd, const char *path, uint64_t limit, void **out, si
                           "binary (read to its end: its size, like a /proc file's, is "
                           "reported as 0); raise it with htpu_set_max_binary_bytes "
                           "(HTPU_MAX_BINARY_BYTES) if it is one",
-                          path, limit);
+                          SHOWN(path), limit);
   if (len == 0) {
     free(buf);
-    return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary", path);
+    return htpu_set_error(HTPU_EMODEL, 0, "'%s' is empty; expected a QNN context binary",
+                          SHOWN(path));
   }
   *out = buf;
   *out_len = len;
@@ -75,7 +80,7 @@ int binary_file_check_size(const char *path, uint64_t size) {
                         "'%s' has %" PRIu64 " bytes, more than the %" PRIu64
                         "-byte limit for a context binary; raise it with "
                         "htpu_set_max_binary_bytes (HTPU_MAX_BINARY_BYTES) if it is one",
-                        path, size, limit);
+                        SHOWN(path), size, limit);
 }
 
 int binary_file_read_fd(int fd, const char *path, uint64_t size, void **out, size_t *out_len) {
@@ -88,7 +93,9 @@ int binary_file_read_fd(int fd, const char *path, uint64_t size, void **out, siz
   if (rc) return rc;
   size_t len = (size_t)size;
   void *buf = malloc(len);
-  if (!buf) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", path, len);
+  if (!buf)
+    return htpu_set_error(HTPU_ENOMEM, 0, "out of memory reading '%s' (%zu bytes)", SHOWN(path),
+                          len);
   char err[1024];
   if (file_read_exact(fd, path, buf, len, err, sizeof err)) {
     free(buf);

@@ -13,6 +13,7 @@
 #include "base/base.h"
 #include "binary_file.h"
 #include "hexagon_tpu.h"
+#include "printable.h"
 
 /* File systems the kernel cannot write to at all (statfs f_type), and some writable ones by
  * name for the note. */
@@ -64,19 +65,17 @@ static int mappable(int fd, char *why, size_t len) {
 static int map_file(int fd, const char *path, uint64_t size, model_binary *out) {
   void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED)
-    return htpu_set_error(HTPU_EIO, 0, "cannot map '%s' (%llu bytes): %s", path,
-                          (unsigned long long)size, strerror(errno));
+    return htpu_set_error(HTPU_EIO, 0, "cannot map '%s' (%llu bytes): %s",
+                          printable_str(path, (char[1024]){0}, 1024), (unsigned long long)size,
+                          strerror(errno));
   out->data = out->base = p;
   out->len = out->base_len = (size_t)size;
   out->kind = BINARY_MAPPED;
   return 0;
 }
 
-int binary_open_file(const char *path, int allow_map, model_binary *out) {
+int binary_open_fd(int fd, const char *path, uint64_t size, int allow_map, model_binary *out) {
   memset(out, 0, sizeof *out);
-  uint64_t size = 0;
-  int fd = binary_file_open(path, &size);
-  if (fd < 0) return fd;
   int rc = 0;
   /* A size of 0 (a /proc-like file) is never mapped: its content is made on read. */
   int map = allow_map && size > 0 && mappable(fd, out->note, sizeof out->note);
@@ -93,8 +92,17 @@ int binary_open_file(const char *path, int allow_map, model_binary *out) {
     if (size == 0 && allow_map)
       snprintf(out->note, sizeof out->note, "copied: its size is not known before it is read");
   }
-  close(fd); /* a mapping stays valid without the descriptor */
   if (rc) memset(out, 0, sizeof *out);
+  return rc;
+}
+
+int binary_open_file(const char *path, int allow_map, model_binary *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t size = 0;
+  int fd = binary_file_open(path, &size);
+  if (fd < 0) return fd;
+  int rc = binary_open_fd(fd, path, size, allow_map, out);
+  close(fd); /* a mapping stays valid without the descriptor */
   return rc;
 }
 

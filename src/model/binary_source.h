@@ -38,6 +38,11 @@ typedef struct model_binary {
  * (empty, over the limit), HTPU_ENOMEM. On failure *out holds nothing. */
 int binary_open_file(const char *path, int allow_map, model_binary *out);
 
+/* The same from a file the caller opened (binary_file_open, `size` its fstat size) and
+ * checked: external.c makes sure it is the file it located first. The fd stays the caller's
+ * to close (a mapping outlives it). */
+int binary_open_fd(int fd, const char *path, uint64_t size, int allow_map, model_binary *out);
+
 /* The caller's buffer: lent when release is not NULL (release(arg) is called when the
  * context no longer needs it, also when the load fails), else copied. 0 or HTPU_ENOMEM (the
  * buffer is released then too). */

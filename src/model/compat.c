@@ -24,6 +24,41 @@ static int same_soc(uint32_t a, uint32_t b) {
   return 0;
 }
 
+/* The QAIRT release a build id names ("v2.42.0.2512..._193295"): 1, or 0 when it names none
+ * (the reference backend's "htpu-ref"). Not htpu_qairt_version_from_build_id: this runs while
+ * an error is being written, and that one sets the thread's error. */
+static int release_of(const char *build_id, htpu_version3 *v) {
+  unsigned a, b, c;
+  if (!build_id || sscanf(build_id, "v%u.%u.%u", &a, &b, &c) != 3) return 0;
+  *v = (htpu_version3){a, b, c};
+  return 1;
+}
+
+static int newer(htpu_version3 a, htpu_version3 b) {
+  if (a.major != b.major) return a.major > b.major;
+  if (a.minor != b.minor) return a.minor > b.minor;
+  return a.patch > b.patch;
+}
+
+int compat_too_new(runtime_obj *rt, const model_info *info, const uint8_t *graph_on) {
+  const htpu_model_info *m = &info->pub;
+  const device_facts *d = &rt->device_facts;
+  const qnn_backend_lib *b = &rt->backend_lib;
+  /* what no QNN release can change: the backend, the DSP, the SoC, the VTCM */
+  if ((m->backend_id && m->backend_id != b->backend_id) ||
+      (m->dsp_arch && d->arch && m->dsp_arch != d->arch) ||
+      (m->soc_model && d->soc_model && !same_soc(m->soc_model, d->soc_model)))
+    return 0;
+  for (uint32_t i = 0; d->vtcm_bytes && i < m->num_graphs; i++)
+    if ((!graph_on || graph_on[i]) && m->graphs[i].vtcm_bytes > d->vtcm_bytes) return 0;
+  const htpu_version3 *bc = &m->core_api_version, *bb = &m->backend_api_version;
+  if (bc->major && (bc->major != b->core_api.major || bc->minor > b->core_api.minor)) return 1;
+  if (bb->major && (bb->major != b->backend_api.major || bb->minor > b->backend_api.minor))
+    return 1;
+  htpu_version3 made, here;
+  return release_of(m->build_id, &made) && release_of(rt->build_id, &here) && newer(made, here);
+}
+
 int compat_check(runtime_obj *rt, const model_info *info, const uint8_t *graph_on,
                  const void *binary, size_t len) {
   const htpu_model_info *m = &info->pub;

@@ -5,13 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "printable.h"
+
 int epc_is_main(const epc_node *n) { return !n->has_main_context || n->main_context == 1; }
 int epc_is_embedded(const epc_node *n) { return !n->has_embed_mode || n->embed_mode == 1; }
 
 void epc_node_label(const onnx_model *m, uint32_t i, char *buf, size_t len) {
   const epc_node *n = &m->epc[i];
+  char shown[128];
   if (n->name.len)
-    snprintf(buf, len, "'%.*s'", (int)n->name.len, (const char *)n->name.p);
+    snprintf(buf, len, "'%s'", printable(n->name.p, n->name.len, shown, sizeof shown));
   else
     snprintf(buf, len, "#%u (unnamed, at byte %zu)", i, n->offset);
 }
@@ -89,15 +92,10 @@ int epc_plan_make(const onnx_model *m, epc_plan *p, char *err, size_t n) {
     if (check_node(m, i, err, n)) return -1;
     const epc_node *nd = &m->epc[i];
     if (!epc_is_main(nd)) continue;
-    int embedded = epc_is_embedded(nd);
-    uint32_t c = p->num_contexts;
-    /* nodes naming one file share its context (ONNX Runtime's shared-context models) */
-    for (uint32_t k = 0; !embedded && k < p->num_contexts; k++)
-      if (!p->ctx[k].embedded && p->ctx[k].bytes.len == nd->cache.len &&
-          memcmp(p->ctx[k].bytes.p, nd->cache.p, nd->cache.len) == 0)
-        c = k;
-    if (c == p->num_contexts) p->ctx[p->num_contexts++] = (epc_context){i, embedded, nd->cache};
-    p->node_context[i] = (int32_t)c;
+    /* one context per main node: nodes naming one file are merged once the file is found
+     * (epc_plan_merge), by what file it is rather than by how it is spelt */
+    p->node_context[i] = (int32_t)p->num_contexts;
+    p->ctx[p->num_contexts++] = (epc_context){i, epc_is_embedded(nd), nd->cache};
   }
   if (p->num_contexts == 0) {
     snprintf(err, n, "none of the model's %u EPContext nodes is a main context (main_context "
@@ -105,4 +103,13 @@ int epc_plan_make(const onnx_model *m, epc_plan *p, char *err, size_t n) {
     return -1;
   }
   return 0;
+}
+
+void epc_plan_merge(epc_plan *p, uint32_t k, uint32_t into) {
+  for (uint32_t i = 0; i < ONNX_MAX_EPCONTEXT_NODES; i++) {
+    if (p->node_context[i] == (int32_t)k) p->node_context[i] = (int32_t)into;
+    else if (p->node_context[i] > (int32_t)k) p->node_context[i]--;
+  }
+  memmove(&p->ctx[k], &p->ctx[k + 1], (p->num_contexts - k - 1) * sizeof p->ctx[0]);
+  p->num_contexts--;
 }

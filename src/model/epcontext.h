@@ -7,7 +7,9 @@
  * node's main_context and embed_mode default to 1 (the op schema's defaults, which ONNX
  * Runtime's writer relies on: its first node carries neither); at least one node must be a
  * main one; a main node's ep_cache_context is the binary (embed_mode 1) or a relative file
- * name without ".." (0). A DLC context (ep_context_type "dlc") is refused: it needs QNN's
+ * name without ".." (0). Each main node starts as a context of its own; nodes whose file names
+ * lead to one file (ONNX Runtime's shared-context models, or one file spelt two ways) are
+ * merged into one context when the files are found (model_open.c, epc_plan_merge). A DLC context (ep_context_type "dlc") is refused: it needs QNN's
  * converter, not a context binary loader.
  */
 #ifndef HTPU_MODEL_EPCONTEXT_H
@@ -30,6 +32,10 @@ typedef struct epc_plan {
 /* 0, or -1 with err set: a node breaking a rule, named with its reason. With no EPContext node
  * at all, -2 (the caller says what the file is instead). */
 int epc_plan_make(const onnx_model *m, epc_plan *p, char *err, size_t err_len);
+
+/* Context k (external) is the file context `into` (< k) reads too: its nodes move to `into`,
+ * the contexts after k move down one. */
+void epc_plan_merge(epc_plan *p, uint32_t k, uint32_t into);
 
 /* A node's name for messages: 'name', or "#<index> at byte <offset>" when it has none. */
 void epc_node_label(const onnx_model *m, uint32_t i, char *buf, size_t len);

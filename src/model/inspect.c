@@ -9,6 +9,7 @@
 #include "binary_file.h"
 #include "base/base.h"
 #include "onnx_model.h"
+#include "printable.h"
 
 int model_read_info(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                     void **buf, size_t *len, char *origin, size_t origin_len, model_info **out) {
@@ -54,21 +55,20 @@ int model_read_binary_info(const qnn_system_lib *sys, const char *path, const mo
 
 /* Takes the malloc'd bytes (freed here). path: the file they came from, or NULL. */
 static int inspect(const char *system_lib, const char *path, void *buf, size_t len,
-                   uint32_t index, htpu_model_info **out) {
+                   const model_pick *pick, htpu_model_info **out) {
   qnn_system_lib sys;
   int rc = loader_open_system(system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB, &sys);
   if (rc) {
     free(buf);
     return rc;
   }
-  char origin[5000];
+  char origin[5000], shown[1024];
   if (path)
-    snprintf(origin, sizeof origin, "file '%s'", path);
+    snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
   else
     snprintf(origin, sizeof origin, "a %zu-byte buffer", len);
-  model_pick pick = {NULL, index, 0};
   model_info *m = NULL;
-  rc = model_read_info(&sys, path, &pick, &buf, &len, origin, sizeof origin, &m);
+  rc = model_read_info(&sys, path, pick, &buf, &len, origin, sizeof origin, &m);
   loader_close_system(&sys);
   free(buf);
   if (!rc) *out = &m->pub;
@@ -88,11 +88,12 @@ int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
   void *copy = malloc(len);
   if (!copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", len);
   memcpy(copy, buf, len);
-  return inspect(system_lib, NULL, copy, len, 0, out);
+  model_pick pick = {NULL, 0, 0, 0};
+  return inspect(system_lib, NULL, copy, len, &pick, out);
 }
 
-static int inspect_path(const char *fn, const char *system_lib, const char *path, uint32_t index,
-                        htpu_model_info **out) {
+static int inspect_path(const char *fn, const char *system_lib, const char *path,
+                        const model_pick *pick, htpu_model_info **out) {
   htpu_clear_error();
   if (!out) return htpu_set_error(HTPU_EINVAL, 0, "%s: out is NULL", fn);
   *out = NULL;
@@ -101,16 +102,23 @@ static int inspect_path(const char *fn, const char *system_lib, const char *path
   size_t len = 0;
   int rc = read_whole_file(path, &buf, &len);
   if (rc) return rc;
-  return inspect(system_lib, path, buf, len, index, out);
+  return inspect(system_lib, path, buf, len, pick, out);
 }
 
 int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out) {
-  return inspect_path("htpu_inspect_file", system_lib, path, 0, out);
+  model_pick pick = {NULL, 0, 0, 0};
+  return inspect_path("htpu_inspect_file", system_lib, path, &pick, out);
 }
 
 int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
                               htpu_model_info **out) {
-  return inspect_path("htpu_inspect_file_context", system_lib, path, index, out);
+  model_pick pick = {NULL, index, 0, 0};
+  return inspect_path("htpu_inspect_file_context", system_lib, path, &pick, out);
+}
+
+int htpu_inspect_file_all(const char *system_lib, const char *path, htpu_model_info **out) {
+  model_pick pick = {NULL, 0, 0, 1};
+  return inspect_path("htpu_inspect_file_all", system_lib, path, &pick, out);
 }
 
 int htpu_model_binary(const char *system_lib, const char *path, const char *graph,
@@ -130,9 +138,9 @@ int htpu_model_binary(const char *system_lib, const char *path, const char *grap
     free(buf);
     return rc;
   }
-  char origin[5000];
-  snprintf(origin, sizeof origin, "file '%s'", path);
-  model_pick pick = {graph, index, 0};
+  char origin[5000], shown[1024];
+  snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
+  model_pick pick = {graph, index, 0, 0};
   model_info *m = NULL;
   rc = model_read_info(&sys, path, &pick, &buf, &n, origin, sizeof origin, &m);
   loader_close_system(&sys);

@@ -32,4 +32,10 @@ struct runtime_obj;
 int compat_check(struct runtime_obj *rt, const model_info *info, const uint8_t *graph_on,
                  const void *binary, size_t len);
 
+/* 1 when what keeps the binary from this runtime is only that a newer QNN release made it (its
+ * QNN or backend API newer than the runtime's, or its build id's release newer than the
+ * runtime's) while its backend, DSP, SoC and VTCM (of the graphs graph_on names, as for
+ * compat_check) fit: another installed QNN set may load it. */
+int compat_too_new(struct runtime_obj *rt, const model_info *info, const uint8_t *graph_on);
+
 #endif

@@ -10,6 +10,7 @@
 #include "epcontext.h"
 #include "base/base.h"
 #include "external.h"
+#include "printable.h"
 #include "onnx_model.h"
 #include "names.h"
 #include "onnx.h"
@@ -17,9 +18,10 @@
 struct model_source {
   model_info *arena; /* holds pub and everything it points to */
   htpu_model_source *pub;
+  htpu_model_context *contexts; /* pub->contexts, writable; NULL unless all were inspected */
 };
 
-/* The contexts' bytes and, where needed, their graphs. */
+/* The contexts' files and bytes and, where needed, their graphs. */
 typedef struct unwrap_state {
   const qnn_system_lib *sys;
   const char *path;
@@ -29,8 +31,9 @@ typedef struct unwrap_state {
   int allow_map;      /* external binaries may be mapped (binary_source.h), else read */
   onnx_model *om;
   epc_plan plan;
-  model_binary ext[ONNX_MAX_EPCONTEXT_NODES]; /* external binaries opened */
-  char *ext_path[ONNX_MAX_EPCONTEXT_NODES]; /* their paths (malloc'd), for messages */
+  external_file file[ONNX_MAX_EPCONTEXT_NODES]; /* an external context's file, once found */
+  model_binary ext[ONNX_MAX_EPCONTEXT_NODES]; /* its bytes while needed (external_open) */
+  size_t ext_len[ONNX_MAX_EPCONTEXT_NODES]; /* its size (kept when the bytes are dropped) */
   model_info *graphs[ONNX_MAX_EPCONTEXT_NODES]; /* introspected contexts, or NULL */
 } unwrap_state;
 
@@ -43,10 +46,10 @@ static const uint8_t *ctx_bytes(const unwrap_state *s, uint32_t k, size_t *len) 
   return s->ext[k].data;
 }
 
-static int read_external(unwrap_state *s, uint32_t k) {
+/* Finds the file of external context k (nothing read yet). */
+static int locate(unwrap_state *s, uint32_t k) {
   const epc_context *c = &s->plan.ctx[k];
-  if (c->embedded || s->ext[k].data) return 0;
-  char label[160], name[ONNX_MAX_NAME_BYTES + 1];
+  char label[160], name[ONNX_MAX_NAME_BYTES + 1], shown[1024];
   epc_node_label(s->om, c->node, label, sizeof label);
   snprintf(name, sizeof name, "%.*s", (int)c->bytes.len, (const char *)c->bytes.p);
   if (!s->path)
@@ -54,16 +57,57 @@ static int read_external(unwrap_state *s, uint32_t k) {
                           "EPContext node %s of %s names the external binary '%s' "
                           "(embed_mode 0), which can only be found beside the model's file: "
                           "open the model by its path",
-                          label, s->origin, name);
-  char where[4200];
-  int rc = external_open(s->path, name, s->allow_map, &s->ext[k], where, sizeof where);
-  if (rc) {
-    htpu_append_error(" (EPContext node %s of %s)", label, s->origin);
-    return rc;
-  }
-  s->ext_path[k] = strdup(where);
-  return s->ext_path[k] ? 0 : htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
+                          label, s->origin, printable_str(name, shown, sizeof shown));
+  int rc = external_locate(s->path, name, &s->file[k]);
+  if (rc) htpu_append_error(" (EPContext node %s of %s)", label, s->origin);
+  return rc;
 }
+
+/* Finds every external context's file and merges the contexts whose files are one file (the
+ * same device and inode, however the nodes spell its name): a model naming one binary in 256
+ * ways holds one context, and its file is opened (mapped or read) once. */
+static int locate_files(unwrap_state *s) {
+  for (uint32_t k = 0; k < s->plan.num_contexts;) {
+    if (s->plan.ctx[k].embedded) {
+      k++;
+      continue;
+    }
+    int rc = locate(s, k);
+    if (rc) return rc;
+    const external_file *f = &s->file[k];
+    uint32_t same = k;
+    for (uint32_t j = 0; j < k && same == k; j++)
+      if (!s->plan.ctx[j].embedded && s->file[j].dev == f->dev && s->file[j].ino == f->ino)
+        same = j;
+    if (same == k) {
+      s->ext_len[k] = (size_t)f->size;
+      k++;
+      continue;
+    }
+    external_file_clear(&s->file[k]);
+    epc_plan_merge(&s->plan, k, same);
+    /* the files not found yet move down with their contexts (all empty) */
+    memmove(&s->file[k], &s->file[k + 1], (s->plan.num_contexts - k) * sizeof s->file[0]);
+    memset(&s->file[s->plan.num_contexts], 0, sizeof s->file[0]);
+  }
+  return 0;
+}
+
+/* The bytes of context k, from its file if it has one and they are not held: mapped or read
+ * (external_open), the file checked to be the one located. */
+static int read_external(unwrap_state *s, uint32_t k) {
+  if (s->plan.ctx[k].embedded || s->ext[k].data) return 0;
+  int rc = external_open(&s->file[k], s->allow_map, &s->ext[k]);
+  if (!rc) s->ext_len[k] = s->ext[k].len;
+  if (rc) {
+    char label[160];
+    epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
+    htpu_append_error(" (EPContext node %s of %s)", label, s->origin);
+  }
+  return rc;
+}
+
+static void drop_external(unwrap_state *s, uint32_t k) { binary_release(&s->ext[k]); }
 
 /* The graphs of context k, through the system library (once). */
 static int introspect_ctx(unwrap_state *s, uint32_t k) {
@@ -78,6 +122,16 @@ static int introspect_ctx(unwrap_state *s, uint32_t k) {
     htpu_append_error(" (the context binary of EPContext node %s in %s)", label, s->origin);
   }
   return rc;
+}
+
+/* "embedded in node 'x'" or "file 'dir/x.bin'": where context k's bytes are. */
+static void ctx_where(const unwrap_state *s, uint32_t k, char *out, size_t len) {
+  char label[160];
+  epc_node_label(s->om, s->plan.ctx[k].node, label, sizeof label);
+  if (s->plan.ctx[k].embedded)
+    snprintf(out, len, "embedded in node %s", label);
+  else
+    snprintf(out, len, "file '%s'", s->file[k].shown);
 }
 
 static int ctx_has_graph(const unwrap_state *s, uint32_t k, const char *name, size_t len) {
@@ -115,16 +169,14 @@ static int match_nodes(unwrap_state *s, int32_t *node_ctx) {
            ctx_has_graph(s, k, (const char *)nd->partition_name.p, nd->partition_name.len)))
         node_ctx[i] = (int32_t)k;
     if (node_ctx[i] >= 0) continue;
-    char label[160], list[2048];
+    char label[160], list[2048], want[160];
     epc_node_label(s->om, i, label, sizeof label);
     list_contexts(s, list, sizeof list);
+    onnx_str w = nd->partition_name.len ? nd->partition_name : nd->name;
     return htpu_set_error(HTPU_EMODEL, 0,
                           "EPContext node %s of %s has main_context 0, so its graph must be in "
-                          "a main node's binary, but no context holds a graph named '%.*s' "
-                          "(%s)",
-                          label, s->origin, (int)(nd->partition_name.len ? nd->partition_name.len : nd->name.len),
-                          (const char *)(nd->partition_name.len ? nd->partition_name.p : nd->name.p),
-                          list);
+                          "a main node's binary, but no context holds a graph named '%s' (%s)",
+                          label, s->origin, printable(w.p, w.len, want, sizeof want), list);
   }
   return 0;
 }
@@ -176,7 +228,7 @@ static int fill_nodes(const unwrap_state *s, model_info *a, htpu_model_source *s
     o->embed_mode = emb;
     o->cache_file = arena_str(a, main && !emb ? nd->cache : (onnx_str){0});
     int32_t own = s->plan.node_context[i];
-    o->cache_bytes = own < 0 ? 0 : emb ? nd->cache.len : s->ext[own].len;
+    o->cache_bytes = own < 0 ? 0 : emb ? nd->cache.len : s->ext_len[own];
     o->partition_name = arena_str(a, nd->partition_name);
     o->ep_sdk_version = arena_str(a, nd->ep_sdk_version);
     o->source = arena_str(a, nd->source);
@@ -190,31 +242,63 @@ static int fill_nodes(const unwrap_state *s, model_info *a, htpu_model_source *s
   return 0;
 }
 
+/* The props in file order, duplicates included; a key given twice means its last value (as
+ * JSON readers and Elixir maps take it), so the class names come from the last "names". */
 static int fill_props(const onnx_model *om, model_info *a, htpu_model_source *src) {
   htpu_model_prop *props = model_info_alloc(a, (om->num_props + 1) * sizeof *props);
   if (!props) return -1;
+  int64_t names = -1;
   for (uint32_t i = 0; i < om->num_props; i++) {
     props[i].key = arena_str(a, om->props[i].key);
     props[i].value = arena_str(a, om->props[i].value);
     if (!props[i].key || !props[i].value) return -1;
-    if (onnx_str_is(om->props[i].key, "names") && !src->class_names &&
-        names_parse(props[i].value, om->props[i].value.len, (model_info *)a, &src->class_names,
-                    &src->num_class_names) < 0)
-      return -1;
+    if (onnx_str_is(om->props[i].key, "names")) names = i;
   }
+  if (names >= 0 && names_parse(props[names].value, om->props[names].value.len, a,
+                                &src->class_names, &src->num_class_names) < 0)
+    return -1;
   src->props = props;
   src->num_props = om->num_props;
   return 0;
 }
 
+/* Every context's metadata and origin for an inspection of them all (model_pick.all): the
+ * chosen context's info is the one the caller makes (model_source_attach), the others' are
+ * the introspections made here, moved into the arena. */
+static int fill_contexts(unwrap_state *s, model_info *a, struct model_source *ms,
+                         uint32_t chosen) {
+  uint32_t nc = s->plan.num_contexts;
+  htpu_model_context *ctxs = model_info_alloc(a, nc * sizeof *ctxs);
+  if (!ctxs) return -1;
+  for (uint32_t k = 0; k < nc; k++) {
+    char where[1200];
+    ctx_where(s, k, where, sizeof where);
+    ctxs[k].origin = model_info_strdup(a, where);
+    if (!ctxs[k].origin) return -1;
+    if (k == chosen || !s->graphs[k]) continue;
+    htpu_model_info *pub = model_info_alloc(a, sizeof *pub);
+    if (!pub) return -1;
+    *pub = s->graphs[k]->pub;
+    model_info_adopt(a, s->graphs[k]);
+    s->graphs[k] = NULL;
+    ctxs[k].info = pub;
+  }
+  ms->contexts = ctxs;
+  ms->pub->contexts = ctxs;
+  return 0;
+}
+
 /* The model's facts in an arena of their own. */
-static int make_source(const unwrap_state *s, const int32_t *node_ctx, uint32_t chosen,
-                       const char *where, struct model_source **out) {
+static int make_source(unwrap_state *s, const int32_t *node_ctx, uint32_t chosen, int all,
+                       struct model_source **out) {
   struct model_source *ms = calloc(1, sizeof *ms);
   model_info *a = calloc(1, sizeof *a);
   htpu_model_source *src = a ? model_info_alloc(a, sizeof *src) : NULL;
   int ok = ms && src;
   if (ok) {
+    char where[1200];
+    ctx_where(s, chosen, where, sizeof where);
+    ms->pub = src;
     src->format = "onnx-epcontext";
     src->ir_version = s->om->ir_version;
     src->opset = s->om->opset;
@@ -224,7 +308,8 @@ static int make_source(const unwrap_state *s, const int32_t *node_ctx, uint32_t 
     src->context = chosen;
     src->origin = model_info_strdup(a, where);
     ok = src->producer_name && src->producer_version && src->origin &&
-         fill_props(s->om, a, src) == 0 && fill_nodes(s, a, src, node_ctx) == 0;
+         fill_props(s->om, a, src) == 0 && fill_nodes(s, a, src, node_ctx) == 0 &&
+         (!all || fill_contexts(s, a, ms, chosen) == 0);
   }
   if (!ok) {
     model_info_free(a);
@@ -232,7 +317,6 @@ static int make_source(const unwrap_state *s, const int32_t *node_ctx, uint32_t 
     return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
   }
   ms->arena = a;
-  ms->pub = src;
   *out = ms;
   return 0;
 }
@@ -245,6 +329,7 @@ void model_source_free(struct model_source *src) {
 
 void model_source_attach(model_info *m, struct model_source *src) {
   m->pub.source = src->pub;
+  if (src->contexts) src->contexts[src->pub->context].info = &m->pub;
   model_info_adopt(m, src->arena);
   free(src);
 }
@@ -295,7 +380,7 @@ static void take_model_binary(unwrap_state *s, uint32_t k, model_binary *bin) {
 static void state_free(unwrap_state *s) {
   for (uint32_t k = 0; k < ONNX_MAX_EPCONTEXT_NODES; k++) {
     binary_release(&s->ext[k]);
-    free(s->ext_path[k]);
+    external_file_clear(&s->file[k]);
     model_info_free(s->graphs[k]);
   }
   free(s->om);
@@ -306,9 +391,12 @@ static void state_free(unwrap_state *s) {
 static int not_epcontext(const unwrap_state *s) {
   char ops[512] = "";
   size_t used = 0;
-  for (uint32_t i = 0; i < s->om->num_op_samples && used < sizeof ops; i++)
-    used += (size_t)snprintf(ops + used, sizeof ops - used, "%s%.*s", i ? ", " : "",
-                             (int)s->om->op_samples[i].len, (const char *)s->om->op_samples[i].p);
+  for (uint32_t i = 0; i < s->om->num_op_samples && used < sizeof ops; i++) {
+    char op[80];
+    used += (size_t)snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "",
+                             printable(s->om->op_samples[i].p, s->om->op_samples[i].len, op,
+                                       sizeof op));
+  }
   return htpu_set_error(HTPU_EUNSUPPORTED, 0,
                         "%s is an ONNX model without an EPContext node (%llu nodes: %s%s), such "
                         "as a QDQ model: hexagon_tpu runs compiled QNN context binaries. Compile "
@@ -320,8 +408,18 @@ static int not_epcontext(const unwrap_state *s) {
                         s->om->num_nodes > s->om->num_op_samples ? ", ..." : "");
 }
 
-/* Reads and checks the model, then reads (and, where needed, introspects) its contexts. */
-static int prepare(unwrap_state *s) {
+/* Whether context k's bytes are kept once its graphs are known: only those of the context the
+ * pick will take (the first holding pick->graph, else context pick->index). The others are
+ * dropped, so that however many contexts a model has, at most two binaries are held at once. */
+static int keeps(const unwrap_state *s, const model_pick *pick, uint32_t k, int32_t kept) {
+  if (pick->graph && s->plan.num_contexts > 1)
+    return kept < 0 && ctx_has_graph(s, k, pick->graph, strlen(pick->graph));
+  return k == pick->index;
+}
+
+/* Reads and checks the model, finds its contexts' files, then, where the choice, the
+ * main_context rule or an inspection of every context needs them, each context's graphs. */
+static int prepare(unwrap_state *s, const model_pick *pick) {
   char err[600];
   s->om = malloc(sizeof *s->om);
   if (!s->om) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
@@ -330,12 +428,19 @@ static int prepare(unwrap_state *s) {
   int rc = epc_plan_make(s->om, &s->plan, err, sizeof err);
   if (rc == -2) return not_epcontext(s);
   if (rc) return htpu_set_error(HTPU_EMODEL, 0, "%s: %s", s->origin, err);
-  int need_graphs = s->plan.num_contexts > 1;
+  rc = locate_files(s);
+  if (rc) return rc;
+  int need_graphs = pick->all || s->plan.num_contexts > 1;
   for (uint32_t i = 0; i < s->om->num_epc; i++)
     if (s->plan.node_context[i] < 0) need_graphs = 1;
-  for (uint32_t k = 0; k < s->plan.num_contexts; k++) {
-    rc = need_graphs ? introspect_ctx(s, k) : read_external(s, k);
+  int32_t kept = -1;
+  for (uint32_t k = 0; need_graphs && k < s->plan.num_contexts; k++) {
+    rc = introspect_ctx(s, k);
     if (rc) return rc;
+    if (keeps(s, pick, k, kept))
+      kept = (int32_t)k;
+    else
+      drop_external(s, k);
   }
   return 0;
 }
@@ -346,24 +451,18 @@ static int unwrap_run(unwrap_state *s, const model_pick *pick, size_t origin_len
                       struct model_source **src) {
   int32_t node_ctx[ONNX_MAX_EPCONTEXT_NODES];
   *k = 0;
-  int rc = prepare(s);
+  int rc = prepare(s, pick);
   if (!rc && (s->plan.num_contexts > 1 || pick->index)) rc = choose(s, pick, k);
+  if (!rc) rc = read_external(s, *k); /* the chosen one's bytes: held already, or opened now */
   if (!rc && s->graphs[0]) /* introspected: some node's graph is to be found */
     rc = match_nodes(s, node_ctx);
   else if (!rc)
     memcpy(node_ctx, s->plan.node_context, sizeof node_ctx);
-  if (rc) return rc;
-  char where[4400], label[160];
-  epc_node_label(s->om, s->plan.ctx[*k].node, label, sizeof label);
-  if (s->plan.ctx[*k].embedded)
-    snprintf(where, sizeof where, "embedded in node %s", label);
-  else
-    snprintf(where, sizeof where, "file '%s'", s->ext_path[*k]);
-  rc = make_source(s, node_ctx, *k, where, src);
+  if (!rc) rc = make_source(s, node_ctx, *k, pick->all, src);
   if (rc) return rc;
   size_t used = strlen(s->origin);
   snprintf(s->origin + used, origin_len > used ? origin_len - used : 0,
-           " (EPContext binary %s)", where);
+           " (EPContext binary %s)", (*src)->pub->origin);
   return 0;
 }
 

@@ -53,9 +53,11 @@ typedef struct onnx_model {
   epc_node epc[ONNX_MAX_EPCONTEXT_NODES];
 } onnx_model;
 
-/* 1 when buf starts as an ONNX ModelProto does (field 1, ir_version, as a small varint: every
- * ONNX writer puts it first); 0 otherwise. A QNN context binary starts with a 32-bit version
- * word whose first byte is 0. Cheap; onnx_read decides the rest. */
+/* 1 when buf starts as an ONNX ModelProto does: its first field is one of ModelProto's with
+ * that field's wire type (any of them, not only ir_version: field order is the writer's);
+ * 0 otherwise. A QNN context binary starts with a 32-bit version word whose first byte is 0
+ * (field 0, never valid), the reference format with "HTPUREFM" (field 9, not ModelProto's).
+ * Cheap; onnx_read decides the rest. */
 int onnx_looks_like_model(const void *buf, size_t len);
 
 /* Reads the model into *m (zeroed first; heap-allocate it: it is large). Returns 0, or -1 with

@@ -34,11 +34,13 @@ typedef struct model_source model_source;
 
 /* Which context of a model holding several: by a graph it holds (graph non-NULL), else by
  * index; `need_choice`: several contexts and neither given is an error (a load), else the
- * first is taken (an inspection). */
+ * first is taken (an inspection). `all`: every context is introspected and the source gets
+ * their metadata (htpu_model_source.contexts: htpu_inspect_file_all). */
 typedef struct model_pick {
   const char *graph;
   uint32_t index;
   int need_choice;
+  int all;
 } model_pick;
 
 /* When *buf (malloc'd, *len bytes) is an ONNX model: the chosen context's binary replaces it
@@ -46,8 +48,10 @@ typedef struct model_pick {
  * *src gets the model's facts (attach them with model_source_attach, or model_source_free),
  * and `origin` (the caller's description of where the bytes came from, "file 'x.onnx'") is
  * extended to name the context. `path`: the model file, or NULL for a buffer (then an
- * external binary is refused). The system library reads the binaries' graphs where the
- * choice or the main_context rule needs them. Anything else: untouched, *src NULL, 0.
+ * external binary is refused). Nodes whose external files are one file share one context,
+ * read once. The system library reads the binaries' graphs where the choice or the
+ * main_context rule needs them; then only the chosen binary is kept, so at most two binaries
+ * are held at once whatever the number of contexts. Anything else: untouched, *src NULL, 0.
  * Errors are set (htpu_set_error) and returned as HTPU_E* codes. */
 int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                  void **buf, size_t *len, char *origin, size_t origin_len,
@@ -56,7 +60,9 @@ int model_unwrap(const qnn_system_lib *sys, const char *path, const model_pick *
 /* model_unwrap for a load's binary (binary_source.h): when bin holds an ONNX model, the chosen
  * context's binary replaces it where it lies: an embedded one is pointed into (a mapping, a
  * lent buffer) or moved to the front of the copy, an external one is opened beside the model,
- * mapped where that is safe and allow_map is nonzero. On failure *bin is released. */
+ * mapped where that is safe and allow_map is nonzero. As model_unwrap, one file is one context
+ * opened once, and at most two binaries (mapped or read) are held at once. On failure *bin is
+ * released. */
 int model_unwrap_binary(const qnn_system_lib *sys, const char *path, const model_pick *pick,
                         model_binary *bin, int allow_map, char *origin, size_t origin_len,
                         model_source **src);

@@ -18,10 +18,30 @@ int onnx_str_is(onnx_str s, const char *z) {
   return s.len == n && (n == 0 || memcmp(s.p, z, n) == 0);
 }
 
+/* ModelProto's fields (onnx/onnx.proto) with their wire types: ir_version, producer_name,
+ * producer_version, domain, model_version, doc_string, graph, opset_import, metadata_props,
+ * training_info, functions, configuration. */
+static const uint8_t model_fields[][2] = {{1, PB_VARINT}, {2, PB_LEN},  {3, PB_LEN},
+                                          {4, PB_LEN},    {5, PB_VARINT}, {6, PB_LEN},
+                                          {7, PB_LEN},    {8, PB_LEN},  {14, PB_LEN},
+                                          {20, PB_LEN},   {25, PB_LEN}, {26, PB_LEN}};
+
 int onnx_looks_like_model(const void *buf, size_t len) {
+  /* The first field is one of ModelProto's, of its wire type, and its value starts in the
+   * buffer: whatever order the writer chose (protobuf writers put ir_version first, but any
+   * order is a valid model). Its length is not checked, so a cut-off model is still taken for
+   * one and gets the reader's message naming the place. */
   const uint8_t *b = buf;
-  /* tag 0x08 = field 1, varint; ir_version 1..127 in one byte (ONNX is at IR 10 or so) */
-  return len >= 2 && b[0] == 0x08 && b[1] >= 1 && b[1] < 0x80;
+  uint64_t tag = 0;
+  size_t i = 0;
+  for (; i < len && i < 3; i++) {
+    tag |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+    if (!(b[i] & 0x80)) break;
+  }
+  if (i >= len || i == 3 || i + 1 >= len) return 0;
+  for (size_t k = 0; k < sizeof model_fields / sizeof model_fields[0]; k++)
+    if (tag >> 3 == model_fields[k][0] && (tag & 7) == model_fields[k][1]) return 1;
+  return 0;
 }
 
 /* Well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF) and no NUL. */

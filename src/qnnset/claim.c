@@ -4,8 +4,7 @@
  * the life of the process; on the board, going from one configuration to another in one process
  * took the VM down. So the first runtime of a DSP set decides the process's set, and it stays
  * decided after that runtime closes: a later runtime of another set is refused before any QNN
- * call. Its stubs stay loaded for the same reason (they are never closed). */
-#include <dirent.h>
+ * call. Its stub stays loaded for the same reason (it is never closed). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -20,13 +19,18 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_set[PATH_MAX];      /* the process's set, "" before the first */
 static char g_set_by[PATH_MAX];   /* what decided it: "the QNN set" or "the backend" */
 
-/* Claims `dir` (resolved) for the process; 0, or HTPU_EINVAL naming both sets. */
-static int claim(const char *dir, const char *by) {
+/* Claims `dir` (resolved) for the process; 0, or HTPU_EINVAL naming both sets. `set`: the
+ * set read from dir (NULL when it is none), whose stub must not be taken by another release's
+ * already (loaded.c); checked after the one-set rule, which says more when both apply. */
+static int claim(const char *dir, const char *by, const htpu_qnn_set *set) {
   pthread_mutex_lock(&g_lock);
   int rc = 0;
   if (!g_set[0]) {
-    snprintf(g_set, sizeof g_set, "%s", dir);
-    snprintf(g_set_by, sizeof g_set_by, "%s", by);
+    rc = set ? qnnset_check_loaded_stub(set) : 0;
+    if (!rc) {
+      snprintf(g_set, sizeof g_set, "%s", dir);
+      snprintf(g_set_by, sizeof g_set_by, "%s", by);
+    }
   } else if (strcmp(g_set, dir) != 0) {
     rc = htpu_set_error(HTPU_EINVAL, 0,
                         "this process already uses the QNN set in '%s' (%s of its first "
@@ -39,26 +43,21 @@ static int claim(const char *dir, const char *by) {
   return rc;
 }
 
-/* Every libQnnHtpV<arch>Stub.so of the set, opened by full path: the backend opens its stub by
- * name, and the dynamic loader answers that with the copy already loaded (matched by its
- * soname), so the set's own stub is used whatever the library search path holds. */
-static int open_stubs(const htpu_qnn_set *s) {
-  DIR *d = opendir(s->dir);
-  if (!d) return htpu_set_error(HTPU_EIO, 0, "cannot list the QNN set '%s'", s->dir);
-  struct dirent *e;
-  int rc = 0;
-  while (!rc && (e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (strncmp(e->d_name, "libQnnHtpV", 10) != 0 || n < 17 || strcmp(e->d_name + n - 7, "Stub.so"))
-      continue;
-    char path[PATH_MAX + 256];
-    snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
-    if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
-      rc = htpu_set_error(HTPU_ELOAD_BACKEND, 0, "opening the QNN set's stub '%s': %s", path,
-                          dlerror());
-  }
-  closedir(d);
-  return rc;
+void qnnset_claimed(char *out, size_t len) {
+  pthread_mutex_lock(&g_lock);
+  snprintf(out, len, "%s", g_set);
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* The set's stub (of the arch it is judged by: layout.c), opened by full path: the backend
+ * opens its stub by name, and the dynamic loader answers that with the copy already loaded
+ * (matched by its soname), so the set's own stub is used whatever the library search path
+ * holds, also for a backend without an RPATH of its own folder. The board's test-only stubs
+ * (libQnnHtpV68CalculatorStub.so) and other archs' are left alone. */
+static int open_stub(const htpu_qnn_set *s) {
+  if (dlopen(s->stub, RTLD_NOW | RTLD_LOCAL)) return 0;
+  return htpu_set_error(HTPU_ELOAD_BACKEND, 0, "opening the QNN set's stub '%s': %s", s->stub,
+                        dlerror());
 }
 
 static int apply_set(const htpu_runtime_options *in, qnnset_options *out) {
@@ -76,8 +75,8 @@ static int apply_set(const htpu_runtime_options *in, qnnset_options *out) {
   if (!s->complete || !s->consistent)
     return htpu_set_error(HTPU_EINVAL, 0, "the QNN set in '%s' cannot be used: %s", s->dir,
                           s->note);
-  int rc = claim(s->dir, "the QNN set");
-  if (!rc) rc = open_stubs(s);
+  int rc = claim(s->dir, "the QNN set", s);
+  if (!rc) rc = open_stub(s);
   if (rc) return rc;
   out->opts.backend_lib = s->backend_lib;
   out->opts.system_lib = s->system_lib;
@@ -97,5 +96,6 @@ int qnnset_apply(const htpu_runtime_options *in, qnnset_options *out) {
   if (strcmp(base ? base + 1 : lib, "libQnnHtp.so") != 0 || !realpath(lib, real)) return 0;
   char *slash = strrchr(real, '/');
   if (slash && slash != real) *slash = '\0';
-  return claim(real, "the backend");
+  /* its folder read as a set for its stub: one of another release loaded already is refused */
+  return claim(real, "the backend", qnnset_read(real, &out->set) == 0 ? &out->set : NULL);
 }

@@ -41,8 +41,11 @@ static void find_stub(const char *dir, char *out, size_t len, char arch[8]) {
   while ((e = readdir(d))) {
     unsigned n = 0;
     char tail[16];
+    char path[HTPU_QNN_SET_PATH_MAX];
     if (sscanf(e->d_name, "libQnnHtpV%u%15s", &n, tail) != 2 || strcmp(tail, "Stub.so") != 0)
       continue;
+    /* a dangling symlink or a folder of that name is no stub: the set then misses one */
+    if (put(path, sizeof path, "%s/%s", dir, e->d_name) || !is_file(path)) continue;
     if (!best[0] || n == 68 || (strcmp(best, "libQnnHtpV68Stub.so") != 0 &&
                                 strcmp(e->d_name, best) < 0))
       snprintf(best, sizeof best, "%s", e->d_name);

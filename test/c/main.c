@@ -16,6 +16,14 @@ typedef struct test_case {
   test_fn fn;
 } test_case;
 
+static void (*g_after_failure[4])(void);
+static size_t g_num_after_failure;
+
+void test_after_failure(void (*fn)(void)) {
+  if (g_num_after_failure == sizeof g_after_failure / sizeof g_after_failure[0]) abort();
+  g_after_failure[g_num_after_failure++] = fn;
+}
+
 static test_case *g_tests;
 static size_t g_num_tests, g_cap_tests;
 static int g_current_failed;
@@ -107,6 +115,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &a);
     g_current_failed = 0;
     t->fn();
+    for (size_t k = 0; g_current_failed && k < g_num_after_failure; k++) g_after_failure[k]();
     clock_gettime(CLOCK_MONOTONIC, &b);
     double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
     printf("%s %s (%s, %.1f ms)\n", g_current_failed ? "FAIL" : "ok  ", t->name, t->file, ms);

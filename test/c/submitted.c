@@ -75,4 +75,9 @@ int sub_ok(const sub *s) {
 
 htpu_stats submitted_base;
 
-void submitted_baseline(void) { htpu_stats_get(&submitted_base); }
+uint32_t submitted_base_signals;
+
+void submitted_baseline(void) {
+  htpu_stats_get(&submitted_base);
+  submitted_base_signals = fx_ref_live_signals();
+}

@@ -59,6 +59,10 @@ int test_failed(void);
     }                                                                                \
   } while (0)
 
+/* fn runs after each failed test (registered from a constructor): a test that fails returns
+ * at its first failed check, and what it left open must not fail the tests after it. */
+void test_after_failure(void (*fn)(void));
+
 /* HTPU_TEST_BUILD_DIR/<name>, in a static buffer per call site-independent ring of 8. */
 const char *test_build_path(const char *name);
 /* A fresh path under the runner's temporary directory (removed at exit). */

@@ -1,8 +1,9 @@
 /* Deadlines, aborts, priorities and submitted calls (issues 20 + 21): the graph's waiting list
  * (order by priority with aging, bounded), the timer's deadlines with and without execute
- * signals, cancels and closes, no-wait bounds, load priority and timeout, bad inputs. Order is
- * asserted through the done-callback log, never through wall-clock bounds tighter than
- * seconds. */
+ * signals, cancels, no-wait bounds, load priority and timeout, bad inputs (closes under a
+ * stall: test_core_deadline_close.c). Order is asserted through the done-callback log, and a
+ * stall being stopped through the backend's count of the calls it was made to stop, never
+ * through wall-clock bounds. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -108,9 +109,7 @@ TEST(deadline_aborts_a_stalled_execute) {
   memset(&o, 0, sizeof o);
   o.timeout_ns = 200 * MS;
   float y[4];
-  uint64_t t0 = now_ns();
-  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT);
-  CHECK(now_ns() - t0 < 4000 * MS); /* far below the 5 s stall */
+  CHECK_EQ(fx_add(r.g, 1, &o, NULL, y), HTPU_ETIMEDOUT); /* the 5 s stall stopped: below */
   CHECK_STR_CONTAINS(htpu_last_error(),
                      "graph 'add_f32': the call passed its 200 ms deadline (timeout); the graph "
                      "stays usable");
@@ -398,31 +397,6 @@ TEST(deadline_cancel_waiting_running_finished) {
   CHECK_BASELINE();
 }
 
-/* Closing the graph with 8 calls queued behind a stalled one: all cancelled, none left. */
-TEST(deadline_close_with_calls_queued_behind_a_stall) {
-  fx_reset_env();
-  submitted_baseline();
-  fx_rig r;
-  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close.bin", 1), HTPU_OK);
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
-  static sub s[9];
-  done_log_reset();
-  for (int i = 0; i < 9; i++) CHECK_EQ(submit(r.g, &s[i], i, 0, 0), HTPU_OK);
-  uint64_t t0 = now_ns();
-  CHECK_EQ(htpu_graph_close(&r.g), 0);
-  CHECK(now_ns() - t0 < 4000 * MS);
-  CHECK_EQ(done_n, 9);
-  for (int i = 0; i < 9; i++) {
-    CHECK_EQ(done_rcs[i], HTPU_ECANCELLED);
-    CHECK_EQ(htpu_call_result(s[i].call, NULL, NULL, 0), HTPU_ECANCELLED);
-    htpu_call_release(&s[i].call);
-  }
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
-  fx_ref_disarm();
-  fx_rig_close(&r);
-  CHECK_BASELINE();
-}
-
 /* A DSP restart during a timed call: recovered and retried under the same deadline. */
 TEST(deadline_dsp_restart_during_a_timed_call) {
   fx_reset_env();
@@ -447,7 +421,11 @@ TEST(deadline_dsp_restart_during_a_timed_call) {
   CHECK_BASELINE();
 }
 
-/* No-wait calls are bounded: a stall stops them (STALLED) and demotes the runtime. */
+/* No-wait calls are bounded: a stall stops them (STALLED) and demotes the runtime. Decisions
+ * and the backend's own count of the executes it was made to stop, never the clock: the calls
+ * that must run give themselves a timeout (their bound is then short_ns x 4, or that timeout,
+ * instead of 1 ms, which a loaded machine can pass), and the stalls last seconds against a
+ * 1 ms bound. */
 TEST(deadline_no_wait_stall_bound_demotes) {
   fx_reset_env();
   submitted_baseline();
@@ -459,12 +437,16 @@ TEST(deadline_no_wait_stall_bound_demotes) {
   memset(&o, 0, sizeof o);
   o.no_wait = 1;
   o.short_ns = 100 * MS;
+  o.timeout_ns = 10000 * MS;
   htpu_exec_stats st;
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_OK);
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 2000000), 0);
-  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY); /* bound: 1 ms */
+  o.timeout_ns = 0; /* the bound: 1 ms */
+  uint64_t stopped0 = fx_ref_aborted_calls() + fx_ref_timed_out_calls();
+  CHECK_EQ(fx_ref_set_latency("graphExecute", 3000000), 0);
+  CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY);
   CHECK_EQ(st.declined, HTPU_DECLINE_STALLED);
   CHECK_STR_CONTAINS(htpu_last_error(), "stopped at its short-call bound");
+  CHECK_EQ(fx_ref_aborted_calls() + fx_ref_timed_out_calls() - stopped0, 1);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY); /* demoted, runtime-wide */
   CHECK_EQ(st.declined, HTPU_DECLINE_LONG);
@@ -474,7 +456,9 @@ TEST(deadline_no_wait_stall_bound_demotes) {
 }
 
 /* A no-wait call that did not ask for the duration check (short_ns 0, the NIF's forced normal
- * scheduler) is bounded all the same: its thread must stay responsive whatever the DSP does. */
+ * scheduler) is bounded all the same: its thread must stay responsive whatever the DSP does.
+ * Bounded is an event here: the backend stopped the 3 s execute (its count of stopped calls),
+ * rather than the call lasting the 3 s. */
 TEST(deadline_no_wait_without_short_ns_is_bounded) {
   fx_reset_env();
   submitted_baseline();
@@ -485,13 +469,16 @@ TEST(deadline_no_wait_without_short_ns_is_bounded) {
   htpu_exec_options o;
   memset(&o, 0, sizeof o);
   o.no_wait = 1;
+  o.timeout_ns = 10000 * MS; /* runs: its bound is its own timeout */
   htpu_exec_stats st;
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_OK);
+  CHECK_EQ(st.declined, HTPU_DECLINE_NONE);
+  o.timeout_ns = 0; /* the bound: 1 ms */
+  uint64_t stopped0 = fx_ref_aborted_calls() + fx_ref_timed_out_calls();
   CHECK_EQ(fx_ref_set_latency("graphExecute", 3000000), 0);
-  uint64_t t0 = now_ns();
   CHECK_EQ(fx_add(r.g, 1, &o, &st, y), HTPU_EBUSY);
-  CHECK(now_ns() - t0 < 2000 * MS); /* far below the 3 s stall */
   CHECK_EQ(st.declined, HTPU_DECLINE_STALLED);
+  CHECK_EQ(fx_ref_aborted_calls() + fx_ref_timed_out_calls() - stopped0, 1);
   CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
   fx_ref_disarm();
   fx_rig_close(&r);
@@ -606,109 +593,5 @@ TEST(deadline_next_call_executes_while_a_call_finishes) {
     htpu_call_release(&s[i].call);
   }
   fx_rig_close(&r);
-  CHECK_BASELINE();
-}
-
-/* A synchronous execute on its own thread, with its rc and message. */
-typedef struct sync_call {
-  pthread_t t;
-  htpu_graph *g;
-  float a0;
-  int rc;
-  char msg[512];
-} sync_call;
-
-static void *sync_main(void *arg) {
-  sync_call *c = arg;
-  float y[4];
-  c->rc = fx_add(c->g, c->a0, NULL, NULL, y);
-  snprintf(c->msg, sizeof c->msg, "%s", htpu_last_error());
-  if (c->rc == HTPU_OK && y[0] != c->a0 + 10.0f) c->rc = -999; /* a wrong answer */
-  return NULL;
-}
-
-/* Polls the core's gauges (a generous 10 s): 0 when in_flight executes are in the backend and
- * `waiting` wait for their graph. */
-static int gauges(uint64_t in_flight, uint64_t waiting) {
-  for (int ms = 0; ms < 10000; ms++) {
-    htpu_stats st;
-    htpu_stats_get(&st);
-    if (st.executes_in_flight == in_flight && st.executes_waiting == waiting) return 0;
-    usleep(1000);
-  }
-  return -1;
-}
-
-/* Closing a graph handle while synchronous executes of it run and wait: the running one is
- * aborted, the waiting one leaves the list, both HTPU_ECANCELLED saying why; a caller waiting
- * through another handle of the same graph is left alone and runs. */
-TEST(deadline_close_aborts_synchronous_executes) {
-  fx_reset_env();
-  submitted_baseline();
-  fx_rig r;
-  CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_sync.bin", 1), HTPU_OK);
-  htpu_graph *other = NULL;
-  CHECK_EQ(htpu_graph_open(r.ctx, NULL, &other), HTPU_OK);
-  uint64_t aborted0 = fx_ref_aborted_calls();
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
-  sync_call run = {.g = r.g, .a0 = 1}, wait = {.g = r.g, .a0 = 2}, keep = {.g = other, .a0 = 3};
-  pthread_create(&run.t, NULL, sync_main, &run);
-  CHECK_EQ(gauges(1, 0), 0);
-  pthread_create(&wait.t, NULL, sync_main, &wait);
-  CHECK_EQ(gauges(1, 1), 0);
-  pthread_create(&keep.t, NULL, sync_main, &keep);
-  CHECK_EQ(gauges(1, 2), 0);
-  CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0); /* the kept call runs at once */
-  uint64_t t0 = now_ns();
-  CHECK_EQ(htpu_graph_close(&r.g), 0);
-  pthread_join(run.t, NULL);
-  pthread_join(wait.t, NULL);
-  pthread_join(keep.t, NULL);
-  CHECK(now_ns() - t0 < 4000 * MS); /* far below the 5 s stall */
-  CHECK_EQ(run.rc, HTPU_ECANCELLED);
-  CHECK_STR_CONTAINS(run.msg, "cancelled while it ran (aborted): its graph handle, context or "
-                              "runtime was closed");
-  CHECK_EQ(wait.rc, HTPU_ECANCELLED);
-  CHECK_STR_CONTAINS(wait.msg, "cancelled while it waited for its turn: its graph handle");
-  CHECK_EQ(keep.rc, HTPU_OK);
-  CHECK_EQ(fx_ref_aborted_calls(), aborted0 + 1);
-  htpu_graph_close(&other);
-  fx_ref_disarm();
-  fx_rig_close(&r);
-  CHECK_BASELINE();
-}
-
-/* Closing the context, or the runtime, aborts the synchronous execute in flight under it; the
- * graph handle, still open, stays usable after a context close. */
-TEST(deadline_context_and_runtime_close_abort_synchronous_executes) {
-  fx_reset_env();
-  submitted_baseline();
-  for (int which = 0; which < 2; which++) {
-    fx_rig r;
-    CHECK_EQ(fx_rig_open(&r, NULL, "deadline_close_ctx.bin", 1), HTPU_OK);
-    CHECK_EQ(fx_ref_set_latency("graphExecute", 5000000), 0);
-    sync_call run = {.g = r.g, .a0 = 4}, wait = {.g = r.g, .a0 = 5};
-    pthread_create(&run.t, NULL, sync_main, &run);
-    CHECK_EQ(gauges(1, 0), 0);
-    pthread_create(&wait.t, NULL, sync_main, &wait);
-    CHECK_EQ(gauges(1, 1), 0);
-    uint64_t t0 = now_ns();
-    if (which == 0)
-      CHECK_EQ(htpu_context_close(&r.ctx), 0);
-    else
-      CHECK_EQ(htpu_runtime_close(&r.rt), 0);
-    pthread_join(run.t, NULL);
-    pthread_join(wait.t, NULL);
-    CHECK(now_ns() - t0 < 4000 * MS);
-    CHECK_EQ(run.rc, HTPU_ECANCELLED);
-    CHECK_STR_CONTAINS(run.msg, "its graph handle, context or runtime was closed");
-    CHECK_EQ(wait.rc, HTPU_ECANCELLED);
-    CHECK_EQ(fx_ref_set_latency("graphExecute", 0), 0);
-    float y[4];
-    CHECK_EQ(fx_add(r.g, 6, NULL, NULL, y), HTPU_OK); /* the handle still works */
-    CHECK(y[0] == 16.0f);
-    fx_rig_close(&r);
-  }
-  fx_ref_disarm();
   CHECK_BASELINE();
 }

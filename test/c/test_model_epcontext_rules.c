@@ -96,3 +96,39 @@ TEST(epc_onnx_without_epcontext_says_what_to_do) {
                               "QuantizeLinear, Conv, DequantizeLinear)");
   CHECK_STR_CONTAINS(epc_msg, "docs/context-binaries.md");
 }
+
+/* An ONNX model is recognised by its first field being one of ModelProto's, whatever the order
+ * its writer chose, not only by ir_version coming first; a context binary is not taken for one. */
+TEST(epc_models_are_recognised_whatever_their_field_order) {
+  fx_reset_env();
+  size_t n = 0;
+  const uint8_t *bin = epc_add_bin(&n);
+  ob_node node = OB_NODE(.name = "ctx", .cache = bin, .cache_len = n);
+  ob_model m = {.num_nodes = 1, .nodes = &node};
+  size_t mn = 0;
+  uint8_t *mb = ob_build(&m, &mn);
+  CHECK(mb && mb[0] == 0x08);
+  /* doc_string (field 6) then producer_name (2) before the rest, as a writer may put them */
+  pbw w = {0};
+  pbw_str(&w, 6, "a model whose writer puts its doc string first");
+  pbw_str(&w, 2, "reordering writer");
+  for (size_t i = 0; i < mn; i++) {
+    if (w.len == w.cap) {
+      w.cap = w.cap ? 2 * w.cap : 64;
+      w.p = realloc(w.p, w.cap);
+    }
+    w.p[w.len++] = mb[i];
+  }
+  free(mb);
+  htpu_model_info *info = NULL;
+  int rc = epc_inspect_buffer(w.p, w.len, &info);
+  pbw_free(&w);
+  CHECK_MSG(rc == 0, "%s", epc_msg);
+  int ok = info->source && info->source->num_nodes == 1 && info->num_graphs == 1;
+  htpu_model_info_free(info);
+  CHECK(ok);
+  /* the raw binary itself is still a binary */
+  CHECK_EQ(epc_inspect_buffer(bin, n, &info), 0);
+  CHECK(info->source == NULL);
+  htpu_model_info_free(info);
+}

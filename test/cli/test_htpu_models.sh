@@ -58,11 +58,30 @@ json_check "info --json: source parses" '
   j.source.nodes[0].main_context === true && j.source.nodes[0].cache_file === null'
 run info "$TMP/add.bin" --system-lib reference --json
 expect "info --json: a raw binary has no source" 0 out '"source": null'
+# a key given twice means its last value, in the class names, the text and the JSON alike
+$EPC "$TMP/dup.onnx" --node ctx --embed "$TMP/add.bin" --prop "names={0: 'first'}" \
+  --prop task=pose --prop "names={0: 'last', 1: 'too'}" --producer onnxrt --producer-version ""
+run info "$TMP/dup.onnx" --system-lib reference
+expect "info: a duplicate key's last value" 0 out "class names  2: last, too" \
+  out "names  {0: 'last', 1: 'too'}"
+expect_not "info: a duplicate key shown once" out "{0: 'first'}"
+check "info: no trailing space after a producer without a version" \
+  grep -qx "producer     onnxrt" "$TMP/out"
+run info "$TMP/dup.onnx" --system-lib reference --json
+expect_not "info --json: a duplicate key written once" out "{0: 'first'}"
+json_check "info --json: a duplicate key's last value" '
+  j.source.metadata.names === "{0: '"'"'last'"'"', 1: '"'"'too'"'"'}" &&
+  j.source.class_names.join() === "last,too" && j.source.metadata.task === "pose"'
 run info "$TMP/both.onnx" --system-lib reference
 expect "info: each context of a model holding two" 0 out "graph 0: add_f32" \
   out "context 1 of the model's 2 (embedded in node 'second')" out "graph 0: add_two"
 run info "$TMP/ext/model_ctx.onnx" --system-lib reference
 expect "info: an external binary beside the model" 0 out "sub/model.bin" out "graph 0: add_f32"
+$EPC "$TMP/ext/twice.onnx" --node a --external sub/model.bin --node b --external ./sub/./model.bin
+run info "$TMP/ext/twice.onnx" --system-lib reference
+expect "info: one file named two ways is one context" 0 out "contexts     1 (this report"
+run run "$TMP/ext/twice.onnx" --backend reference --input a="$TMP/a.f32" --input b="$TMP/b.f32"
+expect "run: one file named two ways needs no --graph" 0
 run info "$TMP/qdq.onnx" --system-lib reference
 expect "info: a QDQ model says what to do" 1 \
   err "is an ONNX model without an EPContext node (3 nodes: QuantizeLinear, Conv, DequantizeLinear)" \

@@ -59,8 +59,8 @@ expect "run --qnn: the 2.42 set names the set that can" 1 err "HTPU_EINCOMPATIBL
   err "the QNN set in '$S48' (QAIRT 2.48.40) can load it"
 run run "$TMP/new.bin" --backend "$S48/libQnnHtp.so" --system-lib "$S48/libQnnSystem.so" \
   --startup-retries 0 --input a="$TMP/a.f32" --input b="$TMP/b.f32" --output-dir "$TMP/o"
-expect "run: the backend alone misses its stub (14001)" 1 err "14001" \
-  err "cannot open libQnnHtpV68Stub.so"
+expect "run: the backend alone finds its stub but not the set's skel (14001)" 1 err "14001" \
+  err "no libQnnHtpV68Skel.so in DSP_LIBRARY_PATH"
 run run "$TMP/new.bin" --qnn "$S48" --backend reference --input a="$TMP/a.f32"
 expect "run: --qnn with --backend is a usage error" 2 err "give it without --backend"
 run run "$TMP/new.bin" --qnn "$TMP" --input a="$TMP/a.f32"

@@ -73,6 +73,26 @@ defmodule HexagonTpu.EPContextTest do
     Runtime.close(rt)
   end
 
+  test "a metadata key given twice means its last value, in :metadata and :class_names", ctx do
+    path =
+      write_model!(Path.join(ctx.dir, "dup.onnx"), [
+        "--node",
+        "ctx",
+        "--embed",
+        ctx.add,
+        "--prop",
+        "names={0: 'first'}",
+        "--prop",
+        "names={0: 'last', 1: 'too'}"
+      ])
+
+    rt = Runtime.open!(backend: :reference)
+    src = Context.info(Context.load!(rt, path)).source
+    assert src.metadata["names"] == "{0: 'last', 1: 'too'}"
+    assert src.class_names == ["last", "too"]
+    Runtime.close(rt)
+  end
+
   test "several contexts: :graph chooses; without it the error lists them", ctx do
     path =
       write_model!(Path.join(ctx.dir, "both.onnx"), [

@@ -1,6 +1,7 @@
 # Run by test/package/run.sh inside a fresh `mix new` project that depends on the package by
-# path, with Nx and :telemetry on ERL_LIBS: what a user of the Hex package does first, with the
-# reference backend. Every result is checked; any failure raises and the run exits non-zero.
+# path, with Nx and :telemetry on ERL_LIBS (built from the vendored sources) or among the
+# project's deps (from Hex, in the release workflow): what a user of the Hex package does first,
+# with the reference backend. Every result is checked; any failure raises and the run exits non-zero.
 defmodule PackageUser.Handler do
   def handle_event(event, measurements, metadata, pid),
     do: send(pid, {:event, event, measurements, metadata})

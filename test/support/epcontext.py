@@ -7,7 +7,7 @@ seeds (fuzz/make_seeds.py) use this one.
 
     epcontext.py OUT.onnx [--node NAME [--embed FILE | --external NAME] [--main 0|1]
                            [--embed-mode 0|1] [--attr KEY=VALUE]...]... [--prop KEY=VALUE]...
-                          [--op OPTYPE]... [--producer NAME]
+                          [--op OPTYPE]... [--producer NAME] [--producer-version V]
 
 --node starts an EPContext node; --embed puts FILE's bytes in its ep_cache_context (embed_mode
 left to its default, 1, as Ultralytics does); --external writes NAME there with embed_mode 0;
@@ -60,9 +60,9 @@ def node(spec):
     return field(1, 2, body)
 
 
-def model(nodes, props=(), producer="epcontext.py"):
+def model(nodes, props=(), producer="epcontext.py", producer_version="1.0"):
     graph = b"".join(node(n) for n in nodes) + s(2, "main_graph")
-    out = field(1, 0, 9) + s(2, producer) + s(3, "1.0") + field(7, 2, graph)
+    out = field(1, 0, 9) + s(2, producer) + s(3, producer_version) + field(7, 2, graph)
     out += field(8, 2, s(1, "") + field(2, 0, 17))
     for k, v in props:
         out += field(14, 2, s(1, k) + s(2, v))
@@ -73,7 +73,7 @@ def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     out, args = argv[1], argv[2:]
-    nodes, props, producer, i = [], [], "epcontext.py", 0
+    nodes, props, producer, version, i = [], [], "epcontext.py", "1.0", 0
     while i < len(args):
         a = args[i]
         v = args[i + 1] if i + 1 < len(args) else sys.exit(f"{a} needs a value")
@@ -97,10 +97,12 @@ def main(argv):
             props.append(tuple(v.split("=", 1)))
         elif a == "--producer":
             producer = v
+        elif a == "--producer-version":
+            version = v
         else:
             sys.exit(f"unknown option {a}")
     with open(out, "wb") as f:
-        f.write(model(nodes, props, producer))
+        f.write(model(nodes, props, producer, version))
 
 
 if __name__ == "__main__":

@@ -245,9 +245,9 @@ static void json_binary(cli_json *jp, const htpu_model_info *m) {
   *jp = j;
 }
 
-/* others: the model's other contexts (an ONNX model holding several), NULL or num_others. */
+/* ctxs: an ONNX model's contexts (num_contexts; m is context 0), else NULL. */
 static int print_json(const char *path, const char *system_lib, const htpu_model_info *m,
-                      htpu_model_info *const *others, uint32_t num_others) {
+                      const htpu_model_context *ctxs, uint32_t num_contexts) {
   cli_json j;
   cli_json_init(&j, stdout);
   cli_json_object_begin(&j, NULL);
@@ -259,11 +259,11 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
   if (m->source) {
     info_source_json(&j, m->source);
     cli_json_array_begin(&j, "other_contexts", 0);
-    for (uint32_t i = 0; i < num_others; i++) {
+    for (uint32_t i = 1; i < num_contexts; i++) {
       cli_json_object_begin(&j, NULL);
-      cli_json_uint(&j, "context", others[i]->source->context);
-      cli_json_string(&j, "origin", others[i]->source->origin);
-      json_binary(&j, others[i]);
+      cli_json_uint(&j, "context", i);
+      cli_json_string(&j, "origin", ctxs[i].origin);
+      json_binary(&j, ctxs[i].info);
       cli_json_object_end(&j);
     }
     cli_json_array_end(&j);
@@ -290,35 +290,29 @@ static int run_info(const cli_args *a) {
   if (ex != CLI_EXIT_OK) return ex;
   if (ro.qnn_set) system_lib = set.system_lib;
 
+  /* every context of an ONNX model in one reading: the file and each binary it names once */
   htpu_model_info *m = NULL;
-  int rc = htpu_inspect_file(system_lib, path, &m);
-  /* an ONNX model holding several context binaries: each is reported */
-  uint32_t n = m && m->source ? m->source->num_contexts : 1;
-  htpu_model_info *others[HTPU_MAX_EPCONTEXT_NODES] = {0};
-  for (uint32_t i = 1; rc == 0 && i < n && i <= HTPU_MAX_EPCONTEXT_NODES; i++)
-    rc = htpu_inspect_file_context(system_lib, path, i, &others[i - 1]);
+  int rc = htpu_inspect_file_all(system_lib, path, &m);
   if (rc != 0) {
     const char *msg = htpu_last_error();
-    int failed = cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
-    for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
-    htpu_model_info_free(m);
-    return failed;
+    return cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
   }
+  uint32_t n = m->source ? m->source->num_contexts : 1;
+  const htpu_model_context *ctxs = m->source ? m->source->contexts : NULL;
   const char *shown_lib = system_lib ? system_lib : HTPU_DEFAULT_SYSTEM_LIB;
   int out = 0;
   if (cli_has(a, "json")) {
-    out = print_json(path, shown_lib, m, others, n - 1);
+    out = print_json(path, shown_lib, m, ctxs, n);
   } else {
     out = print_human(path, shown_lib, m);
     if (m->source && info_source_print(m->source) != 0) out = -1;
-    for (uint32_t i = 0; i + 1 < n; i++) {
-      printf("\n---- context %" PRIu32 " of the model's %" PRIu32 " (%s) ----\n", i + 1, n,
-             others[i]->source->origin);
-      if (print_human(path, shown_lib, others[i]) != 0) out = -1;
+    for (uint32_t i = 1; i < n; i++) {
+      printf("\n---- context %" PRIu32 " of the model's %" PRIu32 " (%s) ----\n", i, n,
+             ctxs[i].origin);
+      if (print_human(path, shown_lib, ctxs[i].info) != 0) out = -1;
     }
     if (cli_qnn_verdict_print(m) != 0) out = -1;
   }
-  for (uint32_t i = 0; i + 1 < n; i++) htpu_model_info_free(others[i]);
   htpu_model_info_free(m);
   if (out != 0) return cli_fail(a->cmd, "could not write the report");
   return CLI_EXIT_OK;

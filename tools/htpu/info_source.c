@@ -60,6 +60,14 @@ static int print_nodes(const htpu_model_source *s) {
   return rc;
 }
 
+/* A key given again later: its value is the later one's (the rule of the library's class names,
+ * JSON readers and Elixir's :metadata map), so this entry is not shown. */
+static int superseded(const htpu_model_source *s, uint32_t i) {
+  for (uint32_t k = i + 1; k < s->num_props; k++)
+    if (strcmp(s->props[k].key, s->props[i].key) == 0) return 1;
+  return 0;
+}
+
 int info_source_print(const htpu_model_source *s) {
   char format[160], contexts[4400], classes[1024];
   snprintf(format, sizeof format, "%s (IR %" PRId64 ", opset %" PRId64 ")", s->format,
@@ -67,8 +75,8 @@ int info_source_print(const htpu_model_source *s) {
   snprintf(contexts, sizeof contexts, "%" PRIu32 " (this report: context %" PRIu32 ", %s)",
            s->num_contexts, s->context, s->origin);
   char producer[600];
-  snprintf(producer, sizeof producer, "%s %s", s->producer_name[0] ? s->producer_name : "(none)",
-           s->producer_version);
+  snprintf(producer, sizeof producer, "%s%s%s", s->producer_name[0] ? s->producer_name : "(none)",
+           s->producer_version[0] ? " " : "", s->producer_version);
   class_list(s, classes, sizeof classes);
   cli_table head;
   cli_table_init(&head, 2);
@@ -84,6 +92,7 @@ int info_source_print(const htpu_model_source *s) {
     cli_table props;
     cli_table_init(&props, 2);
     for (uint32_t i = 0; i < s->num_props; i++) {
+      if (superseded(s, i)) continue;
       char value[SHOWN_BYTES + 8];
       clip(s->props[i].value, value, sizeof value);
       const char *row[] = {s->props[i].key, value};
@@ -109,7 +118,7 @@ void info_source_json(cli_json *j, const htpu_model_source *s) {
   cli_json_string(j, "origin", s->origin);
   cli_json_object_begin(j, "metadata");
   for (uint32_t i = 0; i < s->num_props; i++)
-    cli_json_string(j, s->props[i].key, s->props[i].value);
+    if (!superseded(s, i)) cli_json_string(j, s->props[i].key, s->props[i].value);
   cli_json_object_end(j);
   if (s->class_names) {
     cli_json_array_begin(j, "class_names", 0);

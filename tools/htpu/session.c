@@ -58,19 +58,22 @@ static int has_graph(const htpu_model_info *m, const char *want) {
 }
 
 /* An ONNX model holding several context binaries: the one holding --graph becomes s->meta
- * (and the load's choice); without --graph, a usage error listing each context's graphs. */
+ * (and the load's choice); without --graph, a usage error listing each context's graphs.
+ * s->meta came from htpu_inspect_file_all, so every context's graphs are at hand: the model
+ * is read once more only for the chosen context's own metadata. */
 static int select_context(const cli_args *a, cli_session *s) {
   const char *want = cli_get(a, "graph");
   uint32_t n = s->meta->source->num_contexts;
+  const htpu_model_context *ctxs = s->meta->source->contexts;
   char list[2048];
   size_t pos = 0;
   list[0] = '\0';
   for (uint32_t i = 0; i < n; i++) {
-    htpu_model_info *m = NULL;
-    int rc = i ? htpu_inspect_file_context(s->system_lib, s->model, i, &m) : 0;
-    if (rc != 0) return cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
-    const htpu_model_info *cur = i ? m : s->meta;
+    const htpu_model_info *cur = ctxs[i].info;
     if (want && has_graph(cur, want)) {
+      htpu_model_info *m = NULL;
+      int rc = i ? htpu_inspect_file_context(s->system_lib, s->model, i, &m) : 0;
+      if (rc != 0) return cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
       if (i) {
         htpu_model_info_free(s->meta);
         s->meta = m;
@@ -83,7 +86,6 @@ static int select_context(const cli_args *a, cli_session *s) {
     if (pos < sizeof list)
       pos += (size_t)snprintf(list + pos, sizeof list - pos, "%scontext %" PRIu32 ": %s",
                               i ? "; " : "", i, names);
-    htpu_model_info_free(m);
   }
   if (!want)
     return cli_usage_error(a->cmd, "%s holds %" PRIu32 " context binaries (%s): choose a graph "
@@ -202,7 +204,7 @@ int cli_session_inspect(const cli_args *a, cli_session *s) {
   if (rc != CLI_EXIT_OK) return rc;
   /* the system library reads the metadata without a backend: on the board a typo in --graph
    * or --input then costs no DSP session and no model load */
-  rc = htpu_inspect_file(s->options.system_lib, s->model, &s->meta);
+  rc = htpu_inspect_file_all(s->options.system_lib, s->model, &s->meta);
   if (rc != 0) {
     int failed_rc = cli_fail_htpu(a->cmd, rc, "reading the model's metadata");
     cli_session_close(s);
