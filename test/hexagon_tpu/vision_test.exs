@@ -205,7 +205,7 @@ defmodule HexagonTpu.VisionTest do
     assert {:ok, _} = Vision.detect(m, f, score: 0.9, iou: 0.5, head_layout: :channels_first)
 
     assert {:ok, [], _} =
-             Vision.detect(m, f, score: 1.0e9, stats: true, head_layout: :channels_first)
+             Vision.detect(m, f, score: 1.0, stats: true, head_layout: :channels_first)
   end
 
   test "Frame.from_ppm reads binary PPM and PGM" do
