@@ -1653,7 +1653,7 @@ typedef struct htpu_decode_options {
   htpu_head head;            /* default HTPU_HEAD_AUTO */
   htpu_head_layout layout;   /* default HTPU_HEAD_LAYOUT_AUTO */
   float score_threshold;     /* a prediction is a candidate when its score is > this (as
-                                Ultralytics); default 0.25 */
+                                Ultralytics); 0..1 (as Ultralytics' conf); default 0.25 */
   float iou_threshold;       /* NMS drops a box whose IoU with a kept box of its class is > this;
                                 default 0.7 (Ultralytics' predict) */
   uint32_t max_detections;   /* default 300 */
@@ -1699,9 +1699,14 @@ typedef struct htpu_decode_info {
  * unclipped). Pose heads also write each detection's keypoints to `keypoints` (num_keypoints x
  * keypoint_dims floats each, x and y mapped likewise; keypoints_len at least max_detections
  * times that); other heads may pass NULL. `info` (may be NULL) says what was found.
- * Errors: HTPU_EINVAL (bad options, a capacity below max_detections, an output whose shape or
- * type is not the head's, NaN among the scores or the candidates' boxes: the message names the
- * output, the anchor and what was expected), HTPU_ENOMEM. */
+ * Errors: HTPU_EINVAL (bad options, a capacity below max_detections, a geometry htpu_preprocess
+ * could not have returned (a zero, NaN or out-of-range scale, a region outside the frame, padding
+ * past the input: the message names the field), an output whose shape or type is not the
+ * head's, a quantization scale that is not finite and > 0 or dequantizes past +-1e30, NaN among
+ * the scores, an infinite candidate score, a candidate's box that is not finite, an AI Hub box
+ * whose x2 < x1 or y2 < y1 (refused, not swapped: a broken export or the wrong output): the
+ * message names the output, the anchor and what was expected), HTPU_ENOMEM. A score of -inf
+ * is below every threshold and never a candidate. */
 HTPU_API int htpu_decode(const htpu_tensor_info *outputs, const void *const *data,
                          uint32_t num_outputs, const htpu_decode_options *opts,
                          const htpu_geometry *geometry, htpu_detection *out, uint32_t capacity,

@@ -40,8 +40,8 @@ defmodule HexagonTpu.Vision do
       (`[1, 4 + nc + K * kd, A]`) or `:aihub`
     * `:head_layout` - `:auto` (default: the smaller axis holds the values of an anchor),
       `:channels_first` or `:anchors_first`
-    * `:score` - a prediction counts when its score is above this (default 0.25), compared in
-      the output's quantized domain
+    * `:score` - a prediction counts when its score is above this (0..1, default 0.25),
+      compared in the output's quantized domain
     * `:iou` - NMS drops a box overlapping a better one of its class by more than this
       (default 0.7, Ultralytics' predict)
     * `:max` - detections at most (default 300); `:max_candidates` - the best this many go to
@@ -167,6 +167,9 @@ defmodule HexagonTpu.Vision do
 
   The decode options of the module doc, and `:geometry`: what `preprocess/3` returned (boxes
   are mapped back to frame pixels and clipped); without it they stay in the input's pixels.
+  A geometry made by hand is checked field by field (every field of `t:geometry/0`, of its
+  type and range) and then as a whole (the region inside the frame, the padding inside the
+  input): `{:error, %HexagonTpu.Error{}}` names the field and what it expects.
 
   ## Examples
 
@@ -181,10 +184,11 @@ defmodule HexagonTpu.Vision do
           {:ok, [detection()] | struct()} | {:error, Error.t()}
   def detections(model, outputs, opts \\ []) do
     where = "HexagonTpu.Vision.detections/3"
-    geo_spec = %{geometry: {&geometry?/1, "nil or the geometry preprocess/3 returned", nil}}
+    geo_spec = %{geometry: {fn _ -> true end, "", nil}}
 
     with :ok <- model?(model, where),
          {:ok, o} <- Options.validate(opts, [Options.dec_spec(), geo_spec], where),
+         {:ok, geometry} <- Options.geometry(o.geometry, where),
          {:ok, kind} <- Options.kind(o, where),
          {:ok, bins} <- output_binaries(model, outputs, where),
          {:ok, dets, _candidates, _scheduler} <-
@@ -193,7 +197,7 @@ defmodule HexagonTpu.Vision do
                model.ref,
                bins,
                Options.dec_map(o),
-               o.geometry,
+               geometry,
                Options.labels(o),
                kind
              )
@@ -324,15 +328,6 @@ defmodule HexagonTpu.Vision do
       crop: f.crop
     }
 
-  @doc false
-  def geometry?(nil), do: true
-
-  def geometry?(%{region: {_, _, _, _}, scale_x: sx, scale_y: sy})
-      when is_float(sx) and is_float(sy),
-      do: true
-
-  def geometry?(_), do: false
-
   defp io_of(_model, nil, _where), do: :ok
 
   defp io_of(model, %SharedIO{graph: name}, where) do
@@ -347,35 +342,45 @@ defmodule HexagonTpu.Vision do
   end
 
   defp output_binaries(model, outputs, where) when is_list(outputs) do
-    if length(outputs) != length(model.outputs) do
-      {:error,
-       Error.new(
-         :mismatch,
-         "#{where}: graph '#{model.name}' has #{length(model.outputs)} output(s), got #{length(outputs)}"
-       )}
-    else
-      bins =
-        Enum.map(outputs, fn
-          b when is_binary(b) -> b
-          %{__struct__: Nx.Tensor} = t -> Nx.to_binary(t)
-          other -> {:bad, other}
-        end)
+    cond do
+      not Options.proper_list?(outputs) ->
+        {:error,
+         Error.new(
+           :invalid_argument,
+           "#{where}: expected a list of outputs, got an improper list " <>
+             inspect(outputs, limit: 5)
+         )}
 
-      case Enum.find_index(bins, &(not is_binary(&1))) do
-        nil ->
-          {:ok, bins}
+      length(outputs) != length(model.outputs) ->
+        {:error,
+         Error.new(
+           :mismatch,
+           "#{where}: graph '#{model.name}' has #{length(model.outputs)} output(s), got #{length(outputs)}"
+         )}
 
-        i ->
-          {:bad, other} = Enum.at(bins, i)
-          name = Enum.at(model.outputs, i).name
+      true ->
+        bins =
+          Enum.map(outputs, fn
+            b when is_binary(b) -> b
+            %{__struct__: Nx.Tensor} = t -> Nx.to_binary(t)
+            other -> {:bad, other}
+          end)
 
-          {:error,
-           Error.new(
-             :invalid_argument,
-             "#{where}: output #{i} ('#{name}'): expected a binary (the output in its own " <>
-               "type) or an Nx tensor, got #{inspect(other, limit: 5)}"
-           )}
-      end
+        case Enum.find_index(bins, &(not is_binary(&1))) do
+          nil ->
+            {:ok, bins}
+
+          i ->
+            {:bad, other} = Enum.at(bins, i)
+            name = Enum.at(model.outputs, i).name
+
+            {:error,
+             Error.new(
+               :invalid_argument,
+               "#{where}: output #{i} ('#{name}'): expected a binary (the output in its own " <>
+                 "type) or an Nx tensor, got #{inspect(other, limit: 5)}"
+             )}
+        end
     end
   end
 

@@ -193,12 +193,21 @@ static int read_box(const vis_head *h, const float *byte_value, uint32_t a, floa
     float hw = v[2] / 2.0f, hh = v[3] / 2.0f; /* xywh2xyxy in f32, as Ultralytics */
     box[0] = v[0] - hw, box[1] = v[1] - hh, box[2] = v[0] + hw, box[3] = v[1] + hh;
   }
+  const char *name = (h->kind == HTPU_HEAD_AIHUB ? h->boxes : h->main).info->name;
   for (int k = 0; k < 4; k++)
-    if (isnan(box[k]))
+    if (!isfinite(box[k]))
       return htpu_set_error(HTPU_EINVAL, 0,
-                            "output '%s': the box of anchor %u is NaN; the detector's boxes must "
-                            "be numbers",
-                            (h->kind == HTPU_HEAD_AIHUB ? h->boxes : h->main).info->name, a);
+                            "output '%s': the box of anchor %u is %s; the detector's boxes must "
+                            "be finite numbers",
+                            name ? name : "", a, isnan(box[k]) ? "NaN" : "infinite");
+  /* AI Hub's boxes are corners: x2 < x1 is a broken export or the wrong output, which a swap
+   * would hide (xywh boxes of a negative size are taken as Ultralytics takes them) */
+  if (h->kind == HTPU_HEAD_AIHUB && (box[2] < box[0] || box[3] < box[1]))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s': the box of anchor %u is (%g, %g, %g, %g); expected "
+                          "corners x1 <= x2 and y1 <= y2",
+                          name ? name : "", a, (double)box[0], (double)box[1], (double)box[2],
+                          (double)box[3]);
   return HTPU_OK;
 }
 
@@ -265,6 +274,12 @@ static int take(const vis_head *h, const scan *sc, uint32_t a, uint32_t best, vi
     x.score = sc->byte_value ? sc->byte_value[key_raw8(sc->r.info, best)]
                              : key_value(sc->r.info, best);
   }
+  /* +inf passes every threshold (-inf none): refused as NaN is */
+  if (!isfinite(x.score))
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "output '%s': the score of class %u at anchor %u is infinite; the "
+                          "detector's scores must be finite numbers",
+                          sc->r.info->name ? sc->r.info->name : "", x.cls, a);
   int rc = 0;
   if (h->has_class_ids) rc = class_id(h, a, &x.cls);
   /* the scores' table serves the boxes of a one-tensor head (the same tensor) */

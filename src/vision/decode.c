@@ -32,8 +32,9 @@ static int check_options(const htpu_decode_options *o, uint32_t capacity, const 
                           "decode: head layout %d is not one of HTPU_HEAD_LAYOUT_AUTO, "
                           "HTPU_HEAD_CHANNELS_FIRST or HTPU_HEAD_ANCHORS_FIRST",
                           (int)o->layout);
-  if (!isfinite(o->score_threshold))
-    return htpu_set_error(HTPU_EINVAL, 0, "decode: the score threshold %g is not a number",
+  /* as Ultralytics' non_max_suppression (0 <= conf_thres <= 1): a score is a probability */
+  if (!(o->score_threshold >= 0.0f && o->score_threshold <= 1.0f))
+    return htpu_set_error(HTPU_EINVAL, 0, "decode: the score threshold %g is not in 0..1",
                           (double)o->score_threshold);
   if (!(o->iou_threshold >= 0.0f && o->iou_threshold <= 1.0f))
     return htpu_set_error(HTPU_EINVAL, 0, "decode: the IoU threshold %g is not in 0..1",
@@ -117,6 +118,7 @@ int htpu_decode(const htpu_tensor_info *outputs, const void *const *data, uint32
   }
   vis_head h;
   int rc = check_options(opts, capacity, out);
+  if (!rc && geometry) rc = vis_geometry_check(geometry);
   if (rc || (rc = vis_head_resolve(outputs, data, num_outputs, opts, &h)) ||
       (rc = check_keypoints(&h, opts, keypoints, keypoints_len)))
     return rc;

@@ -103,6 +103,42 @@ void vis_mapping(const htpu_geometry *g, htpu_box_mapping m, vis_pads *box, vis_
   *kp = (vis_pads){(float)dx, (float)dy, (float)gain, (float)gain};
 }
 
+static int side_ok(uint32_t v) { return v >= 1 && v <= HTPU_VISION_MAX_SIDE; }
+
+static int scale_ok(double v) {
+  return isfinite(v) && v >= 1.0 / HTPU_VISION_MAX_SIDE && v <= HTPU_VISION_MAX_SIDE;
+}
+
+/* Every geometry vis_geometry makes passes; a hand-made one (the Elixir map, a C caller's
+ * struct) could otherwise divide by a zero or NaN scale or offset boxes by 2^32 pixels. */
+int vis_geometry_check(const htpu_geometry *g) {
+  const char *bad = NULL;
+  uint64_t lr = (uint64_t)g->pad_left + g->pad_right + g->resized_width;
+  uint64_t tb = (uint64_t)g->pad_top + g->pad_bottom + g->resized_height;
+  if (!side_ok(g->frame_width) || !side_ok(g->frame_height))
+    bad = "frame_width and frame_height: expected 1 to 65535";
+  else if (!side_ok(g->input_width) || !side_ok(g->input_height))
+    bad = "input_width and input_height: expected 1 to 65535";
+  else if (!g->region.width || !g->region.height ||
+           (uint64_t)g->region.x + g->region.width > g->frame_width ||
+           (uint64_t)g->region.y + g->region.height > g->frame_height)
+    bad = "region {x, y, width, height}: expected a non-empty rectangle inside the frame";
+  else if (lr > g->input_width || tb > g->input_height)
+    bad = "pad_left + resized_width + pad_right (and pad_top + resized_height + pad_bottom): "
+          "expected at most the input's width (height)";
+  else if (!scale_ok(g->scale_x) || !scale_ok(g->scale_y))
+    bad = "scale_x and scale_y: expected finite numbers in 1/65535..65535";
+  if (!bad) return HTPU_OK;
+  return htpu_set_error(HTPU_EINVAL, 0,
+                        "decode: the geometry (frame %ux%u, region %u,%u %ux%u, input %ux%u, "
+                        "resized %ux%u, pads l%u t%u r%u b%u, scales %g %g) is not one "
+                        "htpu_preprocess could return: %s",
+                        g->frame_width, g->frame_height, g->region.x, g->region.y,
+                        g->region.width, g->region.height, g->input_width, g->input_height,
+                        g->resized_width, g->resized_height, g->pad_left, g->pad_top,
+                        g->pad_right, g->pad_bottom, g->scale_x, g->scale_y, bad);
+}
+
 void htpu_geometry_map_points(const htpu_geometry *g, float *xy, size_t n) {
   if (!g || !xy) return;
   vis_pads p, unused;

@@ -56,6 +56,44 @@ float vis_read(const vis_reader *r, size_t i) {
   return (float)((q - qp->zero_points[c]) * (double)qp->scales[c]);
 }
 
+/* The stored integers' range (floats carry no quantization vis_read applies). */
+static int int_range(htpu_dtype t, double *lo, double *hi) {
+  switch (t) {
+    case HTPU_U8: *lo = 0, *hi = 255; return 1;
+    case HTPU_I8: *lo = -128, *hi = 127; return 1;
+    case HTPU_U16: *lo = 0, *hi = 65535; return 1;
+    case HTPU_I16: *lo = -32768, *hi = 32767; return 1;
+    case HTPU_U32: *lo = 0, *hi = 4294967295.0; return 1;
+    case HTPU_I32: *lo = -2147483648.0, *hi = 2147483647.0; return 1;
+    default: return 0;
+  }
+}
+
+/* Each scale finite and > 0, and no stored value dequantized past +-VIS_MAX_VALUE: a scale of
+ * 1e38 would make boxes of infinities (then NaN in xywh2xyxy) that blame the box, not it. */
+static int check_scales(const htpu_tensor_info *t, const char *name) {
+  const htpu_quant *q = &t->quant;
+  double lo = 0, hi = 0;
+  int ints = int_range(t->dtype, &lo, &hi);
+  uint32_t n = q->kind == HTPU_QUANT_PER_AXIS ? q->num_channels
+               : q->kind == HTPU_QUANT_NONE   ? 0
+                                              : 1;
+  for (uint32_t c = 0; c < n; c++) {
+    float s = q->kind == HTPU_QUANT_PER_AXIS ? q->scales[c] : q->scale;
+    double zp = q->kind == HTPU_QUANT_PER_AXIS ? q->zero_points[c] : q->zero_point;
+    double top = ints ? fmax(fabs(lo - zp), fabs(hi - zp)) * s : 0.0;
+    if (!(isfinite(s) && s > 0.0f) || top > VIS_MAX_VALUE)
+      return htpu_set_error(HTPU_EINVAL, 0,
+                            "output '%s': scale %g%s (zero point %.0f) %s; expected a finite "
+                            "scale > 0 that keeps every %s value within +-%g",
+                            name, (double)s, q->kind == HTPU_QUANT_PER_AXIS ? " of a channel" : "",
+                            zp, isfinite(s) && s > 0.0f ? "dequantizes values past the limit"
+                                                         : "is not finite and > 0",
+                            htpu_dtype_name(t->dtype), VIS_MAX_VALUE);
+  }
+  return HTPU_OK;
+}
+
 static const char *shape_text(const htpu_tensor_info *t, char *buf, size_t len) {
   size_t at = 0;
   at += (size_t)snprintf(buf, len, "[");
@@ -114,13 +152,7 @@ static int readable(const htpu_tensor_info *t, const void *data) {
                           name, shape_text(t, shape, sizeof shape), q->axis, q->num_channels,
                           q->scales ? "given" : "NULL", q->zero_points ? "given" : "NULL",
                           t->rank);
-  for (uint32_t c = 0; q->kind != HTPU_QUANT_NONE && c < (q->kind == HTPU_QUANT_PER_AXIS ? q->num_channels : 1); c++) {
-    float s = q->kind == HTPU_QUANT_PER_AXIS ? q->scales[c] : q->scale;
-    if (!(isfinite(s) && s > 0.0f))
-      return htpu_set_error(HTPU_EINVAL, 0, "output '%s': scale %g is not finite and > 0", name,
-                            (double)s);
-  }
-  return HTPU_OK;
+  return check_scales(t, name);
 }
 
 /* The two meaningful dims of a [1, X, Y] or [X, Y] tensor. */

@@ -39,10 +39,12 @@ static int image_shape(const htpu_tensor_info *in, htpu_image_layout want, img_s
                           name, in->rank, in->rank == 4 ? " with a batch other than 1" : "");
   const uint32_t *d = in->dims + (in->rank - 3);
   int nhwc_ok = is_chan(d[2]), nchw_ok = is_chan(d[0]);
-  if (want == HTPU_LAYOUT_AUTO && nhwc_ok && nchw_ok && d[0] != d[2])
+  /* [3, 64, 3] too: NHWC is a 3x64 image, NCHW a 64x3 one; nothing in the shape decides */
+  if (want == HTPU_LAYOUT_AUTO && nhwc_ok && nchw_ok)
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "input '%s' [%u, %u, %u] could be NHWC or NCHW: name the layout", name,
-                          d[0], d[1], d[2]);
+                          "input '%s' [%u, %u, %u] could be NHWC or NCHW: name the layout "
+                          "(the layout option: nhwc or nchw)",
+                          name, d[0], d[1], d[2]);
   int nchw = want == HTPU_LAYOUT_NCHW || (want == HTPU_LAYOUT_AUTO && nchw_ok && !nhwc_ok);
   if ((nchw && !nchw_ok) || (!nchw && !nhwc_ok))
     return htpu_set_error(HTPU_EINVAL, 0,

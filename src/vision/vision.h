@@ -84,6 +84,13 @@ typedef struct vis_pads {
 /* The pads of boxes and of keypoints under mapping m (HTPU_MAP_ULTRALYTICS: scale_boxes' and
  * scale_coords', which differ; else the letterbox's, the same for both). */
 void vis_mapping(const htpu_geometry *g, htpu_box_mapping m, vis_pads *box, vis_pads *kp);
+/* The largest magnitude a quantized output may dequantize to: far past any pixel or score, and
+ * small enough that box arithmetic on two of them stays finite in f32. */
+#define VIS_MAX_VALUE 1e30
+/* A caller's geometry checked before boxes go through it: sides 1..HTPU_VISION_MAX_SIDE, the
+ * region inside the frame, the padding and the resized size inside the input, finite scales
+ * in [1 / HTPU_VISION_MAX_SIDE, HTPU_VISION_MAX_SIDE]. 0, or HTPU_EINVAL naming the field. */
+int vis_geometry_check(const htpu_geometry *g);
 /* n points (xy interleaved, in place) back to frame pixels with pads p, clipped to the region. */
 void vis_map_points(const htpu_geometry *g, const vis_pads *p, float *xy, size_t n);
 

@@ -146,7 +146,7 @@ TEST(vision_decode_argument_checks) {
   CHECK_STR_CONTAINS(htpu_last_error(), "no outputs given");
   o.score_threshold = NAN;
   CHECK_EQ(htpu_decode(&t, data, 1, &o, NULL, dets, 300, NULL, 0, NULL), HTPU_EINVAL);
-  CHECK_STR_CONTAINS(htpu_last_error(), "score threshold nan is not a number");
+  CHECK_STR_CONTAINS(htpu_last_error(), "score threshold nan is not in 0..1");
   htpu_decode_options_init(&o);
   o.head = HTPU_HEAD_ULTRALYTICS_POSE;
   o.keypoint_dims = 2; /* 4 + 1 class + 1 keypoint of x, y */

@@ -153,5 +153,5 @@ TEST(vision_messages_nan_box) {
   o.layout = HTPU_HEAD_CHANNELS_FIRST;
   CHECK_EQ(dec(&t, v, &o), HTPU_EINVAL);
   CHECK_STR_CONTAINS(htpu_last_error(), "output 'output0': the box of anchor 1 is NaN; the "
-                                        "detector's boxes must be numbers");
+                                        "detector's boxes must be finite numbers");
 }

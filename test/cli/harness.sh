@@ -55,6 +55,19 @@ fail() {
   echo "     --- stderr:"; sed 's/^/     | /' "$TMP/err" | head -40
 }
 
+# wait_for NAME COMMAND...: polls COMMAND until it succeeds (an event: a line in a file), with
+# a generous bound so that a broken build fails instead of hanging.
+wait_for() {
+  local name=$1 i
+  shift
+  for ((i = 0; i < 6000; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.01
+  done
+  fail "$name" "never happened: $*"
+  return 1
+}
+
 # run ARGS...: runs htpu, stdout -> $TMP/out, stderr -> $TMP/err, exit status -> $RC
 run() {
   $EMU "$HTPU" "$@" >"$TMP/out" 2>"$TMP/err"

@@ -19,19 +19,6 @@ LOCK=$TMP/npu.lock
 # emulator's name, not htpu's).
 if [ -z "$EMU" ]; then NAMED=" (htpu)"; else NAMED=" ("; fi
 
-# wait_for NAME COMMAND...: polls COMMAND until it succeeds (an event: a line in a file), with
-# a generous bound so that a broken build fails instead of hanging.
-wait_for() {
-  local name=$1 i
-  shift
-  for ((i = 0; i < 6000; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.01
-  done
-  fail "$name" "never happened: $*"
-  return 1
-}
-
 # zone ROOT N TYPE TEMP [TRIP_TYPE TRIP_TEMP]... ; policy ROOT N GOVERNOR KHZ CPUS
 zone() {
   local d="$1/sys/class/thermal/thermal_zone$2" i=0

@@ -129,7 +129,7 @@ $EMU "$REFBUILD" "$TMP/nz.txt" "$TMP/nz.bin" || exit 2
 { printf 'P6 4 4 255\n'; for i in $(seq 0 47); do
     if [ "$i" = 20 ]; then printf '\007'; else printf '\000'; fi; done; } >"$TMP/one.ppm"
 run detect "$TMP/nz.bin" "${LIBS[@]}" --image "$TMP/one.ppm" --head-layout anchors_first \
-  --score -0.5 --iou 1 --json
+  --score 0 --iou 1 --json
 json_check "detect, a dynamic head: the rows the execute produced, not the declared 48" \
   'j.length == 1 && j[0].score == 2 && j[0].box[2] == 0.5 && j[0].box[3] == 1'
 
@@ -248,6 +248,10 @@ run detect "${DET[@]}" --image "$TMP/red.ppm" --resize zoom
 expect "detect --resize unknown -> exit 2" 2 err "unknown resize mode 'zoom'"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --score high
 expect "detect --score not a number -> exit 2" 2 err "--score high: expected a number"
+for t in -0.5 1.5 1e9; do
+  run detect "${DET[@]}" --image "$TMP/red.ppm" --score "$t"
+  expect "detect --score $t out of 0..1 -> exit 2" 2 err "--score $t: expected a number in 0..1"
+done
 run detect "${DET[@]}" --image "$TMP/red.ppm" --iou 2
 expect "detect --iou out of range -> exit 2" 2 err "--iou 2: expected a number in 0..1"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --head yolo

@@ -108,4 +108,26 @@ run run chain.bin --input x=x.raw --json "${LIBS[@]}"
 json_check "run --json always has the load" \
   'j.load.binary === "copied" && j.load.spill_fill_bytes === 4096 && j.load.graphs_enabled === 1'
 
+# --timeout bounds the runtime's open and the loads together, as for run and bench: an open
+# held inside its device creation until well past it (the pause is a floor, never a ceiling)
+# leaves no time to load, and the command says so
+mkfifo "$TMP/gate"
+HTPU_REF_SESSION_LOG=$TMP/budget.log HTPU_REF_HOLD=deviceCreate:$TMP/gate \
+  $EMU "$HTPU" load add.bin two.bin "${LIBS[@]}" --npu-lock none --timeout 200 \
+  >"$TMP/out" 2>"$TMP/err" &
+B=$!
+wait_for "budget: the open is inside its device creation" grep -qs "^$B deviceCreate held" \
+  "$TMP/budget.log"
+sleep 0.3
+echo go >"$TMP/gate"
+wait $B
+RC=$?
+expect "budget: an open that took the whole --timeout leaves no time to load" 1 \
+  err "htpu load: HTPU_ETIMEDOUT: opening the runtime took" \
+  err "of --timeout 200 ms, which bounds the open and the model's load together: no time left to load the models"
+check "budget: no context was created" bash -c "! grep -q '^$B contextCreateFromBinary' '$TMP/budget.log'"
+# with time left, the loads get the rest and succeed
+run load add.bin "${LIBS[@]}" --npu-lock none --timeout 60000
+expect "budget: an open with time left loads" 0 out "1 model in"
+
 harness_summary

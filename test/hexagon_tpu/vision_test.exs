@@ -136,6 +136,62 @@ defmodule HexagonTpu.VisionTest do
     assert stats.preprocess_ns > 0 and stats.decode_ns > 0 and stats.total_ns >= stats.execute_ns
   end
 
+  test "a hand-made :geometry is checked field by field, never a badarg", %{model: m} do
+    {:ok, f} = frame(200)
+    {:ok, input, geo} = Vision.preprocess(m, f)
+
+    {:ok, outs} =
+      HexagonTpu.predict(m, [input], quantize: :none, dequantize: :none, output: :binary)
+
+    dec = fn g -> Vision.detections(m, outs, geometry: g, head_layout: :channels_first) end
+    assert {:ok, _} = dec.(geo)
+    # integer scales are numbers too: as their floats
+    {:ok, want} = dec.(%{geo | scale_x: 1.0, scale_y: 1.0})
+    assert {:ok, ^want} = dec.(%{geo | scale_x: 1, scale_y: 1})
+
+    bad = [
+      {%{region: {-5, 0, 10, 10}, scale_x: 1.0, scale_y: 1.0}, "frame_width", "no frame_width"},
+      {%{geo | region: {-5, 0, 10, 10}}, "region to be {x, y, width, height}", "{-5, 0, 10, 10}"},
+      {%{geo | region: {0, 0, 0, 4}}, "width and height at least 1", "{0, 0, 0, 4}"},
+      {%{geo | pad_left: 1.5}, "pad_left to be an integer in 0..4294967295", "got 1.5"},
+      {%{geo | pad_top: 4_294_967_296}, "pad_top to be an integer", "got 4294967296"},
+      {%{geo | scale_x: 0.0}, "scale_x to be a number in 1/65535..65535", "got 0.0"},
+      {%{geo | scale_y: 1.0e300}, "scale_y to be a number", "got 1.0e300"},
+      {%{geo | input_width: 0}, "input_width to be an integer in 1..65535", "got 0"},
+      {%{geo | frame_height: "8"}, "frame_height to be an integer in 1..65535", ~s(got "8")}
+    ]
+
+    for {g, expected, got} <- bad do
+      assert {:error, %HexagonTpu.Error{reason: :invalid_option} = e} = dec.(g)
+      assert e.message =~ "HexagonTpu.Vision.detections/3: expected :geometry's "
+      assert e.message =~ expected
+      assert e.message =~ got
+    end
+
+    assert {:error, e} = dec.([1, 2])
+    assert e.message =~ "expected :geometry to be nil or the geometry map preprocess/3 returned"
+    # fields of the right types that do not fit together: the C decode says which
+    assert {:error, e} = dec.(%{geo | pad_left: 4_000_000_000})
+    assert e.message =~ "pad_left + resized_width + pad_right"
+    assert {:error, e} = dec.(%{geo | region: {10, 0, 16, 8}})
+    assert e.message =~ "expected a non-empty rectangle inside the frame"
+  end
+
+  test ":labels and outputs as improper lists, :score outside 0..1", %{model: m} do
+    out = <<0::size(8 * 112)>>
+    assert {:error, e} = Vision.detections(m, [out], labels: ["a" | "b"])
+    assert e.message =~ "expected :labels to be nil or a list of strings"
+    assert {:error, e} = Vision.detections(m, [out | out])
+    assert e.message =~ "expected a list of outputs, got an improper list"
+
+    for s <- [-0.5, 1.5, 1.0e9] do
+      assert {:error, %HexagonTpu.Error{reason: :invalid_option} = e} =
+               Vision.detections(m, [out], score: s)
+
+      assert e.message =~ "expected :score to be a number in 0..1, got #{inspect(s)}"
+    end
+  end
+
   test "detect into a SharedIO", %{model: m} do
     {:ok, io} = HexagonTpu.alloc_io(m)
     {:ok, f} = frame(255)
@@ -205,7 +261,7 @@ defmodule HexagonTpu.VisionTest do
     assert {:ok, _} = Vision.detect(m, f, score: 0.9, iou: 0.5, head_layout: :channels_first)
 
     assert {:ok, [], _} =
-             Vision.detect(m, f, score: 1.0e9, stats: true, head_layout: :channels_first)
+             Vision.detect(m, f, score: 1.0, stats: true, head_layout: :channels_first)
   end
 
   test "Frame.from_ppm reads binary PPM and PGM" do

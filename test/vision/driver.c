@@ -16,6 +16,7 @@
  *   TENSOR = NAME DTYPE RANK D0 .. QKIND [SCALE ZP | AXIS COUNT S.. Z..] BYTES
  * Floats are printed with %.9g (round-trips f32) and read with strtod.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,22 @@ static void print_dets(const htpu_detection *d, const float *kp, const htpu_deco
   }
 }
 
+/* The oracle gives the fields the mapping reads; htpu_decode checks a whole geometry, so the
+ * rest is filled as htpu_preprocess would: the frame ends with the region, the resized size is
+ * the region's times the scale, the input (when not given) the resized size with the padding
+ * on both sides, and the far padding what the input leaves. */
+static void complete_geometry(htpu_geometry *g) {
+  g->frame_width = g->region.x + g->region.width;
+  g->frame_height = g->region.y + g->region.height;
+  g->resized_width = (uint32_t)lround(g->region.width * g->scale_x);
+  g->resized_height = (uint32_t)lround(g->region.height * g->scale_y);
+  if (!g->input_width) g->input_width = g->resized_width + 2 * g->pad_left;
+  if (!g->input_height) g->input_height = g->resized_height + 2 * g->pad_top;
+  uint32_t used_w = g->pad_left + g->resized_width, used_h = g->pad_top + g->resized_height;
+  g->pad_right = g->input_width > used_w ? g->input_width - used_w : 0;
+  g->pad_bottom = g->input_height > used_h ? g->input_height - used_h : 0;
+}
+
 static void do_dec(void) {
   uint32_t n = (uint32_t)num();
   htpu_decode_options o;
@@ -150,6 +167,7 @@ static void do_dec(void) {
     g.pad_left = (uint32_t)num(), g.pad_top = (uint32_t)num();
     g.scale_x = real(), g.scale_y = real();
     g.input_width = (uint32_t)num(), g.input_height = (uint32_t)num();
+    complete_geometry(&g);
   }
   htpu_tensor_info outs[MAX_OUT];
   void *own[MAX_OUT][2] = {{0}}, *data[MAX_OUT] = {0};

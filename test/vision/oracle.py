@@ -222,6 +222,9 @@ def frame_errors(drv, chk):
                  Tensor("x", "u8", [2, 64, 64, 3]))
     expect_error(drv, chk, "ambiguous layout", "could be NHWC or NCHW", rgb, "rgb24", 30, 20,
                  Tensor("x", "u8", [1, 3, 8, 1]))
+    for dims in ([1, 3, 64, 3], [1, 1, 64, 1], [3, 5, 3]):
+        expect_error(drv, chk, "ambiguous layout %s" % dims, "name the layout (the layout option",
+                     rgb, "rgb24", 30, 20, Tensor("x", "u8", dims))
     expect_error(drv, chk, "unit into a plain integer", "use normalize raw", rgb, "rgb24", 30, 20,
                  t, norm="unit")
     expect_error(drv, chk, "letterbox to nothing", "nothing left of it", bytes(3000 * 1 * 3),

@@ -36,9 +36,8 @@ static int decode_options(const cli_args *a, htpu_decode_options *o) {
     char *end;
     if (!(s = cli_get(a, names[i]))) continue;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= (i ? 0.0 : -1e30) && v <= (i ? 1.0 : 1e30)))
-      return cli_usage_error(a->cmd, "--%s %s: expected a number%s", names[i], s,
-                             i ? " in 0..1" : "");
+    if (end == s || *end || !(v >= 0.0 && v <= 1.0))
+      return cli_usage_error(a->cmd, "--%s %s: expected a number in 0..1", names[i], s);
     *f[i] = (float)v;
   }
   int rc = cli_get_u32(a, "max", 300, 1, 100000, &o->max_detections);
@@ -211,7 +210,7 @@ static const cli_option detect_options[] = {
      "channels_first ([1, C, A]), anchors_first ([1, A, C]) or auto (default: the smaller axis "
      "holds the values of an anchor)",
      0},
-    {"score", "T", "keep predictions whose score is above T (default 0.25)", 0},
+    {"score", "T", "keep predictions whose score is above T (0..1; default 0.25)", 0},
     {"iou", "T", "NMS drops a box overlapping a better one of its class by IoU > T (default 0.7)",
      0},
     {"max", "N", "detections at most (default 300)", 0},

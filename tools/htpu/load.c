@@ -148,8 +148,14 @@ static int load_run(const cli_args *a) {
   rc = build_requests(&l);
   /* one NPU user at a time: not beside another program holding the NPU (guard.h) */
   if (rc == CLI_EXIT_OK) rc = cli_guard_npu(a->cmd, l.s.root, cli_has(a, "force"));
+  uint64_t opened_at = now_ns();
   if (rc == CLI_EXIT_OK && (rc = htpu_runtime_open(&l.s.options, &l.s.rt)) != 0)
     rc = cli_fail_htpu(a->cmd, rc, "opening the runtime");
+  /* --timeout bounds the open and the loads together, as for run (session.h) */
+  if (rc == CLI_EXIT_OK)
+    rc = cli_session_spend_on_open(a, &l.s, now_ns() - opened_at,
+                                   l.n == 1 ? l.s.model : "the models");
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < l.n; i++) l.opts[i].timeout_ns = l.s.load.timeout_ns;
   if (rc != CLI_EXIT_OK) {
     load_free(&l);
     return rc;

@@ -225,14 +225,15 @@ static uint64_t now_ns(void) {
 
 /* --timeout bounds the runtime's open and the model's load together (each may wait for the
  * NPU lock): the load gets what the open left. Its executes keep the whole --timeout each. */
-static int spend_on_open(const cli_args *a, cli_session *s, uint64_t spent) {
+int cli_session_spend_on_open(const cli_args *a, cli_session *s, uint64_t spent,
+                              const char *what) {
   uint64_t budget = s->load.timeout_ns;
   if (!budget) return CLI_EXIT_OK;
   if (spent >= budget)
     return cli_fail(a->cmd, "HTPU_ETIMEDOUT: opening the runtime took %" PRIu64 " ms of "
                     "--timeout %" PRIu64 " ms, which bounds the open and the model's load "
                     "together: no time left to load %s", spent / 1000000u, budget / 1000000u,
-                    s->model);
+                    what);
   s->load.timeout_ns = budget - spent;
   return CLI_EXIT_OK;
 }
@@ -255,7 +256,7 @@ int cli_session_open(const cli_args *a, cli_session *s) {
     cli_session_close(s);
     return failed_rc;
   }
-  int ex = spend_on_open(a, s, now_ns() - opened_at);
+  int ex = cli_session_spend_on_open(a, s, now_ns() - opened_at, s->model);
   if (ex != CLI_EXIT_OK) {
     cli_session_close(s);
     return ex;

@@ -98,6 +98,12 @@ int cli_session_inspect(const cli_args *a, cli_session *s);
 /* The first part of cli_session_inspect: the options and libraries, no model read (for
  * commands of several models, which use s->options and s->load). */
 int cli_session_options(const cli_args *a, cli_session *s);
+/* --timeout bounds the runtime's open and the load together: after an open that took SPENT
+ * ns, s->load.timeout_ns is what is left for the load of WHAT (a model, or "the models"), or,
+ * with nothing left, HTPU_ETIMEDOUT is said and CLI_EXIT_FAIL returned. Commands that open
+ * the runtime themselves (htpu load) call it as cli_session_open does. */
+int cli_session_spend_on_open(const cli_args *a, cli_session *s, uint64_t spent,
+                              const char *what);
 void cli_session_close(cli_session *s);
 
 /* Prints "htpu CMD: HTPU_E...: <htpu_last_error()>" for a failed library call and returns

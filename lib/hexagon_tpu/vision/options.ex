@@ -28,7 +28,7 @@ defmodule HexagonTpu.Vision.Options do
     head_layout:
       {{:one_of, [:auto, :channels_first, :anchors_first]},
        ":auto, :channels_first or :anchors_first", :auto},
-    score: {&__MODULE__.number?/1, "a number", 0.25},
+    score: {&__MODULE__.unit?/1, "a number in 0..1", 0.25},
     iou: {&__MODULE__.unit?/1, "a number in 0..1", 0.7},
     max: {{:integer_in, 1, 100_000}, "an integer in 1..100000", 300},
     max_candidates: {{:integer_in, 1, @max_u32}, "a positive integer", 30_000},
@@ -66,7 +66,18 @@ defmodule HexagonTpu.Vision.Options do
   @doc false
   def count_or_nil?(v), do: is_nil(v) or (is_integer(v) and v > 0 and v <= @max_u32)
   @doc false
-  def labels?(v), do: is_nil(v) or (is_list(v) and Enum.all?(v, &is_binary/1))
+  def labels?(nil), do: true
+  def labels?(v), do: strings?(v)
+
+  # a proper list of strings: Enum.all?/2 raises on an improper one (["a" | "b"])
+  defp strings?([]), do: true
+  defp strings?([s | rest]) when is_binary(s), do: strings?(rest)
+  defp strings?(_), do: false
+
+  @doc "Whether `v` is a proper list (length/1 and Enum raise on [a | b])."
+  def proper_list?([]), do: true
+  def proper_list?([_ | rest]), do: proper_list?(rest)
+  def proper_list?(_), do: false
 
   @doc false
   def normalize?(v) when v in [:auto, :unit, :raw], do: true
@@ -222,4 +233,77 @@ defmodule HexagonTpu.Vision.Options do
   def call_map(g, o), do: CallOptions.submit_options(g, o)
 
   defp invalid(message), do: {:error, Error.new(:invalid_argument, message)}
+
+  @max_side 65_535
+  @sides "an integer in 1..#{@max_side}"
+  @u32 "an integer in 0..#{@max_u32}"
+  @scale "a number in 1/#{@max_side}..#{@max_side} (input pixels per frame pixel)"
+  @geo_fields [
+    frame_width: @sides,
+    frame_height: @sides,
+    region: "{x, y, width, height} of integers in 0..#{@max_u32}, width and height at least 1",
+    input_width: @sides,
+    input_height: @sides,
+    resized_width: @u32,
+    resized_height: @u32,
+    pad_left: @u32,
+    pad_top: @u32,
+    pad_right: @u32,
+    pad_bottom: @u32,
+    scale_x: @scale,
+    scale_y: @scale
+  ]
+
+  @doc """
+  A caller's `:geometry` checked field by field: `{:ok, nil | geometry}` (scales as floats), or
+  an error naming the field and what it expects. How the fields fit together (the region inside
+  the frame, the padding inside the input) is checked by the C decode, whose error names it.
+  """
+  @spec geometry(term(), String.t()) :: {:ok, map() | nil} | {:error, Error.t()}
+  def geometry(nil, _where), do: {:ok, nil}
+
+  def geometry(g, where) when is_map(g) do
+    bad =
+      Enum.find(@geo_fields, fn {k, _} ->
+        not (Map.has_key?(g, k) and geo_field?(k, Map.get(g, k)))
+      end)
+
+    case bad do
+      nil ->
+        {:ok, %{g | scale_x: g.scale_x * 1.0, scale_y: g.scale_y * 1.0}}
+
+      {k, expected} ->
+        got = if Map.has_key?(g, k), do: inspect(Map.get(g, k), limit: 5), else: "no #{k}"
+
+        {:error,
+         Error.new(
+           :invalid_option,
+           "#{where}: expected :geometry's #{k} to be #{expected} (the geometry " <>
+             "preprocess/3 returned), got #{got}"
+         )}
+    end
+  end
+
+  def geometry(other, where),
+    do:
+      {:error,
+       Error.new(
+         :invalid_option,
+         "#{where}: expected :geometry to be nil or the geometry map preprocess/3 returned, " <>
+           "got #{inspect(other, limit: 5)}"
+       )}
+
+  defp geo_field?(:region, {x, y, w, h}),
+    do: Enum.all?([x, y, w, h], &u32?/1) and w >= 1 and h >= 1
+
+  defp geo_field?(:region, _), do: false
+  defp geo_field?(k, v) when k in [:scale_x, :scale_y], do: scale?(v)
+
+  defp geo_field?(k, v) when k in [:frame_width, :frame_height, :input_width, :input_height],
+    do: is_integer(v) and v >= 1 and v <= @max_side
+
+  defp geo_field?(_, v), do: u32?(v)
+
+  defp u32?(v), do: is_integer(v) and v >= 0 and v <= @max_u32
+  defp scale?(v), do: is_number(v) and v >= 1 / @max_side and v <= @max_side
 end
