@@ -1191,11 +1191,13 @@ typedef struct htpu_load_request {
  * slowest; elsewhere one after another, with the same results. Each model gets what
  * htpu_context_open_*_ex would give it: its load timeout (the list's timeout signal runs to
  * the latest deadline; a model created past its own is freed and gets HTPU_ETIMEDOUT),
- * priority, graphs, profile and its own error. The execute gate is held exclusively from
- * before the first load to after the last model's notification: no execute runs beside any
- * of them (as for a single load), and the models load beside each other only. Returns 0 when
- * every model loaded, else the code of the first that failed (in request order); the models
- * that loaded are returned either way. HTPU_EINVAL for a NULL reqs or n 0. */
+ * priority, graphs, profile, its own error and a single load's fallbacks (one more create
+ * after a DSP restart, with recovery_retries on; its spill-fill group's). The execute gate
+ * is held exclusively from before the first load to after the last model's notification: no
+ * execute runs beside any of them (as for a single load), and the models load beside each
+ * other only. Returns 0 when every model loaded, else the code of the first that failed (in
+ * request order); the models that loaded are returned either way. HTPU_EINVAL for a NULL reqs
+ * or n 0. */
 HTPU_API int htpu_context_open_many(htpu_runtime *rt, htpu_load_request *reqs, size_t n);
 
 /* How a context's binary is held and what its load passed to QNN (htpu_context_get_load_info).

@@ -12,8 +12,8 @@
  * QNN); the call carries a timeout signal to the latest deadline (when every model has one);
  * a model whose context came after its own deadline is freed and gets HTPU_ETIMEDOUT. A model
  * that starts a new spill-fill group is created first on its own (the others name its
- * handle); one the list refused for its group config is created again on its own, with the
- * single load's fallbacks (load_create).
+ * handle); a model the list failed goes on with the single load's fallbacks after a first
+ * create (load_create: one more create after a DSP restart, its group's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +110,7 @@ static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
   if (!rc) sf_choose(c, bytes);
   if (!rc && c->sf_anchor == c) {
     m->done = 1;
-    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
+    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, NULL, mark);
   }
   if (rc == HTPU_EINCOMPATIBLE) {
     htpu_append_error(" (%s)", m->origin);
@@ -154,13 +154,8 @@ static void after_list(many_item *m, const create_item *it, uint64_t mark) {
     }
   } else if (code == QNN_CONTEXT_ERROR_TIMED_OUT || code == QNN_CONTEXT_ERROR_ABORTED) {
     rc = timed_out(m, "while the list loaded");
-  } else if (c->sf_anchor && (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION ||
-                              code == QNN_CONTEXT_ERROR_INVALID_HANDLE ||
-                              code == QNN_COMMON_ERROR_NOT_SUPPORTED ||
-                              code == QNN_CONTEXT_ERROR_INVALID_CONFIG)) {
-    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
   } else {
-    rc = qnn_fail(it->status, mark, "creating the context from %s failed", m->origin);
+    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, &it->status, mark);
   }
   if (rc) note_fail(m, rc);
 }

@@ -119,6 +119,31 @@ defmodule HexagonTpu.LoadModelsTest do
     assert live() == before
   end
 
+  test "a DSP restart meeting one model of the list: one more create, as alone", %{add: add} do
+    # the backend's rules as the board's libraries see them: the runtime's own environment
+    for sharing <- [false, true] do
+      rt =
+        Runtime.open!(
+          backend: :reference,
+          spill_fill_sharing: sharing,
+          env: [{"HTPU_REF_FAULTS", "contextCreateFromBinary:2:1007:1:ssr"}]
+        )
+
+      assert {:ok, results} = HexagonTpu.load_models(List.duplicate({:binary, add}, 3), runtime: rt)
+      assert [{:ok, _}, {:ok, _}, {:ok, _}] = results
+
+      for {:ok, m} <- results do
+        assert {:ok, [y]} =
+                 HexagonTpu.predict(m, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+
+        assert floats(y) == [2.0, 3.0, 4.0, 5.0]
+        HexagonTpu.close(m)
+      end
+
+      Runtime.close(rt)
+    end
+  end
+
   test "load_models!/2 gives the models or raises, closing those that loaded", %{add: add} do
     # the calls' shared runtime stays open (the tests' idle period is :infinity): open it first,
     # so that the baseline holds it whatever test opened it, or closed it, before this one
