@@ -1,6 +1,7 @@
 /* test_core_load_many_faults.c - htpu_context_open_many when something goes wrong: each model
  * still gets what a load of it alone would give it (one more create after a DSP restart, its
- * own error). */
+ * own error), and a spill-fill group's first context is always a model that loaded and stays
+ * while its members live. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,5 +87,126 @@ TEST(load_many_without_recovery_retries_a_dsp_restart_fails_its_model_alone) {
       CHECK_EQ(qnn[i], 1007);
     }
     CHECK_MSG(failed == 1, "list %d: %d failed", list, failed);
+  }
+}
+
+typedef struct group_list {
+  char *small, *big; /* paths: 1024-float and 4096-float spill models */
+  htpu_load_request req[3];
+  char err[3][512];
+  htpu_profile *prof;
+  htpu_load_options lo;
+} group_list;
+
+/* The small model (which a list starting a group creates first, alone) with options lo, and
+ * the big one twice. */
+static int group_list_init(group_list *t, const char *tag) {
+  memset(t, 0, sizeof *t);
+  char *s = lr_spill_model(tag, 1024), *b = lr_spill_model(tag, 4096), f[2][32];
+  snprintf(f[0], sizeof f[0], "many_first_%s.bin", tag);
+  snprintf(f[1], sizeof f[1], "many_member_%s.bin", tag);
+  const char *ps = s ? fx_build_model_file(f[0], s) : NULL;
+  t->small = ps ? strdup(ps) : NULL;
+  const char *pb = b ? fx_build_model_file(f[1], b) : NULL;
+  t->big = pb ? strdup(pb) : NULL;
+  free(s);
+  free(b);
+  t->lo.profile = &t->prof;
+  t->req[0] = (htpu_load_request){.path = t->small, .opts = &t->lo};
+  t->req[1] = (htpu_load_request){.path = t->big};
+  t->req[2] = (htpu_load_request){.path = t->big};
+  for (int i = 0; i < 3; i++) t->req[i].error = t->err[i], t->req[i].error_len = 512;
+  return t->small && t->big ? 0 : -1;
+}
+
+/* The two big models after the call: one group of their own, whose first context is one of
+ * them (created alone, the other in the list), and both answer after a DSP restart (the group
+ * recovered). Then closed, member and first in either order: 0 when all holds. */
+static int members_hold(group_list *t, int close_first) {
+  htpu_context_load_info li[2] = {lr_info(t->req[1].ctx), lr_info(t->req[2].ctx)};
+  int rc = 0;
+  if (!li[0].spill_fill_group || li[0].spill_fill_group != li[1].spill_fill_group ||
+      li[0].list_loaded + li[1].list_loaded != 1) {
+    printf("    groups %llu/%llu, list-loaded %d/%d\n",
+           (unsigned long long)li[0].spill_fill_group,
+           (unsigned long long)li[1].spill_fill_group, li[0].list_loaded, li[1].list_loaded);
+    rc = -1;
+  }
+  fx_ref_trigger_ssr();
+  for (int i = 1; i < 3 && !rc; i++) {
+    htpu_graph *g = NULL;
+    rc = htpu_graph_open(t->req[i].ctx, NULL, &g);
+    if (!rc) rc = lr_spill_check(g, 4096);
+    htpu_graph_close(&g);
+  }
+  /* the one created alone is the group's first */
+  int first = li[0].list_loaded ? 2 : 1;
+  int order[2] = {close_first ? first : 3 - first, close_first ? 3 - first : first};
+  for (int k = 0; k < 2; k++) htpu_context_close(&t->req[order[k]].ctx);
+  return rc;
+}
+
+static void group_list_free(group_list *t) {
+  for (int i = 0; i < 3; i++) htpu_context_close(&t->req[i].ctx);
+  htpu_profile_free(t->prof);
+  free(t->small);
+  free(t->big);
+}
+
+/* A model that failed already (its profile cannot be made: a bad level) is never created nor
+ * made the group's first: the next smallest is, and the failed one's graphs are never
+ * deserialized. */
+TEST(load_many_group_first_is_a_model_still_good) {
+  fx_reset_env();
+  htpu_runtime *rt = lr_runtime(1);
+  group_list t;
+  CHECK_EQ(group_list_init(&t, "g"), 0);
+  t.lo.profile_level = 99;
+  htpu_ref_stats s0 = fx_ref_stats();
+  int rc = rt ? htpu_context_open_many(rt, t.req, 3) : -1;
+  htpu_ref_stats s1 = fx_ref_stats();
+  int held = members_hold(&t, 1);
+  htpu_ref_stats s2 = fx_ref_stats();
+  group_list_free(&t);
+  htpu_runtime_close(&rt);
+  CHECK_EQ(rc, HTPU_EINVAL);
+  CHECK_EQ(t.req[0].rc, HTPU_EINVAL);
+  CHECK_STR_CONTAINS(t.err[0], "profile level 99");
+  CHECK_EQ(t.req[1].rc, HTPU_OK);
+  CHECK_EQ(t.req[2].rc, HTPU_OK);
+  CHECK_EQ(s1.graphs_deserialized - s0.graphs_deserialized, 2);
+  CHECK_EQ(held, 0);
+  CHECK_EQ(s2.unknown_behaviours, s0.unknown_behaviours);
+  CHECK_MSG(s2.violations == s0.violations, "%s", fx_ref_last_violation());
+}
+
+/* The group's first model's load profile cannot be read back: it fails (as a load of it alone
+ * does), before any other model named its context, which is freed then; the others form a
+ * group whose first context stays while they live (no unknown behaviour in the backend). */
+TEST(load_many_group_first_whose_profile_cannot_be_read_fails_before_others_join) {
+  for (int close_first = 1; close_first >= 0; close_first--) {
+    fx_reset_env();
+    htpu_runtime *rt = lr_runtime(1);
+    group_list t;
+    CHECK_EQ(group_list_init(&t, close_first ? "h" : "i"), 0);
+    t.lo.profile_level = HTPU_PROFILE_BASIC;
+    htpu_ref_stats s0 = fx_ref_stats();
+    CHECK_EQ(fx_ref_arm("profileGetEvents:1:1002"), 0);
+    int rc = rt ? htpu_context_open_many(rt, t.req, 3) : -1;
+    fx_ref_disarm();
+    int held = members_hold(&t, close_first);
+    htpu_ref_stats s1 = fx_ref_stats();
+    group_list_free(&t);
+    htpu_runtime_close(&rt);
+    CHECK_EQ(rc, HTPU_EQNN);
+    CHECK_EQ(t.req[0].rc, HTPU_EQNN);
+    CHECK_EQ(t.req[0].qnn_code, 1002);
+    CHECK(t.prof == NULL);
+    CHECK_EQ(t.req[1].rc, HTPU_OK);
+    CHECK_EQ(t.req[2].rc, HTPU_OK);
+    CHECK_EQ(held, 0);
+    CHECK_EQ(s1.unknown_behaviours, s0.unknown_behaviours);
+    CHECK_MSG(s1.violations == s0.violations, "%s", fx_ref_last_violation());
+    CHECK_EQ(fx_ref_stats().live_contexts, 0);
   }
 }
