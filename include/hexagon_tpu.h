@@ -1172,7 +1172,9 @@ HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size
  * docs/board.md, "What a model costs": memory and time, and the options that reduce them. */
 
 /* One model of htpu_context_open_many: a file (path) or a buffer (buf, len), its options
- * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. */
+ * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. A
+ * request naming both, neither, or an empty buffer fails alone with HTPU_EINVAL saying which
+ * (a lent buffer, opts->buffer_release, is still released exactly once). */
 typedef struct htpu_load_request {
   const char *path;              /* a context binary file, or NULL for buf/len */
   const void *buf;

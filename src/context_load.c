@@ -52,12 +52,18 @@ static int choose_graphs(context_obj *c, const htpu_load_options *lo, const char
     uint32_t g = 0;
     while (g < m->num_graphs && strcmp(m->graphs[g].name, lo->graphs[i]) != 0) g++;
     if (g == m->num_graphs) {
-      char names[1024];
+      char names[1024], option[48];
       model_info_graph_names(m, NULL, names, sizeof names);
+      /* the option the caller named it with (graph and graphs in C, Elixir and htpu): graph,
+       * which a caller may pass as graphs too (Elixir's model options, htpu load --graph),
+       * else its entry of graphs */
+      if (lo->graph && strcmp(lo->graph, lo->graphs[i]) == 0)
+        snprintf(option, sizeof option, "the graph option");
+      else
+        snprintf(option, sizeof option, "entry %u of the graphs option", i);
       return htpu_set_error(HTPU_ENOT_FOUND, 0,
-                            "loading %s: the graphs asked for name '%s', which the binary does "
-                            "not hold; it holds %s",
-                            origin, lo->graphs[i], names);
+                            "loading %s: the binary holds no graph '%s' (%s); it holds %s",
+                            origin, lo->graphs[i], option, names);
     }
     c->graph_on[g] = 1;
   }

@@ -48,19 +48,30 @@ static int note_fail(many_item *m, int rc) {
   return rc;
 }
 
+/* What is wrong with a request's source (one of a path and a buffer), or NULL. */
+static const char *source_problem(const htpu_load_request *r) {
+  if (r->path && r->buf) return "names both a path and a buffer; expected one of them";
+  if (r->path || (r->buf && r->len)) return NULL;
+  if (r->buf) return "has an empty buffer (len 0); expected a QNN context binary";
+  if (r->len) return "has a NULL buffer of len > 0; expected a QNN context binary";
+  return "has neither a path nor a buffer; expected one of them";
+}
+
 /* Its binary and metadata, as htpu_context_open_*_ex would take them. */
 static int prepare(htpu_runtime *h, many_item *m, uint64_t t0) {
   htpu_load_request *r = m->r;
   const htpu_load_options *lo = r->opts;
   model_binary bin;
   int rc;
+  const char *bad = source_problem(r);
+  if (bad) {
+    /* a lent buffer is released exactly once, also when the request is refused */
+    if (r->buf && lo && lo->buffer_release) lo->buffer_release(lo->buffer_release_arg);
+    return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_many: the request %s", bad);
+  }
   if (r->path) {
     snprintf(m->origin, sizeof m->origin, "file '%s'", r->path);
     rc = binary_open_file(r->path, !(lo && lo->copy_binary), &bin);
-  } else if (!r->buf || !r->len) {
-    if (lo && lo->buffer_release) lo->buffer_release(lo->buffer_release_arg);
-    return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_many: a request has neither a "
-                          "path nor a buffer; expected a QNN context binary");
   } else {
     snprintf(m->origin, sizeof m->origin, "a %zu-byte buffer", r->len);
     rc = binary_from_buffer(r->buf, r->len, lo ? lo->buffer_release : NULL,

@@ -361,6 +361,14 @@ defmodule HexagonTpu.Context do
       else: {:ok, {:file, path}}
   end
 
+  defp classify({:binary, <<>>}),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "the binary is empty ({:binary, \"\"}); expected the bytes of a QNN context binary"
+       )}
+
   defp classify({:binary, bin}) when is_binary(bin), do: {:ok, {:binary, bin}}
 
   defp classify(source) when is_binary(source) do

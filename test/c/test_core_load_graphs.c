@@ -85,7 +85,15 @@ TEST(load_graphs_two_of_four_and_bad_names) {
   static const char *const bad[] = {"g1", "g9"};
   CHECK_EQ(load_four(rt, bad, 2, 0, &ctx), HTPU_ENOT_FOUND);
   CHECK_STR_CONTAINS(htpu_last_error(),
-                     "the graphs asked for name 'g9', which the binary does not hold");
+                     "the binary holds no graph 'g9' (entry 1 of the graphs option); it holds "
+                     "'g0', 'g1', 'g2', 'g3'");
+  /* named by the graph option (passed as graphs too, as Elixir's :graph and htpu's --graph
+   * are): the message names that option */
+  const char *path = fx_build_model_file("four.bin", LR_FOUR);
+  static const char *const g9[] = {"g9"};
+  htpu_load_options by_graph = {.graph = "g9", .graphs = g9, .num_graphs = 1};
+  CHECK_EQ(htpu_context_open_file_ex(rt, path, &by_graph, &ctx), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(htpu_last_error(), "the binary holds no graph 'g9' (the graph option)");
   CHECK_EQ(fx_ref_stats().live_contexts, live);
   static const char *const null_name[] = {NULL};
   CHECK_EQ(load_four(rt, null_name, 1, 0, &ctx), HTPU_EINVAL);

@@ -1,7 +1,7 @@
 /* test_core_load_many_faults.c - htpu_context_open_many when something goes wrong: each model
  * still gets what a load of it alone would give it (one more create after a DSP restart, its
- * own error), and a spill-fill group's first context is always a model that loaded and stays
- * while its members live. */
+ * own error), a spill-fill group's first context is always a model that loaded and stays while
+ * its members live, and a request's lent buffer is released exactly once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,4 +209,55 @@ TEST(load_many_group_first_whose_profile_cannot_be_read_fails_before_others_join
     CHECK_MSG(s1.violations == s0.violations, "%s", fx_ref_last_violation());
     CHECK_EQ(fx_ref_stats().live_contexts, 0);
   }
+}
+
+typedef struct releases {
+  int n;
+} releases;
+static void count_release(void *arg) { ((releases *)arg)->n++; }
+
+/* A request's source is a path or a buffer: both, an empty buffer, a NULL one of some length
+ * or neither is refused naming what is wrong; a lent buffer is released exactly once whatever
+ * becomes of its request. */
+TEST(load_many_bad_sources_refused_and_lent_buffers_released_once) {
+  fx_reset_env();
+  htpu_runtime *rt = lr_runtime(0);
+  size_t len = 0;
+  void *buf = fx_build_model(LR_WEIGHTED, &len);
+  const char *p = fx_build_model_file("many_src.bin", LR_WEIGHTED);
+  char *path = p ? strdup(p) : NULL;
+  releases r[5] = {{0}};
+  htpu_load_options lo[5];
+  for (int i = 0; i < 5; i++)
+    lo[i] = (htpu_load_options){.buffer_release = count_release, .buffer_release_arg = &r[i]};
+  char err[5][512] = {{0}};
+  htpu_load_request req[5] = {{.path = path, .buf = buf, .len = len, .opts = &lo[0]},
+                              {.buf = buf, .len = 0, .opts = &lo[1]},
+                              {.buf = NULL, .len = len, .opts = &lo[2]},
+                              {.opts = &lo[3]},
+                              {.buf = buf, .len = len, .opts = &lo[4]}};
+  for (int i = 0; i < 5; i++) req[i].error = err[i], req[i].error_len = sizeof err[i];
+  int rc = rt && buf && path ? htpu_context_open_many(rt, req, 5) : -1;
+  int lent_before_close = r[4].n;
+  for (int i = 0; i < 5; i++) htpu_context_close(&req[i].ctx);
+  htpu_runtime_close(&rt);
+  free(buf);
+  free(path);
+  CHECK_EQ(rc, HTPU_EINVAL);
+  static const char *const says[4] = {"names both a path and a buffer; expected one of them",
+                                      "has an empty buffer (len 0)",
+                                      "has a NULL buffer of len > 0",
+                                      "has neither a path nor a buffer"};
+  for (int i = 0; i < 4; i++) {
+    CHECK_EQ(req[i].rc, HTPU_EINVAL);
+    CHECK_STR_CONTAINS(err[i], says[i]);
+  }
+  CHECK_EQ(req[4].rc, HTPU_OK);
+  /* lent: the refused ones at once, the loaded one when its context went */
+  CHECK_EQ(r[0].n, 1);
+  CHECK_EQ(r[1].n, 1);
+  CHECK_EQ(r[2].n, 0); /* no buffer was lent */
+  CHECK_EQ(r[3].n, 0);
+  CHECK_EQ(lent_before_close, 0);
+  CHECK_EQ(r[4].n, 1);
 }

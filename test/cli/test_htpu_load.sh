@@ -80,7 +80,7 @@ expect_not "no group by default" out "shared: group"
 
 run load add.bin two.bin --graph nope "${LIBS[@]}"
 expect "a graph the binary lacks fails that model alone" 1 \
-  out "failed: HTPU_ENOT_FOUND: " out "'nope', which the binary does not hold" \
+  out "failed: HTPU_ENOT_FOUND: " out "holds no graph 'nope' (the graph option)" \
   out "graphs: 2 loaded" err "HTPU_ENOT_FOUND: a model did not load"
 run load add.bin missing.bin "${LIBS[@]}"
 expect "a missing file fails that model alone" 1 out "failed: HTPU_EIO" out "add.bin"

@@ -108,6 +108,11 @@ defmodule HexagonTpu.LoadModelsTest do
           {[{:binary, add}, {{:binary, add}, [priority: :urgent]}], [backend: :reference],
            :invalid_option, "model 1: expected :priority"},
           {[{:binary, add}, 42], [backend: :reference], :invalid_argument, "model 1:"},
+          # a bad option of the call's is named as the call's, not as its first model's
+          {[{:binary, add}], [backend: :reference, priority: :urgent], :invalid_option,
+           "HexagonTpu.load_models/2: expected :priority"},
+          {[{:binary, add}, {:binary, <<>>}], [backend: :reference], :invalid_argument,
+           "model 1: the binary is empty"},
           {[{:binary, add}], [backend: :reference, runtime: :x], :invalid_option, ":runtime"}
         ] do
       assert {:error, %Error{reason: ^reason, message: msg}} =
@@ -129,7 +134,9 @@ defmodule HexagonTpu.LoadModelsTest do
           env: [{"HTPU_REF_FAULTS", "contextCreateFromBinary:2:1007:1:ssr"}]
         )
 
-      assert {:ok, results} = HexagonTpu.load_models(List.duplicate({:binary, add}, 3), runtime: rt)
+      assert {:ok, results} =
+               HexagonTpu.load_models(List.duplicate({:binary, add}, 3), runtime: rt)
+
       assert [{:ok, _}, {:ok, _}, {:ok, _}] = results
 
       for {:ok, m} <- results do

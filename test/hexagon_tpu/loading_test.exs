@@ -77,7 +77,13 @@ defmodule HexagonTpu.LoadingTest do
       assert {:error, %Error{reason: :not_found, message: msg}} =
                Context.load(rt, {:binary, two}, graphs: ["ld_add", "nope"])
 
-      assert msg =~ "the graphs asked for name 'nope', which the binary does not hold"
+      assert msg =~ "the binary holds no graph 'nope' (entry 1 of the graphs option)"
+
+      # the model options' :graph is named as such
+      assert {:error, %Error{reason: :not_found, message: msg}} =
+               HexagonTpu.load_model({:binary, two}, runtime: rt, graph: "nope")
+
+      assert msg =~ "the binary holds no graph 'nope' (the graph option); it holds 'ld_add'"
 
       for bad <- [[], ["a\0b"], "ld_add", [:ld_add]] do
         assert {:error, %Error{reason: :invalid_option}} =

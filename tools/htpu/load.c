@@ -70,6 +70,7 @@ static int build_requests(load_state *l) {
     const char *g = i < ngraph ? cli_nth(a, "graph", i) : NULL;
     if (g && strcmp(g, "*") != 0) {
       l->graph[i] = g;
+      o->graph = g; /* an error names the graph option, as --graph */
       o->graphs = &l->graph[i];
       o->num_graphs = 1;
     }
