@@ -370,6 +370,10 @@ HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *ou
  * end in the background (outputs discarded): docs/board.md, "Deadlines, aborts and priorities". */
 #define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
 #define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
+/* The largest memory-limit hint (htpu_load_options.memory_limit_mb): QNN's MEMORY_LIMIT_HINT is
+ * megabytes in a uint64_t, which a backend weighs against byte counts; from 2^44 MB on the
+ * limit in bytes no longer fits a uint64_t. The same range in Elixir and htpu. */
+#define HTPU_MAX_MEMORY_LIMIT_MB ((1ull << 44) - 1)
 /* No limit on the calls waiting for a graph but memory: a caller waits rather than fails. */
 #define HTPU_DEFAULT_QUEUE_LIMIT 0u
 
@@ -1151,7 +1155,8 @@ typedef struct htpu_load_options {
   uint32_t num_graphs;
   uint64_t memory_limit_mb;       /* QNN's memory-limit hint for the context (MB) where the
                                      backend announces it (htpu_runtime_info.memory_limit_hint;
-                                     elsewhere not passed, see htpu_context_load_info); 0: none */
+                                     elsewhere not passed, see htpu_context_load_info); 0: none;
+                                     at most HTPU_MAX_MEMORY_LIMIT_MB (larger: HTPU_EINVAL) */
   int copy_binary;                /* nonzero: a file is copied even where it could be mapped
                                      (htpu_context_open_file_ex) */
   /* A buffer load (htpu_context_open_buffer_ex, or a buffer request of

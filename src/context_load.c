@@ -30,6 +30,12 @@ static int check_load_options(const htpu_load_options *lo, const char *origin) {
                                                    ? lo->timeout_ns
                                                    : lo->exec_timeout_ns),
                           (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+  if (lo->memory_limit_mb > HTPU_MAX_MEMORY_LIMIT_MB)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "loading %s: memory_limit_mb %llu is out of range; expected 0 (no "
+                          "hint) to %llu (MB: in bytes the limit must fit QNN's 64 bits)",
+                          origin, (unsigned long long)lo->memory_limit_mb,
+                          (unsigned long long)HTPU_MAX_MEMORY_LIMIT_MB);
   if (lo->num_graphs && !lo->graphs)
     return htpu_set_error(HTPU_EINVAL, 0, "loading %s: num_graphs is %u but graphs is NULL",
                           origin, lo->num_graphs);

@@ -61,6 +61,14 @@ expect "without the list call, one after another" 0 \
   out "(one after another: the backend announces no list load)" out "graphs: 2 loaded"
 expect_not "no list load claimed" out "in one list call"
 
+run load add.bin --memory-limit 17592186044415 "${LIBS[@]}"
+expect "--memory-limit up to 2^44 - 1" 0 out "memory limit hint: 17592186044415 MB (given to QNN)"
+for mb in 17592186044416 18446744073709551615 0 -1; do
+  run load add.bin --memory-limit "$mb" "${LIBS[@]}"
+  expect "--memory-limit $mb is a usage error naming the range" 2 \
+    err "option '--memory-limit' wants an integer from 1 to 17592186044415, not '$mb'"
+done
+
 run load add.bin --copy --memory-limit 64 "${LIBS[@]}"
 expect "--copy and --memory-limit" 0 out "copied: the load asked for a copy" \
   out "memory limit hint: 64 MB (given to QNN)"

@@ -111,6 +111,8 @@ defmodule HexagonTpu.LoadModelsTest do
           # a bad option of the call's is named as the call's, not as its first model's
           {[{:binary, add}], [backend: :reference, priority: :urgent], :invalid_option,
            "HexagonTpu.load_models/2: expected :priority"},
+          {[{:binary, add}], [backend: :reference, memory_limit_mb: Bitwise.bsl(1, 44)],
+           :invalid_option, "HexagonTpu.load_models/2: expected :memory_limit_mb"},
           {[{:binary, add}, {:binary, <<>>}], [backend: :reference], :invalid_argument,
            "model 1: the binary is empty"},
           {[{:binary, add}], [backend: :reference, runtime: :x], :invalid_option, ":runtime"}

@@ -145,8 +145,18 @@ defmodule HexagonTpu.LoadingTest do
       assert ref_stats().binary_copy_bytes == 0
       Context.close(ctx)
 
-      assert {:error, %Error{reason: :invalid_option}} =
-               Context.load(rt, {:binary, two}, memory_limit_mb: 0)
+      # QNN's hint is MB in 64 bits: up to 2^44 - 1, whose bytes still fit them (as in C)
+      max = Bitwise.bsl(1, 44) - 1
+      ctx = Context.load!(rt, {:binary, two}, memory_limit_mb: max)
+      assert {:ok, %{memory_limit_mb: ^max, memory_limit_passed: true}} = Context.load_info(ctx)
+      Context.close(ctx)
+
+      for bad <- [0, -1, max + 1, Bitwise.bsl(1, 64) - 1, 1.5] do
+        assert {:error, %Error{reason: :invalid_option, message: msg}} =
+                 Context.load(rt, {:binary, two}, memory_limit_mb: bad)
+
+        assert msg =~ "expected :memory_limit_mb to be a positive integer (MB) up to 2^44 - 1"
+      end
 
       assert {:error, %Error{reason: :invalid_option}} =
                Context.load(rt, {:binary, two}, mapping: :mmap)

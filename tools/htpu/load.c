@@ -52,8 +52,8 @@ static int build_requests(load_state *l) {
   if (ngraph > n)
     return cli_usage_error(a->cmd, "%zu --graph options for %zu models (the i-th --graph is "
                                    "the i-th MODEL's)", ngraph, n);
-  uint32_t mb = 0;
-  int rc = cli_get_u32(a, "memory-limit", 0, 1, UINT32_MAX, &mb);
+  uint64_t mb = 0;
+  int rc = cli_get_u64(a, "memory-limit", 0, 1, HTPU_MAX_MEMORY_LIMIT_MB, &mb);
   if (rc != CLI_EXIT_OK) return rc;
   l->reqs = calloc(n, sizeof *l->reqs);
   l->opts = calloc(n, sizeof *l->opts);
@@ -180,7 +180,10 @@ static const cli_option load_options[] = {
      "default all)",
      1},
     {"copy", NULL, "copy each binary even where it could be mapped", 0},
-    {"memory-limit", "MB", "QNN's memory-limit hint for each context, where announced", 0},
+    {"memory-limit", "MB",
+     "QNN's memory-limit hint for each context, where announced (1 to 2^44 - 1: in bytes it "
+     "fits 64 bits)",
+     0},
     {"share-spill-fill", NULL,
      "the contexts share one spill-fill buffer (runtime option spill_fill_sharing; default: "
      "each its own): less memory, but they execute one at a time",
