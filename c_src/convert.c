@@ -61,6 +61,22 @@ ERL_NIF_TERM nif_make_string(ErlNifEnv *env, const char *s) {
   return term;
 }
 
+ERL_NIF_TERM nif_make_spill_fill_note(ErlNifEnv *env, const char *note) {
+  static const char c_name[] = "htpu_runtime_options.spill_fill_sharing";
+  static const char ex_name[] = "the runtime option `spill_fill_sharing: true`";
+  if (!note || !note[0]) return ATOMS.nil;
+  const char *at = strstr(note, c_name);
+  if (!at) return nif_make_string(env, note);
+  size_t head = (size_t)(at - note), tail = strlen(at + sizeof c_name - 1);
+  ERL_NIF_TERM term;
+  unsigned char *p = enif_make_new_binary(env, head + sizeof ex_name - 1 + tail, &term);
+  if (!p) return nif_make_string(env, note);
+  memcpy(p, note, head);
+  memcpy(p + head, ex_name, sizeof ex_name - 1);
+  memcpy(p + head + sizeof ex_name - 1, at + sizeof c_name - 1, tail);
+  return term;
+}
+
 static ERL_NIF_TERM error_term(ErlNifEnv *env, int code, const char *message, uint32_t qnn) {
   ERL_NIF_TERM reason = (code <= 0 && -code < MAX_ERRORS) ? error_atoms[-code] : ATOMS.unknown;
   ERL_NIF_TERM qnn_name = qnn ? nif_make_string(env, htpu_qnn_error_name(qnn)) : ATOMS.nil;
@@ -254,10 +270,7 @@ ERL_NIF_TERM nif_make_runtime_info(ErlNifEnv *env, const htpu_runtime_info *ri) 
     enif_make_map_put(env, map, enif_make_atom(env, caps[i].name),
                       caps[i].on ? ATOMS.true_ : ATOMS.false_, &map);
   enif_make_map_put(env, map, enif_make_atom(env, "spill_fill_note"),
-                    ri->spill_fill_note && ri->spill_fill_note[0]
-                        ? nif_make_string(env, ri->spill_fill_note)
-                        : ATOMS.nil,
-                    &map);
+                    nif_make_spill_fill_note(env, ri->spill_fill_note), &map);
   return map;
 }
 

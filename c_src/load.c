@@ -333,7 +333,7 @@ ERL_NIF_TERM nif_context_load_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
                       enif_make_uint64(env, li.spill_fill_bytes),
                       li.spill_fill_group ? enif_make_uint64(env, li.spill_fill_group) : ATOMS.nil,
                       enif_make_uint64(env, li.spill_fill_group_bytes),
-                      li.spill_fill_note[0] ? nif_make_string(env, li.spill_fill_note) : ATOMS.nil,
+                      nif_make_spill_fill_note(env, li.spill_fill_note),
                       li.list_loaded ? ATOMS.true_ : ATOMS.false_,
                       enif_make_uint64(env, li.load_ns)};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) k[i] = enif_make_atom(env, names[i]);

@@ -43,7 +43,8 @@ static ERL_NIF_TERM ref_stats(ErlNifEnv *env, void *lib) {
             {"graphs_deserialized", st.graphs_deserialized},
             {"spill_fill_bytes", st.spill_fill_bytes},
             {"binary_copy_bytes", st.binary_copy_bytes},
-            {"list_async_calls", st.list_async_calls}};
+            {"list_async_calls", st.list_async_calls},
+            {"unknown_behaviours", st.unknown_behaviours}};
   ERL_NIF_TERM map = enif_make_new_map(env);
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
     enif_make_map_put(env, map, enif_make_atom(env, kv[i].k), enif_make_uint64(env, kv[i].v),

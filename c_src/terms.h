@@ -21,6 +21,9 @@ ERL_NIF_TERM nif_make_error_msg(ErlNifEnv *env, int code, const char *fmt, ...)
 ERL_NIF_TERM nif_closed_error(ErlNifEnv *env, const char *what);
 
 ERL_NIF_TERM nif_make_string(ErlNifEnv *env, const char *s);
+/* A spill-fill note (htpu_runtime_info / htpu_context_load_info) naming Elixir's runtime
+ * option where the core names its C one; nil for "". */
+ERL_NIF_TERM nif_make_spill_fill_note(ErlNifEnv *env, const char *note);
 ERL_NIF_TERM nif_make_version(ErlNifEnv *env, htpu_version3 v);
 ERL_NIF_TERM nif_make_tensor_info(ErlNifEnv *env, const htpu_tensor_info *t);
 ERL_NIF_TERM nif_make_graph_info(ErlNifEnv *env, const htpu_graph_info *g);

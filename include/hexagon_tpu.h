@@ -390,6 +390,10 @@ HTPU_API int htpu_perf_profile_from_name(const char *name, htpu_perf_profile *ou
  * end in the background (outputs discarded): docs/board.md, "Deadlines, aborts and priorities". */
 #define HTPU_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull) /* never fires in normal use */
 #define HTPU_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull) /* 24 h: larger is HTPU_EINVAL */
+/* The largest memory-limit hint (htpu_load_options.memory_limit_mb): QNN's MEMORY_LIMIT_HINT is
+ * megabytes in a uint64_t, which a backend weighs against byte counts; from 2^44 MB on the
+ * limit in bytes no longer fits a uint64_t. The same range in Elixir and htpu. */
+#define HTPU_MAX_MEMORY_LIMIT_MB ((1ull << 44) - 1)
 /* No limit on the calls waiting for a graph but memory: a caller waits rather than fails. */
 #define HTPU_DEFAULT_QUEUE_LIMIT 0u
 
@@ -1171,7 +1175,8 @@ typedef struct htpu_load_options {
   uint32_t num_graphs;
   uint64_t memory_limit_mb;       /* QNN's memory-limit hint for the context (MB) where the
                                      backend announces it (htpu_runtime_info.memory_limit_hint;
-                                     elsewhere not passed, see htpu_context_load_info); 0: none */
+                                     elsewhere not passed, see htpu_context_load_info); 0: none;
+                                     at most HTPU_MAX_MEMORY_LIMIT_MB (larger: HTPU_EINVAL) */
   int copy_binary;                /* nonzero: a file is copied even where it could be mapped
                                      (htpu_context_open_file_ex) */
   /* A buffer load (htpu_context_open_buffer_ex, or a buffer request of
@@ -1192,7 +1197,9 @@ HTPU_API int htpu_context_open_buffer_ex(htpu_runtime *rt, const void *buf, size
  * docs/board.md, "What a model costs": memory and time, and the options that reduce them. */
 
 /* One model of htpu_context_open_many: a file (path) or a buffer (buf, len), its options
- * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. */
+ * (NULL: none; timeouts, priorities, graphs, profiles per model), and what became of it. A
+ * request naming both, neither, or an empty buffer fails alone with HTPU_EINVAL saying which
+ * (a lent buffer, opts->buffer_release, is still released exactly once). */
 typedef struct htpu_load_request {
   const char *path;              /* a context binary file, or NULL for buf/len */
   const void *buf;
@@ -1211,11 +1218,13 @@ typedef struct htpu_load_request {
  * slowest; elsewhere one after another, with the same results. Each model gets what
  * htpu_context_open_*_ex would give it: its load timeout (the list's timeout signal runs to
  * the latest deadline; a model created past its own is freed and gets HTPU_ETIMEDOUT),
- * priority, graphs, profile and its own error. The execute gate is held exclusively from
- * before the first load to after the last model's notification: no execute runs beside any
- * of them (as for a single load), and the models load beside each other only. Returns 0 when
- * every model loaded, else the code of the first that failed (in request order); the models
- * that loaded are returned either way. HTPU_EINVAL for a NULL reqs or n 0. */
+ * priority, graphs, profile, its own error and a single load's fallbacks (one more create
+ * after a DSP restart, with recovery_retries on; its spill-fill group's). The execute gate
+ * is held exclusively from before the first load to after the last model's notification: no
+ * execute runs beside any of them (as for a single load), and the models load beside each
+ * other only. Returns 0 when every model loaded, else the code of the first that failed (in
+ * request order); the models that loaded are returned either way. HTPU_EINVAL for a NULL reqs
+ * or n 0. */
 HTPU_API int htpu_context_open_many(htpu_runtime *rt, htpu_load_request *reqs, size_t n);
 
 /* How a context's binary is held and what its load passed to QNN (htpu_context_get_load_info).

@@ -30,6 +30,12 @@ static int check_load_options(const htpu_load_options *lo, const char *origin) {
                                                    ? lo->timeout_ns
                                                    : lo->exec_timeout_ns),
                           (unsigned long long)HTPU_MAX_TIMEOUT_NS);
+  if (lo->memory_limit_mb > HTPU_MAX_MEMORY_LIMIT_MB)
+    return htpu_set_error(HTPU_EINVAL, 0,
+                          "loading %s: memory_limit_mb %llu is out of range; expected 0 (no "
+                          "hint) to %llu (MB: in bytes the limit must fit QNN's 64 bits)",
+                          origin, (unsigned long long)lo->memory_limit_mb,
+                          (unsigned long long)HTPU_MAX_MEMORY_LIMIT_MB);
   if (lo->num_graphs && !lo->graphs)
     return htpu_set_error(HTPU_EINVAL, 0, "loading %s: num_graphs is %u but graphs is NULL",
                           origin, lo->num_graphs);
@@ -52,12 +58,18 @@ static int choose_graphs(context_obj *c, const htpu_load_options *lo, const char
     uint32_t g = 0;
     while (g < m->num_graphs && strcmp(m->graphs[g].name, lo->graphs[i]) != 0) g++;
     if (g == m->num_graphs) {
-      char names[1024];
+      char names[1024], option[48];
       model_info_graph_names(m, NULL, names, sizeof names);
+      /* the option the caller named it with (graph and graphs in C, Elixir and htpu): graph,
+       * which a caller may pass as graphs too (Elixir's model options, htpu load --graph),
+       * else its entry of graphs */
+      if (lo->graph && strcmp(lo->graph, lo->graphs[i]) == 0)
+        snprintf(option, sizeof option, "the graph option");
+      else
+        snprintf(option, sizeof option, "entry %u of the graphs option", i);
       return htpu_set_error(HTPU_ENOT_FOUND, 0,
-                            "loading %s: the graphs asked for name '%s', which the binary does "
-                            "not hold; it holds %s",
-                            origin, lo->graphs[i], names);
+                            "loading %s: the binary holds no graph '%s' (%s); it holds %s",
+                            origin, lo->graphs[i], option, names);
     }
     c->graph_on[g] = 1;
   }
@@ -163,15 +175,20 @@ int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *ori
   return 0;
 }
 
-/* The create, and after a DSP restart during it (1007) one more: the new DSP process can
- * take it. */
-static qnn_error_t create_once_more(context_obj *c, uint64_t deadline, qnn_profile_handle_t prof,
-                                    int use_group, int *timed_out) {
-  qnn_error_t e = create_bounded(c, &c->qnn, deadline, prof, use_group, timed_out);
+/* After a create that met a DSP restart (1007, e), one more: the new DSP process can take it. */
+static qnn_error_t once_more(context_obj *c, qnn_error_t e, uint64_t deadline,
+                             qnn_profile_handle_t prof, int use_group, int *timed_out) {
   if (QNN_ERROR_CODE(e) == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION && c->rt->recovery_retries &&
       !*timed_out)
     e = create_bounded(c, &c->qnn, deadline, prof, use_group, timed_out);
   return e;
+}
+
+/* The create, and after a DSP restart during it one more. */
+static qnn_error_t create_once_more(context_obj *c, uint64_t deadline, qnn_profile_handle_t prof,
+                                    int use_group, int *timed_out) {
+  qnn_error_t e = create_bounded(c, &c->qnn, deadline, prof, use_group, timed_out);
+  return once_more(c, e, deadline, prof, use_group, timed_out);
 }
 
 /* Whether a failed create in a group is worth another try outside it: the anchor went (a DSP
@@ -185,10 +202,13 @@ static int group_failure(qnn_error_t e) {
 
 /* The create with c's spill-fill group: joining the current group; if that fails, as the
  * first of a group of its own; if the backend refuses the group config itself, without it
- * (sharing then goes off for the runtime, its note says why). */
+ * (sharing then goes off for the runtime, its note says why). tried: the result of a first
+ * create made already (a list call's, with the same group choice), or NULL. */
 static qnn_error_t create_grouped(context_obj *c, uint64_t deadline, qnn_profile_handle_t prof,
-                                  int *timed_out) {
-  qnn_error_t e = create_once_more(c, deadline, prof, c->sf_anchor != NULL, timed_out);
+                                  const qnn_error_t *tried, int *timed_out) {
+  int grouped = c->sf_anchor != NULL;
+  qnn_error_t e = tried ? once_more(c, *tried, deadline, prof, grouped, timed_out)
+                        : create_once_more(c, deadline, prof, grouped, timed_out);
   if (e == QNN_SUCCESS || *timed_out || !c->sf_anchor || !group_failure(e)) return e;
   if (c->sf_anchor != c) {
     sf_make_first(c);
@@ -202,12 +222,13 @@ static qnn_error_t create_grouped(context_obj *c, uint64_t deadline, qnn_profile
 }
 
 int load_create(context_obj *c, const char *origin, const htpu_load_options *lo,
-                uint64_t deadline, qnn_profile_handle_t profile, uint64_t mark) {
+                uint64_t deadline, qnn_profile_handle_t profile, const qnn_error_t *tried,
+                uint64_t mark) {
   runtime_obj *rt = c->rt;
-  int rc = compat_check(rt, c->info, c->graph_on, c->bin.data, c->bin.len);
+  int rc = tried ? 0 : compat_check(rt, c->info, c->graph_on, c->bin.data, c->bin.len);
   if (rc) return rc;
   int timed_out = 0;
-  qnn_error_t e = create_grouped(c, deadline, profile, &timed_out);
+  qnn_error_t e = create_grouped(c, deadline, profile, tried, &timed_out);
   if (timed_out) {
     c->qnn = NULL;
     return htpu_set_error(HTPU_ETIMEDOUT, QNN_ERROR_CODE(e),
@@ -242,7 +263,7 @@ static int load_gated(context_obj *c, const char *origin, const htpu_load_option
                         "execute: the execute gate); nothing was created",
                         origin, (unsigned long long)(lo->timeout_ns / 1000000u));
   if (!rc) sf_choose(c, 0);
-  if (!rc) rc = load_create(c, origin, lo, deadline, prof->handle, mark);
+  if (!rc) rc = load_create(c, origin, lo, deadline, prof->handle, NULL, mark);
   int prc = profile_call_end(rt, prof, rc == 0, "", lp); /* the handle is freed either way */
   if (!rc && prc) rc = prc;
   if (!rc && runtime_add_context(rt, c) != 0) rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");

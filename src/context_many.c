@@ -11,9 +11,10 @@
  * In the list: a model past its own deadline before the call is refused (nothing asked of
  * QNN); the call carries a timeout signal to the latest deadline (when every model has one);
  * a model whose context came after its own deadline is freed and gets HTPU_ETIMEDOUT. A model
- * that starts a new spill-fill group is created first on its own (the others name its
- * handle); one the list refused for its group config is created again on its own, with the
- * single load's fallbacks (load_create).
+ * that starts a new spill-fill group is created first on its own, its load profile read back
+ * (the others name its handle: it must be good before they do); a model the list failed goes
+ * on with the single load's fallbacks after a first create (load_create: one more create after
+ * a DSP restart, its group's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ typedef struct many_item {
   profile_call prof;
   htpu_profile *lp;
   int done;          /* created on its own before the list (or failed) */
+  int prof_read;     /* its load profile was read back already (prof, lp) */
+  int first_tried;   /* tried as the first of the list's spill-fill group */
 } many_item;
 
 /* The request failed with rc (the thread's last error says why): its code and message. The
@@ -46,20 +49,31 @@ static int note_fail(many_item *m, int rc) {
   return rc;
 }
 
+/* What is wrong with a request's source (one of a path and a buffer), or NULL. */
+static const char *source_problem(const htpu_load_request *r) {
+  if (r->path && r->buf) return "names both a path and a buffer; expected one of them";
+  if (r->path || (r->buf && r->len)) return NULL;
+  if (r->buf) return "has an empty buffer (len 0); expected a QNN context binary";
+  if (r->len) return "has a NULL buffer of len > 0; expected a QNN context binary";
+  return "has neither a path nor a buffer; expected one of them";
+}
+
 /* Its binary and metadata, as htpu_context_open_*_ex would take them. */
 static int prepare(htpu_runtime *h, many_item *m, uint64_t t0) {
   htpu_load_request *r = m->r;
   const htpu_load_options *lo = r->opts;
   model_binary bin;
   int rc;
+  const char *bad = source_problem(r);
+  if (bad) {
+    /* a lent buffer is released exactly once, also when the request is refused */
+    if (r->buf && lo && lo->buffer_release) lo->buffer_release(lo->buffer_release_arg);
+    return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_many: the request %s", bad);
+  }
   if (r->path) {
     snprintf(m->origin, sizeof m->origin, "file '%s'",
              printable_str(r->path, (char[1024]){0}, 1024));
     rc = binary_open_file(r->path, !(lo && lo->copy_binary), &bin);
-  } else if (!r->buf || !r->len) {
-    if (lo && lo->buffer_release) lo->buffer_release(lo->buffer_release_arg);
-    return htpu_set_error(HTPU_EINVAL, 0, "htpu_context_open_many: a request has neither a "
-                          "path nor a buffer; expected a QNN context binary");
   } else {
     snprintf(m->origin, sizeof m->origin, "a %zu-byte buffer", r->len);
     rc = binary_from_buffer(r->buf, r->len, lo ? lo->buffer_release : NULL,
@@ -102,6 +116,23 @@ static int timed_out(many_item *m, const char *when) {
                         (unsigned long long)(m->r->opts->timeout_ns / 1000000u), when);
 }
 
+/* A group's first model, created alone: its load profile read back now, before any other
+ * model names its handle, so that a failed read (which fails the model, as it fails a single
+ * load) frees a context no one else depends on (spill_group.c: the first context stays while
+ * its group has members). */
+static int read_first_profile(many_item *m) {
+  context_obj *c = m->c;
+  runtime_obj *rt = c->rt;
+  m->prof_read = 1;
+  int rc = profile_call_end(rt, &m->prof, 1, "", &m->lp);
+  if (rc) {
+    rt->backend_lib.context_free(c->qnn, NULL);
+    c->qnn = NULL;
+    if (rt->sf_anchor == c) rt->sf_anchor = NULL; /* no one joins it */
+  }
+  return rc;
+}
+
 /* Inside the gate, before the list, for one model: what can fail alone (its deadline, its
  * compatibility) and its spill-fill group (a model starting a new group is created here, on
  * its own: the others will name its handle). */
@@ -112,7 +143,8 @@ static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
   if (!rc) sf_choose(c, bytes);
   if (!rc && c->sf_anchor == c) {
     m->done = 1;
-    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
+    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, NULL, mark);
+    if (!rc) rc = read_first_profile(m);
   }
   if (rc == HTPU_EINCOMPATIBLE) {
     htpu_append_error(" (%s)", m->origin);
@@ -122,25 +154,44 @@ static void before_one(many_item *m, uint64_t bytes, uint64_t mark) {
   if (rc) note_fail(m, rc);
 }
 
-/* before_one for every model, the group's buffer sized by the largest spill-fill among them.
- * The model with the smallest binary goes first: if it starts a group, its load alone is the
- * list's head start, and the quickest one (a load's time grows with its binary). */
-static void before_list(many_item *items, size_t n, uint64_t mark) {
-  uint64_t bytes = 0;
+/* The models still good (a profile that could not be made failed one already). */
+static int still_good(const many_item *m) { return m->c && !m->r->rc; }
+
+/* The next model to try as the group's first: the good one with the smallest binary among
+ * those reporting a spill-fill size and not tried yet (n when none is left); *bytes, the
+ * largest spill-fill of the good ones (the group's buffer). */
+static size_t next_first(many_item *items, size_t n, uint64_t *bytes) {
   size_t first = n;
+  *bytes = 0;
   for (size_t i = 0; i < n; i++) {
     const context_obj *c = items[i].c;
-    if (!c) continue;
-    if (c->spill_fill > bytes) bytes = c->spill_fill;
-    if (c->spill_fill && (first == n || c->bin.len < items[first].c->bin.len)) first = i;
+    if (!still_good(&items[i])) continue;
+    if (c->spill_fill > *bytes) *bytes = c->spill_fill;
+    if (items[i].first_tried || !c->spill_fill) continue;
+    if (first == n || c->bin.len < items[first].c->bin.len) first = i;
   }
-  if (first < n) before_one(&items[first], bytes, mark);
-  for (size_t i = 0; i < n; i++)
-    if (i != first && items[i].c && !items[i].r->rc) before_one(&items[i], bytes, mark);
+  if (first < n) items[first].first_tried = 1;
+  return first;
 }
 
-/* What the list said of one model: its context, or its failure (a group refusal gets a load
- * of its own with the single load's fallbacks). Inside the gate. */
+/* before_one for every good model, the group's buffer sized by the largest spill-fill among
+ * them. The model with the smallest binary goes first: if it starts a group, its load alone
+ * is the list's head start, and the quickest one (a load's time grows with its binary). When
+ * it fails, the next smallest is tried: a group's first is always a model that loaded. */
+static void before_list(many_item *items, size_t n, uint64_t mark) {
+  uint64_t bytes;
+  size_t first;
+  while ((first = next_first(items, n, &bytes)) < n) {
+    before_one(&items[first], bytes, mark);
+    if (still_good(&items[first])) break; /* it started the group, or joined the current one */
+  }
+  for (size_t i = 0; i < n; i++)
+    if (i != first && still_good(&items[i])) before_one(&items[i], bytes, mark);
+}
+
+/* What the list said of one model: its context, or its failure, which goes on through the
+ * fallbacks a single load of it has after its first create failed (one more create after a
+ * DSP restart, its spill-fill group's: load_create). Inside the gate. */
 static void after_list(many_item *m, const create_item *it, uint64_t mark) {
   context_obj *c = m->c;
   uint32_t code = QNN_ERROR_CODE(it->status);
@@ -157,13 +208,8 @@ static void after_list(many_item *m, const create_item *it, uint64_t mark) {
     }
   } else if (code == QNN_CONTEXT_ERROR_TIMED_OUT || code == QNN_CONTEXT_ERROR_ABORTED) {
     rc = timed_out(m, "while the list loaded");
-  } else if (c->sf_anchor && (code == QNN_COMMON_ERROR_SYSTEM_COMMUNICATION ||
-                              code == QNN_CONTEXT_ERROR_INVALID_HANDLE ||
-                              code == QNN_COMMON_ERROR_NOT_SUPPORTED ||
-                              code == QNN_CONTEXT_ERROR_INVALID_CONFIG)) {
-    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, mark);
   } else {
-    rc = qnn_fail(it->status, mark, "creating the context from %s failed", m->origin);
+    rc = load_create(c, m->origin, m->r->opts, m->deadline, m->prof.handle, &it->status, mark);
   }
   if (rc) note_fail(m, rc);
 }
@@ -204,23 +250,35 @@ static void begin_profiles(runtime_obj *rt, many_item *items, size_t n) {
   }
 }
 
+/* Whether other models of the list joined m's context's spill-fill group (m is its first). */
+static int has_members(const many_item *items, size_t n, const many_item *m) {
+  for (size_t j = 0; j < n; j++)
+    if (&items[j] != m && items[j].c && items[j].c->sf_anchor == m->c && items[j].c->qnn)
+      return 1;
+  return 0;
+}
+
 /* Inside the gate, after the creates: profiles read back (a failed read fails the model that
- * asked for it), contexts listed in the runtime, failures' QNN contexts freed. */
+ * asked for it), contexts listed in the runtime, failures' QNN contexts freed; save a group's
+ * first that others joined (its group's first profile was read before they did, so only running
+ * out of memory gets here): it stays until its last member goes (context_destroy frees it). */
 static void end_profiles(runtime_obj *rt, many_item *items, size_t n) {
   for (size_t i = 0; i < n; i++) {
     many_item *m = &items[i];
     if (!m->c) continue;
     int ok = m->r->rc == 0 && m->c->qnn;
-    int rc = m->r->rc ? 0 : profile_call_end(rt, &m->prof, ok, "", &m->lp);
+    int rc = m->r->rc || m->prof_read ? 0 : profile_call_end(rt, &m->prof, ok, "", &m->lp);
     if (!rc && ok && runtime_add_context(rt, m->c) != 0)
       rc = htpu_set_error(HTPU_ENOMEM, 0, "out of memory");
     if (rc) note_fail(m, rc);
     if (m->r->rc) {
-      if (m->r->rc != rc) profile_call_end(rt, &m->prof, 0, "", &m->lp);
+      if (m->r->rc != rc && !m->prof_read) profile_call_end(rt, &m->prof, 0, "", &m->lp);
       htpu_profile_free(m->lp);
       m->lp = NULL;
-      if (m->c->qnn) rt->backend_lib.context_free(m->c->qnn, NULL);
-      m->c->qnn = NULL;
+      if (m->c->qnn && !has_members(items, n, m)) {
+        rt->backend_lib.context_free(m->c->qnn, NULL);
+        m->c->qnn = NULL;
+      }
       if (rt->sf_anchor == m->c) rt->sf_anchor = NULL;
     }
   }

@@ -31,9 +31,13 @@ int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *ori
 /* The whole load of a prepared context: 0, or the error (c is then still the caller's). */
 int load_run(context_obj *c, const char *origin, const htpu_load_options *lo, uint64_t t0);
 
-/* Under the gate (exclusive): the QNN context of c, bounded by deadline (0: none). */
+/* Under the gate (exclusive): the QNN context of c, bounded by deadline (0: none), with a
+ * single load's fallbacks (its spill-fill group's, one more create after a DSP restart).
+ * tried: a first create's failure, made already with c's group choice (a list call's: the
+ * fallbacks go on from there, compatibility checked before it), or NULL. */
 int load_create(context_obj *c, const char *origin, const htpu_load_options *lo,
-                uint64_t deadline, qnn_profile_handle_t profile, uint64_t mark);
+                uint64_t deadline, qnn_profile_handle_t profile, const qnn_error_t *tried,
+                uint64_t mark);
 
 /* After load_run: c listed, counted, and a handle in *out (c's reference is the handle's). */
 int load_publish(context_obj *c, uint64_t t0, htpu_context **out);

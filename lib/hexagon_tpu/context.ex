@@ -75,7 +75,8 @@ defmodule HexagonTpu.Context do
       are deserialized where the backend announces it (`Runtime.info/1`'s `:enable_graphs`),
       and opening another is a `:not_found` error naming this option. `nil` (default): all
     * `:memory_limit_mb` - QNN's memory-limit hint for the context, in MB (a positive
-      integer), where the backend announces it (`:memory_limit_hint`); `nil` (default): none
+      integer up to 2^44 - 1: in bytes it fits QNN's 64 bits), where the backend announces it
+      (`:memory_limit_hint`); `nil` (default): none
     * `:mapping` - `:auto` (default: a file is mapped where it cannot change, else copied) or
       `:copy` (always copied)
 
@@ -295,7 +296,8 @@ defmodule HexagonTpu.Context do
       graphs:
         {&valid_graphs?/1, "a non-empty list of graph names (strings without NUL bytes) or nil",
          nil},
-      memory_limit_mb: {&valid_memory_limit?/1, "a positive integer (MB) or nil", nil},
+      memory_limit_mb:
+        {&valid_memory_limit?/1, "a positive integer (MB) up to 2^44 - 1 or nil", nil},
       mapping: {{:one_of, [:auto, :copy]}, ":auto or :copy", :auto}
     }
   end
@@ -307,8 +309,10 @@ defmodule HexagonTpu.Context do
 
   defp valid_graphs?(_), do: false
 
+  # QNN's hint is MB in 64 bits, weighed against byte counts: the C core's
+  # HTPU_MAX_MEMORY_LIMIT_MB (2^44 - 1), the largest whose bytes fit 64 bits.
   defp valid_memory_limit?(v),
-    do: v == nil or (is_integer(v) and v > 0 and v < 0x1_0000_0000_0000)
+    do: v == nil or (is_integer(v) and v > 0 and v <= 0xFFF_FFFF_FFFF)
 
   @doc false
   # The NIF's load options: none (the 2-argument NIFs) when no option is given.
@@ -360,6 +364,14 @@ defmodule HexagonTpu.Context do
          )},
       else: {:ok, {:file, path}}
   end
+
+  defp classify({:binary, <<>>}),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "the binary is empty ({:binary, \"\"}); expected the bytes of a QNN context binary"
+       )}
 
   defp classify({:binary, bin}) when is_binary(bin), do: {:ok, {:binary, bin}}
 

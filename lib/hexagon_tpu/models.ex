@@ -109,6 +109,21 @@ defmodule HexagonTpu.Models do
   def entries(sources, common, where) when is_list(sources) and sources != [] do
     spec = Map.delete(model_spec(), :runtime)
 
+    # the call's options first, named as the call's: a bad one is no model's
+    with {:ok, _} <- Options.validate(common, spec, where),
+         do: entries_each(sources, common, spec, where)
+  end
+
+  def entries(sources, _common, where),
+    do:
+      {:error,
+       Error.new(
+         :invalid_argument,
+         "#{where}: expected a non-empty list of sources (a path, {:file, path}, " <>
+           "{:binary, bytes}, or {source, options}), got #{inspect(sources, limit: 5)}"
+       )}
+
+  defp entries_each(sources, common, spec, where) do
     Enum.reduce_while(Enum.with_index(sources), {:ok, []}, fn {entry, i}, {:ok, acc} ->
       {source, own} = split_entry(entry)
 
@@ -127,15 +142,6 @@ defmodule HexagonTpu.Models do
       error -> error
     end
   end
-
-  def entries(sources, _common, where),
-    do:
-      {:error,
-       Error.new(
-         :invalid_argument,
-         "#{where}: expected a non-empty list of sources (a path, {:file, path}, " <>
-           "{:binary, bytes}, or {source, options}), got #{inspect(sources, limit: 5)}"
-       )}
 
   defp source_of(source, here) do
     case Context.classify_source(source) do

@@ -297,6 +297,7 @@ qnn_error_t rb_context_free(qnn_context_handle_t h, qnn_profile_handle_t profile
   if (mems && !atomic_load(&c->stale))
     rb_violation(b->log, "contextFree of context 0x%lx with %u mem handle(s) still registered "
                  "(memDeRegister them first; freeing them now)", (unsigned long)c->handle, mems);
+  rb_sf_check_free(b, c);
   /* Unlink before the (possibly slow) fault check so no new execute can start on it. */
   rb_context_destroy(c);
   atomic_fetch_add(&b->busy, 1);

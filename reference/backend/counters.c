@@ -1,6 +1,6 @@
 /* counters.c - what the backend counts for the control API (htpu_ref_get_stats,
  * htpu_ref_reset_stats): executes, faults, stops, leaks, rule violations and the last one's
- * words, and the executes in flight. Process-wide atomics, with no call into any other file but
+ * words, uses whose outcome the API leaves unknown, and the executes in flight. Process-wide atomics, with no call into any other file but
  * the log: every layer above counts here (rb_internal.h). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@ static char g_last_violation[512];
 
 static atomic_uint_fast64_t g_total_executes, g_violations, g_leaked, g_faults, g_ssr_events;
 static atomic_uint_fast64_t g_aborted, g_timed_out, g_batch_executes, g_async_notified;
-static atomic_uint_fast64_t g_graphs_deserialized, g_list_async_calls;
+static atomic_uint_fast64_t g_graphs_deserialized, g_list_async_calls, g_unknown;
 static atomic_int g_in_flight;
 
 void rb_count_leak(void) { atomic_fetch_add(&g_leaked, 1); }
@@ -45,6 +45,16 @@ void rb_violation(rb_log *log, const char *fmt, ...) {
   rb_logf(log, QNN_LOG_LEVEL_ERROR, "API rule violation: %s", msg);
 }
 
+void rb_unknown_behaviour(rb_log *log, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  atomic_fetch_add(&g_unknown, 1);
+  rb_logf(log, QNN_LOG_LEVEL_WARN, "behaviour the API leaves unknown: %s", msg);
+}
+
 void rb_counters_read(htpu_ref_stats *out) {
   out->executes_in_flight = (uint32_t)atomic_load(&g_in_flight);
   out->total_executes = atomic_load(&g_total_executes);
@@ -58,6 +68,7 @@ void rb_counters_read(htpu_ref_stats *out) {
   out->async_notified = atomic_load(&g_async_notified);
   out->graphs_deserialized = atomic_load(&g_graphs_deserialized);
   out->list_async_calls = atomic_load(&g_list_async_calls);
+  out->unknown_behaviours = atomic_load(&g_unknown);
 }
 
 RB_EXPORT void htpu_ref_reset_stats(void) {
@@ -72,6 +83,7 @@ RB_EXPORT void htpu_ref_reset_stats(void) {
   atomic_store(&g_async_notified, 0);
   atomic_store(&g_graphs_deserialized, 0);
   atomic_store(&g_list_async_calls, 0);
+  atomic_store(&g_unknown, 0);
   pthread_mutex_lock(&g_violation_lock);
   g_last_violation[0] = '\0';
   pthread_mutex_unlock(&g_violation_lock);

@@ -45,6 +45,9 @@ typedef struct htpu_ref_stats {
   uint64_t binary_copy_bytes;   /* copies of context binaries held now (none for a context
                                    created with PERSISTENT_BINARY: it points into the caller's) */
   uint64_t list_async_calls;    /* contextCreateFromBinaryListAsync calls accepted */
+  /* uses no rule of the API's headers forbids but whose outcome they leave unknown (each with
+   * a WARN line; docs/reference-backend.md): a caller should make none */
+  uint64_t unknown_behaviours;
 } htpu_ref_stats;
 
 /* Replaces the global rule set with `rules` ("api:nth:code[:count],..."; nth "*" = every call)

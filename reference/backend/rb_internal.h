@@ -372,6 +372,9 @@ void rb_sched_wait_locked(const rb_watch *w, uint64_t until_ns);
 /* ---- counters.c ---- */
 /* Records a rule violation: counter, last message, and an ERROR line through log. */
 void rb_violation(rb_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records a use whose outcome the API's headers leave unknown (no rule says it is wrong, none
+ * says what it does): counter (htpu_ref_stats.unknown_behaviours) and a WARN line. */
+void rb_unknown_behaviour(rb_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rb_count_stop(rb_stop why); /* aborted/timed-out calls, for the stats */
 void rb_count_batch_multiple(void);
 void rb_count_async_notified(void);

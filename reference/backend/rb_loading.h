@@ -31,6 +31,9 @@ qnn_error_t rb_sf_attach(rb_backend *b, const char *api, rb_context *c, const rb
                          const rb_context *first);
 /* c leaves its group (freed with its last member). Registry lock held. */
 void rb_sf_detach(rb_context *c);
+/* contextFree of c (b's): when c is its group's first context and other members live, an
+ * unknown behaviour (spill_fill.c says why not a violation). Registry lock held. */
+void rb_sf_check_free(rb_backend *b, const rb_context *c);
 /* An execute of a graph of c starts / ends: contexts sharing a spill-fill buffer run one at a
  * time. rb_sf_enter returns 1 with the words of the violation in msg when another context of
  * c's group is executing (the caller reports it), else 0; a context's own graphs may run

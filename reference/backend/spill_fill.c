@@ -15,7 +15,8 @@
  * refused (5010). The contexts of one group run one at a time: their activations share the
  * buffer (Qualcomm's shared spill-fill buffers are "supported only with sequential
  * execution"), so executes of two contexts of one group at once are a rule violation (a
- * context's own graphs may overlap, as they may without a group).
+ * context's own graphs may overlap, as they may without a group). Freeing a group's first
+ * context while other members live is counted as an unknown behaviour (rb_sf_check_free).
  *
  * The groups are this file's own (their list and lock): it needs nothing of the registry, and
  * its callers resolve handles and report violations.
@@ -114,6 +115,21 @@ void rb_sf_detach(rb_context *c) {
     }
   pthread_mutex_unlock(&g_sf_lock);
   free(g);
+}
+
+/* The headers name the group's first context only as the handle later members give
+ * (firstGroupHandle); none says whether the group and its buffer outlive it, nor that freeing
+ * it first is wrong. So it is no violation here but an unknown behaviour, counted: a careful
+ * caller keeps the first context until its members are freed. This backend keeps the group
+ * (and its buffer) with its members; a later member naming the freed handle is refused (5002).
+ * A context lost in a DSP restart is left out: its group went with the DSP process. */
+void rb_sf_check_free(rb_backend *b, const rb_context *c) {
+  const rb_sf_group *g = c->group;
+  if (!g || g->id != c->handle || g->members < 2 || atomic_load(&c->stale)) return;
+  rb_unknown_behaviour(b->log, "contextFree of context 0x%lx, the first of a spill-fill group "
+                       "(REGISTER_MULTI_CONTEXTS), while %u other member(s) of it live: the "
+                       "API does not say whether the group outlives its first context",
+                       (unsigned long)c->handle, g->members - 1);
 }
 
 int rb_sf_enter(rb_context *c, char *msg, size_t len) {

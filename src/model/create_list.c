@@ -6,9 +6,17 @@
  * The call may return before the contexts are done (QnnContext.h: they are created "in the
  * background"), so this waits for every context's CONTEXT_INIT notification: nothing of the
  * list is left running when the caller lets go of the execute gate. A call that fails may
- * have started none of them; then it waits only a short while for notifications, and one that
- * comes later finds the list abandoned (its state is freed by the last notification, never
- * under it) and leaves the caller's items alone. */
+ * have started none of them (the header does not say); then it waits only a short while
+ * (LIST_STRAY_WAIT_NS) for notifications, and one that comes later finds the list abandoned
+ * (its state is freed by the last notification, never under it) and leaves the caller's items
+ * alone. What that leaves undone (docs/board.md, "Several models in one call"): a context
+ * such a late notification hands over is never freed here (only the backend's teardown at
+ * backendFree can release it), and the timeout signal is freed at the end of the wait although
+ * the header keeps it in use until the deserialization ends (a backend still using it may
+ * refuse the free; it is then left to backendFree). Waiting without bound would hang a load
+ * on a backend that refused the list at once, and a late context could only be freed from the
+ * backend's notify thread with the runtime kept alive and the execute gate taken; the
+ * reference backend never notifies after a failed call. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>

@@ -85,7 +85,15 @@ TEST(load_graphs_two_of_four_and_bad_names) {
   static const char *const bad[] = {"g1", "g9"};
   CHECK_EQ(load_four(rt, bad, 2, 0, &ctx), HTPU_ENOT_FOUND);
   CHECK_STR_CONTAINS(htpu_last_error(),
-                     "the graphs asked for name 'g9', which the binary does not hold");
+                     "the binary holds no graph 'g9' (entry 1 of the graphs option); it holds "
+                     "'g0', 'g1', 'g2', 'g3'");
+  /* named by the graph option (passed as graphs too, as Elixir's :graph and htpu's --graph
+   * are): the message names that option */
+  const char *path = fx_build_model_file("four.bin", LR_FOUR);
+  static const char *const g9[] = {"g9"};
+  htpu_load_options by_graph = {.graph = "g9", .graphs = g9, .num_graphs = 1};
+  CHECK_EQ(htpu_context_open_file_ex(rt, path, &by_graph, &ctx), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(htpu_last_error(), "the binary holds no graph 'g9' (the graph option)");
   CHECK_EQ(fx_ref_stats().live_contexts, live);
   static const char *const null_name[] = {NULL};
   CHECK_EQ(load_four(rt, null_name, 1, 0, &ctx), HTPU_EINVAL);
@@ -155,4 +163,40 @@ TEST(load_memory_limit_hint) {
   CHECK_EQ(li.memory_limit_mb, 64);
   CHECK_EQ(li.memory_limit_passed, 0);
   CHECK_EQ(rs.memory_limit_mb, 0);
+}
+
+/* The hint's range: QNN's MEMORY_LIMIT_HINT is MB in 64 bits, so 1 to HTPU_MAX_MEMORY_LIMIT_MB
+ * (2^44 - 1: in bytes it still fits them) is passed; above, HTPU_EINVAL naming the option and
+ * the range, nothing created. */
+TEST(load_memory_limit_hint_range) {
+  fx_reset_env();
+  htpu_runtime *rt = lr_runtime(0);
+  CHECK(rt);
+  htpu_context *ctx = NULL;
+  CHECK_EQ(HTPU_MAX_MEMORY_LIMIT_MB, (1ull << 44) - 1);
+  CHECK_EQ(load_four(rt, NULL, 0, HTPU_MAX_MEMORY_LIMIT_MB, &ctx), HTPU_OK);
+  htpu_ref_context_state rs;
+  CHECK_EQ(fx_ref_context_state("g0", &rs), 0);
+  CHECK(rs.memory_limit_mb == HTPU_MAX_MEMORY_LIMIT_MB);
+  htpu_context_close(&ctx);
+  uint32_t live = fx_ref_stats().live_contexts;
+  static const uint64_t bad[] = {HTPU_MAX_MEMORY_LIMIT_MB + 1, UINT64_MAX};
+  for (int i = 0; i < 2; i++) {
+    CHECK_EQ(load_four(rt, NULL, 0, bad[i], &ctx), HTPU_EINVAL);
+    CHECK_STR_CONTAINS(htpu_last_error(), "memory_limit_mb");
+    CHECK_STR_CONTAINS(htpu_last_error(), "expected 0 (no hint) to 17592186044415");
+    CHECK(ctx == NULL);
+  }
+  /* in a list too: that model alone */
+  const char *path = fx_build_model_file("four.bin", LR_FOUR);
+  htpu_load_options lo = {.memory_limit_mb = UINT64_MAX};
+  char err[512] = "";
+  htpu_load_request req[2] = {{.path = path, .opts = &lo, .error = err, .error_len = sizeof err},
+                              {.path = path}};
+  CHECK_EQ(htpu_context_open_many(rt, req, 2), HTPU_EINVAL);
+  CHECK_STR_CONTAINS(err, "memory_limit_mb 18446744073709551615 is out of range");
+  CHECK_EQ(req[1].rc, HTPU_OK);
+  htpu_context_close(&req[1].ctx);
+  CHECK_EQ(fx_ref_stats().live_contexts, live);
+  htpu_runtime_close(&rt);
 }

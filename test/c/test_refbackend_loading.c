@@ -218,19 +218,31 @@ TEST(refb_load_spill_fill_group_accounting_and_rules) {
   CHECK_EQ(r.t->context_create_from_binary(r.be, r.dev, cfg, bin, len, &x, NULL),
            QNN_CONTEXT_ERROR_INVALID_CONFIG);
   CHECK_EQ(r.t->context_free(lone, NULL), 0);
-  /* the first context goes first: the group stays with the others */
+  /* the first context goes first, members alive: the headers leave that unknown (counted, no
+   * violation); the group stays with the others, and its handle joins no one any more */
+  uint64_t unknown0 = stats_of(&r.c).unknown_behaviours;
   for (int i = 0; i < 4; i++) {
     CHECK_EQ(r.t->context_free(ctx[i], NULL), 0);
     CHECK_EQ(stats_of(&r.c).spill_fill_bytes, i < 3 ? 8192 : 0);
+    CHECK_EQ(stats_of(&r.c).unknown_behaviours, unknown0 + 1);
+    if (i == 0) {
+      group_cfg(&h, &c, ctx[0], 0);
+      CHECK_EQ(r.t->context_create_from_binary(r.be, r.dev, cfg, bin, len, &x, NULL),
+               QNN_CONTEXT_ERROR_INVALID_HANDLE);
+    }
   }
-  /* after a DSP restart the first handle is lost: 1007 */
+  /* after a DSP restart the first handle is lost: 1007; freeing it before its (stale) members
+   * is not counted, its group went with the DSP process */
   group_cfg(&h, &c, NULL, 8192);
   CHECK_EQ(r.t->context_create_from_binary(r.be, r.dev, cfg, bin, len, &ctx[0], NULL), 0);
-  CHECK_EQ(r.c.trigger_ssr(), 1);
-  group_cfg(&h, &c, ctx[0], 8192);
+  group_cfg(&h, &c, ctx[0], 0);
+  CHECK_EQ(r.t->context_create_from_binary(r.be, r.dev, cfg, bin, len, &ctx[1], NULL), 0);
+  CHECK_EQ(r.c.trigger_ssr(), 2);
   CHECK_EQ(r.t->context_create_from_binary(r.be, r.dev, cfg, bin, len, &x, NULL),
            QNN_COMMON_ERROR_SYSTEM_COMMUNICATION);
   CHECK_EQ(r.t->context_free(ctx[0], NULL), 0);
+  CHECK_EQ(r.t->context_free(ctx[1], NULL), 0);
+  CHECK_EQ(stats_of(&r.c).unknown_behaviours, unknown0 + 1);
   /* without context configs (205 off) the custom config is refused with the rest */
   CHECK_EQ(r.c.set_capability(QNN_PROPERTY_CONTEXT_SUPPORT_CONFIGURATION, 1000), 0);
   group_cfg(&h, &c, NULL, 8192);

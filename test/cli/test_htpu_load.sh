@@ -61,6 +61,27 @@ expect "without the list call, one after another" 0 \
   out "(one after another: the backend announces no list load)" out "graphs: 2 loaded"
 expect_not "no list load claimed" out "in one list call"
 
+run load add.bin "${LIBS[@]}"
+expect "one model: no list call made, none claimed" 0 \
+  out "1 model in" out "(one after another: no list call made)"
+expect_not "a single model not said to be list-loaded" out "ListAsync"
+run load chain.bin add.bin --share-spill-fill "${LIBS[@]}"
+expect "a group's first created alone: the list call counted for the others" 0 \
+  out "(1 through one contextCreateFromBinaryListAsync call, 1 alone)"
+run load add.bin add.bin --json "${LIBS[@]}"
+json_check "--json: how many came up through the list call" \
+  'j.list_load === true && j.list_loaded === 2'
+run load add.bin --json "${LIBS[@]}"
+json_check "--json: a single model, no list call" 'j.list_load === true && j.list_loaded === 0'
+
+run load add.bin --memory-limit 17592186044415 "${LIBS[@]}"
+expect "--memory-limit up to 2^44 - 1" 0 out "memory limit hint: 17592186044415 MB (given to QNN)"
+for mb in 17592186044416 18446744073709551615 0 -1; do
+  run load add.bin --memory-limit "$mb" "${LIBS[@]}"
+  expect "--memory-limit $mb is a usage error naming the range" 2 \
+    err "option '--memory-limit' wants an integer from 1 to 17592186044415, not '$mb'"
+done
+
 run load add.bin --copy --memory-limit 64 "${LIBS[@]}"
 expect "--copy and --memory-limit" 0 out "copied: the load asked for a copy" \
   out "memory limit hint: 64 MB (given to QNN)"
@@ -75,12 +96,19 @@ expect "--share-spill-fill: a spill-fill group" 0 \
 run load chain.bin chain.bin "${LIBS[@]}"
 expect "by default each context its own spill-fill buffer" 0 \
   out "spill-fill: a buffer per context" \
-  out "spill-fill: 4096 bytes, its own (spill-fill sharing is off, the default"
+  out "spill-fill: 4096 bytes, its own (spill-fill sharing is off, the default: --share-spill-fill turns it on" \
+  out "a buffer per context (spill-fill sharing is off, the default: --share-spill-fill turns it on"
 expect_not "no group by default" out "shared: group"
+expect_not "the note names htpu's option, not the C one" out "htpu_runtime_options"
+run load chain.bin --json "${LIBS[@]}"
+json_check "--json: the notes name --share-spill-fill" \
+  'j.spill_fill_note.includes("--share-spill-fill turns it on") &&
+   j.models[0].load.spill_fill_note.includes("--share-spill-fill turns it on") &&
+   !JSON.stringify(j).includes("htpu_runtime_options")' 
 
 run load add.bin two.bin --graph nope "${LIBS[@]}"
 expect "a graph the binary lacks fails that model alone" 1 \
-  out "failed: HTPU_ENOT_FOUND: " out "'nope', which the binary does not hold" \
+  out "failed: HTPU_ENOT_FOUND: " out "holds no graph 'nope' (the graph option)" \
   out "graphs: 2 loaded" err "HTPU_ENOT_FOUND: a model did not load"
 run load add.bin missing.bin "${LIBS[@]}"
 expect "a missing file fails that model alone" 1 out "failed: HTPU_EIO" out "add.bin"

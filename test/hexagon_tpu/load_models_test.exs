@@ -108,6 +108,13 @@ defmodule HexagonTpu.LoadModelsTest do
           {[{:binary, add}, {{:binary, add}, [priority: :urgent]}], [backend: :reference],
            :invalid_option, "model 1: expected :priority"},
           {[{:binary, add}, 42], [backend: :reference], :invalid_argument, "model 1:"},
+          # a bad option of the call's is named as the call's, not as its first model's
+          {[{:binary, add}], [backend: :reference, priority: :urgent], :invalid_option,
+           "HexagonTpu.load_models/2: expected :priority"},
+          {[{:binary, add}], [backend: :reference, memory_limit_mb: Bitwise.bsl(1, 44)],
+           :invalid_option, "HexagonTpu.load_models/2: expected :memory_limit_mb"},
+          {[{:binary, add}, {:binary, <<>>}], [backend: :reference], :invalid_argument,
+           "model 1: the binary is empty"},
           {[{:binary, add}], [backend: :reference, runtime: :x], :invalid_option, ":runtime"}
         ] do
       assert {:error, %Error{reason: ^reason, message: msg}} =
@@ -117,6 +124,33 @@ defmodule HexagonTpu.LoadModelsTest do
     end
 
     assert live() == before
+  end
+
+  test "a DSP restart meeting one model of the list: one more create, as alone", %{add: add} do
+    # the backend's rules as the board's libraries see them: the runtime's own environment
+    for sharing <- [false, true] do
+      rt =
+        Runtime.open!(
+          backend: :reference,
+          spill_fill_sharing: sharing,
+          env: [{"HTPU_REF_FAULTS", "contextCreateFromBinary:2:1007:1:ssr"}]
+        )
+
+      assert {:ok, results} =
+               HexagonTpu.load_models(List.duplicate({:binary, add}, 3), runtime: rt)
+
+      assert [{:ok, _}, {:ok, _}, {:ok, _}] = results
+
+      for {:ok, m} <- results do
+        assert {:ok, [y]} =
+                 HexagonTpu.predict(m, [f32([1, 2, 3, 4]), f32([1, 1, 1, 1])], output: :binary)
+
+        assert floats(y) == [2.0, 3.0, 4.0, 5.0]
+        HexagonTpu.close(m)
+      end
+
+      Runtime.close(rt)
+    end
   end
 
   test "load_models!/2 gives the models or raises, closing those that loaded", %{add: add} do

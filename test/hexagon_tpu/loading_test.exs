@@ -77,7 +77,13 @@ defmodule HexagonTpu.LoadingTest do
       assert {:error, %Error{reason: :not_found, message: msg}} =
                Context.load(rt, {:binary, two}, graphs: ["ld_add", "nope"])
 
-      assert msg =~ "the graphs asked for name 'nope', which the binary does not hold"
+      assert msg =~ "the binary holds no graph 'nope' (entry 1 of the graphs option)"
+
+      # the model options' :graph is named as such
+      assert {:error, %Error{reason: :not_found, message: msg}} =
+               HexagonTpu.load_model({:binary, two}, runtime: rt, graph: "nope")
+
+      assert msg =~ "the binary holds no graph 'nope' (the graph option); it holds 'ld_add'"
 
       for bad <- [[], ["a\0b"], "ld_add", [:ld_add]] do
         assert {:error, %Error{reason: :invalid_option}} =
@@ -139,8 +145,18 @@ defmodule HexagonTpu.LoadingTest do
       assert ref_stats().binary_copy_bytes == 0
       Context.close(ctx)
 
-      assert {:error, %Error{reason: :invalid_option}} =
-               Context.load(rt, {:binary, two}, memory_limit_mb: 0)
+      # QNN's hint is MB in 64 bits: up to 2^44 - 1, whose bytes still fit them (as in C)
+      max = Bitwise.bsl(1, 44) - 1
+      ctx = Context.load!(rt, {:binary, two}, memory_limit_mb: max)
+      assert {:ok, %{memory_limit_mb: ^max, memory_limit_passed: true}} = Context.load_info(ctx)
+      Context.close(ctx)
+
+      for bad <- [0, -1, max + 1, Bitwise.bsl(1, 64) - 1, 1.5] do
+        assert {:error, %Error{reason: :invalid_option, message: msg}} =
+                 Context.load(rt, {:binary, two}, memory_limit_mb: bad)
+
+        assert msg =~ "expected :memory_limit_mb to be a positive integer (MB) up to 2^44 - 1"
+      end
 
       assert {:error, %Error{reason: :invalid_option}} =
                Context.load(rt, {:binary, two}, mapping: :mmap)
@@ -156,7 +172,12 @@ defmodule HexagonTpu.LoadingTest do
       assert Runtime.info(rt).spill_fill_note =~ "off, the default"
       model = HexagonTpu.load_model!({:binary, spill}, runtime: rt)
       assert model.model_info.load.spill_fill_group == nil
-      assert model.model_info.load.spill_fill_note =~ "spill_fill_sharing"
+      # each note names the Elixir option, not the C one
+      for note <- [Runtime.info(rt).spill_fill_note, model.model_info.load.spill_fill_note] do
+        assert note =~ "the runtime option `spill_fill_sharing: true` turns it on"
+        refute note =~ "htpu_runtime_options"
+      end
+
       HexagonTpu.close(model)
       Runtime.close(rt)
 

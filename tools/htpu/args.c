@@ -157,8 +157,8 @@ const char *cli_get(const cli_args *args, const char *name) {
   return n ? cli_nth(args, name, n - 1) : NULL;
 }
 
-int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
-                uint32_t max, uint32_t *out) {
+int cli_get_u64(const cli_args *args, const char *name, uint64_t dflt, uint64_t min,
+                uint64_t max, uint64_t *out) {
   const char *s = cli_get(args, name);
   if (!s) {
     *out = dflt;
@@ -170,11 +170,19 @@ int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t 
   unsigned long long v = (s[0] >= '0' && s[0] <= '9') ? strtoull(s, &end, 10) : 0;
   if (!end || end == s || *end != '\0' || errno == ERANGE || v < min || v > max)
     return cli_usage_error(args->cmd,
-                           "option '%s%s' wants an integer from %" PRIu32 " to %" PRIu32
+                           "option '%s%s' wants an integer from %" PRIu64 " to %" PRIu64
                            ", not '%s'",
                            cli_dashes(name), name, min, max, s);
-  *out = (uint32_t)v;
+  *out = (uint64_t)v;
   return 0;
+}
+
+int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
+                uint32_t max, uint32_t *out) {
+  uint64_t v = 0;
+  int rc = cli_get_u64(args, name, dflt, min, max, &v);
+  *out = (uint32_t)v;
+  return rc;
 }
 
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) {

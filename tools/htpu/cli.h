@@ -82,6 +82,8 @@ const char *cli_nth(const cli_args *args, const char *name, size_t i);
  * written ("-n", "--iterations") and the range, and returns CLI_EXIT_USAGE; otherwise 0. */
 int cli_get_u32(const cli_args *args, const char *name, uint32_t dflt, uint32_t min,
                 uint32_t max, uint32_t *out);
+int cli_get_u64(const cli_args *args, const char *name, uint64_t dflt, uint64_t min,
+                uint64_t max, uint64_t *out);
 
 /* The dashes an option is written with: "-" for a one-letter name (bench's -n), else "--"
  * (help.c). */

@@ -52,8 +52,8 @@ static int build_requests(load_state *l) {
   if (ngraph > n)
     return cli_usage_error(a->cmd, "%zu --graph options for %zu models (the i-th --graph is "
                                    "the i-th MODEL's)", ngraph, n);
-  uint32_t mb = 0;
-  int rc = cli_get_u32(a, "memory-limit", 0, 1, UINT32_MAX, &mb);
+  uint64_t mb = 0;
+  int rc = cli_get_u64(a, "memory-limit", 0, 1, HTPU_MAX_MEMORY_LIMIT_MB, &mb);
   if (rc != CLI_EXIT_OK) return rc;
   l->reqs = calloc(n, sizeof *l->reqs);
   l->opts = calloc(n, sizeof *l->opts);
@@ -70,6 +70,7 @@ static int build_requests(load_state *l) {
     const char *g = i < ngraph ? cli_nth(a, "graph", i) : NULL;
     if (g && strcmp(g, "*") != 0) {
       l->graph[i] = g;
+      o->graph = g; /* an error names the graph option, as --graph */
       o->graphs = &l->graph[i];
       o->num_graphs = 1;
     }
@@ -81,17 +82,44 @@ static int build_requests(load_state *l) {
   return CLI_EXIT_OK;
 }
 
+/* The models that came up through the list call (their load info says so); *loaded, all
+ * that came up. */
+static size_t list_loaded(const load_state *l, size_t *loaded) {
+  size_t k = 0, ok = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    ok += l->reqs[i].rc == 0;
+    k += l->reqs[i].rc == 0 && l->info[i].list_loaded;
+  }
+  if (loaded) *loaded = ok;
+  return k;
+}
+
+/* How the call loaded them: the list call only where one was made (a spill-fill group's
+ * first model is created alone before it; a single model, or the backend, makes none). */
+static void print_how(const load_state *l, const htpu_runtime_info *ri, const char *t) {
+  size_t loaded, k = list_loaded(l, &loaded);
+  printf("%zu model%s in %s (", l->n, l->n == 1 ? "" : "s", t);
+  if (k && k == loaded)
+    printf("one contextCreateFromBinaryListAsync call)\n");
+  else if (k)
+    printf("%zu through one contextCreateFromBinaryListAsync call, %zu alone)\n", k,
+           loaded - k);
+  else if (ri->list_load)
+    printf("one after another: no list call made)\n");
+  else
+    printf("one after another: the backend announces no list load)\n");
+}
+
 static void print_human(const load_state *l, const htpu_runtime_info *ri, const htpu_stats *st) {
-  char t[32];
+  char t[32], note[512];
   cli_format_ns((double)l->wall_ns, t, sizeof t);
-  printf("%zu model%s in %s (%s)\n", l->n, l->n == 1 ? "" : "s", t,
-         ri->list_load ? "one contextCreateFromBinaryListAsync call"
-                       : "one after another: the backend announces no list load");
+  print_how(l, ri, t);
   if (ri->spill_fill_sharing)
     printf("spill-fill: shared by the runtime's contexts (one group, one at a time)\n");
   else
     printf("spill-fill: a buffer per context (%s)\n",
-           ri->spill_fill_note[0] ? ri->spill_fill_note : "spill_fill_sharing off");
+           ri->spill_fill_note[0] ? cli_spill_fill_note(ri->spill_fill_note, note, sizeof note)
+                                  : "--share-spill-fill not given");
   printf("binaries: %" PRIu64 " bytes mapped, %" PRIu64 " bytes copied\n",
          st->binary_bytes_mapped, st->binary_bytes_copied);
   for (size_t i = 0; i < l->n; i++) {
@@ -113,9 +141,14 @@ static int print_json(const load_state *l, const htpu_runtime_info *ri, const ht
   cli_json_string(&j, "backend_lib", l->s.backend_lib);
   cli_json_string(&j, "system_lib", l->s.system_lib);
   cli_json_uint(&j, "wall_ns", l->wall_ns);
+  char note[512];
   cli_json_bool(&j, "list_load", ri->list_load);
+  cli_json_uint(&j, "list_loaded", list_loaded(l, NULL));
   cli_json_bool(&j, "spill_fill_sharing", ri->spill_fill_sharing);
-  cli_json_string(&j, "spill_fill_note", ri->spill_fill_note[0] ? ri->spill_fill_note : NULL);
+  cli_json_string(&j, "spill_fill_note",
+                  ri->spill_fill_note[0]
+                      ? cli_spill_fill_note(ri->spill_fill_note, note, sizeof note)
+                      : NULL);
   cli_json_uint(&j, "binary_bytes_mapped", st->binary_bytes_mapped);
   cli_json_uint(&j, "binary_bytes_copied", st->binary_bytes_copied);
   cli_json_array_begin(&j, "models", 0);
@@ -185,7 +218,10 @@ static const cli_option load_options[] = {
      "default all)",
      1},
     {"copy", NULL, "copy each binary even where it could be mapped", 0},
-    {"memory-limit", "MB", "QNN's memory-limit hint for each context, where announced", 0},
+    {"memory-limit", "MB",
+     "QNN's memory-limit hint for each context, where announced (1 to 2^44 - 1: in bytes it "
+     "fits 64 bits)",
+     0},
     {"share-spill-fill", NULL,
      "the contexts share one spill-fill buffer (runtime option spill_fill_sharing; default: "
      "each its own): less memory, but they execute one at a time",

@@ -3,11 +3,21 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stats.h"
 
+const char *cli_spill_fill_note(const char *note, char *buf, size_t len) {
+  static const char c_name[] = "htpu_runtime_options.spill_fill_sharing";
+  const char *at = note ? strstr(note, c_name) : NULL;
+  if (!at) return note;
+  snprintf(buf, len, "%.*s--share-spill-fill%s", (int)(at - note), note,
+           at + sizeof c_name - 1);
+  return buf;
+}
+
 void cli_load_info_print(const htpu_context_load_info *li, const char *indent) {
-  char t[32];
+  char t[32], note[512];
   cli_format_ns((double)li->load_ns, t, sizeof t);
   /* the note starts with the word in li->binary: "mapped: squashfs has no write support..." */
   printf("%sbinary: %" PRIu64 " bytes, %s%s\n", indent, li->binary_bytes, li->binary_note,
@@ -22,7 +32,7 @@ void cli_load_info_print(const htpu_context_load_info *li, const char *indent) {
     printf(", shared: group %" PRIu64 " of %" PRIu64 " bytes\n", li->spill_fill_group,
            li->spill_fill_group_bytes);
   else
-    printf(", its own (%s)\n", li->spill_fill_note);
+    printf(", its own (%s)\n", cli_spill_fill_note(li->spill_fill_note, note, sizeof note));
   printf("%sload: %s%s\n", indent, t, li->list_loaded ? ", in one list call with others" : "");
 }
 
@@ -43,7 +53,11 @@ void cli_load_info_json(cli_json *j, const char *key, const htpu_context_load_in
   else
     cli_json_null(j, "spill_fill_group");
   cli_json_uint(j, "spill_fill_group_bytes", li->spill_fill_group_bytes);
-  cli_json_string(j, "spill_fill_note", li->spill_fill_note[0] ? li->spill_fill_note : NULL);
+  char note[512];
+  cli_json_string(j, "spill_fill_note",
+                  li->spill_fill_note[0]
+                      ? cli_spill_fill_note(li->spill_fill_note, note, sizeof note)
+                      : NULL);
   cli_json_bool(j, "list_loaded", li->list_loaded);
   cli_json_uint(j, "load_ns", li->load_ns);
   cli_json_object_end(j);

@@ -9,6 +9,9 @@
 /* Lines, each starting with `indent`: the binary (mapped, copied or lent, and why), the
  * graphs deserialized, the memory hint, the spill-fill buffer and its group, the load time. */
 void cli_load_info_print(const htpu_context_load_info *li, const char *indent);
+/* A spill-fill note (htpu_runtime_info, htpu_context_load_info) naming htpu's option
+ * (--share-spill-fill) where the library names its C one, in buf (len bytes). */
+const char *cli_spill_fill_note(const char *note, char *buf, size_t len);
 /* The same as a JSON object `key`. */
 void cli_load_info_json(cli_json *j, const char *key, const htpu_context_load_info *li);
 
