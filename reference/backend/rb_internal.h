@@ -252,6 +252,8 @@ typedef struct rb_context {
   size_t bin_len;
   uint64_t bin_hash;         /* of all of it, at creation */
   uint64_t *graph_hash;      /* per graph: of the static data its ops read, at creation */
+  uint32_t *statics_at;      /* per graph g: its static tensors are statics[statics_at[g]..] */
+  uint32_t *statics;         /*   up to statics_at[g + 1] (both in graph_hash's allocation) */
   uint64_t copied_bytes;     /* the backend's own copy of the binary (0 when persistent) */
   uint32_t num_enabled;      /* graphs deserialized */
   uint64_t memory_limit_mb;  /* MEMORY_LIMIT_HINT; 0: none */
