@@ -98,14 +98,18 @@ defmodule HexagonTpu.ProfileCallPathTest do
   test "a sampled call keeps the call's :priority", %{path: path, base: base} do
     {:ok, m} = HexagonTpu.load_model(path, backend: :reference, profile_every: 1)
     before = profiled()
-    stall(200_000)
     x = input()
-    # the first holds the graph; behind it the high-priority call goes before the low one
+    # the first holds the graph (a stall that outlasts the test's steps, each of which waits
+    # on a counter, not a clock); behind it the high-priority call goes before the low one
+    stall(1_000_000)
     holder = Task.async(fn -> HexagonTpu.predict(m, [x], output: :binary) end)
-    Process.sleep(50)
+    assert wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end)
     low = Task.async(fn -> HexagonTpu.predict(m, [x], priority: :low, stats: true) end)
-    Process.sleep(30)
+    assert wait_until(fn -> HexagonTpu.stats().executes_waiting >= 1 end)
     high = Task.async(fn -> HexagonTpu.predict(m, [x], priority: :high, stats: true) end)
+    assert wait_until(fn -> HexagonTpu.stats().executes_waiting >= 2 end)
+    # the two behind it have not reached graphExecute: they run without the stall
+    stall(0)
     assert {:ok, _} = Task.await(holder)
     assert {:ok, _, low_stats} = Task.await(low)
     assert {:ok, _, high_stats} = Task.await(high)
