@@ -59,21 +59,29 @@ ERL_NIF_TERM nif_make_model_source(ErlNifEnv *env, const htpu_model_source *s) {
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 
+/* A figure of blob info version `from`: nil in another version's answer (each version has
+ * only its own fields), so a V1 graph's V2 sizes do not read as measured zeros. */
+static ERL_NIF_TERM figure(ErlNifEnv *env, const htpu_graph_memory *m, uint32_t from,
+                           uint64_t value) {
+  return m->blob_info_version == from ? enif_make_uint64(env, value) : ATOMS.nil;
+}
+
 ERL_NIF_TERM nif_make_graph_memory(ErlNifEnv *env, const htpu_graph_memory *m) {
   ERL_NIF_TERM k[] = {ATOMS.blob_info_version, ATOMS.spill_fill_bytes,   ATOMS.optimization_level,
                       ATOMS.hvx_threads,       ATOMS.io_tensor_bytes,    ATOMS.op_data_bytes,
                       ATOMS.const_bytes,       ATOMS.ddr_tensor_bytes,   ATOMS.shared_weights_bytes,
                       ATOMS.safe_share_io};
+  ERL_NIF_TERM share = m->safe_share_io ? ATOMS.true_ : ATOMS.false_;
   ERL_NIF_TERM v[] = {enif_make_uint(env, m->blob_info_version),
-                      enif_make_uint64(env, m->spill_fill_bytes),
-                      enif_make_uint(env, m->optimization_level),
-                      enif_make_uint64(env, m->hvx_threads),
-                      enif_make_uint64(env, m->io_tensor_bytes),
-                      enif_make_uint64(env, m->op_data_bytes),
-                      enif_make_uint64(env, m->const_bytes),
-                      enif_make_uint64(env, m->ddr_tensor_bytes),
-                      enif_make_uint64(env, m->shared_weights_bytes),
-                      m->safe_share_io ? ATOMS.true_ : ATOMS.false_};
+                      figure(env, m, 1, m->spill_fill_bytes),
+                      figure(env, m, 1, m->optimization_level),
+                      figure(env, m, 1, m->hvx_threads),
+                      figure(env, m, 2, m->io_tensor_bytes),
+                      figure(env, m, 2, m->op_data_bytes),
+                      figure(env, m, 2, m->const_bytes),
+                      figure(env, m, 2, m->ddr_tensor_bytes),
+                      figure(env, m, 2, m->shared_weights_bytes),
+                      m->blob_info_version == 2 ? share : ATOMS.nil};
   return nif_make_map(env, k, v, sizeof k / sizeof k[0]);
 }
 

@@ -169,7 +169,8 @@ defmodule HexagonTpu.Context do
   `:binary_bytes` is the binary's size and `:load_estimate_bytes` what loading it is expected
   to cost the host: the binary kept for recovery, the largest spill-fill buffer, each graph's
   I/O, op data, constants and DDR tensors, from the HTP graph blob info each graph carries
-  (`graphs/1`'s `:memory`: `:blob_info_version` 1 gives `:spill_fill_bytes`, 2 the sizes;
+  (`graphs/1`'s `:memory`: `:blob_info_version` 1 gives `:spill_fill_bytes`, 2 the sizes,
+  the other version's figures `nil`;
   [docs/board.md](docs/board.md), "Memory").
 
   `:source` is `nil` for a raw context binary; for an ONNX EPContext model a map of the file's

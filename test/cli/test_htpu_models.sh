@@ -166,7 +166,14 @@ run info "$TMP/mem2.bin" --system-lib reference --json
 json_check "info --json: memory and the estimate" '
   j.graphs[0].memory.blob_info_version === 2 && j.graphs[0].memory.const_bytes === 32 &&
   j.graphs[0].memory.ddr_tensor_bytes === 64 &&
-  j.load_estimate_bytes === j.binary_bytes + 64 + 240 + 32 + 64'
+  j.load_estimate_bytes === j.binary_bytes + 64 + 240 + 32 + 64 &&
+  j.graphs[0].memory.spill_fill_bytes === null && j.graphs[0].memory.hvx_threads === null'
+run info "$TMP/mem1.bin" --system-lib reference --json
+json_check "info --json: v1 figures, and null for v2 ones (not measured zeros)" '
+  const m = j.graphs[0].memory;
+  m.blob_info_version === 1 && m.spill_fill_bytes === 64 && m.hvx_threads === 4 &&
+  m.optimization_level === 2 && m.io_tensor_bytes === null && m.const_bytes === null &&
+  m.safe_share_io === null'
 run run "$TMP/mem1.bin" --backend reference --input x="$TMP/x8.f32" --output-dir "$TMP/mo" --stats
 expect "run --stats: the load's memory" 0 out "load estimate" out "load measured" \
   out "not reported: the backend does not announce context custom properties (capability 215)"

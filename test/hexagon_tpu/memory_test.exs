@@ -34,6 +34,8 @@ defmodule HexagonTpu.MemoryTest do
     c1 = Context.load!(rt, {:binary, bin1})
     [%{memory: m1, vtcm_bytes: 2_097_152}] = Context.graphs(c1)
     assert %{blob_info_version: 1, spill_fill_bytes: 64, hvx_threads: 4} = m1
+    # each version has only its own figures: the other's are nil, not measured zeros
+    assert %{io_tensor_bytes: nil, const_bytes: nil, safe_share_io: nil} = m1
     info1 = Context.info(c1)
     assert info1.binary_bytes == byte_size(bin1)
     assert info1.load_estimate_bytes == byte_size(bin1) + 64
@@ -45,6 +47,7 @@ defmodule HexagonTpu.MemoryTest do
     assert %{blob_info_version: 2, io_tensor_bytes: 64, op_data_bytes: 240, const_bytes: 32} = m2
 
     assert m2.ddr_tensor_bytes == 64
+    assert %{spill_fill_bytes: nil, hvx_threads: nil, safe_share_io: false} = m2
     assert Context.info(c2).load_estimate_bytes == byte_size(bin2) + 64 + 240 + 32 + 64
     Runtime.close(rt)
   end

@@ -48,20 +48,33 @@ void cli_graph_memory_line(const htpu_graph_memory *m, char *buf, size_t len) {
   }
 }
 
+/* A figure of blob info version `from`: null in another version's answer (each version has
+ * only its own fields), so a V1 graph's V2 sizes do not read as measured zeros. */
+static void figure(cli_json *j, const htpu_graph_memory *m, uint32_t from, const char *key,
+                   uint64_t value) {
+  if (m->blob_info_version == from)
+    cli_json_uint(j, key, value);
+  else
+    cli_json_string(j, key, NULL);
+}
+
 void cli_graph_memory_json(cli_json *j, const htpu_graph_memory *m) {
   cli_json_object_begin(j, "memory");
   cli_json_uint(j, "blob_info_version", m->blob_info_version);
-  cli_json_uint(j, "spill_fill_bytes", m->spill_fill_bytes);
-  cli_json_uint(j, "optimization_level", m->optimization_level);
-  cli_json_uint(j, "hvx_threads", m->hvx_threads);
-  cli_json_uint(j, "io_tensor_bytes", m->io_tensor_bytes);
-  cli_json_uint(j, "op_data_bytes", m->op_data_bytes);
-  cli_json_uint(j, "const_bytes", m->const_bytes);
-  cli_json_uint(j, "ddr_tensor_bytes", m->ddr_tensor_bytes);
-  cli_json_uint(j, "shared_weights_bytes", m->shared_weights_bytes);
-  cli_json_uint(j, "native_k_channel_bytes", m->native_k_channel_bytes);
-  cli_json_uint(j, "native_v_channel_bytes", m->native_v_channel_bytes);
-  cli_json_bool(j, "safe_share_io", m->safe_share_io);
+  figure(j, m, 1, "spill_fill_bytes", m->spill_fill_bytes);
+  figure(j, m, 1, "optimization_level", m->optimization_level);
+  figure(j, m, 1, "hvx_threads", m->hvx_threads);
+  figure(j, m, 2, "io_tensor_bytes", m->io_tensor_bytes);
+  figure(j, m, 2, "op_data_bytes", m->op_data_bytes);
+  figure(j, m, 2, "const_bytes", m->const_bytes);
+  figure(j, m, 2, "ddr_tensor_bytes", m->ddr_tensor_bytes);
+  figure(j, m, 2, "shared_weights_bytes", m->shared_weights_bytes);
+  figure(j, m, 2, "native_k_channel_bytes", m->native_k_channel_bytes);
+  figure(j, m, 2, "native_v_channel_bytes", m->native_v_channel_bytes);
+  if (m->blob_info_version == 2)
+    cli_json_bool(j, "safe_share_io", m->safe_share_io);
+  else
+    cli_json_string(j, "safe_share_io", NULL);
   cli_json_object_end(j);
 }
 
