@@ -21,6 +21,8 @@
 #include "base/base.h"
 #include "board/board.h"
 #include "device/device.h"
+/* The types a graph_state holds (its waiting list, scratch pool, timing window), not exec/'s
+ * door: exec.h comes after this layout (batch_multiple.h needs it), so it cannot come first. */
 #include "exec/scratch.h"
 #include "exec/timing.h"
 #include "exec/turn.h"
