@@ -56,6 +56,7 @@ def plant(rng, anchors, nc, in_w, in_h, objects, extra=0):
 def dec_reference(vals, nc, score, iou, max_det, max_cand, geo, agnostic=False, kp=None):
     cands = ref.ultralytics_cands(vals, nc, score)
     keep = ref.nms(cands, iou, max_cand, max_det, agnostic)
+    geo = geo[:8] if geo else None  # the region, pads and scales (without the input's size)
     out = []
     for c in keep:
         x1, y1 = ref.map_xy(c["box"][0], c["box"][1], geo)
@@ -93,6 +94,9 @@ GEO_64 = (0, 0, 320, 180, 0, 14, 0.2, 0.2)
 def dec_case(drv, chk, label, vals, tensor, layout="channels_first", nc=80, score=0.25, iou=0.7,
              max_det=300, max_cand=30000, geo=LETTERBOX_1080, agnostic=0, head="ultralytics",
              kp=None):
+    """One planted head (vals: f32 [C, A]) stored in the tensor's type and decoded, against the
+    reference on the dequantized values. Returns (passed, the reference's candidate count, its
+    detections)."""
     axis = 1 if layout == "channels_first" else 2
     arr = vals if layout == "channels_first" else vals.T
     stored = store(arr[None], tensor, axis)
@@ -104,10 +108,10 @@ def dec_case(drv, chk, label, vals, tensor, layout="channels_first", nc=80, scor
                          nc=nc if head == "ultralytics_pose" else 0, agnostic=agnostic,
                          geometry=geo)
     if info is None:
-        return chk.ok(label, False, ours)
+        return chk.ok(label, False, ours), n_cand, want
     why = same_dets(ours, want) or (None if info["candidates"] == n_cand else
                                     f"{info['candidates']} candidates, expected {n_cand}")
-    return chk.ok(f"{label} ({len(want)} of {n_cand} candidates)", why is None, why)
+    return chk.ok(f"{label} ({len(want)} of {n_cand} candidates)", why is None, why), n_cand, want
 
 
 def heads(drv, chk):
@@ -183,6 +187,106 @@ def aihub(drv, chk):
     want = [dict(k, kp=[]) for k in ref.nms(cands, 0.7, 30000, 300)]
     why = ours if info is None else same_dets(ours, want)
     chk.ok(f"aihub scores [1, {A}, {nc}], named outputs in another order", why is None, why)
+
+
+# ---- every type of the pose and AI Hub heads, thresholds on a stored level ---------------------
+
+
+def letterbox_geo(w, h, in_w, in_h, crop=None):
+    """The geometry (rx, ry, rw, rh, left, top, sx, sy, in_w, in_h) of Ultralytics' LetterBox of
+    a w x h frame (or of its crop (x, y, w, h)) into in_w x in_h."""
+    rx, ry, rw, rh = crop or (0, 0, w, h)
+    r, _, (left, top, _, _) = ref.letterbox_geometry(rh, rw, in_h, in_w)
+    return (rx, ry, rw, rh, left, top, r, r, in_w, in_h)
+
+
+def clipped(dets, geo):
+    """How many detections have a corner on the region's edge (clip_boxes moved it there)."""
+    rx, ry, rw, rh = (np.float32(v) for v in geo[:4])
+    return sum(1 for d in dets if d["box"][0] == rx or d["box"][1] == ry or
+               d["box"][2] == rx + rw or d["box"][3] == ry + rh)
+
+
+def pose_plant(rng, anchors, in_w, in_h, objects):
+    """A pose head [5 + 51, A]: plant's boxes and one class, keypoints anywhere around the input,
+    visibilities in 0..1."""
+    v = plant(rng, anchors, 1, in_w, in_h, objects, extra=51)
+    v[7::3] = rng.uniform(0, 1, v[7::3].shape)
+    return v
+
+
+def score_step(tensor, channel):
+    """The distance between two stored levels of the score channel (f16: None, its spacing)."""
+    q = tensor.quant
+    return None if q is None else np.float32(q[0] if len(q) == 2 else q[1][channel])
+
+
+def levels(scores, step):
+    """Thresholds around a stored level that some anchors' best score sits on (the most common in
+    0.3..0.95): 0.4 of a step and one f32 ulp below it, on it, one ulp and 0.4 of a step above.
+    Only a comparison in the quantized domain that rounds as the dequantization does gets all
+    five right. Returns the level, how many best scores sit on it, and the thresholds."""
+    vals, counts = np.unique(scores[(scores > 0.3) & (scores < 0.95)], return_counts=True)
+    v = vals[np.argmax(counts)]
+    f = np.float32
+    step = f(np.spacing(np.float16(v))) if step is None else step
+    ts = [f(v - f(0.4) * step), np.nextafter(v, f(0)), v, np.nextafter(v, f(1)), f(v + f(0.4) * step)]
+    return v, int((scores == v).sum()), ts
+
+
+def level_cases(chk, label, run, scores, step):
+    """run(threshold) -> (passed, candidates, detections) at each of levels' thresholds; the
+    candidates must drop by the anchors on the level as the threshold reaches it (0.4 of a step
+    may be less than an f32 ulp: u32 and i32 probabilities have many stored levels per f32)."""
+    v, on, ts = levels(scores, step)
+    got = [run(float(t))[1] for t in ts]
+    chk.ok(f"{label}: {on} best scores on the level {v!r}, candidates {got}",
+           on > 0 and got[1] == got[2] + on, f"expected a drop of {on} at the level")
+
+
+POSE_TYPES = [  # dtype, quantization, model side (u8 and i8 share one scale: a 64-pixel model)
+    ("u8", (80 / 255, 11), 64),
+    ("i8", (0.29, -97), 64),
+    ("u16", (900 / 65535, 4321), 640),
+    ("i16", (730 / 32767, -123), 640),
+    ("u32", (1.7e-7, 98765), 640),
+    ("i32", (3.1e-7, -4567), 640),
+    ("f16", None, 640),
+]
+
+
+def pose_types(drv, chk):
+    """The pose head in every integer type, per tensor and per channel, in both layouts, mapped
+    through letterboxes of odd non-square frames (some boxes and keypoints past the frame's
+    edge), with thresholds on and next to a stored score level."""
+    rng = np.random.default_rng(56)
+    heads_of = {64: pose_plant(rng, 1344, 64, 64, 9), 640: pose_plant(rng, 2100, 640, 640, 9)}
+    geos = {64: letterbox_geo(131, 77, 64, 64), 640: letterbox_geo(1279, 721, 640, 640, (7, 5, 1265, 709))}
+    cases = POSE_TYPES + [  # per channel: boxes, score, then x, y, visibility of each keypoint
+        ("u8", ("pc", [2.9, 2.7, 1.3, 1.1, 0.0041] + [3.3, 3.1, 0.0043] * 17,
+                [13, 17, -3, 1, 7] + [21, 19, 2] * 17), 640),
+        ("i16", ("pc", [0.021, 0.019, 0.0071, 0.0067, 3.1e-5] + [0.023, 0.029, 3.7e-5] * 17,
+                 [-123, 45, -7, 3, -1234] + [77, -66, 5] * 17), 640)]
+    for i, (dtype, q, side) in enumerate(cases):
+        v, geo = heads_of[side], geos[side]
+        A = v.shape[1]
+        for layout in ("channels_first", "anchors_first"):
+            dims = [1, 56, A] if layout == "channels_first" else [1, A, 56]
+            quant = q if not q or q[0] != "pc" else (1 if layout == "channels_first" else 2, q[1], q[2])
+            t = Tensor("output0", dtype, dims, quant)
+            kind = "per-channel " if quant and len(quant) == 3 else ""
+            label = f"pose {kind}{dtype} {dims} {geo[2]}x{geo[3]} -> {side}"
+            run = lambda s, t=t, layout=layout, label=label: dec_case(
+                drv, chk, f"{label} score {s!r}", v, t, layout, nc=1, score=s, geo=geo,
+                head="ultralytics_pose", kp=(17, 3))
+            _, _, want = run(0.25)
+            chk.ok(f"{label}: boxes clipped at the frame's edge", clipped(want, geo) > 0)
+            if (layout == "channels_first") == (i % 2 == 0):
+                stored = store((v if layout == "channels_first" else v.T)[None], t,
+                               1 if layout == "channels_first" else 2)
+                deq = ref.dequant(stored, t)[0]
+                scores = (deq if layout == "channels_first" else deq.T)[4]
+                level_cases(chk, label, run, scores, score_step(t, 4))
 
 
 def box_mapping(drv, chk):

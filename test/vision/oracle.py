@@ -244,6 +244,7 @@ def main():
     fast_rows(drv, chk)
     frame_errors(drv, chk)
     decoding.heads(drv, chk)
+    decoding.pose_types(drv, chk)
     decoding.aihub(drv, chk)
     decoding.box_mapping(drv, chk)
     decoding.decode_errors(drv, chk)
