@@ -289,6 +289,96 @@ def pose_types(drv, chk):
                 level_cases(chk, label, run, scores, score_step(t, 4))
 
 
+BOX_TYPES = {  # the corners of a 640-pixel model in each type
+    "f32": None, "f16": None, "u8": (730 / 255, 23), "i8": (3.7, -41), "u16": (870 / 65535, 3011),
+    "i16": (0.0231, -517), "u32": (2.3e-7, 777777), "i32": (3.3e-7, -9876)}
+SCORE_TYPES = {  # probabilities in each type
+    "f32": None, "f16": None, "u8": (0.0041, 9), "i8": (0.0043, -115), "u16": (1.7e-5, 321),
+    "i16": (3.3e-5, -999), "u32": (2.9e-10, 123457), "i32": (5.1e-10, -54321)}
+CLASS_TYPES = ["u8", "i8", "u16", "i16", "u32", "i32", "f16", "f32"]
+GEO_ODD = letterbox_geo(1279, 721, 640, 640)
+GEO_WIDE = letterbox_geo(1279, 721, 640, 384)  # a wide input: boxes below it are clipped too
+
+
+def aihub_case(drv, chk, label, xyxy, best, cls, tb, ts, tc, score=0.25, geo=GEO_ODD):
+    """Boxes [1, A, 4], scores [1, A] and class ids [1, A] in the tensors' types, decoded against
+    the reference on their dequantized values (class ids as stored)."""
+    b, s = store(xyxy[None], tb), store(best[None], ts)
+    c = cls[None].astype(tc.np)
+    db, ds = ref.dequant(b, tb)[0], ref.dequant(s, ts)[0]
+    cands = [{"score": ds[a], "anchor": int(a), "cls": int(c[0, a]), "box": list(db[a])}
+             for a in np.nonzero(ds > np.float32(score))[0]]
+    g8 = geo[:8]
+    want = [{"box": [*ref.map_xy(k["box"][0], k["box"][1], g8),
+                     *ref.map_xy(k["box"][2], k["box"][3], g8)],
+             "score": k["score"], "cls": k["cls"], "anchor": k["anchor"], "kp": []}
+            for k in ref.nms(cands, 0.7, 30000, 300)]
+    info, ours = drv.dec([(tb, b), (ts, s), (tc, c)], score=score, geometry=geo)
+    why = ours if info is None else same_dets(ours, want) or (
+        None if info["candidates"] == len(cands) else
+        f"{info['candidates']} candidates, expected {len(cands)}")
+    ok = chk.ok(f"{label} ({len(want)} of {len(cands)} candidates, {clipped(want, geo)} clipped)",
+                why is None, why)
+    return ok, len(cands), want
+
+
+def aihub_types(drv, chk):
+    """Boxes, scores and class ids each in every type the decoder reads (the other two in f32 and
+    i32), then all three in one type, with thresholds on and next to a stored score level; the
+    boxes of objects past the frame's edge are clipped to it."""
+    rng = np.random.default_rng(15)
+    A, nc = 1500, 80
+    v = plant(rng, A, nc, 640, 640, 12)
+    best, cls = v[4:].max(0), v[4:].argmax(0)
+    hw, hh = v[2] / 2, v[3] / 2
+    xyxy = np.stack([v[0] - hw, v[1] - hh, v[0] + hw, v[1] + hh], 1).astype(np.float32)
+    B = lambda d: Tensor("boxes", d, [1, A, 4], BOX_TYPES[d])
+    S = lambda d: Tensor("scores", d, [1, A], SCORE_TYPES[d])
+    C = lambda d: Tensor("class_idx", d, [1, A])
+    for d in BOX_TYPES:
+        aihub_case(drv, chk, f"aihub boxes {d} {BOX_TYPES[d]}", xyxy, best, cls, B(d), S("f32"), C("i32"))
+    for d in SCORE_TYPES:
+        aihub_case(drv, chk, f"aihub scores {d} {SCORE_TYPES[d]}", xyxy, best, cls, B("f32"), S(d), C("i32"))
+    for d in CLASS_TYPES:
+        aihub_case(drv, chk, f"aihub class ids {d}", xyxy, best, cls, B("f32"), S("f32"), C(d))
+    for d in BOX_TYPES:
+        label = f"aihub boxes, scores, class ids {d} into 640x384"
+        run = lambda s, d=d, label=label: aihub_case(drv, chk, f"{label} score {s!r}", xyxy, best,
+                                                     cls, B(d), S(d), C(d), score=s, geo=GEO_WIDE)
+        run(0.25)
+        if d != "f32":
+            ts = S(d)
+            level_cases(chk, label, run, ref.dequant(store(best[None], ts), ts)[0], score_step(ts, 0))
+    # scores [1, A, nc] without class ids: one scale per class (read as floats), and one scale
+    aihub_class_scores(drv, chk, v[4:].T.copy(), xyxy)
+
+
+def aihub_class_scores(drv, chk, scores, xyxy):
+    """Scores [1, A, nc] without class ids: one scale per class (compared as floats) or one for
+    all; threshold 0 makes every background anchor a candidate, its classes tied on a level (the
+    first is taken, as argmax does). Boxes quantized per coordinate."""
+    A, nc = scores.shape
+    tb = Tensor("boxes", "u8", [1, A, 4], (2, [2.9, 2.7, 3.1, 2.8], [23, 29, 3, 5]))
+    b = store(xyxy[None], tb, 2)
+    db = ref.dequant(b, tb)[0]
+    for d, q in (("u8", (2, [0.0041 + 0.0001 * (k % 7) for k in range(nc)], [k % 13 for k in range(nc)])),
+                 ("i8", (0.0043, -115))):
+        ts = Tensor("scores", d, [1, A, nc], q)
+        s = store(scores[None], ts, 2)
+        ds = ref.dequant(s, ts)[0]
+        dbest, dcls = ds.max(1), ds.argmax(1)
+        for score in (0.0, 0.25):
+            cands = [{"score": dbest[a], "anchor": int(a), "cls": int(dcls[a]), "box": list(db[a])}
+                     for a in np.nonzero(dbest > np.float32(score))[0]]
+            want = [dict(k, kp=[]) for k in ref.nms(cands, 0.7, 30000, 300)]
+            info, ours = drv.dec([(tb, b), (ts, s)], head="aihub", geometry=None, score=score)
+            why = ours if info is None else same_dets(ours, want) or (
+                None if info["candidates"] == len(cands) else f"{info['candidates']} candidates")
+            kind = "per-class" if len(q) == 3 else "per-tensor"
+            chk.ok(f"aihub scores {d} {kind} [1, {A}, {nc}] score {score}, boxes u8 per coordinate "
+                   f"({len(want)} of {len(cands)})", why is None, why)
+
+
 def box_mapping(drv, chk):
     """Mapping back to frame pixels: through the letterbox's own padding (the default), or as
     Ultralytics' predict does (box_mapping ultralytics): scale_boxes recomputes the padding from

@@ -246,6 +246,7 @@ def main():
     decoding.heads(drv, chk)
     decoding.pose_types(drv, chk)
     decoding.aihub(drv, chk)
+    decoding.aihub_types(drv, chk)
     decoding.box_mapping(drv, chk)
     decoding.decode_errors(drv, chk)
     drv.close()
