@@ -463,5 +463,38 @@ def decode_errors(drv, chk):
               [(Tensor("boxes", "f32", [1, 100, 4]), np.zeros((1, 100, 4), np.float32)),
                (Tensor("scores", "f32", [1, 100]), s), (Tensor("class_idx", "i32", [1, 100]), cls)],
               head="aihub", nc=80)
+    unsupported_types(drv, chk)
     dec_error(drv, chk, "bad IoU threshold", "IoU threshold 1.5 is not in 0..1",
               [(Tensor("output0", "f32", [1, 84, 100]), f)], iou=1.5)
+
+
+def unsupported_types(drv, chk):
+    """Outputs of a type the decoder does not read (64-bit integers, booleans) in every place a
+    head reads from are refused, naming the output, its type and the types read; so are class ids
+    that are not class numbers."""
+    A = 100
+    ok = {"boxes": np.zeros((1, A, 4), np.float32), "scores": np.zeros((1, A), np.float32),
+          "class_idx": np.zeros((1, A), np.int32)}
+    ok_types = {"boxes": "f32", "scores": "f32", "class_idx": "i32"}
+    read = "a detector output is u8, i8, u16, i16, u32, i32, f16 or f32"
+    for d in ("u64", "i64", "bool8"):
+        np_d = Tensor("x", d, [1]).np
+        for head, c in (("ultralytics", 84), ("ultralytics_pose", 56)):
+            dec_error(drv, chk, f"{head} head of {d}", f"output 'output0' is {d}; {read}",
+                      [(Tensor("output0", d, [1, c, A]), np.zeros((1, c, A), np_d))], head=head,
+                      nc=1 if head == "ultralytics_pose" else 0)
+        for bad in ok:
+            outs = [(Tensor(n, d if n == bad else ok_types[n], a.shape),
+                     a.astype(np_d if n == bad else a.dtype)) for n, a in ok.items()]
+            outs[1][1][0, 3] = 0.9  # a candidate, so that its class id is read
+            dec_error(drv, chk, f"aihub {bad} of {d}", f"output '{bad}' is {d}; {read}", outs,
+                      head="aihub")
+    s = np.zeros((1, A), np.float32)
+    s[0, 3] = 0.9
+    for d, v, shown in (("i8", -2, "-2"), ("f32", np.nan, "nan"), ("f16", 80.5, "80.5")):
+        c = np.zeros((1, A), Tensor("x", d, [1]).np)
+        c[0, 3] = v
+        expect = f"anchor 3 has class {shown}; expected a class id 0..79"
+        dec_error(drv, chk, f"aihub class id {v} in {d}", expect,
+                  [(Tensor("boxes", "f32", [1, A, 4]), ok["boxes"]), (Tensor("scores", "f32", [1, A]), s),
+                   (Tensor("class_idx", d, [1, A]), c)], head="aihub", nc=80)
