@@ -128,6 +128,10 @@ def heads(drv, chk):
                  layout)
         dec_case(drv, chk, f"i16 {dims}", v, Tensor("output0", "i16", dims, (700 / 32767, -40)),
                  layout)
+        dec_case(drv, chk, f"u32 {dims}", v, Tensor("output0", "u32", dims, (1.9e-7, 65537)),
+                 layout)
+        dec_case(drv, chk, f"i32 {dims}", v, Tensor("output0", "i32", dims, (2.7e-7, -333)),
+                 layout)
         # one scale for boxes and scores: a model of 64 pixels, scores in steps of 70/255
         dec_case(drv, chk, f"u8 {dims}", v8, Tensor("output0", "u8", dims, (70 / 255, 3)), layout,
                  geo=GEO_64)
