@@ -234,7 +234,8 @@ def levels(scores, step):
     v = vals[np.argmax(counts)]
     f = np.float32
     step = f(np.spacing(np.float16(v))) if step is None else step
-    ts = [f(v - f(0.4) * step), np.nextafter(v, f(0)), v, np.nextafter(v, f(1)), f(v + f(0.4) * step)]
+    ts = [f(v - f(0.4) * step), np.nextafter(v, f(0)), v, np.nextafter(v, f(1)),
+          f(v + f(0.4) * step)]
     return v, int((scores == v).sum()), ts
 
 
@@ -265,7 +266,8 @@ def pose_types(drv, chk):
     edge), with thresholds on and next to a stored score level."""
     rng = np.random.default_rng(56)
     heads_of = {64: pose_plant(rng, 1344, 64, 64, 9), 640: pose_plant(rng, 2100, 640, 640, 9)}
-    geos = {64: letterbox_geo(131, 77, 64, 64), 640: letterbox_geo(1279, 721, 640, 640, (7, 5, 1265, 709))}
+    geos = {64: letterbox_geo(131, 77, 64, 64),
+            640: letterbox_geo(1279, 721, 640, 640, (7, 5, 1265, 709))}
     cases = POSE_TYPES + [  # per channel: boxes, score, then x, y, visibility of each keypoint
         ("u8", ("pc", [2.9, 2.7, 1.3, 1.1, 0.0041] + [3.3, 3.1, 0.0043] * 17,
                 [13, 17, -3, 1, 7] + [21, 19, 2] * 17), 640),
@@ -276,7 +278,8 @@ def pose_types(drv, chk):
         A = v.shape[1]
         for layout in ("channels_first", "anchors_first"):
             dims = [1, 56, A] if layout == "channels_first" else [1, A, 56]
-            quant = q if not q or q[0] != "pc" else (1 if layout == "channels_first" else 2, q[1], q[2])
+            axis = 1 if layout == "channels_first" else 2
+            quant = (axis, q[1], q[2]) if q and q[0] == "pc" else q
             t = Tensor("output0", dtype, dims, quant)
             kind = "per-channel " if quant and len(quant) == 3 else ""
             label = f"pose {kind}{dtype} {dims} {geo[2]}x{geo[3]} -> {side}"
@@ -340,9 +343,11 @@ def aihub_types(drv, chk):
     S = lambda d: Tensor("scores", d, [1, A], SCORE_TYPES[d])
     C = lambda d: Tensor("class_idx", d, [1, A])
     for d in BOX_TYPES:
-        aihub_case(drv, chk, f"aihub boxes {d} {BOX_TYPES[d]}", xyxy, best, cls, B(d), S("f32"), C("i32"))
+        aihub_case(drv, chk, f"aihub boxes {d} {BOX_TYPES[d]}", xyxy, best, cls, B(d), S("f32"),
+                   C("i32"))
     for d in SCORE_TYPES:
-        aihub_case(drv, chk, f"aihub scores {d} {SCORE_TYPES[d]}", xyxy, best, cls, B("f32"), S(d), C("i32"))
+        aihub_case(drv, chk, f"aihub scores {d} {SCORE_TYPES[d]}", xyxy, best, cls, B("f32"),
+                   S(d), C("i32"))
     for d in CLASS_TYPES:
         aihub_case(drv, chk, f"aihub class ids {d}", xyxy, best, cls, B("f32"), S("f32"), C(d))
     for d in BOX_TYPES:
@@ -352,7 +357,8 @@ def aihub_types(drv, chk):
         run(0.25)
         if d != "f32":
             ts = S(d)
-            level_cases(chk, label, run, ref.dequant(store(best[None], ts), ts)[0], score_step(ts, 0))
+            stored = ref.dequant(store(best[None], ts), ts)[0]
+            level_cases(chk, label, run, stored, score_step(ts, 0))
     # scores [1, A, nc] without class ids: one scale per class (read as floats), and one scale
     aihub_class_scores(drv, chk, v[4:].T.copy(), xyxy)
 
@@ -365,8 +371,8 @@ def aihub_class_scores(drv, chk, scores, xyxy):
     tb = Tensor("boxes", "u8", [1, A, 4], (2, [2.9, 2.7, 3.1, 2.8], [23, 29, 3, 5]))
     b = store(xyxy[None], tb, 2)
     db = ref.dequant(b, tb)[0]
-    for d, q in (("u8", (2, [0.0041 + 0.0001 * (k % 7) for k in range(nc)], [k % 13 for k in range(nc)])),
-                 ("i8", (0.0043, -115))):
+    per_class = (2, [0.0041 + 0.0001 * (k % 7) for k in range(nc)], [k % 13 for k in range(nc)])
+    for d, q in (("u8", per_class), ("i8", (0.0043, -115))):
         ts = Tensor("scores", d, [1, A, nc], q)
         s = store(scores[None], ts, 2)
         ds = ref.dequant(s, ts)[0]
@@ -500,5 +506,6 @@ def unsupported_types(drv, chk):
         c[0, 3] = v
         expect = f"anchor 3 has class {shown}; expected a class id 0..79"
         dec_error(drv, chk, f"aihub class id {v} in {d}", expect,
-                  [(Tensor("boxes", "f32", [1, A, 4]), ok["boxes"]), (Tensor("scores", "f32", [1, A]), s),
-                   (Tensor("class_idx", d, [1, A]), c)], head="aihub", nc=80)
+                  [(Tensor("boxes", "f32", [1, A, 4]), ok["boxes"]),
+                   (Tensor("scores", "f32", [1, A]), s), (Tensor("class_idx", d, [1, A]), c)],
+                  head="aihub", nc=80)
