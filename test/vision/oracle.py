@@ -8,13 +8,14 @@ odd and even sizes, packed and padded rows, detached NV12 UV planes, crops, ever
 type and layout, against cv2.cvtColor + cv2.resize + cv2.copyMakeBorder + NumPy conversions
 (Ultralytics' LetterBox expressions): the geometry must be exact and every value within one
 pixel level (OpenCV's INTER_LINEAR rounds two ways; counts of exact matches are printed).
-Outputs -> detections: planted heads of every layout and type against a NumPy greedy per-class
-NMS. Bad input: the error names what was wrong. Prints one line per check, then "N passed,
+Outputs -> detections (decoding.py): planted heads of every layout and type against a NumPy
+greedy per-class NMS. Bad input: the error names what was wrong. Prints one line per check, then "N passed,
 N failed"; exits non-zero on a failure."""
 import sys
 
 import numpy as np
 
+import decoding
 import frames
 import reference as ref
 from vdriver import Driver, Tensor
@@ -234,276 +235,6 @@ def frame_errors(drv, chk):
     expect_error(drv, chk, "bad pad", "pad value 300", rgb, "rgb24", 30, 20, t, pad=300)
 
 
-# ---- outputs -> detections ---------------------------------------------------------------------------
-
-
-def store(vals, tensor, axis=None):
-    """f32 values -> the tensor's stored values (round half to even, saturated)."""
-    if tensor.dtype == "f32":
-        return vals.astype(np.float32)
-    if tensor.dtype == "f16":
-        return vals.astype(np.float16)
-    lo, hi = ref.INT_RANGE[tensor.dtype]
-    if tensor.quant is None:
-        return np.clip(np.round(vals), lo, hi).astype(tensor.np)
-    if len(tensor.quant) == 2:
-        s, z = tensor.quant
-        return np.clip(np.round(vals / np.float64(np.float32(s))) + z, lo, hi).astype(tensor.np)
-    ax, scales, zps = tensor.quant
-    shape = [1] * vals.ndim
-    shape[axis] = len(scales)
-    s = np.asarray(scales, np.float32).astype(np.float64).reshape(shape)
-    z = np.asarray(zps, np.float64).reshape(shape)
-    return np.clip(np.round(vals / s) + z, lo, hi).astype(tensor.np)
-
-
-def plant(rng, anchors, nc, in_w, in_h, objects, extra=0):
-    """A head [4 + nc + extra, A] (f32): low scores everywhere, then per object several anchors
-    with jittered boxes and high scores of its class, some exact ties, some boxes outside the
-    input, and objects of different classes on top of each other."""
-    v = np.zeros((4 + nc + extra, anchors), np.float32)
-    v[0] = rng.uniform(0, in_w, anchors)
-    v[1] = rng.uniform(0, in_h, anchors)
-    v[2:4] = rng.uniform(2, in_w / 4, (2, anchors))
-    v[4:4 + nc] = rng.uniform(0, 0.2, (nc, anchors))
-    v[4 + nc:] = rng.uniform(-in_w * 0.1, in_w * 1.1, (extra, anchors))
-    free = list(rng.permutation(anchors))
-    for o in range(objects):
-        cls = int(rng.integers(nc))
-        cx, cy = rng.uniform(-0.05 * in_w, 1.05 * in_w), rng.uniform(-0.05 * in_h, 1.05 * in_h)
-        w, h = rng.uniform(0.05 * in_w, 0.4 * in_w), rng.uniform(0.05 * in_h, 0.4 * in_h)
-        if o % 4 == 3:  # another class right on the previous object
-            cx, cy, w, h = prev
-        prev = (cx, cy, w, h)
-        top = rng.uniform(0.5, 0.95)
-        for k in range(int(rng.integers(2, 6))):
-            a = free.pop()
-            jit = 0 if k == 1 else rng.uniform(-0.04, 0.04, 4) * [w, h, w, h]
-            v[0:4, a] = np.array([cx, cy, w, h]) + jit
-            v[4 + cls, a] = top if k <= 1 else top - rng.uniform(0, 0.3)  # k 0 and 1: a tie
-    return v
-
-
-def dec_reference(vals, nc, score, iou, max_det, max_cand, geo, agnostic=False, kp=None):
-    cands = ref.ultralytics_cands(vals, nc, score)
-    keep = ref.nms(cands, iou, max_cand, max_det, agnostic)
-    out = []
-    for c in keep:
-        x1, y1 = ref.map_xy(c["box"][0], c["box"][1], geo)
-        x2, y2 = ref.map_xy(c["box"][2], c["box"][3], geo)
-        kps = []
-        if kp:
-            k, kd = kp
-            for j in range(k):
-                p = vals[4 + nc + j * kd:4 + nc + (j + 1) * kd, c["anchor"]]
-                x, y = ref.map_xy(p[0], p[1], geo)
-                kps += [x, y] + list(p[2:])
-        out.append({"box": [x1, y1, x2, y2], "score": c["score"], "cls": c["cls"],
-                    "anchor": c["anchor"], "kp": kps})
-    return len(cands), out
-
-
-def same_dets(ours, want):
-    if len(ours) != len(want):
-        return f"{len(ours)} detections, expected {len(want)}"
-    for i, (o, w) in enumerate(zip(ours, want)):
-        for k in ("anchor", "cls"):
-            if o[k] != w[k]:
-                return f"detection {i}: {k} {o[k]} != {w[k]}"
-        got = [o["score"]] + o["box"] + o["kp"]
-        exp = [w["score"]] + w["box"] + [np.float32(x) for x in w["kp"]]
-        if len(got) != len(exp) or any(np.float32(a) != np.float32(b) for a, b in zip(got, exp)):
-            return f"detection {i}: {got} != {exp}"
-    return None
-
-
-LETTERBOX_1080 = (0, 0, 1920, 1080, 0, 140, 1 / 3, 1 / 3)
-GEO_64 = (0, 0, 320, 180, 0, 14, 0.2, 0.2)
-
-
-def dec_case(drv, chk, label, vals, tensor, layout="channels_first", nc=80, score=0.25, iou=0.7,
-             max_det=300, max_cand=30000, geo=LETTERBOX_1080, agnostic=0, head="ultralytics",
-             kp=None):
-    axis = 1 if layout == "channels_first" else 2
-    arr = vals if layout == "channels_first" else vals.T
-    stored = store(arr[None], tensor, axis)
-    deq = ref.dequant(stored, tensor)[0]
-    deq_cf = deq if layout == "channels_first" else deq.T
-    n_cand, want = dec_reference(deq_cf, nc, score, iou, max_det, max_cand, geo, agnostic, kp)
-    info, ours = drv.dec([(tensor, stored)], head=head, layout="auto", score=score, iou=iou,
-                         max_det=max_det, max_cand=max_cand,
-                         nc=nc if head == "ultralytics_pose" else 0, agnostic=agnostic,
-                         geometry=geo)
-    if info is None:
-        return chk.ok(label, False, ours)
-    why = same_dets(ours, want) or (None if info["candidates"] == n_cand else
-                                    f"{info['candidates']} candidates, expected {n_cand}")
-    return chk.ok(f"{label} ({len(want)} of {n_cand} candidates)", why is None, why)
-
-
-def heads(drv, chk):
-    rng = np.random.default_rng(84)
-    A, nc = 2100, 80
-    v = plant(rng, A, nc, 640, 640, 14)
-    v8 = plant(rng, A, nc, 64, 64, 14)
-    for layout in ("channels_first", "anchors_first"):
-        dims = [1, 84, A] if layout == "channels_first" else [1, A, 84]
-        ax = 1 if layout == "channels_first" else 2
-        dec_case(drv, chk, f"f32 {dims}", v, Tensor("output0", "f32", dims), layout)
-        dec_case(drv, chk, f"f16 {dims}", v, Tensor("output0", "f16", dims), layout)
-        dec_case(drv, chk, f"u16 {dims} (A16W8)", v, Tensor("output0", "u16", dims, (700 / 65535, 0)),
-                 layout)
-        dec_case(drv, chk, f"i16 {dims}", v, Tensor("output0", "i16", dims, (700 / 32767, -40)),
-                 layout)
-        # one scale for boxes and scores: a model of 64 pixels, scores in steps of 70/255
-        dec_case(drv, chk, f"u8 {dims}", v8, Tensor("output0", "u8", dims, (70 / 255, 3)), layout,
-                 geo=GEO_64)
-        dec_case(drv, chk, f"i8 {dims}", v8, Tensor("output0", "i8", dims, (70 / 255, -100)),
-                 layout, geo=GEO_64)
-        scales = [700 / 255] * 4 + [1 / 255] * nc
-        dec_case(drv, chk, f"u8 per-channel {dims}", v,
-                 Tensor("output0", "u8", dims, (ax, scales, [0] * 84)), layout)
-    small = plant(rng, 300, 3, 64, 64, 8)  # u8 for a 64x64 model: scores in steps of 0.25
-    t = Tensor("out", "u8", [1, 7, 300], (64 / 255, 0))
-    dec_case(drv, chk, "u8 coarse: ties everywhere", small, t, nc=3, geo=None)
-    deq = ref.dequant(store(small[None], t, 1), t)[0]
-    on_value = float(np.unique(deq[4:])[-2])
-    dec_case(drv, chk, f"threshold exactly on a stored value {on_value}", small, t, nc=3,
-             score=on_value, geo=None)
-    t32 = Tensor("output0", "f32", [1, 84, A])
-    dec_case(drv, chk, "all below the threshold", v, t32, score=0.99)
-    dec_case(drv, chk, "more than max_detections", v, t32, max_det=5)
-    dec_case(drv, chk, "more than max_candidates", v, t32, max_cand=7)
-    dec_case(drv, chk, "agnostic", v, t32, agnostic=1, iou=0.3)
-    dec_case(drv, chk, "iou 0", v, t32, iou=0.0)
-    dec_case(drv, chk, "crop geometry", v, t32, geo=(100, 50, 800, 600, 0, 80, 0.8, 0.8))
-    pose = plant(rng, 2100, 1, 640, 640, 9, extra=51)
-    for dtype, q in (("f32", None), ("u16", (800 / 65535, 6000)), ("f16", None)):
-        dec_case(drv, chk, f"pose {dtype} [1, 56, 2100]", pose, Tensor("output0", dtype, [1, 56, 2100], q),
-                 nc=1, head="ultralytics_pose", kp=(17, 3))
-
-
-def aihub(drv, chk):
-    rng = np.random.default_rng(5)
-    A, nc = 1500, 80
-    v = plant(rng, A, nc, 640, 640, 10)
-    best, cls = v[4:].max(0), v[4:].argmax(0)
-    hw, hh = v[2] / 2, v[3] / 2
-    xyxy = np.stack([v[0] - hw, v[1] - hh, v[0] + hw, v[1] + hh], 1).astype(np.float32)
-    for bt, bq, st, sq in (("f32", None, "f32", None), ("u8", (720 / 255, 20), "u8", (1 / 255, 0)),
-                           ("u16", (720 / 65535, 2000), "u16", (1 / 65535, 0))):
-        tb, ts = Tensor("boxes", bt, [1, A, 4], bq), Tensor("scores", st, [1, A], sq)
-        tc = Tensor("class_idx", "u8", [1, A])
-        b, s, c = store(xyxy[None], tb), store(best[None], ts), cls[None].astype(np.uint8)
-        db, ds = ref.dequant(b, tb)[0], ref.dequant(s, ts)[0]
-        cands = [{"score": ds[a], "anchor": int(a), "cls": int(c[0, a]), "box": list(db[a])}
-                 for a in np.nonzero(ds > np.float32(0.25))[0]]
-        keep = ref.nms(cands, 0.7, 30000, 300)
-        want = [{"box": [*ref.map_xy(k["box"][0], k["box"][1], LETTERBOX_1080),
-                         *ref.map_xy(k["box"][2], k["box"][3], LETTERBOX_1080)],
-                 "score": k["score"], "cls": k["cls"], "anchor": k["anchor"], "kp": []} for k in keep]
-        info, ours = drv.dec([(tb, b), (ts, s), (tc, c)], geometry=LETTERBOX_1080)
-        why = ours if info is None else same_dets(ours, want)
-        chk.ok(f"aihub boxes {bt} scores {st} classes u8 ({len(want)} kept)", why is None, why)
-    # scores [1, A, nc] without a class output, and the outputs in another order
-    ts = Tensor("scores", "f32", [1, A, nc])
-    info, ours = drv.dec([(ts, v[4:].T[None].copy()), (Tensor("boxes", "f32", [1, A, 4]), xyxy[None])],
-                         head="aihub", geometry=None)
-    cands = [{"score": best[a], "anchor": int(a), "cls": int(cls[a]), "box": list(xyxy[a])}
-             for a in np.nonzero(best > np.float32(0.25))[0]]
-    want = [dict(k, kp=[]) for k in ref.nms(cands, 0.7, 30000, 300)]
-    why = ours if info is None else same_dets(ours, want)
-    chk.ok(f"aihub scores [1, {A}, {nc}], named outputs in another order", why is None, why)
-
-
-def box_mapping(drv, chk):
-    """Mapping back to frame pixels: through the letterbox's own padding (the default), or as
-    Ultralytics' predict does (box_mapping ultralytics): scale_boxes recomputes the padding from
-    the gain as round((640 - w * gain) / 2 - 0.1), which for some sizes is one more than the
-    letterbox's round((640 - round(w * gain)) / 2 - 0.1); scale_coords takes it unrounded."""
-    differ = [(w, h) for w in range(1, 641) for h in range(1, 641)
-              if ref.letterbox_geometry(h, w, 640, 640)[2][:2] != ref.scale_boxes_pads(640, 640, h, w)[1]]
-    print(f"     the two paddings differ for {len(differ)} of {640 * 640} frame sizes up to 640x640 "
-          f"({100 * len(differ) / 640 ** 2:.1f}%)")
-    chk.ok("100x62 into 640x640: the letterbox's top 121, scale_boxes' 122",
-           ref.letterbox_geometry(62, 100, 640, 640)[2][1] == 121 and
-           ref.scale_boxes_pads(640, 640, 62, 100)[1][1] == 122 and (100, 62) in differ)
-    rng = np.random.default_rng(62)
-    pose = plant(rng, 400, 1, 640, 640, 9, extra=51)
-    t = Tensor("output0", "f32", [1, 56, 400])
-    for (w, h, crop) in ((100, 62, (0, 0, 0, 0)), (1920, 1080, (0, 0, 0, 0)), (333, 517, (0, 0, 0, 0)),
-                         (640, 480, (20, 10, 100, 62))):
-        geo, _ = drv.pre(bytes(w * h * 3), "rgb24", w, h, image_tensor(640, 640, 3, "u8", None, "nhwc"),
-                         crop=crop)
-        region = (geo["rx"], geo["ry"], geo["rw"], geo["rh"])
-        g = (*region, geo["left"], geo["top"], geo["scale_x"], geo["scale_y"], 640, 640)
-        gain, box_pad, kp_pad = ref.scale_boxes_pads(640, 640, geo["rh"], geo["rw"])
-        for mapping in ("letterbox", "ultralytics"):
-            info, ours = drv.dec([(t, pose[None])], head="ultralytics_pose", nc=1, geometry=g,
-                                 mapping=mapping)
-            if info is None:
-                chk.ok(f"box mapping {mapping} {w}x{h}", False, ours)
-                continue
-            keep = ref.nms(ref.ultralytics_cands(pose, 1, 0.25), 0.7, 30000, 300)
-            want = []
-            for c in keep:
-                if mapping == "letterbox":
-                    to = lambda x, y: ref.map_xy(x, y, g[:8])
-                    kto = to
-                else:
-                    to = lambda x, y: ref.ultralytics_xy(x, y, region, gain, box_pad)
-                    kto = lambda x, y: ref.ultralytics_xy(x, y, region, gain, kp_pad)
-                kps = []
-                for j in range(17):
-                    p = pose[5 + 3 * j:8 + 3 * j, c["anchor"]]
-                    kps += [*kto(p[0], p[1]), p[2]]
-                want.append({"box": [*to(*c["box"][:2]), *to(*c["box"][2:])], "score": c["score"],
-                             "cls": c["cls"], "anchor": c["anchor"], "kp": kps})
-            why = same_dets(ours, want)
-            pads = f"pads {geo['left']},{geo['top']} vs scale_boxes {box_pad}"
-            chk.ok(f"box mapping {mapping}, {w}x{h} crop {crop} ({pads})", why is None, why)
-
-
-def dec_error(drv, chk, label, fragment, outputs, **kw):
-    info, msg = drv.dec(outputs, **kw)
-    chk.ok(f"error: {label}", info is None and fragment in msg, msg if info is None else "accepted")
-
-
-def decode_errors(drv, chk):
-    f = np.zeros((1, 84, 100), np.float32)
-    dec_error(drv, chk, "head too small", "the ultralytics head needs 4 box values",
-              [(Tensor("o", "f32", [1, 3, 100]), np.zeros((1, 3, 100), np.float32))])
-    dec_error(drv, chk, "pose values not keypoints", "the pose head needs 4 box values",
-              [(Tensor("o", "f32", [1, 84, 100]), f)], head="ultralytics_pose")
-    dec_error(drv, chk, "rank 4 head", "is not a head of [1, C, A]",
-              [(Tensor("o", "f32", [1, 1, 84, 100]), f)])
-    g = f.copy()
-    g[0, 30, 77] = np.nan
-    dec_error(drv, chk, "NaN score f32", "the score of class 26 at anchor 77 is NaN",
-              [(Tensor("output0", "f32", [1, 84, 100]), g)])
-    dec_error(drv, chk, "NaN score f16", "at anchor 77 is NaN",
-              [(Tensor("output0", "f16", [1, 84, 100]), g.astype(np.float16))])
-    b = f.copy()
-    b[0, 4, 9], b[0, 2, 9] = 0.9, np.nan
-    dec_error(drv, chk, "NaN box of a candidate", "the box of anchor 9 is NaN",
-              [(Tensor("output0", "f32", [1, 84, 100]), b)])
-    dec_error(drv, chk, "aihub boxes not [1, A, 4]", "the aihub boxes are [1, A, 4]",
-              [(Tensor("boxes", "f32", [1, 100, 5]), np.zeros((1, 100, 5), np.float32)),
-               (Tensor("scores", "f32", [1, 100]), np.zeros((1, 100), np.float32))], head="aihub")
-    dec_error(drv, chk, "aihub scores of another count", "one per box",
-              [(Tensor("boxes", "f32", [1, 100, 4]), np.zeros((1, 100, 4), np.float32)),
-               (Tensor("scores", "f32", [1, 99]), np.zeros((1, 99), np.float32))], head="aihub")
-    cls = np.full((1, 100), 300, np.int32)
-    s = np.zeros((1, 100), np.float32)
-    s[0, 3] = 0.9
-    dec_error(drv, chk, "aihub class out of range", "anchor 3 has class 300; expected a class id 0..79",
-              [(Tensor("boxes", "f32", [1, 100, 4]), np.zeros((1, 100, 4), np.float32)),
-               (Tensor("scores", "f32", [1, 100]), s), (Tensor("class_idx", "i32", [1, 100]), cls)],
-              head="aihub", nc=80)
-    dec_error(drv, chk, "bad IoU threshold", "IoU threshold 1.5 is not in 0..1",
-              [(Tensor("output0", "f32", [1, 84, 100]), f)], iou=1.5)
-
-
 def main():
     drv = Driver(sys.argv[1])
     chk = Checks()
@@ -512,10 +243,12 @@ def main():
     types_and_options(drv, chk)
     fast_rows(drv, chk)
     frame_errors(drv, chk)
-    heads(drv, chk)
-    aihub(drv, chk)
-    box_mapping(drv, chk)
-    decode_errors(drv, chk)
+    decoding.heads(drv, chk)
+    decoding.pose_types(drv, chk)
+    decoding.aihub(drv, chk)
+    decoding.aihub_types(drv, chk)
+    decoding.box_mapping(drv, chk)
+    decoding.decode_errors(drv, chk)
     drv.close()
     print(f"vision oracle: {chk.exact} of {chk.values} input values equal OpenCV's exactly, "
           "the rest within one level")

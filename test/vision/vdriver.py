@@ -6,7 +6,8 @@ import numpy as np
 
 # htpu_dtype values and their numpy types
 DTYPES = {"f32": (1, np.float32), "f16": (2, np.float16), "u8": (3, np.uint8), "i8": (4, np.int8),
-          "u16": (5, np.uint16), "i16": (6, np.int16), "u32": (7, np.uint32), "i32": (8, np.int32)}
+          "u16": (5, np.uint16), "i16": (6, np.int16), "u32": (7, np.uint32), "i32": (8, np.int32),
+          "u64": (9, np.uint64), "i64": (10, np.int64), "bool8": (11, np.bool_)}
 FORMATS = {"rgb24": 1, "bgr24": 2, "rgba": 3, "bgra": 4, "gray8": 5, "yuyv": 6, "nv12": 7}
 RESIZE = {"letterbox": 0, "stretch": 1, "crop": 2}
 LAYOUT = {"auto": 0, "nhwc": 1, "nchw": 2}
