@@ -197,8 +197,8 @@ static int choose(unwrap_state *s, const model_pick *pick, uint32_t *chosen) {
   if (!pick->graph && pick->need_choice && nc > 1) {
     list_contexts(s, list, sizeof list);
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "%s holds %u context binaries; name the graph to load (the graph "
-                          "option; %s)",
+                          "%s holds %u context binaries; name the graph to load with the "
+                          "graph option (%s)",
                           s->origin, nc, list);
   }
   if (pick->index >= nc)
