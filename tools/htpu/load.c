@@ -238,9 +238,9 @@ static const cli_option load_options[] = {
 const cli_command cmd_load = {
     .name = "load",
     .synopsis = "MODEL... [--graph NAME|'*' ...] [--copy] [--memory-limit MB] "
-                "[--share-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--timeout MS] [--priority P] [--force] [--npu-lock PATH|none] [--root DIR] "
-                "[--json]",
+                "[--share-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference "
+                "| --qnn DIR] [--fastrpc-lib PATH|reference] [--timeout MS] [--priority P] "
+                "[--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "load models together and say what each costs (binary, graphs, spill-fill, time)",
     .description =
         "Loads every MODEL in one call (htpu_context_open_many: one\n"
