@@ -1478,7 +1478,9 @@ typedef struct htpu_stats {
                                   the gate at once (an execute in flight was stuck) and were
                                   done later on a thread of the core's, so their close returned */
   uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
-  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
+  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's): the
+                                  whole file, for a binary embedded in an ONNX model, once
+                                  per context loaded from it */
   uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
   uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
                                   creation, or another thread's) */

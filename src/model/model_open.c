@@ -374,7 +374,11 @@ static void take_model_binary(unwrap_state *s, uint32_t k, model_binary *bin) {
   bin->data = p;
   bin->len = n;
   size_t used = strlen(bin->note);
-  snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX model)");
+  if (bin->kind == BINARY_MAPPED) /* the mapping is the model's, as htpu_stats counts it */
+    snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX "
+             "model: its whole %zu-byte file is mapped)", bin->base_len);
+  else
+    snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX model)");
 }
 
 static void state_free(unwrap_state *s) {
