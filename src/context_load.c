@@ -131,9 +131,14 @@ void load_discard(context_obj *c) {
 /* The context chosen in an ONNX model: by the graph option, else by the first graph asked for
  * (a model of several contexts needs one of them). */
 static model_pick pick_of(const htpu_load_options *lo) {
-  const char *graph = lo ? lo->graph : NULL;
-  if (!graph && lo && lo->num_graphs && lo->graphs) graph = lo->graphs[0];
-  return (model_pick){graph, 0, 1, 0};
+  model_pick p = {lo ? lo->graph : NULL, 0, 1, 0, NULL, 0, 0};
+  if (lo && lo->num_graphs && lo->graphs) {
+    p.graphs = lo->graphs;
+    p.num_graphs = lo->num_graphs;
+    p.graph_in_list = !p.graph;
+    if (!p.graph) p.graph = lo->graphs[0];
+  }
+  return p;
 }
 
 int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *origin,
