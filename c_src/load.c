@@ -241,8 +241,8 @@ static void requests_free(htpu_load_request *r, nif_load_opts *o, char **paths, 
 }
 
 /* A list of each request's {:ok, ref, info} or {:error, _}, in order. */
-static ERL_NIF_TERM many_results(ErlNifEnv *env, htpu_load_request *r, char (*err)[1024],
-                                 unsigned n, nif_runtime *rt) {
+static ERL_NIF_TERM many_results(ErlNifEnv *env, htpu_load_request *r,
+                                 char (*err)[HTPU_ERROR_MAX], unsigned n, nif_runtime *rt) {
   ERL_NIF_TERM list = enif_make_list(env, 0);
   for (unsigned i = n; i-- > 0;) {
     ERL_NIF_TERM one = r[i].rc ? nif_make_error_qnn(env, r[i].rc, r[i].qnn_code, err[i])
@@ -263,7 +263,7 @@ ERL_NIF_TERM nif_context_open_many(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   htpu_load_request *r = enif_alloc(n * sizeof *r);
   nif_load_opts *o = enif_alloc(n * sizeof *o);
   char **paths = enif_alloc(n * sizeof *paths);
-  char(*err)[1024] = enif_alloc(n * sizeof *err);
+  char(*err)[HTPU_ERROR_MAX] = enif_alloc(n * sizeof *err); /* each message whole */
   if (!r || !o || !paths || !err) {
     if (r) enif_free(r);
     if (o) enif_free(o);

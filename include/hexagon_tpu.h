@@ -112,7 +112,10 @@ HTPU_API const char *htpu_qnn_error_name(uint32_t qnn_code);
 HTPU_API const char *htpu_qnn_error_message(uint32_t qnn_code);
 
 /* The calling thread's last failure: full message (never NULL; "" when none) and the QNN code
- * involved (0 when the failure was not a QNN call). Valid until the thread's next htpu call. */
+ * involved (0 when the failure was not a QNN call). Valid until the thread's next htpu call.
+ * A message is at most HTPU_ERROR_MAX - 1 bytes: a buffer of HTPU_ERROR_MAX bytes holds any
+ * (htpu_load_request.error, htpu_context_last_error) whole. */
+#define HTPU_ERROR_MAX 4096
 HTPU_API const char *htpu_last_error(void);
 HTPU_API uint32_t htpu_last_qnn_code(void);
 
@@ -1209,7 +1212,8 @@ typedef struct htpu_load_request {
   int rc;                        /* out: 0 or the HTPU_E* code of this model's failure */
   uint32_t qnn_code;             /* out: the QNN code involved in it (0: none) */
   char *error;                   /* optional: this model's failure message is copied here */
-  size_t error_len;              /* (truncated with "..." to error_len - 1 bytes) */
+  size_t error_len;              /* (truncated with "..." to error_len - 1 bytes; whole in
+                                    HTPU_ERROR_MAX bytes) */
 } htpu_load_request;
 
 /* Loads n models in one call. Where the backend announces contextCreateFromBinaryListAsync
@@ -1474,7 +1478,9 @@ typedef struct htpu_stats {
                                   the gate at once (an execute in flight was stuck) and were
                                   done later on a thread of the core's, so their close returned */
   uint64_t binary_bytes_copied; /* context binaries held as copies now (bytes) */
-  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's) */
+  uint64_t binary_bytes_mapped; /* ... mapped from files now (bytes; the page cache's): the
+                                  whole file, for a binary embedded in an ONNX model, once
+                                  per context loaded from it */
   uint64_t list_loads;         /* contexts created through contextCreateFromBinaryListAsync */
   uint64_t npu_lock_waits;     /* creations that waited for the NPU lock (another process's
                                   creation, or another thread's) */

@@ -131,9 +131,14 @@ void load_discard(context_obj *c) {
 /* The context chosen in an ONNX model: by the graph option, else by the first graph asked for
  * (a model of several contexts needs one of them). */
 static model_pick pick_of(const htpu_load_options *lo) {
-  const char *graph = lo ? lo->graph : NULL;
-  if (!graph && lo && lo->num_graphs && lo->graphs) graph = lo->graphs[0];
-  return (model_pick){graph, 0, 1, 0};
+  model_pick p = {lo ? lo->graph : NULL, 0, 1, 0, NULL, 0, 0};
+  if (lo && lo->num_graphs && lo->graphs) {
+    p.graphs = lo->graphs;
+    p.num_graphs = lo->num_graphs;
+    p.graph_in_list = !p.graph;
+    if (!p.graph) p.graph = lo->graphs[0];
+  }
+  return p;
 }
 
 int load_prepare(htpu_runtime *h, model_binary *bin, const char *path, char *origin,
@@ -316,8 +321,9 @@ int load_publish(context_obj *c, uint64_t t0, htpu_context **out) {
   STAT_ADD(live_contexts, 1);
   STAT_ADD(loads, 1);
   STAT_ADD(load_ns_total, c->load_ns);
-  if (c->bin.kind == BINARY_COPIED) STAT_ADD(binary_bytes_copied, c->bin.len);
-  if (c->bin.kind == BINARY_MAPPED) STAT_ADD(binary_bytes_mapped, c->bin.len);
+  /* what is held, not the binary's own length: an embedded binary maps its whole model */
+  if (c->bin.kind == BINARY_COPIED) STAT_ADD(binary_bytes_copied, binary_held_bytes(&c->bin));
+  if (c->bin.kind == BINARY_MAPPED) STAT_ADD(binary_bytes_mapped, binary_held_bytes(&c->bin));
   if (c->list_loaded) STAT_ADD(list_loads, 1);
   void *handle = obj_register(&c->base);
   if (!handle) {
@@ -336,8 +342,8 @@ static void context_teardown(context_obj *c, context_obj *anchor) {
   load_drop_anchor(c);
   if (c->published) {
     STAT_SUB(live_contexts, 1);
-    if (c->bin.kind == BINARY_COPIED) STAT_SUB(binary_bytes_copied, c->bin.len);
-    if (c->bin.kind == BINARY_MAPPED) STAT_SUB(binary_bytes_mapped, c->bin.len);
+    if (c->bin.kind == BINARY_COPIED) STAT_SUB(binary_bytes_copied, binary_held_bytes(&c->bin));
+    if (c->bin.kind == BINARY_MAPPED) STAT_SUB(binary_bytes_mapped, binary_held_bytes(&c->bin));
   }
   binary_release(&c->bin);
   mem_cache_destroy(&c->mem);

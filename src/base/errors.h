@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HTPU_ERROR_MAX 4096
+#include "hexagon_tpu.h" /* HTPU_ERROR_MAX: the longest message, with its NUL */
 
 /* Records the calling thread's last error (message formatted printf-style) and returns `code`
  * so call sites can `return htpu_set_error(...)`. */

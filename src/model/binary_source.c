@@ -129,6 +129,10 @@ int binary_from_buffer(const void *buf, size_t len, void (*release)(void *), voi
   return 0;
 }
 
+size_t binary_held_bytes(const model_binary *b) {
+  return b->kind == BINARY_LENT ? 0 : b->base_len;
+}
+
 void binary_release(model_binary *b) {
   if (b->kind == BINARY_MAPPED && b->base) munmap(b->base, b->base_len);
   else if (b->kind == BINARY_COPIED) free(b->base);

@@ -52,6 +52,11 @@ int binary_from_buffer(const void *buf, size_t len, void (*release)(void *), voi
 /* Frees the copy, unmaps the mapping, or calls the release function. Idempotent. */
 void binary_release(model_binary *b);
 
+/* The bytes the binary holds of the process's memory or its mappings: the whole mapping or
+ * copy (a binary embedded in an ONNX model maps the whole model file, not only its slice), 0
+ * when lent. What htpu_stats' binary_bytes_mapped and binary_bytes_copied count. */
+size_t binary_held_bytes(const model_binary *b);
+
 /* "mapped", "copied", "lent" */
 const char *binary_kind_name(binary_kind k);
 

@@ -88,7 +88,7 @@ int htpu_inspect_buffer(const char *system_lib, const void *buf, size_t len,
   void *copy = malloc(len);
   if (!copy) return htpu_set_error(HTPU_ENOMEM, 0, "out of memory (%zu bytes)", len);
   memcpy(copy, buf, len);
-  model_pick pick = {NULL, 0, 0, 0};
+  model_pick pick = {.graph = NULL};
   return inspect(system_lib, NULL, copy, len, &pick, out);
 }
 
@@ -106,18 +106,18 @@ static int inspect_path(const char *fn, const char *system_lib, const char *path
 }
 
 int htpu_inspect_file(const char *system_lib, const char *path, htpu_model_info **out) {
-  model_pick pick = {NULL, 0, 0, 0};
+  model_pick pick = {.graph = NULL};
   return inspect_path("htpu_inspect_file", system_lib, path, &pick, out);
 }
 
 int htpu_inspect_file_context(const char *system_lib, const char *path, uint32_t index,
                               htpu_model_info **out) {
-  model_pick pick = {NULL, index, 0, 0};
+  model_pick pick = {.index = index};
   return inspect_path("htpu_inspect_file_context", system_lib, path, &pick, out);
 }
 
 int htpu_inspect_file_all(const char *system_lib, const char *path, htpu_model_info **out) {
-  model_pick pick = {NULL, 0, 0, 1};
+  model_pick pick = {.all = 1};
   return inspect_path("htpu_inspect_file_all", system_lib, path, &pick, out);
 }
 
@@ -140,7 +140,7 @@ int htpu_model_binary(const char *system_lib, const char *path, const char *grap
   }
   char origin[5000], shown[1024];
   snprintf(origin, sizeof origin, "file '%s'", printable_str(path, shown, sizeof shown));
-  model_pick pick = {graph, index, 0, 0};
+  model_pick pick = {.graph = graph, .index = index};
   model_info *m = NULL;
   rc = model_read_info(&sys, path, &pick, &buf, &n, origin, sizeof origin, &m);
   loader_close_system(&sys);

@@ -181,6 +181,32 @@ static int match_nodes(unwrap_state *s, int32_t *node_ctx) {
   return 0;
 }
 
+/* A load's graphs all in context k, the one its first graph chose: one load makes one QNN
+ * context, so a graph that another context holds is an error naming both contexts (a graph no
+ * context holds is left to the load, which lists the chosen binary's graphs). */
+static int same_context(unwrap_state *s, const model_pick *pick, uint32_t k) {
+  for (uint32_t i = 0; i < pick->num_graphs; i++) {
+    const char *want = pick->graphs[i];
+    if (!want || ctx_has_graph(s, k, want, strlen(want))) continue;
+    for (uint32_t j = 0; j < s->plan.num_contexts; j++) {
+      if (j == k || !ctx_has_graph(s, j, want, strlen(want))) continue;
+      char first[160], other[160], list[2048];
+      epc_node_label(s->om, s->plan.ctx[k].node, first, sizeof first);
+      epc_node_label(s->om, s->plan.ctx[j].node, other, sizeof other);
+      list_contexts(s, list, sizeof list);
+      return htpu_set_error(HTPU_ENOT_FOUND, 0,
+                            "%s: graph '%s' (entry %u of the graphs option) is in context %u "
+                            "(node %s), not in context %u (node %s), which holds '%s' (%s) and "
+                            "is the one this load takes: one load makes one context, so load "
+                            "each context on its own (%s)",
+                            s->origin, want, i, j, other, k, first, pick->graph,
+                            pick->graph_in_list ? "entry 0 of the graphs option"
+                                                : "the graph option", list);
+    }
+  }
+  return 0;
+}
+
 static int choose(unwrap_state *s, const model_pick *pick, uint32_t *chosen) {
   uint32_t nc = s->plan.num_contexts;
   char list[2048];
@@ -188,7 +214,7 @@ static int choose(unwrap_state *s, const model_pick *pick, uint32_t *chosen) {
     for (uint32_t k = 0; k < nc; k++)
       if (ctx_has_graph(s, k, pick->graph, strlen(pick->graph))) {
         *chosen = k;
-        return 0;
+        return same_context(s, pick, k);
       }
     list_contexts(s, list, sizeof list);
     return htpu_set_error(HTPU_ENOT_FOUND, 0, "no context of %s holds a graph named '%s' (%s)",
@@ -197,8 +223,8 @@ static int choose(unwrap_state *s, const model_pick *pick, uint32_t *chosen) {
   if (!pick->graph && pick->need_choice && nc > 1) {
     list_contexts(s, list, sizeof list);
     return htpu_set_error(HTPU_EINVAL, 0,
-                          "%s holds %u context binaries; name the graph to load (the graph "
-                          "option; %s)",
+                          "%s holds %u context binaries; name the graph to load with the "
+                          "graph option (%s)",
                           s->origin, nc, list);
   }
   if (pick->index >= nc)
@@ -374,7 +400,11 @@ static void take_model_binary(unwrap_state *s, uint32_t k, model_binary *bin) {
   bin->data = p;
   bin->len = n;
   size_t used = strlen(bin->note);
-  snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX model)");
+  if (bin->kind == BINARY_MAPPED) /* the mapping is the model's, as htpu_stats counts it */
+    snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX "
+             "model: its whole %zu-byte file is mapped)", bin->base_len);
+  else
+    snprintf(bin->note + used, sizeof bin->note - used, " (the binary embedded in the ONNX model)");
 }
 
 static void state_free(unwrap_state *s) {

@@ -41,6 +41,12 @@ typedef struct model_pick {
   uint32_t index;
   int need_choice;
   int all;
+  /* A load's graphs option (or none): each must be in the context `graph` picks; a graph in
+   * another context is an error naming it. graph_in_list: `graph` is its entry 0, not the
+   * graph option (for the message). */
+  const char *const *graphs;
+  uint32_t num_graphs;
+  int graph_in_list;
 } model_pick;
 
 /* When *buf (malloc'd, *len bytes) is an ONNX model: the chosen context's binary replaces it

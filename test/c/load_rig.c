@@ -81,10 +81,15 @@ int lr_four_check(htpu_graph *g, int k) {
 int lr_memfd(const char *text, unsigned seals, char *path, size_t *len) {
   void *bin = fx_build_model(text, len);
   if (!bin) return -1;
-  int fd = memfd_create("htpu-test-model", MFD_ALLOW_SEALING | MFD_CLOEXEC);
-  int ok = fd >= 0 && write(fd, bin, *len) == (ssize_t)*len &&
-           (!seals || fcntl(fd, F_ADD_SEALS, (int)seals) == 0);
+  int fd = lr_memfd_bytes(bin, *len, seals, path);
   free(bin);
+  return fd;
+}
+
+int lr_memfd_bytes(const void *bytes, size_t len, unsigned seals, char *path) {
+  int fd = memfd_create("htpu-test-model", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+  int ok = fd >= 0 && write(fd, bytes, len) == (ssize_t)len &&
+           (!seals || fcntl(fd, F_ADD_SEALS, (int)seals) == 0);
   if (!ok) {
     printf("    memfd: %m\n");
     if (fd >= 0) close(fd);

@@ -31,6 +31,8 @@ int lr_four_check(htpu_graph *g, int k);
 /* The binary of `text` in a memfd sealed with `seals` (F_SEAL_*), and its path through
  * /proc/self/fd (in *path, 64 bytes). Returns the fd (close it), or -1 (printed). */
 int lr_memfd(const char *text, unsigned seals, char *path, size_t *len);
+/* The same with the file's bytes given (an ONNX model, say). */
+int lr_memfd_bytes(const void *bytes, size_t len, unsigned seals, char *path);
 
 /* A reference runtime with spill-fill sharing on or off. NULL on failure (printed). */
 htpu_runtime *lr_runtime(int sharing);

@@ -6,10 +6,12 @@
  * mapped model (the recovery creates the context from the same mapping). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "epc_rig.h"
 #include "fixture.h"
 #include "load_rig.h"
 #include "test.h"
@@ -265,4 +267,76 @@ TEST(load_persistent_binary_capability_off) {
   CHECK_EQ(rs.persistent, 0);
   CHECK_EQ(rs.binary_copy_bytes, li.binary_bytes);
   CHECK_EQ(answers, 0);
+}
+
+/* Opens the two-context model in a memfd (sealed or not) twice in one call, once per context
+ * (graphs add_f32 and add_two), and reads the stats before, while loaded and after. */
+static int load_both_contexts(unsigned seals, size_t *model_len, htpu_context_load_info li[2],
+                              htpu_stats s[3]) {
+  size_t n1 = 0, n2 = 0;
+  const uint8_t *b1 = epc_add_bin(&n1), *b2 = epc_add_two_bin(&n2);
+  ob_node nodes[2] = {OB_NODE(.name = "first", .cache = b1, .cache_len = n1),
+                      OB_NODE(.name = "second", .cache = b2, .cache_len = n2)};
+  ob_model m = {.num_nodes = 2, .nodes = nodes};
+  uint8_t *onnx = ob_build(&m, model_len);
+  char path[64];
+  int fd = onnx ? lr_memfd_bytes(onnx, *model_len, seals, path) : -1;
+  free(onnx);
+  if (fd < 0) return -1;
+  htpu_runtime *rt = lr_runtime(0);
+  const char *graphs[2] = {"add_f32", "add_two"};
+  htpu_load_options lo[2];
+  htpu_load_request req[2];
+  memset(lo, 0, sizeof lo);
+  memset(req, 0, sizeof req);
+  for (int i = 0; i < 2; i++) {
+    lo[i].graph = graphs[i];
+    req[i].path = path;
+    req[i].opts = &lo[i];
+  }
+  htpu_stats_get(&s[0]);
+  int rc = rt ? htpu_context_open_many(rt, req, 2) : -1;
+  htpu_stats_get(&s[1]);
+  for (int i = 0; i < 2; i++) {
+    li[i] = lr_info(req[i].ctx);
+    htpu_context_close(&req[i].ctx);
+  }
+  htpu_runtime_close(&rt);
+  htpu_stats_get(&s[2]);
+  close(fd);
+  return rc;
+}
+
+/* A binary embedded in an ONNX model in a sealed memfd is mapped with its whole model: each
+ * load maps the file, and the stats count what is mapped (the file each time), not the
+ * embedded slice; the load info keeps the binary's own size and says the file is mapped. A
+ * copy holds the slice alone, and the stats count that. */
+TEST(load_embedded_binary_counts_the_whole_mapped_model) {
+  fx_reset_env();
+  size_t n1 = 0, n2 = 0, len = 0;
+  epc_add_bin(&n1), epc_add_two_bin(&n2);
+  htpu_context_load_info li[2];
+  htpu_stats s[3];
+  CHECK_EQ(load_both_contexts(F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, &len, li,
+                              s),
+           HTPU_OK);
+  char whole[96];
+  snprintf(whole, sizeof whole, "its whole %zu-byte file is mapped", len);
+  CHECK(strcmp(li[0].binary, "mapped") == 0 && strcmp(li[1].binary, "mapped") == 0);
+  CHECK_STR_CONTAINS(li[0].binary_note, whole);
+  CHECK_STR_CONTAINS(li[1].binary_note, whole);
+  CHECK_EQ(li[0].binary_bytes, n1);
+  CHECK_EQ(li[1].binary_bytes, n2);
+  CHECK_EQ(li[0].binary_copy_bytes + li[1].binary_copy_bytes, 0);
+  CHECK_EQ(s[1].binary_bytes_mapped - s[0].binary_bytes_mapped, 2 * len);
+  CHECK_EQ(s[1].binary_bytes_copied, s[0].binary_bytes_copied);
+  CHECK_EQ(s[2].binary_bytes_mapped, s[0].binary_bytes_mapped);
+
+  CHECK_EQ(load_both_contexts(0, &len, li, s), HTPU_OK);
+  CHECK(strcmp(li[0].binary, "copied") == 0 && strcmp(li[1].binary, "copied") == 0);
+  CHECK_EQ(li[0].binary_copy_bytes, n1);
+  CHECK_EQ(li[1].binary_copy_bytes, n2);
+  CHECK_EQ(s[1].binary_bytes_copied - s[0].binary_bytes_copied, n1 + n2);
+  CHECK_EQ(s[1].binary_bytes_mapped, s[0].binary_bytes_mapped);
+  CHECK_EQ(s[2].binary_bytes_copied, s[0].binary_bytes_copied);
 }

@@ -161,3 +161,50 @@ TEST(epc_several_contexts_are_chosen_by_graph) {
   CHECK_EQ(epc_inspect_file(path, 2, &info), HTPU_EINVAL);
   CHECK_STR_CONTAINS(epc_msg, "there is no context 2");
 }
+
+/* The graphs option of a load of the model above: the code, and the message in epc_msg. */
+static int load_graphs(const char *path, const char *graph, const char *const *graphs,
+                       uint32_t n) {
+  htpu_runtime *rt = fx_open_runtime();
+  if (!rt) return -1;
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.graph = graph;
+  lo.graphs = graphs;
+  lo.num_graphs = n;
+  htpu_context *ctx = NULL;
+  int rc = htpu_context_open_file_ex(rt, path, &lo, &ctx);
+  snprintf(epc_msg, sizeof epc_msg, "%s", rc ? htpu_last_error() : "");
+  htpu_context_close(&ctx);
+  htpu_runtime_close(&rt);
+  return rc;
+}
+
+/* One load makes one context: graphs of two contexts in one graphs option are refused with
+ * the context holding each (not "the binary holds no graph", as though it were not there). */
+TEST(epc_graphs_of_two_contexts_name_the_context_holding_each) {
+  fx_reset_env();
+  size_t n1 = 0, n2 = 0;
+  const uint8_t *b1 = epc_add_bin(&n1), *b2 = epc_add_two_bin(&n2);
+  ob_node nodes[2] = {OB_NODE(.name = "first", .cache = b1, .cache_len = n1),
+                      OB_NODE(.name = "second", .cache = b2, .cache_len = n2)};
+  ob_model m = {.num_nodes = 2, .nodes = nodes};
+  const char *path = test_tmp_path("two_ctx_graphs.onnx");
+  CHECK_EQ(epc_write(path, &m), 0);
+  const char *both[2] = {"add_two", "add_f32"};
+  CHECK_EQ(load_graphs(path, NULL, both, 2), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(epc_msg, "graph 'add_f32' (entry 1 of the graphs option) is in context 0 "
+                              "(node 'first'), not in context 1 (node 'second'), which holds "
+                              "'add_two' (entry 0 of the graphs option)");
+  CHECK_STR_CONTAINS(epc_msg, "one load makes one context, so load each context on its own");
+  CHECK_EQ(load_graphs(path, "add_two", both + 1, 1), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(epc_msg, "graph 'add_f32' (entry 0 of the graphs option) is in context 0 "
+                              "(node 'first'), not in context 1 (node 'second'), which holds "
+                              "'add_two' (the graph option)");
+  /* a graph no context holds: the chosen binary's graphs, as before */
+  const char *missing[2] = {"add_f32", "nope"};
+  CHECK_EQ(load_graphs(path, NULL, missing, 2), HTPU_ENOT_FOUND);
+  CHECK_STR_CONTAINS(epc_msg, "the binary holds no graph 'nope' (entry 1 of the graphs option); "
+                              "it holds 'add_f32'");
+  CHECK_EQ(load_graphs(path, NULL, both + 1, 1), HTPU_OK);
+}

@@ -9,6 +9,7 @@
 set -u
 
 SHAPES=$(cd "$(dirname "$0")/../../models/shapes" && pwd)
+EPC="python3 $(cd "$(dirname "$0")/../support" && pwd)/epcontext.py"
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_detect
 
 LIBS=(--backend reference --system-lib reference)
@@ -159,6 +160,30 @@ run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320
 json_check "detect, shapes demo, NV12: two squares and a disc" \
   'j.length == 3 && j.filter(d => d.label == "square").length == 2 && j[1].label == "disc"'
 
+# The shapes detector as Ultralytics exports it (format="qnn"): an EPContext model whose
+# metadata names the classes. Those are the labels unless --labels gives others.
+$EPC "$TMP/shapes_qnn.onnx" --node shapes_ctx \
+  --embed "$SHAPES/shapes.bin" --prop "names={0: 'square', 1: 'disc', 2: 'triangle'}" || exit 2
+run detect "$TMP/shapes_qnn.onnx" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --iou 0.5
+expect "detect, an EPContext model: its class names are the labels" 0 \
+  out "names  3 from the model's metadata (htpu info: class names)" \
+  out "1  2      triangle  0.992" out "3  0      square    0.596"
+expect_not "detect, an EPContext model: no class without its label" out "  -      0."
+run detect "$TMP/shapes_qnn.onnx" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --iou 0.5 --json
+json_check "detect --json, an EPContext model: the labels are its class names" \
+  'j.length == 4 && j[0].label == "triangle" && j[2].label == "square" && j[3].label == "disc"'
+printf 'box\nround\n' >"$TMP/fr.txt"
+run detect "$TMP/shapes_qnn.onnx" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --iou 0.5 --labels "$TMP/fr.txt"
+expect "detect --labels wins over the model's class names (and where it has none, none)" 0 \
+  out "names  2 from $TMP/fr.txt" out "1  2      -      0.992" out "3  0      box    0.596" \
+  out "4  1      round  0.498"
+run detect "${DET[@]}" --image "$TMP/red.ppm"
+expect "detect, a model without class names and no --labels: says how to name them" 0 \
+  out "names  none (--labels FILE names the classes)"
+
 # ---------------------------------------------------------------------------------------------
 # run: frames as inputs
 
@@ -266,6 +291,24 @@ expect "detect --classes not the head's -> exit 1" 1 \
   err "has 7 values per anchor (read channels_first, the layout given); the ultralytics head needs 4 box values and 2 class scores (the class count given): 6 values"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/no-such.txt"
 expect "detect --labels missing -> exit 1" 1 err "--labels $TMP/no-such.txt: cannot open it"
+# --labels reads whole lines: a long name stays one label (the next keep their classes); one
+# past the bound, a NUL byte or a line past the classes' bound is an error naming the line
+{ printf '%0300d\n' 0; printf 'dog\nbird\n'; } >"$TMP/long.txt"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/long.txt" --json
+json_check "detect --labels: a 300-byte name is one label, the next one class 1's" \
+  'j[0].class == 1 && j[0].label == "dog" && j[1].label.length == 300 && j[2].label == "bird"'
+{ printf 'cat\n'; printf '%01025d\n' 0; printf 'bird\n'; } >"$TMP/toolong.txt"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/toolong.txt"
+expect "detect --labels with a name past 1024 bytes -> exit 1, naming the file and line" 1 \
+  err "--labels $TMP/toolong.txt: line 2 is 1025 bytes long; a class name may have at most 1024"
+printf 'cat\ndo\000g\n' >"$TMP/nul.txt"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/nul.txt"
+expect "detect --labels with a NUL byte -> exit 1, naming the line" 1 \
+  err "--labels $TMP/nul.txt: line 2 holds a NUL byte"
+yes x | head -n 65537 >"$TMP/many.txt"
+run detect "${DET[@]}" --image "$TMP/red.ppm" --labels "$TMP/many.txt"
+expect "detect --labels past 65536 lines -> exit 1" 1 \
+  err "--labels $TMP/many.txt: more than 65536 lines"
 run detect "${DET[@]}" --image "$TMP/red.ppm" --draw "$TMP/no-such-dir/out.png"
 expect "detect --draw into a missing directory -> exit 1" 1 err "cannot write it"
 run run "$TMP/det.bin" "${LIBS[@]}" --image "pixels=$TMP/red.ppm"

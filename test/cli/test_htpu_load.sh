@@ -5,6 +5,8 @@
 # then "N passed, N failed"; exits non-zero if any check failed.
 set -u
 
+EPC="python3 $(cd "$(dirname "$0")/../support" && pwd)/epcontext.py"
+
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_load
 
 LIBS=(--backend reference --system-lib reference)
@@ -108,8 +110,29 @@ json_check "--json: the notes name --share-spill-fill" \
 
 run load add.bin two.bin --graph nope "${LIBS[@]}"
 expect "a graph the binary lacks fails that model alone" 1 \
-  out "failed: HTPU_ENOT_FOUND: " out "holds no graph 'nope' (the graph option)" \
+  out "failed: HTPU_ENOT_FOUND: " out "holds no graph 'nope' (--graph)" \
   out "graphs: 2 loaded" err "HTPU_ENOT_FOUND: a model did not load"
+expect_not "a failed model's message names htpu's option, not the library's" out "graph option"
+# an EPContext model of two contexts: one load takes one, which --graph chooses
+$EPC "$TMP/both.onnx" --node first --embed "$TMP/add.bin" --node second --embed "$TMP/two.bin"
+for g in "" "*"; do
+  run load both.onnx ${g:+--graph "$g"} "${LIBS[@]}"
+  expect "two contexts${g:+ and --graph '*'}: the report says to choose with --graph" 1 \
+    out "holds 2 context binaries; name the graph to load with --graph (context 0 (node 'first'): add_f32; context 1 (node 'second'): g1, g2)"
+  expect_not "two contexts${g:+, --graph '*'}: no library option named" out "graph option"
+done
+run load both.onnx --graph g2 --json "${LIBS[@]}"
+json_check "two contexts, --graph: the one holding it loads" \
+  'j.models[0].error === null && j.models[0].load.graphs_enabled === 1'
+# a message longer than 512 bytes (a model deep in folders) is reported whole, to its end
+DEEP=$TMP/$(printf 'folder%03d/' $(seq 60))
+mkdir -p "$DEEP" && cp add.bin "$DEEP/add.bin"
+run load "$DEEP/add.bin" --graph nope "${LIBS[@]}"
+expect "a long failure message is whole" 1 \
+  out "failed: HTPU_ENOT_FOUND: loading file '$DEEP/add.bin': the binary holds no graph 'nope' (--graph); it holds 'add_f32'"
+run load "$DEEP/add.bin" --graph nope --json "${LIBS[@]}"
+json_check "--json: a long failure message is whole" \
+  'j.models[0].message.endsWith("it holds '"'"'add_f32'"'"'") && j.models[0].message.length > 600'
 run load add.bin missing.bin "${LIBS[@]}"
 expect "a missing file fails that model alone" 1 out "failed: HTPU_EIO" out "add.bin"
 run load add.bin --graph a --graph b "${LIBS[@]}"

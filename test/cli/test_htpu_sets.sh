@@ -5,6 +5,8 @@
 # for a set names the one that can. Each htpu run is its own process, so one set each.
 set -u
 
+EPC="python3 $(cd "$(dirname "$0")/../support" && pwd)/epcontext.py"
+
 . "$(dirname "$0")/harness.sh" "$@" test_htpu_sets
 
 S42="$BUILD/qnnsets/2.42"
@@ -65,5 +67,25 @@ run run "$TMP/new.bin" --qnn "$S48" --backend reference --input a="$TMP/a.f32"
 expect "run: --qnn with --backend is a usage error" 2 err "give it without --backend"
 run run "$TMP/new.bin" --qnn "$TMP" --input a="$TMP/a.f32"
 expect "run: --qnn of a folder that is no set" 1 err "is not a QNN set"
+
+# every command that reads a model takes --qnn: load and detect (session commands), and import,
+# which opens no backend and reads the binary with the set's system library
+run load "$TMP/new.bin" --qnn "$S48"
+expect "load --qnn: the 2.48 set loads the 2.48 binary" 0 out "graphs: 1 loaded"
+run load "$TMP/new.bin" --qnn "$S42"
+expect "load --qnn: the 2.42 set names the set that can" 1 out "failed: HTPU_EINCOMPATIBLE" \
+  out "the QNN set in '$S48' (QAIRT 2.48.40) can load it"
+$EPC "$TMP/new_qnn.onnx" --node ctx --embed "$TMP/new.bin"
+run import "$TMP/new_qnn.onnx" -o "$TMP/imported.bin" --qnn "$S48"
+expect "import --qnn: the set's system library reads the model" 0 out "imported.bin: "
+check "import --qnn: byte for byte the binary" cmp -s "$TMP/imported.bin" "$TMP/new.bin"
+run import "$TMP/new_qnn.onnx" -o "$TMP/imported.bin" --qnn "$S48" --system-lib reference
+expect "import: --qnn with --system-lib is a usage error" 2 err "give it without --backend and --system-lib"
+run import "$TMP/new_qnn.onnx" -o "$TMP/imported.bin" --qnn "$TMP"
+expect "import: --qnn of a folder that is no set" 1 err "is not a QNN set"
+for c in load import detect; do
+  run help "$c"
+  expect "help $c: --qnn in the usage line and the options" 0 out "--qnn DIR]" out "  --qnn DIR"
+done
 
 harness_summary

@@ -45,28 +45,69 @@ static int decode_options(const cli_args *a, htpu_decode_options *o) {
   return rc;
 }
 
-/* --labels FILE: one name a line (blank lines are names too: the line number is the class). */
+/* A label longer than this is an error naming its line, never cut into several: a split
+ * would shift every later class's name. The count is the library's bound on class names. */
+#define LABEL_MAX 1024
+#define LABELS_MAX 65536
+
+static int add_label(cli_detect *d, size_t *cap, const char *text) {
+  if (d->num_labels == *cap) {
+    size_t n = *cap ? *cap * 2 : 64;
+    char **p = realloc(d->labels, n * sizeof *p);
+    if (!p) return -1;
+    d->labels = p;
+    *cap = n;
+  }
+  if (!(d->labels[d->num_labels] = strdup(text))) return -1;
+  d->num_labels++;
+  return 0;
+}
+
+/* --labels FILE: one name a line, read whole (blank lines are names too: the line number is
+ * the class). */
 static int read_labels(const cli_args *a, cli_detect *d) {
   const char *path = cli_get(a, "labels");
   if (!path) return CLI_EXIT_OK;
   FILE *f = fopen(path, "r");
   if (!f) return cli_fail(a->cmd, "--labels %s: cannot open it", path);
-  char line[256];
-  size_t cap = 0;
-  while (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = '\0';
-    if (d->num_labels == cap) {
-      cap = cap ? cap * 2 : 64;
-      char **p = realloc(d->labels, cap * sizeof *p);
-      if (!p) break;
-      d->labels = p;
-    }
-    if (!(d->labels[d->num_labels] = strdup(line))) break;
-    d->num_labels++;
+  char *line = NULL;
+  size_t linecap = 0, cap = 0;
+  ssize_t n;
+  int rc = CLI_EXIT_OK;
+  while (rc == CLI_EXIT_OK && (n = getline(&line, &linecap, f)) >= 0) {
+    size_t len = (size_t)n, no = d->num_labels + 1;
+    if (len && line[len - 1] == '\n') line[--len] = '\0';
+    if (len && line[len - 1] == '\r') line[--len] = '\0';
+    if (memchr(line, '\0', len))
+      rc = cli_fail(a->cmd, "--labels %s: line %zu holds a NUL byte (expected one class name "
+                    "a line, as text)", path, no);
+    else if (len > LABEL_MAX)
+      rc = cli_fail(a->cmd, "--labels %s: line %zu is %zu bytes long; a class name may have "
+                    "at most %d", path, no, len, LABEL_MAX);
+    else if (no > LABELS_MAX)
+      rc = cli_fail(a->cmd, "--labels %s: more than %d lines; expected one class name a line, "
+                    "at most %d classes", path, LABELS_MAX, LABELS_MAX);
+    else if (add_label(d, &cap, line) != 0)
+      rc = cli_fail(a->cmd, "out of memory");
   }
-  int bad = ferror(f) || !feof(f);
+  free(line);
+  if (rc == CLI_EXIT_OK && (ferror(f) || !feof(f)))
+    rc = cli_fail(a->cmd, "--labels %s: could not read it whole", path);
   fclose(f);
-  return bad ? cli_fail(a->cmd, "--labels %s: could not read it whole", path) : CLI_EXIT_OK;
+  d->labels_from = path;
+  return rc;
+}
+
+/* Without --labels, the model's own class names (an Ultralytics export's "names" metadata,
+ * as htpu info shows them); none when it has none. */
+static int model_labels(const cli_args *a, cli_detect *d) {
+  const htpu_model_source *src = d->s.meta ? d->s.meta->source : NULL;
+  if (cli_get(a, "labels") || !src || !src->num_class_names) return CLI_EXIT_OK;
+  size_t cap = 0;
+  for (uint32_t i = 0; i < src->num_class_names; i++)
+    if (add_label(d, &cap, src->class_names[i]) != 0) return cli_fail(a->cmd, "out of memory");
+  d->labels_from = "the model's metadata (htpu info: class names)";
+  return CLI_EXIT_OK;
 }
 
 /* The frame: --image F.ppm or --frame F (exactly one). */
@@ -188,6 +229,7 @@ static int run_detect(const cli_args *a) {
   if (!rc) rc = read_frame(a, &d.frame);
   if (!rc) rc = read_labels(a, &d);
   if (!rc) rc = cli_session_open(a, &d.s);
+  if (!rc) rc = model_labels(a, &d);
   if (!rc) rc = alloc_io(a, &d);
   if (!rc) rc = run_pipeline(a, &d, &po, &dopt);
   if (!rc && cli_get(a, "draw")) rc = draw(a, &d);
@@ -215,7 +257,9 @@ static const cli_option detect_options[] = {
      0},
     {"max", "N", "detections at most (default 300)", 0},
     {"classes", "N", "the class count, where the head's shape cannot tell it", 0},
-    {"labels", "FILE", "class names, one a line", 0},
+    {"labels", "FILE",
+     "class names, one a line (default: the model's own, an ONNX model's \"names\" metadata)",
+     0},
     {"draw", "OUT.png", "write the frame with its boxes, labels and keypoints as a PNG", 0},
     CLI_SESSION_OPTIONS,
     {"json", NULL,

@@ -22,8 +22,9 @@ typedef struct cli_detect {
   float *kp;
   size_t kp_len;
   htpu_decode_info info;
-  char **labels; /* --labels, one per class */
+  char **labels; /* --labels, else the model's class names: one per class */
   size_t num_labels;
+  const char *labels_from; /* the --labels file, "the model's class names ...", NULL: none */
   uint64_t preprocess_ns, decode_ns;
 } cli_detect;
 

@@ -16,7 +16,7 @@ const char *cli_detect_label(const cli_detect *d, uint32_t cls) {
 static int header(const cli_detect *d) {
   const htpu_geometry *g = &d->geometry;
   const htpu_frame *f = &d->frame.frame;
-  char frame[512], into[256], times[256], pre[32], exec[32], dec[32], found[128];
+  char frame[512], into[256], times[256], pre[32], exec[32], dec[32], found[128], labels[4200];
   snprintf(frame, sizeof frame, "%s (%ux%u %s)", d->frame.path, f->width, f->height,
            htpu_pixel_format_name(f->format));
   snprintf(into, sizeof into, "%ux%u at (%u, %u) in %ux%u, region %ux%u at (%u, %u)",
@@ -29,10 +29,16 @@ static int header(const cli_detect *d) {
   snprintf(found, sizeof found, "%u detection%s (%u candidate%s above the threshold)",
            d->info.count, d->info.count == 1 ? "" : "s", d->info.candidates,
            d->info.candidates == 1 ? "" : "s");
+  if (d->labels_from)
+    snprintf(labels, sizeof labels, "%zu from %s", d->num_labels, d->labels_from);
+  else
+    snprintf(labels, sizeof labels, "none (--labels FILE names the classes)");
   cli_table t;
   cli_table_init(&t, 2);
-  const char *rows[][2] = {{"model", d->s.model}, {"graph", d->s.info->name}, {"frame", frame},
-                           {"into", into},        {"time", times},          {"found", found}};
+  const char *rows[][2] = {{"model", d->s.model}, {"graph", d->s.info->name},
+                           {"frame", frame},      {"into", into},
+                           {"names", labels},     {"time", times},
+                           {"found", found}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) cli_table_add(&t, rows[i]);
   int rc = cli_table_print(&t, stdout, 0);
   cli_table_free(&t);

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "hexagon_tpu.h"
+#include "qnn_sets.h"
 #include "util.h"
 
 /* Written beside the target and renamed over it: a failed write leaves no half file. */
@@ -34,14 +35,18 @@ static int run_import(const cli_args *a) {
   if (o && out) return cli_usage_error(a->cmd, "give -o or --output, not both");
   if (!out) out = o;
   if (!out) return cli_usage_error(a->cmd, "-o OUT is required (where to write the binary)");
-  cli_libs libs;
-  if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), &libs) != 0) return CLI_EXIT_FAIL;
+  /* the system library checks the binary (and finds --graph's): --system-lib or --qnn's */
+  static cli_libs libs;
+  static htpu_qnn_set set;
+  const char *system_lib = NULL;
+  int ex = cli_system_lib_option(a, &libs, &set, &system_lib);
+  if (ex != CLI_EXIT_OK) return ex;
   uint32_t index = 0;
-  int ex = cli_get_u32(a, "context", 0, 0, HTPU_MAX_EPCONTEXT_NODES - 1, &index);
+  ex = cli_get_u32(a, "context", 0, 0, HTPU_MAX_EPCONTEXT_NODES - 1, &index);
   if (ex != CLI_EXIT_OK) return ex;
   void *bin = NULL;
   size_t len = 0;
-  int rc = htpu_model_binary(libs.system_lib, path, cli_get(a, "graph"), index, &bin, &len);
+  int rc = htpu_model_binary(system_lib, path, cli_get(a, "graph"), index, &bin, &len);
   if (rc != 0) {
     const char *msg = htpu_last_error();
     return cli_fail(a->cmd, "%s: %s", htpu_err_name(rc), msg && msg[0] ? msg : htpu_strerror(rc));
@@ -61,19 +66,22 @@ static const cli_option import_options[] = {
      "QNN system library that reads the binaries' graphs (default " HTPU_DEFAULT_SYSTEM_LIB
      "; 'reference' = the reference system library)",
      0},
+    CLI_QNN_OPTION,
     {NULL, NULL, NULL, 0},
 };
 
 const cli_command cmd_import = {
     .name = "import",
-    .synopsis = "MODEL -o OUT [--graph NAME | --context N] [--system-lib PATH|reference]",
+    .synopsis = "MODEL -o OUT [--graph NAME | --context N] [--system-lib PATH|reference | --qnn "
+                "DIR]",
     .summary = "write the context binary an ONNX EPContext model holds as a plain .bin",
     .description =
         "Takes the QNN context binary out of an ONNX model whose EPContext nodes carry it\n"
         "(Ultralytics' format=\"qnn\", ONNX Runtime's ep.context_enable; embedded, or a file\n"
-        "beside the model) and writes it to OUT, checked by the system library first. A model\n"
-        "holding several binaries takes --graph or --context. A raw binary is copied as it\n"
-        "is. docs/context-binaries.md.\n",
+        "beside the model) and writes it to OUT, checked by the system library first: the\n"
+        "one of --system-lib or of --qnn's set (no backend is opened). A model holding\n"
+        "several binaries takes --graph or --context. A raw binary is copied as it is.\n"
+        "docs/context-binaries.md.\n",
     .options = import_options,
     .positional_name = "MODEL",
     .min_positional = 1,

@@ -280,15 +280,11 @@ static int print_json(const char *path, const char *system_lib, const htpu_model
 static int run_info(const cli_args *a) {
   const char *path = a->positional[0];
   /* info opens no backend: only --system-lib (or the system library of --qnn's set) applies */
-  cli_libs libs;
-  if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), &libs) != 0) return CLI_EXIT_FAIL;
-  const char *system_lib = libs.system_lib;
-  static htpu_qnn_set set;
-  htpu_runtime_options ro;
-  htpu_runtime_options_init(&ro);
-  int ex = cli_qnn_option(a, &ro, &set);
+  static cli_libs libs;
+  static htpu_qnn_set set; /* 28 KiB: not on the stack */
+  const char *system_lib = NULL;
+  int ex = cli_system_lib_option(a, &libs, &set, &system_lib);
   if (ex != CLI_EXIT_OK) return ex;
-  if (ro.qnn_set) system_lib = set.system_lib;
 
   /* every context of an ONNX model in one reading: the file and each binary it names once */
   htpu_model_info *m = NULL;

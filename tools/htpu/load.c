@@ -22,7 +22,7 @@ typedef struct load_state {
   htpu_load_request *reqs;
   htpu_load_options *opts; /* one per model: the session's, with its --graph */
   const char **graph;      /* the i-th --graph, NULL for every graph */
-  char (*errors)[512];
+  char (*errors)[HTPU_ERROR_MAX]; /* each failed model's whole message */
   htpu_context_load_info *info;
   uint64_t wall_ns;
   int first_rc;
@@ -70,7 +70,7 @@ static int build_requests(load_state *l) {
     const char *g = i < ngraph ? cli_nth(a, "graph", i) : NULL;
     if (g && strcmp(g, "*") != 0) {
       l->graph[i] = g;
-      o->graph = g; /* an error names the graph option, as --graph */
+      o->graph = g; /* an error names the graph option: --graph (cli_graph_option_note) */
       o->graphs = &l->graph[i];
       o->num_graphs = 1;
     }
@@ -125,8 +125,10 @@ static void print_human(const load_state *l, const htpu_runtime_info *ri, const 
   for (size_t i = 0; i < l->n; i++) {
     const htpu_load_request *q = &l->reqs[i];
     printf("\n%s%s%s\n", q->path, l->graph[i] ? "  graph " : "", l->graph[i] ? l->graph[i] : "");
+    char msg[HTPU_ERROR_MAX];
     if (q->rc != 0)
-      printf("  failed: %s: %s\n", htpu_err_name(q->rc), q->error);
+      printf("  failed: %s: %s\n", htpu_err_name(q->rc), cli_graph_option_note(q->error, msg,
+                                                                               sizeof msg));
     else
       cli_load_info_print(&l->info[i], "  ");
   }
@@ -158,7 +160,9 @@ static int print_json(const load_state *l, const htpu_runtime_info *ri, const ht
     cli_json_string(&j, "model", q->path);
     cli_json_string(&j, "graph", l->graph[i]);
     cli_json_string(&j, "error", q->rc ? htpu_err_name(q->rc) : NULL);
-    cli_json_string(&j, "message", q->rc ? q->error : NULL);
+    char msg[HTPU_ERROR_MAX];
+    cli_json_string(&j, "message",
+                    q->rc ? cli_graph_option_note(q->error, msg, sizeof msg) : NULL);
     if (q->rc == 0)
       cli_load_info_json(&j, "load", &l->info[i]);
     else
@@ -234,9 +238,9 @@ static const cli_option load_options[] = {
 const cli_command cmd_load = {
     .name = "load",
     .synopsis = "MODEL... [--graph NAME|'*' ...] [--copy] [--memory-limit MB] "
-                "[--share-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference] "
-                "[--timeout MS] [--priority P] [--force] [--npu-lock PATH|none] [--root DIR] "
-                "[--json]",
+                "[--share-spill-fill] [--backend PATH|reference] [--system-lib PATH|reference "
+                "| --qnn DIR] [--fastrpc-lib PATH|reference] [--timeout MS] [--priority P] "
+                "[--force] [--npu-lock PATH|none] [--root DIR] [--json]",
     .summary = "load models together and say what each costs (binary, graphs, spill-fill, time)",
     .description =
         "Loads every MODEL in one call (htpu_context_open_many: one\n"

@@ -16,6 +16,18 @@ const char *cli_spill_fill_note(const char *note, char *buf, size_t len) {
   return buf;
 }
 
+const char *cli_graph_option_note(const char *msg, char *buf, size_t len) {
+  static const char c_name[] = "the graph option";
+  size_t pos = 0;
+  if (!len) return msg;
+  buf[0] = '\0';
+  for (const char *at; (at = strstr(msg, c_name)) != NULL; msg = at + sizeof c_name - 1)
+    pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%.*s--graph", (int)(at - msg),
+                            msg);
+  if (pos < len) snprintf(buf + pos, len - pos, "%s", msg);
+  return buf;
+}
+
 void cli_load_info_print(const htpu_context_load_info *li, const char *indent) {
   char t[32], note[512];
   cli_format_ns((double)li->load_ns, t, sizeof t);

@@ -12,7 +12,10 @@ void cli_load_info_print(const htpu_context_load_info *li, const char *indent);
 /* A spill-fill note (htpu_runtime_info, htpu_context_load_info) naming htpu's option
  * (--share-spill-fill) where the library names its C one, in buf (len bytes). */
 const char *cli_spill_fill_note(const char *note, char *buf, size_t len);
-/* The same as a JSON object `key`. */
+/* A load's failure message naming htpu's --graph where the library names its graph option
+ * ("the graph option"), in buf (len bytes; HTPU_ERROR_MAX holds any message whole). */
+const char *cli_graph_option_note(const char *msg, char *buf, size_t len);
+/* The load info as a JSON object `key`. */
 void cli_load_info_json(cli_json *j, const char *key, const htpu_context_load_info *li);
 
 #endif

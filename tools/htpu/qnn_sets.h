@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "hexagon_tpu.h"
 #include "json.h"
+#include "util.h"
 
 /* The --qnn option's help line, for the option tables. */
 #define CLI_QNN_OPTION                                                                         \
@@ -20,6 +21,12 @@
  * --system-lib, a failure when the set cannot be used. Without --qnn: nothing. Returns
  * CLI_EXIT_OK or the exit code (printed). In session.c, with the other option handling. */
 int cli_qnn_option(const cli_args *a, htpu_runtime_options *ro, htpu_qnn_set *set);
+/* The system library of a command that reads models without a backend (info, import):
+ * --system-lib (resolved into *libs), else --qnn's set's (read into *set), else the library's
+ * default (NULL); *system_lib points into libs or set. Returns CLI_EXIT_OK or the exit code
+ * (printed). */
+int cli_system_lib_option(const cli_args *a, cli_libs *libs, htpu_qnn_set *set,
+                          const char **system_lib);
 
 /* `htpu info`: each installed set and whether it can load m (release from build ids). */
 int cli_qnn_verdict_print(const htpu_model_info *m);

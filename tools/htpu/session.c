@@ -321,3 +321,14 @@ int cli_qnn_option(const cli_args *a, htpu_runtime_options *ro, htpu_qnn_set *se
   if (!ro->dsp_library_path) ro->dsp_library_path = set->skel_dir;
   return CLI_EXIT_OK;
 }
+
+int cli_system_lib_option(const cli_args *a, cli_libs *libs, htpu_qnn_set *set,
+                          const char **system_lib) {
+  if (cli_resolve_libs(NULL, cli_get(a, "system-lib"), libs) != 0) return CLI_EXIT_FAIL;
+  htpu_runtime_options ro;
+  htpu_runtime_options_init(&ro);
+  int ex = cli_qnn_option(a, &ro, set);
+  if (ex != CLI_EXIT_OK) return ex;
+  *system_lib = ro.qnn_set ? set->system_lib : libs->system_lib;
+  return CLI_EXIT_OK;
+}
