@@ -159,6 +159,29 @@ run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --frame "$SHAPES/frames/frame06_320
   --size 320x180 --format nv12 --labels "$SHAPES/labels.txt" --iou 0.5 --json
 json_check "detect, shapes demo, NV12: two squares and a disc" \
   'j.length == 3 && j.filter(d => d.label == "square").length == 2 && j[1].label == "disc"'
+# --max keeps the best N of what NMS leaves (the two triangles above, in score order)
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5 --max 2
+expect "detect --max 2: the two best of four" 0 out "2 detections" \
+  out "1  2      triangle  0.992  133.6  27.3  174.6  68.2" \
+  out "2  2      triangle  0.870  23.4   49.7  56.6   82.9"
+expect_not "detect --max 2: no third row" out "square"
+# --resize crop: the centre square of the frame (131x131 at x 34), every box inside it
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5 --resize crop
+expect "detect --resize crop: the centre region" 0 \
+  out "into   64x64 at (0, 0) in 64x64, region 131x131 at (34, 0)" out "3 detections"
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5 --resize crop --json
+json_check "detect --resize crop --json: boxes inside the crop, in frame pixels" '
+  j.length == 3 && j.every(d => d.box[0] >= 34 && d.box[2] <= 165 && d.box[1] >= 0 &&
+                               d.box[3] <= 131 && d.box[0] < d.box[2])'
+# --resize stretch: the whole frame into the whole input, boxes back in frame pixels
+run detect "$SHAPES/shapes.bin" "${LIBS[@]}" --image "$SHAPES/frames/frame05_199x131.ppm" \
+  --labels "$SHAPES/labels.txt" --iou 0.5 --resize stretch --json
+json_check "detect --resize stretch --json: four shapes across the frame" '
+  j.length == 4 && j.some(d => d.box[2] > 180) && j.some(d => d.box[0] < 25) &&
+  j.every(d => d.box[2] <= 199 && d.box[3] <= 131)'
 
 # The shapes detector as Ultralytics exports it (format="qnn"): an EPContext model whose
 # metadata names the classes. Those are the labels unless --labels gives others.

@@ -749,20 +749,21 @@ run bench "$TMP/add.bin" "${LIBS[@]}" --priority urgent
 expect "bench --priority urgent -> exit 2" 2 err "unknown --priority 'urgent'"
 run profile "$TMP/add.bin" "${LIBS[@]}" --timeout x
 expect "profile --timeout x -> exit 2" 2 err "option '--timeout' wants an integer"
-# a stalled execute (3 s injected) with a 200 ms timeout: aborted, named, exit 1
+# a stalled execute (3 s injected) with a 1 s timeout: aborted, named, exit 1. The timeout
+# also bounds the open and the load, so it leaves them ample time on a loaded machine.
 HTPU_REF_LATENCY=graphExecute:3000000 run run "$TMP/add.bin" "${LIBS[@]}" "${AB[@]}" \
-  --timeout 200
-expect "run --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
-  err "the call passed its 200 ms deadline (timeout)"
+  --timeout 1000
+expect "run --timeout 1000 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+  err "the call passed its 1000 ms deadline (timeout)"
 # the same without execute signals: --timeout is the model's default (exec_timeout_ns), which
 # ends the call at its deadline on the host although the call names no timeout of its own
 HTPU_REF_CAPS=308=1000 HTPU_REF_LATENCY=graphExecute:3000000 run run "$TMP/add.bin" \
-  "${LIBS[@]}" "${AB[@]}" --timeout 200
-expect "run --timeout 200 without signals on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
-  err "the call passed its 200 ms deadline (timeout; host-side"
-HTPU_REF_LATENCY=graphExecute:3000000 run bench "$TMP/add.bin" "${LIBS[@]}" --timeout 200 \
+  "${LIBS[@]}" "${AB[@]}" --timeout 1000
+expect "run --timeout 1000 without signals on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+  err "the call passed its 1000 ms deadline (timeout; host-side"
+HTPU_REF_LATENCY=graphExecute:3000000 run bench "$TMP/add.bin" "${LIBS[@]}" --timeout 1000 \
   --warmup 0 -n 2 --in-flight 2
-expect "bench --in-flight 2 --timeout 200 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
+expect "bench --in-flight 2 --timeout 1000 on a 3 s execute -> exit 1" 1 err "HTPU_ETIMEDOUT" \
   err "a submitted call"
 run bench "$TMP/add.bin" "${LIBS[@]}" -n 50 --in-flight 4 --json
 expect "bench --in-flight 4 --json" 0 out '"in_flight": 4' out '"gap_mean_ns": ' \

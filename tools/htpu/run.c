@@ -450,8 +450,8 @@ static const cli_option run_options[] = {
 
 const cli_command cmd_run = {
     .name = "run",
-    .synopsis = "MODEL [--graph NAME] --input NAME=FILE ... [--image NAME=F.ppm] "
-                "[--frame NAME=F --size WxH --format FMT [--stride N]] "
+    .synopsis = "MODEL [--graph NAME] (--input NAME=FILE | --image NAME=F.ppm | "
+                "--frame NAME=F --size WxH --format FMT [--stride N]) ... "
                 "[--resize letterbox|stretch|crop] [--output-dir DIR] "
                 "[--native-output] [--shared-buffers] [--stats] [--backend PATH|reference] "
                 "[--system-lib PATH|reference | --qnn DIR] [--fastrpc-lib PATH|reference] "
