@@ -125,6 +125,11 @@ defmodule HexagonTpu do
 
   Each source is what `load_model/2` takes, or `{source, options}` with options of its own.
 
+  Each model is accounted for as `load_model/2` would account for it: its own
+  `[:hexagon_tpu, :load, ...]` span (with `:list_index`, `:list_size`; the list call's
+  duration) and `[:hexagon_tpu, :error]` when it failed (`HexagonTpu.Telemetry`), and its load
+  time and first answer in `HexagonTpu.Stats.boot/0`.
+
   ## Options
 
   `load_model/2`'s: the runtime options or `:runtime` (for all the models), and the model

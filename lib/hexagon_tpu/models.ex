@@ -106,15 +106,28 @@ defmodule HexagonTpu.Models do
   @doc false
   # The entries of load_models/2, before any runtime: each source classified, with its options
   # over the call's. {:ok, [{source, options map}]} or the first bad one's error.
-  def entries(sources, common, where) when is_list(sources) and sources != [] do
-    spec = Map.delete(model_spec(), :runtime)
+  def entries(sources, common, where) do
+    if sources?(sources) do
+      spec = Map.delete(model_spec(), :runtime)
 
-    # the call's options first, named as the call's: a bad one is no model's
-    with {:ok, _} <- Options.validate(common, spec, where),
-         do: entries_each(sources, common, spec, where)
+      # the call's options first, named as the call's: a bad one is no model's
+      with {:ok, _} <- Options.validate(common, spec, where),
+           do: entries_each(sources, common, spec, where)
+    else
+      not_sources(sources, where)
+    end
   end
 
-  def entries(sources, _common, where),
+  @doc false
+  # Is `sources` what load_models/2 takes: a non-empty proper list (of anything, checked later)?
+  def sources?([_ | _] = sources), do: proper?(sources)
+  def sources?(_sources), do: false
+
+  defp proper?([]), do: true
+  defp proper?([_ | tail]), do: proper?(tail)
+  defp proper?(_tail), do: false
+
+  defp not_sources(sources, where),
     do:
       {:error,
        Error.new(
@@ -150,7 +163,9 @@ defmodule HexagonTpu.Models do
     end
   end
 
-  defp split_entry({source, opts}) when is_list(opts) and not is_atom(source), do: {source, opts}
+  @doc false
+  # An entry of load_models/2's list: {source, its own options}.
+  def split_entry({source, opts}) when is_list(opts) and not is_atom(source), do: {source, opts}
 
-  defp split_entry(source), do: {source, []}
+  def split_entry(source), do: {source, []}
 end

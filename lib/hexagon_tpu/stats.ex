@@ -371,8 +371,9 @@ defmodule HexagonTpu.Stats do
       VM had run by then (the VM's own start is that much earlier), `:uptime_ms` how long ago
       the application started
     * `:models` - `%{name => %{loads:, load_ms:, first_loaded_ms:, first_answer_ms:,
-      answer_after_load_ms:}}`: loads since the start, the last load's time, when the first
-      load ended, when the first answer came (both in ms since the start; `nil` before it),
+      answer_after_load_ms:}}`: loads since the start (by `HexagonTpu.load_model/2` or as one
+      of a `HexagonTpu.load_models/2` list), the last load's time (of a list, the list
+      call's), when the first load ended, when the first answer came (both in ms since the start; `nil` before it),
       and the time from the end of the first load to it
 
   Without the application started (the code merely on the path) nothing is recorded: `nil`

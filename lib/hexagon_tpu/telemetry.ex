@@ -45,10 +45,20 @@ defmodule HexagonTpu.Telemetry do
     * `[:hexagon_tpu, :load, :start]` / `[:hexagon_tpu, :load, :stop]` /
       `[:hexagon_tpu, :load, :exception]` - a model load (`HexagonTpu.load_model/2`).
       `:start`: `%{monotonic_time, system_time}`; `:stop`: `%{duration, monotonic_time}`
-      (native units; wall time of the load) with metadata `%{source: path | :binary,
-      graph: name | nil, status: :ok | {:error, reason}}`; `:exception` (the load raised):
-      `%{duration, monotonic_time}` with `%{kind, reason, stacktrace}` added to the metadata.
-      All three also carry `:telemetry_span_context`.
+      (native units; wall time of the load) with metadata `%{source: path | :binary |
+      :invalid, graph: name | nil, status: :ok | {:error, reason}}` (`graph` is `nil` when
+      the load failed); `:exception` (the load raised): `%{duration, monotonic_time}` with
+      `%{kind, reason, stacktrace}` added to the metadata. All three also carry
+      `:telemetry_span_context`.
+
+      `HexagonTpu.load_models/2` loads its models in one call: it emits one such span per
+      model of its list, each with `:list_index` (the model's place, from 0) and `:list_size`
+      in its metadata. All start before the list load and stop after it with the same
+      `:duration` (the list call's wall time); each `:stop` carries that model's own `:graph`
+      and `:status`, and each model that failed gets its own `[:hexagon_tpu, :error]`. An
+      error of the whole call (a bad option or source, found before anything loads) stops
+      every model's span with that error; `sources` that are no list make one span with
+      `source: :invalid`.
 
     * `[:hexagon_tpu, :error]` - any execute or load that returned an error. Measurements:
       `%{system_time: native}`. Metadata: `%{operation: :execute | :load, graph: name | nil,
@@ -191,70 +201,102 @@ defmodule HexagonTpu.Telemetry do
   # `[:hexagon_tpu, :load, :start]` and `:stop` (or `:exception` if it raises, then re-raised);
   # returns its result unchanged. `metadata` should hold `:source`.
   @spec load_span(map(), (() -> result)) :: result when result: term()
-  def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0) do
+  def load_span(metadata, fun) when is_map(metadata) and is_function(fun, 0),
+    do: load_spans([metadata], fun, &[&1])
+
+  @doc false
+  # Not a user API: the spans of HexagonTpu.load_models/2, one per model (`metadatas`, in the
+  # list's order), around the one list load `fun` (which returns `{:ok, [result]}`, a result
+  # per model, or `{:error, error}` for the whole call). Each model's :stop (and
+  # [:hexagon_tpu, :error]) is its own result's; each model's load time, the list call's.
+  @spec list_load_span([map()], (() -> result)) :: result when result: term()
+  def list_load_span([_ | _] = metadatas, fun) when is_function(fun, 0) do
+    n = length(metadatas)
+    load_spans(metadatas, fun, &per_model(&1, n))
+  end
+
+  defp per_model({:ok, results}, n) when is_list(results) and length(results) == n, do: results
+  defp per_model(whole_call, n), do: List.duplicate(whole_call, n)
+
+  # `split` turns what `fun` returned into one result per span.
+  defp load_spans(metadatas, fun, split) do
     # every load's time, telemetry or not, for HexagonTpu.Stats.boot/0 (HexagonTpu.Ledger)
     timed = fn ->
       t0 = System.monotonic_time()
       result = fun.()
-
-      with {:ok, %{name: name}} <- result,
-           do: HexagonTpu.Ledger.loaded(name, System.monotonic_time() - t0)
-
+      duration = System.monotonic_time() - t0
+      for {:ok, %{name: name}} <- split.(result), do: HexagonTpu.Ledger.loaded(name, duration)
       {result, nil}
     end
 
-    span([:hexagon_tpu, :load], metadata, timed, fn result, nil, call ->
-      {graph, status} =
-        case result do
-          {:ok, %{name: name}} -> {name, :ok}
-          {:ok, _} -> {nil, :ok}
-          {:error, %{reason: reason}} -> {Map.get(metadata, :graph), {:error, reason}}
-          _ -> {Map.get(metadata, :graph), {:error, :unknown}}
-        end
-
-      {%{duration: call}, %{graph: graph, status: status}}
+    spans([:hexagon_tpu, :load], metadatas, timed, fn result, nil, call ->
+      Enum.zip_with(metadatas, split.(result), fn meta, one ->
+        {%{duration: call}, load_stop(meta, one), one}
+      end)
     end)
   end
 
-  # The one span, in the style of :telemetry.span/3: `prefix ++ [:start]`, then `fun` (which
-  # returns {result, info}) and `prefix ++ [:stop]` with what `stop.(result, info, duration)`
-  # gives ({measurements, metadata}) and [:hexagon_tpu, :error] for a returned error; or
-  # `prefix ++ [:exception]` if it raises, throws or exits, re-raised. Returns `result`.
+  defp load_stop(meta, result) do
+    {graph, status} =
+      case result do
+        {:ok, %{name: name}} -> {name, :ok}
+        {:ok, _} -> {nil, :ok}
+        {:error, %{reason: reason}} -> {Map.get(meta, :graph), {:error, reason}}
+        _ -> {Map.get(meta, :graph), {:error, :unknown}}
+      end
+
+    %{graph: graph, status: status}
+  end
+
+  # One span, in the style of :telemetry.span/3 (see spans/4).
+  defp span(prefix, meta, fun, stop) do
+    spans(prefix, [meta], fun, fn result, info, call ->
+      {measurements, stop_meta} = stop.(result, info, call)
+      [{measurements, stop_meta, result}]
+    end)
+  end
+
+  # Spans in the style of :telemetry.span/3, one per entry of `metas`, around one call: each
+  # `prefix ++ [:start]`, then `fun` (which returns {result, info}) and each `prefix ++ [:stop]`
+  # with what `stop.(result, info, duration)` gives for it ({measurements, metadata, its own
+  # result}), and [:hexagon_tpu, :error] for its own returned error; or each
+  # `prefix ++ [:exception]` if `fun` raises, throws or exits, re-raised. Returns `result`.
   # Without :telemetry running, just `fun`.
-  defp span([_, operation] = prefix, meta, fun, stop) do
+  defp spans([_, operation] = prefix, metas, fun, stop) do
     if enabled?() do
       start = System.monotonic_time()
-      meta = Map.put(meta, :telemetry_span_context, make_ref())
-
-      emit(
-        prefix ++ [:start],
-        %{monotonic_time: start, system_time: System.system_time()},
-        meta
-      )
+      metas = Enum.map(metas, &Map.put(&1, :telemetry_span_context, make_ref()))
+      started = %{monotonic_time: start, system_time: System.system_time()}
+      Enum.each(metas, &emit(prefix ++ [:start], started, &1))
 
       try do
         fun.()
       catch
         kind, reason ->
           now = System.monotonic_time()
+          raised = %{kind: kind, reason: reason, stacktrace: __STACKTRACE__}
 
-          emit(
-            prefix ++ [:exception],
-            %{duration: now - start, monotonic_time: now},
-            Map.merge(meta, %{kind: kind, reason: reason, stacktrace: __STACKTRACE__})
-          )
+          Enum.each(metas, fn meta ->
+            emit(
+              prefix ++ [:exception],
+              %{duration: now - start, monotonic_time: now},
+              Map.merge(meta, raised)
+            )
+          end)
 
           :erlang.raise(kind, reason, __STACKTRACE__)
       else
         {result, info} ->
           now = System.monotonic_time()
-          {measurements, stop_meta} = stop.(result, info, now - start)
-          meta = Map.merge(meta, stop_meta)
-          emit(prefix ++ [:stop], Map.put(measurements, :monotonic_time, now), meta)
 
-          with {:error, %{reason: reason} = error} <- result do
-            error(operation, meta.graph, reason, error)
-          end
+          Enum.zip_with(metas, stop.(result, info, now - start), fn meta, {m, stop_meta, own} ->
+            meta = Map.merge(meta, stop_meta)
+            emit(prefix ++ [:stop], Map.put(m, :monotonic_time, now), meta)
+
+            with {:error, %{reason: reason} = error} <- own do
+              error(operation, meta.graph, reason, error)
+            end
+          end)
 
           result
       end

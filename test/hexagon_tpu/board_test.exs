@@ -214,6 +214,34 @@ defmodule HexagonTpu.BoardTest do
     end
   end
 
+  describe "Stats.boot/0 of load_models/2" do
+    test "each model of the list: its load time and first answer, as load_model/2's" do
+      names = for s <- ["a", "b"], do: "boot_#{s}_#{System.unique_integer([:positive])}"
+      texts = for name <- names, do: String.replace(add_f32(), "graph add_f32", "graph #{name}")
+      started = System.monotonic_time()
+
+      [a, b] =
+        HexagonTpu.load_models!(Enum.map(texts, &{:binary, build!(&1)}), backend: :reference)
+
+      took_ms = System.convert_time_unit(System.monotonic_time() - started, :native, :microsecond)
+
+      for name <- names do
+        loaded = Stats.boot().models[name]
+        assert %{loads: 1, first_answer_ms: nil, answer_after_load_ms: nil} = loaded
+        assert loaded.load_ms > 0 and loaded.load_ms <= took_ms / 1000
+      end
+
+      {:ok, _} = HexagonTpu.predict(a, add_inputs(), output: :binary)
+      [name_a, name_b] = names
+      answered = Stats.boot().models[name_a]
+      assert answered.first_answer_ms >= answered.first_loaded_ms
+      assert Stats.boot().models[name_b].first_answer_ms == nil
+      {:ok, _} = HexagonTpu.predict(b, add_inputs(), output: :binary)
+      assert Stats.boot().models[name_b].first_answer_ms >= answered.first_answer_ms
+      Enum.each([a, b], &HexagonTpu.close/1)
+    end
+  end
+
   describe "Runtime :npu_lock options" do
     test "checked before anything is opened" do
       assert {:error, %Error{reason: :invalid_option, message: msg}} =

@@ -105,6 +105,8 @@ defmodule HexagonTpu.LoadModelsTest do
     for {sources, opts, reason, text} <- [
           {[], [backend: :reference], :invalid_argument, "non-empty list of sources"},
           {:nope, [backend: :reference], :invalid_argument, "non-empty list of sources"},
+          {[{:binary, add} | :tail], [backend: :reference], :invalid_argument,
+           "non-empty list of sources"},
           {[{:binary, add}, {{:binary, add}, [priority: :urgent]}], [backend: :reference],
            :invalid_option, "model 1: expected :priority"},
           {[{:binary, add}, 42], [backend: :reference], :invalid_argument, "model 1:"},

@@ -18,7 +18,8 @@ defmodule HexagonTpu.TelemetryTest do
     [:hexagon_tpu, :load, :stop],
     [:hexagon_tpu, :load, :exception],
     [:hexagon_tpu, :error],
-    [:hexagon_tpu, :stats]
+    [:hexagon_tpu, :stats],
+    [:hexagon_tpu, :model, :first_answer]
   ]
 
   setup_all do
@@ -261,6 +262,61 @@ defmodule HexagonTpu.TelemetryTest do
                       stacktrace: [_ | _],
                       telemetry_span_context: ^xref
                     }}
+  end
+
+  test "load_models/2: one load span per model, its own graph and status; first answers" do
+    # graph names of their own: a first answer is once per name since the application started
+    name = "tl_#{System.unique_integer([:positive])}"
+    bin = build!(String.replace(add_f32(), "graph add_f32", "graph #{name}"))
+
+    {:ok, [{:ok, model}, {:error, %Error{reason: :io} = e}]} =
+      HexagonTpu.load_models([{:binary, bin}, "/nonexistent/tl.bin"], backend: :reference)
+
+    assert_receive {:event, [:hexagon_tpu, :load, :start], %{monotonic_time: _},
+                    %{source: :binary, list_index: 0, list_size: 2, telemetry_span_context: r0}}
+
+    assert_receive {:event, [:hexagon_tpu, :load, :start], _,
+                    %{source: "/nonexistent/tl.bin", list_index: 1, telemetry_span_context: r1}}
+
+    assert r0 != r1
+
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], %{duration: d},
+                    %{graph: ^name, status: :ok, source: :binary, telemetry_span_context: ^r0}}
+
+    # one list call: each model's duration is the call's
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], %{duration: ^d},
+                    %{graph: nil, status: {:error, :io}, telemetry_span_context: ^r1}}
+
+    assert_receive {:event, [:hexagon_tpu, :error], _,
+                    %{operation: :load, reason: :io, graph: nil, error: ^e}}
+
+    refute_received {:event, [:hexagon_tpu, :error], _, _}
+
+    {:ok, _} = add(model)
+    assert_receive {:event, [:hexagon_tpu, :model, :first_answer], _, %{graph: ^name}}
+    HexagonTpu.close(model)
+  end
+
+  test "load_models/2 failing as a whole: each model's span stops with the error" do
+    {:error, %Error{reason: :invalid_option} = e} =
+      HexagonTpu.load_models([{:binary, "a"}, {"b.bin", priority: :urgent}],
+        backend: :reference
+      )
+
+    for {source, i} <- [{:binary, 0}, {"b.bin", 1}] do
+      assert_receive {:event, [:hexagon_tpu, :load, :stop], _,
+                      %{source: ^source, list_index: ^i, status: {:error, :invalid_option}}}
+
+      assert_receive {:event, [:hexagon_tpu, :error], _, %{operation: :load, error: ^e}}
+    end
+
+    # not a list of sources: one span, as load_model/2's of an invalid source
+    {:error, %Error{reason: :invalid_argument}} = HexagonTpu.load_models(:nope)
+
+    assert_receive {:event, [:hexagon_tpu, :load, :stop], _,
+                    %{source: :invalid, status: {:error, :invalid_argument}}}
+
+    refute_received {:event, [:hexagon_tpu, :load, :stop], _, _}
   end
 
   test "a raising handler does not fail the execute", %{bin: bin} do

@@ -29,7 +29,7 @@ defmodule HexagonTpu.Models.Load do
 
     runtime_spec = Map.take(Models.model_spec(), [:runtime])
 
-    HexagonTpu.Telemetry.load_span(%{source: :many}, fn ->
+    HexagonTpu.Telemetry.list_load_span(telemetry_metadata(sources), fn ->
       with {:ok, _} <- Options.validate([runtime: given], runtime_spec, where),
            {:ok, entries} <- Models.entries(sources, common, where) do
         # the models' latest :timeout bounds the shared runtime's open (none if one has none)
@@ -52,6 +52,23 @@ defmodule HexagonTpu.Models.Load do
       {:error, error} ->
         for {:ok, model} <- results, do: Graph.close(model)
         raise error
+    end
+  end
+
+  # One load span per model of the list (the whole call's error in each when the list is no
+  # list, or a bad option fails it before anything loads).
+  defp telemetry_metadata(sources) do
+    if Models.sources?(sources) do
+      n = length(sources)
+
+      sources
+      |> Enum.with_index()
+      |> Enum.map(fn {entry, i} ->
+        {source, _own} = Models.split_entry(entry)
+        %{source: telemetry_source(source), list_index: i, list_size: n}
+      end)
+    else
+      [%{source: :invalid}]
     end
   end
 
