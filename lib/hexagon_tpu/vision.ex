@@ -57,7 +57,9 @@ defmodule HexagonTpu.Vision do
       gain, `round((640 - w * gain) / 2 - 0.1)`, one pixel off the letterbox's for some frame
       sizes; keypoints as `scale_coords`, unrounded)
     * `:labels` - a list of names, one per class, for the detections' `:label` (a class id
-      past the list has a `nil` label)
+      past the list has a `nil` label). Default: the class names the model carries (an
+      Ultralytics export's `names` metadata, in an ONNX EPContext model:
+      `HexagonTpu.Context.info/1`'s `source.class_names`), else none; `[]` for none
     * `:output` - `:maps` (default) or `:tensor`: one Nx tensor `{n, 6 + K * kd}` of rows
       `x1, y1, x2, y2, score, class` and the keypoints (needs Nx)
 
@@ -198,7 +200,7 @@ defmodule HexagonTpu.Vision do
                bins,
                Options.dec_map(o),
                geometry,
-               Options.labels(o),
+               Options.labels(o, model),
                kind
              )
            ) do
@@ -270,7 +272,7 @@ defmodule HexagonTpu.Vision do
             Options.dec_map(o),
             Options.call_map(model, o),
             shared,
-            Options.labels(o),
+            Options.labels(o, model),
             kind
           )
 

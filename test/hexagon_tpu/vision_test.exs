@@ -68,7 +68,7 @@ defmodule HexagonTpu.VisionTest do
     path = build_file!(detector_text(), "detector.bin")
     model = HexagonTpu.load_model!(path, backend: :reference)
     on_exit(fn -> HexagonTpu.close(model) end)
-    %{model: model}
+    %{model: model, path: path}
   end
 
   # A 16x8 frame (twice the input's width): letterboxed to 8x4 with 2 rows above and below.
@@ -101,6 +101,36 @@ defmodule HexagonTpu.VisionTest do
     assert_close(d1.box, [4.0, 0.0, 12.0, 8.0])
     assert_close(d0.box, [0.0, 0.0, 8.0, 4.0])
     assert_close(d3.box, [10.0, 8.0, 16.0, 8.0])
+  end
+
+  test "an EPContext model's class names are the default labels; :labels wins", ctx do
+    # the detector in an ONNX EPContext model, with the names an Ultralytics export writes
+    onnx = Path.join(tmp_dir!(), "detector_#{System.unique_integer([:positive])}.onnx")
+    writer = Path.expand("../support/epcontext.py", __DIR__)
+    names = "names={0: 'cat', 1: 'dog', 2: 'bird'}"
+    args = [writer, onnx, "--node", "detector_ctx", "--embed", ctx.path, "--prop", names]
+    {out, status} = System.cmd("python3", args, stderr_to_stdout: true)
+    assert status == 0, out
+
+    m = HexagonTpu.load_model!(onnx, backend: :reference)
+    assert m.model_info.source.class_names == ["cat", "dog", "bird"]
+    {:ok, f} = frame(255)
+    opts = [head_layout: :channels_first]
+    labels = fn {:ok, dets} -> Enum.map(dets, & &1.label) end
+
+    # best first: classes 1, 0, 2 (see the first test)
+    assert labels.(Vision.detect(m, f, opts)) == ["dog", "cat", "bird"]
+    {:ok, input, geo} = Vision.preprocess(m, f)
+
+    {:ok, outs} =
+      HexagonTpu.predict(m, [input], quantize: :none, dequantize: :none, output: :binary)
+
+    assert labels.(Vision.detections(m, outs, [geometry: geo] ++ opts)) == ["dog", "cat", "bird"]
+    assert labels.(Vision.detect(m, f, [labels: ["a"]] ++ opts)) == [nil, "a", nil]
+    assert labels.(Vision.detect(m, f, [labels: []] ++ opts)) == [nil, nil, nil]
+    # a raw context binary carries no names
+    assert labels.(Vision.detect(ctx.model, f, opts)) == [nil, nil, nil]
+    HexagonTpu.close(m)
   end
 
   test "the frame's channel order reaches the model", %{model: m} do

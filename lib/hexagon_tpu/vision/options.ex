@@ -201,9 +201,16 @@ defmodule HexagonTpu.Vision.Options do
     }
   end
 
-  @doc "The labels as the NIF takes them: a tuple (index = class), empty without labels."
-  @spec labels(map()) :: tuple()
-  def labels(o), do: List.to_tuple(o.labels || [])
+  @doc """
+  The labels as the NIF takes them: a tuple (index = class), empty without labels. The
+  `:labels` option's, else the class names of the model's metadata (an EPContext model's
+  `names`: `HexagonTpu.Context.info/1`'s `source.class_names`), else none.
+  """
+  @spec labels(map(), Graph.t()) :: tuple()
+  def labels(o, model), do: List.to_tuple(o.labels || class_names(model))
+
+  defp class_names(%Graph{model_info: %{source: %{class_names: [_ | _] = names}}}), do: names
+  defp class_names(_model), do: []
 
   @doc "The NIF's answer kind: :maps, or :rows for an Nx tensor (which needs Nx)."
   @spec kind(map(), String.t()) :: {:ok, :maps | :rows} | {:error, Error.t()}
