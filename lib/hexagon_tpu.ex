@@ -135,6 +135,8 @@ defmodule HexagonTpu do
   `load_model/2`'s: the runtime options or `:runtime` (for all the models), and the model
   options (`:graph`, `:scheduler`, `:timeout`, `:priority`, `:queue_limit`, `:memory_limit_mb`,
   `:mapping`, `:profile_every`, `:profile_level`) as defaults each model's own override.
+  The runtime options and `:runtime` are the call's alone (all the models load into one
+  runtime): in a model's own options they are an `:invalid_option` error saying so.
   A bad option or source is an `{:error, error}` for the whole call, before anything loads.
 
   ## Examples

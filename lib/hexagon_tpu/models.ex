@@ -143,7 +143,8 @@ defmodule HexagonTpu.Models do
       here = "#{where}: model #{i}"
 
       # the model's own options after the call's: its values win
-      with {:ok, o} <- Options.validate(common ++ own, spec, here),
+      with :ok <- no_runtime_option(own, here),
+           {:ok, o} <- Options.validate(common ++ own, spec, here),
            {:ok, src} <- source_of(source, here) do
         {:cont, {:ok, [{src, o} | acc]}}
       else
@@ -153,6 +154,28 @@ defmodule HexagonTpu.Models do
     |> case do
       {:ok, list} -> {:ok, Enum.reverse(list)}
       error -> error
+    end
+  end
+
+  # One runtime loads every model of the call: a runtime option among a model's own is
+  # misplaced, not unknown. (What is no keyword list is Options.validate/3's to refuse.)
+  defp no_runtime_option(own, here) do
+    runtime_options = [:runtime | Runtime.option_names() -- [:env]]
+    keys = if Keyword.keyword?(own), do: Keyword.keys(own), else: []
+
+    case Enum.find(keys, &(&1 in runtime_options)) do
+      nil ->
+        :ok
+
+      key ->
+        what = if key == :runtime, do: "", else: " (a runtime option)"
+
+        {:error,
+         Error.new(
+           :invalid_option,
+           "#{here}: #{inspect(key)}#{what} applies to the whole call, all the models " <>
+             "loading into one runtime: give it in the call's options, not in a model's own"
+         )}
     end
   end
 

@@ -128,6 +128,31 @@ defmodule HexagonTpu.LoadModelsTest do
     assert live() == before
   end
 
+  test "runtime options are the whole call's: the errors say so and name load_models/2",
+       %{add: add} do
+    rt = Runtime.open!(backend: :reference)
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             HexagonTpu.load_models([{:binary, add}], runtime: rt, backend: :reference)
+
+    assert msg ==
+             "HexagonTpu.load_models/2: expected either :runtime or runtime options, got both " <>
+               "([:backend])"
+
+    for {key, value} <- [backend: :reference, qnn: [], perf_profile: :burst, runtime: rt] do
+      assert {:error, %Error{reason: :invalid_option, message: msg}} =
+               HexagonTpu.load_models([{:binary, add}, {{:binary, add}, [{key, value}]}],
+                 backend: :reference
+               )
+
+      assert msg =~ "HexagonTpu.load_models/2: model 1: #{inspect(key)}"
+      assert msg =~ "applies to the whole call"
+      assert msg =~ "give it in the call's options"
+    end
+
+    Runtime.close(rt)
+  end
+
   test "a DSP restart meeting one model of the list: one more create, as alone", %{add: add} do
     # the backend's rules as the board's libraries see them: the runtime's own environment
     for sharing <- [false, true] do

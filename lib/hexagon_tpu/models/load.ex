@@ -35,7 +35,7 @@ defmodule HexagonTpu.Models.Load do
         # the models' latest :timeout bounds the shared runtime's open (none if one has none)
         open_timeout = Models.latest_timeout(entries)
 
-        with_runtime(given, rt_opts, open_timeout, &Models.load_many(&1, entries, where))
+        with_runtime(given, rt_opts, open_timeout, where, &Models.load_many(&1, entries, where))
       end
     end)
   end
@@ -86,12 +86,13 @@ defmodule HexagonTpu.Models.Load do
     rt_names = Runtime.option_names() -- [:env]
     {rt_opts, own} = Options.split(opts, rt_names)
 
-    with {:ok, o} <- Options.validate(own, Models.model_spec(), "HexagonTpu.load_model/2") do
+    where = "HexagonTpu.load_model/2"
+
+    with {:ok, o} <- Options.validate(own, Models.model_spec(), where) do
       # A shared runtime is held until the graph is open (and so keeps it in use).
       # the load's :timeout bounds the shared runtime's open too, when it has to be opened
-      with_runtime(o.runtime, rt_opts, o.timeout, fn runtime ->
+      with_runtime(o.runtime, rt_opts, o.timeout, where, fn runtime ->
         load_opts = o |> Models.context_options() |> Enum.reject(&is_nil(elem(&1, 1)))
-        where = "HexagonTpu.load_model/2"
 
         with :ok <-
                HexagonTpu.Profile.check_backend(runtime, o.profile_every, o.profile_level, where),
@@ -119,14 +120,17 @@ defmodule HexagonTpu.Models.Load do
     end
   end
 
-  defp with_runtime(nil, rt_opts, timeout, fun), do: Runtime.with_shared(rt_opts, fun, timeout)
-  defp with_runtime(%Runtime{} = rt, [], _timeout, fun), do: fun.(rt)
+  # `where` names the function called, for the error of :runtime given with runtime options.
+  defp with_runtime(nil, rt_opts, timeout, _where, fun),
+    do: Runtime.with_shared(rt_opts, fun, timeout)
 
-  defp with_runtime(%Runtime{}, rt_opts, _timeout, _fun) do
+  defp with_runtime(%Runtime{} = rt, [], _timeout, _where, fun), do: fun.(rt)
+
+  defp with_runtime(%Runtime{}, rt_opts, _timeout, where, _fun) do
     {:error,
      Error.new(
        :invalid_option,
-       "HexagonTpu.load_model/2: expected either :runtime or runtime options, got both " <>
+       "#{where}: expected either :runtime or runtime options, got both " <>
          "(#{inspect(Keyword.keys(rt_opts))})"
      )}
   end
