@@ -53,7 +53,8 @@ defmodule HexagonTpu do
 
     * `:graph` - the graph's name when the context holds several: only that graph is loaded
       (the others are never deserialized, where the backend announces it); of an ONNX
-      EPContext model holding several context binaries, the one holding it
+      EPContext model holding several context binaries, the one holding it. A model is one
+      graph: the `:graphs` list is `HexagonTpu.Context.load/3`'s
     * `:memory_limit_mb`, `:mapping` - see `HexagonTpu.Context.load/3`
     * `:scheduler` - where the model's executes run by default: `:auto` (default: on the
       caller's normal scheduler once the model's calls are known to be short, else on a dirty
