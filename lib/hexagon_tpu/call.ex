@@ -274,6 +274,9 @@ defmodule HexagonTpu.Call do
             "#{@stream_where}: expected the options to be a keyword list, got #{inspect(opts)}"
     end
 
+    with {:error, e} <- HexagonTpu.Options.given_once(opts, @stream_where),
+         do: raise(ArgumentError, e.message)
+
     {in_flight, call_opts} = Keyword.pop(opts, :in_flight, 2)
 
     unless is_integer(in_flight) and in_flight > 0 do

@@ -142,9 +142,9 @@ defmodule HexagonTpu.Models do
 
       here = "#{where}: model #{i}"
 
-      # the model's own options after the call's: its values win
+      # the model's own options over the call's: its values win (each list given once)
       with :ok <- no_runtime_option(own, here),
-           {:ok, o} <- Options.validate(common ++ own, spec, here),
+           {:ok, o} <- Options.validate(over(common, own), spec, here),
            {:ok, src} <- source_of(source, here) do
         {:cont, {:ok, [{src, o} | acc]}}
       else
@@ -155,6 +155,11 @@ defmodule HexagonTpu.Models do
       {:ok, list} -> {:ok, Enum.reverse(list)}
       error -> error
     end
+  end
+
+  # What is no keyword list is left for Options.validate/3 to refuse.
+  defp over(common, own) do
+    if Keyword.keyword?(own), do: Keyword.merge(common, own), else: own
   end
 
   # One runtime loads every model of the call: a runtime option among a model's own is

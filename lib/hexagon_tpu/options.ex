@@ -1,7 +1,7 @@
 defmodule HexagonTpu.Options do
-  # Keyword option checking shared by the public modules: unknown keys and bad values become
-  # {:error, %HexagonTpu.Error{reason: :invalid_option}} ("expected ..., got ..."), so the
-  # non-raising API never raises on options; the ! variants raise that error.
+  # Keyword option checking shared by the public modules: unknown keys, keys given twice and
+  # bad values become {:error, %HexagonTpu.Error{reason: :invalid_option}} ("expected ...,
+  # got ..."), so the non-raising API never raises on options; the ! variants raise that error.
   @moduledoc false
 
   alias HexagonTpu.Error
@@ -28,29 +28,7 @@ defmodule HexagonTpu.Options do
   @spec validate(term(), spec(), String.t()) :: {:ok, map()} | {:error, Error.t()}
   def validate(opts, spec, where) when is_list(opts) do
     if Keyword.keyword?(opts) do
-      Enum.reduce_while(opts, {:ok, defaults(spec)}, fn {key, value}, {:ok, acc} ->
-        case Map.fetch(spec, key) do
-          {:ok, {check, expected, _default}} ->
-            case valid?(check, value) do
-              true ->
-                {:cont, {:ok, Map.put(acc, key, value)}}
-
-              {:error, message} ->
-                {:halt, error("#{where}: #{message}")}
-
-              false ->
-                {:halt,
-                 error(
-                   "#{where}: expected #{inspect(key)} to be #{expected}, got #{inspect(value)}"
-                 )}
-            end
-
-          :error ->
-            known = spec |> Map.keys() |> Enum.sort() |> Enum.map_join(", ", &inspect/1)
-
-            {:halt, error("#{where}: unknown option #{inspect(key)} (known options: #{known})")}
-        end
-      end)
+      with :ok <- given_once(opts, where), do: check_each(opts, spec, where)
     else
       error("#{where}: expected options to be a keyword list, got #{inspect(opts)}")
     end
@@ -58,6 +36,53 @@ defmodule HexagonTpu.Options do
 
   def validate(opts, _spec, where),
     do: error("#{where}: expected options to be a keyword list, got #{inspect(opts)}")
+
+  @doc false
+  # An option given twice is an :invalid_option error naming it, as the htpu command refuses
+  # a repeated option: which of the two was meant would be a guess. For the few functions that
+  # read their options without validate/3; anything not a keyword list is left to them.
+  @spec given_once(term(), String.t()) :: :ok | {:error, Error.t()}
+  def given_once(opts, where) do
+    twice =
+      Keyword.keyword?(opts) &&
+        Enum.reduce_while(opts, MapSet.new(), fn {key, _}, seen ->
+          if key in seen, do: {:halt, {:twice, key}}, else: {:cont, MapSet.put(seen, key)}
+        end)
+
+    case twice do
+      {:twice, key} ->
+        error("#{where}: option #{inspect(key)} given twice (each option may be given once)")
+
+      _once ->
+        :ok
+    end
+  end
+
+  defp check_each(opts, spec, where) do
+    Enum.reduce_while(opts, {:ok, defaults(spec)}, fn {key, value}, {:ok, acc} ->
+      case Map.fetch(spec, key) do
+        {:ok, {check, expected, _default}} ->
+          case valid?(check, value) do
+            true ->
+              {:cont, {:ok, Map.put(acc, key, value)}}
+
+            {:error, message} ->
+              {:halt, error("#{where}: #{message}")}
+
+            false ->
+              {:halt,
+               error(
+                 "#{where}: expected #{inspect(key)} to be #{expected}, got #{inspect(value)}"
+               )}
+          end
+
+        :error ->
+          known = spec |> Map.keys() |> Enum.sort() |> Enum.map_join(", ", &inspect/1)
+
+          {:halt, error("#{where}: unknown option #{inspect(key)} (known options: #{known})")}
+      end
+    end)
+  end
 
   @doc false
   @spec split(keyword(), [atom()]) :: {keyword(), keyword()}

@@ -318,6 +318,9 @@ defmodule HexagonTpu.Stats do
           "HexagonTpu.Stats.board/1: expected a keyword list, got #{inspect(opts)}"
         )
 
+    with {:error, e} <- HexagonTpu.Options.given_once(opts, "HexagonTpu.Stats.board/1"),
+         do: raise(ArgumentError, e.message)
+
     root = Keyword.get(opts, :root, Application.get_env(:hexagon_tpu, :board_root))
     since = Keyword.get(opts, :since)
 

@@ -183,6 +183,68 @@ defmodule HexagonTpu.ErrorsTest do
       HexagonTpu.close(g)
     end
 
+    test "an option given twice is refused, naming it, as htpu refuses a repeated option",
+         %{add: add} do
+      bin = build!(add_f32())
+      rt = Runtime.open!(backend: :reference)
+
+      for {result, where, key} <- [
+            {HexagonTpu.load_model({:binary, bin}, backend: :reference, graph: "a", graph: "b"),
+             "HexagonTpu.load_model/2", :graph},
+            {HexagonTpu.load_model({:binary, bin}, runtime: rt, runtime: rt),
+             "HexagonTpu.load_model/2", :runtime},
+            {HexagonTpu.load_model({:binary, bin}, backend: :reference, backend: :reference),
+             "HexagonTpu.Runtime.shared/1", :backend},
+            {HexagonTpu.load_models([{{:binary, bin}, graph: "a", graph: "b"}], runtime: rt),
+             "HexagonTpu.load_models/2: model 0", :graph},
+            {HexagonTpu.load_models([{:binary, bin}], runtime: rt, runtime: rt),
+             "HexagonTpu.load_models/2", :runtime},
+            {HexagonTpu.load_models([{:binary, bin}], runtime: rt, timeout: 1, timeout: 2),
+             "HexagonTpu.load_models/2", :timeout},
+            {Context.load(rt, {:binary, bin}, mapping: :copy, mapping: :auto),
+             "HexagonTpu.Context.load/3", :mapping},
+            {Runtime.open(backend: :reference, log_level: :error, log_level: :warn),
+             "HexagonTpu.Runtime.open/1", :log_level},
+            {HexagonTpu.predict(add, add_inputs(), output: :binary, output: :nx),
+             "HexagonTpu.Graph.execute/3", :output}
+          ] do
+        e = err(result)
+        assert e.reason == :invalid_option
+
+        assert e.message ==
+                 "#{where}: option #{inspect(key)} given twice (each option may be given once)"
+      end
+
+      # the functions that read their options themselves
+      twice = "option :stride given twice (each option may be given once)"
+
+      # (a frame's errors are all :invalid_argument; it said "unknown option :stride")
+      assert {:error,
+              %Error{
+                reason: :invalid_argument,
+                message: "HexagonTpu.Vision.Frame.new/5: " <> ^twice
+              }} = HexagonTpu.Vision.Frame.new(<<0::96>>, 2, 2, :rgb24, stride: 6, stride: 6)
+
+      assert_raise ArgumentError, ~r"^HexagonTpu.stream/3: option :in_flight given twice", fn ->
+        HexagonTpu.stream(add, [add_inputs()], in_flight: 1, in_flight: 2)
+      end
+
+      assert_raise ArgumentError, ~r"^HexagonTpu.Stats.board/1: option :root given twice", fn ->
+        HexagonTpu.Stats.board(root: "/nonexistent", root: "/")
+      end
+
+      # a model's own option over the call's is no repetition: the model's wins
+      assert {:ok, [{:ok, m}]} =
+               HexagonTpu.load_models([{{:binary, bin}, priority: :high}],
+                 runtime: rt,
+                 priority: :low
+               )
+
+      assert m.priority == :high
+      HexagonTpu.close(m)
+      Runtime.close(rt)
+    end
+
     test "strings for C are refused with a NUL byte, not cut at it" do
       bin = build!(add_f32())
 
@@ -193,7 +255,14 @@ defmodule HexagonTpu.ErrorsTest do
             dsp_library_path: "a\0b",
             fastrpc_library: "a\0b"
           ] do
-        e = err(HexagonTpu.load_model({:binary, bin}, [backend: :reference] ++ [{opt, value}]))
+        e =
+          err(
+            HexagonTpu.load_model(
+              {:binary, bin},
+              Keyword.merge([backend: :reference], [{opt, value}])
+            )
+          )
+
         assert e.reason == :invalid_option
         assert e.message =~ "expected #{inspect(opt)} to be"
         assert e.message =~ "without NUL bytes"

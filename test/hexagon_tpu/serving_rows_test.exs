@@ -76,7 +76,10 @@ if Code.ensure_loaded?(Nx) do
 
     defp serve(models, opts) do
       name = name()
-      serving = HexagonTpu.Serving.new(models, [batch_size: 4, batch_timeout: 0] ++ opts)
+
+      serving =
+        HexagonTpu.Serving.new(models, Keyword.merge([batch_size: 4, batch_timeout: 0], opts))
+
       start_supervised!({Nx.Serving, serving: serving, name: name}, id: name)
       name
     end

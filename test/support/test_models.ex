@@ -143,7 +143,7 @@ defmodule HexagonTpu.TestModels do
 
   @doc "Runs the `add_f32` graph on `add_inputs/0`, outputs as binaries; `opts` go to predict/3."
   def add(model, opts \\ []),
-    do: HexagonTpu.predict(model, add_inputs(), [output: :binary] ++ opts)
+    do: HexagonTpu.predict(model, add_inputs(), Keyword.merge([output: :binary], opts))
 
   def f32(list), do: for(x <- list, into: <<>>, do: <<x::float-32-native>>)
   def from_f32(bin), do: for(<<x::float-32-native <- bin>>, do: x)

@@ -24,13 +24,9 @@ defmodule HexagonTpu.Models.Load do
           {:ok, [{:ok, Graph.t()} | {:error, Error.t()}]} | {:error, Error.t()}
   def load_models(sources, opts) do
     where = "HexagonTpu.load_models/2"
-    {rt_opts, own} = Options.split(opts, Runtime.option_names() -- [:env])
-    {given, common} = Keyword.pop(own, :runtime)
-
-    runtime_spec = Map.take(Models.model_spec(), [:runtime])
 
     HexagonTpu.Telemetry.list_load_span(telemetry_metadata(sources), fn ->
-      with {:ok, _} <- Options.validate([runtime: given], runtime_spec, where),
+      with {:ok, given, rt_opts, common} <- call_options(opts, where),
            {:ok, entries} <- Models.entries(sources, common, where) do
         # the models' latest :timeout bounds the shared runtime's open (none if one has none)
         open_timeout = Models.latest_timeout(entries)
@@ -38,6 +34,21 @@ defmodule HexagonTpu.Models.Load do
         with_runtime(given, rt_opts, open_timeout, where, &Models.load_many(&1, entries, where))
       end
     end)
+  end
+
+  # load_models/2's own options: {:ok, :runtime, the runtime options, the models' common ones}.
+  defp call_options(opts, where) do
+    if Keyword.keyword?(opts) do
+      {rt_opts, own} = Keyword.split(opts, Runtime.option_names() -- [:env])
+      {runtime, common} = Keyword.split(own, [:runtime])
+      runtime_spec = Map.take(Models.model_spec(), [:runtime])
+
+      with {:ok, %{runtime: given}} <- Options.validate(runtime, runtime_spec, where),
+           do: {:ok, given, rt_opts, common}
+    else
+      # its error for what is no keyword list
+      Options.validate(opts, %{}, where)
+    end
   end
 
   # All or nothing: the models, or the first error raised (the models that did load closed).

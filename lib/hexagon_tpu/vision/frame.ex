@@ -96,9 +96,11 @@ defmodule HexagonTpu.Vision.Frame do
   end
 
   defp known_options(opts) when is_list(opts) do
-    case Keyword.keys(opts) -- [:stride, :uv_offset, :crop] do
+    case Enum.uniq(Keyword.keys(opts)) -- [:stride, :uv_offset, :crop] do
       [] ->
-        :ok
+        # an :invalid_argument error, as the frame's others
+        with {:error, e} <- HexagonTpu.Options.given_once(opts, "HexagonTpu.Vision.Frame.new/5"),
+             do: error(e.message)
 
       [k | _] ->
         error(
