@@ -74,6 +74,12 @@ defmodule HexagonTpu.Context do
     * `:graphs` - the names of the graphs to load (a non-empty list of strings): only these
       are deserialized where the backend announces it (`Runtime.info/1`'s `:enable_graphs`),
       and opening another is a `:not_found` error naming this option. `nil` (default): all
+
+  `:graph` and `:graphs` combine: `:graph` chooses the context binary, `:graphs` which of its
+  graphs are loaded, so `:graph` must be one of `:graphs` (else an `:invalid_option` error).
+  One load takes one context binary: a graph of `:graphs` that another context of the model
+  holds is a `:not_found` error naming the context holding it and each context's graphs; load
+  each context on its own (one `load/3` per context, or `HexagonTpu.load_models/2`).
     * `:memory_limit_mb` - QNN's memory-limit hint for the context, in MB (a positive
       integer up to 2^44 - 1: in bytes it fits QNN's 64 bits), where the backend announces it
       (`:memory_limit_hint`); `nil` (default): none
@@ -106,7 +112,10 @@ defmodule HexagonTpu.Context do
   def load(runtime, source, opts \\ [])
 
   def load(%Runtime{ref: rt}, source, opts) do
-    with {:ok, o} <- Options.validate(opts, load_spec(), "HexagonTpu.Context.load/3"),
+    where = "HexagonTpu.Context.load/3"
+
+    with {:ok, o} <- Options.validate(opts, load_spec(), where),
+         :ok <- graph_among_graphs(o, where),
          {:ok, src} <- classify(source),
          :ok <- apply_max_binary_bytes(),
          {:ok, ref, info} <- Error.wrap(open_nif(rt, src, load_options(o))) do
@@ -302,6 +311,24 @@ defmodule HexagonTpu.Context do
       mapping: {{:one_of, [:auto, :copy]}, ":auto or :copy", :auto}
     }
   end
+
+  # :graph picks the context binary, :graphs what of it loads: a graph that picks the binary
+  # but is not loaded from it is a contradiction, not a choice.
+  defp graph_among_graphs(%{graph: graph, graphs: [_ | _] = graphs}, where)
+       when is_binary(graph) do
+    if graph in graphs,
+      do: :ok,
+      else:
+        {:error,
+         Error.new(
+           :invalid_option,
+           "#{where}: expected :graph (#{inspect(graph)}, which chooses the context binary) " <>
+             "to be one of :graphs (the graphs loaded from it), got #{inspect(graphs)}; " <>
+             "one load takes one context binary"
+         )}
+  end
+
+  defp graph_among_graphs(_o, _where), do: :ok
 
   defp valid_graphs?(nil), do: true
 

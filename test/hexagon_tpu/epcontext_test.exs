@@ -121,6 +121,25 @@ defmodule HexagonTpu.EPContextTest do
     c = Context.load!(rt, path, graph: "add_two")
     assert Context.graph_names(c) == ["add_two"]
     assert Context.info(c).source.context == 1
+
+    # :graph chooses the binary and :graphs what of it loads: :graph must be among them
+    c = Context.load!(rt, path, graph: "add_two", graphs: ["add_two"])
+    assert Context.info(c).source.context == 1
+
+    assert {:error, %Error{reason: :invalid_option, message: msg}} =
+             Context.load(rt, path, graph: "add_two", graphs: ["add_f32"])
+
+    assert msg ==
+             "HexagonTpu.Context.load/3: expected :graph (\"add_two\", which chooses the " <>
+               "context binary) to be one of :graphs (the graphs loaded from it), got " <>
+               "[\"add_f32\"]; one load takes one context binary"
+
+    # one load takes one context: a graph of the other is not in the chosen binary
+    assert {:error, %Error{reason: :not_found, message: msg}} =
+             Context.load(rt, path, graph: "add_two", graphs: ["add_two", "add_f32"])
+
+    assert msg =~ "graph 'add_f32' (entry 1 of the graphs option) is in context 0"
+    assert msg =~ "one load makes one context"
     Runtime.close(rt)
   end
 
