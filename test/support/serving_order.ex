@@ -9,8 +9,10 @@ defmodule HexagonTpu.ServingOrder do
   @doc "Runs `calls` (0-arity functions that each send one request to `name`), in order."
   def in_order(name, calls) do
     pid = Process.whereis(name) || flunk("no serving named #{inspect(name)}")
-    {:message_queue_len, before} = Process.info(pid, :message_queue_len)
     :ok = :sys.suspend(pid)
+    # counted once suspended: before, the serving could still take a message (one it sent
+    # itself as it started, say), and the count would wait for one request too many
+    {:message_queue_len, before} = Process.info(pid, :message_queue_len)
 
     tasks =
       try do
