@@ -1,5 +1,6 @@
 /* bench_model.c - the reference runtime, model and f32 buffers the whole-call sections share
- * (bench_calls.c, bench_callers.c; bench.h). */
+ * (bench_calls.c, bench_callers.c; bench.h), and the reference backend's injected latency. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,4 +54,16 @@ int bench_f32_io_make(htpu_graph *g, bench_f32_io *io) {
 void bench_f32_io_free(bench_f32_io *io) {
   free(io->in.data);
   free(io->out.data);
+}
+
+/* Every graphExecute of the reference backend bench_model_open loaded sleeps `us` first. */
+int bench_set_latency(const bench_config *cfg, unsigned us) {
+  char be[1024];
+  bench_lib_path(be, sizeof be, cfg, "libhtpu_refbackend.so");
+  void *h = dlopen(be, RTLD_NOW | RTLD_NOLOAD);
+  typedef int (*set_latency_fn)(const char *, unsigned);
+  set_latency_fn f = h ? (set_latency_fn)dlsym(h, "htpu_ref_set_latency") : NULL;
+  int rc = f ? f("graphExecute", us) : -1;
+  if (h) dlclose(h);
+  return rc;
 }

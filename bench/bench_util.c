@@ -1,5 +1,4 @@
 /* bench_util.c - timing, statistics and child runs for bench/ (bench.h). */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -47,17 +46,6 @@ double bench_rnd01(void) {
   g_rng ^= g_rng >> 7;
   g_rng ^= g_rng << 17;
   return (double)(g_rng >> 11) * 0x1p-53;
-}
-
-int bench_set_latency(const bench_config *cfg, unsigned us) {
-  char be[1024];
-  bench_lib_path(be, sizeof be, cfg, "libhtpu_refbackend.so");
-  void *h = dlopen(be, RTLD_NOW | RTLD_NOLOAD);
-  typedef int (*set_latency_fn)(const char *, unsigned);
-  set_latency_fn f = h ? (set_latency_fn)dlsym(h, "htpu_ref_set_latency") : NULL;
-  int rc = f ? f("graphExecute", us) : -1;
-  if (h) dlclose(h);
-  return rc;
 }
 
 int bench_child_lines(const char *cmd, int (*line)(void *arg, const char *text), void *arg) {
