@@ -144,6 +144,7 @@ defmodule HexagonTpu.BatchAsyncTest do
     # the graph busy with a first call, stalled until the test ends it (a cancel aborts its
     # execute), so both batches queue behind it whatever the machine's speed: each step
     # waits on a counter, never a clock
+    assert wait_quiet()
     stall(60_000_000)
     {:ok, first} = HexagonTpu.predict_async(m, [binary_part(a, 0, 16), binary_part(b, 0, 16)])
     assert wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end, 60_000)

@@ -102,6 +102,7 @@ defmodule HexagonTpu.ProfileCallPathTest do
     # the first holds the graph, stalled until the test ends it (a cancel aborts its execute),
     # so the other two queue behind it whatever the machine's speed: each step waits on a
     # counter, never a clock; then the high-priority call goes before the low one
+    assert wait_quiet()
     stall(60_000_000)
     {:ok, holder} = HexagonTpu.predict_async(m, [x], output: :binary)
     assert wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end, 60_000)

@@ -47,10 +47,13 @@ if Code.ensure_loaded?(Nx) do
         start_supervised!({Nx.Serving, serving: serving, name: name}, id: name)
       end
 
-      stall(300_000)
+      assert wait_quiet()
+      # every execute stalls 1 s (the steps below wait on counters, not on a clock)
+      stall(1_000_000)
       zero = <<0::128>>
       # the model busy with a first call: the servings' batches queue behind it
       {:ok, first} = HexagonTpu.predict_async(model, [zero, zero])
+      assert wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end, 60_000)
       test = self()
 
       run = fn name, x ->
@@ -61,8 +64,10 @@ if Code.ensure_loaded?(Nx) do
       end
 
       run.(:low, 1.0)
-      assert wait_until(fn -> HexagonTpu.stats().executes_waiting >= 1 end)
+      assert wait_until(fn -> HexagonTpu.stats().executes_waiting >= 1 end, 60_000)
+      waiting = HexagonTpu.stats().executes_waiting
       run.(:high, 10.0)
+      assert wait_until(fn -> HexagonTpu.stats().executes_waiting > waiting end, 60_000)
       assert_receive {:done, n1, y1}, 10_000
       assert_receive {:done, n2, y2}, 10_000
       stall(0)

@@ -231,6 +231,20 @@ defmodule HexagonTpu.TestModels do
     end
   end
 
+  @doc """
+  Waits until no execute is in flight or waiting anywhere in the VM (calls a previous test
+  left draining), so that a test reading those process-wide counters counts only its own.
+  """
+  def wait_quiet do
+    wait_until(
+      fn ->
+        s = HexagonTpu.stats()
+        s.executes_in_flight == 0 and s.executes_waiting == 0
+      end,
+      60_000
+    )
+  end
+
   defp gc_all, do: for(p <- Process.list(), do: :erlang.garbage_collect(p))
 
   defp reaper_drained? do
