@@ -86,6 +86,8 @@ defmodule HexagonTpu.BatchAsyncTest do
   end
 
   test "an execute error in the middle of a chunked batch names its chunk; the rest are cancelled" do
+    # a baseline once an earlier test's calls have ended and been collected
+    settle()
     base = live_now()
     rt = Runtime.open!(backend: :reference, env: [{"HTPU_REF_FAULTS", "graphExecute:6:1002"}])
     bin = build!(String.replace(@model, "GRAPHOPTS", "batch_multiple=no"))
@@ -145,6 +147,8 @@ defmodule HexagonTpu.BatchAsyncTest do
     # execute), so both batches queue behind it whatever the machine's speed: each step
     # waits on a counter, never a clock
     assert wait_quiet()
+    settle()
+    base = live_now()
     stall(60_000_000)
     {:ok, first} = HexagonTpu.predict_async(m, [binary_part(a, 0, 16), binary_part(b, 0, 16)])
     assert wait_until(fn -> HexagonTpu.stats().executes_in_flight >= 1 end, 60_000)
@@ -169,5 +173,7 @@ defmodule HexagonTpu.BatchAsyncTest do
     assert_receive {:done, :high, high}, 60_000
     assert_receive {:done, :low, low}, 60_000
     assert high.execute_start_ns < low.execute_start_ns
+    # the cancelled call's execute has ended and its call is freed: nothing left to the next test
+    assert wait_until(fn -> live_now() == base end, 60_000)
   end
 end

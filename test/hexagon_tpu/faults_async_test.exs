@@ -237,6 +237,8 @@ defmodule HexagonTpu.FaultsAsyncTest do
     # the first call holds the graph, stalled until the test ends it (a cancel aborts its
     # execute): the others queue behind it whatever the machine's speed
     assert wait_quiet()
+    settle()
+    base = calls_live()
     stall(60_000_000)
     {:ok, first} = HexagonTpu.predict_async(m, add_inputs())
     assert wait_until(&running?/0, 60_000)
@@ -254,6 +256,8 @@ defmodule HexagonTpu.FaultsAsyncTest do
     order = for {:hexagon_tpu, tag, _} <- msgs, do: tag
     assert order == [high.tag | Enum.map(lows, & &1.tag)]
     for c <- [high | lows], do: assert({:ok, _} = HexagonTpu.await(c))
+    # the cancelled call's execute has ended and its call is freed: nothing left to the next test
+    assert wait_until(fn -> calls_live() == base end, 60_000)
   end
 
   # Each model's first call in the stall runs on the short path (its window says short) and
