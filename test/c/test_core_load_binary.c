@@ -199,6 +199,27 @@ TEST(load_lent_buffer_is_kept_until_the_context_goes) {
   htpu_runtime_close(&rt);
 }
 
+/* The first place `n` bytes like `pat` sit in buf, or NULL. */
+static unsigned char *find_bytes(void *buf, size_t len, const void *pat, size_t n) {
+  unsigned char *p = buf;
+  for (size_t i = 0; i + n <= len; i++)
+    if (memcmp(p + i, pat, n) == 0) return p + i;
+  return NULL;
+}
+
+/* l's len bytes lent to a new reference runtime (persistent where announced), then `graph`
+ * opened: HTPU_OK or the first error (what was opened is set either way). */
+static int open_lent(lent *l, size_t len, const char *graph, htpu_runtime **rt,
+                     htpu_context **ctx, htpu_graph **g) {
+  *rt = lr_runtime(1);
+  htpu_load_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.buffer_release = release_lent;
+  lo.buffer_release_arg = l;
+  int rc = *rt ? htpu_context_open_buffer_ex(*rt, l->buf, len, &lo, ctx) : -1;
+  return rc ? rc : htpu_graph_open(*ctx, graph, g);
+}
+
 /* The persistent binary's promise checked by the reference backend: a lent buffer whose
  * weights change under the loaded model is refused at the next execute, never read. */
 TEST(load_persistent_binary_changed_is_refused_by_the_backend) {
@@ -207,22 +228,14 @@ TEST(load_persistent_binary_changed_is_refused_by_the_backend) {
   size_t len = 0;
   l.buf = fx_build_model(LR_WEIGHTED, &len);
   CHECK(l.buf);
-  htpu_runtime *rt = lr_runtime(1);
-  htpu_load_options lo;
-  memset(&lo, 0, sizeof lo);
-  lo.buffer_release = release_lent;
-  lo.buffer_release_arg = &l;
+  htpu_runtime *rt = NULL;
   htpu_context *ctx = NULL;
   htpu_graph *g = NULL;
-  int rc = rt ? htpu_context_open_buffer_ex(rt, l.buf, len, &lo, &ctx) : -1;
-  if (!rc) rc = htpu_graph_open(ctx, "weighted", &g);
-  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(open_lent(&l, len, "weighted", &rt, &ctx, &g), HTPU_OK);
   CHECK_EQ(lr_weighted_check(g, 1), 0);
   /* the static weights 0.5, 2, -1, 3 are in the binary: change the 2 into a 3 */
   float two = 2, three = 3;
-  unsigned char *p = l.buf, *hit = NULL;
-  for (size_t i = 0; !hit && i + 4 <= len; i++)
-    if (memcmp(p + i, &two, 4) == 0) hit = p + i;
+  unsigned char *hit = find_bytes(l.buf, len, &two, 4);
   CHECK(hit);
   unsigned long v0 = fx_ref_violations();
   memcpy(hit, &three, 4);
@@ -278,20 +291,12 @@ TEST(load_persistent_binary_every_small_change_is_refused) {
   size_t len = 0;
   l.buf = fx_build_model(text, &len);
   CHECK(l.buf);
-  unsigned char *p = l.buf, *at = NULL;
-  for (size_t i = 0; !at && i + sizeof w <= len; i++)
-    if (memcmp(p + i, w, sizeof w) == 0) at = p + i;
+  unsigned char *at = find_bytes(l.buf, len, w, sizeof w);
   CHECK(at);
-  htpu_runtime *rt = lr_runtime(1);
-  htpu_load_options lo;
-  memset(&lo, 0, sizeof lo);
-  lo.buffer_release = release_lent;
-  lo.buffer_release_arg = &l;
+  htpu_runtime *rt = NULL;
   htpu_context *ctx = NULL;
   htpu_graph *g = NULL;
-  int rc = rt ? htpu_context_open_buffer_ex(rt, l.buf, len, &lo, &ctx) : -1;
-  if (!rc) rc = htpu_graph_open(ctx, "wide", &g);
-  CHECK_EQ(rc, HTPU_OK);
+  CHECK_EQ(open_lent(&l, len, "wide", &rt, &ctx, &g), HTPU_OK);
   CHECK_EQ(lr_info(ctx).persistent_binary, 1);
   CHECK_EQ(wide_check(g, w), 0);
   int missed = 0, tried = 0;

@@ -160,28 +160,24 @@ def heads(drv, chk):
                  nc=1, head="ultralytics_pose", kp=(17, 3))
 
 
+def aihub_objects(rng, A, nc, n):
+    """n objects planted among A anchors (plant) as AI Hub's outputs see them: corner boxes
+    [A, 4], each anchor's best score and its class."""
+    v = plant(rng, A, nc, 640, 640, n)
+    hw, hh = v[2] / 2, v[3] / 2
+    xyxy = np.stack([v[0] - hw, v[1] - hh, v[0] + hw, v[1] + hh], 1).astype(np.float32)
+    return v, xyxy, v[4:].max(0), v[4:].argmax(0)
+
+
 def aihub(drv, chk):
     rng = np.random.default_rng(5)
     A, nc = 1500, 80
-    v = plant(rng, A, nc, 640, 640, 10)
-    best, cls = v[4:].max(0), v[4:].argmax(0)
-    hw, hh = v[2] / 2, v[3] / 2
-    xyxy = np.stack([v[0] - hw, v[1] - hh, v[0] + hw, v[1] + hh], 1).astype(np.float32)
+    v, xyxy, best, cls = aihub_objects(rng, A, nc, 10)
     for bt, bq, st, sq in (("f32", None, "f32", None), ("u8", (720 / 255, 20), "u8", (1 / 255, 0)),
                            ("u16", (720 / 65535, 2000), "u16", (1 / 65535, 0))):
-        tb, ts = Tensor("boxes", bt, [1, A, 4], bq), Tensor("scores", st, [1, A], sq)
-        tc = Tensor("class_idx", "u8", [1, A])
-        b, s, c = store(xyxy[None], tb), store(best[None], ts), cls[None].astype(np.uint8)
-        db, ds = ref.dequant(b, tb)[0], ref.dequant(s, ts)[0]
-        cands = [{"score": ds[a], "anchor": int(a), "cls": int(c[0, a]), "box": list(db[a])}
-                 for a in np.nonzero(ds > np.float32(0.25))[0]]
-        keep = ref.nms(cands, 0.7, 30000, 300)
-        want = [{"box": [*ref.map_xy(k["box"][0], k["box"][1], LETTERBOX_1080),
-                         *ref.map_xy(k["box"][2], k["box"][3], LETTERBOX_1080)],
-                 "score": k["score"], "cls": k["cls"], "anchor": k["anchor"], "kp": []} for k in keep]
-        info, ours = drv.dec([(tb, b), (ts, s), (tc, c)], geometry=LETTERBOX_1080)
-        why = ours if info is None else same_dets(ours, want)
-        chk.ok(f"aihub boxes {bt} scores {st} classes u8 ({len(want)} kept)", why is None, why)
+        aihub_case(drv, chk, f"aihub boxes {bt} scores {st} classes u8", xyxy, best, cls,
+                   Tensor("boxes", bt, [1, A, 4], bq), Tensor("scores", st, [1, A], sq),
+                   Tensor("class_idx", "u8", [1, A]), geo=LETTERBOX_1080)
     # scores [1, A, nc] without a class output, and the outputs in another order
     ts = Tensor("scores", "f32", [1, A, nc])
     info, ours = drv.dec([(ts, v[4:].T[None].copy()), (Tensor("boxes", "f32", [1, A, 4]), xyxy[None])],
@@ -335,10 +331,7 @@ def aihub_types(drv, chk):
     boxes of objects past the frame's edge are clipped to it."""
     rng = np.random.default_rng(15)
     A, nc = 1500, 80
-    v = plant(rng, A, nc, 640, 640, 12)
-    best, cls = v[4:].max(0), v[4:].argmax(0)
-    hw, hh = v[2] / 2, v[3] / 2
-    xyxy = np.stack([v[0] - hw, v[1] - hh, v[0] + hw, v[1] + hh], 1).astype(np.float32)
+    v, xyxy, best, cls = aihub_objects(rng, A, nc, 12)
     B = lambda d: Tensor("boxes", d, [1, A, 4], BOX_TYPES[d])
     S = lambda d: Tensor("scores", d, [1, A], SCORE_TYPES[d])
     C = lambda d: Tensor("class_idx", d, [1, A])
