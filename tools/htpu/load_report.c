@@ -7,25 +7,27 @@
 
 #include "stats.h"
 
-const char *cli_spill_fill_note(const char *note, char *buf, size_t len) {
-  static const char c_name[] = "htpu_runtime_options.spill_fill_sharing";
-  const char *at = note ? strstr(note, c_name) : NULL;
-  if (!at) return note;
-  snprintf(buf, len, "%.*s--share-spill-fill%s", (int)(at - note), note,
-           at + sizeof c_name - 1);
+/* msg with every `from` in it said as `to`, in buf (len bytes); msg itself when it names none.
+ * The library's messages name its C options; htpu's name its own. */
+static const char *rename_all(const char *msg, const char *from, const char *to, char *buf,
+                              size_t len) {
+  if (!msg || !len || !strstr(msg, from)) return msg;
+  size_t pos = 0, n = strlen(from);
+  buf[0] = '\0';
+  for (const char *at; (at = strstr(msg, from)) != NULL; msg = at + n)
+    pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%.*s%s", (int)(at - msg), msg,
+                            to);
+  if (pos < len) snprintf(buf + pos, len - pos, "%s", msg);
   return buf;
 }
 
+const char *cli_spill_fill_note(const char *note, char *buf, size_t len) {
+  return rename_all(note, "htpu_runtime_options.spill_fill_sharing", "--share-spill-fill", buf,
+                    len);
+}
+
 const char *cli_graph_option_note(const char *msg, char *buf, size_t len) {
-  static const char c_name[] = "the graph option";
-  size_t pos = 0;
-  if (!len) return msg;
-  buf[0] = '\0';
-  for (const char *at; (at = strstr(msg, c_name)) != NULL; msg = at + sizeof c_name - 1)
-    pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%.*s--graph", (int)(at - msg),
-                            msg);
-  if (pos < len) snprintf(buf + pos, len - pos, "%s", msg);
-  return buf;
+  return rename_all(msg, "the graph option", "--graph", buf, len);
 }
 
 void cli_load_info_print(const htpu_context_load_info *li, const char *indent) {
